@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: GPL-2.0
+
+/*
+ * C helpers for the Rust RDMA layer (rust/kernel/rdma): the static inline
+ * verbs of <rdma/ib_verbs.h> that bindgen cannot see. Each one only forwards
+ * its arguments; the restrack "caller" name is passed in by Rust instead of
+ * KBUILD_MODNAME so objects are listed under the consumer module's name.
+ */
+
+#include <rdma/ib_verbs.h>
+#include <rdma/rdma_cm.h>
+
+#if IS_BUILTIN(CONFIG_INFINIBAND)
+
+__rust_helper int rust_helper_ib_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
+					   const struct ib_send_wr **bad_wr)
+{
+	return ib_post_send(qp, wr, bad_wr);
+}
+
+__rust_helper int rust_helper_ib_post_recv(struct ib_qp *qp, const struct ib_recv_wr *wr,
+					   const struct ib_recv_wr **bad_wr)
+{
+	return ib_post_recv(qp, wr, bad_wr);
+}
+
+__rust_helper void rust_helper_ib_dealloc_pd(struct ib_pd *pd)
+{
+	ib_dealloc_pd(pd);
+}
+
+__rust_helper int rust_helper_ib_dereg_mr(struct ib_mr *mr)
+{
+	return ib_dereg_mr(mr);
+}
+
+__rust_helper int rust_helper_ib_req_notify_cq(struct ib_cq *cq, enum ib_cq_notify_flags flags)
+{
+	return ib_req_notify_cq(cq, flags);
+}
+
+__rust_helper int rust_helper_ib_poll_cq(struct ib_cq *cq, int num_entries, struct ib_wc *wc)
+{
+	return ib_poll_cq(cq, num_entries, wc);
+}
+
+__rust_helper void *rust_helper_ib_get_client_data(struct ib_device *device,
+						   struct ib_client *client)
+{
+	return ib_get_client_data(device, client);
+}
+
+__rust_helper int rust_helper_ib_dma_mapping_error(struct ib_device *dev, u64 dma_addr)
+{
+	return ib_dma_mapping_error(dev, dma_addr);
+}
+
+__rust_helper u64 rust_helper_ib_dma_map_single(struct ib_device *dev, void *cpu_addr,
+						size_t size, enum dma_data_direction direction)
+{
+	return ib_dma_map_single(dev, cpu_addr, size, direction);
+}
+
+__rust_helper void rust_helper_ib_dma_unmap_single(struct ib_device *dev, u64 addr, size_t size,
+						   enum dma_data_direction direction)
+{
+	ib_dma_unmap_single(dev, addr, size, direction);
+}
+
+__rust_helper u64 rust_helper_ib_dma_map_page(struct ib_device *dev, struct page *page,
+					      unsigned long offset, size_t size,
+					      enum dma_data_direction direction)
+{
+	return ib_dma_map_page(dev, page, offset, size, direction);
+}
+
+__rust_helper void rust_helper_ib_dma_unmap_page(struct ib_device *dev, u64 addr, size_t size,
+						 enum dma_data_direction direction)
+{
+	ib_dma_unmap_page(dev, addr, size, direction);
+}
+
+__rust_helper int rust_helper_ib_dma_map_sg(struct ib_device *dev, struct scatterlist *sg,
+					    int nents, enum dma_data_direction direction)
+{
+	return ib_dma_map_sg(dev, sg, nents, direction);
+}
+
+__rust_helper void rust_helper_ib_dma_unmap_sg(struct ib_device *dev, struct scatterlist *sg,
+					       int nents, enum dma_data_direction direction)
+{
+	ib_dma_unmap_sg(dev, sg, nents, direction);
+}
+
+__rust_helper void rust_helper_ib_dma_sync_single_for_cpu(struct ib_device *dev, u64 addr,
+							  size_t size,
+							  enum dma_data_direction dir)
+{
+	ib_dma_sync_single_for_cpu(dev, addr, size, dir);
+}
+
+__rust_helper void rust_helper_ib_dma_sync_single_for_device(struct ib_device *dev, u64 addr,
+							     size_t size,
+							     enum dma_data_direction dir)
+{
+	ib_dma_sync_single_for_device(dev, addr, size, dir);
+}
+
+__rust_helper void rust_helper_ib_update_fast_reg_key(struct ib_mr *mr, u8 newkey)
+{
+	ib_update_fast_reg_key(mr, newkey);
+}
+
+__rust_helper u32 rust_helper_ib_inc_rkey(u32 rkey)
+{
+	return ib_inc_rkey(rkey);
+}
+
+__rust_helper void rust_helper_ib_destroy_qp(struct ib_qp *qp)
+{
+	ib_destroy_qp(qp);
+}
+
+#endif /* IS_BUILTIN(CONFIG_INFINIBAND) */

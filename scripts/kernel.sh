@@ -1,0 +1,82 @@
+#!/bin/bash
+# Prepare and build the guest kernel rkdapl runs on.
+#
+#   scripts/kernel.sh [debug|release]     prints the build directory (O=) on stdout
+#
+# The pristine Debian source is unpacked once; a patched copy carries the Rust
+# RDMA layer (rust/patches/*.patch plus the files under rust/kernel and
+# rust/helpers). Build directories are keyed by kernel version + config
+# fragment + patch set; Kbuild rebuilds only what changed inside one.
+# KDIR=/path skips all of this and uses an already built tree.
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+top=$(cd "$(dirname "$0")/.." && pwd)
+flavour=${1:-debug}
+
+if [ -n "${KDIR:-}" ]; then echo "$KDIR"; exit 0; fi
+
+pristine=$("$top/scripts/kernel-source.sh")
+frags=("$top/qemu/rkdapl.config")
+[ "$flavour" = release ] && frags+=("$top/qemu/release.config")
+
+# --- the patched source tree -------------------------------------------------
+patchsum=$(cat "$top"/rust/patches/*.patch 2>/dev/null | sha1sum | cut -c1-12)
+tree=$RKDAPL_CACHE/src/linux-$KVER-rkdapl
+if [ "$(cat "$tree/.rkdapl-patches" 2>/dev/null)" != "$patchsum" ]; then
+	log "creating patched tree $tree (patch set $patchsum)"
+	rm -rf "$tree.new"
+	cp -a "$pristine" "$tree.new"
+	for p in "$top"/rust/patches/*.patch; do
+		[ -e "$p" ] || continue
+		patch -s -p1 -d "$tree.new" < "$p" || die "patch $(basename "$p") does not apply"
+	done
+	echo "$patchsum" > "$tree.new/.rkdapl-patches"
+	rm -rf "$tree"
+	mv "$tree.new" "$tree"
+fi
+# Files that are wholly ours are copied (only when changed, so mtimes stay).
+(cd "$top/rust" && find kernel helpers -type f \( -name '*.rs' -o -name '*.c' -o -name '*.h' \) 2>/dev/null) |
+while read -r f; do
+	if ! cmp -s "$top/rust/$f" "$tree/rust/$f"; then
+		mkdir -p "$(dirname "$tree/rust/$f")"
+		cp "$top/rust/$f" "$tree/rust/$f"
+	fi
+done
+
+# --- configuration -------------------------------------------------------------
+cfgsum=$(cat "${frags[@]}" | sha1sum | cut -c1-12)
+out=$RKDAPL_CACHE/build/$KVER-$flavour-$cfgsum-$patchsum
+mkdir -p "$out"
+export LLVM=-19 LIBCLANG_PATH=/usr/lib/llvm-19/lib
+MAKEARGS=(-C "$tree" O="$out" LLVM=-19 RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc
+	BINDGEN="$BINDGEN" ARCH=x86_64)
+if [ ! -f "$out/.config" ] || [ ! -f "$out/.rkdapl-config-ok" ]; then
+	log "configuring $out (tinyconfig + ${frags[*]##*/})"
+	make -s "${MAKEARGS[@]}" rustavailable >&2 || die "Rust toolchain not usable (run make deps)"
+	make -s "${MAKEARGS[@]}" tinyconfig >&2
+	KCONFIG_CONFIG="$out/.config" "$tree/scripts/kconfig/merge_config.sh" -m -O "$out" \
+		"$out/.config" "${frags[@]}" >/dev/null
+	make -s "${MAKEARGS[@]}" olddefconfig >&2
+	# Every =y/=m line of the fragments must have survived Kconfig's dependencies.
+	bad=0
+	for f in "${frags[@]}"; do
+		while IFS= read -r line; do
+			grep -qx "$line" "$out/.config" || { log "config: $line did not stick"; bad=1; }
+		done < <(grep -E '^CONFIG_[A-Z0-9_]+=[ym]$' "$f")
+	done
+	[ $bad = 0 ] || die "config fragment does not apply cleanly"
+	touch "$out/.rkdapl-config-ok"
+fi
+
+# --- build ---------------------------------------------------------------------
+jobs=$(( $(nproc) + 1 ))
+log "building kernel in $out (make -j$jobs bzImage modules; the first build takes ~15-25 min)"
+start=$(date +%s)
+make "${MAKEARGS[@]}" -j"$jobs" bzImage modules 2>&1 |
+	awk -v logf="$out/build.log" '{ print > logf; fflush(logf) }
+		/^ *(CC|LD|AR|RUSTC|BINDGEN)/ { n++; if (n % 500 == 0) { printf "[rkdapl] ... %d objects built, at %s\n", n, $NF > "/dev/stderr" } }
+		/error|Error/ { print > "/dev/stderr" }'
+[ "${PIPESTATUS[0]}" = 0 ] || die "kernel build failed, see $out/build.log"
+make -s "${MAKEARGS[@]}" INSTALL_MOD_PATH="$out/modroot" INSTALL_MOD_STRIP=1 modules_install >&2
+log "kernel ready in $(( $(date +%s) - start )) s: $out"
+echo "$out"

@@ -121,4 +121,20 @@ __rust_helper void rust_helper_ib_destroy_qp(struct ib_qp *qp)
 	ib_destroy_qp(qp);
 }
 
+__rust_helper bool rust_helper_ib_device_try_get(struct ib_device *dev)
+{
+	return ib_device_try_get(dev);
+}
+
+/* Used to turn a kernel virtual address into pages for DMA mapping. */
+__rust_helper struct page *rust_helper_virt_to_page(const void *addr)
+{
+	return virt_to_page(addr);
+}
+
+__rust_helper bool rust_helper_virt_addr_valid(const void *addr)
+{
+	return virt_addr_valid(addr);
+}
+
 #endif /* IS_BUILTIN(CONFIG_INFINIBAND) */

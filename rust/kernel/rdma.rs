@@ -1,3 +1,72 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! RDMA verbs and connection manager (placeholder while the layer is written).
+//! RDMA verbs and the RDMA connection manager, for kernel consumers (ULPs).
+//!
+//! C headers: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h),
+//! [`include/rdma/rdma_cm.h`](srctree/include/rdma/rdma_cm.h).
+//!
+//! This is the consumer side of ib_core: the objects a kernel service such as NVMe-oF,
+//! SRP or NFS/RDMA creates on an RDMA device that some driver registered. The layout follows
+//! the IB specification's verbs (chapter 11) as Linux implements them:
+//!
+//! - [`client`]: an `ib_client` registration, told when RDMA devices appear and go away.
+//! - [`device::Device`]: a registered `ib_device` and its attributes.
+//! - [`pd::Pd`]: a protection domain (`ib_alloc_pd`), with its local DMA lkey.
+//! - [`cq::Cq`]: a completion queue polled by ib_core (`ib_alloc_cq`), whose completions are
+//!   delivered to [`cq::Cqe`] done callbacks instead of `wr_id` values.
+//! - [`cm::CmId`]: an RDMA CM identifier (`rdma_create_id`) with typed events, which also owns
+//!   the queue pair it creates (`rdma_create_qp`).
+//! - [`qp::Qp`]: posting work requests (SEND, RECV, RDMA WRITE, RDMA READ, REG_MR, LOCAL_INV).
+//! - [`mr::DmaRegion`] and [`mr::FrMr`]: DMA mapping of kernel buffers for the local DMA lkey,
+//!   and fast registration memory regions (FRWR) for remote access.
+//!
+//! Lifetimes follow ib_core's rules: a CQ outlives the QPs that use it, a QP is destroyed before
+//! its CM id, a PD outlives everything created in it, and a completion callback's [`cq::Cqe`]
+//! stays valid until that completion (successful or flushed) has been delivered. Objects hold
+//! their C pointer and release it in `Drop`; where Rust cannot see a rule (for example that
+//! memory under a posted SGE stays mapped), the function is `unsafe` and says what the caller
+//! must guarantee.
+
+pub mod client;
+pub mod cm;
+pub mod cq;
+pub mod device;
+pub mod mr;
+pub mod pd;
+pub mod qp;
+
+/// Access rights of a memory registration (`enum ib_access_flags`, IB spec 10.6.3.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Access(u32);
+
+impl Access {
+    /// The local HCA may write the memory (needed by RECV and RDMA READ targets).
+    pub const LOCAL_WRITE: Access = Access(crate::bindings::ib_access_flags_IB_ACCESS_LOCAL_WRITE);
+    /// A remote peer may RDMA WRITE the memory.
+    pub const REMOTE_WRITE: Access =
+        Access(crate::bindings::ib_access_flags_IB_ACCESS_REMOTE_WRITE);
+    /// A remote peer may RDMA READ the memory.
+    pub const REMOTE_READ: Access = Access(crate::bindings::ib_access_flags_IB_ACCESS_REMOTE_READ);
+
+    /// No rights beyond local read.
+    pub const fn empty() -> Self {
+        Access(0)
+    }
+
+    /// The rights as the C `int` ib_core expects.
+    pub const fn bits(self) -> i32 {
+        self.0 as i32
+    }
+
+    /// Whether every right in `other` is also in `self`.
+    pub const fn contains(self, other: Access) -> bool {
+        self.0 & other.0 == other.0
+    }
+}
+
+impl core::ops::BitOr for Access {
+    type Output = Access;
+    fn bitor(self, rhs: Access) -> Access {
+        Access(self.0 | rhs.0)
+    }
+}

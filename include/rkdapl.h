@@ -1,0 +1,646 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * rkdapl: a kDAPL-style RDMA provider for kernel consumers.
+ *
+ * The DAT 2.0 / kDAPL object model on Linux's RDMA stack (ib_core verbs, ib_cq completions,
+ * rdma_cm connections):
+ *
+ *  IA   interface adapter: an open RDMA device           (DAT 2.0 6.1, dat_ia_open)
+ *  PZ   protection zone: an IB protection domain          (6.6, dat_pz_create)
+ *  LMR  local memory region: a DMA-mapped kernel buffer   (6.7, dat_lmr_create)
+ *  RMR  remote memory region: a remote grant with an rkey (6.8, dat_rmr_bind)
+ *  EVD  event dispatcher: a queue of events               (5.3, dat_evd_*)
+ *  EP   endpoint: one reliable connection (RC QP)         (6.4, dat_ep_*)
+ *  PSP  public service point: a listening port            (6.3, dat_psp_create)
+ *  CR   connection request received on a PSP              (6.3, dat_cr_accept/reject)
+ *  DTO  data transfer operation: send, recv, RDMA write/read, carrying a cookie (6.5)
+ *
+ * All functions return 0 or a negative errno. Handles are validated: NULL, a handle of
+ * another kind or one already freed (unless its address was reused) gives -EINVAL and changes
+ * nothing. Objects keep what they were created from alive (an EP keeps its PZ, ...), so free
+ * order is free; an LMR cannot be freed while a DTO uses it (-EBUSY).
+ *
+ * Build a consumer with KBUILD_EXTRA_SYMBOLS=<rkdapl>/Module.symvers; the module must be
+ * GPL-compatible (symbols are EXPORT_SYMBOL_GPL).
+ */
+#ifndef _RKDAPL_H
+#define _RKDAPL_H
+
+#include <linux/types.h>
+#include <linux/socket.h>
+
+struct rkdapl_ia;
+struct rkdapl_pz;
+struct rkdapl_lmr;
+struct rkdapl_rmr;
+struct rkdapl_evd;
+struct rkdapl_ep;
+struct rkdapl_psp;
+struct rkdapl_cr;
+
+/* Bytes of private data a connect, accept, reject or event carries at most. */
+#define RKDAPL_MAX_PRIVATE_DATA 56
+
+/**
+ * enum rkdapl_mem_priv - memory privileges of an LMR (DAT_MEM_PRIV_FLAGS)
+ * @RKDAPL_MEM_LOCAL_WRITE: RECV and RDMA READ may place data in the LMR.
+ * @RKDAPL_MEM_REMOTE_READ: RMRs over the LMR may grant remote RDMA READ.
+ * @RKDAPL_MEM_REMOTE_WRITE: RMRs over the LMR may grant remote RDMA WRITE.
+ */
+enum rkdapl_mem_priv {
+	RKDAPL_MEM_LOCAL_WRITE = 1 << 0,
+	RKDAPL_MEM_REMOTE_READ = 1 << 1,
+	RKDAPL_MEM_REMOTE_WRITE = 1 << 2,
+};
+
+/**
+ * enum rkdapl_event_type - what an &struct rkdapl_event reports (DAT_EVENT_NUMBER)
+ * @RKDAPL_DTO_COMPLETION_EVENT: a DTO completed; @cookie, @status, @op, @transferred_length.
+ * @RKDAPL_RMR_BIND_COMPLETION_EVENT: an RMR bind (@op %RKDAPL_DTO_RMR_BIND) or unbind
+ *	completed; the grant is usable (or revoked) from now on.
+ * @RKDAPL_CONNECTION_REQUEST_EVENT: a peer asks to connect to a PSP; @cr, private data.
+ * @RKDAPL_CONNECTION_EVENT_ESTABLISHED: the EP is connected; the peer's private data.
+ * @RKDAPL_CONNECTION_EVENT_PEER_REJECTED: the peer rejected; @status is the IB CM reject
+ *	reason (28: rejected by the consumer, 8: no listener on the port).
+ * @RKDAPL_CONNECTION_EVENT_NON_PEER_REJECTED: the local side could not connect (@status).
+ * @RKDAPL_CONNECTION_EVENT_UNREACHABLE: the peer cannot be reached (@status).
+ * @RKDAPL_CONNECTION_EVENT_TIMED_OUT: the connect timeout passed.
+ * @RKDAPL_CONNECTION_EVENT_DISCONNECTED: the connection ended (either side disconnected).
+ * @RKDAPL_CONNECTION_EVENT_BROKEN: the connection was lost, e.g. the device went away.
+ * @RKDAPL_ASYNC_EVD_OVERFLOW: the EVD was full; @transferred_length events were lost.
+ * @RKDAPL_ASYNC_IA_CATASTROPHIC: the IA's device failed.
+ */
+enum rkdapl_event_type {
+	RKDAPL_DTO_COMPLETION_EVENT = 1,
+	RKDAPL_RMR_BIND_COMPLETION_EVENT = 2,
+	RKDAPL_CONNECTION_REQUEST_EVENT = 3,
+	RKDAPL_CONNECTION_EVENT_ESTABLISHED = 4,
+	RKDAPL_CONNECTION_EVENT_PEER_REJECTED = 5,
+	RKDAPL_CONNECTION_EVENT_NON_PEER_REJECTED = 6,
+	RKDAPL_CONNECTION_EVENT_UNREACHABLE = 7,
+	RKDAPL_CONNECTION_EVENT_TIMED_OUT = 8,
+	RKDAPL_CONNECTION_EVENT_DISCONNECTED = 9,
+	RKDAPL_CONNECTION_EVENT_BROKEN = 10,
+	RKDAPL_ASYNC_EVD_OVERFLOW = 11,
+	RKDAPL_ASYNC_IA_CATASTROPHIC = 12,
+};
+
+/**
+ * enum rkdapl_dto_op - operation of a DTO completion
+ * @RKDAPL_DTO_SEND: rkdapl_post_send()
+ * @RKDAPL_DTO_RECV: rkdapl_post_recv()
+ * @RKDAPL_DTO_RDMA_WRITE: rkdapl_post_rdma_write()
+ * @RKDAPL_DTO_RDMA_READ: rkdapl_post_rdma_read()
+ * @RKDAPL_DTO_RMR_BIND: rkdapl_rmr_bind()
+ * @RKDAPL_DTO_RMR_UNBIND: rkdapl_rmr_unbind()
+ */
+enum rkdapl_dto_op {
+	RKDAPL_DTO_SEND = 1,
+	RKDAPL_DTO_RECV = 2,
+	RKDAPL_DTO_RDMA_WRITE = 3,
+	RKDAPL_DTO_RDMA_READ = 4,
+	RKDAPL_DTO_RMR_BIND = 5,
+	RKDAPL_DTO_RMR_UNBIND = 6,
+};
+
+/**
+ * enum rkdapl_dto_status - completion status of a DTO (DAT_DTO_COMPLETION_STATUS)
+ * @RKDAPL_DTO_SUCCESS: completed.
+ * @RKDAPL_DTO_FLUSHED: not executed: the EP was disconnected or freed first.
+ * @RKDAPL_DTO_LOCAL_LENGTH_ERROR: a received message did not fit the RECV's buffer.
+ * @RKDAPL_DTO_LOCAL_EP_ERROR: the local QP could not process the request.
+ * @RKDAPL_DTO_LOCAL_PROTECTION_ERROR: local memory failed its key or privileges.
+ * @RKDAPL_DTO_BAD_RESPONSE: the peer answered with a malformed response.
+ * @RKDAPL_DTO_REMOTE_ACCESS_ERROR: the peer refused the rkey, range or rights.
+ * @RKDAPL_DTO_REMOTE_RESPONDER_ERROR: the peer failed the request (e.g. no RECV buffer fit).
+ * @RKDAPL_DTO_TRANSPORT_ERROR: retries exhausted: the peer is gone.
+ * @RKDAPL_DTO_RECEIVER_NOT_READY: the peer had no RECV posted and RNR retries ran out.
+ * @RKDAPL_DTO_RMR_OPERATION_FAILED: a bind or unbind failed.
+ * @RKDAPL_DTO_GENERIC_ERROR: anything else.
+ */
+enum rkdapl_dto_status {
+	RKDAPL_DTO_SUCCESS = 0,
+	RKDAPL_DTO_FLUSHED = 1,
+	RKDAPL_DTO_LOCAL_LENGTH_ERROR = 2,
+	RKDAPL_DTO_LOCAL_EP_ERROR = 3,
+	RKDAPL_DTO_LOCAL_PROTECTION_ERROR = 4,
+	RKDAPL_DTO_BAD_RESPONSE = 5,
+	RKDAPL_DTO_REMOTE_ACCESS_ERROR = 6,
+	RKDAPL_DTO_REMOTE_RESPONDER_ERROR = 7,
+	RKDAPL_DTO_TRANSPORT_ERROR = 8,
+	RKDAPL_DTO_RECEIVER_NOT_READY = 9,
+	RKDAPL_DTO_RMR_OPERATION_FAILED = 10,
+	RKDAPL_DTO_GENERIC_ERROR = 11,
+};
+
+/**
+ * enum rkdapl_ep_state - DAT endpoint states (DAT_EP_STATE)
+ * @RKDAPL_EP_STATE_UNCONNECTED: created, never connected.
+ * @RKDAPL_EP_STATE_ACTIVE_CONNECTION_PENDING: rkdapl_ep_connect() in progress.
+ * @RKDAPL_EP_STATE_PASSIVE_CONNECTION_PENDING: rkdapl_cr_accept() in progress.
+ * @RKDAPL_EP_STATE_CONNECTED: DTOs may be posted.
+ * @RKDAPL_EP_STATE_DISCONNECT_PENDING: rkdapl_ep_disconnect() in progress.
+ * @RKDAPL_EP_STATE_DISCONNECTED: the connection ended or failed; the EP can only be freed.
+ */
+enum rkdapl_ep_state {
+	RKDAPL_EP_STATE_UNCONNECTED = 0,
+	RKDAPL_EP_STATE_ACTIVE_CONNECTION_PENDING = 1,
+	RKDAPL_EP_STATE_PASSIVE_CONNECTION_PENDING = 2,
+	RKDAPL_EP_STATE_CONNECTED = 3,
+	RKDAPL_EP_STATE_DISCONNECT_PENDING = 4,
+	RKDAPL_EP_STATE_DISCONNECTED = 5,
+};
+
+/**
+ * struct rkdapl_event - one event taken from an EVD
+ * @type: &enum rkdapl_event_type.
+ * @status: DTO events: &enum rkdapl_dto_status. Connection events: 0, a negative errno, or
+ *	the reject reason. Overflow: -EOVERFLOW.
+ * @ep: the EP the event is about (DTO and connection events).
+ * @cr: the connection request (%RKDAPL_CONNECTION_REQUEST_EVENT); pass it to
+ *	rkdapl_cr_accept() or rkdapl_cr_reject().
+ * @cookie: the consumer's cookie of the DTO, bind or unbind.
+ * @transferred_length: bytes moved by a successful DTO (RECV: bytes received); for
+ *	%RKDAPL_ASYNC_EVD_OVERFLOW, the number of events lost.
+ * @op: &enum rkdapl_dto_op of a DTO or bind completion.
+ * @immediate: immediate data of a RECV completed by a send/write with immediate.
+ * @private_data_len: bytes valid in @private_data.
+ * @private_data: the peer's private data of a connection request, accept or reject.
+ */
+struct rkdapl_event {
+	__u32 type;
+	__s32 status;
+	struct rkdapl_ep *ep;
+	struct rkdapl_cr *cr;
+	__u64 cookie;
+	__u64 transferred_length;
+	__u32 op;
+	__u32 immediate;
+	__u32 private_data_len;
+	__u8 private_data[RKDAPL_MAX_PRIVATE_DATA];
+};
+
+/**
+ * struct rkdapl_lmr_triplet - a local segment of a DTO (DAT_LMR_TRIPLET)
+ * @lmr: the LMR, in the EP's PZ.
+ * @offset: bytes from the start of the LMR.
+ * @length: bytes; may be 0.
+ */
+struct rkdapl_lmr_triplet {
+	struct rkdapl_lmr *lmr;
+	__u64 offset;
+	__u64 length;
+};
+
+/**
+ * struct rkdapl_rmr_triplet - the peer's memory of an RDMA DTO (DAT_RMR_TRIPLET)
+ * @address: the peer's address, as returned by its rkdapl_rmr_bind().
+ * @rkey: the peer's rkey, as returned by its rkdapl_rmr_bind().
+ * @reserved: must be 0.
+ * @length: bytes; 0 or the sum of the local segments' lengths.
+ */
+struct rkdapl_rmr_triplet {
+	__u64 address;
+	__u32 rkey;
+	__u32 reserved;
+	__u64 length;
+};
+
+/**
+ * struct rkdapl_ia_attr - limits of an IA's device (DAT_IA_ATTR)
+ * @name: the RDMA device's name.
+ * @max_mr_size: largest region, in bytes.
+ * @max_dtos: work requests per queue, in entries.
+ * @max_iov: SGEs per work request.
+ * @max_rdma_read_in: RDMA READs a peer may have in flight against one EP.
+ * @max_rdma_read_out: RDMA READs one EP may have in flight.
+ * @max_rmr_pages: pages one RMR binding covers (the page size is the largest the LMR's
+ *	memory layout allows, at least PAGE_SIZE).
+ * @max_evd_qlen: largest EVD, in entries.
+ * @max_private_data: bytes of private data (%RKDAPL_MAX_PRIVATE_DATA).
+ * @reserved: 0.
+ */
+struct rkdapl_ia_attr {
+	char name[64];
+	__u64 max_mr_size;
+	__u32 max_dtos;
+	__u32 max_iov;
+	__u32 max_rdma_read_in;
+	__u32 max_rdma_read_out;
+	__u32 max_rmr_pages;
+	__u32 max_evd_qlen;
+	__u32 max_private_data;
+	__u32 reserved;
+};
+
+/**
+ * struct rkdapl_ep_attr - endpoint attributes (DAT_EP_ATTR); 0 selects the default
+ * @max_request_dtos: send-queue DTOs outstanding (default 64, at most 4096).
+ * @max_recv_dtos: RECVs outstanding (default 64, at most 4096 and the device's limit).
+ * @max_request_iov: LMR triplets per send-queue DTO (default 4, at most 256).
+ * @max_recv_iov: LMR triplets per RECV (default 4).
+ * @max_rdma_read_in: RDMA READs the peer may have in flight (default 4, clamped to the
+ *	device).
+ * @max_rdma_read_out: RDMA READs this EP may have in flight (default 4, clamped).
+ * @retry_count: transport retries, 1..7 (default 7).
+ * @rnr_retry_count: retries while the peer has no RECV posted, 1..7, 7 = forever (default 7).
+ */
+struct rkdapl_ep_attr {
+	__u32 max_request_dtos;
+	__u32 max_recv_dtos;
+	__u32 max_request_iov;
+	__u32 max_recv_iov;
+	__u32 max_rdma_read_in;
+	__u32 max_rdma_read_out;
+	__u32 retry_count;
+	__u32 rnr_retry_count;
+};
+
+/**
+ * rkdapl_ia_open() - open an interface adapter on an RDMA device
+ * @name: the device's name, e.g. "rxe0" (see `rdma link`).
+ * @ia: the new IA.
+ *
+ * Context: process context, may sleep.
+ * Return: 0; -EINVAL for NULL arguments; -ENODEV if no such device is registered;
+ * -ENOMEM.
+ */
+int rkdapl_ia_open(const char *name, struct rkdapl_ia **ia);
+
+/**
+ * rkdapl_ia_close() - close an IA handle
+ * @ia: the IA.
+ *
+ * Objects created on the IA keep working and keep the device open until they are freed.
+ * Context: process context, may sleep.
+ * Return: 0; -EINVAL for a bad handle.
+ */
+int rkdapl_ia_close(struct rkdapl_ia *ia);
+
+/**
+ * rkdapl_ia_query() - the device's limits
+ * @ia: the IA.
+ * @attr: filled in.
+ *
+ * Context: any context.
+ * Return: 0; -EINVAL for a bad handle or NULL @attr.
+ */
+int rkdapl_ia_query(struct rkdapl_ia *ia, struct rkdapl_ia_attr *attr);
+
+/**
+ * rkdapl_pz_create() - create a protection zone (an IB PD)
+ * @ia: the IA.
+ * @pz: the new PZ.
+ *
+ * Context: process context, may sleep.
+ * Return: 0; -EINVAL for a bad handle or NULL @pz; -ENOMEM.
+ */
+int rkdapl_pz_create(struct rkdapl_ia *ia, struct rkdapl_pz **pz);
+
+/**
+ * rkdapl_pz_free() - free a PZ handle (the PD goes when its last user is freed)
+ * @pz: the PZ.
+ *
+ * Context: process context, may sleep.
+ * Return: 0; -EINVAL for a bad handle.
+ */
+int rkdapl_pz_free(struct rkdapl_pz *pz);
+
+/**
+ * rkdapl_lmr_create() - register kernel memory as a local memory region
+ * @pz: the PZ.
+ * @addr: start of the buffer: linear-map memory (kmalloc, alloc_pages) or vmalloc memory,
+ *	any alignment. It must stay allocated until rkdapl_lmr_free() returns.
+ * @length: bytes, at least 1.
+ * @privileges: &enum rkdapl_mem_priv mask.
+ * @lmr: the new LMR.
+ *
+ * The buffer is DMA-mapped once, bidirectionally. With a DMA-incoherent device, call
+ * rkdapl_lmr_sync_rdma_write() before the CPU reads what the device wrote and
+ * rkdapl_lmr_sync_rdma_read() before the device reads what the CPU wrote (no-ops on
+ * coherent machines and for rxe).
+ *
+ * Context: process context, may sleep.
+ * Return: 0; -EINVAL for a bad handle, NULL @addr/@lmr, zero @length or unknown
+ * privileges; -EFAULT if @addr is neither linear-map nor vmalloc memory; -ENOMEM; -EIO if
+ * the DMA mapping fails.
+ */
+int rkdapl_lmr_create(struct rkdapl_pz *pz, void *addr, __u64 length, __u32 privileges,
+		      struct rkdapl_lmr **lmr);
+
+/**
+ * rkdapl_lmr_free() - free an LMR and unmap its buffer
+ * @lmr: the LMR.
+ *
+ * Context: process context, may sleep.
+ * Return: 0; -EINVAL for a bad handle; -EBUSY while a DTO or RMR binding uses it.
+ */
+int rkdapl_lmr_free(struct rkdapl_lmr *lmr);
+
+/**
+ * rkdapl_lmr_sync_rdma_read() - make CPU writes visible to the device (dat_lmr_sync_rdma_read)
+ * @lmr: the LMR.
+ * @offset: bytes from its start.
+ * @length: bytes.
+ *
+ * Context: any context.
+ * Return: 0; -EINVAL for a bad handle; -ERANGE if the range leaves the LMR.
+ */
+int rkdapl_lmr_sync_rdma_read(struct rkdapl_lmr *lmr, __u64 offset, __u64 length);
+
+/**
+ * rkdapl_lmr_sync_rdma_write() - make device writes visible to the CPU (dat_lmr_sync_rdma_write)
+ * @lmr: the LMR.
+ * @offset: bytes from its start.
+ * @length: bytes.
+ *
+ * Context: any context.
+ * Return: 0; -EINVAL for a bad handle; -ERANGE if the range leaves the LMR.
+ */
+int rkdapl_lmr_sync_rdma_write(struct rkdapl_lmr *lmr, __u64 offset, __u64 length);
+
+/**
+ * rkdapl_rmr_create() - create an unbound remote memory region
+ * @pz: the PZ.
+ * @rmr: the new RMR.
+ *
+ * Context: process context, may sleep.
+ * Return: 0; -EINVAL for a bad handle or NULL @rmr; -ENOMEM.
+ */
+int rkdapl_rmr_create(struct rkdapl_pz *pz, struct rkdapl_rmr **rmr);
+
+/**
+ * rkdapl_rmr_bind() - grant a peer access to part of an LMR
+ * @rmr: an unbound RMR of the same PZ.
+ * @lmr: the LMR; it must have the privileges granted.
+ * @offset: bytes from the LMR's start.
+ * @length: bytes, at least 1; at most &rkdapl_ia_attr.max_rmr_pages pages.
+ * @privileges: %RKDAPL_MEM_REMOTE_READ and/or %RKDAPL_MEM_REMOTE_WRITE.
+ * @ep: the EP (connected or connecting, same PZ) that posts the registration.
+ * @cookie: reported with the %RKDAPL_RMR_BIND_COMPLETION_EVENT on @ep's DTO EVD.
+ * @rkey: the key to give the peer.
+ * @address: the address to give the peer.
+ *
+ * Posts an FRWR registration with a fresh key bounded to exactly the range and rights; the
+ * grant is valid once the bind completion arrives (or for any DTO posted after this call on
+ * the same EP). A peer outside the range or rights gets %RKDAPL_DTO_REMOTE_ACCESS_ERROR.
+ *
+ * Context: process context, may sleep.
+ * Return: 0; -EINVAL for a bad handle, NULL @rkey/@address, zero @length or other privilege
+ * bits; -ERANGE if the range leaves the LMR; -EACCES if the LMR lacks a privilege; -EXDEV for
+ * objects of different PZs; -EBUSY if already bound; -E2BIG if the range needs too many pages;
+ * -ENOTCONN if @ep has no connection; -ENOSPC if @ep's send queue is full.
+ */
+int rkdapl_rmr_bind(struct rkdapl_rmr *rmr, struct rkdapl_lmr *lmr, __u64 offset, __u64 length,
+		    __u32 privileges, struct rkdapl_ep *ep, __u64 cookie, __u32 *rkey,
+		    __u64 *address);
+
+/**
+ * rkdapl_rmr_unbind() - revoke a grant (LOCAL_INV posted on @ep)
+ * @rmr: a bound RMR.
+ * @ep: the EP that posts the invalidation.
+ * @cookie: reported with the %RKDAPL_RMR_BIND_COMPLETION_EVENT (op %RKDAPL_DTO_RMR_UNBIND).
+ *
+ * Context: process context, may sleep.
+ * Return: 0; -EINVAL for a bad handle or an unbound RMR; -ENOTCONN; -ENOSPC.
+ */
+int rkdapl_rmr_unbind(struct rkdapl_rmr *rmr, struct rkdapl_ep *ep, __u64 cookie);
+
+/**
+ * rkdapl_rmr_free() - free an RMR; a bound grant is revoked with it
+ * @rmr: the RMR.
+ *
+ * Context: process context, may sleep.
+ * Return: 0; -EINVAL for a bad handle.
+ */
+int rkdapl_rmr_free(struct rkdapl_rmr *rmr);
+
+/**
+ * rkdapl_evd_create() - create an event dispatcher
+ * @ia: the IA.
+ * @qlen: events it holds, 1..65536. A full EVD counts lost events and reports them with a
+ *	%RKDAPL_ASYNC_EVD_OVERFLOW event before anything else.
+ * @evd: the new EVD.
+ *
+ * Context: process context, may sleep.
+ * Return: 0; -EINVAL for a bad handle, NULL @evd or @qlen out of range; -ENOMEM.
+ */
+int rkdapl_evd_create(struct rkdapl_ia *ia, __u32 qlen, struct rkdapl_evd **evd);
+
+/**
+ * rkdapl_evd_dequeue() - take the oldest event without waiting
+ * @evd: the EVD.
+ * @event: filled in.
+ *
+ * Context: any context.
+ * Return: 0; -EAGAIN if the EVD is empty; -EINVAL for a bad handle or NULL @event.
+ */
+int rkdapl_evd_dequeue(struct rkdapl_evd *evd, struct rkdapl_event *event);
+
+/**
+ * rkdapl_evd_wait() - wait for an event
+ * @evd: the EVD.
+ * @timeout_ms: milliseconds to wait at most.
+ * @event: filled in.
+ *
+ * Context: process context, sleeps interruptibly.
+ * Return: 0; -ETIMEDOUT; -EINTR on a signal; -EINVAL for a bad handle or NULL @event.
+ */
+int rkdapl_evd_wait(struct rkdapl_evd *evd, __u32 timeout_ms, struct rkdapl_event *event);
+
+/**
+ * rkdapl_evd_free() - free an EVD handle (EPs using it keep it until they are freed)
+ * @evd: the EVD.
+ *
+ * Context: process context.
+ * Return: 0; -EINVAL for a bad handle.
+ */
+int rkdapl_evd_free(struct rkdapl_evd *evd);
+
+/**
+ * rkdapl_ep_create() - create an unconnected endpoint
+ * @pz: the PZ of its QP.
+ * @dto_evd: where its DTO and RMR bind completions go.
+ * @conn_evd: where its connection events go (may be @dto_evd).
+ * @attr: sizes; NULL or 0 fields take defaults (see &struct rkdapl_ep_attr).
+ * @ep: the new EP.
+ *
+ * Context: process context, may sleep.
+ * Return: 0; -EINVAL for a bad handle, NULL @ep or attributes beyond the device's limits;
+ * -ENOMEM.
+ */
+int rkdapl_ep_create(struct rkdapl_pz *pz, struct rkdapl_evd *dto_evd,
+		     struct rkdapl_evd *conn_evd, const struct rkdapl_ep_attr *attr,
+		     struct rkdapl_ep **ep);
+
+/**
+ * rkdapl_ep_connect() - connect to a PSP of a peer
+ * @ep: an UNCONNECTED EP.
+ * @remote: the peer's &struct sockaddr_in or &struct sockaddr_in6, with the PSP's port.
+ * @timeout_ms: milliseconds for address and route resolution, at least 1.
+ * @private_data: bytes for the peer's connection request event, or NULL.
+ * @private_data_len: up to %RKDAPL_MAX_PRIVATE_DATA.
+ *
+ * The outcome arrives on the EP's connection EVD: ESTABLISHED, PEER_REJECTED,
+ * UNREACHABLE, TIMED_OUT or NON_PEER_REJECTED.
+ *
+ * Context: process context, may sleep.
+ * Return: 0 if the attempt started; -EINVAL for a bad handle, NULL @remote, zero timeout or
+ * too much private data; -EAFNOSUPPORT for another address family; -EISCONN unless the EP
+ * is UNCONNECTED; rdma_cm's errors (e.g. -ENETUNREACH, -EADDRNOTAVAIL).
+ */
+int rkdapl_ep_connect(struct rkdapl_ep *ep, const struct sockaddr *remote, __u32 timeout_ms,
+		      const void *private_data, __u32 private_data_len);
+
+/**
+ * rkdapl_ep_disconnect() - start a graceful disconnect
+ * @ep: a CONNECTED EP.
+ *
+ * %RKDAPL_CONNECTION_EVENT_DISCONNECTED follows; DTOs still queued complete with
+ * %RKDAPL_DTO_FLUSHED.
+ * Context: process context, may sleep.
+ * Return: 0; -EINVAL for a bad handle; -ENOTCONN unless CONNECTED.
+ */
+int rkdapl_ep_disconnect(struct rkdapl_ep *ep);
+
+/**
+ * rkdapl_ep_get_state() - the EP's &enum rkdapl_ep_state
+ * @ep: the EP.
+ * @state: filled in.
+ *
+ * Context: any context.
+ * Return: 0; -EINVAL for a bad handle or NULL @state.
+ */
+int rkdapl_ep_get_state(struct rkdapl_ep *ep, __u32 *state);
+
+/**
+ * rkdapl_ep_free() - disconnect (abruptly) and free an EP
+ * @ep: the EP.
+ *
+ * Every DTO still posted completes first (flushed), then the CM id and the QP are destroyed.
+ * Context: process context, sleeps until the QP is drained.
+ * Return: 0; -EINVAL for a bad handle.
+ */
+int rkdapl_ep_free(struct rkdapl_ep *ep);
+
+/**
+ * rkdapl_psp_create() - listen for connections on a port
+ * @ia: the IA; requests arriving on other devices are refused.
+ * @port: TCP-port-space port, not 0.
+ * @backlog: requests pending at most.
+ * @evd: where %RKDAPL_CONNECTION_REQUEST_EVENT goes.
+ * @psp: the new PSP.
+ *
+ * Context: process context, may sleep.
+ * Return: 0; -EINVAL for a bad handle, NULL @psp, port 0 or backlog 0; -EADDRINUSE.
+ */
+int rkdapl_psp_create(struct rkdapl_ia *ia, __u16 port, __u32 backlog, struct rkdapl_evd *evd,
+		      struct rkdapl_psp **psp);
+
+/**
+ * rkdapl_psp_free() - stop listening; pending CRs are rejected
+ * @psp: the PSP.
+ *
+ * Context: process context, may sleep.
+ * Return: 0; -EINVAL for a bad handle.
+ */
+int rkdapl_psp_free(struct rkdapl_psp *psp);
+
+/**
+ * rkdapl_cr_accept() - accept a connection request on an unconnected EP
+ * @cr: from a %RKDAPL_CONNECTION_REQUEST_EVENT; consumed on success.
+ * @ep: an UNCONNECTED EP of the PSP's IA.
+ * @private_data: bytes for the peer's ESTABLISHED event, or NULL.
+ * @private_data_len: up to %RKDAPL_MAX_PRIVATE_DATA.
+ *
+ * RECVs may be posted as soon as this returns; ESTABLISHED arrives on the EP's connection
+ * EVD.
+ * Context: process context, may sleep.
+ * Return: 0; -EINVAL for a bad handle or too much private data; -EISCONN unless @ep is
+ * UNCONNECTED (the CR stays pending); -EXDEV if @ep is on another device; QP creation and
+ * rdma_accept errors (the CR is consumed).
+ */
+int rkdapl_cr_accept(struct rkdapl_cr *cr, struct rkdapl_ep *ep, const void *private_data,
+		     __u32 private_data_len);
+
+/**
+ * rkdapl_cr_reject() - reject a connection request
+ * @cr: from a %RKDAPL_CONNECTION_REQUEST_EVENT; consumed.
+ * @private_data: bytes for the peer's PEER_REJECTED event, or NULL.
+ * @private_data_len: up to %RKDAPL_MAX_PRIVATE_DATA.
+ *
+ * Context: process context, may sleep.
+ * Return: 0; -EINVAL for a bad handle or too much private data.
+ */
+int rkdapl_cr_reject(struct rkdapl_cr *cr, const void *private_data, __u32 private_data_len);
+
+/**
+ * rkdapl_post_send() - post a SEND of the concatenated local segments
+ * @ep: a CONNECTED EP.
+ * @iov: local segments (LMRs of the EP's PZ).
+ * @num_iov: entries in @iov, 0..256; the segments must fit one work request's SGEs
+ *	(&rkdapl_ia_attr.max_iov DMA segments).
+ * @cookie: reported in the completion event.
+ * @flags: 0.
+ *
+ * The peer must have a RECV posted that is large enough (else it retries while
+ * &rkdapl_ep_attr.rnr_retry_count allows, then %RKDAPL_DTO_RECEIVER_NOT_READY).
+ * Context: any context (does not sleep).
+ * Return: 0; -EINVAL for a bad handle, NULL @iov with @num_iov > 0, more than 256 segments
+ * or unknown flags; -EXDEV for an LMR of another PZ; -ERANGE for a segment outside its LMR;
+ * -EMSGSIZE if the segments need more SGEs than one SEND holds; -ENOTCONN unless CONNECTED;
+ * -ENOSPC if &rkdapl_ep_attr.max_request_dtos are outstanding; -ENOMEM.
+ */
+int rkdapl_post_send(struct rkdapl_ep *ep, const struct rkdapl_lmr_triplet *iov, __u32 num_iov,
+		     __u64 cookie, __u32 flags);
+
+/**
+ * rkdapl_post_recv() - post a RECV buffer made of local segments
+ * @ep: an EP with a QP (connecting or CONNECTED).
+ * @iov: local segments, in LMRs with %RKDAPL_MEM_LOCAL_WRITE.
+ * @num_iov: entries in @iov.
+ * @cookie: reported in the completion event, whose transferred_length is the bytes received.
+ * @flags: 0.
+ *
+ * Context: any context (does not sleep).
+ * Return: 0; as rkdapl_post_send(), plus -EACCES for an LMR without local write.
+ */
+int rkdapl_post_recv(struct rkdapl_ep *ep, const struct rkdapl_lmr_triplet *iov, __u32 num_iov,
+		     __u64 cookie, __u32 flags);
+
+/**
+ * rkdapl_post_rdma_write() - RDMA WRITE local segments to the peer's memory
+ * @ep: a CONNECTED EP.
+ * @iov: local segments.
+ * @num_iov: entries in @iov.
+ * @remote: the peer's address and rkey (from its rkdapl_rmr_bind()).
+ * @cookie: reported in the completion event.
+ * @flags: 0.
+ *
+ * Large writes are split into several work requests (at most 8 x &rkdapl_ia_attr.max_iov
+ * DMA segments); one completion event reports the whole DTO.
+ * Context: any context (does not sleep).
+ * Return: 0; as rkdapl_post_send(), plus -EINVAL for NULL @remote or a remote length that is
+ * neither 0 nor the local total.
+ */
+int rkdapl_post_rdma_write(struct rkdapl_ep *ep, const struct rkdapl_lmr_triplet *iov,
+			   __u32 num_iov, const struct rkdapl_rmr_triplet *remote, __u64 cookie,
+			   __u32 flags);
+
+/**
+ * rkdapl_post_rdma_read() - RDMA READ the peer's memory into local segments
+ * @ep: a CONNECTED EP.
+ * @iov: local segments, in LMRs with %RKDAPL_MEM_LOCAL_WRITE.
+ * @num_iov: entries in @iov.
+ * @remote: the peer's address and rkey.
+ * @cookie: reported in the completion event.
+ * @flags: 0.
+ *
+ * Context: any context (does not sleep).
+ * Return: as rkdapl_post_rdma_write(), plus -EACCES for an LMR without local write.
+ */
+int rkdapl_post_rdma_read(struct rkdapl_ep *ep, const struct rkdapl_lmr_triplet *iov,
+			  __u32 num_iov, const struct rkdapl_rmr_triplet *remote, __u64 cookie,
+			  __u32 flags);
+
+#endif /* _RKDAPL_H */

@@ -1,0 +1,100 @@
+#!/bin/bash
+# Host side: boots guest A (10.77.0.1) and, unless --one, guest B (10.77.0.2)
+# with virtme-ng over the host root (TCG), wired together by a QEMU socket
+# netdev. Each guest runs qemu/guest-run.sh: guest-setup.sh, then its script.
+# Guest output is shown prefixed [A]/[B] and saved under $RKDAPL_OUT; exits
+# non-zero if a guest script fails, a guest hangs, or splat-scan.sh finds a
+# kernel splat in the guests' dmesg.
+#
+#   qemu/run-guests.sh [--one] <guest-script-A> [<guest-script-B>]
+#
+# Env: RKDAPL_BUILD  kernel build dir (required)
+#      RKDAPL_OUT    log dir (default out/run-<timestamp>)
+#      RKDAPL_MEM (1G), RKDAPL_CPUS (2), RKDAPL_TIMEOUT (900 s per guest)
+#      any other exported RKDAPL_* variable is passed to the guests.
+# In the guest: RKDAPL_ROLE=a|b, RKDAPL_IP, RKDAPL_PEER_IP, RKDAPL_SYNC (shared
+# rw dir for barriers and results), RKDAPL_TOP, RKDAPL_MODROOT.
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/scripts/common.sh"
+
+one=0
+[ "${1:-}" = --one ] && { one=1; shift; }
+[ $# = $((2 - one)) ] || die "usage: $0 [--one] <guest-script-A> [<guest-script-B>]"
+build=${RKDAPL_BUILD:?RKDAPL_BUILD must name the kernel build dir}
+kernel=$build/arch/x86/boot/bzImage
+[ -f "$kernel" ] || die "no $kernel"
+[ -d "$build/modroot/lib/modules" ] || die "no $build/modroot (modules_install)"
+out=${RKDAPL_OUT:-$top/out/run-$(date +%Y%m%d-%H%M%S)}
+sync=$out/sync
+mkdir -p "$sync" && out=$(cd "$out" && pwd) && sync=$out/sync || die "cannot create $out"
+tmo=${RKDAPL_TIMEOUT:-900}
+
+# A free port on 127.0.0.1 for the wire (guest A listens, B connects).
+while port=$((20000 + RANDOM % 40000)); [ -n "$(ss -Htln "sport = :$port")" ]; do :; done
+
+declare -A pid
+# start_guest role ip peer_ip mac netdev-socket-option script
+start_guest() {
+	local r=$1 R=${1^^} env=$sync/env-$1 v
+	{
+		for v in $(compgen -e RKDAPL_); do printf 'RKDAPL_%s=%q\n' "${v#RKDAPL_}" "${!v}"; done
+		printf 'RKDAPL_%s=%q\n' ROLE "$r" IP "$2" PEER_IP "$3" MAC "$4" SYNC "$sync" \
+			TOP "$top" MODROOT "$build/modroot" BUILD "$build"
+	} > "$env"
+	log "guest $R: $2 $4, script $6, log $out/guest-$r.log"
+	timeout -k 10 "$tmo" "$VNG" -r "$kernel" --disable-kvm --verbose --name "rkdapl-$r" \
+		--memory "${RKDAPL_MEM:-1G}" --cpus "${RKDAPL_CPUS:-2}" --rwdir="$sync" \
+		--qemu-opts="-netdev socket,id=r0,$5 -device virtio-net-pci,netdev=r0,mac=$4" \
+		-- "bash $(printf %q "$top/qemu/guest-run.sh") $(printf %q "$env") $(printf %q "$6")" \
+		</dev/null 2>"$out/console-$r.log" > >(tee "$out/guest-$r.log" | sed -u "s/^/[$R] /") &
+	pid[$r]=$!
+}
+
+trap 'log "interrupted, stopping guests"; kill "${pid[@]}" 2>/dev/null; wait; exit 130' INT TERM
+t0=$(date +%s)
+roles=a
+start_guest a 10.77.0.1 10.77.0.2 52:54:00:77:00:01 "listen=127.0.0.1:$port" "$(realpath "$1")"
+if [ $one = 0 ]; then
+	roles="a b"
+	for ((i = 0; i < 300; i++)); do
+		[ -n "$(ss -Htln "sport = :$port")" ] && break
+		kill -0 "${pid[a]}" 2>/dev/null || break
+		sleep 0.2
+	done
+	start_guest b 10.77.0.2 10.77.0.1 52:54:00:77:00:02 "connect=127.0.0.1:$port" "$(realpath "$2")"
+fi
+
+fail=0 dmesgs=()
+for r in $roles; do
+	R=${r^^}
+	wait "${pid[$r]}"
+	st=$?
+	rc=$(cat "$sync/rc-$r" 2>/dev/null)
+	if [ "$st" = 124 ] || [ "$st" = 137 ]; then
+		log "guest $R: HUNG, killed after ${tmo} s (script exit: ${rc:-none})"
+		fail=1
+	elif [ -z "$rc" ]; then
+		log "guest $R: no script exit status (vng exit $st; crash? see console-$r.log)"
+		fail=1
+	elif [ "$rc" != 0 ]; then
+		log "guest $R: script FAILED, exit $rc"
+		fail=1
+	else
+		log "guest $R: script passed"
+	fi
+	# The guest's own dmesg dump; failing that, the kernel console.
+	if [ -s "$sync/dmesg-$r.txt" ]; then
+		cp "$sync/dmesg-$r.txt" "$out/"
+		dmesgs+=("$out/dmesg-$r.txt")
+	else
+		dmesgs+=("$out/console-$r.log")
+	fi
+	[ -n "$rc" ] && cp "$sync/rc-$r" "$out/"
+done
+wait
+log "guests done in $(( $(date +%s) - t0 )) s"
+"$top/qemu/splat-scan.sh" "${dmesgs[@]}" > "$out/splats.tap" || fail=1
+cat "$out/splats.tap"
+log "$( [ $fail = 0 ] && echo PASS || echo FAIL ): logs in $out"
+exit $fail

@@ -1,0 +1,4 @@
+#!/bin/bash
+# Harness self-test: a guest script that fails (run-guests.sh must fail).
+echo "failing on purpose"
+exit 1

@@ -1,0 +1,29 @@
+#!/bin/bash
+# Scans guest dmesg dumps for kernel splats (WARN, BUG, KASAN, lockdep,
+# kmemleak, hung tasks, UBSAN, debugobjects, list/refcount corruption...).
+# Prints TAP: one test per file, a "# file:line: text" diagnostic per splat.
+#   qemu/splat-scan.sh <dmesg-file>...     exit 1 if any splat (or missing file)
+re='WARNING:|(^|[^A-Z])BUG:|KASAN:|Oops|general protection fault|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|unreferenced object|INFO: task .* blocked|UBSAN:|ODEBUG:|list_(add|del) corruption|refcount_t:'
+[ $# -gt 0 ] || { echo "usage: $0 <dmesg-file>..." >&2; exit 2; }
+echo "1..$#"
+n=0 total=0 bad=0
+for f in "$@"; do
+	n=$((n + 1))
+	if [ ! -r "$f" ]; then
+		echo "not ok $n - $f: missing"
+		bad=1
+		continue
+	fi
+	hits=$(grep -naE "$re" "$f")
+	c=$(printf '%s' "$hits" | grep -c .)
+	total=$((total + c))
+	if [ "$c" = 0 ]; then
+		echo "ok $n - $f: no kernel splats"
+	else
+		echo "not ok $n - $f: $c splat line(s)"
+		printf '%s\n' "$hits" | sed "s|^|# $f:|"
+		bad=1
+	fi
+done
+echo "# splat-scan: $total splat line(s) in $# file(s)"
+exit $bad

@@ -1,0 +1,549 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The RDMA connection manager (`struct rdma_cm_id`), with typed events.
+//!
+//! C header: [`include/rdma/rdma_cm.h`](srctree/include/rdma/rdma_cm.h), implementation in
+//! [`drivers/infiniband/core/cma.c`](srctree/drivers/infiniband/core/cma.c).
+//!
+//! A [`CmId`] owns an `rdma_cm_id` of the TCP port space (reliable connected QPs), the
+//! [`CmHandler`] that receives its events, and the QP created on it. Event handlers run in
+//! process context (rdma_cm's work queues), serialized per id, and may sleep.
+//!
+//! Teardown order, as ib_core expects of a ULP: disconnect, drain the QP, then drop the
+//! [`CmId`]; dropping destroys the CM id first (after which no handler runs) and the QP
+//! after it. A [`CmId`] must never be dropped from inside its own event handler: rdma_cm
+//! waits for the running handler and would deadlock.
+
+use super::{
+    device::Device,
+    pd::Pd,
+    qp::{Qp, QpInit},
+};
+use crate::{
+    bindings,
+    error::{from_err_ptr, to_result},
+    prelude::*,
+    sync::{Arc, ArcBorrow},
+    types::Opaque,
+};
+use core::{cell::Cell, ptr::NonNull};
+
+/// Private data bytes a connect request may carry over rdma_cm (IB CM REQ: 92 bytes less
+/// rdma_cm's 36-byte header).
+pub const MAX_CONNECT_PRIVATE_DATA: usize = 56;
+/// Private data bytes an accept may carry (IB CM REP: 196 bytes).
+pub const MAX_ACCEPT_PRIVATE_DATA: usize = 196;
+/// Private data bytes a reject may carry (IB CM REJ: 148 bytes).
+pub const MAX_REJECT_PRIVATE_DATA: usize = 148;
+
+/// IB CM reject reason "consumer defined" (IB spec table 112), used for consumer rejects.
+const IB_CM_REJ_CONSUMER_DEFINED: u8 = 28;
+
+/// An IPv4 or IPv6 socket address as rdma_cm takes it.
+#[derive(Clone, Copy)]
+pub struct SockAddr(bindings::__kernel_sockaddr_storage);
+
+impl SockAddr {
+    /// Copies a C socket address.
+    ///
+    /// # Errors
+    ///
+    /// `-EINVAL` for NULL, `-EAFNOSUPPORT` for a family other than `AF_INET`/`AF_INET6`.
+    ///
+    /// # Safety
+    ///
+    /// A non-NULL `addr` points to a `sockaddr_in` or `sockaddr_in6` (as its family says).
+    pub unsafe fn from_raw(addr: *const bindings::sockaddr) -> Result<SockAddr> {
+        if addr.is_null() {
+            return Err(EINVAL);
+        }
+        // SAFETY: `addr` is readable for at least the family field (caller's guarantee).
+        let family = u32::from(unsafe { (*addr).sa_family });
+        let len = match family {
+            bindings::AF_INET => size_of::<bindings::sockaddr_in>(),
+            bindings::AF_INET6 => size_of::<bindings::sockaddr_in6>(),
+            _ => return Err(EAFNOSUPPORT),
+        };
+        let mut s = SockAddr(bindings::__kernel_sockaddr_storage::default());
+        // SAFETY: The source holds `len` bytes for its family; the storage is larger.
+        unsafe {
+            core::ptr::copy_nonoverlapping(addr.cast::<u8>(), (&raw mut s.0).cast::<u8>(), len)
+        };
+        Ok(s)
+    }
+
+    /// An IPv4 address (host-order `addr`, host-order `port`).
+    pub fn ipv4(addr: u32, port: u16) -> SockAddr {
+        let mut s = SockAddr(bindings::__kernel_sockaddr_storage::default());
+        let sin = (&raw mut s.0).cast::<bindings::sockaddr_in>();
+        // SAFETY: The storage is large enough and suitably aligned for a `sockaddr_in`.
+        unsafe {
+            (*sin).sin_family = bindings::AF_INET as u16;
+            (*sin).sin_port = port.to_be();
+            (*sin).sin_addr.s_addr = addr.to_be();
+        }
+        s
+    }
+
+    /// The port, host order.
+    pub fn port(&self) -> u16 {
+        // SAFETY: Both `sockaddr_in` and `sockaddr_in6` keep the port at the same offset.
+        u16::from_be(unsafe { (*(&raw const self.0).cast::<bindings::sockaddr_in>()).sin_port })
+    }
+
+    /// The address as a `sockaddr` pointer for C.
+    pub fn as_ptr(&self) -> *mut bindings::sockaddr {
+        (&raw const self.0).cast_mut().cast()
+    }
+}
+
+/// What an event on a CM id is (`enum rdma_cm_event_type`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CmEventKind {
+    /// `rdma_resolve_addr` finished.
+    AddrResolved,
+    /// `rdma_resolve_addr` failed.
+    AddrError,
+    /// `rdma_resolve_route` finished.
+    RouteResolved,
+    /// `rdma_resolve_route` failed.
+    RouteError,
+    /// A peer asks to connect (delivered through [`CmHandler::connect_request`]).
+    ConnectRequest,
+    /// Reply to a connect on a QP-less id (not used with RC QPs created by rdma_cm).
+    ConnectResponse,
+    /// The connection could not be made (protocol error).
+    ConnectError,
+    /// The peer did not answer (timeout) or cannot be reached.
+    Unreachable,
+    /// The peer rejected the connection ([`CmEvent::status`] is the reason).
+    Rejected,
+    /// The connection is up.
+    Established,
+    /// The connection is down (peer or local disconnect).
+    Disconnected,
+    /// The device under the id is going away: release the id soon, from process context.
+    DeviceRemoval,
+    /// The local address changed.
+    AddrChange,
+    /// The QP has left timewait and may be reused.
+    TimewaitExit,
+    /// Any other event (multicast, ...), by its C value.
+    Other(u32),
+}
+
+/// An event delivered to a [`CmHandler`].
+pub struct CmEvent<'a>(&'a bindings::rdma_cm_event);
+
+impl CmEvent<'_> {
+    /// The event's kind.
+    pub fn kind(&self) -> CmEventKind {
+        use CmEventKind::*;
+        match self.0.event {
+            bindings::rdma_cm_event_type_RDMA_CM_EVENT_ADDR_RESOLVED => AddrResolved,
+            bindings::rdma_cm_event_type_RDMA_CM_EVENT_ADDR_ERROR => AddrError,
+            bindings::rdma_cm_event_type_RDMA_CM_EVENT_ROUTE_RESOLVED => RouteResolved,
+            bindings::rdma_cm_event_type_RDMA_CM_EVENT_ROUTE_ERROR => RouteError,
+            bindings::rdma_cm_event_type_RDMA_CM_EVENT_CONNECT_REQUEST => ConnectRequest,
+            bindings::rdma_cm_event_type_RDMA_CM_EVENT_CONNECT_RESPONSE => ConnectResponse,
+            bindings::rdma_cm_event_type_RDMA_CM_EVENT_CONNECT_ERROR => ConnectError,
+            bindings::rdma_cm_event_type_RDMA_CM_EVENT_UNREACHABLE => Unreachable,
+            bindings::rdma_cm_event_type_RDMA_CM_EVENT_REJECTED => Rejected,
+            bindings::rdma_cm_event_type_RDMA_CM_EVENT_ESTABLISHED => Established,
+            bindings::rdma_cm_event_type_RDMA_CM_EVENT_DISCONNECTED => Disconnected,
+            bindings::rdma_cm_event_type_RDMA_CM_EVENT_DEVICE_REMOVAL => DeviceRemoval,
+            bindings::rdma_cm_event_type_RDMA_CM_EVENT_ADDR_CHANGE => AddrChange,
+            bindings::rdma_cm_event_type_RDMA_CM_EVENT_TIMEWAIT_EXIT => TimewaitExit,
+            other => Other(other),
+        }
+    }
+
+    /// The event's status: 0, a negative errno, or for [`CmEventKind::Rejected`] the reject
+    /// reason (IB CM reason code, e.g. 28 for "consumer reject", 8 for "no listener").
+    pub fn status(&self) -> i32 {
+        self.0.status
+    }
+
+    /// The event's name, from `rdma_event_msg`.
+    pub fn name(&self) -> &'static CStr {
+        // SAFETY: `rdma_event_msg` returns a static string for any value.
+        unsafe { CStr::from_ptr(bindings::rdma_event_msg(self.0.event)) }
+    }
+
+    /// Private data the peer sent with a connect request, accept or reject (may be longer than
+    /// what the peer gave: the transport pads it).
+    pub fn private_data(&self) -> &[u8] {
+        // SAFETY: For the connection events that carry it, `param.conn` is the active member;
+        // rdma_cm keeps the buffer alive for the duration of the handler.
+        let c = unsafe { &self.0.param.conn };
+        if c.private_data.is_null() {
+            return &[];
+        }
+        // SAFETY: As above: `private_data_len` bytes are readable.
+        unsafe { core::slice::from_raw_parts(c.private_data.cast::<u8>(), usize::from(c.private_data_len)) }
+    }
+
+    /// The connection parameters the peer offered (connect request) or settled (established).
+    pub fn conn_param(&self) -> (u8, u8) {
+        // SAFETY: `param.conn` is the member for connection events; reading plain integers.
+        let c = unsafe { &self.0.param.conn };
+        (c.responder_resources, c.initiator_depth)
+    }
+}
+
+/// Connection parameters (`struct rdma_conn_param`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ConnParam<'a> {
+    /// Private data for the peer.
+    pub private_data: &'a [u8],
+    /// RDMA READs this side accepts in flight from the peer.
+    pub responder_resources: u8,
+    /// RDMA READs this side issues in flight to the peer.
+    pub initiator_depth: u8,
+    /// Transport retries on timeout (0..=7).
+    pub retry_count: u8,
+    /// Retries when the peer has no RECV posted (0..=7; 7 means forever).
+    pub rnr_retry_count: u8,
+}
+
+impl ConnParam<'_> {
+    fn to_c(&self, max_pdata: usize) -> Result<bindings::rdma_conn_param> {
+        if self.private_data.len() > max_pdata || self.retry_count > 7 || self.rnr_retry_count > 7 {
+            return Err(EINVAL);
+        }
+        let mut p = bindings::rdma_conn_param::default();
+        if !self.private_data.is_empty() {
+            p.private_data = self.private_data.as_ptr().cast();
+            p.private_data_len = self.private_data.len() as u8;
+        }
+        p.responder_resources = self.responder_resources;
+        p.initiator_depth = self.initiator_depth;
+        p.flow_control = 1;
+        p.retry_count = self.retry_count;
+        p.rnr_retry_count = self.rnr_retry_count;
+        Ok(p)
+    }
+}
+
+/// Receives the events of [`CmId`]s.
+pub trait CmHandler: Send + Sync + Sized + 'static {
+    /// An event on `id`, whose handler is `this`. Runs in process context, serialized with the
+    /// id's other events; may sleep. Must not drop the [`CmId`] that owns `id`.
+    fn event(this: ArcBorrow<'_, Self>, id: &CmIdRef, ev: &CmEvent<'_>);
+
+    /// A peer asks to connect to the listening id whose handler is `listener`. To keep the
+    /// new connection, call [`ConnRequest::adopt`]; otherwise rdma_cm destroys it when this
+    /// returns. May sleep.
+    fn connect_request(listener: ArcBorrow<'_, Self>, req: ConnRequest<'_, Self>, ev: &CmEvent<'_>);
+}
+
+/// A CM id borrowed for the duration of a call.
+///
+/// # Invariants
+///
+/// The `rdma_cm_id` is live for as long as the `&CmIdRef` exists, and so is its QP if it has
+/// one (a QP is only destroyed after its CM id).
+#[repr(transparent)]
+pub struct CmIdRef(Opaque<bindings::rdma_cm_id>);
+
+// SAFETY: rdma_cm's functions lock internally; the ones that need the handler lock say so.
+unsafe impl Send for CmIdRef {}
+// SAFETY: See the `Send` impl.
+unsafe impl Sync for CmIdRef {}
+
+impl CmIdRef {
+    /// # Safety
+    ///
+    /// `ptr` is a live CM id for `'a`.
+    unsafe fn from_raw<'a>(ptr: *mut bindings::rdma_cm_id) -> &'a CmIdRef {
+        // SAFETY: Transparent wrapper; liveness is the caller's guarantee.
+        unsafe { &*ptr.cast::<CmIdRef>() }
+    }
+
+    /// The raw pointer, for calls into C.
+    pub fn as_raw(&self) -> *mut bindings::rdma_cm_id {
+        self.0.get()
+    }
+
+    /// The RDMA device the id is bound to, once an address is resolved or bound.
+    pub fn device(&self) -> Option<&Device> {
+        // SAFETY: The id is live; `device` is set by rdma_cm once bound and the device stays
+        // registered while ids on it exist (rdma_cm waits for them on removal).
+        let d = unsafe { (*self.as_raw()).device };
+        // SAFETY: See above.
+        (!d.is_null()).then(|| unsafe { Device::from_raw(d) })
+    }
+
+    /// The QP created on the id, if any.
+    pub fn qp(&self) -> Option<&Qp> {
+        // SAFETY: The id is live; its QP outlives it (type invariant).
+        let q = unsafe { (*self.as_raw()).qp };
+        // SAFETY: See above.
+        (!q.is_null()).then(|| unsafe { Qp::from_raw(q) })
+    }
+
+    /// Resolves `dst` (and binds to `src` if given) to a local RDMA device; completes with
+    /// [`CmEventKind::AddrResolved`] or an error event within `timeout_ms`. May sleep.
+    ///
+    /// # Errors
+    ///
+    /// rdma_cm's immediate errors (`-EINVAL` for a bad state or address, `-ENODEV`, ...).
+    pub fn resolve_addr(&self, src: Option<&SockAddr>, dst: &SockAddr, timeout_ms: u32) -> Result {
+        let src = src.map_or(core::ptr::null_mut(), |s| s.as_ptr());
+        // SAFETY: The id is live; the addresses are valid for the call (rdma_cm copies them).
+        to_result(unsafe {
+            bindings::rdma_resolve_addr(self.as_raw(), src, dst.as_ptr(), timeout_ms as c_ulong)
+        })
+    }
+
+    /// Resolves the route to the resolved address; completes with
+    /// [`CmEventKind::RouteResolved`] or [`CmEventKind::RouteError`]. May sleep.
+    ///
+    /// # Errors
+    ///
+    /// rdma_cm's immediate errors.
+    pub fn resolve_route(&self, timeout_ms: u32) -> Result {
+        // SAFETY: The id is live.
+        to_result(unsafe { bindings::rdma_resolve_route(self.as_raw(), timeout_ms as c_ulong) })
+    }
+
+    /// Binds the id to a local address (port 0 picks one). May sleep.
+    ///
+    /// # Errors
+    ///
+    /// `-EADDRINUSE`, `-EADDRNOTAVAIL`, `-EINVAL`, ...
+    pub fn bind_addr(&self, addr: &SockAddr) -> Result {
+        // SAFETY: The id is live; rdma_cm copies the address.
+        to_result(unsafe { bindings::rdma_bind_addr(self.as_raw(), addr.as_ptr()) })
+    }
+
+    /// Listens for connect requests with `backlog` pending requests at most. May sleep.
+    ///
+    /// # Errors
+    ///
+    /// rdma_cm's errors (`-EINVAL` if not bound, ...).
+    pub fn listen(&self, backlog: u32) -> Result {
+        let backlog = i32::try_from(backlog).map_err(|_| EINVAL)?;
+        // SAFETY: The id is live.
+        to_result(unsafe { bindings::rdma_listen(self.as_raw(), backlog) })
+    }
+
+    /// Creates the id's RC QP in `pd`. The QP is destroyed with the id (after it). May sleep.
+    ///
+    /// # Errors
+    ///
+    /// `-EBUSY` if the id already has a QP, `-EINVAL` for capacities the device refuses, or
+    /// the driver's error.
+    pub fn create_qp(&self, pd: &Pd, init: &QpInit<'_>) -> Result {
+        if self.qp().is_some() {
+            return Err(EBUSY);
+        }
+        let mut attr = init.to_c();
+        // SAFETY: The id is live and bound to the PD's device; `attr` is valid for the call.
+        to_result(unsafe { bindings::rdma_create_qp(self.as_raw(), pd.as_raw(), &mut attr) })
+    }
+
+    /// Sends a connect request. Only from this id's own event handler (rdma_cm's handler
+    /// lock must be held), typically on [`CmEventKind::RouteResolved`].
+    ///
+    /// # Errors
+    ///
+    /// `-EINVAL` for private data longer than [`MAX_CONNECT_PRIVATE_DATA`] or bad retry counts,
+    /// or rdma_cm's errors.
+    pub fn connect_locked(&self, param: &ConnParam<'_>) -> Result {
+        let mut p = param.to_c(MAX_CONNECT_PRIVATE_DATA)?;
+        // SAFETY: The id is live; the caller is in its handler; `p` is valid for the call.
+        to_result(unsafe { bindings::rdma_connect_locked(self.as_raw(), &mut p) })
+    }
+
+    /// Accepts a connect request received on this (child) id. Takes rdma_cm's handler lock:
+    /// call it outside the id's own event handler. May sleep.
+    ///
+    /// # Errors
+    ///
+    /// `-EINVAL` for private data longer than [`MAX_ACCEPT_PRIVATE_DATA`], or rdma_cm's errors.
+    pub fn accept(&self, param: &ConnParam<'_>) -> Result {
+        let mut p = param.to_c(MAX_ACCEPT_PRIVATE_DATA)?;
+        // SAFETY: The id is live; rdma_accept requires the handler lock, taken here.
+        unsafe {
+            bindings::rdma_lock_handler(self.as_raw());
+            let r = bindings::rdma_accept(self.as_raw(), &mut p);
+            bindings::rdma_unlock_handler(self.as_raw());
+            to_result(r)
+        }
+    }
+
+    /// Rejects a connect request received on this (child) id, with private data for the peer.
+    /// May sleep.
+    ///
+    /// # Errors
+    ///
+    /// `-EINVAL` for private data longer than [`MAX_REJECT_PRIVATE_DATA`], or rdma_cm's errors.
+    pub fn reject(&self, private_data: &[u8]) -> Result {
+        if private_data.len() > MAX_REJECT_PRIVATE_DATA {
+            return Err(EINVAL);
+        }
+        // SAFETY: The id is live; the buffer is valid for the call.
+        to_result(unsafe {
+            bindings::rdma_reject(
+                self.as_raw(),
+                private_data.as_ptr().cast(),
+                private_data.len() as u8,
+                IB_CM_REJ_CONSUMER_DEFINED,
+            )
+        })
+    }
+
+    /// Starts disconnecting; [`CmEventKind::Disconnected`] follows. May sleep.
+    ///
+    /// # Errors
+    ///
+    /// `-EINVAL` if the id is not connected, or rdma_cm's errors.
+    pub fn disconnect(&self) -> Result {
+        // SAFETY: The id is live.
+        to_result(unsafe { bindings::rdma_disconnect(self.as_raw()) })
+    }
+
+    /// Sets the minimum RNR NAK timer (IB spec table 45 encoding, 0..=31) for a QP-owning id.
+    ///
+    /// # Errors
+    ///
+    /// `-EINVAL` for a value out of range or an id of the wrong kind.
+    pub fn set_min_rnr_timer(&self, timer: u8) -> Result {
+        // SAFETY: The id is live.
+        to_result(unsafe { bindings::rdma_set_min_rnr_timer(self.as_raw(), timer) })
+    }
+
+    /// The peer's address of a connected or resolving id.
+    pub fn dst_addr(&self) -> SockAddr {
+        // SAFETY: The id is live; `route.addr.dst_addr` is a sockaddr storage.
+        SockAddr(unsafe { (*self.as_raw()).route.addr.dst_addr })
+    }
+}
+
+/// An owned CM id with its handler and QP.
+///
+/// # Invariants
+///
+/// `id` is a live `rdma_cm_id` whose `context` is `Arc::as_ptr(&handler)`; it is destroyed
+/// (then its QP) only in `drop`.
+pub struct CmId<T: CmHandler> {
+    id: NonNull<bindings::rdma_cm_id>,
+    handler: Arc<T>,
+}
+
+// SAFETY: See `CmIdRef`; the handler is `Send + Sync`.
+unsafe impl<T: CmHandler> Send for CmId<T> {}
+// SAFETY: See `CmIdRef`.
+unsafe impl<T: CmHandler> Sync for CmId<T> {}
+
+impl<T: CmHandler> CmId<T> {
+    /// Creates an id in the initial network namespace for reliable connections, whose events
+    /// go to `handler`. `caller` names the owner in `rdma res show cm_id`. May sleep.
+    ///
+    /// # Errors
+    ///
+    /// `-ENOMEM`.
+    pub fn new(handler: Arc<T>, caller: &'static CStr) -> Result<Self> {
+        let ctx = Arc::as_ptr(&handler).cast_mut().cast::<c_void>();
+        // SAFETY: `init_net` lives forever; the context stays valid while the id exists (type
+        // invariant); `caller` is static.
+        let id = from_err_ptr(unsafe {
+            bindings::__rdma_create_kernel_id(
+                &raw mut bindings::init_net,
+                Some(Self::event_callback),
+                ctx,
+                bindings::rdma_ucm_port_space_RDMA_PS_TCP,
+                bindings::ib_qp_type_IB_QPT_RC,
+                caller.as_ptr(),
+            )
+        })?;
+        Ok(CmId { id: NonNull::new(id).ok_or(ENOMEM)?, handler })
+    }
+
+    /// The id's handler.
+    pub fn handler(&self) -> &Arc<T> {
+        &self.handler
+    }
+
+    unsafe extern "C" fn event_callback(
+        id: *mut bindings::rdma_cm_id,
+        ev: *mut bindings::rdma_cm_event,
+    ) -> c_int {
+        // SAFETY: rdma_cm passes a live id and event for the duration of the callback.
+        let (ev, ctx) = unsafe { (CmEvent(&*ev), (*id).context.cast::<T>()) };
+        if ev.kind() == CmEventKind::ConnectRequest {
+            // `id` is a new child id whose context is still the listener's.
+            // SAFETY: The child is live; nothing else uses its context yet.
+            unsafe { (*id).context = core::ptr::null_mut() };
+            let adopted = Cell::new(false);
+            let req = ConnRequest { id, adopted: &adopted, _p: core::marker::PhantomData };
+            // SAFETY: The listener's `CmId` owns the handler and waits for this callback
+            // before it releases it.
+            let listener = unsafe { ArcBorrow::from_raw(ctx) };
+            T::connect_request(listener, req, &ev);
+            // A non-zero return makes rdma_cm destroy an id nobody adopted.
+            return if adopted.get() { 0 } else { 1 };
+        }
+        if ctx.is_null() {
+            // A child id that was not adopted (rdma_cm is about to destroy it).
+            return 0;
+        }
+        // SAFETY: The owning `CmId` keeps the handler alive until the id is destroyed, which
+        // waits for this callback; the id is live during the callback.
+        let (this, id) = unsafe { (ArcBorrow::from_raw(ctx), CmIdRef::from_raw(id)) };
+        T::event(this, id, &ev);
+        0
+    }
+}
+
+impl<T: CmHandler> core::ops::Deref for CmId<T> {
+    type Target = CmIdRef;
+    fn deref(&self) -> &CmIdRef {
+        // SAFETY: `id` is live while `self` is (type invariant).
+        unsafe { CmIdRef::from_raw(self.id.as_ptr()) }
+    }
+}
+
+impl<T: CmHandler> Drop for CmId<T> {
+    fn drop(&mut self) {
+        let id = self.id.as_ptr();
+        // SAFETY: `id` is live and owned by `self`. rdma_destroy_id waits for a running
+        // handler and no handler runs after it; only then is the QP (if any) destroyed.
+        unsafe {
+            let qp = (*id).qp;
+            bindings::rdma_destroy_id(id);
+            if !qp.is_null() {
+                bindings::ib_destroy_qp(qp);
+            }
+        }
+    }
+}
+
+/// A connect request on a child id, offered to [`CmHandler::connect_request`].
+pub struct ConnRequest<'a, T: CmHandler> {
+    id: *mut bindings::rdma_cm_id,
+    adopted: &'a Cell<bool>,
+    _p: core::marker::PhantomData<T>,
+}
+
+impl<T: CmHandler> ConnRequest<'_, T> {
+    /// The child id, for example to create its QP before accepting.
+    pub fn id(&self) -> &CmIdRef {
+        // SAFETY: The child id is live during the connect-request callback.
+        unsafe { CmIdRef::from_raw(self.id) }
+    }
+
+    /// Takes ownership of the child id; its later events go to `handler`. The caller then
+    /// accepts or rejects it (outside this callback, or reject inside it) and drops it when
+    /// done.
+    pub fn adopt(self, handler: Arc<T>) -> CmId<T> {
+        // SAFETY: The child is live; rdma_cm serializes this with the child's other events
+        // (the connect-request callback holds its handler lock).
+        unsafe { (*self.id).context = Arc::as_ptr(&handler).cast_mut().cast() };
+        self.adopted.set(true);
+        // INVARIANT: The context now points at `handler`, which the `CmId` owns.
+        // SAFETY: `id` is non-NULL: rdma_cm passed it to the callback.
+        CmId { id: unsafe { NonNull::new_unchecked(self.id) }, handler }
+    }
+}

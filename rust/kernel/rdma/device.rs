@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! RDMA devices (`struct ib_device`).
+//!
+//! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h)
+
+use crate::{bindings, prelude::*, sync::aref::AlwaysRefCounted, types::Opaque};
+use core::ptr::NonNull;
+
+/// A registered RDMA device.
+///
+/// # Invariants
+///
+/// The wrapped `ib_device` is registered with ib_core, or its reference count is held
+/// (through [`crate::sync::aref::ARef`]), for as long as a `&Device` exists.
+#[repr(transparent)]
+pub struct Device(Opaque<bindings::ib_device>);
+
+// SAFETY: ib_core protects an `ib_device`'s state with its own locks; verbs may be called on it
+// from any thread.
+unsafe impl Send for Device {}
+// SAFETY: See the `Send` impl.
+unsafe impl Sync for Device {}
+
+/// Device limits a consumer sizes its objects by (`struct ib_device_attr`, IB spec 11.2.1.2).
+#[derive(Clone, Copy, Debug)]
+pub struct DeviceAttrs {
+    /// Largest memory region, in bytes.
+    pub max_mr_size: u64,
+    /// Page sizes the device can register, as a bit mask of sizes in bytes.
+    pub page_size_cap: u64,
+    /// Work requests per queue pair, in entries.
+    pub max_qp_wr: u32,
+    /// Scatter/gather entries per SEND or RDMA WRITE work request.
+    pub max_send_sge: u32,
+    /// Scatter/gather entries per RECV work request.
+    pub max_recv_sge: u32,
+    /// Scatter/gather entries per RDMA READ work request.
+    pub max_sge_rd: u32,
+    /// Completion queue entries per CQ.
+    pub max_cqe: u32,
+    /// Outstanding RDMA READs a QP may serve as responder (responder resources).
+    pub max_qp_rd_atom: u32,
+    /// Outstanding RDMA READs a QP may issue as initiator (initiator depth).
+    pub max_qp_init_rd_atom: u32,
+    /// Pages in one fast registration (FRWR) page list.
+    pub max_fast_reg_page_list_len: u32,
+}
+
+impl Device {
+    /// Borrows a `Device` from a raw pointer.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` points to a registered `ib_device` that stays registered (or referenced) for `'a`.
+    pub unsafe fn from_raw<'a>(ptr: *mut bindings::ib_device) -> &'a Device {
+        // SAFETY: `Device` is `repr(transparent)` over the C struct; the caller guarantees the
+        // pointee is valid for `'a`.
+        unsafe { &*ptr.cast::<Device>() }
+    }
+
+    /// The raw `ib_device` pointer, for calls into C.
+    pub fn as_raw(&self) -> *mut bindings::ib_device {
+        self.0.get()
+    }
+
+    /// The device's name, for example `rxe0`.
+    pub fn name(&self) -> &CStr {
+        // SAFETY: `name` is a NUL-terminated array inside the device, which the type
+        // invariant keeps alive for the lifetime of `&self`.
+        unsafe { CStr::from_ptr((*self.as_raw()).name.as_ptr()) }
+    }
+
+    /// The device's limits.
+    pub fn attrs(&self) -> DeviceAttrs {
+        // SAFETY: `attrs` is filled in before the device is registered and not changed after;
+        // the type invariant keeps the device alive.
+        let a = unsafe { &(*self.as_raw()).attrs };
+        DeviceAttrs {
+            max_mr_size: a.max_mr_size,
+            page_size_cap: a.page_size_cap,
+            max_qp_wr: a.max_qp_wr.max(0) as u32,
+            max_send_sge: a.max_send_sge.max(0) as u32,
+            max_recv_sge: a.max_recv_sge.max(0) as u32,
+            max_sge_rd: a.max_sge_rd.max(0) as u32,
+            max_cqe: a.max_cqe.max(0) as u32,
+            max_qp_rd_atom: a.max_qp_rd_atom.max(0) as u32,
+            max_qp_init_rd_atom: a.max_qp_init_rd_atom.max(0) as u32,
+            max_fast_reg_page_list_len: a.max_fast_reg_page_list_len,
+        }
+    }
+
+    /// Number of physical ports (port numbers are `1..=phys_port_cnt`).
+    pub fn phys_port_cnt(&self) -> u32 {
+        // SAFETY: The field is set at registration; the type invariant keeps `self` alive.
+        unsafe { (*self.as_raw()).phys_port_cnt }
+    }
+}
+
+// SAFETY: `ib_device_try_get` and `ib_device_put` manage the registration reference count; a
+// `&Device` only exists while the count is non-zero (type invariant), so the increment in
+// `inc_ref` cannot fail.
+unsafe impl AlwaysRefCounted for Device {
+    fn inc_ref(&self) {
+        // SAFETY: The type invariant guarantees the count is non-zero here.
+        let got = unsafe { bindings::ib_device_try_get(self.as_raw()) };
+        crate::warn_on!(!got);
+    }
+
+    unsafe fn dec_ref(obj: NonNull<Self>) {
+        // SAFETY: The caller owns one reference, taken by `inc_ref`.
+        unsafe { bindings::ib_device_put(obj.cast::<bindings::ib_device>().as_ptr()) };
+    }
+}

@@ -1,0 +1,410 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Memory for RDMA: DMA-mapped kernel buffers and fast registration memory regions.
+//!
+//! C headers: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h),
+//! [`include/linux/scatterlist.h`](srctree/include/linux/scatterlist.h).
+//!
+//! A [`DmaRegion`] is a kernel buffer (linear-map memory such as kmalloc'd or page-allocated
+//! buffers, or vmalloc'd memory, mapped page by page) turned into a scatterlist and mapped for
+//! the device with `ib_dma_map_sg`. The local HCA reaches it with the PD's local DMA lkey, one
+//! SGE per DMA segment ([`DmaRegion::sges`]).
+//!
+//! A [`FrMr`] is a fast registration memory region (`IB_MR_TYPE_MEM_REG`, "FRWR"): a page list
+//! mapped with `ib_map_mr_sg` over part of a `DmaRegion`, made valid by posting an
+//! `IB_WR_REG_MR` work request ([`super::qp::Qp::post_reg_mr`]) and revoked by
+//! `IB_WR_LOCAL_INV`. Each registration gets a fresh key so a stale rkey is refused.
+//!
+//! # DMA and the CPU
+//!
+//! The mapping is bidirectional and made once. Before the CPU reads data the device wrote
+//! (RECV, RDMA READ target, peer RDMA WRITE), call [`DmaRegion::sync_for_cpu`]; before the
+//! device reads data the CPU wrote, call [`DmaRegion::sync_for_device`]. On cache-coherent
+//! machines and for software devices (rxe) both are cheap.
+
+use super::{device::Device, pd::Pd, Access};
+use crate::{
+    bindings,
+    error::from_err_ptr,
+    prelude::*,
+    sync::{aref::ARef, Arc},
+};
+use core::ptr::NonNull;
+
+const PAGE_SIZE: usize = bindings::PAGE_SIZE as usize;
+
+/// One DMA segment of a [`DmaRegion`].
+#[derive(Clone, Copy)]
+struct Seg {
+    /// Byte offset of the segment inside the region.
+    off: u64,
+    /// DMA address of the segment's first byte.
+    dma: u64,
+    /// Length in bytes.
+    len: u32,
+    /// The scatterlist entry that holds the segment.
+    sg: *mut bindings::scatterlist,
+}
+
+/// A kernel buffer mapped for DMA by one RDMA device.
+///
+/// # Invariants
+///
+/// `table` holds a scatterlist over the pages of the buffer `[addr, addr + len)`, mapped with
+/// `ib_dma_map_sg` on `dev` (`table.nents` mapped entries); `segs` describes those entries in
+/// order. The mapping is undone and the table freed only in `drop`.
+pub struct DmaRegion {
+    dev: ARef<Device>,
+    table: bindings::sg_table,
+    segs: KVec<Seg>,
+    addr: usize,
+    len: usize,
+}
+
+// SAFETY: The region is immutable after creation; the raw pointers it holds refer to memory it
+// owns (the table) or that its creator keeps alive (the buffer).
+unsafe impl Send for DmaRegion {}
+// SAFETY: See the `Send` impl; `&DmaRegion` only reads.
+unsafe impl Sync for DmaRegion {}
+
+impl DmaRegion {
+    /// Maps `len` bytes at kernel address `addr` for DMA by `dev`. The start and length need no
+    /// alignment.
+    ///
+    /// May sleep (allocates with `GFP_KERNEL`).
+    ///
+    /// # Errors
+    ///
+    /// `-EINVAL` for a zero length or an overflowing range, `-EFAULT` for an address that is
+    /// neither in the linear map nor in vmalloc space, `-ENOMEM`, `-EIO` if the mapping fails.
+    ///
+    /// # Safety
+    ///
+    /// `[addr, addr + len)` is kernel memory that stays allocated, and is not freed or remapped,
+    /// until the returned region is dropped.
+    pub unsafe fn new(dev: &Device, addr: usize, len: usize) -> Result<DmaRegion> {
+        let end = addr.checked_add(len).ok_or(EINVAL)?;
+        if len == 0 || len > u32::MAX as usize * 16 {
+            return Err(EINVAL);
+        }
+        let first = addr & !(PAGE_SIZE - 1);
+        let npages = (end - first).div_ceil(PAGE_SIZE);
+        let mut pages = KVec::with_capacity(npages, GFP_KERNEL)?;
+        for i in 0..npages {
+            let va = (first + i * PAGE_SIZE) as *const c_void;
+            // SAFETY: Both functions only inspect the address.
+            let page = unsafe {
+                if bindings::is_vmalloc_addr(va) {
+                    bindings::vmalloc_to_page(va)
+                } else if bindings::virt_addr_valid(va) {
+                    bindings::virt_to_page(va)
+                } else {
+                    core::ptr::null_mut()
+                }
+            };
+            if page.is_null() {
+                return Err(EFAULT);
+            }
+            pages.push(page, GFP_KERNEL)?;
+        }
+        let mut table = bindings::sg_table::default();
+        // SAFETY: `pages` holds `npages` valid pages; `table` is a zeroed table to fill. The
+        // largest segment is 2 GiB, a multiple of the page size.
+        to_result(unsafe {
+            bindings::sg_alloc_table_from_pages_segment(
+                &mut table,
+                pages.as_mut_ptr(),
+                npages as u32,
+                (addr - first) as u32,
+                len,
+                1 << 31,
+                GFP_KERNEL.as_raw(),
+            )
+        })?;
+        // SAFETY: `table` was just filled; its pages are valid for DMA (caller's guarantee).
+        let nents = unsafe {
+            bindings::ib_dma_map_sg(
+                dev.as_raw(),
+                table.sgl,
+                table.orig_nents as i32,
+                bindings::dma_data_direction::DMA_BIDIRECTIONAL,
+            )
+        };
+        let mut region = DmaRegion { dev: dev.into(), table, segs: KVec::new(), addr, len };
+        if nents <= 0 {
+            region.table.nents = 0;
+            return Err(EIO);
+        }
+        region.table.nents = nents as u32;
+        let mut sg = region.table.sgl;
+        let mut off = 0u64;
+        for _ in 0..nents {
+            // SAFETY: `sg` walks the `nents` mapped entries of the table.
+            let (dma, l) = unsafe { (bindings::sg_dma_address(sg), bindings::sg_dma_len(sg)) };
+            region.segs.push(Seg { off, dma, len: l, sg }, GFP_KERNEL)?;
+            off += u64::from(l);
+            // SAFETY: As above; `sg_next` returns NULL after the last entry.
+            sg = unsafe { bindings::sg_next(sg) };
+        }
+        Ok(region)
+    }
+
+    /// Length of the region in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the region is empty (never: creation refuses a zero length).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The kernel virtual address the region starts at.
+    pub fn addr(&self) -> usize {
+        self.addr
+    }
+
+    /// The device the region is mapped for.
+    pub fn device(&self) -> &Device {
+        &self.dev
+    }
+
+    /// Number of DMA segments.
+    pub fn nr_segments(&self) -> usize {
+        self.segs.len()
+    }
+
+    fn seg_index(&self, off: u64) -> usize {
+        match self.segs.binary_search_by(|s| s.off.cmp(&off)) {
+            Ok(i) => i,
+            Err(i) => i - 1,
+        }
+    }
+
+    /// Appends to `out` the SGEs (with `lkey`) that cover `[off, off + len)` of the region and
+    /// returns how many were added. `len` may be zero (no SGE).
+    ///
+    /// # Errors
+    ///
+    /// `-ERANGE` if the range leaves the region, `-ENOMEM` if `out` cannot grow.
+    pub fn sges(&self, off: u64, len: u64, lkey: u32, out: &mut KVec<bindings::ib_sge>) -> Result<usize> {
+        let end = off.checked_add(len).ok_or(ERANGE)?;
+        if end > self.len as u64 {
+            return Err(ERANGE);
+        }
+        let mut n = 0;
+        if len == 0 {
+            return Ok(0);
+        }
+        let mut i = self.seg_index(off);
+        let mut pos = off;
+        while pos < end {
+            let s = &self.segs[i];
+            let inner = pos - s.off;
+            let take = (u64::from(s.len) - inner).min(end - pos);
+            out.push(bindings::ib_sge { addr: s.dma + inner, length: take as u32, lkey }, GFP_KERNEL)?;
+            n += 1;
+            pos += take;
+            i += 1;
+        }
+        Ok(n)
+    }
+
+    /// Makes device writes to `[off, off + len)` visible to the CPU. May be called from any
+    /// context.
+    pub fn sync_for_cpu(&self, off: u64, len: u64) {
+        self.sync(off, len, false)
+    }
+
+    /// Makes CPU writes to `[off, off + len)` visible to the device. May be called from any
+    /// context.
+    pub fn sync_for_device(&self, off: u64, len: u64) {
+        self.sync(off, len, true)
+    }
+
+    fn sync(&self, off: u64, len: u64, for_device: bool) {
+        let Some(end) = off.checked_add(len) else { return };
+        let end = end.min(self.len as u64);
+        let mut pos = off;
+        if pos >= end {
+            return;
+        }
+        let mut i = self.seg_index(off);
+        let dir = bindings::dma_data_direction::DMA_BIDIRECTIONAL;
+        while pos < end {
+            let s = &self.segs[i];
+            let inner = pos - s.off;
+            let take = (u64::from(s.len) - inner).min(end - pos);
+            // SAFETY: The segment is mapped on `dev` (type invariant).
+            unsafe {
+                if for_device {
+                    bindings::ib_dma_sync_single_for_device(self.dev.as_raw(), s.dma + inner, take as usize, dir)
+                } else {
+                    bindings::ib_dma_sync_single_for_cpu(self.dev.as_raw(), s.dma + inner, take as usize, dir)
+                }
+            }
+            pos += take;
+            i += 1;
+        }
+    }
+
+    /// The smallest power-of-two page size (at least `PAGE_SIZE`) that can describe
+    /// `[off, off + len)` as a page list: every inner segment boundary must be aligned to it.
+    fn page_size_for(&self, off: u64, len: u64, cap: u64) -> u64 {
+        let (first, last) = (self.seg_index(off), self.seg_index(off + len - 1));
+        let mut align = 0u64;
+        for s in &self.segs[first..=last] {
+            if s.off > off {
+                align |= s.dma;
+            }
+            if s.off + u64::from(s.len) < off + len {
+                align |= s.dma + u64::from(s.len);
+            }
+        }
+        // Largest power of two dividing every boundary, within what the device supports.
+        let mut size = if align == 0 { 1u64 << 30 } else { 1u64 << align.trailing_zeros().min(30) };
+        while size > PAGE_SIZE as u64 && cap & size == 0 {
+            size >>= 1;
+        }
+        size.max(PAGE_SIZE as u64)
+    }
+}
+
+impl Drop for DmaRegion {
+    fn drop(&mut self) {
+        if self.table.nents > 0 {
+            // SAFETY: The table was mapped on `dev` with `orig_nents` entries (type invariant).
+            unsafe {
+                bindings::ib_dma_unmap_sg(
+                    self.dev.as_raw(),
+                    self.table.sgl,
+                    self.table.orig_nents as i32,
+                    bindings::dma_data_direction::DMA_BIDIRECTIONAL,
+                )
+            };
+        }
+        // SAFETY: The table was allocated by `sg_alloc_table_from_pages_segment`.
+        unsafe { bindings::sg_free_table(&mut self.table) };
+    }
+}
+
+/// A fast registration memory region (FRWR, `IB_MR_TYPE_MEM_REG`).
+///
+/// # Invariants
+///
+/// `ptr` was returned by `ib_alloc_mr` in `pd` and is deregistered only in `drop`.
+pub struct FrMr {
+    ptr: NonNull<bindings::ib_mr>,
+    _pd: Arc<Pd>,
+}
+
+// SAFETY: The MR's fields are only changed through `&mut self`; verbs are thread-safe.
+unsafe impl Send for FrMr {}
+// SAFETY: `&FrMr` only reads.
+unsafe impl Sync for FrMr {}
+
+impl FrMr {
+    /// Allocates an FRWR MR in `pd` able to hold `max_pages` pages (at most the device's
+    /// `max_fast_reg_page_list_len`). May sleep.
+    ///
+    /// # Errors
+    ///
+    /// `-EINVAL` for a page count the device refuses, `-ENOMEM`, or the driver's error.
+    pub fn new(pd: &Arc<Pd>, max_pages: u32) -> Result<FrMr> {
+        // SAFETY: `pd` is a live PD.
+        let ptr = from_err_ptr(unsafe {
+            bindings::ib_alloc_mr(pd.as_raw(), bindings::ib_mr_type_IB_MR_TYPE_MEM_REG, max_pages)
+        })?;
+        Ok(FrMr { ptr: NonNull::new(ptr).ok_or(ENOMEM)?, _pd: pd.clone() })
+    }
+
+    /// The raw pointer, for calls into C.
+    pub fn as_raw(&self) -> *mut bindings::ib_mr {
+        self.ptr.as_ptr()
+    }
+
+    /// The MR's current lkey.
+    pub fn lkey(&self) -> u32 {
+        // SAFETY: `ptr` is valid (type invariant).
+        unsafe { (*self.as_raw()).lkey }
+    }
+
+    /// The MR's current rkey, the key a peer names in RDMA READ/WRITE.
+    pub fn rkey(&self) -> u32 {
+        // SAFETY: `ptr` is valid (type invariant).
+        unsafe { (*self.as_raw()).rkey }
+    }
+
+    /// The I/O virtual address of the mapped range's first byte (what a peer names).
+    pub fn iova(&self) -> u64 {
+        // SAFETY: `ptr` is valid (type invariant).
+        unsafe { (*self.as_raw()).iova }
+    }
+
+    /// Length of the mapped range in bytes.
+    pub fn length(&self) -> u64 {
+        // SAFETY: `ptr` is valid (type invariant).
+        unsafe { (*self.as_raw()).length }
+    }
+
+    /// Maps `[off, off + len)` of `region` into the MR's page list and gives the MR a fresh
+    /// key (the low 8 bits of lkey/rkey advance), so rkeys of earlier registrations of this MR
+    /// stop working once this one is posted. The registration takes effect when an
+    /// `IB_WR_REG_MR` for it completes.
+    ///
+    /// May be called from any context; the MR must not be registered (valid) at the time.
+    ///
+    /// # Errors
+    ///
+    /// `-EINVAL` for an empty or out-of-range span, `-E2BIG` if the span needs more pages
+    /// than the MR holds, or the driver's error.
+    pub fn map(&mut self, region: &DmaRegion, off: u64, len: u64) -> Result {
+        let end = off.checked_add(len).ok_or(EINVAL)?;
+        if len == 0 || end > region.len as u64 {
+            return Err(EINVAL);
+        }
+        let cap = region.device().attrs().page_size_cap;
+        let page_size = region.page_size_for(off, len, cap);
+        let first = region.seg_index(off);
+        let last = region.seg_index(end - 1);
+        let nents = (last - first + 1) as i32;
+        let mut sg_off = (off - region.segs[first].off) as u32;
+        // SAFETY: `ptr` is a valid MR; the scatterlist entries from `first` on are mapped on the
+        // same device (invariant of `DmaRegion`).
+        let n = unsafe {
+            let mr = self.as_raw();
+            let key = bindings::ib_inc_rkey((*mr).rkey) as u8;
+            bindings::ib_update_fast_reg_key(mr, key);
+            bindings::ib_map_mr_sg(mr, region.segs[first].sg, nents, &mut sg_off, page_size as u32)
+        };
+        if n < 0 {
+            return Err(Error::from_errno(n));
+        }
+        if n != nents {
+            return Err(E2BIG);
+        }
+        // The last segment may extend past the span: bound the registration to `len` bytes.
+        // SAFETY: `ptr` is valid; ib_map_mr_sg set `iova`/`length` and the driver reads them
+        // when the REG_MR work request is posted.
+        unsafe { (*self.as_raw()).length = len };
+        Ok(())
+    }
+
+    /// The access rights the MR would be registered with for `access` (REMOTE_WRITE needs
+    /// LOCAL_WRITE too, IB spec 10.6.3.2).
+    pub fn reg_access(access: Access) -> Access {
+        if access.contains(Access::REMOTE_WRITE) {
+            access | Access::LOCAL_WRITE
+        } else {
+            access
+        }
+    }
+}
+
+impl Drop for FrMr {
+    fn drop(&mut self) {
+        // SAFETY: `ptr` is a live MR owned by `self`; no work request uses it any more (the
+        // owner drained or invalidated it).
+        unsafe { bindings::ib_dereg_mr(self.as_raw()) };
+    }
+}

@@ -1,0 +1,576 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The C ABI of rkdapl: the `extern "C"` functions `include/rkdapl.h` declares, exported with
+//! `EXPORT_SYMBOL_GPL` by `exports.c`.
+//!
+//! Each function validates what C hands it (NULL pointers, handles, lengths, flags, state)
+//! and answers a bad argument with a negative errno, then calls the safe provider code. This
+//! file and [`handle`] are the only places of the provider that read C pointers.
+
+pub(crate) mod handle;
+
+use crate::{
+    dto::{DtoOp, Segment},
+    ep::{Ep, EpAttr},
+    evd::{Event, Evd},
+    ia::Ia,
+    lmr::Lmr,
+    psp::{Cr, Psp},
+    pz::Pz,
+    rmr::Rmr,
+};
+use handle::{Handles, Kind};
+use kernel::{
+    bindings,
+    prelude::*,
+    rdma::{cm::SockAddr, mr::DmaRegion},
+    sync::Arc,
+};
+
+/// Largest IOV a DTO takes, in LMR triplets.
+const MAX_IOV: u32 = 256;
+
+/// `struct rkdapl_lmr_triplet`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct LmrTriplet {
+    lmr: *const c_void,
+    offset: u64,
+    length: u64,
+}
+
+/// `struct rkdapl_rmr_triplet`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct RmrTriplet {
+    address: u64,
+    rkey: u32,
+    reserved: u32,
+    length: u64,
+}
+
+/// `struct rkdapl_ia_attr`.
+#[repr(C)]
+pub struct IaAttr {
+    name: [u8; 64],
+    max_mr_size: u64,
+    max_dtos: u32,
+    max_iov: u32,
+    max_rdma_read_in: u32,
+    max_rdma_read_out: u32,
+    max_rmr_pages: u32,
+    max_evd_qlen: u32,
+    max_private_data: u32,
+    reserved: u32,
+}
+
+fn errno(r: Result) -> c_int {
+    match r {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// Stores `v` through the C out-pointer `out`.
+fn put<T>(out: *mut T, v: T) -> Result {
+    if out.is_null() {
+        return Err(EINVAL);
+    }
+    // SAFETY: The caller of the C function passed `out` as a pointer to a writable `T`; it is
+    // not NULL.
+    unsafe { out.write(v) };
+    Ok(())
+}
+
+/// Creates the handle for `obj` and stores it in `*out`; on failure nothing stays behind.
+fn publish<T>(obj: Arc<T>, kind: Kind, out: *mut *mut c_void) -> Result<usize> {
+    if out.is_null() {
+        return Err(EINVAL);
+    }
+    let h = Handles::insert(obj, kind)?;
+    put(out, h)?;
+    Ok(h as usize)
+}
+
+/// Copies `len` bytes of private data from C.
+fn private_data(p: *const c_void, len: u32) -> Result<KVec<u8>> {
+    let mut v = KVec::new();
+    if len == 0 {
+        return Ok(v);
+    }
+    if p.is_null() || len as usize > crate::evd::MAX_PRIVATE_DATA {
+        return Err(EINVAL);
+    }
+    // SAFETY: The C caller passes `len` readable bytes at `p` (not NULL, checked).
+    let s = unsafe { core::slice::from_raw_parts(p.cast::<u8>(), len as usize) };
+    v.extend_from_slice(s, GFP_KERNEL)?;
+    Ok(v)
+}
+
+/// Turns a C IOV into segments of LMRs of `pz`.
+fn segments(iov: *const LmrTriplet, num: u32, pz: &Arc<Pz>) -> Result<KVec<Segment>> {
+    if num > MAX_IOV || (num > 0 && iov.is_null()) {
+        return Err(EINVAL);
+    }
+    let mut v = KVec::with_capacity(num as usize, GFP_ATOMIC)?;
+    for i in 0..num as usize {
+        // SAFETY: The C caller passes `num` readable triplets at `iov` (not NULL, checked).
+        let t = unsafe { iov.add(i).read() };
+        let lmr: Arc<Lmr> = Handles::get(t.lmr, Kind::Lmr)?;
+        if !Arc::ptr_eq(&lmr.pz, pz) {
+            return Err(EXDEV);
+        }
+        let end = t.offset.checked_add(t.length).ok_or(ERANGE)?;
+        if end > lmr.region.len() as u64 {
+            return Err(ERANGE);
+        }
+        v.push(Segment { lmr, offset: t.offset, length: t.length }, GFP_ATOMIC)?;
+    }
+    Ok(v)
+}
+
+// ---------------------------------------------------------------------------------------------
+// IA
+
+/// See `rkdapl_ia_open` in `include/rkdapl.h`.
+#[no_mangle]
+pub extern "C" fn rkdapl_ia_open(name: *const c_char, ia: *mut *mut c_void) -> c_int {
+    errno((|| {
+        if name.is_null() {
+            return Err(EINVAL);
+        }
+        // SAFETY: The C caller passes a NUL-terminated device name (not NULL, checked).
+        let name = unsafe { CStr::from_ptr(name) };
+        publish(Ia::open(name)?, Kind::Ia, ia).map(|_| ())
+    })())
+}
+
+/// See `rkdapl_ia_close` in `include/rkdapl.h`.
+#[no_mangle]
+pub extern "C" fn rkdapl_ia_close(ia: *mut c_void) -> c_int {
+    errno(Handles::remove::<Ia>(ia, Kind::Ia).map(drop))
+}
+
+/// See `rkdapl_ia_query` in `include/rkdapl.h`.
+#[no_mangle]
+pub extern "C" fn rkdapl_ia_query(ia: *mut c_void, attr: *mut IaAttr) -> c_int {
+    errno((|| {
+        let ia: Arc<Ia> = Handles::get(ia, Kind::Ia)?;
+        let a = ia.attrs();
+        let mut out = IaAttr {
+            name: [0; 64],
+            max_mr_size: a.max_mr_size,
+            max_dtos: a.max_qp_wr.min(4096),
+            max_iov: a.max_send_sge.min(a.max_sge_rd),
+            max_rdma_read_in: a.max_qp_rd_atom,
+            max_rdma_read_out: a.max_qp_init_rd_atom,
+            max_rmr_pages: a.max_fast_reg_page_list_len,
+            max_evd_qlen: crate::evd::MAX_EVD_QLEN,
+            max_private_data: crate::evd::MAX_PRIVATE_DATA as u32,
+            reserved: 0,
+        };
+        let n = ia.dev.name().to_bytes();
+        let n = &n[..n.len().min(63)];
+        out.name[..n.len()].copy_from_slice(n);
+        put(attr, out)
+    })())
+}
+
+// ---------------------------------------------------------------------------------------------
+// PZ
+
+/// See `rkdapl_pz_create` in `include/rkdapl.h`.
+#[no_mangle]
+pub extern "C" fn rkdapl_pz_create(ia: *mut c_void, pz: *mut *mut c_void) -> c_int {
+    errno((|| {
+        if pz.is_null() {
+            return Err(EINVAL);
+        }
+        let ia: Arc<Ia> = Handles::get(ia, Kind::Ia)?;
+        publish(Pz::new(ia)?, Kind::Pz, pz).map(|_| ())
+    })())
+}
+
+/// See `rkdapl_pz_free` in `include/rkdapl.h`.
+#[no_mangle]
+pub extern "C" fn rkdapl_pz_free(pz: *mut c_void) -> c_int {
+    errno(Handles::remove::<Pz>(pz, Kind::Pz).map(drop))
+}
+
+// ---------------------------------------------------------------------------------------------
+// LMR
+
+/// See `rkdapl_lmr_create` in `include/rkdapl.h`.
+#[no_mangle]
+pub extern "C" fn rkdapl_lmr_create(
+    pz: *mut c_void,
+    addr: *mut c_void,
+    length: u64,
+    privileges: u32,
+    lmr: *mut *mut c_void,
+) -> c_int {
+    errno((|| {
+        if addr.is_null() || length == 0 || lmr.is_null() {
+            return Err(EINVAL);
+        }
+        let len = usize::try_from(length).map_err(|_| EINVAL)?;
+        let pz: Arc<Pz> = Handles::get(pz, Kind::Pz)?;
+        // SAFETY: The C caller promises (kernel-doc of `rkdapl_lmr_create`) that the buffer
+        // stays allocated until `rkdapl_lmr_free` returns, which drops the region.
+        let region = unsafe { DmaRegion::new(&pz.ia.dev, addr as usize, len) }?;
+        publish(Lmr::new(pz, region, privileges)?, Kind::Lmr, lmr).map(|_| ())
+    })())
+}
+
+/// See `rkdapl_lmr_free` in `include/rkdapl.h`.
+#[no_mangle]
+pub extern "C" fn rkdapl_lmr_free(lmr: *mut c_void) -> c_int {
+    errno((|| {
+        let l: Arc<Lmr> = Handles::get(lmr, Kind::Lmr)?;
+        if l.busy() {
+            return Err(EBUSY);
+        }
+        drop(l);
+        Handles::remove::<Lmr>(lmr, Kind::Lmr).map(drop)
+    })())
+}
+
+/// See `rkdapl_lmr_sync_rdma_read` in `include/rkdapl.h`.
+#[no_mangle]
+pub extern "C" fn rkdapl_lmr_sync_rdma_read(lmr: *mut c_void, offset: u64, length: u64) -> c_int {
+    lmr_sync(lmr, offset, length, true)
+}
+
+/// See `rkdapl_lmr_sync_rdma_write` in `include/rkdapl.h`.
+#[no_mangle]
+pub extern "C" fn rkdapl_lmr_sync_rdma_write(lmr: *mut c_void, offset: u64, length: u64) -> c_int {
+    lmr_sync(lmr, offset, length, false)
+}
+
+fn lmr_sync(lmr: *mut c_void, offset: u64, length: u64, for_device: bool) -> c_int {
+    errno((|| {
+        let l: Arc<Lmr> = Handles::get(lmr, Kind::Lmr)?;
+        let end = offset.checked_add(length).ok_or(ERANGE)?;
+        if end > l.region.len() as u64 {
+            return Err(ERANGE);
+        }
+        if for_device {
+            l.region.sync_for_device(offset, length);
+        } else {
+            l.region.sync_for_cpu(offset, length);
+        }
+        Ok(())
+    })())
+}
+
+// ---------------------------------------------------------------------------------------------
+// RMR
+
+/// See `rkdapl_rmr_create` in `include/rkdapl.h`.
+#[no_mangle]
+pub extern "C" fn rkdapl_rmr_create(pz: *mut c_void, rmr: *mut *mut c_void) -> c_int {
+    errno((|| {
+        if rmr.is_null() {
+            return Err(EINVAL);
+        }
+        let pz: Arc<Pz> = Handles::get(pz, Kind::Pz)?;
+        publish(Rmr::new(pz)?, Kind::Rmr, rmr).map(|_| ())
+    })())
+}
+
+/// See `rkdapl_rmr_bind` in `include/rkdapl.h`.
+#[no_mangle]
+pub extern "C" fn rkdapl_rmr_bind(
+    rmr: *mut c_void,
+    lmr: *mut c_void,
+    offset: u64,
+    length: u64,
+    privileges: u32,
+    ep: *mut c_void,
+    cookie: u64,
+    rkey: *mut u32,
+    address: *mut u64,
+) -> c_int {
+    errno((|| {
+        if rkey.is_null() || address.is_null() {
+            return Err(EINVAL);
+        }
+        let r: Arc<Rmr> = Handles::get(rmr, Kind::Rmr)?;
+        let l: Arc<Lmr> = Handles::get(lmr, Kind::Lmr)?;
+        let e: Arc<Ep> = Handles::get(ep, Kind::Ep)?;
+        let (k, a) = r.bind(&e, &l, offset, length, privileges, cookie)?;
+        put(rkey, k)?;
+        put(address, a)
+    })())
+}
+
+/// See `rkdapl_rmr_unbind` in `include/rkdapl.h`.
+#[no_mangle]
+pub extern "C" fn rkdapl_rmr_unbind(rmr: *mut c_void, ep: *mut c_void, cookie: u64) -> c_int {
+    errno((|| {
+        let r: Arc<Rmr> = Handles::get(rmr, Kind::Rmr)?;
+        let e: Arc<Ep> = Handles::get(ep, Kind::Ep)?;
+        r.unbind(&e, cookie)
+    })())
+}
+
+/// See `rkdapl_rmr_free` in `include/rkdapl.h`.
+#[no_mangle]
+pub extern "C" fn rkdapl_rmr_free(rmr: *mut c_void) -> c_int {
+    errno(Handles::remove::<Rmr>(rmr, Kind::Rmr).map(drop))
+}
+
+// ---------------------------------------------------------------------------------------------
+// EVD
+
+/// See `rkdapl_evd_create` in `include/rkdapl.h`.
+#[no_mangle]
+pub extern "C" fn rkdapl_evd_create(ia: *mut c_void, qlen: u32, evd: *mut *mut c_void) -> c_int {
+    errno((|| {
+        if evd.is_null() {
+            return Err(EINVAL);
+        }
+        let _ia: Arc<Ia> = Handles::get(ia, Kind::Ia)?;
+        publish(Evd::new(qlen)?, Kind::Evd, evd).map(|_| ())
+    })())
+}
+
+/// See `rkdapl_evd_dequeue` in `include/rkdapl.h`.
+#[no_mangle]
+pub extern "C" fn rkdapl_evd_dequeue(evd: *mut c_void, event: *mut Event) -> c_int {
+    errno((|| {
+        if event.is_null() {
+            return Err(EINVAL);
+        }
+        let e: Arc<Evd> = Handles::get(evd, Kind::Evd)?;
+        put(event, e.dequeue()?)
+    })())
+}
+
+/// See `rkdapl_evd_wait` in `include/rkdapl.h`.
+#[no_mangle]
+pub extern "C" fn rkdapl_evd_wait(evd: *mut c_void, timeout_ms: u32, event: *mut Event) -> c_int {
+    errno((|| {
+        if event.is_null() {
+            return Err(EINVAL);
+        }
+        let e: Arc<Evd> = Handles::get(evd, Kind::Evd)?;
+        put(event, e.wait(timeout_ms)?)
+    })())
+}
+
+/// See `rkdapl_evd_free` in `include/rkdapl.h`.
+#[no_mangle]
+pub extern "C" fn rkdapl_evd_free(evd: *mut c_void) -> c_int {
+    errno(Handles::remove::<Evd>(evd, Kind::Evd).map(drop))
+}
+
+// ---------------------------------------------------------------------------------------------
+// EP
+
+/// See `rkdapl_ep_create` in `include/rkdapl.h`.
+#[no_mangle]
+pub extern "C" fn rkdapl_ep_create(
+    pz: *mut c_void,
+    dto_evd: *mut c_void,
+    conn_evd: *mut c_void,
+    attr: *const EpAttr,
+    ep: *mut *mut c_void,
+) -> c_int {
+    errno((|| {
+        if ep.is_null() {
+            return Err(EINVAL);
+        }
+        let pz: Arc<Pz> = Handles::get(pz, Kind::Pz)?;
+        let dto: Arc<Evd> = Handles::get(dto_evd, Kind::Evd)?;
+        let conn: Arc<Evd> = Handles::get(conn_evd, Kind::Evd)?;
+        let attr = if attr.is_null() {
+            EpAttr::default()
+        } else {
+            // SAFETY: A non-NULL `attr` points to a `struct rkdapl_ep_attr` (kernel-doc).
+            unsafe { attr.read() }
+        };
+        let e = Ep::new(pz, dto, conn, attr)?;
+        let h = publish(e.clone(), Kind::Ep, ep)?;
+        e.set_handle(h);
+        Ok(())
+    })())
+}
+
+/// See `rkdapl_ep_connect` in `include/rkdapl.h`.
+#[no_mangle]
+pub extern "C" fn rkdapl_ep_connect(
+    ep: *mut c_void,
+    remote: *const bindings::sockaddr,
+    timeout_ms: u32,
+    private_data: *const c_void,
+    private_data_len: u32,
+) -> c_int {
+    errno((|| {
+        let e: Arc<Ep> = Handles::get(ep, Kind::Ep)?;
+        // SAFETY: The C caller passes a `sockaddr_in`/`sockaddr_in6` (kernel-doc); NULL is
+        // refused by `from_raw`.
+        let dst = unsafe { SockAddr::from_raw(remote) }?;
+        if timeout_ms == 0 {
+            return Err(EINVAL);
+        }
+        let pdata = private_data(private_data, private_data_len)?;
+        e.connect(&dst, timeout_ms, &pdata)
+    })())
+}
+
+/// See `rkdapl_ep_disconnect` in `include/rkdapl.h`.
+#[no_mangle]
+pub extern "C" fn rkdapl_ep_disconnect(ep: *mut c_void) -> c_int {
+    errno(Handles::get::<Ep>(ep, Kind::Ep).and_then(|e| e.disconnect()))
+}
+
+/// See `rkdapl_ep_get_state` in `include/rkdapl.h`.
+#[no_mangle]
+pub extern "C" fn rkdapl_ep_get_state(ep: *mut c_void, state: *mut u32) -> c_int {
+    errno(Handles::get::<Ep>(ep, Kind::Ep).and_then(|e| put(state, e.state() as u32)))
+}
+
+/// See `rkdapl_ep_free` in `include/rkdapl.h`.
+#[no_mangle]
+pub extern "C" fn rkdapl_ep_free(ep: *mut c_void) -> c_int {
+    errno(Handles::remove::<Ep>(ep, Kind::Ep).map(|e| e.teardown()))
+}
+
+// ---------------------------------------------------------------------------------------------
+// PSP and CR
+
+/// See `rkdapl_psp_create` in `include/rkdapl.h`.
+#[no_mangle]
+pub extern "C" fn rkdapl_psp_create(
+    ia: *mut c_void,
+    port: u16,
+    backlog: u32,
+    evd: *mut c_void,
+    psp: *mut *mut c_void,
+) -> c_int {
+    errno((|| {
+        if psp.is_null() {
+            return Err(EINVAL);
+        }
+        let ia: Arc<Ia> = Handles::get(ia, Kind::Ia)?;
+        let evd: Arc<Evd> = Handles::get(evd, Kind::Evd)?;
+        let p = Psp::new(ia, port, backlog, evd)?;
+        if let Err(e) = publish(p.clone(), Kind::Psp, psp) {
+            p.shutdown();
+            return Err(e);
+        }
+        Ok(())
+    })())
+}
+
+/// See `rkdapl_psp_free` in `include/rkdapl.h`.
+#[no_mangle]
+pub extern "C" fn rkdapl_psp_free(psp: *mut c_void) -> c_int {
+    errno(Handles::remove::<Psp>(psp, Kind::Psp).map(|p| p.shutdown()))
+}
+
+/// See `rkdapl_cr_accept` in `include/rkdapl.h`.
+#[no_mangle]
+pub extern "C" fn rkdapl_cr_accept(
+    cr: *mut c_void,
+    ep: *mut c_void,
+    private_data: *const c_void,
+    private_data_len: u32,
+) -> c_int {
+    errno((|| {
+        let e: Arc<Ep> = Handles::get(ep, Kind::Ep)?;
+        let pdata = private_data(private_data, private_data_len)?;
+        let c: Arc<Cr> = Handles::get(cr, Kind::Cr)?;
+        if e.state() != crate::ep::EpState::Unconnected {
+            return Err(EISCONN);
+        }
+        let c: Arc<Cr> = Handles::remove(cr, Kind::Cr).map(|_| c)?;
+        c.psp.cr_done(cr as usize);
+        let id = Arc::new(c.take_id()?, GFP_KERNEL)?;
+        e.accept(id, &pdata)
+    })())
+}
+
+/// See `rkdapl_cr_reject` in `include/rkdapl.h`.
+#[no_mangle]
+pub extern "C" fn rkdapl_cr_reject(cr: *mut c_void, private_data: *const c_void, private_data_len: u32) -> c_int {
+    errno((|| {
+        let pdata = private_data(private_data, private_data_len)?;
+        let c: Arc<Cr> = Handles::remove(cr, Kind::Cr)?;
+        c.psp.cr_done(cr as usize);
+        let id = c.take_id()?;
+        let r = id.reject(&pdata);
+        *id.handler().target.lock() = crate::ep::CmTarget::None;
+        r
+    })())
+}
+
+// ---------------------------------------------------------------------------------------------
+// DTOs
+
+const COMPLETION_FLAGS_ALL: u32 = 0;
+
+fn post(ep: *mut c_void, iov: *const LmrTriplet, num: u32, remote: *const RmrTriplet, op: DtoOp, cookie: u64, flags: u32) -> c_int {
+    errno((|| {
+        if flags & !COMPLETION_FLAGS_ALL != 0 {
+            return Err(EINVAL);
+        }
+        let e: Arc<Ep> = Handles::get(ep, Kind::Ep)?;
+        let segs = segments(iov, num, &e.pz)?;
+        match op {
+            DtoOp::Send => e.post_dto(op, &segs, None, cookie),
+            DtoOp::Recv => e.post_recv(&segs, cookie),
+            _ => {
+                if remote.is_null() {
+                    return Err(EINVAL);
+                }
+                // SAFETY: A non-NULL `remote` points to a `struct rkdapl_rmr_triplet`.
+                let r = unsafe { remote.read() };
+                let total: u64 = segs.iter().map(|s| s.length).sum();
+                if r.length != 0 && r.length != total {
+                    return Err(EINVAL);
+                }
+                e.post_dto(op, &segs, Some((r.address, r.rkey)), cookie)
+            }
+        }
+    })())
+}
+
+/// See `rkdapl_post_send` in `include/rkdapl.h`.
+#[no_mangle]
+pub extern "C" fn rkdapl_post_send(ep: *mut c_void, iov: *const LmrTriplet, num_iov: u32, cookie: u64, flags: u32) -> c_int {
+    post(ep, iov, num_iov, core::ptr::null(), DtoOp::Send, cookie, flags)
+}
+
+/// See `rkdapl_post_recv` in `include/rkdapl.h`.
+#[no_mangle]
+pub extern "C" fn rkdapl_post_recv(ep: *mut c_void, iov: *const LmrTriplet, num_iov: u32, cookie: u64, flags: u32) -> c_int {
+    post(ep, iov, num_iov, core::ptr::null(), DtoOp::Recv, cookie, flags)
+}
+
+/// See `rkdapl_post_rdma_write` in `include/rkdapl.h`.
+#[no_mangle]
+pub extern "C" fn rkdapl_post_rdma_write(
+    ep: *mut c_void,
+    iov: *const LmrTriplet,
+    num_iov: u32,
+    remote: *const RmrTriplet,
+    cookie: u64,
+    flags: u32,
+) -> c_int {
+    post(ep, iov, num_iov, remote, DtoOp::RdmaWrite, cookie, flags)
+}
+
+/// See `rkdapl_post_rdma_read` in `include/rkdapl.h`.
+#[no_mangle]
+pub extern "C" fn rkdapl_post_rdma_read(
+    ep: *mut c_void,
+    iov: *const LmrTriplet,
+    num_iov: u32,
+    remote: *const RmrTriplet,
+    cookie: u64,
+    flags: u32,
+) -> c_int {
+    post(ep, iov, num_iov, remote, DtoOp::RdmaRead, cookie, flags)
+}

@@ -1,0 +1,445 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! DTOs: data transfer operations (DAT 2.0 section 6.5) and their completion contexts.
+//!
+//! Each EP has two rings of contexts, one for its send queue (send, RDMA write/read, RMR
+//! bind) and one for RECVs. A DTO takes a free context, keeps the LMRs it touches busy, and is
+//! posted as one or more work requests that all point at the context's `ib_cqe` and are all
+//! signalled, so every posted work request yields exactly one completion, flushed ones
+//! included. When the last one arrives the context reports one event with the DTO's cookie
+//! and the first error, releases the LMRs and goes back on the free list.
+//!
+//! This is the one place of the provider that posts to a QP, which the RDMA layer marks
+//! `unsafe`: the SAFETY comments below say why the contexts and the memory outlive the work.
+
+use crate::{
+    evd::{Event, EventType, Evd},
+    lmr::Lmr,
+    rmr::Rmr,
+};
+use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use kernel::{
+    bindings, new_spinlock_irq,
+    prelude::*,
+    rdma::{
+        cq::{Cqe, CqeDone, Wc},
+        mr::FrMr,
+        qp::{Qp, SendFlags, SendOp, SendWr},
+        Access,
+    },
+    sync::{Arc, SpinLockIrq},
+};
+
+/// DTO operations (`enum rkdapl_dto_op`).
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum DtoOp {
+    Send = 1,
+    Recv = 2,
+    RdmaWrite = 3,
+    RdmaRead = 4,
+    RmrBind = 5,
+    RmrUnbind = 6,
+}
+
+/// DTO completion status (`enum rkdapl_dto_status`, after DAT's `DAT_DTO_COMPLETION_STATUS`).
+#[repr(i32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum DtoStatus {
+    Success = 0,
+    Flushed = 1,
+    LocalLength = 2,
+    LocalEp = 3,
+    LocalProtection = 4,
+    BadResponse = 5,
+    RemoteAccess = 6,
+    RemoteResponder = 7,
+    Transport = 8,
+    ReceiverNotReady = 9,
+    RmrOperationFailed = 10,
+    Generic = 11,
+}
+
+impl DtoStatus {
+    fn from_wc(wc: &Wc) -> DtoStatus {
+        use DtoStatus::*;
+        match wc.status() {
+            bindings::ib_wc_status_IB_WC_SUCCESS => Success,
+            bindings::ib_wc_status_IB_WC_WR_FLUSH_ERR => Flushed,
+            bindings::ib_wc_status_IB_WC_LOC_LEN_ERR => LocalLength,
+            bindings::ib_wc_status_IB_WC_LOC_QP_OP_ERR => LocalEp,
+            bindings::ib_wc_status_IB_WC_LOC_PROT_ERR => LocalProtection,
+            bindings::ib_wc_status_IB_WC_BAD_RESP_ERR => BadResponse,
+            bindings::ib_wc_status_IB_WC_REM_ACCESS_ERR => RemoteAccess,
+            bindings::ib_wc_status_IB_WC_REM_OP_ERR | bindings::ib_wc_status_IB_WC_REM_INV_REQ_ERR => {
+                RemoteResponder
+            }
+            bindings::ib_wc_status_IB_WC_RETRY_EXC_ERR => Transport,
+            bindings::ib_wc_status_IB_WC_RNR_RETRY_EXC_ERR => ReceiverNotReady,
+            bindings::ib_wc_status_IB_WC_MW_BIND_ERR => RmrOperationFailed,
+            _ => Generic,
+        }
+    }
+}
+
+/// One local segment of a DTO: `length` bytes at `offset` of an LMR.
+pub(crate) struct Segment {
+    pub(crate) lmr: Arc<Lmr>,
+    pub(crate) offset: u64,
+    pub(crate) length: u64,
+}
+
+struct CtxState {
+    cookie: u64,
+    op: DtoOp,
+    len: u64,
+    /// Work requests posted and not yet completed.
+    pending: u32,
+    status: DtoStatus,
+    imm: u32,
+    lmrs: KVec<Arc<Lmr>>,
+    rmr: Option<Arc<Rmr>>,
+}
+
+/// What the completion path of a ring needs.
+#[pin_data]
+pub(crate) struct RingShared {
+    #[pin]
+    free: SpinLockIrq<KVec<u16>>,
+    /// Free work-request slots of the queue.
+    credits: AtomicU32,
+    evd: Arc<Evd>,
+    ep_handle: AtomicUsize,
+}
+
+/// The completion context of one DTO.
+///
+/// # Invariants
+///
+/// `cqe` is the first field and was made by `Cqe::new::<DtoCtx>()`. While `st.pending` is
+/// non-zero the context is off the free list and owned by its posted work requests.
+#[repr(C)]
+#[pin_data]
+pub(crate) struct DtoCtx {
+    cqe: Cqe,
+    ring: Arc<RingShared>,
+    idx: u16,
+    #[pin]
+    st: SpinLockIrq<CtxState>,
+}
+
+// SAFETY: `DtoCtx` is `repr(C)` with its `Cqe` first, made by `Cqe::new::<DtoCtx>()`. Contexts
+// live in their EP's `DtoRing`, which is dropped only after the EP's QP has been drained and
+// destroyed (`Ep::teardown`, then the CM id owning the QP is dropped before the EP), so every
+// completion is delivered while the context exists.
+unsafe impl CqeDone for DtoCtx {
+    fn done(this: &Self, wc: &Wc) {
+        let mut st = this.st.lock();
+        st.pending = st.pending.saturating_sub(1);
+        if !wc.is_ok() && st.status == DtoStatus::Success {
+            st.status = DtoStatus::from_wc(wc);
+        }
+        if st.op == DtoOp::Recv && wc.is_ok() {
+            st.len = u64::from(wc.byte_len());
+            st.imm = wc.imm_data().unwrap_or(0);
+        }
+        if st.pending > 0 {
+            return;
+        }
+        let mut ev = Event::new(match st.op {
+            DtoOp::RmrBind | DtoOp::RmrUnbind => EventType::RmrBindCompletion,
+            _ => EventType::DtoCompletion,
+        });
+        ev.status = st.status as i32;
+        ev.ep = this.ring.ep_handle.load(Ordering::Relaxed);
+        ev.cookie = st.cookie;
+        ev.transferred_length = if st.status == DtoStatus::Success { st.len } else { 0 };
+        ev.op = st.op as u32;
+        ev.immediate = st.imm;
+        let lmrs = core::mem::take(&mut st.lmrs);
+        let rmr = st.rmr.take();
+        drop(st);
+        for l in &lmrs {
+            l.inflight.fetch_sub(1, Ordering::AcqRel);
+        }
+        drop(lmrs);
+        drop(rmr);
+        this.ring.release(this.idx, 0);
+        this.ring.evd.post(ev);
+    }
+}
+
+impl RingShared {
+    fn release(&self, idx: u16, _nwr: u32) {
+        let mut f = self.free.lock();
+        // Cannot fail: the list has room for every context.
+        let _ = f.push_within_capacity(idx);
+    }
+}
+
+/// The contexts of one queue of an EP.
+pub(crate) struct DtoRing {
+    ctxs: KVec<Pin<KBox<DtoCtx>>>,
+    shared: Arc<RingShared>,
+}
+
+impl DtoRing {
+    /// `n` contexts for a queue of `depth` work requests whose completions go to `evd`.
+    pub(crate) fn new(n: u32, depth: u32, _recv: bool, evd: Arc<Evd>) -> Result<DtoRing> {
+        let n = n.min(u32::from(u16::MAX));
+        let mut free = KVec::with_capacity(n as usize, GFP_KERNEL)?;
+        for i in 0..n {
+            free.push(i as u16, GFP_KERNEL)?;
+        }
+        let shared = Arc::pin_init(
+            pin_init!(RingShared {
+                free <- new_spinlock_irq!(free, "rkdapl_dto_free"),
+                credits: AtomicU32::new(depth),
+                evd,
+                ep_handle: AtomicUsize::new(0),
+            }),
+            GFP_KERNEL,
+        )?;
+        let mut ctxs = KVec::with_capacity(n as usize, GFP_KERNEL)?;
+        for i in 0..n {
+            let c = KBox::pin_init(
+                pin_init!(DtoCtx {
+                    cqe: Cqe::new::<DtoCtx>(),
+                    ring: shared.clone(),
+                    idx: i as u16,
+                    st <- new_spinlock_irq!(
+                        CtxState {
+                            cookie: 0,
+                            op: DtoOp::Send,
+                            len: 0,
+                            pending: 0,
+                            status: DtoStatus::Success,
+                            imm: 0,
+                            lmrs: KVec::new(),
+                            rmr: None,
+                        },
+                        "rkdapl_dto_ctx"
+                    ),
+                }),
+                GFP_KERNEL,
+            )?;
+            ctxs.push(c, GFP_KERNEL)?;
+        }
+        Ok(DtoRing { ctxs, shared })
+    }
+
+    pub(crate) fn set_ep_handle(&self, h: usize) {
+        self.shared.ep_handle.store(h, Ordering::Relaxed);
+    }
+
+    /// Takes a free context and `nwr` queue slots.
+    fn take(&self, nwr: u32) -> Result<&DtoCtx> {
+        let mut credits = self.shared.credits.load(Ordering::Acquire);
+        loop {
+            if credits < nwr {
+                return Err(ENOSPC);
+            }
+            match self.shared.credits.compare_exchange(credits, credits - nwr, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => break,
+                Err(c) => credits = c,
+            }
+        }
+        let Some(idx) = self.shared.free.lock().pop() else {
+            self.shared.credits.fetch_add(nwr, Ordering::AcqRel);
+            return Err(ENOSPC);
+        };
+        Ok(&self.ctxs[usize::from(idx)])
+    }
+
+    /// Returns a context whose work requests were never posted.
+    fn untake(&self, ctx: &DtoCtx, nwr: u32) {
+        let mut st = ctx.st.lock();
+        st.pending = 0;
+        for l in &st.lmrs {
+            l.inflight.fetch_sub(1, Ordering::AcqRel);
+        }
+        st.lmrs.clear();
+        st.rmr = None;
+        drop(st);
+        self.shared.credits.fetch_add(nwr, Ordering::AcqRel);
+        self.shared.release(ctx.idx, 0);
+    }
+
+    fn arm(ctx: &DtoCtx, op: DtoOp, cookie: u64, len: u64, nwr: u32, segs: &[Segment], rmr: Option<Arc<Rmr>>) -> Result {
+        let mut st = ctx.st.lock();
+        st.cookie = cookie;
+        st.op = op;
+        st.len = len;
+        st.pending = nwr;
+        st.status = DtoStatus::Success;
+        st.imm = 0;
+        st.rmr = rmr;
+        st.lmrs.clear();
+        for s in segs {
+            st.lmrs.push(s.lmr.clone(), GFP_ATOMIC)?;
+            s.lmr.inflight.fetch_add(1, Ordering::AcqRel);
+        }
+        Ok(())
+    }
+
+    /// The SGEs of `segs`, checked against the EP's PZ.
+    fn sges(segs: &[Segment], need_write: bool) -> Result<(KVec<bindings::ib_sge>, u64)> {
+        let mut sges = KVec::new();
+        let mut total = 0u64;
+        for s in segs {
+            if need_write && s.lmr.privileges & crate::lmr::MEM_LOCAL_WRITE == 0 {
+                return Err(EACCES);
+            }
+            s.lmr.region.sges(s.offset, s.length, s.lmr.lkey(), &mut sges)?;
+            total = total.checked_add(s.length).ok_or(EINVAL)?;
+        }
+        if total > u64::from(u32::MAX) {
+            return Err(EMSGSIZE);
+        }
+        Ok((sges, total))
+    }
+
+    /// Posts a send-queue DTO (send, RDMA write, RDMA read) on `qp`. Any context.
+    ///
+    /// # Errors
+    ///
+    /// `-ERANGE` for a segment outside its LMR, `-EACCES` for an RDMA READ into an LMR without
+    /// local write, `-EMSGSIZE` for a DTO needing more work requests than allowed (or a send
+    /// needing more SGEs than one work request holds), `-ENOSPC` if too many DTOs are
+    /// outstanding, `-ENOMEM`, or the driver's error.
+    pub(crate) fn post_send(
+        &self,
+        qp: &Qp,
+        max_sge: u32,
+        op: DtoOp,
+        segs: &[Segment],
+        remote: Option<(u64, u32)>,
+        cookie: u64,
+    ) -> Result {
+        let (sges, total) = Self::sges(segs, op == DtoOp::RdmaRead)?;
+        let max_sge = max_sge.max(1) as usize;
+        let nwr = sges.len().div_ceil(max_sge).max(1);
+        if nwr > crate::ep::MAX_WR_PER_DTO as usize || (op == DtoOp::Send && nwr > 1) {
+            return Err(EMSGSIZE);
+        }
+        let nwr = nwr as u32;
+        let ctx = self.take(nwr)?;
+        if let Err(e) = Self::arm(ctx, op, cookie, total, nwr, segs, None) {
+            self.untake(ctx, nwr);
+            return Err(e);
+        }
+        let mut wrs = match KVec::with_capacity(nwr as usize, GFP_ATOMIC) {
+            Ok(w) => w,
+            Err(e) => {
+                self.untake(ctx, nwr);
+                return Err(e.into());
+            }
+        };
+        let mut offset = 0u64;
+        let mut add = |chunk: &[bindings::ib_sge]| {
+            let bytes: u64 = chunk.iter().map(|s| u64::from(s.length)).sum();
+            let at = offset;
+            offset += bytes;
+            let wop = match (op, remote) {
+                (DtoOp::RdmaWrite, Some((addr, rkey))) => SendOp::Write { remote_addr: addr.wrapping_add(at), rkey },
+                (DtoOp::RdmaRead, Some((addr, rkey))) => SendOp::Read { remote_addr: addr.wrapping_add(at), rkey },
+                _ => SendOp::Send,
+            };
+            // Cannot fail: the capacity was reserved above.
+            let _ = wrs.push_within_capacity(SendWr::new(wop, &ctx.cqe, chunk, SendFlags::SIGNALED));
+        };
+        if sges.is_empty() {
+            add(&[]);
+        } else {
+            sges.chunks(max_sge).for_each(&mut add);
+        }
+        // SAFETY: Every SGE comes from an LMR's `DmaRegion` of this EP's device, with the PZ's
+        // lkey, and the context holds those LMRs (and their `inflight` count, which makes
+        // `rkdapl_lmr_free` refuse) until the last completion. The context itself outlives
+        // its completions (see the `CqeDone` impl). `sges` outlives the call.
+        let r = unsafe { qp.post_send(&mut wrs) };
+        self.finish_post(ctx, nwr, r)
+    }
+
+    fn finish_post(&self, ctx: &DtoCtx, nwr: u32, r: core::result::Result<(), (Error, usize)>) -> Result {
+        match r {
+            Ok(()) => Ok(()),
+            Err((e, 0)) => {
+                self.untake(ctx, nwr);
+                Err(e)
+            }
+            Err((e, posted)) => {
+                // The posted ones complete (in error: the QP is failing) and release the
+                // context; give back the slots of the rest.
+                let mut st = ctx.st.lock();
+                st.pending = posted as u32;
+                drop(st);
+                self.shared.credits.fetch_add(nwr - posted as u32, Ordering::AcqRel);
+                Err(e)
+            }
+        }
+    }
+
+    /// Posts a RECV into `segs` on `qp`. Any context.
+    ///
+    /// # Errors
+    ///
+    /// `-EACCES` for an LMR without local write, `-EMSGSIZE` for more SGEs than `max_sge`,
+    /// `-ENOSPC` if too many RECVs are outstanding, or the driver's error.
+    pub(crate) fn post_recv(&self, qp: &Qp, max_sge: u32, segs: &[Segment], cookie: u64) -> Result {
+        let (sges, total) = Self::sges(segs, true)?;
+        if sges.len() > max_sge as usize {
+            return Err(EMSGSIZE);
+        }
+        let ctx = self.take(1)?;
+        if let Err(e) = Self::arm(ctx, DtoOp::Recv, cookie, total, 1, segs, None) {
+            self.untake(ctx, 1);
+            return Err(e);
+        }
+        // SAFETY: As in `post_send`: the SGEs name LMR memory with local write, held by the
+        // context until the completion, and the context outlives its completion.
+        let r = unsafe { qp.post_recv(&ctx.cqe, &sges) }.map_err(|e| (e, 0));
+        self.finish_post(ctx, 1, r)
+    }
+
+    /// Posts the REG_MR that makes `rmr`'s current mapping of `lmr` valid for `access`, or the
+    /// LOCAL_INV of `rkey` if `access` is `None`. Any context.
+    ///
+    /// # Errors
+    ///
+    /// `-ENOSPC` if the send queue is full, or the driver's error.
+    pub(crate) fn post_rmr(
+        &self,
+        qp: &Qp,
+        mr: &FrMr,
+        rmr: &Arc<Rmr>,
+        lmr: Option<Arc<Lmr>>,
+        access: Option<Access>,
+        cookie: u64,
+    ) -> Result {
+        let ctx = self.take(1)?;
+        let (op, len) = if access.is_some() { (DtoOp::RmrBind, mr.length()) } else { (DtoOp::RmrUnbind, 0) };
+        let segs: KVec<Segment> = match lmr {
+            Some(l) => {
+                let mut v = KVec::new();
+                v.push(Segment { lmr: l, offset: 0, length: 0 }, GFP_ATOMIC)?;
+                v
+            }
+            None => KVec::new(),
+        };
+        if let Err(e) = Self::arm(ctx, op, cookie, len, 1, &segs, Some(rmr.clone())) {
+            self.untake(ctx, 1);
+            return Err(e);
+        }
+        // SAFETY: The context holds `rmr` (which owns `mr`) and the LMR whose memory `mr` maps
+        // until the completion; the context outlives its completion.
+        let r = unsafe {
+            match access {
+                Some(a) => qp.post_reg_mr(&ctx.cqe, mr, a, SendFlags::SIGNALED),
+                None => qp.post_local_inv(&ctx.cqe, mr.rkey(), SendFlags::SIGNALED),
+            }
+        }
+        .map_err(|e| (e, 0));
+        self.finish_post(ctx, 1, r)
+    }
+}

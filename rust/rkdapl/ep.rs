@@ -1,0 +1,521 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! EP: endpoint (DAT 2.0 section 6.4), one reliable connection: its CM id, QP, CQs and the
+//! contexts of its DTOs, with DAT's endpoint state machine.
+//!
+//! States (`enum rkdapl_ep_state`): UNCONNECTED -> ACTIVE_CONNECTION_PENDING (connect) or
+//! PASSIVE_CONNECTION_PENDING (CR accepted) -> CONNECTED -> DISCONNECT_PENDING (disconnect)
+//! -> DISCONNECTED. Failures on the way go straight to DISCONNECTED with a connection event.
+//!
+//! The connection's CM id sits in `conn` behind an IRQ-safe spinlock: the data path borrows its
+//! QP under that lock (posting does not sleep); the control path clones the `Arc` and works
+//! without the lock. Teardown takes the id out, drains the QP and drops the id in process
+//! context; rdma_cm's handlers only ever use the `&CmIdRef` they are given, so the id is never
+//! dropped inside its own handler.
+
+use crate::{
+    dto::{DtoOp, DtoRing, Segment},
+    lmr::Lmr,
+    rmr::Rmr,
+    evd::{Event, EventType, Evd},
+    ia::Ia,
+    psp::{Cr, Psp},
+    pz::Pz,
+};
+use core::sync::atomic::{AtomicUsize, Ordering};
+use kernel::{
+    new_mutex, new_spinlock_irq,
+    prelude::*,
+    rdma::{
+        cm::{CmEvent, CmEventKind, CmHandler, CmId, CmIdRef, ConnParam, ConnRequest, SockAddr},
+        cq::{Cq, PollContext},
+        mr::FrMr,
+        qp::{QpCap, QpInit},
+        Access,
+    },
+    sync::{Arc, ArcBorrow, Mutex, SpinLockIrq},
+};
+
+/// DAT endpoint states (`enum rkdapl_ep_state`).
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum EpState {
+    Unconnected = 0,
+    ActiveConnectionPending = 1,
+    PassiveConnectionPending = 2,
+    Connected = 3,
+    DisconnectPending = 4,
+    Disconnected = 5,
+}
+
+/// Endpoint attributes (`struct rkdapl_ep_attr`); zero fields take defaults.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+pub(crate) struct EpAttr {
+    /// Outstanding send-queue DTOs (send, RDMA write/read, RMR bind).
+    pub(crate) max_request_dtos: u32,
+    /// Outstanding RECV DTOs.
+    pub(crate) max_recv_dtos: u32,
+    /// Local segments (LMR triplets) per send-queue DTO.
+    pub(crate) max_request_iov: u32,
+    /// Local segments per RECV.
+    pub(crate) max_recv_iov: u32,
+    /// RDMA READs the peer may have in flight against us (responder resources).
+    pub(crate) max_rdma_read_in: u32,
+    /// RDMA READs we may have in flight (initiator depth).
+    pub(crate) max_rdma_read_out: u32,
+    /// Transport retries (0..=7).
+    pub(crate) retry_count: u32,
+    /// RNR retries (0..=7, 7 = forever).
+    pub(crate) rnr_retry_count: u32,
+}
+
+const DEFAULT_DTOS: u32 = 64;
+const DEFAULT_IOV: u32 = 4;
+/// Work requests one send-queue DTO may be split into.
+pub(crate) const MAX_WR_PER_DTO: u32 = 8;
+
+impl EpAttr {
+    fn resolve(mut self, ia: &Ia) -> Result<EpAttr> {
+        let a = ia.attrs();
+        let def = |v: u32, d: u32| if v == 0 { d } else { v };
+        self.max_request_dtos = def(self.max_request_dtos, DEFAULT_DTOS);
+        self.max_recv_dtos = def(self.max_recv_dtos, DEFAULT_DTOS);
+        self.max_request_iov = def(self.max_request_iov, DEFAULT_IOV);
+        self.max_recv_iov = def(self.max_recv_iov, DEFAULT_IOV);
+        self.max_rdma_read_in = def(self.max_rdma_read_in, 4).min(a.max_qp_rd_atom);
+        self.max_rdma_read_out = def(self.max_rdma_read_out, 4).min(a.max_qp_init_rd_atom);
+        if self.retry_count == 0 {
+            self.retry_count = 7;
+        }
+        if self.rnr_retry_count == 0 {
+            self.rnr_retry_count = 7;
+        }
+        if self.max_request_dtos > 4096
+            || self.max_recv_dtos > 4096
+            || self.max_recv_dtos > a.max_qp_wr
+            || self.max_request_iov > 256
+            || self.max_recv_iov > a.max_recv_sge
+            || self.retry_count > 7
+            || self.rnr_retry_count > 7
+        {
+            return Err(EINVAL);
+        }
+        Ok(self)
+    }
+
+    /// Send-queue depth in work requests.
+    pub(crate) fn sq_depth(&self, ia: &Ia) -> u32 {
+        (self.max_request_dtos * MAX_WR_PER_DTO).min(ia.attrs().max_qp_wr)
+    }
+}
+
+/// What the CM id of an EP, PSP or CR reports to.
+pub(crate) enum CmTarget {
+    None,
+    Ep(Arc<Ep>),
+    Psp(Arc<Psp>),
+    Cr(Arc<Cr>),
+}
+
+/// The context of every rkdapl CM id: which object its events go to. A CR's id is handed to
+/// an EP on accept by changing the target.
+#[pin_data]
+pub(crate) struct CmCtx {
+    #[pin]
+    pub(crate) target: Mutex<CmTarget>,
+}
+
+impl CmCtx {
+    pub(crate) fn new(t: CmTarget) -> Result<Arc<CmCtx>> {
+        Arc::pin_init(pin_init!(CmCtx { target <- new_mutex!(t, "rkdapl_cm_target") }), GFP_KERNEL)
+    }
+}
+
+impl CmHandler for CmCtx {
+    fn event(this: ArcBorrow<'_, Self>, id: &CmIdRef, ev: &CmEvent<'_>) {
+        let target = match &*this.target.lock() {
+            CmTarget::Ep(ep) => CmTarget::Ep(ep.clone()),
+            CmTarget::Cr(cr) => CmTarget::Cr(cr.clone()),
+            CmTarget::Psp(p) => CmTarget::Psp(p.clone()),
+            CmTarget::None => CmTarget::None,
+        };
+        match target {
+            CmTarget::Ep(ep) => ep.cm_event(id, ev),
+            CmTarget::Cr(cr) => cr.cm_event(ev),
+            CmTarget::Psp(psp) => psp.cm_event(ev),
+            CmTarget::None => {}
+        }
+    }
+
+    fn connect_request(listener: ArcBorrow<'_, Self>, req: ConnRequest<'_, Self>, ev: &CmEvent<'_>) {
+        let psp = match &*listener.target.lock() {
+            CmTarget::Psp(p) => p.clone(),
+            _ => return,
+        };
+        psp.connect_request(req, ev);
+    }
+}
+
+pub(crate) type EpCmId = CmId<CmCtx>;
+
+/// Connection state and the CM id, guarded together.
+pub(crate) struct Conn {
+    pub(crate) state: EpState,
+    pub(crate) id: Option<Arc<EpCmId>>,
+    /// Whether the consumer was told the connection is up (so a later loss is reported).
+    pub(crate) was_connected: bool,
+}
+
+/// An endpoint.
+#[pin_data]
+pub(crate) struct Ep {
+    pub(crate) ia: Arc<Ia>,
+    pub(crate) pz: Arc<Pz>,
+    pub(crate) attr: EpAttr,
+    pub(crate) conn_evd: Arc<Evd>,
+    pub(crate) send_cq: Cq,
+    pub(crate) recv_cq: Cq,
+    /// Contexts of send-queue DTOs and of RECVs.
+    pub(crate) sq: DtoRing,
+    pub(crate) rq: DtoRing,
+    /// The C handle, reported in events.
+    pub(crate) handle: AtomicUsize,
+    #[pin]
+    pub(crate) conn: SpinLockIrq<Conn>,
+    /// Parameters of an active connect, used by the CM event handler.
+    #[pin]
+    pending: Mutex<Option<Pending>>,
+}
+
+struct Pending {
+    timeout_ms: u32,
+    private_data: KVec<u8>,
+}
+
+impl Ep {
+    /// Creates an unconnected EP in `pz`, with its CQs and DTO contexts. May sleep.
+    ///
+    /// # Errors
+    ///
+    /// `-EINVAL` for attributes beyond the device's limits, `-ENOMEM`, or the driver's error.
+    pub(crate) fn new(pz: Arc<Pz>, dto_evd: Arc<Evd>, conn_evd: Arc<Evd>, attr: EpAttr) -> Result<Arc<Ep>> {
+        let ia = pz.ia.clone();
+        let attr = attr.resolve(&ia)?;
+        let sq_depth = attr.sq_depth(&ia);
+        let send_cq = Cq::new(&ia.dev, sq_depth, 0, PollContext::Workqueue, c"rkdapl")?;
+        let recv_cq = Cq::new(&ia.dev, attr.max_recv_dtos, 0, PollContext::Workqueue, c"rkdapl")?;
+        let sq = DtoRing::new(attr.max_request_dtos, sq_depth, false, dto_evd.clone())?;
+        let rq = DtoRing::new(attr.max_recv_dtos, attr.max_recv_dtos, true, dto_evd)?;
+        Arc::pin_init(
+            try_pin_init!(Ep {
+                ia,
+                pz,
+                attr,
+                conn_evd,
+                send_cq,
+                recv_cq,
+                sq,
+                rq,
+                handle: AtomicUsize::new(0),
+                conn <- new_spinlock_irq!(
+                    Conn { state: EpState::Unconnected, id: None, was_connected: false },
+                    "rkdapl_ep_conn"
+                ),
+                pending <- new_mutex!(None, "rkdapl_ep_pending"),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// Records the C handle reported in this EP's events.
+    pub(crate) fn set_handle(&self, h: usize) {
+        self.handle.store(h, Ordering::Relaxed);
+        self.sq.set_ep_handle(h);
+        self.rq.set_ep_handle(h);
+    }
+
+    pub(crate) fn state(&self) -> EpState {
+        self.conn.lock().state
+    }
+
+    fn qp_init(&self) -> QpInit<'_> {
+        let a = self.ia.attrs();
+        QpInit {
+            send_cq: &self.send_cq,
+            recv_cq: &self.recv_cq,
+            cap: QpCap {
+                max_send_wr: self.attr.sq_depth(&self.ia),
+                max_recv_wr: self.attr.max_recv_dtos,
+                max_send_sge: a.max_send_sge.min(a.max_sge_rd),
+                max_recv_sge: self.attr.max_recv_iov,
+                max_inline_data: 0,
+                max_rdma_ctxs: 0,
+            },
+        }
+    }
+
+    fn conn_param<'a>(&self, private_data: &'a [u8]) -> ConnParam<'a> {
+        ConnParam {
+            private_data,
+            responder_resources: self.attr.max_rdma_read_in.min(255) as u8,
+            initiator_depth: self.attr.max_rdma_read_out.min(255) as u8,
+            retry_count: self.attr.retry_count as u8,
+            rnr_retry_count: self.attr.rnr_retry_count as u8,
+        }
+    }
+
+    fn conn_event(&self, kind: EventType, status: i32, pdata: &[u8]) {
+        let mut ev = Event::new(kind).with_private_data(pdata);
+        ev.status = status;
+        ev.ep = self.handle.load(Ordering::Relaxed);
+        self.conn_evd.post(ev);
+    }
+
+    /// Active connect to `dst` with `private_data`, giving up after `timeout_ms`. The outcome
+    /// arrives on the connection EVD. May sleep.
+    ///
+    /// # Errors
+    ///
+    /// `-EISCONN` unless the EP is UNCONNECTED, `-EINVAL` for private data over 56 bytes,
+    /// `-ENOMEM`, or rdma_cm's immediate errors.
+    pub(crate) fn connect(self: &Arc<Self>, dst: &SockAddr, timeout_ms: u32, private_data: &[u8]) -> Result {
+        if private_data.len() > crate::evd::MAX_PRIVATE_DATA {
+            return Err(EINVAL);
+        }
+        let ctx = CmCtx::new(CmTarget::Ep(self.clone()))?;
+        let id = Arc::new(CmId::new(ctx.clone(), c"rkdapl")?, GFP_KERNEL)?;
+        {
+            let mut c = self.conn.lock();
+            if c.state != EpState::Unconnected {
+                drop(c);
+                *ctx.target.lock() = CmTarget::None;
+                return Err(EISCONN);
+            }
+            c.state = EpState::ActiveConnectionPending;
+            c.id = Some(id.clone());
+        }
+        let mut pdata = KVec::new();
+        pdata.extend_from_slice(private_data, GFP_KERNEL)?;
+        *self.pending.lock() = Some(Pending { timeout_ms, private_data: pdata });
+        if let Err(e) = id.resolve_addr(None, dst, timeout_ms) {
+            // Not inside a CM handler: the id may be dropped here.
+            let id = {
+                let mut c = self.conn.lock();
+                c.state = EpState::Unconnected;
+                c.id.take()
+            };
+            *ctx.target.lock() = CmTarget::None;
+            drop(id);
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// Ends a connection attempt or connection from a CM event: DISCONNECTED state and an
+    /// event. The id stays until the EP is freed (it must not be dropped in its handler).
+    fn fail(&self, kind: EventType, status: i32, pdata: &[u8]) {
+        {
+            let mut c = self.conn.lock();
+            if c.state == EpState::Disconnected {
+                return;
+            }
+            c.state = EpState::Disconnected;
+        }
+        self.conn_event(kind, status, pdata);
+    }
+
+    fn timeout_or(status: i32, other: EventType) -> EventType {
+        if status == ETIMEDOUT.to_errno() {
+            EventType::TimedOut
+        } else {
+            other
+        }
+    }
+
+    /// rdma_cm events of the EP's id (process context, serialized per id).
+    pub(crate) fn cm_event(&self, id: &CmIdRef, ev: &CmEvent<'_>) {
+        let status = ev.status();
+        match ev.kind() {
+            CmEventKind::AddrResolved => {
+                let same = id.device().is_some_and(|d| d.as_raw() == self.ia.dev.as_raw());
+                let timeout = self.pending.lock().as_ref().map_or(2000, |p| p.timeout_ms);
+                if !same {
+                    // The address is on another RDMA device than this EP's IA.
+                    self.fail(EventType::Unreachable, ENETUNREACH.to_errno(), &[]);
+                } else if let Err(e) = id.resolve_route(timeout) {
+                    self.fail(EventType::Unreachable, e.to_errno(), &[]);
+                }
+            }
+            CmEventKind::RouteResolved => {
+                let pending = self.pending.lock().take();
+                let pdata = pending.as_ref().map_or(&[][..], |p| &p.private_data[..]);
+                let r = id
+                    .create_qp(&self.pz.pd, &self.qp_init())
+                    .and_then(|()| id.connect_locked(&self.conn_param(pdata)));
+                if let Err(e) = r {
+                    self.fail(EventType::NonPeerRejected, e.to_errno(), &[]);
+                }
+            }
+            CmEventKind::Established => {
+                {
+                    let mut c = self.conn.lock();
+                    c.state = EpState::Connected;
+                    c.was_connected = true;
+                }
+                self.conn_event(EventType::Established, 0, ev.private_data());
+            }
+            CmEventKind::Rejected => self.fail(EventType::PeerRejected, status, ev.private_data()),
+            CmEventKind::Unreachable | CmEventKind::ConnectError => {
+                self.fail(Self::timeout_or(status, EventType::Unreachable), status, &[])
+            }
+            CmEventKind::AddrError | CmEventKind::RouteError => {
+                self.fail(Self::timeout_or(status, EventType::Unreachable), status, &[])
+            }
+            CmEventKind::Disconnected => {
+                let was = {
+                    let mut c = self.conn.lock();
+                    let was = c.was_connected && c.state != EpState::Disconnected;
+                    c.state = EpState::Disconnected;
+                    was
+                };
+                if was {
+                    self.conn_event(EventType::Disconnected, 0, &[]);
+                }
+            }
+            CmEventKind::DeviceRemoval => self.fail(EventType::Broken, ENODEV.to_errno(), &[]),
+            _ => {}
+        }
+    }
+
+    /// Passive side: takes over a connection request's id, creates the QP and accepts.
+    /// May sleep.
+    ///
+    /// # Errors
+    ///
+    /// `-EISCONN` unless the EP is UNCONNECTED, `-EINVAL` for private data over 56 bytes, or
+    /// the errors of QP creation and `rdma_accept`.
+    pub(crate) fn accept(self: &Arc<Self>, id: Arc<EpCmId>, private_data: &[u8]) -> Result {
+        if private_data.len() > crate::evd::MAX_PRIVATE_DATA {
+            return Err(EINVAL);
+        }
+        if id.device().is_none_or(|d| d.as_raw() != self.ia.dev.as_raw()) {
+            return Err(EXDEV);
+        }
+        {
+            let mut c = self.conn.lock();
+            if c.state != EpState::Unconnected {
+                return Err(EISCONN);
+            }
+            c.state = EpState::PassiveConnectionPending;
+            c.id = Some(id.clone());
+        }
+        *id.handler().target.lock() = CmTarget::Ep(self.clone());
+        let r = id.create_qp(&self.pz.pd, &self.qp_init()).and_then(|()| id.accept(&self.conn_param(private_data)));
+        if let Err(e) = r {
+            let id = {
+                let mut c = self.conn.lock();
+                c.state = EpState::Unconnected;
+                c.id.take()
+            };
+            if let Some(id) = id {
+                *id.handler().target.lock() = CmTarget::None;
+            }
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// Starts a graceful disconnect; `RKDAPL_CONNECTION_EVENT_DISCONNECTED` follows. May sleep.
+    ///
+    /// # Errors
+    ///
+    /// `-ENOTCONN` unless the EP is CONNECTED.
+    pub(crate) fn disconnect(&self) -> Result {
+        let id = {
+            let mut c = self.conn.lock();
+            if c.state != EpState::Connected {
+                return Err(ENOTCONN);
+            }
+            c.state = EpState::DisconnectPending;
+            c.id.clone()
+        };
+        match id {
+            Some(id) => id.disconnect(),
+            None => Err(ENOTCONN),
+        }
+    }
+
+    /// Tears the connection down for good: disconnect, drain the QP (every posted DTO
+    /// completes, flushed ones with `RKDAPL_DTO_FLUSHED`), destroy the CM id and then the QP.
+    /// Process context; sleeps.
+    pub(crate) fn teardown(&self) {
+        let id = {
+            let mut c = self.conn.lock();
+            c.state = EpState::Disconnected;
+            c.id.take()
+        };
+        let Some(id) = id else { return };
+        let _ = id.disconnect();
+        if let Some(qp) = id.qp() {
+            qp.drain();
+        }
+        *id.handler().target.lock() = CmTarget::None;
+        drop(id);
+    }
+
+    /// SGEs per send-queue work request (the QP is created with this many).
+    fn max_send_sge(&self) -> u32 {
+        let a = self.ia.attrs();
+        a.max_send_sge.min(a.max_sge_rd)
+    }
+
+    /// Posts a send-queue DTO. Any context.
+    ///
+    /// # Errors
+    ///
+    /// `-ENOTCONN` unless CONNECTED, otherwise as [`DtoRing::post_send`].
+    pub(crate) fn post_dto(&self, op: DtoOp, segs: &[Segment], remote: Option<(u64, u32)>, cookie: u64) -> Result {
+        let c = self.conn.lock();
+        if c.state != EpState::Connected {
+            return Err(ENOTCONN);
+        }
+        let qp = c.id.as_ref().and_then(|id| id.qp()).ok_or(ENOTCONN)?;
+        self.sq.post_send(qp, self.max_send_sge(), op, segs, remote, cookie)
+    }
+
+    /// Posts a RECV; allowed as soon as the EP has a QP (while connecting, too). Any context.
+    ///
+    /// # Errors
+    ///
+    /// `-ENOTCONN` without a QP or after disconnect, otherwise as [`DtoRing::post_recv`].
+    pub(crate) fn post_recv(&self, segs: &[Segment], cookie: u64) -> Result {
+        let c = self.conn.lock();
+        if matches!(c.state, EpState::Disconnected | EpState::DisconnectPending) {
+            return Err(ENOTCONN);
+        }
+        let qp = c.id.as_ref().and_then(|id| id.qp()).ok_or(ENOTCONN)?;
+        self.rq.post_recv(qp, self.ia.attrs().max_recv_sge, segs, cookie)
+    }
+
+    /// Posts an RMR bind (`access` given) or unbind. Any context.
+    ///
+    /// # Errors
+    ///
+    /// `-ENOTCONN` without a QP or after disconnect, otherwise as [`DtoRing::post_rmr`].
+    pub(crate) fn post_rmr(
+        &self,
+        mr: &FrMr,
+        rmr: &Arc<Rmr>,
+        lmr: Option<Arc<Lmr>>,
+        access: Option<Access>,
+        cookie: u64,
+    ) -> Result {
+        let c = self.conn.lock();
+        if matches!(c.state, EpState::Disconnected | EpState::DisconnectPending) {
+            return Err(ENOTCONN);
+        }
+        let qp = c.id.as_ref().and_then(|id| id.qp()).ok_or(ENOTCONN)?;
+        self.sq.post_rmr(qp, mr, rmr, lmr, access, cookie)
+    }
+}

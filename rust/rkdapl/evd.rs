@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! EVD: event dispatcher (DAT 2.0 section 5.3), a bounded queue of events a consumer
+//! dequeues or waits on.
+//!
+//! Completions of DTOs, connection events and connection requests are queued here by ib_core's
+//! completion work and rdma_cm's event work. A full queue never drops an event silently: the
+//! number lost is reported by an `RKDAPL_ASYNC_EVD_OVERFLOW` event, which the next dequeue
+//! returns before anything else.
+
+use kernel::{
+    new_condvar, new_spinlock_irq,
+    prelude::*,
+    sync::{Arc, CondVar, CondVarTimeoutResult, SpinLockIrq},
+    time::msecs_to_jiffies,
+};
+
+/// Private data bytes an event carries at most (`RKDAPL_MAX_PRIVATE_DATA`).
+pub(crate) const MAX_PRIVATE_DATA: usize = 56;
+
+/// Event types (`enum rkdapl_event_type` in `include/rkdapl.h`, after DAT's `DAT_EVENT_NUMBER`).
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum EventType {
+    DtoCompletion = 1,
+    RmrBindCompletion = 2,
+    ConnectionRequest = 3,
+    Established = 4,
+    PeerRejected = 5,
+    NonPeerRejected = 6,
+    Unreachable = 7,
+    TimedOut = 8,
+    Disconnected = 9,
+    Broken = 10,
+    AsyncEvdOverflow = 11,
+    AsyncIaCatastrophic = 12,
+}
+
+/// One event, laid out as `struct rkdapl_event`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub(crate) struct Event {
+    pub(crate) kind: u32,
+    pub(crate) status: i32,
+    pub(crate) ep: usize,
+    pub(crate) cr: usize,
+    pub(crate) cookie: u64,
+    pub(crate) transferred_length: u64,
+    pub(crate) op: u32,
+    pub(crate) immediate: u32,
+    pub(crate) private_data_len: u32,
+    pub(crate) private_data: [u8; MAX_PRIVATE_DATA],
+}
+
+impl Event {
+    pub(crate) fn new(kind: EventType) -> Event {
+        Event {
+            kind: kind as u32,
+            status: 0,
+            ep: 0,
+            cr: 0,
+            cookie: 0,
+            transferred_length: 0,
+            op: 0,
+            immediate: 0,
+            private_data_len: 0,
+            private_data: [0; MAX_PRIVATE_DATA],
+        }
+    }
+
+    pub(crate) fn with_private_data(mut self, data: &[u8]) -> Event {
+        let n = data.len().min(MAX_PRIVATE_DATA);
+        self.private_data[..n].copy_from_slice(&data[..n]);
+        self.private_data_len = n as u32;
+        self
+    }
+}
+
+struct Queue {
+    ring: KVec<Event>,
+    head: usize,
+    len: usize,
+    lost: u64,
+}
+
+/// An event dispatcher.
+///
+/// # Invariants
+///
+/// `q.ring` has a fixed length (the EVD's size in entries); `head < ring.len()`, `len <=
+/// ring.len()`.
+#[pin_data]
+pub(crate) struct Evd {
+    #[pin]
+    q: SpinLockIrq<Queue>,
+    #[pin]
+    cv: CondVar,
+    qlen: u32,
+}
+
+/// Largest EVD, in entries.
+pub(crate) const MAX_EVD_QLEN: u32 = 1 << 16;
+
+impl Evd {
+    /// An EVD holding `qlen` events (1..=65536). May sleep.
+    pub(crate) fn new(qlen: u32) -> Result<Arc<Evd>> {
+        if qlen == 0 || qlen > MAX_EVD_QLEN {
+            return Err(EINVAL);
+        }
+        let mut ring = KVec::with_capacity(qlen as usize, GFP_KERNEL)?;
+        for _ in 0..qlen {
+            ring.push(Event::new(EventType::DtoCompletion), GFP_KERNEL)?;
+        }
+        Arc::pin_init(
+            pin_init!(Evd {
+                q <- new_spinlock_irq!(Queue { ring, head: 0, len: 0, lost: 0 }, "rkdapl_evd"),
+                cv <- new_condvar!("rkdapl_evd_wait"),
+                qlen,
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// Queues `ev`; any context. A full queue counts the loss (reported as an overflow event).
+    pub(crate) fn post(&self, ev: Event) {
+        let mut q = self.q.lock();
+        let cap = q.ring.len();
+        if q.len == cap {
+            q.lost += 1;
+            drop(q);
+            pr_warn_once!("rkdapl: an EVD of {} entries overflowed; losses are reported as overflow events\n", cap);
+        } else {
+            let tail = (q.head + q.len) % cap;
+            q.ring[tail] = ev;
+            q.len += 1;
+            drop(q);
+        }
+        self.cv.notify_all();
+    }
+
+    fn pop(q: &mut Queue) -> Option<Event> {
+        if q.lost > 0 {
+            let mut ev = Event::new(EventType::AsyncEvdOverflow);
+            ev.transferred_length = q.lost;
+            ev.status = -(EOVERFLOW.to_errno().abs());
+            q.lost = 0;
+            return Some(ev);
+        }
+        if q.len == 0 {
+            return None;
+        }
+        let ev = q.ring[q.head];
+        q.head = (q.head + 1) % q.ring.len();
+        q.len -= 1;
+        Some(ev)
+    }
+
+    /// Takes the oldest event without waiting; any context.
+    ///
+    /// # Errors
+    ///
+    /// `-EAGAIN` if the queue is empty.
+    pub(crate) fn dequeue(&self) -> Result<Event> {
+        Self::pop(&mut self.q.lock()).ok_or(EAGAIN)
+    }
+
+    /// Waits up to `timeout_ms` milliseconds for an event; process context, sleeps
+    /// interruptibly.
+    ///
+    /// # Errors
+    ///
+    /// `-ETIMEDOUT` if none came in time, `-EINTR` if a signal arrived.
+    pub(crate) fn wait(&self, timeout_ms: u32) -> Result<Event> {
+        let mut left = msecs_to_jiffies(timeout_ms);
+        let mut q = self.q.lock();
+        loop {
+            if let Some(ev) = Self::pop(&mut q) {
+                return Ok(ev);
+            }
+            match self.cv.wait_interruptible_timeout(&mut q, left) {
+                CondVarTimeoutResult::Timeout => return Self::pop(&mut q).ok_or(ETIMEDOUT),
+                CondVarTimeoutResult::Signal { .. } => return Err(EINTR),
+                CondVarTimeoutResult::Woken { jiffies } => left = jiffies,
+            }
+        }
+    }
+
+    /// Size in entries.
+    pub(crate) fn qlen(&self) -> u32 {
+        self.qlen
+    }
+}

@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Exports rkdapl's C ABI (the Rust `extern "C"` functions of rust/rkdapl/abi) to other
+ * modules. Declarations and documentation: include/rkdapl.h.
+ */
+#include <linux/export.h>
+#include <linux/module.h>
+#include "../../include/rkdapl.h"
+
+EXPORT_SYMBOL_GPL(rkdapl_ia_open);
+EXPORT_SYMBOL_GPL(rkdapl_ia_close);
+EXPORT_SYMBOL_GPL(rkdapl_ia_query);
+EXPORT_SYMBOL_GPL(rkdapl_pz_create);
+EXPORT_SYMBOL_GPL(rkdapl_pz_free);
+EXPORT_SYMBOL_GPL(rkdapl_lmr_create);
+EXPORT_SYMBOL_GPL(rkdapl_lmr_free);
+EXPORT_SYMBOL_GPL(rkdapl_lmr_sync_rdma_read);
+EXPORT_SYMBOL_GPL(rkdapl_lmr_sync_rdma_write);
+EXPORT_SYMBOL_GPL(rkdapl_rmr_create);
+EXPORT_SYMBOL_GPL(rkdapl_rmr_bind);
+EXPORT_SYMBOL_GPL(rkdapl_rmr_unbind);
+EXPORT_SYMBOL_GPL(rkdapl_rmr_free);
+EXPORT_SYMBOL_GPL(rkdapl_evd_create);
+EXPORT_SYMBOL_GPL(rkdapl_evd_dequeue);
+EXPORT_SYMBOL_GPL(rkdapl_evd_wait);
+EXPORT_SYMBOL_GPL(rkdapl_evd_free);
+EXPORT_SYMBOL_GPL(rkdapl_ep_create);
+EXPORT_SYMBOL_GPL(rkdapl_ep_connect);
+EXPORT_SYMBOL_GPL(rkdapl_ep_disconnect);
+EXPORT_SYMBOL_GPL(rkdapl_ep_get_state);
+EXPORT_SYMBOL_GPL(rkdapl_ep_free);
+EXPORT_SYMBOL_GPL(rkdapl_psp_create);
+EXPORT_SYMBOL_GPL(rkdapl_psp_free);
+EXPORT_SYMBOL_GPL(rkdapl_cr_accept);
+EXPORT_SYMBOL_GPL(rkdapl_cr_reject);
+EXPORT_SYMBOL_GPL(rkdapl_post_send);
+EXPORT_SYMBOL_GPL(rkdapl_post_recv);
+EXPORT_SYMBOL_GPL(rkdapl_post_rdma_write);
+EXPORT_SYMBOL_GPL(rkdapl_post_rdma_read);

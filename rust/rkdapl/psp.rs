@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! PSP: public service point (DAT 2.0 section 6.3), a listening CM id, and CR: the
+//! connection requests it receives.
+//!
+//! A connect request on the PSP's port becomes a CR: its CM id is adopted (rkdapl now owns
+//! it), and an `RKDAPL_CONNECTION_REQUEST_EVENT` carrying the CR handle and the peer's private
+//! data goes to the PSP's EVD. The consumer then accepts the CR on an unconnected EP, or
+//! rejects it, from process context.
+
+use crate::{
+    abi::handle::{Handles, Kind},
+    ep::{CmCtx, CmTarget, EpCmId},
+    evd::{Event, EventType, Evd},
+    ia::Ia,
+};
+use kernel::{
+    new_mutex,
+    prelude::*,
+    rdma::cm::{CmEvent, CmId, ConnRequest, SockAddr},
+    sync::{Arc, Mutex},
+};
+
+/// A connection request waiting for accept or reject.
+#[pin_data]
+pub(crate) struct Cr {
+    pub(crate) psp: Arc<Psp>,
+    /// The request's CM id, until accepted or rejected.
+    #[pin]
+    pub(crate) id: Mutex<Option<EpCmId>>,
+}
+
+impl Cr {
+    /// Events of a CR's id before it is accepted: the peer gave up.
+    pub(crate) fn cm_event(&self, _ev: &CmEvent<'_>) {}
+
+    /// Takes the CR's CM id (accept or reject).
+    ///
+    /// # Errors
+    ///
+    /// `-EINVAL` if it was taken already.
+    pub(crate) fn take_id(&self) -> Result<EpCmId> {
+        self.id.lock().take().ok_or(EINVAL)
+    }
+}
+
+/// A public service point.
+#[pin_data]
+pub(crate) struct Psp {
+    pub(crate) ia: Arc<Ia>,
+    pub(crate) evd: Arc<Evd>,
+    /// The listening id; `None` once the PSP is freed.
+    #[pin]
+    id: Mutex<Option<EpCmId>>,
+    /// CR handles not yet accepted or rejected, rejected when the PSP is freed.
+    #[pin]
+    pending: Mutex<KVec<usize>>,
+}
+
+impl Psp {
+    /// Listens on `port` of every local address, for connections to `ia`'s device, with
+    /// `backlog` requests pending at most; requests go to `evd`. May sleep.
+    ///
+    /// # Errors
+    ///
+    /// `-EINVAL` for port 0 or a zero backlog, `-EADDRINUSE` if the port is taken, or
+    /// rdma_cm's errors.
+    pub(crate) fn new(ia: Arc<Ia>, port: u16, backlog: u32, evd: Arc<Evd>) -> Result<Arc<Psp>> {
+        if port == 0 || backlog == 0 {
+            return Err(EINVAL);
+        }
+        let psp = Arc::pin_init(
+            pin_init!(Psp {
+                ia,
+                evd,
+                id <- new_mutex!(None, "rkdapl_psp_id"),
+                pending <- new_mutex!(KVec::new(), "rkdapl_psp_pending"),
+            }),
+            GFP_KERNEL,
+        )?;
+        let ctx = CmCtx::new(CmTarget::Psp(psp.clone()))?;
+        let id = CmId::new(ctx.clone(), c"rkdapl")?;
+        let r = id.bind_addr(&SockAddr::ipv4(0, port)).and_then(|()| id.listen(backlog));
+        if let Err(e) = r {
+            drop(id);
+            *ctx.target.lock() = CmTarget::None;
+            return Err(e);
+        }
+        *psp.id.lock() = Some(id);
+        Ok(psp)
+    }
+
+    pub(crate) fn cm_event(&self, _ev: &CmEvent<'_>) {}
+
+    /// A peer asks to connect (called in the listening id's handler).
+    pub(crate) fn connect_request(self: Arc<Self>, req: ConnRequest<'_, CmCtx>, ev: &CmEvent<'_>) {
+        if req.id().device().is_none_or(|d| d.as_raw() != self.ia.dev.as_raw()) {
+            // Arrived on another device than this PSP's IA: leave it to rdma_cm to refuse.
+            return;
+        }
+        // Everything that can fail happens before the id is adopted: once adopted it cannot
+        // be dropped inside this handler.
+        let Ok(cr) = Arc::pin_init(
+            pin_init!(Cr { psp: self.clone(), id <- new_mutex!(None, "rkdapl_cr_id") }),
+            GFP_KERNEL,
+        ) else {
+            return;
+        };
+        let Ok(ctx) = CmCtx::new(CmTarget::Cr(cr.clone())) else { return };
+        if self.pending.lock().reserve(1, GFP_KERNEL).is_err() {
+            return;
+        }
+        let Ok(handle) = Handles::insert(cr.clone(), Kind::Cr) else { return };
+        let handle = handle as usize;
+        *cr.id.lock() = Some(req.adopt(ctx));
+        let _ = self.pending.lock().push_within_capacity(handle);
+        let mut e = Event::new(EventType::ConnectionRequest).with_private_data(ev.private_data());
+        e.cr = handle;
+        self.evd.post(e);
+    }
+
+    /// Forgets a CR that was accepted or rejected.
+    pub(crate) fn cr_done(&self, handle: usize) {
+        self.pending.lock().retain(|&h| h != handle);
+    }
+
+    /// Stops listening and rejects every CR not yet answered. Process context; sleeps.
+    pub(crate) fn shutdown(&self) {
+        let id = self.id.lock().take();
+        if let Some(id) = id {
+            *id.handler().target.lock() = CmTarget::None;
+            drop(id);
+        }
+        let pending = core::mem::take(&mut *self.pending.lock());
+        for h in pending {
+            if let Ok(cr) = Handles::remove::<Cr>(h as *const c_void, Kind::Cr) {
+                if let Ok(id) = cr.take_id() {
+                    let _ = id.reject(&[]);
+                    *id.handler().target.lock() = CmTarget::None;
+                }
+            }
+        }
+    }
+}

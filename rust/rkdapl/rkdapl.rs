@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! rkdapl: a kDAPL-style RDMA provider for kernel consumers.
+//!
+//! The DAT 2.0 / kDAPL object model (IA, PZ, LMR, RMR, EVD, EP, PSP, CR, DTOs with cookies)
+//! on Linux's own RDMA stack: ib_core verbs and completion queues, rdma_cm connections, through
+//! the `kernel::rdma` layer. C modules use it through `include/rkdapl.h` ([`abi`]).
+//!
+//! One file per DAT object; [`dto`] holds the data path and [`abi`] the C entry points.
+
+use kernel::{prelude::*, rdma::client, rdma::device::Device};
+
+mod abi;
+mod dto;
+mod ep;
+mod evd;
+mod ia;
+mod lmr;
+mod psp;
+mod pz;
+mod rmr;
+
+module! {
+    type: Rkdapl,
+    name: "rkdapl",
+    authors: ["rkdapl developers"],
+    description: "kDAPL-style RDMA provider on ib_core and rdma_cm",
+    license: "GPL",
+}
+
+/// rkdapl's ib_client: tracks the RDMA devices an IA can be opened on.
+struct DeviceTracker;
+
+impl client::Client for DeviceTracker {
+    fn add(dev: &Device) -> Result {
+        ia::device_added(dev)
+    }
+
+    fn remove(dev: &Device) {
+        ia::device_removed(dev)
+    }
+}
+
+#[pin_data]
+struct Rkdapl {
+    #[pin]
+    client: client::Registration<DeviceTracker>,
+}
+
+impl kernel::InPlaceModule for Rkdapl {
+    fn init(_module: &'static ThisModule) -> impl PinInit<Self, Error> {
+        abi::handle::Handles::init();
+        ia::devices_init();
+        pr_info!("rkdapl: loaded\n");
+        try_pin_init!(Rkdapl { client <- client::Registration::new(c"rkdapl") })
+    }
+}
+
+impl Drop for Rkdapl {
+    fn drop(&mut self) {
+        let left = abi::handle::Handles::count();
+        if left != 0 {
+            pr_warn!("rkdapl: unloading with {} objects still open\n", left);
+        }
+        pr_info!("rkdapl: unloaded\n");
+    }
+}

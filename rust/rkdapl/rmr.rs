@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! RMR: remote memory region (DAT 2.0 section 6.8), a remote grant.
+//!
+//! A grant is an FRWR registration of `[offset, offset + length)` of an LMR with a fresh key
+//! and the granted rights, posted on an EP (`IB_WR_REG_MR`). The peer may then RDMA READ or
+//! WRITE exactly that range with the rkey; unbinding posts `IB_WR_LOCAL_INV`, after which the
+//! rkey is refused. Rebinding advances the key, so an old rkey never becomes valid again.
+
+use crate::{
+    ep::Ep,
+    lmr::{Lmr, MEM_REMOTE_READ, MEM_REMOTE_WRITE},
+    pz::Pz,
+};
+use kernel::{
+    new_mutex,
+    prelude::*,
+    rdma::{mr::FrMr, Access},
+    sync::{Arc, Mutex},
+};
+
+struct Binding {
+    lmr: Arc<Lmr>,
+    rkey: u32,
+    addr: u64,
+    len: u64,
+}
+
+struct RmrState {
+    mr: FrMr,
+    bound: Option<Binding>,
+}
+
+/// A remote memory region.
+#[pin_data]
+pub(crate) struct Rmr {
+    pub(crate) pz: Arc<Pz>,
+    #[pin]
+    st: Mutex<RmrState>,
+}
+
+impl Rmr {
+    /// An unbound RMR in `pz`, able to grant up to the device's FRWR page list length. May
+    /// sleep.
+    ///
+    /// # Errors
+    ///
+    /// `-ENOMEM` or the driver's error.
+    pub(crate) fn new(pz: Arc<Pz>) -> Result<Arc<Rmr>> {
+        let pages = pz.ia.attrs().max_fast_reg_page_list_len.max(1);
+        let mr = FrMr::new(&pz.pd, pages)?;
+        Arc::pin_init(
+            pin_init!(Rmr { pz, st <- new_mutex!(RmrState { mr, bound: None }, "rkdapl_rmr") }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// Grants `privileges` (`RKDAPL_MEM_REMOTE_READ`/`WRITE`) on `[offset, offset + length)` of
+    /// `lmr` through `ep`; returns `(rkey, address)` the peer uses. The grant is valid once the
+    /// RMR bind completion arrives on the EP's DTO EVD. Process context; may sleep.
+    ///
+    /// # Errors
+    ///
+    /// `-EBUSY` if already bound, `-EINVAL` for other privilege bits, a zero length or a range
+    /// outside the LMR, `-EACCES` if the LMR lacks the privilege, `-EXDEV` for objects of
+    /// different PZs, `-E2BIG` if the range needs more pages than one registration holds,
+    /// `-ENOTCONN` if the EP has no QP, `-ENOSPC` if its send queue is full.
+    pub(crate) fn bind(
+        self: &Arc<Self>,
+        ep: &Ep,
+        lmr: &Arc<Lmr>,
+        offset: u64,
+        length: u64,
+        privileges: u32,
+        cookie: u64,
+    ) -> Result<(u32, u64)> {
+        if privileges == 0 || privileges & !(MEM_REMOTE_READ | MEM_REMOTE_WRITE) != 0 || length == 0 {
+            return Err(EINVAL);
+        }
+        if lmr.privileges & privileges != privileges {
+            return Err(EACCES);
+        }
+        if !Arc::ptr_eq(&lmr.pz, &self.pz) || !Arc::ptr_eq(&ep.pz, &self.pz) {
+            return Err(EXDEV);
+        }
+        let mut access = Access::empty();
+        if privileges & MEM_REMOTE_READ != 0 {
+            access = access | Access::REMOTE_READ;
+        }
+        if privileges & MEM_REMOTE_WRITE != 0 {
+            access = access | Access::REMOTE_WRITE;
+        }
+        let mut st = self.st.lock();
+        if st.bound.is_some() {
+            return Err(EBUSY);
+        }
+        st.mr.map(&lmr.region, offset, length).map_err(|e| if e == EINVAL { ERANGE } else { e })?;
+        let (rkey, addr, len) = (st.mr.rkey(), st.mr.iova(), st.mr.length());
+        ep.post_rmr(&st.mr, self, Some(lmr.clone()), Some(access), cookie)?;
+        st.bound = Some(Binding { lmr: lmr.clone(), rkey, addr, len });
+        Ok((rkey, addr))
+    }
+
+    /// Revokes the grant with LOCAL_INV posted on `ep`; an RMR bind completion (op UNBIND)
+    /// follows. Process context; may sleep.
+    ///
+    /// # Errors
+    ///
+    /// `-EINVAL` if not bound, `-ENOTCONN` if the EP has no QP, `-ENOSPC` if its send queue is
+    /// full.
+    pub(crate) fn unbind(self: &Arc<Self>, ep: &Ep, cookie: u64) -> Result {
+        let mut st = self.st.lock();
+        let Some(b) = st.bound.as_ref() else { return Err(EINVAL) };
+        let lmr = b.lmr.clone();
+        ep.post_rmr(&st.mr, self, Some(lmr), None, cookie)?;
+        st.bound = None;
+        Ok(())
+    }
+
+    /// The current grant: `(rkey, address, length)`.
+    pub(crate) fn query(&self) -> Option<(u32, u64, u64)> {
+        self.st.lock().bound.as_ref().map(|b| (b.rkey, b.addr, b.len))
+    }
+}

@@ -1,0 +1,20 @@
+#!/bin/bash
+# Build rkdapl.ko, the sample consumer and the selftest module against the prepared kernel.
+#   scripts/modules.sh [debug|release]   prints the kernel build directory on stdout
+# The sample and selftest modules are built as separate external modules that only see
+# include/rkdapl.h and rkdapl's Module.symvers (KBUILD_EXTRA_SYMBOLS), like any consumer.
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+top=$(cd "$(dirname "$0")/.." && pwd)
+kdir=$("$top/scripts/kernel.sh" "${1:-debug}")
+KFLAGS=(LLVM=-19 RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc BINDGEN="$BINDGEN" ARCH=x86_64)
+log "building rkdapl.ko"
+make -s -C "$kdir" M="$top" "${KFLAGS[@]}" modules >&2
+for d in samples selftests/kmod; do
+	[ -f "$top/$d/Kbuild" ] || continue
+	log "building $d"
+	make -s -C "$kdir" M="$top/$d" "${KFLAGS[@]}" KBUILD_EXTRA_SYMBOLS="$top/Module.symvers" modules >&2
+done
+mkdir -p "$top/out"
+echo "$kdir" > "$top/out/kdir"
+echo "$kdir"

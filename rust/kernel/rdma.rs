@@ -36,6 +36,18 @@ pub mod pd;
 pub mod qp;
 
 /// Access rights of a memory registration (`enum ib_access_flags`, IB spec 10.6.3.2).
+///
+/// # Examples
+///
+/// ```
+/// use kernel::rdma::Access;
+///
+/// let a = Access::REMOTE_READ | Access::REMOTE_WRITE;
+/// assert!(a.contains(Access::REMOTE_READ));
+/// assert!(!a.contains(Access::LOCAL_WRITE));
+/// assert!(!Access::empty().contains(Access::REMOTE_WRITE));
+/// assert_eq!(Access::empty().bits(), 0);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct Access(u32);
 

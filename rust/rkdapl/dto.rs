@@ -13,7 +13,7 @@
 //! `unsafe`: the SAFETY comments below say why the contexts and the memory outlive the work.
 
 use crate::{
-    evd::{Event, EventType, Evd},
+    evd::{Evd, Event, EventType},
     lmr::Lmr,
     rmr::Rmr,
 };
@@ -71,9 +71,8 @@ impl DtoStatus {
             bindings::ib_wc_status_IB_WC_LOC_PROT_ERR => LocalProtection,
             bindings::ib_wc_status_IB_WC_BAD_RESP_ERR => BadResponse,
             bindings::ib_wc_status_IB_WC_REM_ACCESS_ERR => RemoteAccess,
-            bindings::ib_wc_status_IB_WC_REM_OP_ERR | bindings::ib_wc_status_IB_WC_REM_INV_REQ_ERR => {
-                RemoteResponder
-            }
+            bindings::ib_wc_status_IB_WC_REM_OP_ERR
+            | bindings::ib_wc_status_IB_WC_REM_INV_REQ_ERR => RemoteResponder,
             bindings::ib_wc_status_IB_WC_RETRY_EXC_ERR => Transport,
             bindings::ib_wc_status_IB_WC_RNR_RETRY_EXC_ERR => ReceiverNotReady,
             bindings::ib_wc_status_IB_WC_MW_BIND_ERR => RmrOperationFailed,
@@ -153,7 +152,11 @@ unsafe impl CqeDone for DtoCtx {
         ev.status = st.status as i32;
         ev.ep = this.ring.ep_handle.load(Ordering::Relaxed);
         ev.cookie = st.cookie;
-        ev.transferred_length = if st.status == DtoStatus::Success { st.len } else { 0 };
+        ev.transferred_length = if st.status == DtoStatus::Success {
+            st.len
+        } else {
+            0
+        };
         ev.op = st.op as u32;
         ev.immediate = st.imm;
         let lmrs = core::mem::take(&mut st.lmrs);
@@ -202,10 +205,11 @@ impl DtoRing {
         )?;
         let mut ctxs = KVec::with_capacity(n as usize, GFP_KERNEL)?;
         for i in 0..n {
+            let ring = shared.clone();
             let c = KBox::pin_init(
                 pin_init!(DtoCtx {
                     cqe: Cqe::new::<DtoCtx>(),
-                    ring: shared.clone(),
+                    ring,
                     idx: i as u16,
                     st <- new_spinlock_irq!(
                         CtxState {
@@ -239,7 +243,12 @@ impl DtoRing {
             if credits < nwr {
                 return Err(ENOSPC);
             }
-            match self.shared.credits.compare_exchange(credits, credits - nwr, Ordering::AcqRel, Ordering::Acquire) {
+            match self.shared.credits.compare_exchange(
+                credits,
+                credits - nwr,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
                 Ok(_) => break,
                 Err(c) => credits = c,
             }
@@ -265,7 +274,15 @@ impl DtoRing {
         self.shared.release(ctx.idx, 0);
     }
 
-    fn arm(ctx: &DtoCtx, op: DtoOp, cookie: u64, len: u64, nwr: u32, segs: &[Segment], rmr: Option<Arc<Rmr>>) -> Result {
+    fn arm(
+        ctx: &DtoCtx,
+        op: DtoOp,
+        cookie: u64,
+        len: u64,
+        nwr: u32,
+        segs: &[Segment],
+        rmr: Option<Arc<Rmr>>,
+    ) -> Result {
         let mut st = ctx.st.lock();
         st.cookie = cookie;
         st.op = op;
@@ -290,7 +307,9 @@ impl DtoRing {
             if need_write && s.lmr.privileges & crate::lmr::MEM_LOCAL_WRITE == 0 {
                 return Err(EACCES);
             }
-            s.lmr.region.sges(s.offset, s.length, s.lmr.lkey(), &mut sges)?;
+            s.lmr
+                .region
+                .sges(s.offset, s.length, s.lmr.lkey(), &mut sges)?;
             total = total.checked_add(s.length).ok_or(EINVAL)?;
         }
         if total > u64::from(u32::MAX) {
@@ -341,12 +360,19 @@ impl DtoRing {
             let at = offset;
             offset += bytes;
             let wop = match (op, remote) {
-                (DtoOp::RdmaWrite, Some((addr, rkey))) => SendOp::Write { remote_addr: addr.wrapping_add(at), rkey },
-                (DtoOp::RdmaRead, Some((addr, rkey))) => SendOp::Read { remote_addr: addr.wrapping_add(at), rkey },
+                (DtoOp::RdmaWrite, Some((addr, rkey))) => SendOp::Write {
+                    remote_addr: addr.wrapping_add(at),
+                    rkey,
+                },
+                (DtoOp::RdmaRead, Some((addr, rkey))) => SendOp::Read {
+                    remote_addr: addr.wrapping_add(at),
+                    rkey,
+                },
                 _ => SendOp::Send,
             };
             // Cannot fail: the capacity was reserved above.
-            let _ = wrs.push_within_capacity(SendWr::new(wop, &ctx.cqe, chunk, SendFlags::SIGNALED));
+            let _ =
+                wrs.push_within_capacity(SendWr::new(wop, &ctx.cqe, chunk, SendFlags::SIGNALED));
         };
         if sges.is_empty() {
             add(&[]);
@@ -361,7 +387,12 @@ impl DtoRing {
         self.finish_post(ctx, nwr, r)
     }
 
-    fn finish_post(&self, ctx: &DtoCtx, nwr: u32, r: core::result::Result<(), (Error, usize)>) -> Result {
+    fn finish_post(
+        &self,
+        ctx: &DtoCtx,
+        nwr: u32,
+        r: core::result::Result<(), (Error, usize)>,
+    ) -> Result {
         match r {
             Ok(()) => Ok(()),
             Err((e, 0)) => {
@@ -374,7 +405,9 @@ impl DtoRing {
                 let mut st = ctx.st.lock();
                 st.pending = posted as u32;
                 drop(st);
-                self.shared.credits.fetch_add(nwr - posted as u32, Ordering::AcqRel);
+                self.shared
+                    .credits
+                    .fetch_add(nwr - posted as u32, Ordering::AcqRel);
                 Err(e)
             }
         }
@@ -418,11 +451,22 @@ impl DtoRing {
         cookie: u64,
     ) -> Result {
         let ctx = self.take(1)?;
-        let (op, len) = if access.is_some() { (DtoOp::RmrBind, mr.length()) } else { (DtoOp::RmrUnbind, 0) };
+        let (op, len) = if access.is_some() {
+            (DtoOp::RmrBind, mr.length())
+        } else {
+            (DtoOp::RmrUnbind, 0)
+        };
         let segs: KVec<Segment> = match lmr {
             Some(l) => {
                 let mut v = KVec::new();
-                v.push(Segment { lmr: l, offset: 0, length: 0 }, GFP_ATOMIC)?;
+                v.push(
+                    Segment {
+                        lmr: l,
+                        offset: 0,
+                        length: 0,
+                    },
+                    GFP_ATOMIC,
+                )?;
                 v
             }
             None => KVec::new(),

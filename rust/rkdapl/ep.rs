@@ -15,12 +15,12 @@
 
 use crate::{
     dto::{DtoOp, DtoRing, Segment},
-    lmr::Lmr,
-    rmr::Rmr,
-    evd::{Event, EventType, Evd},
+    evd::{Evd, Event, EventType},
     ia::Ia,
+    lmr::Lmr,
     psp::{Cr, Psp},
     pz::Pz,
+    rmr::Rmr,
 };
 use core::sync::atomic::{AtomicUsize, Ordering};
 use kernel::{
@@ -128,7 +128,10 @@ pub(crate) struct CmCtx {
 
 impl CmCtx {
     pub(crate) fn new(t: CmTarget) -> Result<Arc<CmCtx>> {
-        Arc::pin_init(pin_init!(CmCtx { target <- new_mutex!(t, "rkdapl_cm_target") }), GFP_KERNEL)
+        Arc::pin_init(
+            pin_init!(CmCtx { target <- new_mutex!(t, "rkdapl_cm_target") }),
+            GFP_KERNEL,
+        )
     }
 }
 
@@ -148,7 +151,11 @@ impl CmHandler for CmCtx {
         }
     }
 
-    fn connect_request(listener: ArcBorrow<'_, Self>, req: ConnRequest<'_, Self>, ev: &CmEvent<'_>) {
+    fn connect_request(
+        listener: ArcBorrow<'_, Self>,
+        req: ConnRequest<'_, Self>,
+        ev: &CmEvent<'_>,
+    ) {
         let psp = match &*listener.target.lock() {
             CmTarget::Psp(p) => p.clone(),
             _ => return,
@@ -199,12 +206,23 @@ impl Ep {
     /// # Errors
     ///
     /// `-EINVAL` for attributes beyond the device's limits, `-ENOMEM`, or the driver's error.
-    pub(crate) fn new(pz: Arc<Pz>, dto_evd: Arc<Evd>, conn_evd: Arc<Evd>, attr: EpAttr) -> Result<Arc<Ep>> {
+    pub(crate) fn new(
+        pz: Arc<Pz>,
+        dto_evd: Arc<Evd>,
+        conn_evd: Arc<Evd>,
+        attr: EpAttr,
+    ) -> Result<Arc<Ep>> {
         let ia = pz.ia.clone();
         let attr = attr.resolve(&ia)?;
         let sq_depth = attr.sq_depth(&ia);
         let send_cq = Cq::new(&ia.dev, sq_depth, 0, PollContext::Workqueue, c"rkdapl")?;
-        let recv_cq = Cq::new(&ia.dev, attr.max_recv_dtos, 0, PollContext::Workqueue, c"rkdapl")?;
+        let recv_cq = Cq::new(
+            &ia.dev,
+            attr.max_recv_dtos,
+            0,
+            PollContext::Workqueue,
+            c"rkdapl",
+        )?;
         let sq = DtoRing::new(attr.max_request_dtos, sq_depth, false, dto_evd.clone())?;
         let rq = DtoRing::new(attr.max_recv_dtos, attr.max_recv_dtos, true, dto_evd)?;
         Arc::pin_init(
@@ -279,7 +297,12 @@ impl Ep {
     ///
     /// `-EISCONN` unless the EP is UNCONNECTED, `-EINVAL` for private data over 56 bytes,
     /// `-ENOMEM`, or rdma_cm's immediate errors.
-    pub(crate) fn connect(self: &Arc<Self>, dst: &SockAddr, timeout_ms: u32, private_data: &[u8]) -> Result {
+    pub(crate) fn connect(
+        self: &Arc<Self>,
+        dst: &SockAddr,
+        timeout_ms: u32,
+        private_data: &[u8],
+    ) -> Result {
         if private_data.len() > crate::evd::MAX_PRIVATE_DATA {
             return Err(EINVAL);
         }
@@ -297,7 +320,10 @@ impl Ep {
         }
         let mut pdata = KVec::new();
         pdata.extend_from_slice(private_data, GFP_KERNEL)?;
-        *self.pending.lock() = Some(Pending { timeout_ms, private_data: pdata });
+        *self.pending.lock() = Some(Pending {
+            timeout_ms,
+            private_data: pdata,
+        });
         if let Err(e) = id.resolve_addr(None, dst, timeout_ms) {
             // Not inside a CM handler: the id may be dropped here.
             let id = {
@@ -338,7 +364,9 @@ impl Ep {
         let status = ev.status();
         match ev.kind() {
             CmEventKind::AddrResolved => {
-                let same = id.device().is_some_and(|d| d.as_raw() == self.ia.dev.as_raw());
+                let same = id
+                    .device()
+                    .is_some_and(|d| d.as_raw() == self.ia.dev.as_raw());
                 let timeout = self.pending.lock().as_ref().map_or(2000, |p| p.timeout_ms);
                 if !same {
                     // The address is on another RDMA device than this EP's IA.
@@ -366,12 +394,16 @@ impl Ep {
                 self.conn_event(EventType::Established, 0, ev.private_data());
             }
             CmEventKind::Rejected => self.fail(EventType::PeerRejected, status, ev.private_data()),
-            CmEventKind::Unreachable | CmEventKind::ConnectError => {
-                self.fail(Self::timeout_or(status, EventType::Unreachable), status, &[])
-            }
-            CmEventKind::AddrError | CmEventKind::RouteError => {
-                self.fail(Self::timeout_or(status, EventType::Unreachable), status, &[])
-            }
+            CmEventKind::Unreachable | CmEventKind::ConnectError => self.fail(
+                Self::timeout_or(status, EventType::Unreachable),
+                status,
+                &[],
+            ),
+            CmEventKind::AddrError | CmEventKind::RouteError => self.fail(
+                Self::timeout_or(status, EventType::Unreachable),
+                status,
+                &[],
+            ),
             CmEventKind::Disconnected => {
                 let was = {
                     let mut c = self.conn.lock();
@@ -399,7 +431,10 @@ impl Ep {
         if private_data.len() > crate::evd::MAX_PRIVATE_DATA {
             return Err(EINVAL);
         }
-        if id.device().is_none_or(|d| d.as_raw() != self.ia.dev.as_raw()) {
+        if id
+            .device()
+            .is_none_or(|d| d.as_raw() != self.ia.dev.as_raw())
+        {
             return Err(EXDEV);
         }
         {
@@ -411,7 +446,9 @@ impl Ep {
             c.id = Some(id.clone());
         }
         *id.handler().target.lock() = CmTarget::Ep(self.clone());
-        let r = id.create_qp(&self.pz.pd, &self.qp_init()).and_then(|()| id.accept(&self.conn_param(private_data)));
+        let r = id
+            .create_qp(&self.pz.pd, &self.qp_init())
+            .and_then(|()| id.accept(&self.conn_param(private_data)));
         if let Err(e) = r {
             let id = {
                 let mut c = self.conn.lock();
@@ -475,13 +512,20 @@ impl Ep {
     /// # Errors
     ///
     /// `-ENOTCONN` unless CONNECTED, otherwise as [`DtoRing::post_send`].
-    pub(crate) fn post_dto(&self, op: DtoOp, segs: &[Segment], remote: Option<(u64, u32)>, cookie: u64) -> Result {
+    pub(crate) fn post_dto(
+        &self,
+        op: DtoOp,
+        segs: &[Segment],
+        remote: Option<(u64, u32)>,
+        cookie: u64,
+    ) -> Result {
         let c = self.conn.lock();
         if c.state != EpState::Connected {
             return Err(ENOTCONN);
         }
         let qp = c.id.as_ref().and_then(|id| id.qp()).ok_or(ENOTCONN)?;
-        self.sq.post_send(qp, self.max_send_sge(), op, segs, remote, cookie)
+        self.sq
+            .post_send(qp, self.max_send_sge(), op, segs, remote, cookie)
     }
 
     /// Posts a RECV; allowed as soon as the EP has a QP (while connecting, too). Any context.
@@ -495,7 +539,8 @@ impl Ep {
             return Err(ENOTCONN);
         }
         let qp = c.id.as_ref().and_then(|id| id.qp()).ok_or(ENOTCONN)?;
-        self.rq.post_recv(qp, self.ia.attrs().max_recv_sge, segs, cookie)
+        self.rq
+            .post_recv(qp, self.ia.attrs().max_recv_sge, segs, cookie)
     }
 
     /// Posts an RMR bind (`access` given) or unbind. Any context.

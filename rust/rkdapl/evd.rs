@@ -9,7 +9,7 @@
 //! returns before anything else.
 
 use kernel::{
-    new_condvar, new_spinlock_irq,
+    new_condvar, new_spinlock_irq, pr_warn_once,
     prelude::*,
     sync::{Arc, CondVar, CondVarTimeoutResult, SpinLockIrq},
     time::msecs_to_jiffies,
@@ -33,7 +33,6 @@ pub(crate) enum EventType {
     Disconnected = 9,
     Broken = 10,
     AsyncEvdOverflow = 11,
-    AsyncIaCatastrophic = 12,
 }
 
 /// One event, laid out as `struct rkdapl_event`.
@@ -95,7 +94,6 @@ pub(crate) struct Evd {
     q: SpinLockIrq<Queue>,
     #[pin]
     cv: CondVar,
-    qlen: u32,
 }
 
 /// Largest EVD, in entries.
@@ -115,7 +113,6 @@ impl Evd {
             pin_init!(Evd {
                 q <- new_spinlock_irq!(Queue { ring, head: 0, len: 0, lost: 0 }, "rkdapl_evd"),
                 cv <- new_condvar!("rkdapl_evd_wait"),
-                qlen,
             }),
             GFP_KERNEL,
         )
@@ -128,7 +125,10 @@ impl Evd {
         if q.len == cap {
             q.lost += 1;
             drop(q);
-            pr_warn_once!("rkdapl: an EVD of {} entries overflowed; losses are reported as overflow events\n", cap);
+            pr_warn_once!(
+                "rkdapl: an EVD of {} entries overflowed; losses are reported as overflow events\n",
+                cap
+            );
         } else {
             let tail = (q.head + q.len) % cap;
             q.ring[tail] = ev;
@@ -183,10 +183,5 @@ impl Evd {
                 CondVarTimeoutResult::Woken { jiffies } => left = jiffies,
             }
         }
-    }
-
-    /// Size in entries.
-    pub(crate) fn qlen(&self) -> u32 {
-        self.qlen
     }
 }

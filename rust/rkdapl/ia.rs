@@ -24,7 +24,10 @@ pub(crate) fn devices_init() {
 pub(crate) fn device_added(dev: &Device) -> Result {
     let mut list = DEVICES.lock();
     list.push(dev.into(), GFP_KERNEL)?;
-    pr_info!("rkdapl: device {} added\n", dev.name().to_str().unwrap_or("?"));
+    pr_info!(
+        "rkdapl: device {} added\n",
+        dev.name().to_str().unwrap_or("?")
+    );
     Ok(())
 }
 
@@ -32,7 +35,10 @@ pub(crate) fn device_added(dev: &Device) -> Result {
 pub(crate) fn device_removed(dev: &Device) {
     let mut list = DEVICES.lock();
     list.retain(|d| d.as_raw() != dev.as_raw());
-    pr_info!("rkdapl: device {} removed\n", dev.name().to_str().unwrap_or("?"));
+    pr_info!(
+        "rkdapl: device {} removed\n",
+        dev.name().to_str().unwrap_or("?")
+    );
 }
 
 /// An open interface adapter.
@@ -48,7 +54,11 @@ impl Ia {
     /// `-ENODEV` if no such device is registered.
     pub(crate) fn open(name: &CStr) -> Result<Arc<Ia>> {
         let list = DEVICES.lock();
-        let dev = list.iter().find(|d| d.name() == name).ok_or(ENODEV)?.clone();
+        let dev = list
+            .iter()
+            .find(|d| d.name() == name)
+            .ok_or(ENODEV)?
+            .clone();
         drop(list);
         Ok(Arc::new(Ia { dev }, GFP_KERNEL)?)
     }

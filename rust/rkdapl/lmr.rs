@@ -35,7 +35,15 @@ impl Lmr {
         if privileges & !MEM_ALL != 0 || region.device().as_raw() != pz.ia.dev.as_raw() {
             return Err(EINVAL);
         }
-        Ok(Arc::new(Lmr { pz, region, privileges, inflight: AtomicU32::new(0) }, GFP_KERNEL)?)
+        Ok(Arc::new(
+            Lmr {
+                pz,
+                region,
+                privileges,
+                inflight: AtomicU32::new(0),
+            },
+            GFP_KERNEL,
+        )?)
     }
 
     /// The lkey local DTOs use for this region.

@@ -11,7 +11,7 @@
 use crate::{
     abi::handle::{Handles, Kind},
     ep::{CmCtx, CmTarget, EpCmId},
-    evd::{Event, EventType, Evd},
+    evd::{Evd, Event, EventType},
     ia::Ia,
 };
 use kernel::{
@@ -80,7 +80,9 @@ impl Psp {
         )?;
         let ctx = CmCtx::new(CmTarget::Psp(psp.clone()))?;
         let id = CmId::new(ctx.clone(), c"rkdapl")?;
-        let r = id.bind_addr(&SockAddr::ipv4(0, port)).and_then(|()| id.listen(backlog));
+        let r = id
+            .bind_addr(&SockAddr::ipv4(0, port))
+            .and_then(|()| id.listen(backlog));
         if let Err(e) = r {
             drop(id);
             *ctx.target.lock() = CmTarget::None;
@@ -94,23 +96,32 @@ impl Psp {
 
     /// A peer asks to connect (called in the listening id's handler).
     pub(crate) fn connect_request(self: Arc<Self>, req: ConnRequest<'_, CmCtx>, ev: &CmEvent<'_>) {
-        if req.id().device().is_none_or(|d| d.as_raw() != self.ia.dev.as_raw()) {
+        if req
+            .id()
+            .device()
+            .is_none_or(|d| d.as_raw() != self.ia.dev.as_raw())
+        {
             // Arrived on another device than this PSP's IA: leave it to rdma_cm to refuse.
             return;
         }
         // Everything that can fail happens before the id is adopted: once adopted it cannot
         // be dropped inside this handler.
+        let me = self.clone();
         let Ok(cr) = Arc::pin_init(
-            pin_init!(Cr { psp: self.clone(), id <- new_mutex!(None, "rkdapl_cr_id") }),
+            pin_init!(Cr { psp: me, id <- new_mutex!(None, "rkdapl_cr_id") }),
             GFP_KERNEL,
         ) else {
             return;
         };
-        let Ok(ctx) = CmCtx::new(CmTarget::Cr(cr.clone())) else { return };
+        let Ok(ctx) = CmCtx::new(CmTarget::Cr(cr.clone())) else {
+            return;
+        };
         if self.pending.lock().reserve(1, GFP_KERNEL).is_err() {
             return;
         }
-        let Ok(handle) = Handles::insert(cr.clone(), Kind::Cr) else { return };
+        let Ok(handle) = Handles::insert(cr.clone(), Kind::Cr) else {
+            return;
+        };
         let handle = handle as usize;
         *cr.id.lock() = Some(req.adopt(ctx));
         let _ = self.pending.lock().push_within_capacity(handle);
@@ -121,7 +132,7 @@ impl Psp {
 
     /// Forgets a CR that was accepted or rejected.
     pub(crate) fn cr_done(&self, handle: usize) {
-        self.pending.lock().retain(|&h| h != handle);
+        self.pending.lock().retain(|h| *h != handle);
     }
 
     /// Stops listening and rejects every CR not yet answered. Process context; sleeps.

@@ -41,7 +41,7 @@ impl client::Client for DeviceTracker {
     }
 }
 
-#[pin_data]
+#[pin_data(PinnedDrop)]
 struct Rkdapl {
     #[pin]
     client: client::Registration<DeviceTracker>,
@@ -56,8 +56,9 @@ impl kernel::InPlaceModule for Rkdapl {
     }
 }
 
-impl Drop for Rkdapl {
-    fn drop(&mut self) {
+#[pinned_drop]
+impl PinnedDrop for Rkdapl {
+    fn drop(self: Pin<&mut Self>) {
         let left = abi::handle::Handles::count();
         if left != 0 {
             pr_warn!("rkdapl: unloading with {} objects still open\n", left);

@@ -20,10 +20,8 @@ use kernel::{
 };
 
 struct Binding {
+    /// Keeps the granted memory registered while the grant exists.
     lmr: Arc<Lmr>,
-    rkey: u32,
-    addr: u64,
-    len: u64,
 }
 
 struct RmrState {
@@ -74,7 +72,8 @@ impl Rmr {
         privileges: u32,
         cookie: u64,
     ) -> Result<(u32, u64)> {
-        if privileges == 0 || privileges & !(MEM_REMOTE_READ | MEM_REMOTE_WRITE) != 0 || length == 0 {
+        if privileges == 0 || privileges & !(MEM_REMOTE_READ | MEM_REMOTE_WRITE) != 0 || length == 0
+        {
             return Err(EINVAL);
         }
         if lmr.privileges & privileges != privileges {
@@ -94,10 +93,12 @@ impl Rmr {
         if st.bound.is_some() {
             return Err(EBUSY);
         }
-        st.mr.map(&lmr.region, offset, length).map_err(|e| if e == EINVAL { ERANGE } else { e })?;
-        let (rkey, addr, len) = (st.mr.rkey(), st.mr.iova(), st.mr.length());
+        st.mr
+            .map(&lmr.region, offset, length)
+            .map_err(|e| if e == EINVAL { ERANGE } else { e })?;
+        let (rkey, addr) = (st.mr.rkey(), st.mr.iova());
         ep.post_rmr(&st.mr, self, Some(lmr.clone()), Some(access), cookie)?;
-        st.bound = Some(Binding { lmr: lmr.clone(), rkey, addr, len });
+        st.bound = Some(Binding { lmr: lmr.clone() });
         Ok((rkey, addr))
     }
 
@@ -110,15 +111,12 @@ impl Rmr {
     /// full.
     pub(crate) fn unbind(self: &Arc<Self>, ep: &Ep, cookie: u64) -> Result {
         let mut st = self.st.lock();
-        let Some(b) = st.bound.as_ref() else { return Err(EINVAL) };
+        let Some(b) = st.bound.as_ref() else {
+            return Err(EINVAL);
+        };
         let lmr = b.lmr.clone();
         ep.post_rmr(&st.mr, self, Some(lmr), None, cookie)?;
         st.bound = None;
         Ok(())
-    }
-
-    /// The current grant: `(rkey, address, length)`.
-    pub(crate) fn query(&self) -> Option<(u32, u64, u64)> {
-        self.st.lock().bound.as_ref().map(|b| (b.rkey, b.addr, b.len))
     }
 }

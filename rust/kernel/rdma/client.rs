@@ -61,7 +61,7 @@ impl<T: Client> Registration<T> {
                 // state (ib_core initializes the refcount and completion itself).
                 unsafe {
                     core::ptr::write_bytes(slot, 0, 1);
-                    (*slot).name = name.as_ptr();
+                    (*slot).name = name.as_char_ptr();
                     (*slot).add = Some(Self::add_callback);
                     (*slot).remove = Some(Self::remove_callback);
                 }

@@ -40,6 +40,20 @@ pub const MAX_REJECT_PRIVATE_DATA: usize = 148;
 const IB_CM_REJ_CONSUMER_DEFINED: u8 = 28;
 
 /// An IPv4 or IPv6 socket address as rdma_cm takes it.
+///
+/// # Examples
+///
+/// ```
+/// use kernel::rdma::cm::SockAddr;
+///
+/// let a = SockAddr::ipv4(0x0a4d0001, 7471); // 10.77.0.1:7471
+/// assert_eq!(a.port(), 7471);
+/// // SAFETY: `as_ptr` points at a valid `sockaddr_in`.
+/// let b = unsafe { SockAddr::from_raw(a.as_ptr()) }.unwrap();
+/// assert_eq!(b.port(), 7471);
+/// // SAFETY: NULL is refused before it is read.
+/// assert!(unsafe { SockAddr::from_raw(core::ptr::null()) }.is_err());
+/// ```
 #[derive(Clone, Copy)]
 pub struct SockAddr(bindings::__kernel_sockaddr_storage);
 
@@ -167,7 +181,7 @@ impl CmEvent<'_> {
     /// The event's name, from `rdma_event_msg`.
     pub fn name(&self) -> &'static CStr {
         // SAFETY: `rdma_event_msg` returns a static string for any value.
-        unsafe { CStr::from_ptr(bindings::rdma_event_msg(self.0.event)) }
+        unsafe { CStr::from_char_ptr(bindings::rdma_event_msg(self.0.event)) }
     }
 
     /// Private data the peer sent with a connect request, accept or reject (may be longer than
@@ -180,7 +194,12 @@ impl CmEvent<'_> {
             return &[];
         }
         // SAFETY: As above: `private_data_len` bytes are readable.
-        unsafe { core::slice::from_raw_parts(c.private_data.cast::<u8>(), usize::from(c.private_data_len)) }
+        unsafe {
+            core::slice::from_raw_parts(
+                c.private_data.cast::<u8>(),
+                usize::from(c.private_data_len),
+            )
+        }
     }
 
     /// The connection parameters the peer offered (connect request) or settled (established).
@@ -192,6 +211,9 @@ impl CmEvent<'_> {
 }
 
 /// Connection parameters (`struct rdma_conn_param`).
+///
+/// Private data longer than the transport carries, or retry counts above 7, are refused with
+/// `EINVAL` when the parameters are used.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ConnParam<'a> {
     /// Private data for the peer.
@@ -455,10 +477,13 @@ impl<T: CmHandler> CmId<T> {
                 ctx,
                 bindings::rdma_ucm_port_space_RDMA_PS_TCP,
                 bindings::ib_qp_type_IB_QPT_RC,
-                caller.as_ptr(),
+                caller.as_char_ptr(),
             )
         })?;
-        Ok(CmId { id: NonNull::new(id).ok_or(ENOMEM)?, handler })
+        Ok(CmId {
+            id: NonNull::new(id).ok_or(ENOMEM)?,
+            handler,
+        })
     }
 
     /// The id's handler.
@@ -477,7 +502,11 @@ impl<T: CmHandler> CmId<T> {
             // SAFETY: The child is live; nothing else uses its context yet.
             unsafe { (*id).context = core::ptr::null_mut() };
             let adopted = Cell::new(false);
-            let req = ConnRequest { id, adopted: &adopted, _p: core::marker::PhantomData };
+            let req = ConnRequest {
+                id,
+                adopted: &adopted,
+                _p: core::marker::PhantomData,
+            };
             // SAFETY: The listener's `CmId` owns the handler and waits for this callback
             // before it releases it.
             let listener = unsafe { ArcBorrow::from_raw(ctx) };
@@ -544,6 +573,9 @@ impl<T: CmHandler> ConnRequest<'_, T> {
         self.adopted.set(true);
         // INVARIANT: The context now points at `handler`, which the `CmId` owns.
         // SAFETY: `id` is non-NULL: rdma_cm passed it to the callback.
-        CmId { id: unsafe { NonNull::new_unchecked(self.id) }, handler }
+        CmId {
+            id: unsafe { NonNull::new_unchecked(self.id) },
+            handler,
+        }
     }
 }

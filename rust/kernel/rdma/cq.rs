@@ -72,9 +72,18 @@ impl Cq {
         let vec = i32::try_from(comp_vector).map_err(|_| EINVAL)?;
         // SAFETY: `dev` is registered; a NULL private pointer is allowed; `caller` is static.
         let ptr = from_err_ptr(unsafe {
-            bindings::__ib_alloc_cq(dev.as_raw(), core::ptr::null_mut(), nr, vec, ctx.to_c(), caller.as_ptr())
+            bindings::__ib_alloc_cq(
+                dev.as_raw(),
+                core::ptr::null_mut(),
+                nr,
+                vec,
+                ctx.to_c(),
+                caller.as_char_ptr(),
+            )
         })?;
-        Ok(Cq { ptr: NonNull::new(ptr).ok_or(ENOMEM)? })
+        Ok(Cq {
+            ptr: NonNull::new(ptr).ok_or(ENOMEM)?,
+        })
     }
 
     /// The raw pointer, for calls into C.
@@ -125,7 +134,7 @@ impl Wc {
     /// Human-readable status, from `ib_wc_status_msg`.
     pub fn status_msg(&self) -> &'static CStr {
         // SAFETY: `ib_wc_status_msg` returns a pointer to a static string for any value.
-        unsafe { CStr::from_ptr(bindings::ib_wc_status_msg(self.0.status)) }
+        unsafe { CStr::from_char_ptr(bindings::ib_wc_status_msg(self.0.status)) }
     }
 
     /// The completed operation (`enum ib_wc_opcode`); only meaningful on success.
@@ -181,7 +190,9 @@ impl Cqe {
     /// A `Cqe` that calls `T::done` when the work request carrying it completes.
     /// Place it as the first field of a `#[repr(C)]` `T`.
     pub fn new<T: CqeDone>() -> Cqe {
-        Cqe(Opaque::new(bindings::ib_cqe { done: Some(Self::trampoline::<T>) }))
+        Cqe(Opaque::new(bindings::ib_cqe {
+            done: Some(Self::trampoline::<T>),
+        }))
     }
 
     /// The raw pointer a work request stores in `wr_cqe`.

@@ -68,7 +68,7 @@ impl Device {
     pub fn name(&self) -> &CStr {
         // SAFETY: `name` is a NUL-terminated array inside the device, which the type
         // invariant keeps alive for the lifetime of `&self`.
-        unsafe { CStr::from_ptr((*self.as_raw()).name.as_ptr()) }
+        unsafe { CStr::from_char_ptr((*self.as_raw()).name.as_ptr()) }
     }
 
     /// The device's limits.

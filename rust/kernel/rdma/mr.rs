@@ -25,7 +25,7 @@
 use super::{device::Device, pd::Pd, Access};
 use crate::{
     bindings,
-    error::from_err_ptr,
+    error::{from_err_ptr, to_result},
     prelude::*,
     sync::{aref::ARef, Arc},
 };
@@ -130,7 +130,13 @@ impl DmaRegion {
                 bindings::dma_data_direction::DMA_BIDIRECTIONAL,
             )
         };
-        let mut region = DmaRegion { dev: dev.into(), table, segs: KVec::new(), addr, len };
+        let mut region = DmaRegion {
+            dev: dev.into(),
+            table,
+            segs: KVec::new(),
+            addr,
+            len,
+        };
         if nents <= 0 {
             region.table.nents = 0;
             return Err(EIO);
@@ -141,7 +147,15 @@ impl DmaRegion {
         for _ in 0..nents {
             // SAFETY: `sg` walks the `nents` mapped entries of the table.
             let (dma, l) = unsafe { (bindings::sg_dma_address(sg), bindings::sg_dma_len(sg)) };
-            region.segs.push(Seg { off, dma, len: l, sg }, GFP_KERNEL)?;
+            region.segs.push(
+                Seg {
+                    off,
+                    dma,
+                    len: l,
+                    sg,
+                },
+                GFP_KERNEL,
+            )?;
             off += u64::from(l);
             // SAFETY: As above; `sg_next` returns NULL after the last entry.
             sg = unsafe { bindings::sg_next(sg) };
@@ -187,7 +201,13 @@ impl DmaRegion {
     /// # Errors
     ///
     /// `-ERANGE` if the range leaves the region, `-ENOMEM` if `out` cannot grow.
-    pub fn sges(&self, off: u64, len: u64, lkey: u32, out: &mut KVec<bindings::ib_sge>) -> Result<usize> {
+    pub fn sges(
+        &self,
+        off: u64,
+        len: u64,
+        lkey: u32,
+        out: &mut KVec<bindings::ib_sge>,
+    ) -> Result<usize> {
         let end = off.checked_add(len).ok_or(ERANGE)?;
         if end > self.len as u64 {
             return Err(ERANGE);
@@ -202,7 +222,14 @@ impl DmaRegion {
             let s = &self.segs[i];
             let inner = pos - s.off;
             let take = (u64::from(s.len) - inner).min(end - pos);
-            out.push(bindings::ib_sge { addr: s.dma + inner, length: take as u32, lkey }, GFP_KERNEL)?;
+            out.push(
+                bindings::ib_sge {
+                    addr: s.dma + inner,
+                    length: take as u32,
+                    lkey,
+                },
+                GFP_KERNEL,
+            )?;
             n += 1;
             pos += take;
             i += 1;
@@ -223,7 +250,9 @@ impl DmaRegion {
     }
 
     fn sync(&self, off: u64, len: u64, for_device: bool) {
-        let Some(end) = off.checked_add(len) else { return };
+        let Some(end) = off.checked_add(len) else {
+            return;
+        };
         let end = end.min(self.len as u64);
         let mut pos = off;
         if pos >= end {
@@ -238,9 +267,19 @@ impl DmaRegion {
             // SAFETY: The segment is mapped on `dev` (type invariant).
             unsafe {
                 if for_device {
-                    bindings::ib_dma_sync_single_for_device(self.dev.as_raw(), s.dma + inner, take as usize, dir)
+                    bindings::ib_dma_sync_single_for_device(
+                        self.dev.as_raw(),
+                        s.dma + inner,
+                        take as usize,
+                        dir,
+                    )
                 } else {
-                    bindings::ib_dma_sync_single_for_cpu(self.dev.as_raw(), s.dma + inner, take as usize, dir)
+                    bindings::ib_dma_sync_single_for_cpu(
+                        self.dev.as_raw(),
+                        s.dma + inner,
+                        take as usize,
+                        dir,
+                    )
                 }
             }
             pos += take;
@@ -262,7 +301,11 @@ impl DmaRegion {
             }
         }
         // Largest power of two dividing every boundary, within what the device supports.
-        let mut size = if align == 0 { 1u64 << 30 } else { 1u64 << align.trailing_zeros().min(30) };
+        let mut size = if align == 0 {
+            1u64 << 30
+        } else {
+            1u64 << align.trailing_zeros().min(30)
+        };
         while size > PAGE_SIZE as u64 && cap & size == 0 {
             size >>= 1;
         }
@@ -313,9 +356,16 @@ impl FrMr {
     pub fn new(pd: &Arc<Pd>, max_pages: u32) -> Result<FrMr> {
         // SAFETY: `pd` is a live PD.
         let ptr = from_err_ptr(unsafe {
-            bindings::ib_alloc_mr(pd.as_raw(), bindings::ib_mr_type_IB_MR_TYPE_MEM_REG, max_pages)
+            bindings::ib_alloc_mr(
+                pd.as_raw(),
+                bindings::ib_mr_type_IB_MR_TYPE_MEM_REG,
+                max_pages,
+            )
         })?;
-        Ok(FrMr { ptr: NonNull::new(ptr).ok_or(ENOMEM)?, _pd: pd.clone() })
+        Ok(FrMr {
+            ptr: NonNull::new(ptr).ok_or(ENOMEM)?,
+            _pd: pd.clone(),
+        })
     }
 
     /// The raw pointer, for calls into C.
@@ -375,7 +425,13 @@ impl FrMr {
             let mr = self.as_raw();
             let key = bindings::ib_inc_rkey((*mr).rkey) as u8;
             bindings::ib_update_fast_reg_key(mr, key);
-            bindings::ib_map_mr_sg(mr, region.segs[first].sg, nents, &mut sg_off, page_size as u32)
+            bindings::ib_map_mr_sg(
+                mr,
+                region.segs[first].sg,
+                nents,
+                &mut sg_off,
+                page_size as u32,
+            )
         };
         if n < 0 {
             return Err(Error::from_errno(n));

@@ -35,8 +35,11 @@ impl Pd {
     /// `-ENOMEM` or the driver's error.
     pub fn new(dev: &Device, caller: &'static CStr) -> Result<Pd> {
         // SAFETY: `dev` is registered (type invariant of `Device`); `caller` is a static string.
-        let ptr = from_err_ptr(unsafe { bindings::__ib_alloc_pd(dev.as_raw(), 0, caller.as_ptr()) })?;
-        Ok(Pd { ptr: NonNull::new(ptr).ok_or(ENOMEM)? })
+        let ptr =
+            from_err_ptr(unsafe { bindings::__ib_alloc_pd(dev.as_raw(), 0, caller.as_char_ptr()) })?;
+        Ok(Pd {
+            ptr: NonNull::new(ptr).ok_or(ENOMEM)?,
+        })
     }
 
     /// The raw pointer, for calls into C.

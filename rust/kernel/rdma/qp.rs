@@ -61,18 +61,29 @@ impl QpInit<'_> {
 }
 
 /// Flags of a SEND-queue work request (`enum ib_send_flags`).
+///
+/// # Examples
+///
+/// ```
+/// use kernel::rdma::qp::SendFlags;
+///
+/// let f = SendFlags::SIGNALED | SendFlags::FENCE;
+/// assert!(f.contains(SendFlags::SIGNALED));
+/// assert!(!f.contains(SendFlags::INLINE));
+/// assert!(SendFlags::empty().contains(SendFlags::empty()));
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SendFlags(u32);
 
 impl SendFlags {
     /// Generate a completion on success (errors always complete).
-    pub const SIGNALED: SendFlags = SendFlags(bindings::ib_send_flags_IB_SEND_SIGNALED);
+    pub const SIGNALED: SendFlags = SendFlags(bindings::ib_send_flags_IB_SEND_SIGNALED as u32);
     /// Wait for earlier RDMA READs to complete before starting (IB spec 10.8.3.3).
-    pub const FENCE: SendFlags = SendFlags(bindings::ib_send_flags_IB_SEND_FENCE);
+    pub const FENCE: SendFlags = SendFlags(bindings::ib_send_flags_IB_SEND_FENCE as u32);
     /// Ask the peer for a solicited event on the matching RECV.
-    pub const SOLICITED: SendFlags = SendFlags(bindings::ib_send_flags_IB_SEND_SOLICITED);
+    pub const SOLICITED: SendFlags = SendFlags(bindings::ib_send_flags_IB_SEND_SOLICITED as u32);
     /// Copy the payload into the work request (small SENDs; no lkey needed).
-    pub const INLINE: SendFlags = SendFlags(bindings::ib_send_flags_IB_SEND_INLINE);
+    pub const INLINE: SendFlags = SendFlags(bindings::ib_send_flags_IB_SEND_INLINE as u32);
 
     /// No flags.
     pub const fn empty() -> Self {
@@ -161,7 +172,11 @@ impl SendWr {
                 w.rkey = rkey;
                 bindings::ib_wr_opcode_IB_WR_RDMA_WRITE
             }
-            SendOp::WriteImm { remote_addr, rkey, imm } => {
+            SendOp::WriteImm {
+                remote_addr,
+                rkey,
+                imm,
+            } => {
                 w.remote_addr = remote_addr;
                 w.rkey = rkey;
                 w.wr.ex.imm_data = imm.to_be();
@@ -241,7 +256,10 @@ impl Qp {
         if r == 0 {
             return Ok(());
         }
-        let posted = wrs.iter().position(|w| core::ptr::eq(&w.0.wr, bad)).unwrap_or(0);
+        let posted = wrs
+            .iter()
+            .position(|w| core::ptr::eq(&w.0.wr, bad))
+            .unwrap_or(0);
         Err((Error::from_errno(r), posted))
     }
 
@@ -275,7 +293,13 @@ impl Qp {
     ///
     /// `mr` and `cqe` stay valid until the completion has been delivered, and the memory mapped
     /// into `mr` stays mapped until the registration is invalidated.
-    pub unsafe fn post_reg_mr(&self, cqe: &Cqe, mr: &FrMr, access: Access, flags: SendFlags) -> Result {
+    pub unsafe fn post_reg_mr(
+        &self,
+        cqe: &Cqe,
+        mr: &FrMr,
+        access: Access,
+        flags: SendFlags,
+    ) -> Result {
         let mut wr = bindings::ib_reg_wr::default();
         wr.wr.__bindgen_anon_1.wr_cqe = cqe.as_raw();
         wr.wr.opcode = bindings::ib_wr_opcode_IB_WR_REG_MR;

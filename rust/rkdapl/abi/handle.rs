@@ -49,7 +49,8 @@ impl Handles {
         };
         t.insert_within_capacity(pos, (addr, kind)).or_else(|_| {
             t.reserve(1, GFP_ATOMIC)?;
-            t.insert_within_capacity(pos, (addr, kind)).map_err(|_| ENOMEM)
+            t.insert_within_capacity(pos, (addr, kind))
+                .map_err(|_| ENOMEM)
         })?;
         drop(t);
         Ok(Arc::into_raw(obj).cast_mut().cast())

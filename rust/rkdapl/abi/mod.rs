@@ -12,7 +12,7 @@ pub(crate) mod handle;
 use crate::{
     dto::{DtoOp, Segment},
     ep::{Ep, EpAttr},
-    evd::{Event, Evd},
+    evd::{Evd, Event},
     ia::Ia,
     lmr::Lmr,
     psp::{Cr, Psp},
@@ -33,7 +33,7 @@ const MAX_IOV: u32 = 256;
 /// `struct rkdapl_lmr_triplet`.
 #[repr(C)]
 #[derive(Clone, Copy)]
-pub struct LmrTriplet {
+pub(crate) struct LmrTriplet {
     lmr: *const c_void,
     offset: u64,
     length: u64,
@@ -42,7 +42,7 @@ pub struct LmrTriplet {
 /// `struct rkdapl_rmr_triplet`.
 #[repr(C)]
 #[derive(Clone, Copy)]
-pub struct RmrTriplet {
+pub(crate) struct RmrTriplet {
     address: u64,
     rkey: u32,
     reserved: u32,
@@ -51,7 +51,7 @@ pub struct RmrTriplet {
 
 /// `struct rkdapl_ia_attr`.
 #[repr(C)]
-pub struct IaAttr {
+pub(crate) struct IaAttr {
     name: [u8; 64],
     max_mr_size: u64,
     max_dtos: u32,
@@ -124,7 +124,14 @@ fn segments(iov: *const LmrTriplet, num: u32, pz: &Arc<Pz>) -> Result<KVec<Segme
         if end > lmr.region.len() as u64 {
             return Err(ERANGE);
         }
-        v.push(Segment { lmr, offset: t.offset, length: t.length }, GFP_ATOMIC)?;
+        v.push(
+            Segment {
+                lmr,
+                offset: t.offset,
+                length: t.length,
+            },
+            GFP_ATOMIC,
+        )?;
     }
     Ok(v)
 }
@@ -134,26 +141,26 @@ fn segments(iov: *const LmrTriplet, num: u32, pz: &Arc<Pz>) -> Result<KVec<Segme
 
 /// See `rkdapl_ia_open` in `include/rkdapl.h`.
 #[no_mangle]
-pub extern "C" fn rkdapl_ia_open(name: *const c_char, ia: *mut *mut c_void) -> c_int {
+pub(crate) extern "C" fn rkdapl_ia_open(name: *const c_char, ia: *mut *mut c_void) -> c_int {
     errno((|| {
         if name.is_null() {
             return Err(EINVAL);
         }
         // SAFETY: The C caller passes a NUL-terminated device name (not NULL, checked).
-        let name = unsafe { CStr::from_ptr(name) };
+        let name = unsafe { CStr::from_char_ptr(name) };
         publish(Ia::open(name)?, Kind::Ia, ia).map(|_| ())
     })())
 }
 
 /// See `rkdapl_ia_close` in `include/rkdapl.h`.
 #[no_mangle]
-pub extern "C" fn rkdapl_ia_close(ia: *mut c_void) -> c_int {
+pub(crate) extern "C" fn rkdapl_ia_close(ia: *mut c_void) -> c_int {
     errno(Handles::remove::<Ia>(ia, Kind::Ia).map(drop))
 }
 
 /// See `rkdapl_ia_query` in `include/rkdapl.h`.
 #[no_mangle]
-pub extern "C" fn rkdapl_ia_query(ia: *mut c_void, attr: *mut IaAttr) -> c_int {
+pub(crate) extern "C" fn rkdapl_ia_query(ia: *mut c_void, attr: *mut IaAttr) -> c_int {
     errno((|| {
         let ia: Arc<Ia> = Handles::get(ia, Kind::Ia)?;
         let a = ia.attrs();
@@ -181,7 +188,7 @@ pub extern "C" fn rkdapl_ia_query(ia: *mut c_void, attr: *mut IaAttr) -> c_int {
 
 /// See `rkdapl_pz_create` in `include/rkdapl.h`.
 #[no_mangle]
-pub extern "C" fn rkdapl_pz_create(ia: *mut c_void, pz: *mut *mut c_void) -> c_int {
+pub(crate) extern "C" fn rkdapl_pz_create(ia: *mut c_void, pz: *mut *mut c_void) -> c_int {
     errno((|| {
         if pz.is_null() {
             return Err(EINVAL);
@@ -193,7 +200,7 @@ pub extern "C" fn rkdapl_pz_create(ia: *mut c_void, pz: *mut *mut c_void) -> c_i
 
 /// See `rkdapl_pz_free` in `include/rkdapl.h`.
 #[no_mangle]
-pub extern "C" fn rkdapl_pz_free(pz: *mut c_void) -> c_int {
+pub(crate) extern "C" fn rkdapl_pz_free(pz: *mut c_void) -> c_int {
     errno(Handles::remove::<Pz>(pz, Kind::Pz).map(drop))
 }
 
@@ -202,7 +209,7 @@ pub extern "C" fn rkdapl_pz_free(pz: *mut c_void) -> c_int {
 
 /// See `rkdapl_lmr_create` in `include/rkdapl.h`.
 #[no_mangle]
-pub extern "C" fn rkdapl_lmr_create(
+pub(crate) extern "C" fn rkdapl_lmr_create(
     pz: *mut c_void,
     addr: *mut c_void,
     length: u64,
@@ -224,7 +231,7 @@ pub extern "C" fn rkdapl_lmr_create(
 
 /// See `rkdapl_lmr_free` in `include/rkdapl.h`.
 #[no_mangle]
-pub extern "C" fn rkdapl_lmr_free(lmr: *mut c_void) -> c_int {
+pub(crate) extern "C" fn rkdapl_lmr_free(lmr: *mut c_void) -> c_int {
     errno((|| {
         let l: Arc<Lmr> = Handles::get(lmr, Kind::Lmr)?;
         if l.busy() {
@@ -237,13 +244,13 @@ pub extern "C" fn rkdapl_lmr_free(lmr: *mut c_void) -> c_int {
 
 /// See `rkdapl_lmr_sync_rdma_read` in `include/rkdapl.h`.
 #[no_mangle]
-pub extern "C" fn rkdapl_lmr_sync_rdma_read(lmr: *mut c_void, offset: u64, length: u64) -> c_int {
+pub(crate) extern "C" fn rkdapl_lmr_sync_rdma_read(lmr: *mut c_void, offset: u64, length: u64) -> c_int {
     lmr_sync(lmr, offset, length, true)
 }
 
 /// See `rkdapl_lmr_sync_rdma_write` in `include/rkdapl.h`.
 #[no_mangle]
-pub extern "C" fn rkdapl_lmr_sync_rdma_write(lmr: *mut c_void, offset: u64, length: u64) -> c_int {
+pub(crate) extern "C" fn rkdapl_lmr_sync_rdma_write(lmr: *mut c_void, offset: u64, length: u64) -> c_int {
     lmr_sync(lmr, offset, length, false)
 }
 
@@ -268,7 +275,7 @@ fn lmr_sync(lmr: *mut c_void, offset: u64, length: u64, for_device: bool) -> c_i
 
 /// See `rkdapl_rmr_create` in `include/rkdapl.h`.
 #[no_mangle]
-pub extern "C" fn rkdapl_rmr_create(pz: *mut c_void, rmr: *mut *mut c_void) -> c_int {
+pub(crate) extern "C" fn rkdapl_rmr_create(pz: *mut c_void, rmr: *mut *mut c_void) -> c_int {
     errno((|| {
         if rmr.is_null() {
             return Err(EINVAL);
@@ -280,7 +287,7 @@ pub extern "C" fn rkdapl_rmr_create(pz: *mut c_void, rmr: *mut *mut c_void) -> c
 
 /// See `rkdapl_rmr_bind` in `include/rkdapl.h`.
 #[no_mangle]
-pub extern "C" fn rkdapl_rmr_bind(
+pub(crate) extern "C" fn rkdapl_rmr_bind(
     rmr: *mut c_void,
     lmr: *mut c_void,
     offset: u64,
@@ -306,7 +313,7 @@ pub extern "C" fn rkdapl_rmr_bind(
 
 /// See `rkdapl_rmr_unbind` in `include/rkdapl.h`.
 #[no_mangle]
-pub extern "C" fn rkdapl_rmr_unbind(rmr: *mut c_void, ep: *mut c_void, cookie: u64) -> c_int {
+pub(crate) extern "C" fn rkdapl_rmr_unbind(rmr: *mut c_void, ep: *mut c_void, cookie: u64) -> c_int {
     errno((|| {
         let r: Arc<Rmr> = Handles::get(rmr, Kind::Rmr)?;
         let e: Arc<Ep> = Handles::get(ep, Kind::Ep)?;
@@ -316,7 +323,7 @@ pub extern "C" fn rkdapl_rmr_unbind(rmr: *mut c_void, ep: *mut c_void, cookie: u
 
 /// See `rkdapl_rmr_free` in `include/rkdapl.h`.
 #[no_mangle]
-pub extern "C" fn rkdapl_rmr_free(rmr: *mut c_void) -> c_int {
+pub(crate) extern "C" fn rkdapl_rmr_free(rmr: *mut c_void) -> c_int {
     errno(Handles::remove::<Rmr>(rmr, Kind::Rmr).map(drop))
 }
 
@@ -325,7 +332,7 @@ pub extern "C" fn rkdapl_rmr_free(rmr: *mut c_void) -> c_int {
 
 /// See `rkdapl_evd_create` in `include/rkdapl.h`.
 #[no_mangle]
-pub extern "C" fn rkdapl_evd_create(ia: *mut c_void, qlen: u32, evd: *mut *mut c_void) -> c_int {
+pub(crate) extern "C" fn rkdapl_evd_create(ia: *mut c_void, qlen: u32, evd: *mut *mut c_void) -> c_int {
     errno((|| {
         if evd.is_null() {
             return Err(EINVAL);
@@ -337,7 +344,7 @@ pub extern "C" fn rkdapl_evd_create(ia: *mut c_void, qlen: u32, evd: *mut *mut c
 
 /// See `rkdapl_evd_dequeue` in `include/rkdapl.h`.
 #[no_mangle]
-pub extern "C" fn rkdapl_evd_dequeue(evd: *mut c_void, event: *mut Event) -> c_int {
+pub(crate) extern "C" fn rkdapl_evd_dequeue(evd: *mut c_void, event: *mut Event) -> c_int {
     errno((|| {
         if event.is_null() {
             return Err(EINVAL);
@@ -349,7 +356,7 @@ pub extern "C" fn rkdapl_evd_dequeue(evd: *mut c_void, event: *mut Event) -> c_i
 
 /// See `rkdapl_evd_wait` in `include/rkdapl.h`.
 #[no_mangle]
-pub extern "C" fn rkdapl_evd_wait(evd: *mut c_void, timeout_ms: u32, event: *mut Event) -> c_int {
+pub(crate) extern "C" fn rkdapl_evd_wait(evd: *mut c_void, timeout_ms: u32, event: *mut Event) -> c_int {
     errno((|| {
         if event.is_null() {
             return Err(EINVAL);
@@ -361,7 +368,7 @@ pub extern "C" fn rkdapl_evd_wait(evd: *mut c_void, timeout_ms: u32, event: *mut
 
 /// See `rkdapl_evd_free` in `include/rkdapl.h`.
 #[no_mangle]
-pub extern "C" fn rkdapl_evd_free(evd: *mut c_void) -> c_int {
+pub(crate) extern "C" fn rkdapl_evd_free(evd: *mut c_void) -> c_int {
     errno(Handles::remove::<Evd>(evd, Kind::Evd).map(drop))
 }
 
@@ -370,7 +377,7 @@ pub extern "C" fn rkdapl_evd_free(evd: *mut c_void) -> c_int {
 
 /// See `rkdapl_ep_create` in `include/rkdapl.h`.
 #[no_mangle]
-pub extern "C" fn rkdapl_ep_create(
+pub(crate) extern "C" fn rkdapl_ep_create(
     pz: *mut c_void,
     dto_evd: *mut c_void,
     conn_evd: *mut c_void,
@@ -399,12 +406,12 @@ pub extern "C" fn rkdapl_ep_create(
 
 /// See `rkdapl_ep_connect` in `include/rkdapl.h`.
 #[no_mangle]
-pub extern "C" fn rkdapl_ep_connect(
+pub(crate) extern "C" fn rkdapl_ep_connect(
     ep: *mut c_void,
     remote: *const bindings::sockaddr,
     timeout_ms: u32,
-    private_data: *const c_void,
-    private_data_len: u32,
+    pdata: *const c_void,
+    pdata_len: u32,
 ) -> c_int {
     errno((|| {
         let e: Arc<Ep> = Handles::get(ep, Kind::Ep)?;
@@ -414,26 +421,26 @@ pub extern "C" fn rkdapl_ep_connect(
         if timeout_ms == 0 {
             return Err(EINVAL);
         }
-        let pdata = private_data(private_data, private_data_len)?;
+        let pdata = private_data(pdata, pdata_len)?;
         e.connect(&dst, timeout_ms, &pdata)
     })())
 }
 
 /// See `rkdapl_ep_disconnect` in `include/rkdapl.h`.
 #[no_mangle]
-pub extern "C" fn rkdapl_ep_disconnect(ep: *mut c_void) -> c_int {
+pub(crate) extern "C" fn rkdapl_ep_disconnect(ep: *mut c_void) -> c_int {
     errno(Handles::get::<Ep>(ep, Kind::Ep).and_then(|e| e.disconnect()))
 }
 
 /// See `rkdapl_ep_get_state` in `include/rkdapl.h`.
 #[no_mangle]
-pub extern "C" fn rkdapl_ep_get_state(ep: *mut c_void, state: *mut u32) -> c_int {
+pub(crate) extern "C" fn rkdapl_ep_get_state(ep: *mut c_void, state: *mut u32) -> c_int {
     errno(Handles::get::<Ep>(ep, Kind::Ep).and_then(|e| put(state, e.state() as u32)))
 }
 
 /// See `rkdapl_ep_free` in `include/rkdapl.h`.
 #[no_mangle]
-pub extern "C" fn rkdapl_ep_free(ep: *mut c_void) -> c_int {
+pub(crate) extern "C" fn rkdapl_ep_free(ep: *mut c_void) -> c_int {
     errno(Handles::remove::<Ep>(ep, Kind::Ep).map(|e| e.teardown()))
 }
 
@@ -442,7 +449,7 @@ pub extern "C" fn rkdapl_ep_free(ep: *mut c_void) -> c_int {
 
 /// See `rkdapl_psp_create` in `include/rkdapl.h`.
 #[no_mangle]
-pub extern "C" fn rkdapl_psp_create(
+pub(crate) extern "C" fn rkdapl_psp_create(
     ia: *mut c_void,
     port: u16,
     backlog: u32,
@@ -466,26 +473,26 @@ pub extern "C" fn rkdapl_psp_create(
 
 /// See `rkdapl_psp_free` in `include/rkdapl.h`.
 #[no_mangle]
-pub extern "C" fn rkdapl_psp_free(psp: *mut c_void) -> c_int {
+pub(crate) extern "C" fn rkdapl_psp_free(psp: *mut c_void) -> c_int {
     errno(Handles::remove::<Psp>(psp, Kind::Psp).map(|p| p.shutdown()))
 }
 
 /// See `rkdapl_cr_accept` in `include/rkdapl.h`.
 #[no_mangle]
-pub extern "C" fn rkdapl_cr_accept(
+pub(crate) extern "C" fn rkdapl_cr_accept(
     cr: *mut c_void,
     ep: *mut c_void,
-    private_data: *const c_void,
-    private_data_len: u32,
+    pdata: *const c_void,
+    pdata_len: u32,
 ) -> c_int {
     errno((|| {
         let e: Arc<Ep> = Handles::get(ep, Kind::Ep)?;
-        let pdata = private_data(private_data, private_data_len)?;
+        let pdata = private_data(pdata, pdata_len)?;
         let c: Arc<Cr> = Handles::get(cr, Kind::Cr)?;
         if e.state() != crate::ep::EpState::Unconnected {
             return Err(EISCONN);
         }
-        let c: Arc<Cr> = Handles::remove(cr, Kind::Cr).map(|_| c)?;
+        Handles::remove::<Cr>(cr, Kind::Cr)?;
         c.psp.cr_done(cr as usize);
         let id = Arc::new(c.take_id()?, GFP_KERNEL)?;
         e.accept(id, &pdata)
@@ -494,9 +501,13 @@ pub extern "C" fn rkdapl_cr_accept(
 
 /// See `rkdapl_cr_reject` in `include/rkdapl.h`.
 #[no_mangle]
-pub extern "C" fn rkdapl_cr_reject(cr: *mut c_void, private_data: *const c_void, private_data_len: u32) -> c_int {
+pub(crate) extern "C" fn rkdapl_cr_reject(
+    cr: *mut c_void,
+    pdata: *const c_void,
+    pdata_len: u32,
+) -> c_int {
     errno((|| {
-        let pdata = private_data(private_data, private_data_len)?;
+        let pdata = private_data(pdata, pdata_len)?;
         let c: Arc<Cr> = Handles::remove(cr, Kind::Cr)?;
         c.psp.cr_done(cr as usize);
         let id = c.take_id()?;
@@ -511,7 +522,15 @@ pub extern "C" fn rkdapl_cr_reject(cr: *mut c_void, private_data: *const c_void,
 
 const COMPLETION_FLAGS_ALL: u32 = 0;
 
-fn post(ep: *mut c_void, iov: *const LmrTriplet, num: u32, remote: *const RmrTriplet, op: DtoOp, cookie: u64, flags: u32) -> c_int {
+fn post(
+    ep: *mut c_void,
+    iov: *const LmrTriplet,
+    num: u32,
+    remote: *const RmrTriplet,
+    op: DtoOp,
+    cookie: u64,
+    flags: u32,
+) -> c_int {
     errno((|| {
         if flags & !COMPLETION_FLAGS_ALL != 0 {
             return Err(EINVAL);
@@ -539,19 +558,47 @@ fn post(ep: *mut c_void, iov: *const LmrTriplet, num: u32, remote: *const RmrTri
 
 /// See `rkdapl_post_send` in `include/rkdapl.h`.
 #[no_mangle]
-pub extern "C" fn rkdapl_post_send(ep: *mut c_void, iov: *const LmrTriplet, num_iov: u32, cookie: u64, flags: u32) -> c_int {
-    post(ep, iov, num_iov, core::ptr::null(), DtoOp::Send, cookie, flags)
+pub(crate) extern "C" fn rkdapl_post_send(
+    ep: *mut c_void,
+    iov: *const LmrTriplet,
+    num_iov: u32,
+    cookie: u64,
+    flags: u32,
+) -> c_int {
+    post(
+        ep,
+        iov,
+        num_iov,
+        core::ptr::null(),
+        DtoOp::Send,
+        cookie,
+        flags,
+    )
 }
 
 /// See `rkdapl_post_recv` in `include/rkdapl.h`.
 #[no_mangle]
-pub extern "C" fn rkdapl_post_recv(ep: *mut c_void, iov: *const LmrTriplet, num_iov: u32, cookie: u64, flags: u32) -> c_int {
-    post(ep, iov, num_iov, core::ptr::null(), DtoOp::Recv, cookie, flags)
+pub(crate) extern "C" fn rkdapl_post_recv(
+    ep: *mut c_void,
+    iov: *const LmrTriplet,
+    num_iov: u32,
+    cookie: u64,
+    flags: u32,
+) -> c_int {
+    post(
+        ep,
+        iov,
+        num_iov,
+        core::ptr::null(),
+        DtoOp::Recv,
+        cookie,
+        flags,
+    )
 }
 
 /// See `rkdapl_post_rdma_write` in `include/rkdapl.h`.
 #[no_mangle]
-pub extern "C" fn rkdapl_post_rdma_write(
+pub(crate) extern "C" fn rkdapl_post_rdma_write(
     ep: *mut c_void,
     iov: *const LmrTriplet,
     num_iov: u32,
@@ -564,7 +611,7 @@ pub extern "C" fn rkdapl_post_rdma_write(
 
 /// See `rkdapl_post_rdma_read` in `include/rkdapl.h`.
 #[no_mangle]
-pub extern "C" fn rkdapl_post_rdma_read(
+pub(crate) extern "C" fn rkdapl_post_rdma_read(
     ep: *mut c_void,
     iov: *const LmrTriplet,
     num_iov: u32,

@@ -309,7 +309,7 @@ impl DtoRing {
             }
             s.lmr
                 .region
-                .sges(s.offset, s.length, s.lmr.lkey(), &mut sges)?;
+                .sges(s.offset, s.length, s.lmr.lkey(), &mut sges, GFP_ATOMIC)?;
             total = total.checked_add(s.length).ok_or(EINVAL)?;
         }
         if total > u64::from(u32::MAX) {

@@ -93,7 +93,7 @@ impl EpAttr {
         }
         if self.max_request_dtos > 4096
             || self.max_recv_dtos > 4096
-            || self.max_recv_dtos > a.max_qp_wr
+            || self.max_recv_dtos > a.max_qp_wr.min(a.max_cqe)
             || self.max_request_iov > 256
             || self.max_recv_iov > a.max_recv_sge
             || self.retry_count > 7
@@ -106,7 +106,8 @@ impl EpAttr {
 
     /// Send-queue depth in work requests.
     pub(crate) fn sq_depth(&self, ia: &Ia) -> u32 {
-        (self.max_request_dtos * MAX_WR_PER_DTO).min(ia.attrs().max_qp_wr)
+        let a = ia.attrs();
+        (self.max_request_dtos * MAX_WR_PER_DTO).min(a.max_qp_wr).min(a.max_cqe)
     }
 }
 

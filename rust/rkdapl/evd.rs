@@ -76,7 +76,7 @@ impl Event {
 }
 
 struct Queue {
-    ring: KVec<Event>,
+    ring: KVVec<Event>,
     head: usize,
     len: usize,
     lost: u64,
@@ -105,7 +105,7 @@ impl Evd {
         if qlen == 0 || qlen > MAX_EVD_QLEN {
             return Err(EINVAL);
         }
-        let mut ring = KVec::with_capacity(qlen as usize, GFP_KERNEL)?;
+        let mut ring = KVVec::with_capacity(qlen as usize, GFP_KERNEL)?;
         for _ in 0..qlen {
             ring.push(Event::new(EventType::DtoCompletion), GFP_KERNEL)?;
         }

@@ -80,8 +80,10 @@ impl Psp {
         )?;
         let ctx = CmCtx::new(CmTarget::Psp(psp.clone()))?;
         let id = CmId::new(ctx.clone(), c"rkdapl")?;
+        // rdma_cm reports a port taken by another wildcard listener as EADDRNOTAVAIL.
         let r = id
             .bind_addr(&SockAddr::ipv4(0, port))
+            .map_err(|e| if e == EADDRNOTAVAIL { EADDRINUSE } else { e })
             .and_then(|()| id.listen(backlog));
         if let Err(e) = r {
             drop(id);

@@ -196,7 +196,8 @@ impl DmaRegion {
     }
 
     /// Appends to `out` the SGEs (with `lkey`) that cover `[off, off + len)` of the region and
-    /// returns how many were added. `len` may be zero (no SGE).
+    /// returns how many were added. `len` may be zero (no SGE). `out` grows with `flags`
+    /// (`GFP_ATOMIC` where the caller cannot sleep). Any context, given suitable `flags`.
     ///
     /// # Errors
     ///
@@ -207,6 +208,7 @@ impl DmaRegion {
         len: u64,
         lkey: u32,
         out: &mut KVec<bindings::ib_sge>,
+        flags: crate::alloc::Flags,
     ) -> Result<usize> {
         let end = off.checked_add(len).ok_or(ERANGE)?;
         if end > self.len as u64 {
@@ -228,7 +230,7 @@ impl DmaRegion {
                     length: take as u32,
                     lkey,
                 },
-                GFP_KERNEL,
+                flags,
             )?;
             n += 1;
             pos += take;
@@ -287,12 +289,15 @@ impl DmaRegion {
         }
     }
 
-    /// The smallest power-of-two page size (at least `PAGE_SIZE`) that can describe
-    /// `[off, off + len)` as a page list: every inner segment boundary must be aligned to it.
-    fn page_size_for(&self, off: u64, len: u64, cap: u64) -> u64 {
+    /// The page size for a page list of at most `max_pages` entries describing
+    /// `[off, off + len)`: the smallest power of two (at least `PAGE_SIZE`, allowed by the
+    /// device's `cap`) to which every inner segment boundary is aligned and that needs no more
+    /// than `max_pages` pages. `None` if there is none.
+    fn page_size_for(&self, off: u64, len: u64, cap: u64, max_pages: u64) -> Option<u64> {
         let (first, last) = (self.seg_index(off), self.seg_index(off + len - 1));
+        let segs = &self.segs[first..=last];
         let mut align = 0u64;
-        for s in &self.segs[first..=last] {
+        for s in segs {
             if s.off > off {
                 align |= s.dma;
             }
@@ -300,16 +305,25 @@ impl DmaRegion {
                 align |= s.dma + u64::from(s.len);
             }
         }
-        // Largest power of two dividing every boundary, within what the device supports.
-        let mut size = if align == 0 {
-            1u64 << 30
-        } else {
-            1u64 << align.trailing_zeros().min(30)
-        };
-        while size > PAGE_SIZE as u64 && cap & size == 0 {
-            size >>= 1;
+        let limit = if align == 0 { 1u64 << 30 } else { 1u64 << align.trailing_zeros().min(30) };
+        let mut size = PAGE_SIZE as u64;
+        while size <= limit {
+            if cap & size != 0 || size == PAGE_SIZE as u64 {
+                let pages: u64 = segs
+                    .iter()
+                    .map(|s| {
+                        let start = s.dma + off.saturating_sub(s.off);
+                        let end = s.dma + u64::from(s.len).min(off + len - s.off);
+                        end.div_ceil(size) - start / size
+                    })
+                    .sum();
+                if pages <= max_pages {
+                    return Some(size);
+                }
+            }
+            size <<= 1;
         }
-        size.max(PAGE_SIZE as u64)
+        None
     }
 }
 
@@ -338,6 +352,7 @@ impl Drop for DmaRegion {
 /// `ptr` was returned by `ib_alloc_mr` in `pd` and is deregistered only in `drop`.
 pub struct FrMr {
     ptr: NonNull<bindings::ib_mr>,
+    max_pages: u32,
     _pd: Arc<Pd>,
 }
 
@@ -364,6 +379,7 @@ impl FrMr {
         })?;
         Ok(FrMr {
             ptr: NonNull::new(ptr).ok_or(ENOMEM)?,
+            max_pages,
             _pd: pd.clone(),
         })
     }
@@ -414,7 +430,7 @@ impl FrMr {
             return Err(EINVAL);
         }
         let cap = region.device().attrs().page_size_cap;
-        let page_size = region.page_size_for(off, len, cap);
+        let page_size = region.page_size_for(off, len, cap, u64::from(self.max_pages)).ok_or(E2BIG)?;
         let first = region.seg_index(off);
         let last = region.seg_index(end - 1);
         let nents = (last - first + 1) as i32;

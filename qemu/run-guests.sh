@@ -11,6 +11,7 @@
 # Env: RKDAPL_BUILD  kernel build dir (required)
 #      RKDAPL_OUT    log dir (default out/run-<timestamp>)
 #      RKDAPL_MEM (1G), RKDAPL_CPUS (2), RKDAPL_TIMEOUT (900 s per guest)
+#      RKDAPL_APPEND (extra kernel args), RKDAPL_KUNIT=rdma|all|0, RKDAPL_UDEV=1
 #      any other exported RKDAPL_* variable is passed to the guests.
 # In the guest: RKDAPL_ROLE=a|b, RKDAPL_IP, RKDAPL_PEER_IP, RKDAPL_SYNC (shared
 # rw dir for barriers and results), RKDAPL_TOP, RKDAPL_MODROOT.
@@ -29,9 +30,29 @@ out=${RKDAPL_OUT:-$top/out/run-$(date +%Y%m%d-%H%M%S)}
 sync=$out/sync
 mkdir -p "$sync" && out=$(cd "$out" && pwd) && sync=$out/sync || die "cannot create $out"
 tmo=${RKDAPL_TIMEOUT:-900}
+# Boot-time KUnit: only the RDMA layer's doctests (all Rust doctests cost minutes under TCG
+# with KASAN); RKDAPL_KUNIT=all runs every built-in suite, RKDAPL_KUNIT=0 none.
+kargs="${RKDAPL_APPEND:-}"
+case "${RKDAPL_KUNIT:-rdma}" in
+	all) ;;
+	0) kargs="kunit.enable=0 $kargs" ;;
+	*) kargs="kunit.filter_glob=rust_doctests_kernel.rust_doctest_kernel_rdma* $kargs" ;;
+esac
+
+
 
 # A free port on 127.0.0.1 for the wire (guest A listens, B connects).
 while port=$((20000 + RANDOM % 40000)); [ -n "$(ss -Htln "sport = :$port")" ]; do :; done
+
+# virtme-ng-init starts systemd-udevd when it finds one; under TCG with a debug kernel its
+# coldplug and settle take minutes and nothing here needs udev. As root, each guest is started
+# in a private mount namespace where an empty directory covers /usr/lib/systemd, so the guest
+# (which sees the host root through QEMU's 9p export) finds no udevd. The host is unchanged.
+hide_udev=
+if [ "$(id -u)" = 0 ] && [ "${RKDAPL_UDEV:-0}" = 0 ]; then
+	mkdir -p "$out/no-systemd"
+	hide_udev="unshare -m --propagation private $top/qemu/hide-udev.sh $out/no-systemd"
+fi
 
 declare -A pid
 # start_guest role ip peer_ip mac netdev-socket-option script
@@ -43,12 +64,18 @@ start_guest() {
 			TOP "$top" MODROOT "$build/modroot" BUILD "$build"
 	} > "$env"
 	log "guest $R: $2 $4, script $6, log $out/guest-$r.log"
-	timeout -k 10 "$tmo" "$VNG" -r "$kernel" --disable-kvm --verbose --name "rkdapl-$r" \
-		--memory "${RKDAPL_MEM:-1G}" --cpus "${RKDAPL_CPUS:-2}" --rwdir="$sync" \
+	# The guest writes its output to sync/out-<role>.log (virtme's virtio-serial
+	# script I/O is not reliable when udev is slow); the serial console, with
+	# the kernel log, goes to console-<role>.log.
+	: > "$sync/out-$r.log"
+	timeout -k 10 "$tmo" $hide_udev "$VNG" -r "$kernel" --disable-kvm --skip-modules --force-9p \
+		--verbose --name "rkdapl-$r" --memory "${RKDAPL_MEM:-1G}" --cpus "${RKDAPL_CPUS:-2}" \
+		--rwdir="$sync" --append "$kargs" \
 		--qemu-opts="-netdev socket,id=r0,$5 -device virtio-net-pci,netdev=r0,mac=$4" \
 		-- "bash $(printf %q "$top/qemu/guest-run.sh") $(printf %q "$env") $(printf %q "$6")" \
-		</dev/null 2>"$out/console-$r.log" > >(tee "$out/guest-$r.log" | sed -u "s/^/[$R] /") &
+		</dev/null >"$out/console-$r.log" 2>&1 &
 	pid[$r]=$!
+	tail -n +1 -F --pid="${pid[$r]}" "$sync/out-$r.log" 2>/dev/null | sed -u "s/^/[$R] /" &
 }
 
 trap 'log "interrupted, stopping guests"; kill "${pid[@]}" 2>/dev/null; wait; exit 130' INT TERM
@@ -91,6 +118,7 @@ for r in $roles; do
 		dmesgs+=("$out/console-$r.log")
 	fi
 	[ -n "$rc" ] && cp "$sync/rc-$r" "$out/"
+	cp "$sync/out-$r.log" "$out/guest-$r.log"
 done
 wait
 log "guests done in $(( $(date +%s) - t0 )) s"

@@ -137,4 +137,12 @@ __rust_helper bool rust_helper_virt_addr_valid(const void *addr)
 	return virt_addr_valid(addr);
 }
 
+/* Describes an already mapped DMA range in a scatterlist entry (for ib_map_mr_sg). */
+__rust_helper void rust_helper_sg_set_dma(struct scatterlist *sg, dma_addr_t addr,
+					  unsigned int len)
+{
+	sg_dma_address(sg) = addr;
+	sg_dma_len(sg) = len;
+}
+
 #endif /* IS_BUILTIN(CONFIG_INFINIBAND) */

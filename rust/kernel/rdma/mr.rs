@@ -42,8 +42,6 @@ struct Seg {
     dma: u64,
     /// Length in bytes.
     len: u32,
-    /// The scatterlist entry that holds the segment.
-    sg: *mut bindings::scatterlist,
 }
 
 /// A kernel buffer mapped for DMA by one RDMA device.
@@ -152,7 +150,6 @@ impl DmaRegion {
                     off,
                     dma,
                     len: l,
-                    sg,
                 },
                 GFP_KERNEL,
             )?;
@@ -430,35 +427,46 @@ impl FrMr {
             return Err(EINVAL);
         }
         let cap = region.device().attrs().page_size_cap;
-        let page_size = region.page_size_for(off, len, cap, u64::from(self.max_pages)).ok_or(E2BIG)?;
+        let page_size = region
+            .page_size_for(off, len, cap, u64::from(self.max_pages))
+            .ok_or(E2BIG)?;
         let first = region.seg_index(off);
         let last = region.seg_index(end - 1);
-        let nents = (last - first + 1) as i32;
-        let mut sg_off = (off - region.segs[first].off) as u32;
-        // SAFETY: `ptr` is a valid MR; the scatterlist entries from `first` on are mapped on the
-        // same device (invariant of `DmaRegion`).
+        let nents = last - first + 1;
+        // A scatterlist of exactly the span: `ib_map_mr_sg` maps whole entries, and an entry of
+        // the region may reach far beyond the span (physically contiguous pages are merged).
+        let mut sgl = KVec::with_capacity(nents, GFP_KERNEL)?;
+        for _ in 0..nents {
+            sgl.push(bindings::scatterlist::default(), GFP_KERNEL)?;
+        }
+        // SAFETY: `sgl` holds `nents` entries; `sg_init_table` zeroes them and marks the end.
+        unsafe { bindings::sg_init_table(sgl.as_mut_ptr(), nents as u32) };
+        for (sg, s) in sgl.iter_mut().zip(&region.segs[first..=last]) {
+            let start = s.off.max(off);
+            let stop = (s.off + u64::from(s.len)).min(end);
+            // SAFETY: `sg` is an initialized entry of `sgl`.
+            unsafe { bindings::sg_set_dma(sg, s.dma + (start - s.off), (stop - start) as u32) };
+        }
+        // SAFETY: `ptr` is a valid MR; `sgl` describes DMA addresses mapped on the MR's device
+        // (invariant of `DmaRegion`) and is only read during the call.
         let n = unsafe {
             let mr = self.as_raw();
             let key = bindings::ib_inc_rkey((*mr).rkey) as u8;
             bindings::ib_update_fast_reg_key(mr, key);
             bindings::ib_map_mr_sg(
                 mr,
-                region.segs[first].sg,
-                nents,
-                &mut sg_off,
+                sgl.as_mut_ptr(),
+                nents as i32,
+                core::ptr::null_mut(),
                 page_size as u32,
             )
         };
         if n < 0 {
             return Err(Error::from_errno(n));
         }
-        if n != nents {
+        if n != nents as i32 {
             return Err(E2BIG);
         }
-        // The last segment may extend past the span: bound the registration to `len` bytes.
-        // SAFETY: `ptr` is valid; ib_map_mr_sg set `iova`/`length` and the driver reads them
-        // when the REG_MR work request is posted.
-        unsafe { (*self.as_raw()).length = len };
         Ok(())
     }
 

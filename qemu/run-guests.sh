@@ -32,7 +32,9 @@ mkdir -p "$sync" && out=$(cd "$out" && pwd) && sync=$out/sync || die "cannot cre
 tmo=${RKDAPL_TIMEOUT:-900}
 # Boot-time KUnit: only the RDMA layer's doctests (all Rust doctests cost minutes under TCG
 # with KASAN); RKDAPL_KUNIT=all runs every built-in suite, RKDAPL_KUNIT=0 none.
-kargs="${RKDAPL_APPEND:-}"
+# The read-only host root is mounted cache=loose (vng's default, no cache, re-reads every binary
+# over 9p on each exec: several times slower); the shared sync dir stays uncached.
+kargs="rootflags=version=9p2000.L,trans=virtio,access=any,msize=524288,cache=loose ${RKDAPL_APPEND:-}"
 case "${RKDAPL_KUNIT:-rdma}" in
 	all) ;;
 	0) kargs="kunit.enable=0 $kargs" ;;

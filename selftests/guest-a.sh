@@ -1,0 +1,47 @@
+#!/bin/bash
+# Guest A of `make check` (selftests/run.sh -> qemu/run-guests.sh), 10.77.0.1:
+#   module: load rkdapl.ko, rmmod refused while a consumer holds it
+#   badarg:    rkdapl_test role=badarg (bad arguments; state errors on loopback connections)
+#   loopback:  rkdapl_test role=loopback (server kthread + client over the guest's own IP)
+#   two-guest: rkdapl_test role=server; guest B connects once $RKDAPL_SYNC/a.listening exists
+#              (skipped with RKDAPL_PAIR=0, i.e. run-guests.sh --one)
+#   module: unload rkdapl
+# TAP lines go to $RKDAPL_SYNC/tap-a.txt; exits non-zero if any test failed.
+set -u
+. "$RKDAPL_TOP/selftests/guest-lib.sh" || exit 1
+
+# Starts the two-guest server, signals a.listening once its PSP exists, and stops it if guest
+# B ends without finishing the session.
+serve_two_guest() {
+	local pid i=0 pidf=/run/rkdapl-test-insmod-two-guest.pid
+	rm -f "$pidf"
+	run_kmod two-guest 1500 -- role=server dev=rxe0 port=7480 listen_ms=1200000 &
+	pid=$!
+	for ((i = 0; i < 300; i++)); do
+		dmesg | grep -q 'rkdapl_test: # listening on port 7480' && break
+		kill -0 $pid 2>/dev/null || break
+		sleep 1
+	done
+	rkdapl_signal a.listening
+	i=0
+	while kill -0 $pid 2>/dev/null; do
+		# If B is done, the server has timeout_ms to see the disconnect; then stop it.
+		if [ -e "$RKDAPL_SYNC/rc-b" ] && [ $((i++)) -ge 60 ] && [ -s "$pidf" ]; then
+			echo "rkdapl-selftest: guest B ended, stopping the server"
+			kill -TERM "$(< "$pidf")" 2>/dev/null
+			break
+		fi
+		sleep 1
+	done
+	wait $pid
+}
+
+_log "guest A: start"
+if load_provider; then
+	check_refcount
+	run_kmod badarg 1200 -- role=badarg dev=rxe0 peer="$RKDAPL_IP" port=7490
+	run_kmod loopback 1200 -- role=loopback dev=rxe0 peer="$RKDAPL_IP" port=7500
+	[ "${RKDAPL_PAIR:-1}" = 1 ] && serve_two_guest
+	unload_provider
+fi
+finish

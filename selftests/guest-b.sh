@@ -1,0 +1,20 @@
+#!/bin/bash
+# Guest B of `make check` (selftests/run.sh -> qemu/run-guests.sh), 10.77.0.2: loads
+# rkdapl.ko, waits until guest A's server listens, runs rkdapl_test role=client against it
+# (the two-guest data tests), unloads rkdapl.ko. TAP lines go to $RKDAPL_SYNC/tap-b.txt.
+set -u
+. "$RKDAPL_TOP/selftests/guest-lib.sh" || exit 1
+
+_log "guest B: start"
+if load_provider; then
+	_log "guest B: waiting for guest A's server"
+	if rkdapl_wait a.listening 2400; then
+		t_ok "two-guest: guest A is listening"
+		run_kmod two-guest 1500 -- role=client dev=rxe0 peer="$RKDAPL_PEER_IP" port=7480 \
+			connect_ms=120000
+	else
+		t_fail "two-guest: guest A is listening" "no $RKDAPL_SYNC/a.listening"
+	fi
+	unload_provider
+fi
+finish

@@ -1,0 +1,137 @@
+#!/bin/bash
+# Sourced INSIDE a guest by selftests/guest-{a,b}.sh (run by qemu/run-guests.sh).
+# Records TAP lines "ok N - <suite>: <name>" / "not ok N - <suite>: <name> # <reason>" in
+# $RKDAPL_SYNC/tap-<role>.txt (numbered per guest) and echoes them.
+#
+#   t_ok NAME / t_fail NAME REASON / t_check RC NAME REASON   one test
+#   run_kmod SUITE TIMEOUT -- ARGS...   insmod rkdapl_test.ko ARGS; its dmesg TAP lines
+#                            become "<suite>: <name>" tests, plus "<suite>: module run completed"
+#   finish                   exit status: 0 if no test failed
+#
+# Programs start slowly in a TCG guest with its root on 9p, so the per-line work here uses
+# shell builtins only.
+. "$RKDAPL_TOP/qemu/guest-setup.sh" || exit 1
+
+TOP=$RKDAPL_TOP
+TESTKO=$TOP/selftests/kmod/rkdapl_test.ko
+TAP=$RKDAPL_SYNC/tap-$RKDAPL_ROLE.txt
+: > "$TAP"
+TAPN=0
+
+# Recounts the results in $TAP (a background run_kmod may have added some).
+_tap_sync() {
+	local l
+	TAPN=0
+	while IFS= read -r l; do
+		case $l in "ok "* | "not ok "*) TAPN=$((TAPN + 1)) ;; esac
+	done < "$TAP"
+}
+_tap() { # "ok - name" / "not ok - name # reason"
+	local l
+	TAPN=$((TAPN + 1))
+	l=${1/ok - /ok $TAPN - }
+	printf '%s\n' "$l" >> "$TAP"
+	printf '%s\n' "$l"
+}
+# A progress line with the seconds since the script started (builtin clock).
+_log() { printf 'rkdapl-selftest: [%4ds] %s\n' "$SECONDS" "$*"; }
+t_ok() { _tap_sync; _tap "ok - $1"; }
+t_fail() { _tap_sync; _tap "not ok - $1 # ${2:-failed}"; }
+t_check() { # rc name reason
+	if [ "$1" = 0 ]; then t_ok "$2"; else t_fail "$2" "${3:-exit $1}"; fi
+}
+
+module_loaded() { [ -d "/sys/module/$1" ]; }
+
+# run_kmod SUITE TIMEOUT -- insmod-args...
+run_kmod() {
+	local suite=$1 tmo=$2 mark=0 rc=0 l got=0 done=0 failed=0 ok reason buf= t0
+	local -a lines
+	shift 3
+	_tap_sync
+	mapfile -t lines < <(dmesg)
+	for l in "${lines[@]}"; do [[ $l == *"rkdapl_test: "* ]] && mark=$((mark + 1)); done
+	_log "$suite: insmod rkdapl_test.ko $*"
+	t0=$SECONDS
+	timeout -s TERM -k 30 "$tmo" insmod "$TESTKO" "$@" &
+	echo $! > "/run/rkdapl-test-insmod-$suite.pid"
+	wait $! || rc=$?
+	_log "$suite: insmod returned $rc after $((SECONDS - t0)) s"
+	mapfile -t lines < <(dmesg)
+	for l in "${lines[@]}"; do
+		[[ $l == *"rkdapl_test: "* ]] || continue
+		if [ $mark -gt 0 ]; then
+			mark=$((mark - 1))
+			continue
+		fi
+		l=${l#*rkdapl_test: }
+		if [[ $l =~ ^(not\ ok|ok)\ [0-9]+\ -\ (.*)$ ]]; then
+			got=$((got + 1))
+			ok=${BASH_REMATCH[1]}
+			[ "$ok" = ok ] || failed=1
+			TAPN=$((TAPN + 1))
+			buf+="$ok $TAPN - $suite: ${BASH_REMATCH[2]}"$'\n'
+		elif [[ $l == "#"* ]]; then
+			[[ $l == "# done "* ]] && done=1
+			_log "$suite: $l"
+		fi
+	done
+	# One write: the file is on the host (9p) and every write is a round trip.
+	printf '%s' "$buf" >> "$TAP"
+	printf '%s' "$buf"
+	if [ $done = 1 ] && [ $got -gt 0 ]; then
+		# insmod returns 0 iff every test of the run passed (the module stays loaded).
+		reason="insmod exit $rc"
+		[ $rc = 124 ] && reason="insmod timed out after $tmo s"
+		[ $rc = 143 ] && reason="insmod stopped (SIGTERM)"
+		if [ $failed = 1 ]; then [ $rc != 0 ]; else [ $rc = 0 ]; fi
+		t_check $? "$suite: module run completed, insmod status matches" "$reason"
+	else
+		t_fail "$suite: module run completed" \
+			"insmod exit $rc, $got results, no '# done' line (crash or hang? see dmesg)"
+	fi
+	module_loaded rkdapl_test && rmmod rkdapl_test
+	_log "$suite: done"
+	return $rc
+}
+
+load_provider() {
+	local rc=0
+	insmod "$TOP/rkdapl.ko" || rc=$?
+	[ $rc = 0 ] && ! module_loaded rkdapl && rc=99
+	t_check $rc "module: load rkdapl.ko" "insmod exit $rc"
+	[ $rc = 0 ]
+}
+
+# rmmod rkdapl must be refused while a consumer module holds it.
+check_refcount() {
+	local rc=0
+	if ! insmod "$TESTKO" role=none; then
+		t_fail "module: rmmod rkdapl refused while rkdapl_test is loaded" \
+			"insmod rkdapl_test.ko role=none failed"
+		return
+	fi
+	rmmod rkdapl 2>/dev/null && rc=1
+	module_loaded rkdapl || rc=2
+	t_check $rc "module: rmmod rkdapl refused while rkdapl_test is loaded" \
+		"rmmod rkdapl succeeded (rc $rc)"
+	rmmod rkdapl_test
+	t_check $? "module: rmmod rkdapl_test"
+}
+
+unload_provider() {
+	local rc=0
+	module_loaded rkdapl_test && rmmod rkdapl_test
+	rmmod rkdapl || rc=$?
+	module_loaded rkdapl && [ $rc = 0 ] && rc=99
+	t_check $rc "module: unload rkdapl" "rmmod exit $rc"
+}
+
+finish() {
+	local l p=0 f=0
+	while IFS= read -r l; do
+		case $l in "ok "*) p=$((p + 1)) ;; "not ok "*) f=$((f + 1)) ;; esac
+	done < "$TAP"
+	echo "rkdapl-selftest: guest $RKDAPL_ROLE: $p passed, $f failed"
+	[ "$f" = 0 ]
+}

@@ -1,0 +1,2318 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rkdapl_test: kselftest-style TAP tests of rkdapl's C API (include/rkdapl.h only).
+ *
+ *   insmod rkdapl_test.ko role=badarg   [dev=rxe0] [peer=<own IPv4>] [port=7480]
+ *   insmod rkdapl_test.ko role=loopback peer=<own IPv4> [port=7480]
+ *   insmod rkdapl_test.ko role=server   [port=7480] [listen_ms=300000]
+ *   insmod rkdapl_test.ko role=client   peer=<server IPv4> [port=7480] [connect_ms=120000]
+ *
+ * Everything runs in module_init, which prints one line per test,
+ *   rkdapl_test: ok N - <name>
+ *   rkdapl_test: not ok N - <name> # <reason>
+ * then "rkdapl_test: 1..N" and "rkdapl_test: # done P passed F failed", and returns 0 if every
+ * test passed, -EIO otherwise (so a failed run also unloads the module again).
+ *
+ * badarg:   at least one bad-argument test per exported function (NULL handles and
+ *           out-pointers, foreign objects, handles of another kind, double frees, bad lengths,
+ *           privileges, flags and states), each checked against the errno the header
+ *           documents. With peer= (the guest's own address), the state-dependent errors are
+ *           also checked on real loopback connections (connected EPs, CRs, RMR grants, remote
+ *           access errors, disconnect). Ends with a check that the provider still works.
+ * server:   listens on port, serves one client (below), then tears down.
+ * client:   connects to peer:port and runs the data tests: SEND, RDMA WRITE and RDMA READ of
+ *           0, 1, 1023, 1024, 1025, 4096 and 1048576 bytes, every byte verified against a
+ *           pattern seeded per test, with guard bytes after the transfer.
+ * loopback: server in a kthread, client in module_init, over the guest's own address.
+ *
+ * The client drives the server with a small message protocol over SEND/RECV (struct tmsg):
+ * the server keeps a RECV posted for commands, grants its buffer once with rkdapl_rmr_bind()
+ * (HELLO), and prepares/verifies its side of each data test on request.
+ */
+#include <linux/module.h>
+#include <linux/kernel.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <linux/mm.h>
+#include <linux/kthread.h>
+#include <linux/completion.h>
+#include <linux/mutex.h>
+#include <linux/jiffies.h>
+#include <linux/delay.h>
+#include <linux/random.h>
+#include <linux/inet.h>
+#include <linux/in.h>
+#include <linux/un.h>
+#include <linux/string.h>
+#include "../../include/rkdapl.h"
+
+static char *role = "badarg";
+module_param(role, charp, 0444);
+MODULE_PARM_DESC(role, "server | client | loopback | badarg (default) | none (load only)");
+static char *dev = "rxe0";
+module_param(dev, charp, 0444);
+MODULE_PARM_DESC(dev, "RDMA device (default rxe0)");
+static char *peer = "";
+module_param(peer, charp, 0444);
+MODULE_PARM_DESC(peer, "IPv4 address: the server (client), own address (loopback, badarg)");
+static ushort port = 7480;
+module_param(port, ushort, 0444);
+MODULE_PARM_DESC(port, "PSP port (default 7480; badarg also uses port+1 and port+2)");
+static uint timeout_ms = 30000;
+module_param(timeout_ms, uint, 0444);
+MODULE_PARM_DESC(timeout_ms, "longest wait for one event (default 30000)");
+static uint listen_ms = 300000;
+module_param(listen_ms, uint, 0444);
+MODULE_PARM_DESC(listen_ms, "server: how long to wait for the client (default 300000)");
+static uint connect_ms = 120000;
+module_param(connect_ms, uint, 0444);
+MODULE_PARM_DESC(connect_ms, "client: how long to retry connecting (default 120000)");
+
+#define WHY 200
+#define GUARD 64
+#define BIGBUF (1024 * 1024)
+#define STASH 64
+#define SLOT 256
+
+static const u64 sizes[] = { 0, 1, 1023, 1024, 1025, 4096, BIGBUF };
+
+/* ------------------------------------------------------------------------------------------ */
+/* TAP */
+
+static DEFINE_MUTEX(tap_lock);
+static int tap_num, tap_passed, tap_failed;
+
+static __printf(3, 4) bool tap(bool ok, const char *name, const char *fmt, ...)
+{
+	char why[WHY] = "";
+	va_list ap;
+
+	if (fmt) {
+		va_start(ap, fmt);
+		vsnprintf(why, sizeof(why), fmt, ap);
+		va_end(ap);
+	}
+	mutex_lock(&tap_lock);
+	tap_num++;
+	if (ok) {
+		tap_passed++;
+		pr_info("rkdapl_test: ok %d - %s\n", tap_num, name);
+	} else {
+		tap_failed++;
+		pr_info("rkdapl_test: not ok %d - %s # %s\n", tap_num, name, why[0] ? why : "failed");
+	}
+	mutex_unlock(&tap_lock);
+	return ok;
+}
+
+static void tap_skip(const char *name, const char *reason)
+{
+	mutex_lock(&tap_lock);
+	tap_num++;
+	tap_passed++;
+	pr_info("rkdapl_test: ok %d - %s # SKIP %s\n", tap_num, name, reason);
+	mutex_unlock(&tap_lock);
+}
+
+static const char *ename(int e)
+{
+	switch (e) {
+	case 0: return "0";
+	case -EINVAL: return "-EINVAL";
+	case -ENODEV: return "-ENODEV";
+	case -ENOMEM: return "-ENOMEM";
+	case -EFAULT: return "-EFAULT";
+	case -ERANGE: return "-ERANGE";
+	case -EACCES: return "-EACCES";
+	case -EXDEV: return "-EXDEV";
+	case -EBUSY: return "-EBUSY";
+	case -E2BIG: return "-E2BIG";
+	case -ENOTCONN: return "-ENOTCONN";
+	case -EISCONN: return "-EISCONN";
+	case -ENOSPC: return "-ENOSPC";
+	case -EAGAIN: return "-EAGAIN";
+	case -ETIMEDOUT: return "-ETIMEDOUT";
+	case -EINTR: return "-EINTR";
+	case -EAFNOSUPPORT: return "-EAFNOSUPPORT";
+	case -EADDRINUSE: return "-EADDRINUSE";
+	case -EADDRNOTAVAIL: return "-EADDRNOTAVAIL";
+	case -ENETUNREACH: return "-ENETUNREACH";
+	case -EMSGSIZE: return "-EMSGSIZE";
+	case -EIO: return "-EIO";
+	case -EPROTO: return "-EPROTO";
+	case -EOVERFLOW: return "-EOVERFLOW";
+	}
+	return "?";
+}
+
+/* One call's return value against the errno the header documents. */
+static bool expect(int got, int want, const char *what)
+{
+	char name[160];
+
+	snprintf(name, sizeof(name), "%s -> %s", what, ename(want));
+	return tap(got == want, name, "returned %d (%s)", got, ename(got));
+}
+
+static const char *evname(u32 t)
+{
+	static const char *const n[] = {
+		"?", "DTO_COMPLETION", "RMR_BIND_COMPLETION", "CONNECTION_REQUEST", "ESTABLISHED",
+		"PEER_REJECTED", "NON_PEER_REJECTED", "UNREACHABLE", "TIMED_OUT", "DISCONNECTED",
+		"BROKEN", "EVD_OVERFLOW", "IA_CATASTROPHIC",
+	};
+	return t < ARRAY_SIZE(n) ? n[t] : "?";
+}
+
+static const char *stname(s32 s)
+{
+	static const char *const n[] = {
+		"SUCCESS", "FLUSHED", "LOCAL_LENGTH_ERROR", "LOCAL_EP_ERROR",
+		"LOCAL_PROTECTION_ERROR", "BAD_RESPONSE", "REMOTE_ACCESS_ERROR",
+		"REMOTE_RESPONDER_ERROR", "TRANSPORT_ERROR", "RECEIVER_NOT_READY",
+		"RMR_OPERATION_FAILED", "GENERIC_ERROR",
+	};
+	return s >= 0 && s < ARRAY_SIZE(n) ? n[s] : "?";
+}
+
+static const char *opname(u32 op)
+{
+	static const char *const n[] = {
+		"?", "SEND", "RECV", "RDMA_WRITE", "RDMA_READ", "RMR_BIND", "RMR_UNBIND",
+	};
+	return op < ARRAY_SIZE(n) ? n[op] : "?";
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Test patterns: a byte stream per 32-bit seed; position i of the stream is byte i. */
+
+static inline u32 mix32(u32 x)
+{
+	x ^= x >> 16;
+	x *= 0x7feb352d;
+	x ^= x >> 15;
+	x *= 0x846ca68b;
+	x ^= x >> 16;
+	return x;
+}
+
+static inline u32 pat_word(u32 seed, u64 i)
+{
+	return mix32(seed * 0x9e3779b1u + (u32)(i >> 2) + (u32)(i >> 34) * 0x85ebca77u);
+}
+
+static void pat_fill(void *buf, u64 off, u64 len, u32 seed)
+{
+	u8 *p = buf;
+	u64 i, end = off + len;
+	u32 w = pat_word(seed, off);
+
+	for (i = off; i < end; i++) {
+		if ((i & 3) == 0)
+			w = pat_word(seed, i);
+		p[i] = w >> ((i & 3) * 8);
+	}
+}
+
+/* First offset in [off, off + len) that differs from the pattern, or -1. */
+static s64 pat_check(const void *buf, u64 off, u64 len, u32 seed)
+{
+	const u8 *p = buf;
+	u64 i, end = off + len;
+	u32 w = pat_word(seed, off);
+
+	for (i = off; i < end; i++) {
+		if ((i & 3) == 0)
+			w = pat_word(seed, i);
+		if (p[i] != (u8)(w >> ((i & 3) * 8)))
+			return i;
+	}
+	return -1;
+}
+
+static u32 poison_seed(u32 seed)
+{
+	return ~seed ^ 0x5a5a0000;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* One side of a connection, and waiting for its events */
+
+struct side {
+	const char *who;
+	struct rkdapl_ia *ia;
+	struct rkdapl_pz *pz;
+	struct rkdapl_evd *dto_evd, *conn_evd, *psp_evd;
+	struct rkdapl_psp *psp;
+	struct rkdapl_ep *ep;
+	struct rkdapl_ia_attr attr;
+	bool dead;		/* connection lost: the remaining tests fail at once */
+	u64 cookie;
+	u32 seq;
+	/* messages: slot 0 sends, slot 1 receives */
+	u8 *msg;
+	struct rkdapl_lmr *msg_lmr;
+	u64 rx_cookie;
+	/* SEND data (client: source, kmalloc; server: RECV target, kmalloc) */
+	u8 *dbuf;
+	u64 dlen;
+	struct rkdapl_lmr *d_lmr;
+	/* RDMA (client: local buffer; server: the granted buffer) */
+	u8 *rbuf;
+	u64 rlen;
+	bool rbuf_vmalloc;
+	struct rkdapl_lmr *r_lmr;
+	struct rkdapl_rmr *rmr;
+	/* client: the server's grant */
+	u32 rkey;
+	u64 raddr, rgranted;
+	int nstash;
+	struct rkdapl_event stash[STASH];
+};
+
+static u64 next_cookie(struct side *s)
+{
+	static atomic64_t c = ATOMIC64_INIT(0x1000);
+
+	return s->cookie = atomic64_inc_return(&c);
+}
+
+/* Waits at most @ms for an event on @evd. */
+static int ev_wait(struct rkdapl_evd *evd, u32 ms, struct rkdapl_event *ev)
+{
+	return rkdapl_evd_wait(evd, ms ? ms : 1, ev);
+}
+
+/* Waits for the event carrying @cookie on the DTO EVD; other events are kept for later. */
+static int wait_cookie(struct side *s, u64 cookie, struct rkdapl_event *ev)
+{
+	unsigned long deadline = jiffies + msecs_to_jiffies(timeout_ms);
+	long left;
+	int i, r;
+
+	for (i = 0; i < s->nstash; i++) {
+		if (s->stash[i].cookie == cookie) {
+			*ev = s->stash[i];
+			s->stash[i] = s->stash[--s->nstash];
+			return 0;
+		}
+	}
+	for (;;) {
+		left = (long)(deadline - jiffies);
+		if (left <= 0)
+			return -ETIMEDOUT;
+		r = ev_wait(s->dto_evd, jiffies_to_msecs(left), ev);
+		if (r)
+			return r;
+		if (ev->type == RKDAPL_ASYNC_EVD_OVERFLOW)
+			return -EOVERFLOW;
+		if (ev->cookie == cookie && (ev->type == RKDAPL_DTO_COMPLETION_EVENT ||
+					     ev->type == RKDAPL_RMR_BIND_COMPLETION_EVENT))
+			return 0;
+		if (s->nstash == STASH)
+			return -ENOSPC;
+		s->stash[s->nstash++] = *ev;
+	}
+}
+
+/* Waits for the completion of @cookie and checks it: type, op, status, EP, length (>= 0). */
+static int dto_expect(struct side *s, u64 cookie, u32 op, s64 len, char *why)
+{
+	bool bind = op == RKDAPL_DTO_RMR_BIND || op == RKDAPL_DTO_RMR_UNBIND;
+	struct rkdapl_event ev = {};
+	int r = wait_cookie(s, cookie, &ev);
+
+	if (r) {
+		snprintf(why, WHY, "%s: no %s completion (cookie %llu): %d %s", s->who, opname(op),
+			 cookie, r, ename(r));
+		s->dead = true;
+		return r;
+	}
+	if (ev.status != RKDAPL_DTO_SUCCESS) {
+		snprintf(why, WHY, "%s: %s completed with status %d (%s)", s->who, opname(op),
+			 ev.status, stname(ev.status));
+		s->dead = true;
+		return -EIO;
+	}
+	if (ev.type != (bind ? RKDAPL_RMR_BIND_COMPLETION_EVENT : RKDAPL_DTO_COMPLETION_EVENT) ||
+	    ev.op != op) {
+		snprintf(why, WHY, "%s: %s completion is event %u (%s) op %u (%s)", s->who,
+			 opname(op), ev.type, evname(ev.type), ev.op, opname(ev.op));
+		return -EPROTO;
+	}
+	if (!bind && ev.ep != s->ep) {
+		snprintf(why, WHY, "%s: %s completion names EP %p, not %p", s->who, opname(op),
+			 ev.ep, s->ep);
+		return -EPROTO;
+	}
+	if (len >= 0 && ev.transferred_length != (u64)len) {
+		snprintf(why, WHY, "%s: %s transferred_length %llu, expected %lld", s->who,
+			 opname(op), ev.transferred_length, len);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+/*
+ * Waits for a connection event of @type for @ep on @evd (events of other EPs, e.g. freed ones,
+ * are skipped). Returns 0, -EPROTO with the event in @ev if another event came, or an error.
+ */
+static int conn_expect(struct rkdapl_evd *evd, struct rkdapl_ep *ep, u32 type, u32 ms,
+		       struct rkdapl_event *ev)
+{
+	unsigned long deadline = jiffies + msecs_to_jiffies(ms);
+	long left;
+	int r;
+
+	for (;;) {
+		left = (long)(deadline - jiffies);
+		r = left > 0 ? ev_wait(evd, jiffies_to_msecs(left), ev) : -ETIMEDOUT;
+		if (r) {
+			memset(ev, 0, sizeof(*ev));	/* no stale event in the diagnostics */
+			return r;
+		}
+		if (ep && ev->ep != ep && ev->type != RKDAPL_CONNECTION_REQUEST_EVENT)
+			continue;
+		return ev->type == type ? 0 : -EPROTO;
+	}
+}
+
+static void evd_drain(struct rkdapl_evd *evd)
+{
+	struct rkdapl_event ev = {};
+
+	while (evd && rkdapl_evd_dequeue(evd, &ev) == 0)
+		;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The message protocol */
+
+#define TMSG_MAGIC 0x544b4452	/* "RDKT" */
+#define CLIENT_PDATA "rkdapl_test client hello"
+#define SERVER_PDATA "rkdapl_test server accept"
+
+enum tcmd {
+	CMD_HELLO = 1,		/* server -> client: the grant (rkey, addr, len) */
+	CMD_SEND_PREP,		/* post a RECV for a SEND of len bytes, then RESULT after it */
+	CMD_WRITE_PREP,		/* poison the granted buffer before an RDMA WRITE */
+	CMD_CHECK,		/* verify the granted buffer after an RDMA WRITE */
+	CMD_READ_PREP,		/* fill the granted buffer before an RDMA READ */
+	CMD_BYE,		/* unbind the grant; the client disconnects next */
+	CMD_READY,		/* server -> client: prepared (status 0) or not */
+	CMD_RESULT,		/* server -> client: verified (status 0) or not */
+};
+
+struct tmsg {
+	u32 magic;
+	u32 cmd;
+	u32 seq;
+	u32 seed;
+	u64 len;
+	s32 status;
+	u32 rkey;
+	u64 addr;
+	s64 bad;
+	char why[96];
+};
+
+static int send_msg(struct side *s, struct tmsg *m, char *why)
+{
+	struct rkdapl_lmr_triplet t = { s->msg_lmr, 0, sizeof(*m) };
+	u64 c = next_cookie(s);
+	int r;
+
+	m->magic = TMSG_MAGIC;
+	memcpy(s->msg, m, sizeof(*m));
+	rkdapl_lmr_sync_rdma_read(s->msg_lmr, 0, sizeof(*m));
+	r = rkdapl_post_send(s->ep, &t, 1, c, 0);
+	if (r) {
+		snprintf(why, WHY, "%s: post_send(message) = %d %s", s->who, r, ename(r));
+		s->dead = true;
+		return r;
+	}
+	return dto_expect(s, c, RKDAPL_DTO_SEND, sizeof(*m), why);
+}
+
+static int post_rx(struct side *s, char *why)
+{
+	struct rkdapl_lmr_triplet t = { s->msg_lmr, SLOT, SLOT };
+	int r;
+
+	s->rx_cookie = next_cookie(s);
+	r = rkdapl_post_recv(s->ep, &t, 1, s->rx_cookie, 0);
+	if (r) {
+		snprintf(why, WHY, "%s: post_recv(message) = %d %s", s->who, r, ename(r));
+		s->dead = true;
+	}
+	return r;
+}
+
+/* Waits for the message RECV; does not post the next one. */
+static int recv_msg(struct side *s, struct tmsg *m, char *why)
+{
+	int r = dto_expect(s, s->rx_cookie, RKDAPL_DTO_RECV, sizeof(*m), why);
+
+	if (r)
+		return r;
+	rkdapl_lmr_sync_rdma_write(s->msg_lmr, SLOT, sizeof(*m));
+	memcpy(m, s->msg + SLOT, sizeof(*m));
+	m->why[sizeof(m->why) - 1] = 0;
+	if (m->magic != TMSG_MAGIC) {
+		snprintf(why, WHY, "%s: message with bad magic %#x", s->who, m->magic);
+		s->dead = true;
+		return -EPROTO;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Setting up and tearing down a side */
+
+static int side_open(struct side *s, bool server, char *why)
+{
+	int r;
+
+	r = rkdapl_ia_open(dev, &s->ia);
+	if (r) {
+		snprintf(why, WHY, "ia_open(%s) = %d %s", dev, r, ename(r));
+		return r;
+	}
+	r = rkdapl_ia_query(s->ia, &s->attr);
+	if (!r)
+		r = rkdapl_pz_create(s->ia, &s->pz);
+	if (!r)
+		r = rkdapl_evd_create(s->ia, 256, &s->dto_evd);
+	if (!r)
+		r = rkdapl_evd_create(s->ia, 16, &s->conn_evd);
+	if (!r && server)
+		r = rkdapl_evd_create(s->ia, 16, &s->psp_evd);
+	if (r) {
+		snprintf(why, WHY, "ia_query/pz_create/evd_create = %d %s", r, ename(r));
+		return r;
+	}
+
+	s->msg = kzalloc(2 * SLOT, GFP_KERNEL);
+	/* SEND data must be one DMA segment: kmalloc memory is physically contiguous. */
+	s->dlen = server ? BIGBUF + PAGE_SIZE : BIGBUF;
+	s->dbuf = kmalloc(s->dlen, GFP_KERNEL);
+	/*
+	 * RDMA: vmalloc memory, so that a 1 MiB DTO is split into several work requests
+	 * (256 pages, 8 x max_iov SGEs), unless the device's max_iov is too small for that.
+	 */
+	s->rlen = BIGBUF + PAGE_SIZE;
+	s->rbuf_vmalloc = server || 8ULL * s->attr.max_iov >= BIGBUF / PAGE_SIZE;
+	s->rbuf = s->rbuf_vmalloc ? vmalloc(s->rlen) : kmalloc(s->rlen, GFP_KERNEL);
+	if (!s->msg || !s->dbuf || !s->rbuf) {
+		snprintf(why, WHY, "out of memory");
+		return -ENOMEM;
+	}
+	memset(s->dbuf, 0, s->dlen);
+	memset(s->rbuf, 0, s->rlen);
+	r = rkdapl_lmr_create(s->pz, s->msg, 2 * SLOT, RKDAPL_MEM_LOCAL_WRITE, &s->msg_lmr);
+	if (!r)
+		r = rkdapl_lmr_create(s->pz, s->dbuf, s->dlen, RKDAPL_MEM_LOCAL_WRITE, &s->d_lmr);
+	if (!r)
+		r = rkdapl_lmr_create(s->pz, s->rbuf, s->rlen,
+				      RKDAPL_MEM_LOCAL_WRITE |
+				      (server ? RKDAPL_MEM_REMOTE_READ | RKDAPL_MEM_REMOTE_WRITE : 0),
+				      &s->r_lmr);
+	if (!r && server)
+		r = rkdapl_rmr_create(s->pz, &s->rmr);
+	if (r) {
+		snprintf(why, WHY, "lmr_create/rmr_create = %d %s", r, ename(r));
+		return r;
+	}
+	return 0;
+}
+
+/* Frees everything; returns the number of frees that did not return 0 (reasons in @why). */
+static int side_close(struct side *s, char *why)
+{
+	int bad = 0, r;
+	bool lmr_ok = true;
+
+#define FREE(call, h) do {							\
+		if (h) {							\
+			r = call(h);						\
+			if (r) {						\
+				if (!bad)					\
+					snprintf(why, WHY, "%s = %d %s", #call,	\
+						 r, ename(r));			\
+				bad++;						\
+			}							\
+			h = NULL;						\
+		}							\
+	} while (0)
+
+	FREE(rkdapl_ep_free, s->ep);
+	FREE(rkdapl_psp_free, s->psp);
+	FREE(rkdapl_rmr_free, s->rmr);
+	if (s->msg_lmr || s->d_lmr || s->r_lmr) {
+		int b0 = bad;
+
+		FREE(rkdapl_lmr_free, s->msg_lmr);
+		FREE(rkdapl_lmr_free, s->d_lmr);
+		FREE(rkdapl_lmr_free, s->r_lmr);
+		lmr_ok = bad == b0;
+	}
+	FREE(rkdapl_evd_free, s->dto_evd);
+	FREE(rkdapl_evd_free, s->conn_evd);
+	FREE(rkdapl_evd_free, s->psp_evd);
+	FREE(rkdapl_pz_free, s->pz);
+	FREE(rkdapl_ia_close, s->ia);
+#undef FREE
+	/* A buffer whose LMR could not be freed may still be mapped: leak it rather. */
+	if (lmr_ok) {
+		kfree(s->msg);
+		kfree(s->dbuf);
+		if (s->rbuf_vmalloc)
+			vfree(s->rbuf);
+		else
+			kfree(s->rbuf);
+	}
+	s->msg = s->dbuf = s->rbuf = NULL;
+	return bad;
+}
+
+static int parse_peer(struct sockaddr_in *sin, u16 p)
+{
+	memset(sin, 0, sizeof(*sin));
+	sin->sin_family = AF_INET;
+	sin->sin_port = htons(p);
+	if (!peer || !peer[0] || !in4_pton(peer, -1, (u8 *)&sin->sin_addr.s_addr, -1, NULL))
+		return -EINVAL;
+	return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Server */
+
+static bool server_abort;	/* loopback: the client gave up before connecting */
+
+static int srv_reply(struct side *s, const struct tmsg *in, u32 cmd, int status, s64 bad,
+		     const char *text, char *why)
+{
+	struct tmsg m = {
+		.cmd = cmd, .seq = in->seq, .seed = in->seed, .len = in->len,
+		.status = status, .bad = bad,
+	};
+
+	if (text)
+		strscpy(m.why, text, sizeof(m.why));
+	return send_msg(s, &m, why);
+}
+
+/* Handles one command; returns 1 after BYE, 0 to go on, < 0 if the connection failed. */
+static int srv_command(struct side *s, struct tmsg *m, char *why)
+{
+	struct rkdapl_lmr_triplet t;
+	struct rkdapl_event ev = {};
+	char text[96] = "";
+	u64 len = m->len, g;
+	s64 bad = -1;
+	int st = 0, r;
+	u64 dc;
+
+	switch (m->cmd) {
+	case CMD_SEND_PREP:
+		if (len + GUARD > s->dlen) {
+			r = post_rx(s, why);
+			return r ?: srv_reply(s, m, CMD_READY, -EMSGSIZE, -1, "too long", why);
+		}
+		pat_fill(s->dbuf, 0, len + GUARD, poison_seed(m->seed));
+		rkdapl_lmr_sync_rdma_read(s->d_lmr, 0, len + GUARD);
+		/* The data RECV goes first: RECVs are consumed in the order posted. */
+		t = (struct rkdapl_lmr_triplet){ s->d_lmr, 0, s->dlen };
+		dc = next_cookie(s);
+		r = rkdapl_post_recv(s->ep, &t, 1, dc, 0);
+		if (r) {
+			snprintf(text, sizeof(text), "server: post_recv(data) = %d %s", r, ename(r));
+			r = post_rx(s, why);
+			return r ?: srv_reply(s, m, CMD_READY, -EIO, -1, text, why);
+		}
+		r = post_rx(s, why);
+		if (!r)
+			r = srv_reply(s, m, CMD_READY, 0, -1, NULL, why);
+		if (r)
+			return r;
+		r = wait_cookie(s, dc, &ev);
+		if (r) {
+			snprintf(why, WHY, "server: no RECV completion for the data: %d %s", r,
+				 ename(r));
+			s->dead = true;
+			return r;
+		}
+		if (ev.type != RKDAPL_DTO_COMPLETION_EVENT || ev.op != RKDAPL_DTO_RECV ||
+		    ev.status != RKDAPL_DTO_SUCCESS || ev.ep != s->ep) {
+			snprintf(text, sizeof(text),
+				 "server: data RECV event %u op %u status %d (%s) ep %s",
+				 ev.type, ev.op, ev.status, stname(ev.status),
+				 ev.ep == s->ep ? "ok" : "wrong");
+			st = -EIO;
+			if (ev.status != RKDAPL_DTO_SUCCESS) {
+				snprintf(why, WHY, "%s", text);
+				s->dead = true;
+				return -EIO;
+			}
+		} else if (ev.transferred_length != len) {
+			snprintf(text, sizeof(text), "server: received %llu bytes, expected %llu",
+				 ev.transferred_length, len);
+			st = -EMSGSIZE;
+		} else {
+			rkdapl_lmr_sync_rdma_write(s->d_lmr, 0, len + GUARD);
+			bad = pat_check(s->dbuf, 0, len, m->seed);
+			if (bad >= 0) {
+				snprintf(text, sizeof(text), "server: received byte %lld wrong", bad);
+				st = -EILSEQ;
+			} else {
+				bad = pat_check(s->dbuf, len, GUARD, poison_seed(m->seed));
+				if (bad >= 0) {
+					snprintf(text, sizeof(text),
+						 "server: RECV buffer overwritten at %lld", bad);
+					st = -EOVERFLOW;
+				}
+			}
+		}
+		return srv_reply(s, m, CMD_RESULT, st, bad, text, why);
+
+	case CMD_WRITE_PREP:
+	case CMD_READ_PREP:
+	case CMD_CHECK:
+		if (len > s->rlen) {
+			r = post_rx(s, why);
+			return r ?: srv_reply(s, m, m->cmd == CMD_CHECK ? CMD_RESULT : CMD_READY,
+					      -EMSGSIZE, -1, "too long", why);
+		}
+		g = min_t(u64, GUARD, s->rlen - len);
+		if (m->cmd == CMD_WRITE_PREP) {
+			pat_fill(s->rbuf, 0, len + g, poison_seed(m->seed));
+			rkdapl_lmr_sync_rdma_read(s->r_lmr, 0, len + g);
+		} else if (m->cmd == CMD_READ_PREP) {
+			pat_fill(s->rbuf, 0, len, m->seed);
+			pat_fill(s->rbuf, len, g, poison_seed(m->seed));
+			rkdapl_lmr_sync_rdma_read(s->r_lmr, 0, len + g);
+		} else {
+			rkdapl_lmr_sync_rdma_write(s->r_lmr, 0, len + g);
+			bad = pat_check(s->rbuf, 0, len, m->seed);
+			if (bad >= 0) {
+				snprintf(text, sizeof(text), "server: granted buffer byte %lld wrong",
+					 bad);
+				st = -EILSEQ;
+			} else {
+				bad = pat_check(s->rbuf, len, g, poison_seed(m->seed));
+				if (bad >= 0) {
+					snprintf(text, sizeof(text),
+						 "server: written past the end, at %lld", bad);
+					st = -EOVERFLOW;
+				}
+			}
+		}
+		r = post_rx(s, why);
+		return r ?: srv_reply(s, m, m->cmd == CMD_CHECK ? CMD_RESULT : CMD_READY, st, bad,
+				      text, why);
+
+	case CMD_BYE:
+		dc = next_cookie(s);
+		r = rkdapl_rmr_unbind(s->rmr, s->ep, dc);
+		if (r) {
+			snprintf(text, sizeof(text), "server: rmr_unbind = %d %s", r, ename(r));
+			st = r;
+		} else {
+			r = dto_expect(s, dc, RKDAPL_DTO_RMR_UNBIND, -1, why);
+			if (r) {
+				strscpy(text, why, sizeof(text));
+				st = r;
+			}
+		}
+		tap(!st, "server: rmr_unbind of the grant", "%s", text);
+		r = srv_reply(s, m, CMD_RESULT, st, -1, text, why);
+		return r ?: 1;
+
+	default:
+		snprintf(why, WHY, "server: unknown command %u", m->cmd);
+		s->dead = true;
+		return -EPROTO;
+	}
+}
+
+static int server_run(void)
+{
+	struct side *s = kzalloc(sizeof(*s), GFP_KERNEL);
+	unsigned long deadline;
+	struct rkdapl_event ev = {};
+	struct tmsg m;
+	char why[WHY] = "";
+	bool ok, got;
+	u64 bc;
+	int r, n;
+
+	if (!s)
+		return tap(false, "server: setup", "out of memory"), -ENOMEM;
+	s->who = "server";
+	r = side_open(s, true, why);
+	if (!tap(!r, "server: setup (ia, pz, evds, lmrs, rmr)", "%s", why))
+		goto out;
+
+	r = rkdapl_psp_create(s->ia, port, 8, s->psp_evd, &s->psp);
+	if (!tap(!r, "server: psp_create", "psp_create(port %u) = %d %s", port, r, ename(r)))
+		goto out;
+	pr_info("rkdapl_test: # listening on port %u\n", port);
+
+	/* Wait for the client, in slices so that loopback can give up. */
+	deadline = jiffies + msecs_to_jiffies(listen_ms);
+	got = false;
+	while (!READ_ONCE(server_abort) && time_before(jiffies, deadline)) {
+		r = ev_wait(s->psp_evd, 1000, &ev);
+		if (r == -ETIMEDOUT)
+			continue;
+		if (r || ev.type == RKDAPL_CONNECTION_REQUEST_EVENT) {
+			got = !r;
+			break;
+		}
+	}
+	if (!tap(got && ev.cr, "server: connection request",
+		 "%s", r ? ename(r) : server_abort ? "client gave up" : "no CR in time"))
+		goto out;
+	tap(ev.private_data_len >= sizeof(CLIENT_PDATA) &&
+	    !memcmp(ev.private_data, CLIENT_PDATA, sizeof(CLIENT_PDATA)),
+	    "server: connection request carries the client's private data",
+	    "private_data_len %u, data '%.*s'", ev.private_data_len,
+	    (int)min_t(u32, ev.private_data_len, RKDAPL_MAX_PRIVATE_DATA), ev.private_data);
+
+	r = rkdapl_ep_create(s->pz, s->dto_evd, s->conn_evd, NULL, &s->ep);
+	if (!tap(!r, "server: ep_create", "%d %s", r, ename(r))) {
+		rkdapl_cr_reject(ev.cr, NULL, 0);
+		goto out;
+	}
+	r = rkdapl_cr_accept(ev.cr, s->ep, SERVER_PDATA, sizeof(SERVER_PDATA));
+	if (!tap(!r, "server: cr_accept", "%d %s", r, ename(r)))
+		goto out;
+	r = post_rx(s, why);
+	if (!tap(!r, "server: post_recv right after cr_accept", "%s", why))
+		goto out;
+	bc = next_cookie(s);
+	r = rkdapl_rmr_bind(s->rmr, s->r_lmr, 0, s->rlen,
+			    RKDAPL_MEM_REMOTE_READ | RKDAPL_MEM_REMOTE_WRITE, s->ep, bc, &s->rkey,
+			    &s->raddr);
+	if (!tap(!r, "server: rmr_bind of the buffer on the accepting EP", "%d %s", r, ename(r)))
+		goto out;
+	r = conn_expect(s->conn_evd, s->ep, RKDAPL_CONNECTION_EVENT_ESTABLISHED, timeout_ms, &ev);
+	if (!tap(!r, "server: established", "%s, event %u (%s) status %d", ename(r), ev.type,
+		 evname(ev.type), ev.status))
+		goto out;
+	r = dto_expect(s, bc, RKDAPL_DTO_RMR_BIND, -1, why);
+	if (!tap(!r, "server: rmr_bind completion", "%s", why))
+		goto out;
+
+	m = (struct tmsg){ .cmd = CMD_HELLO, .rkey = s->rkey, .addr = s->raddr, .len = s->rlen };
+	r = send_msg(s, &m, why);
+	if (!tap(!r, "server: grant sent", "%s", why))
+		goto out;
+
+	/* Serve until BYE. */
+	n = 0;
+	for (;;) {
+		r = recv_msg(s, &m, why);
+		if (r)
+			break;
+		n++;
+		r = srv_command(s, &m, why);
+		if (r)
+			break;
+	}
+	tap(r == 1, "server: command session ended by BYE", "after %d commands: %s", n, why);
+	if (r == 1) {
+		r = conn_expect(s->conn_evd, s->ep, RKDAPL_CONNECTION_EVENT_DISCONNECTED,
+				timeout_ms, &ev);
+		tap(!r, "server: disconnected by the client", "%s, event %u (%s)", ename(r),
+		    ev.type, evname(ev.type));
+	}
+out:
+	r = side_close(s, why);
+	ok = tap(!r, "server: teardown (every free returns 0)", "%d failed: %s", r, why);
+	kfree(s);
+	return ok ? 0 : -EIO;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Client */
+
+static int client_connect(struct side *s, const struct sockaddr_in *sin, char *why)
+{
+	unsigned long deadline = jiffies + msecs_to_jiffies(connect_ms);
+	struct rkdapl_event ev = {};
+	int attempts = 0, r;
+
+	for (;;) {
+		attempts++;
+		r = rkdapl_ep_create(s->pz, s->dto_evd, s->conn_evd, NULL, &s->ep);
+		if (r) {
+			snprintf(why, WHY, "ep_create = %d %s", r, ename(r));
+			return r;
+		}
+		r = rkdapl_ep_connect(s->ep, (const struct sockaddr *)sin, 5000, CLIENT_PDATA,
+				      sizeof(CLIENT_PDATA));
+		if (r) {
+			snprintf(why, WHY, "attempt %d: ep_connect = %d %s", attempts, r, ename(r));
+		} else {
+			r = ev_wait(s->conn_evd, timeout_ms, &ev);
+			if (r) {
+				snprintf(why, WHY, "attempt %d: no connection event: %d %s",
+					 attempts, r, ename(r));
+				return r;
+			}
+			if (ev.type == RKDAPL_CONNECTION_EVENT_ESTABLISHED) {
+				if (ev.ep != s->ep) {
+					snprintf(why, WHY, "ESTABLISHED names EP %p, not %p",
+						 ev.ep, s->ep);
+					return -EPROTO;
+				}
+				if (ev.private_data_len < sizeof(SERVER_PDATA) ||
+				    memcmp(ev.private_data, SERVER_PDATA, sizeof(SERVER_PDATA))) {
+					snprintf(why, WHY,
+						 "ESTABLISHED lacks the server's private data (len %u)",
+						 ev.private_data_len);
+					return -EPROTO;
+				}
+				return 0;
+			}
+			snprintf(why, WHY, "attempt %d: event %u (%s) status %d", attempts,
+				 ev.type, evname(ev.type), ev.status);
+		}
+		rkdapl_ep_free(s->ep);
+		s->ep = NULL;
+		if (time_after(jiffies, deadline))
+			return -ETIMEDOUT;
+		msleep(500);
+	}
+}
+
+/* Sends a command and waits for its answer, then posts the next answer's RECV. */
+static int rpc(struct side *s, u32 cmd, u64 len, u32 seed, struct tmsg *rep, char *why)
+{
+	struct tmsg m = { .cmd = cmd, .seq = ++s->seq, .len = len, .seed = seed };
+	int r;
+
+	r = send_msg(s, &m, why);
+	if (!r)
+		r = recv_msg(s, rep, why);
+	if (!r && cmd != CMD_BYE)
+		r = post_rx(s, why);
+	if (r)
+		return r;
+	if (rep->seq != m.seq) {
+		snprintf(why, WHY, "answer to command %u has seq %u, expected %u", cmd, rep->seq,
+			 m.seq);
+		s->dead = true;
+		return -EPROTO;
+	}
+	return 0;
+}
+
+/* Checks a READY/RESULT answer. */
+static int answer_ok(const struct tmsg *rep, u32 cmd, char *why)
+{
+	if (rep->cmd != cmd) {
+		snprintf(why, WHY, "server answered %u, expected %u", rep->cmd, cmd);
+		return -EPROTO;
+	}
+	if (rep->status) {
+		snprintf(why, WHY, "%s (status %d)", rep->why[0] ? rep->why : "server failed",
+			 rep->status);
+		return rep->status;
+	}
+	return 0;
+}
+
+static int do_send(struct side *s, u64 len, u32 seed, char *why)
+{
+	struct rkdapl_lmr_triplet t = { s->d_lmr, 0, len };
+	struct tmsg rep;
+	u64 c;
+	int r;
+
+	r = rpc(s, CMD_SEND_PREP, len, seed, &rep, why);
+	if (!r)
+		r = answer_ok(&rep, CMD_READY, why);
+	if (r)
+		return r;
+	pat_fill(s->dbuf, 0, len, seed);
+	if (len)
+		rkdapl_lmr_sync_rdma_read(s->d_lmr, 0, len);
+	c = next_cookie(s);
+	r = rkdapl_post_send(s->ep, &t, 1, c, 0);
+	if (r) {
+		snprintf(why, WHY, "post_send(%llu bytes) = %d %s", len, r, ename(r));
+		s->dead = true;	/* the server waits for the data */
+		return r;
+	}
+	r = dto_expect(s, c, RKDAPL_DTO_SEND, len, why);
+	if (r)
+		return r;
+	r = recv_msg(s, &rep, why);
+	if (!r)
+		r = post_rx(s, why);
+	if (!r && rep.seq != s->seq) {
+		snprintf(why, WHY, "result has seq %u, expected %u", rep.seq, s->seq);
+		s->dead = true;
+		r = -EPROTO;
+	}
+	return r ?: answer_ok(&rep, CMD_RESULT, why);
+}
+
+static int do_rdma_write(struct side *s, u64 len, u32 seed, char *why)
+{
+	struct rkdapl_lmr_triplet t = { s->r_lmr, 0, len };
+	struct rkdapl_rmr_triplet rt = { s->raddr, s->rkey, 0, len };
+	struct tmsg rep;
+	u64 c;
+	int r;
+
+	r = rpc(s, CMD_WRITE_PREP, len, seed, &rep, why);
+	if (!r)
+		r = answer_ok(&rep, CMD_READY, why);
+	if (r)
+		return r;
+	pat_fill(s->rbuf, 0, len, seed);
+	if (len)
+		rkdapl_lmr_sync_rdma_read(s->r_lmr, 0, len);
+	c = next_cookie(s);
+	r = rkdapl_post_rdma_write(s->ep, &t, 1, &rt, c, 0);
+	if (r) {
+		snprintf(why, WHY, "post_rdma_write(%llu bytes) = %d %s", len, r, ename(r));
+		return r;
+	}
+	r = dto_expect(s, c, RKDAPL_DTO_RDMA_WRITE, len, why);
+	if (r)
+		return r;
+	r = rpc(s, CMD_CHECK, len, seed, &rep, why);
+	return r ?: answer_ok(&rep, CMD_RESULT, why);
+}
+
+static int do_rdma_read(struct side *s, u64 len, u32 seed, char *why)
+{
+	struct rkdapl_lmr_triplet t = { s->r_lmr, 0, len };
+	struct rkdapl_rmr_triplet rt = { s->raddr, s->rkey, 0, len };
+	u64 g = min_t(u64, GUARD, s->rlen - len);
+	struct tmsg rep;
+	s64 bad;
+	u64 c;
+	int r;
+
+	r = rpc(s, CMD_READ_PREP, len, seed, &rep, why);
+	if (!r)
+		r = answer_ok(&rep, CMD_READY, why);
+	if (r)
+		return r;
+	pat_fill(s->rbuf, 0, len + g, poison_seed(seed));
+	rkdapl_lmr_sync_rdma_read(s->r_lmr, 0, len + g);
+	c = next_cookie(s);
+	r = rkdapl_post_rdma_read(s->ep, &t, 1, &rt, c, 0);
+	if (r) {
+		snprintf(why, WHY, "post_rdma_read(%llu bytes) = %d %s", len, r, ename(r));
+		return r;
+	}
+	r = dto_expect(s, c, RKDAPL_DTO_RDMA_READ, len, why);
+	if (r)
+		return r;
+	rkdapl_lmr_sync_rdma_write(s->r_lmr, 0, len + g);
+	bad = pat_check(s->rbuf, 0, len, seed);
+	if (bad >= 0) {
+		snprintf(why, WHY, "byte %lld read wrong", bad);
+		return -EILSEQ;
+	}
+	bad = pat_check(s->rbuf, len, g, poison_seed(seed));
+	if (bad >= 0) {
+		snprintf(why, WHY, "local buffer written past the end, at %lld", bad);
+		return -EOVERFLOW;
+	}
+	return 0;
+}
+
+static int client_run(void)
+{
+	static const struct {
+		const char *name;
+		int (*fn)(struct side *s, u64 len, u32 seed, char *why);
+	} ops[] = {
+		{ "send", do_send },
+		{ "rdma_write", do_rdma_write },
+		{ "rdma_read", do_rdma_read },
+	};
+	struct side *s = kzalloc(sizeof(*s), GFP_KERNEL);
+	struct rkdapl_event ev = {};
+	struct sockaddr_in sin;
+	char why[WHY] = "", name[64];
+	u32 base = get_random_u32();
+	struct tmsg m;
+	bool ok;
+	int r, i, j;
+
+	if (!s)
+		return tap(false, "client: setup", "out of memory"), -ENOMEM;
+	s->who = "client";
+	if (parse_peer(&sin, port)) {
+		tap(false, "client: setup", "bad peer address '%s'", peer);
+		goto out;
+	}
+	r = side_open(s, false, why);
+	if (!tap(!r, "client: setup (ia, pz, evds, lmrs)", "%s", why))
+		goto out;
+	r = client_connect(s, &sin, why);
+	if (!tap(!r, "client: connect (with private data both ways)", "%pI4:%u: %s",
+		 &sin.sin_addr, port, why))
+		goto out;
+	r = post_rx(s, why);
+	if (!r)
+		r = recv_msg(s, &m, why);
+	if (!r)
+		r = post_rx(s, why);
+	if (!r && (m.cmd != CMD_HELLO || m.len < BIGBUF + GUARD)) {
+		snprintf(why, WHY, "first message %u, grant of %llu bytes", m.cmd, m.len);
+		r = -EPROTO;
+	}
+	if (!tap(!r, "client: grant received", "%s", why))
+		goto bye;
+	s->rkey = m.rkey;
+	s->raddr = m.addr;
+	s->rgranted = m.len;
+
+	for (i = 0; i < ARRAY_SIZE(ops); i++) {
+		for (j = 0; j < ARRAY_SIZE(sizes); j++) {
+			u32 seed = mix32(base + i * 64 + j + 1);
+
+			snprintf(name, sizeof(name), "%s %llu bytes", ops[i].name, sizes[j]);
+			if (s->dead) {
+				tap(false, name, "connection lost earlier: %s", why);
+				continue;
+			}
+			why[0] = 0;
+			r = ops[i].fn(s, sizes[j], seed, why);
+			tap(!r, name, "%s", why);
+		}
+	}
+bye:
+	if (!s->dead) {
+		r = rpc(s, CMD_BYE, 0, 0, &m, why);
+		if (!r)
+			r = answer_ok(&m, CMD_RESULT, why);
+		tap(!r, "client: BYE answered (server unbound its grant)", "%s", why);
+	}
+	r = rkdapl_ep_disconnect(s->ep);
+	if (tap(!r, "client: ep_disconnect", "%d %s", r, ename(r))) {
+		r = conn_expect(s->conn_evd, s->ep, RKDAPL_CONNECTION_EVENT_DISCONNECTED,
+				timeout_ms, &ev);
+		tap(!r, "client: DISCONNECTED event", "%s, event %u (%s)", ename(r), ev.type,
+		    evname(ev.type));
+	}
+out:
+	WRITE_ONCE(server_abort, true);
+	r = side_close(s, why);
+	ok = tap(!r, "client: teardown (every free returns 0)", "%d failed: %s", r, why);
+	kfree(s);
+	return ok ? 0 : -EIO;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* badarg */
+
+/* Pages that are never physically adjacent: one DMA segment (and one RMR page) each. */
+struct sparse {
+	struct page **pages;
+	unsigned int n;
+	void *addr;
+};
+
+static int sparse_alloc(struct sparse *sp, unsigned int n)
+{
+	sp->pages = kcalloc(n, sizeof(*sp->pages), GFP_KERNEL);
+	if (!sp->pages)
+		return -ENOMEM;
+	for (sp->n = 0; sp->n < n; sp->n++) {
+		/* The first page of an order-1 block: its successor is never another's first. */
+		sp->pages[sp->n] = alloc_pages(GFP_KERNEL | __GFP_ZERO, 1);
+		if (!sp->pages[sp->n])
+			return -ENOMEM;
+		split_page(sp->pages[sp->n], 1);
+	}
+	sp->addr = vmap(sp->pages, n, VM_MAP, PAGE_KERNEL);
+	return sp->addr ? 0 : -ENOMEM;
+}
+
+static void sparse_free(struct sparse *sp)
+{
+	unsigned int i;
+
+	if (sp->addr)
+		vunmap(sp->addr);
+	for (i = 0; sp->pages && i < sp->n; i++) {
+		__free_page(sp->pages[i]);
+		__free_page(sp->pages[i] + 1);
+	}
+	kfree(sp->pages);
+	memset(sp, 0, sizeof(*sp));
+}
+
+struct bctx {
+	struct rkdapl_ia *ia;
+	struct rkdapl_ia_attr attr;
+	struct rkdapl_pz *pz, *pz2;
+	struct rkdapl_evd *evd, *psp_evd;
+	struct rkdapl_psp *psp;
+	void *foreign;
+	struct sockaddr_in self;
+	/* connected part */
+	struct side *c, *s;
+	u8 *bufa, *bufb, *bufx;
+	struct rkdapl_lmr *lmr_a;	/* bufa (vmalloc): all privileges (the server's target) */
+	struct rkdapl_lmr *lmr_k;	/* bufb (kmalloc): all privileges */
+	struct rkdapl_lmr *lmr_b;	/* bufb: local write (the client's buffer) */
+	struct rkdapl_lmr *lmr_ro;	/* bufb: remote read only, no local write */
+	struct rkdapl_lmr *lmr_lw;	/* bufb: local write only */
+	struct rkdapl_lmr *lmr_rd;	/* bufa: local write + remote read */
+	struct rkdapl_lmr *lmr_x;	/* bufx, on pz2: all privileges */
+	struct rkdapl_lmr *lmr_sp;	/* sparse pages: all privileges */
+	struct rkdapl_rmr *rmr, *rmr_x;
+	struct sparse sp;
+};
+
+#define ALL_PRIV (RKDAPL_MEM_LOCAL_WRITE | RKDAPL_MEM_REMOTE_READ | RKDAPL_MEM_REMOTE_WRITE)
+#define BUFSZ (4 * PAGE_SIZE)
+
+/* A connected loopback pair b->c (client) <-> b->s (server), through b->psp. */
+static int pair_connect(struct bctx *b, char *why)
+{
+	struct rkdapl_ep_attr attr = { .max_request_iov = 256 };
+	struct rkdapl_event ev = {};
+	int r;
+
+	b->c->dead = b->s->dead = false;
+	r = rkdapl_ep_create(b->pz, b->c->dto_evd, b->c->conn_evd, &attr, &b->c->ep);
+	if (!r)
+		r = rkdapl_ep_create(b->pz, b->s->dto_evd, b->s->conn_evd, &attr, &b->s->ep);
+	if (r) {
+		snprintf(why, WHY, "ep_create = %d %s", r, ename(r));
+		return r;
+	}
+	r = rkdapl_ep_connect(b->c->ep, (struct sockaddr *)&b->self, 5000, NULL, 0);
+	if (r) {
+		snprintf(why, WHY, "ep_connect(%pI4:%u) = %d %s", &b->self.sin_addr,
+			 ntohs(b->self.sin_port), r, ename(r));
+		return r;
+	}
+	r = conn_expect(b->psp_evd, NULL, RKDAPL_CONNECTION_REQUEST_EVENT, timeout_ms, &ev);
+	if (r) {
+		snprintf(why, WHY, "no connection request: %s, event %u (%s)", ename(r), ev.type,
+			 evname(ev.type));
+		return r;
+	}
+	r = rkdapl_cr_accept(ev.cr, b->s->ep, NULL, 0);
+	if (r) {
+		snprintf(why, WHY, "cr_accept = %d %s", r, ename(r));
+		return r;
+	}
+	r = conn_expect(b->c->conn_evd, b->c->ep, RKDAPL_CONNECTION_EVENT_ESTABLISHED,
+			timeout_ms, &ev);
+	if (!r)
+		r = conn_expect(b->s->conn_evd, b->s->ep, RKDAPL_CONNECTION_EVENT_ESTABLISHED,
+				timeout_ms, &ev);
+	if (r) {
+		snprintf(why, WHY, "not established: %s, event %u (%s) status %d", ename(r),
+			 ev.type, evname(ev.type), ev.status);
+		return r;
+	}
+	return 0;
+}
+
+static void pair_close(struct bctx *b)
+{
+	if (b->c->ep)
+		rkdapl_ep_free(b->c->ep);
+	if (b->s->ep)
+		rkdapl_ep_free(b->s->ep);
+	b->c->ep = b->s->ep = NULL;
+	evd_drain(b->c->dto_evd);
+	evd_drain(b->c->conn_evd);
+	evd_drain(b->s->dto_evd);
+	evd_drain(b->s->conn_evd);
+	evd_drain(b->psp_evd);
+	b->c->nstash = b->s->nstash = 0;
+}
+
+/* Binds b->rmr over [off, off + len) of @lmr with @priv on the server EP and waits. */
+static int grant(struct bctx *b, struct rkdapl_rmr *rmr, struct rkdapl_lmr *lmr, u64 off,
+		 u64 len, u32 priv, struct rkdapl_rmr_triplet *rt, char *why)
+{
+	u64 c = next_cookie(b->s);
+	int r;
+
+	memset(rt, 0, sizeof(*rt));
+	r = rkdapl_rmr_bind(rmr, lmr, off, len, priv, b->s->ep, c, &rt->rkey, &rt->address);
+	if (r) {
+		snprintf(why, WHY, "rmr_bind = %d %s", r, ename(r));
+		return r;
+	}
+	rt->length = len;
+	return dto_expect(b->s, c, RKDAPL_DTO_RMR_BIND, -1, why);
+}
+
+/* Posts an RDMA op of @len bytes of bufb on the client and returns its completion status. */
+static int rdma_status(struct bctx *b, bool write, u64 len, struct rkdapl_rmr_triplet rt,
+		       s32 *status, char *why)
+{
+	struct rkdapl_lmr_triplet t = { b->lmr_b, 0, len };
+	struct rkdapl_event ev = {};
+	u64 c = next_cookie(b->c);
+	int r;
+
+	rt.length = len;
+	r = write ? rkdapl_post_rdma_write(b->c->ep, &t, 1, &rt, c, 0) :
+		    rkdapl_post_rdma_read(b->c->ep, &t, 1, &rt, c, 0);
+	if (r) {
+		snprintf(why, WHY, "post_rdma_%s = %d %s", write ? "write" : "read", r, ename(r));
+		return r;
+	}
+	r = wait_cookie(b->c, c, &ev);
+	if (r) {
+		snprintf(why, WHY, "no completion: %d %s", r, ename(r));
+		return r;
+	}
+	*status = ev.status;
+	snprintf(why, WHY, "completion status %d (%s), op %u, length %llu", ev.status,
+		 stname(ev.status), ev.op, ev.transferred_length);
+	return 0;
+}
+
+/* The errors that need a connected EP, a real CR or an RMR grant. */
+static void badarg_connected(struct bctx *b)
+{
+	struct rkdapl_lmr_triplet t1, *tv = NULL;
+	struct rkdapl_rmr_triplet rt;
+	struct rkdapl_ep *c2 = NULL, *x = NULL;
+	struct rkdapl_psp *p2 = NULL;
+	struct rkdapl_rmr *rmr_t = NULL;
+	struct rkdapl_lmr *lmr_t = NULL;
+	struct rkdapl_event ev = {};
+	struct rkdapl_cr *cr;
+	char why[WHY] = "", big[RKDAPL_MAX_PRIVATE_DATA + 1] = "";
+	u32 rkey, st = ~0u, maxiov = b->attr.max_iov, maxpg = b->attr.max_rmr_pages, npg;
+	u64 addr, c;
+	s32 status;
+	s64 bad;
+	int r, i;
+
+	/* --- objects --- */
+	b->c = kzalloc(sizeof(*b->c), GFP_KERNEL);
+	b->s = kzalloc(sizeof(*b->s), GFP_KERNEL);
+	b->bufa = vzalloc(BUFSZ);
+	b->bufb = kzalloc(BUFSZ, GFP_KERNEL);
+	b->bufx = kzalloc(BUFSZ, GFP_KERNEL);
+	tv = kcalloc(257, sizeof(*tv), GFP_KERNEL);
+	if (!b->c || !b->s || !b->bufa || !b->bufb || !b->bufx || !tv) {
+		tap(false, "connected setup", "out of memory");
+		goto out;
+	}
+	b->c->who = "client";
+	b->s->who = "server";
+	npg = max(maxpg, 8 * maxiov) + 1;
+	r = rkdapl_evd_create(b->ia, 256, &b->c->dto_evd);
+	if (!r)
+		r = rkdapl_evd_create(b->ia, 64, &b->c->conn_evd);
+	if (!r)
+		r = rkdapl_evd_create(b->ia, 256, &b->s->dto_evd);
+	if (!r)
+		r = rkdapl_evd_create(b->ia, 64, &b->s->conn_evd);
+	if (!r)
+		r = rkdapl_lmr_create(b->pz, b->bufa, BUFSZ, ALL_PRIV, &b->lmr_a);
+	if (!r)
+		r = rkdapl_lmr_create(b->pz, b->bufb, BUFSZ, RKDAPL_MEM_LOCAL_WRITE, &b->lmr_b);
+	if (!r)
+		r = rkdapl_lmr_create(b->pz, b->bufb, BUFSZ, ALL_PRIV, &b->lmr_k);
+	if (!r)
+		r = rkdapl_lmr_create(b->pz, b->bufb, BUFSZ, RKDAPL_MEM_REMOTE_READ, &b->lmr_ro);
+	if (!r)
+		r = rkdapl_lmr_create(b->pz, b->bufb, BUFSZ, RKDAPL_MEM_LOCAL_WRITE, &b->lmr_lw);
+	if (!r)
+		r = rkdapl_lmr_create(b->pz, b->bufa, BUFSZ,
+				      RKDAPL_MEM_LOCAL_WRITE | RKDAPL_MEM_REMOTE_READ, &b->lmr_rd);
+	if (!r)
+		r = rkdapl_lmr_create(b->pz2, b->bufx, BUFSZ, ALL_PRIV, &b->lmr_x);
+	if (!r)
+		r = rkdapl_rmr_create(b->pz, &b->rmr);
+	if (!r)
+		r = rkdapl_rmr_create(b->pz2, &b->rmr_x);
+	if (!r && npg <= 8192) {
+		r = sparse_alloc(&b->sp, npg);
+		if (!r)
+			r = rkdapl_lmr_create(b->pz, b->sp.addr, (u64)npg * PAGE_SIZE, ALL_PRIV,
+					      &b->lmr_sp);
+	}
+	if (!r)
+		r = rkdapl_psp_create(b->ia, port, 8, b->psp_evd, &b->psp);
+	if (!tap(!r, "connected setup (evds, lmrs, rmrs, psp)", "%d %s", r, ename(r)))
+		goto out;
+
+	/* --- a connected pair --- */
+	r = pair_connect(b, why);
+	if (!tap(!r, "loopback connection established", "%s", why))
+		goto out;
+	r = rkdapl_ep_get_state(b->c->ep, &st);
+	tap(!r && st == RKDAPL_EP_STATE_CONNECTED, "ep_get_state of a connected EP is CONNECTED",
+	    "returned %d, state %u", r, st);
+	expect(rkdapl_ep_connect(b->c->ep, (struct sockaddr *)&b->self, 1000, NULL, 0), -EISCONN,
+	       "ep_connect(connected EP)");
+	expect(rkdapl_psp_create(b->ia, port, 8, b->psp_evd, &p2), -EADDRINUSE,
+	       "psp_create(port already listening)");
+	if (p2)
+		rkdapl_psp_free(p2);
+
+	/* --- CR: accept on a connected EP, too much private data, reject, consumed --- */
+	memset(big, 'p', sizeof(big));
+	r = rkdapl_ep_create(b->pz, b->c->dto_evd, b->c->conn_evd, NULL, &c2);
+	if (!r)
+		r = rkdapl_ep_create(b->pz, b->s->dto_evd, b->s->conn_evd, NULL, &x);
+	if (!r)
+		r = rkdapl_ep_connect(c2, (struct sockaddr *)&b->self, 5000, NULL, 0);
+	if (!r)
+		r = conn_expect(b->psp_evd, NULL, RKDAPL_CONNECTION_REQUEST_EVENT, timeout_ms, &ev);
+	if (tap(!r, "second connection request arrives", "%s", ename(r))) {
+		cr = ev.cr;
+		expect(rkdapl_cr_accept(cr, b->s->ep, NULL, 0), -EISCONN,
+		       "cr_accept(CR, connected EP)");
+		expect(rkdapl_cr_accept(cr, x, big, sizeof(big)), -EINVAL,
+		       "cr_accept(CR, EP, 57 bytes of private data)");
+		expect(rkdapl_cr_reject(cr, big, sizeof(big)), -EINVAL,
+		       "cr_reject(CR, 57 bytes of private data)");
+		expect(rkdapl_cr_reject(cr, "go away", 7), 0, "cr_reject(CR, 7 bytes)");
+		r = conn_expect(b->c->conn_evd, c2, RKDAPL_CONNECTION_EVENT_PEER_REJECTED,
+				timeout_ms, &ev);
+		tap(!r && ev.status == 28 && ev.private_data_len >= 7 &&
+		    !memcmp(ev.private_data, "go away", 7),
+		    "rejected connect gets PEER_REJECTED, status 28 and the private data",
+		    "%s, event %u (%s) status %d, private data %u bytes", ename(r), ev.type,
+		    evname(ev.type), ev.status, ev.private_data_len);
+		expect(rkdapl_cr_reject(cr, NULL, 0), -EINVAL, "cr_reject(consumed CR)");
+		expect(rkdapl_cr_accept(cr, x, NULL, 0), -EINVAL, "cr_accept(consumed CR)");
+		r = rkdapl_ep_get_state(c2, &st);
+		tap(!r && st == RKDAPL_EP_STATE_DISCONNECTED,
+		    "ep_get_state after PEER_REJECTED is DISCONNECTED", "returned %d, state %u", r,
+		    st);
+		expect(rkdapl_ep_connect(c2, (struct sockaddr *)&b->self, 1000, NULL, 0), -EISCONN,
+		       "ep_connect(rejected EP)");
+	}
+	if (c2)
+		rkdapl_ep_free(c2);
+	if (x)
+		rkdapl_ep_free(x);
+	c2 = x = NULL;
+
+	/* --- post_send --- */
+	t1 = (struct rkdapl_lmr_triplet){ b->lmr_b, 0, 16 };
+	c = next_cookie(b->c);
+	expect(rkdapl_post_send(b->c->ep, &t1, 1, c, 1), -EINVAL, "post_send(flags 1)");
+	expect(rkdapl_post_send(b->c->ep, &t1, 1, c, 0x80000000), -EINVAL,
+	       "post_send(flags 0x80000000)");
+	expect(rkdapl_post_send(b->c->ep, NULL, 1, c, 0), -EINVAL, "post_send(NULL iov, 1)");
+	for (i = 0; i < 257; i++)
+		tv[i] = (struct rkdapl_lmr_triplet){ b->lmr_b, 2 * i, 1 };
+	expect(rkdapl_post_send(b->c->ep, tv, 257, c, 0), -EINVAL, "post_send(257 segments)");
+	t1 = (struct rkdapl_lmr_triplet){ b->lmr_b, BUFSZ, 1 };
+	expect(rkdapl_post_send(b->c->ep, &t1, 1, c, 0), -ERANGE,
+	       "post_send(segment starting at the LMR's end)");
+	t1 = (struct rkdapl_lmr_triplet){ b->lmr_b, 0, BUFSZ + 1 };
+	expect(rkdapl_post_send(b->c->ep, &t1, 1, c, 0), -ERANGE,
+	       "post_send(segment one byte too long)");
+	t1 = (struct rkdapl_lmr_triplet){ b->lmr_b, 8, U64_MAX - 3 };
+	expect(rkdapl_post_send(b->c->ep, &t1, 1, c, 0), -ERANGE,
+	       "post_send(offset + length overflows)");
+	t1 = (struct rkdapl_lmr_triplet){ b->lmr_x, 0, 16 };
+	expect(rkdapl_post_send(b->c->ep, &t1, 1, c, 0), -EXDEV,
+	       "post_send(LMR of another PZ)");
+	if (maxiov + 1 <= 256) {
+		char n[80];
+
+		snprintf(n, sizeof(n), "post_send(%u one-byte segments, max_iov %u)", maxiov + 1,
+			 maxiov);
+		expect(rkdapl_post_send(b->c->ep, tv, maxiov + 1, c, 0), -EMSGSIZE, n);
+	} else {
+		tap_skip("post_send(max_iov + 1 segments) -> -EMSGSIZE", "max_iov >= 256");
+	}
+
+	/* --- post_recv --- */
+	t1 = (struct rkdapl_lmr_triplet){ b->lmr_ro, 0, 16 };
+	expect(rkdapl_post_recv(b->c->ep, &t1, 1, c, 0), -EACCES,
+	       "post_recv(LMR without local write)");
+	t1 = (struct rkdapl_lmr_triplet){ b->lmr_b, 0, 16 };
+	expect(rkdapl_post_recv(b->c->ep, &t1, 1, c, 2), -EINVAL, "post_recv(flags 2)");
+	expect(rkdapl_post_recv(b->c->ep, NULL, 1, c, 0), -EINVAL, "post_recv(NULL iov, 1)");
+	t1 = (struct rkdapl_lmr_triplet){ b->lmr_b, 1, BUFSZ };
+	expect(rkdapl_post_recv(b->c->ep, &t1, 1, c, 0), -ERANGE,
+	       "post_recv(segment leaves the LMR)");
+	t1 = (struct rkdapl_lmr_triplet){ b->lmr_x, 0, 16 };
+	expect(rkdapl_post_recv(b->c->ep, &t1, 1, c, 0), -EXDEV, "post_recv(LMR of another PZ)");
+
+	/* --- RDMA posts (refused before anything reaches the wire) --- */
+	rt = (struct rkdapl_rmr_triplet){ 0x10000, 0x1234, 0, 16 };
+	t1 = (struct rkdapl_lmr_triplet){ b->lmr_b, 0, 16 };
+	expect(rkdapl_post_rdma_write(b->c->ep, &t1, 1, NULL, c, 0), -EINVAL,
+	       "post_rdma_write(NULL remote)");
+	rt.length = 17;
+	expect(rkdapl_post_rdma_write(b->c->ep, &t1, 1, &rt, c, 0), -EINVAL,
+	       "post_rdma_write(remote length != local total)");
+	rt.length = 16;
+	expect(rkdapl_post_rdma_write(b->c->ep, &t1, 1, &rt, c, 4), -EINVAL,
+	       "post_rdma_write(flags 4)");
+	expect(rkdapl_post_rdma_write(b->c->ep, NULL, 1, &rt, c, 0), -EINVAL,
+	       "post_rdma_write(NULL iov, 1)");
+	t1 = (struct rkdapl_lmr_triplet){ b->lmr_b, U64_MAX, 2 };
+	expect(rkdapl_post_rdma_write(b->c->ep, &t1, 1, &rt, c, 0), -ERANGE,
+	       "post_rdma_write(offset + length overflows)");
+	t1 = (struct rkdapl_lmr_triplet){ b->lmr_x, 0, 16 };
+	expect(rkdapl_post_rdma_write(b->c->ep, &t1, 1, &rt, c, 0), -EXDEV,
+	       "post_rdma_write(LMR of another PZ)");
+	if (b->lmr_sp) {
+		char n[96];
+
+		t1 = (struct rkdapl_lmr_triplet){ b->lmr_sp, 0, (u64)(8 * maxiov + 1) * PAGE_SIZE };
+		rt.length = 0;
+		snprintf(n, sizeof(n), "post_rdma_write(%u page segments, > 8 x max_iov)",
+			 8 * maxiov + 1);
+		expect(rkdapl_post_rdma_write(b->c->ep, &t1, 1, &rt, c, 0), -EMSGSIZE, n);
+		expect(rkdapl_post_rdma_read(b->c->ep, &t1, 1, &rt, c, 0), -EMSGSIZE,
+		       "post_rdma_read(> 8 x max_iov page segments)");
+	} else {
+		tap_skip("post_rdma_write(> 8 x max_iov segments) -> -EMSGSIZE", "no sparse buffer");
+	}
+	rt.length = 16;
+	t1 = (struct rkdapl_lmr_triplet){ b->lmr_ro, 0, 16 };
+	expect(rkdapl_post_rdma_read(b->c->ep, &t1, 1, &rt, c, 0), -EACCES,
+	       "post_rdma_read(LMR without local write)");
+	t1 = (struct rkdapl_lmr_triplet){ b->lmr_b, 0, 16 };
+	expect(rkdapl_post_rdma_read(b->c->ep, &t1, 1, NULL, c, 0), -EINVAL,
+	       "post_rdma_read(NULL remote)");
+	rt.length = 15;
+	expect(rkdapl_post_rdma_read(b->c->ep, &t1, 1, &rt, c, 0), -EINVAL,
+	       "post_rdma_read(remote length != local total)");
+	rt.length = 16;
+	expect(rkdapl_post_rdma_read(b->c->ep, &t1, 1, &rt, c, 8), -EINVAL,
+	       "post_rdma_read(flags 8)");
+
+	/* --- rmr_bind --- */
+#define BIND(rmr, lmr, off, len, priv) \
+	rkdapl_rmr_bind(rmr, lmr, off, len, priv, b->s->ep, next_cookie(b->s), &rkey, &addr)
+	expect(rkdapl_rmr_bind(b->rmr, b->lmr_a, 0, 4096, RKDAPL_MEM_REMOTE_READ, b->s->ep, 1,
+			       NULL, &addr), -EINVAL, "rmr_bind(NULL rkey)");
+	expect(rkdapl_rmr_bind(b->rmr, b->lmr_a, 0, 4096, RKDAPL_MEM_REMOTE_READ, b->s->ep, 1,
+			       &rkey, NULL), -EINVAL, "rmr_bind(NULL address)");
+	expect(BIND(b->rmr, b->lmr_a, 0, 0, RKDAPL_MEM_REMOTE_READ), -EINVAL,
+	       "rmr_bind(length 0)");
+	expect(BIND(b->rmr, b->lmr_a, 0, 4096, RKDAPL_MEM_REMOTE_READ | RKDAPL_MEM_LOCAL_WRITE),
+	       -EINVAL, "rmr_bind(privileges include LOCAL_WRITE)");
+	expect(BIND(b->rmr, b->lmr_a, 0, 4096, RKDAPL_MEM_REMOTE_READ | (1 << 5)), -EINVAL,
+	       "rmr_bind(unknown privilege bit)");
+	expect(BIND(b->rmr, b->lmr_a, 1, BUFSZ, RKDAPL_MEM_REMOTE_READ), -ERANGE,
+	       "rmr_bind(range leaves the LMR)");
+	expect(BIND(b->rmr, b->lmr_a, U64_MAX - 1, 4, RKDAPL_MEM_REMOTE_READ), -ERANGE,
+	       "rmr_bind(offset + length overflows)");
+	expect(BIND(b->rmr, b->lmr_lw, 0, 4096, RKDAPL_MEM_REMOTE_READ), -EACCES,
+	       "rmr_bind(remote read of an LMR without it)");
+	expect(BIND(b->rmr, b->lmr_rd, 0, 4096, RKDAPL_MEM_REMOTE_WRITE), -EACCES,
+	       "rmr_bind(remote write of an LMR without it)");
+	expect(BIND(b->rmr, b->lmr_x, 0, 4096, RKDAPL_MEM_REMOTE_READ), -EXDEV,
+	       "rmr_bind(LMR of another PZ)");
+	expect(BIND(b->rmr_x, b->lmr_a, 0, 4096, RKDAPL_MEM_REMOTE_READ), -EXDEV,
+	       "rmr_bind(RMR of another PZ)");
+	if (b->lmr_sp) {
+		char n[96];
+
+		snprintf(n, sizeof(n), "rmr_bind(%u pages, max_rmr_pages %u)", maxpg + 1, maxpg);
+		expect(BIND(b->rmr, b->lmr_sp, 0, (u64)(maxpg + 1) * PAGE_SIZE,
+			    RKDAPL_MEM_REMOTE_WRITE), -E2BIG, n);
+		r = grant(b, b->rmr, b->lmr_sp, 0, (u64)maxpg * PAGE_SIZE, RKDAPL_MEM_REMOTE_WRITE,
+			  &rt, why);
+		snprintf(n, sizeof(n), "rmr_bind(exactly max_rmr_pages = %u pages) and completion",
+			 maxpg);
+		tap(!r, n, "%s", why);
+		if (!r) {
+			c = next_cookie(b->s);
+			r = rkdapl_rmr_unbind(b->rmr, b->s->ep, c);
+			if (!r)
+				r = dto_expect(b->s, c, RKDAPL_DTO_RMR_UNBIND, -1, why);
+			else
+				snprintf(why, WHY, "rmr_unbind = %d %s", r, ename(r));
+			tap(!r, "rmr_unbind of it and completion", "%s", why);
+		}
+	} else {
+		tap_skip("rmr_bind(max_rmr_pages + 1 pages) -> -E2BIG", "no sparse buffer");
+	}
+
+	/* --- grants over linear-map (kmalloc) memory --- */
+	r = grant(b, b->rmr, b->lmr_k, 0, 4096, RKDAPL_MEM_REMOTE_READ, &rt, why);
+	if (tap(!r, "rmr_bind over kmalloc memory (4096 bytes) and completion", "%s", why)) {
+		c = next_cookie(b->s);
+		r = rkdapl_rmr_unbind(b->rmr, b->s->ep, c);
+		if (!r)
+			r = dto_expect(b->s, c, RKDAPL_DTO_RMR_UNBIND, -1, why);
+		else
+			snprintf(why, WHY, "rmr_unbind = %d %s", r, ename(r));
+		tap(!r, "rmr_unbind of it and completion", "%s", why);
+	}
+
+	/* --- a grant (vmalloc memory): EBUSY, data within it, unbind --- */
+	r = rkdapl_lmr_create(b->pz, b->bufa, BUFSZ, ALL_PRIV, &lmr_t);
+	if (!r)
+		r = rkdapl_rmr_create(b->pz, &rmr_t);
+	if (!r)
+		r = grant(b, rmr_t, lmr_t, 0, 4096,
+			  RKDAPL_MEM_REMOTE_READ | RKDAPL_MEM_REMOTE_WRITE, &rt, why);
+	else
+		snprintf(why, WHY, "lmr/rmr_create = %d %s", r, ename(r));
+	if (tap(!r, "rmr_bind(4096 bytes, read + write) and completion", "%s", why)) {
+		expect(BIND(rmr_t, lmr_t, 0, 4096, RKDAPL_MEM_REMOTE_READ), -EBUSY,
+		       "rmr_bind(already bound RMR)");
+		r = rkdapl_lmr_free(lmr_t);
+		expect(r, -EBUSY, "lmr_free(LMR under a bound RMR)");
+		if (!r)
+			lmr_t = NULL;	/* freed after all: do not free it again below */
+		/* Write 4096 bytes into the grant, read them back. */
+		pat_fill(b->bufb, 0, 4096, 0x1111);
+		pat_fill(b->bufa, 0, 4096 + GUARD, 0x2222);
+		r = rdma_status(b, true, 4096, rt, &status, why);
+		bad = pat_check(b->bufa, 0, 4096, 0x1111);
+		if (bad < 0)
+			bad = pat_check(b->bufa, 4096, GUARD, 0x2222);
+		tap(!r && status == RKDAPL_DTO_SUCCESS && bad < 0,
+		    "rdma_write of 4096 bytes within a grant lands", "%s, bad byte %lld", why, bad);
+		pat_fill(b->bufa, 0, 4096, 0x3333);
+		r = rdma_status(b, false, 4096, rt, &status, why);
+		bad = pat_check(b->bufb, 0, 4096, 0x3333);
+		tap(!r && status == RKDAPL_DTO_SUCCESS && bad < 0,
+		    "rdma_read of 4096 bytes within a grant", "%s, bad byte %lld", why, bad);
+		c = next_cookie(b->s);
+		r = rkdapl_rmr_unbind(rmr_t, b->s->ep, c);
+		if (!r)
+			r = dto_expect(b->s, c, RKDAPL_DTO_RMR_UNBIND, -1, why);
+		else
+			snprintf(why, WHY, "rmr_unbind = %d %s", r, ename(r));
+		tap(!r, "rmr_unbind and completion", "%s", why);
+		expect(rkdapl_rmr_unbind(rmr_t, b->s->ep, next_cookie(b->s)), -EINVAL,
+		       "rmr_unbind(unbound RMR)");
+		if (lmr_t) {
+			expect(rkdapl_lmr_free(lmr_t), 0, "lmr_free(LMR after its RMR was unbound)");
+			lmr_t = NULL;
+		} else {
+			tap_skip("lmr_free(LMR after its RMR was unbound) -> 0",
+				 "the LMR was freed while bound (see the -EBUSY test)");
+		}
+	}
+
+	/* --- a read-only grant refuses a write (breaks the connection) --- */
+	r = grant(b, b->rmr, b->lmr_a, 0, 4096, RKDAPL_MEM_REMOTE_READ, &rt, why);
+	if (tap(!r, "rmr_bind(4096 bytes, read only) and completion", "%s", why)) {
+		r = rdma_status(b, false, 64, rt, &status, why);
+		tap(!r && status == RKDAPL_DTO_SUCCESS, "rdma_read of a read-only grant", "%s", why);
+		r = rdma_status(b, true, 64, rt, &status, why);
+		tap(!r && status == RKDAPL_DTO_REMOTE_ACCESS_ERROR,
+		    "rdma_write to a read-only grant -> REMOTE_ACCESS_ERROR", "%s", why);
+	}
+	pair_close(b);
+	/* The RMR's grant went with the connection's QP; unbinding needs a connection now. */
+	r = rkdapl_rmr_free(b->rmr);
+	b->rmr = NULL;
+	if (!r)
+		r = rkdapl_rmr_create(b->pz, &b->rmr);
+	tap(!r, "rmr_free of a bound RMR, rmr_create again", "%d %s", r, ename(r));
+
+	/* --- a grant is bounded: a write past its end fails --- */
+	r = pair_connect(b, why);
+	if (!r)
+		r = grant(b, b->rmr, b->lmr_a, 0, 4096,
+			  RKDAPL_MEM_REMOTE_READ | RKDAPL_MEM_REMOTE_WRITE, &rt, why);
+	if (tap(!r && b->rmr, "new connection and a 4096-byte grant", "%s", why)) {
+		r = rdma_status(b, true, 8192, rt, &status, why);
+		tap(!r && status == RKDAPL_DTO_REMOTE_ACCESS_ERROR,
+		    "rdma_write of 8192 bytes to a 4096-byte grant -> REMOTE_ACCESS_ERROR", "%s",
+		    why);
+	}
+	pair_close(b);
+	r = rkdapl_rmr_free(b->rmr);
+	b->rmr = NULL;
+	if (!r)
+		r = rkdapl_rmr_create(b->pz, &b->rmr);
+
+	/* --- a revoked grant fails --- */
+	r = r ?: pair_connect(b, why);
+	if (!r)
+		r = grant(b, b->rmr, b->lmr_a, 0, 4096, RKDAPL_MEM_REMOTE_WRITE, &rt, why);
+	if (!r) {
+		c = next_cookie(b->s);
+		r = rkdapl_rmr_unbind(b->rmr, b->s->ep, c);
+		if (!r)
+			r = dto_expect(b->s, c, RKDAPL_DTO_RMR_UNBIND, -1, why);
+	}
+	if (tap(!r, "new connection, a grant, unbound again", "%s", why)) {
+		r = rdma_status(b, true, 64, rt, &status, why);
+		tap(!r && status == RKDAPL_DTO_REMOTE_ACCESS_ERROR,
+		    "rdma_write with the rkey of an unbound RMR -> REMOTE_ACCESS_ERROR", "%s", why);
+	}
+	pair_close(b);
+
+	/* --- graceful disconnect: events, flushed RECVs, state, ENOTCONN --- */
+	r = pair_connect(b, why);
+	if (tap(!r, "new connection for disconnect tests", "%s", why)) {
+		u64 cs, cc;
+
+		t1 = (struct rkdapl_lmr_triplet){ b->lmr_a, 0, 64 };
+		cs = next_cookie(b->s);
+		expect(rkdapl_post_recv(b->s->ep, &t1, 1, cs, 0), 0, "post_recv on the passive side");
+		t1 = (struct rkdapl_lmr_triplet){ b->lmr_b, 0, 64 };
+		cc = next_cookie(b->c);
+		expect(rkdapl_post_recv(b->c->ep, &t1, 1, cc, 0), 0, "post_recv on the active side");
+		expect(rkdapl_ep_disconnect(b->c->ep), 0, "ep_disconnect(connected EP)");
+		r = conn_expect(b->c->conn_evd, b->c->ep, RKDAPL_CONNECTION_EVENT_DISCONNECTED,
+				timeout_ms, &ev);
+		tap(!r, "DISCONNECTED on the disconnecting side", "%s, event %u (%s)", ename(r),
+		    ev.type, evname(ev.type));
+		r = conn_expect(b->s->conn_evd, b->s->ep, RKDAPL_CONNECTION_EVENT_DISCONNECTED,
+				timeout_ms, &ev);
+		tap(!r, "DISCONNECTED on the peer", "%s, event %u (%s)", ename(r), ev.type,
+		    evname(ev.type));
+		r = wait_cookie(b->c, cc, &ev);
+		tap(!r && ev.status == RKDAPL_DTO_FLUSHED && ev.op == RKDAPL_DTO_RECV,
+		    "RECV posted on the disconnecting EP completes FLUSHED",
+		    "%s, status %d (%s), op %u", ename(r), ev.status, stname(ev.status), ev.op);
+		r = rkdapl_ep_get_state(b->c->ep, &st);
+		tap(!r && st == RKDAPL_EP_STATE_DISCONNECTED,
+		    "ep_get_state after disconnect is DISCONNECTED", "returned %d, state %u", r, st);
+		expect(rkdapl_ep_disconnect(b->c->ep), -ENOTCONN, "ep_disconnect(disconnected EP)");
+		t1 = (struct rkdapl_lmr_triplet){ b->lmr_b, 0, 16 };
+		expect(rkdapl_post_send(b->c->ep, &t1, 1, next_cookie(b->c), 0), -ENOTCONN,
+		       "post_send(disconnected EP)");
+		expect(rkdapl_ep_connect(b->c->ep, (struct sockaddr *)&b->self, 1000, NULL, 0),
+		       -EISCONN, "ep_connect(disconnected EP)");
+		/* The peer's RECV completes FLUSHED by the time ep_free() returns, at the latest. */
+		expect(rkdapl_ep_free(b->s->ep), 0, "ep_free(peer EP with a RECV posted)");
+		b->s->ep = NULL;
+		r = wait_cookie(b->s, cs, &ev);
+		tap(!r && ev.status == RKDAPL_DTO_FLUSHED && ev.op == RKDAPL_DTO_RECV,
+		    "RECV posted on the peer completes FLUSHED (disconnect or ep_free)",
+		    "%s, status %d (%s), op %u", ename(r), ev.status, stname(ev.status), ev.op);
+	}
+	pair_close(b);
+
+	/* --- a full EVD: lost events are counted and reported first --- */
+	{
+		struct rkdapl_evd *dto = b->c->dto_evd, *small = NULL;
+		int kept = 0, posted = 0, first = 0;
+		u64 lost = 0;
+
+		r = rkdapl_evd_create(b->ia, 2, &small);
+		if (!r) {
+			b->c->dto_evd = small;
+			r = pair_connect(b, why);
+		} else {
+			snprintf(why, WHY, "evd_create(qlen 2) = %d %s", r, ename(r));
+		}
+		if (tap(!r, "connection whose DTO EVD holds 2 events", "%s", why)) {
+			for (i = 0; i < 5; i++) {
+				t1 = (struct rkdapl_lmr_triplet){ b->lmr_b, 64 * i, 64 };
+				if (!rkdapl_post_recv(b->c->ep, &t1, 1, next_cookie(b->c), 0))
+					posted++;
+			}
+			/* ep_free() flushes the 5 RECVs into the 2-entry EVD. */
+			r = rkdapl_ep_free(b->c->ep);
+			b->c->ep = NULL;
+			for (i = 0; rkdapl_evd_dequeue(small, &ev) == 0 && i < 100; i++) {
+				if (ev.type == RKDAPL_ASYNC_EVD_OVERFLOW) {
+					if (!i && ev.status == -EOVERFLOW)
+						first = 1;
+					lost += ev.transferred_length;
+				} else if (ev.type == RKDAPL_DTO_COMPLETION_EVENT) {
+					kept++;
+				}
+			}
+			tap(posted == 5 && !r && first && lost >= 1 && kept + lost == 5,
+			    "EVD overflow: OVERFLOW event first (-EOVERFLOW), lost + kept = 5 flushed RECVs",
+			    "posted %d, ep_free %d, overflow first %d, lost %llu, kept %d", posted, r,
+			    first, lost, kept);
+		}
+		pair_close(b);
+		b->c->dto_evd = dto;
+		if (small)
+			expect(rkdapl_evd_free(small), 0, "evd_free of the overflowed EVD");
+	}
+
+	/* --- nobody listening --- */
+	r = rkdapl_ep_create(b->pz, b->c->dto_evd, b->c->conn_evd, NULL, &c2);
+	if (!r) {
+		struct sockaddr_in other = b->self;
+
+		other.sin_port = htons(port + 2);
+		r = rkdapl_ep_connect(c2, (struct sockaddr *)&other, 5000, NULL, 0);
+		if (!r)
+			r = conn_expect(b->c->conn_evd, c2, RKDAPL_CONNECTION_EVENT_PEER_REJECTED,
+					timeout_ms, &ev);
+		tap(!r && ev.status == 8, "ep_connect to a port without PSP -> PEER_REJECTED, status 8",
+		    "%s, event %u (%s) status %d", ename(r), ev.type, evname(ev.type), ev.status);
+		rkdapl_ep_free(c2);
+		c2 = NULL;
+	}
+
+out:
+	pair_close(b);
+	if (rmr_t)
+		rkdapl_rmr_free(rmr_t);
+	if (lmr_t)
+		rkdapl_lmr_free(lmr_t);
+	kfree(tv);
+}
+
+/* Frees what badarg_connected() created (the bctx, not the sides, is checked at the end). */
+static int badarg_connected_free(struct bctx *b)
+{
+	int bad = 0;
+
+#define F(call, h) do { if (h && call(h)) bad++; h = NULL; } while (0)
+	F(rkdapl_psp_free, b->psp);
+	F(rkdapl_rmr_free, b->rmr);
+	F(rkdapl_rmr_free, b->rmr_x);
+	F(rkdapl_lmr_free, b->lmr_a);
+	F(rkdapl_lmr_free, b->lmr_b);
+	F(rkdapl_lmr_free, b->lmr_k);
+	F(rkdapl_lmr_free, b->lmr_ro);
+	F(rkdapl_lmr_free, b->lmr_lw);
+	F(rkdapl_lmr_free, b->lmr_rd);
+	F(rkdapl_lmr_free, b->lmr_x);
+	F(rkdapl_lmr_free, b->lmr_sp);
+	if (b->c) {
+		F(rkdapl_evd_free, b->c->dto_evd);
+		F(rkdapl_evd_free, b->c->conn_evd);
+	}
+	if (b->s) {
+		F(rkdapl_evd_free, b->s->dto_evd);
+		F(rkdapl_evd_free, b->s->conn_evd);
+	}
+#undef F
+	if (!bad) {
+		sparse_free(&b->sp);
+		vfree(b->bufa);
+		kfree(b->bufb);
+		kfree(b->bufx);
+	}
+	kfree(b->c);
+	kfree(b->s);
+	return bad;
+}
+
+static int badarg_run(void)
+{
+	struct bctx *b = kzalloc(sizeof(*b), GFP_KERNEL);
+	struct rkdapl_ia *ia2 = NULL;
+	struct rkdapl_pz *pz2 = NULL, *pzt = NULL;
+	struct rkdapl_lmr *lmr = NULL, *lmrt = NULL, *lmr_v = NULL;
+	struct rkdapl_rmr *rmr = NULL, *rmrt = NULL;
+	struct rkdapl_evd *evdt = NULL;
+	struct rkdapl_ep *ep = NULL, *ept = NULL;
+	struct rkdapl_psp *pspt = NULL;
+	struct rkdapl_ia_attr attr;
+	struct rkdapl_ep_attr ea;
+	struct rkdapl_lmr_triplet t = { NULL, 0, 16 };
+	struct rkdapl_rmr_triplet rt = { 0x10000, 0x1234, 0, 16 };
+	struct rkdapl_event ev = {};
+	struct sockaddr_un sun;
+	struct sockaddr_in sin;
+	char big[RKDAPL_MAX_PRIVATE_DATA + 1];
+	void *buf = NULL, *vbuf = NULL, *f;
+	unsigned long t0;
+	u32 rkey, st = ~0u;
+	u64 addr;
+	int r, bad;
+
+	if (!b || !(b->foreign = kzalloc(512, GFP_KERNEL))) {
+		tap(false, "badarg setup", "out of memory");
+		goto free_b;
+	}
+	f = b->foreign;	/* a random kernel object passed as a handle */
+	buf = kzalloc(BUFSZ, GFP_KERNEL);
+	vbuf = vzalloc(BUFSZ);
+	memset(big, 'x', sizeof(big));
+
+	/* --- setup --- */
+	r = rkdapl_ia_open(dev, &b->ia);
+	if (!r)
+		r = rkdapl_pz_create(b->ia, &b->pz);
+	if (!r)
+		r = rkdapl_pz_create(b->ia, &b->pz2);
+	if (!r)
+		r = rkdapl_evd_create(b->ia, 64, &b->evd);
+	if (!r)
+		r = rkdapl_evd_create(b->ia, 64, &b->psp_evd);
+	if (!r && buf && vbuf)
+		r = rkdapl_lmr_create(b->pz, buf, BUFSZ, RKDAPL_MEM_LOCAL_WRITE, &lmr);
+	if (!r)
+		r = rkdapl_rmr_create(b->pz, &rmr);
+	if (!r)
+		r = rkdapl_ep_create(b->pz, b->evd, b->evd, NULL, &ep);
+	if (!tap(!r && buf && vbuf, "badarg setup (ia_open, pz, evd, lmr, rmr, ep)", "%d %s", r,
+		 ename(r)))
+		goto teardown;
+
+	/* --- ia_open / ia_close / ia_query --- */
+	expect(rkdapl_ia_open(NULL, &ia2), -EINVAL, "ia_open(NULL name)");
+	expect(rkdapl_ia_open(dev, NULL), -EINVAL, "ia_open(NULL ia)");
+	expect(rkdapl_ia_open("nosuchdev", &ia2), -ENODEV, "ia_open(\"nosuchdev\")");
+	expect(rkdapl_ia_open("", &ia2), -ENODEV, "ia_open(\"\")");
+	memset(&attr, 0xa5, sizeof(attr));
+	r = rkdapl_ia_query(b->ia, &attr);
+	tap(!r && !strcmp(attr.name, dev) && attr.max_private_data == RKDAPL_MAX_PRIVATE_DATA &&
+	    attr.reserved == 0 && attr.max_iov >= 1 && attr.max_rmr_pages >= 1 &&
+	    attr.max_evd_qlen >= 1 && attr.max_dtos >= 1 && attr.max_mr_size >= BIGBUF,
+	    "ia_query: name, limits, reserved 0",
+	    "returned %d, name '%.8s', max_iov %u, max_rmr_pages %u, max_private_data %u, reserved %u",
+	    r, attr.name, attr.max_iov, attr.max_rmr_pages, attr.max_private_data, attr.reserved);
+	b->attr = attr;
+	pr_info("rkdapl_test: # %s: max_mr_size %llu max_dtos %u max_iov %u rd_in %u rd_out %u max_rmr_pages %u max_evd_qlen %u\n",
+		attr.name, attr.max_mr_size, attr.max_dtos, attr.max_iov, attr.max_rdma_read_in,
+		attr.max_rdma_read_out, attr.max_rmr_pages, attr.max_evd_qlen);
+	expect(rkdapl_ia_query(NULL, &attr), -EINVAL, "ia_query(NULL ia)");
+	expect(rkdapl_ia_query(b->ia, NULL), -EINVAL, "ia_query(NULL attr)");
+	expect(rkdapl_ia_query(f, &attr), -EINVAL, "ia_query(foreign object)");
+	expect(rkdapl_ia_query((struct rkdapl_ia *)b->pz, &attr), -EINVAL, "ia_query(PZ handle)");
+	expect(rkdapl_ia_close(NULL), -EINVAL, "ia_close(NULL)");
+	expect(rkdapl_ia_close(f), -EINVAL, "ia_close(foreign object)");
+	expect(rkdapl_ia_close((struct rkdapl_ia *)b->evd), -EINVAL, "ia_close(EVD handle)");
+	r = rkdapl_ia_open(dev, &ia2);
+	if (tap(!r, "ia_open of a second IA", "%d %s", r, ename(r))) {
+		/* Objects keep their IA: a PZ outlives the close of its IA handle. */
+		r = rkdapl_pz_create(ia2, &pz2);
+		expect(rkdapl_ia_close(ia2), 0, "ia_close");
+		expect(rkdapl_ia_close(ia2), -EINVAL, "ia_close(closed IA)");
+		expect(rkdapl_ia_query(ia2, &attr), -EINVAL, "ia_query(closed IA)");
+		expect(rkdapl_pz_create(ia2, &pzt), -EINVAL, "pz_create(closed IA)");
+		if (!r) {
+			r = rkdapl_lmr_create(pz2, buf, 64, 0, &lmrt);
+			if (!r)
+				r = rkdapl_lmr_free(lmrt);
+			tap(!r, "a PZ keeps working after its IA handle is closed", "%d %s", r,
+			    ename(r));
+			lmrt = NULL;
+			expect(rkdapl_pz_free(pz2), 0, "pz_free of that PZ");
+		}
+		pz2 = NULL;
+	}
+
+	/* --- pz_create / pz_free --- */
+	expect(rkdapl_pz_create(NULL, &pzt), -EINVAL, "pz_create(NULL ia)");
+	expect(rkdapl_pz_create(b->ia, NULL), -EINVAL, "pz_create(NULL pz)");
+	expect(rkdapl_pz_create(f, &pzt), -EINVAL, "pz_create(foreign object)");
+	expect(rkdapl_pz_create((struct rkdapl_ia *)b->pz, &pzt), -EINVAL, "pz_create(PZ handle)");
+	expect(rkdapl_pz_free(NULL), -EINVAL, "pz_free(NULL)");
+	expect(rkdapl_pz_free(f), -EINVAL, "pz_free(foreign object)");
+	expect(rkdapl_pz_free((struct rkdapl_pz *)b->ia), -EINVAL, "pz_free(IA handle)");
+	r = rkdapl_pz_create(b->ia, &pzt);
+	if (tap(!r, "pz_create", "%d %s", r, ename(r))) {
+		expect(rkdapl_pz_free(pzt), 0, "pz_free");
+		expect(rkdapl_pz_free(pzt), -EINVAL, "pz_free(freed PZ)");
+	}
+	pzt = NULL;
+
+	/* --- lmr_create / lmr_free / lmr_sync_* --- */
+	expect(rkdapl_lmr_create(NULL, buf, 64, 0, &lmrt), -EINVAL, "lmr_create(NULL pz)");
+	expect(rkdapl_lmr_create(f, buf, 64, 0, &lmrt), -EINVAL, "lmr_create(foreign object)");
+	expect(rkdapl_lmr_create((struct rkdapl_pz *)b->ia, buf, 64, 0, &lmrt), -EINVAL,
+	       "lmr_create(IA handle as PZ)");
+	expect(rkdapl_lmr_create(b->pz, NULL, 64, 0, &lmrt), -EINVAL, "lmr_create(NULL addr)");
+	expect(rkdapl_lmr_create(b->pz, buf, 0, 0, &lmrt), -EINVAL, "lmr_create(length 0)");
+	expect(rkdapl_lmr_create(b->pz, buf, 64, 0, NULL), -EINVAL, "lmr_create(NULL lmr)");
+	expect(rkdapl_lmr_create(b->pz, buf, 64, 1 << 3, &lmrt), -EINVAL,
+	       "lmr_create(unknown privilege 1 << 3)");
+	expect(rkdapl_lmr_create(b->pz, buf, 64, 0x80000000u | RKDAPL_MEM_LOCAL_WRITE, &lmrt),
+	       -EINVAL, "lmr_create(unknown privilege 1 << 31)");
+	expect(rkdapl_lmr_create(b->pz, (void *)0x1000, 64, 0, &lmrt), -EFAULT,
+	       "lmr_create(address 0x1000)");
+	expect(rkdapl_lmr_create(b->pz, (void *)0x7fff12345000UL, 4096, 0, &lmrt), -EFAULT,
+	       "lmr_create(user-space address)");
+	r = rkdapl_lmr_create(b->pz, (u8 *)buf + 3, 1021, ALL_PRIV, &lmrt);
+	if (tap(!r, "lmr_create(unaligned kmalloc memory, all privileges)", "%d %s", r, ename(r))) {
+		expect(rkdapl_lmr_free(lmrt), 0, "lmr_free");
+		expect(rkdapl_lmr_free(lmrt), -EINVAL, "lmr_free(freed LMR)");
+	}
+	lmrt = NULL;
+	r = rkdapl_lmr_create(b->pz, vbuf, BUFSZ, RKDAPL_MEM_LOCAL_WRITE, &lmr_v);
+	tap(!r, "lmr_create(vmalloc memory)", "%d %s", r, ename(r));
+	expect(rkdapl_lmr_free(NULL), -EINVAL, "lmr_free(NULL)");
+	expect(rkdapl_lmr_free(f), -EINVAL, "lmr_free(foreign object)");
+	expect(rkdapl_lmr_free((struct rkdapl_lmr *)rmr), -EINVAL, "lmr_free(RMR handle)");
+	expect(rkdapl_lmr_sync_rdma_read(NULL, 0, 1), -EINVAL, "lmr_sync_rdma_read(NULL)");
+	expect(rkdapl_lmr_sync_rdma_read(f, 0, 1), -EINVAL, "lmr_sync_rdma_read(foreign object)");
+	expect(rkdapl_lmr_sync_rdma_read(lmr, 0, BUFSZ + 1), -ERANGE,
+	       "lmr_sync_rdma_read(length + 1)");
+	expect(rkdapl_lmr_sync_rdma_read(lmr, BUFSZ, 1), -ERANGE,
+	       "lmr_sync_rdma_read(offset at the end)");
+	expect(rkdapl_lmr_sync_rdma_read(lmr, 1, U64_MAX), -ERANGE,
+	       "lmr_sync_rdma_read(offset + length overflows)");
+	expect(rkdapl_lmr_sync_rdma_read(lmr, 0, BUFSZ), 0, "lmr_sync_rdma_read(whole LMR)");
+	expect(rkdapl_lmr_sync_rdma_write(NULL, 0, 1), -EINVAL, "lmr_sync_rdma_write(NULL)");
+	expect(rkdapl_lmr_sync_rdma_write(f, 0, 1), -EINVAL,
+	       "lmr_sync_rdma_write(foreign object)");
+	expect(rkdapl_lmr_sync_rdma_write(lmr, 1, BUFSZ), -ERANGE,
+	       "lmr_sync_rdma_write(range leaves the LMR)");
+	expect(rkdapl_lmr_sync_rdma_write(lmr, U64_MAX, 2), -ERANGE,
+	       "lmr_sync_rdma_write(offset + length overflows)");
+	expect(rkdapl_lmr_sync_rdma_write(lmr, 100, 100), 0, "lmr_sync_rdma_write(inner range)");
+
+	/* --- rmr_create / rmr_bind / rmr_unbind / rmr_free --- */
+	expect(rkdapl_rmr_create(NULL, &rmrt), -EINVAL, "rmr_create(NULL pz)");
+	expect(rkdapl_rmr_create(b->pz, NULL), -EINVAL, "rmr_create(NULL rmr)");
+	expect(rkdapl_rmr_create(f, &rmrt), -EINVAL, "rmr_create(foreign object)");
+	expect(rkdapl_rmr_bind(NULL, lmr, 0, 64, RKDAPL_MEM_REMOTE_READ, ep, 1, &rkey, &addr),
+	       -EINVAL, "rmr_bind(NULL rmr)");
+	expect(rkdapl_rmr_bind(f, lmr, 0, 64, RKDAPL_MEM_REMOTE_READ, ep, 1, &rkey, &addr),
+	       -EINVAL, "rmr_bind(foreign object as rmr)");
+	expect(rkdapl_rmr_bind(rmr, NULL, 0, 64, RKDAPL_MEM_REMOTE_READ, ep, 1, &rkey, &addr),
+	       -EINVAL, "rmr_bind(NULL lmr)");
+	expect(rkdapl_rmr_bind(rmr, f, 0, 64, RKDAPL_MEM_REMOTE_READ, ep, 1, &rkey, &addr),
+	       -EINVAL, "rmr_bind(foreign object as lmr)");
+	expect(rkdapl_rmr_bind(rmr, lmr, 0, 64, RKDAPL_MEM_REMOTE_READ, NULL, 1, &rkey, &addr),
+	       -EINVAL, "rmr_bind(NULL ep)");
+	expect(rkdapl_rmr_bind(rmr, lmr, 0, 64, RKDAPL_MEM_REMOTE_READ, f, 1, &rkey, &addr),
+	       -EINVAL, "rmr_bind(foreign object as ep)");
+	expect(rkdapl_rmr_bind(rmr, lmr, 0, 64, RKDAPL_MEM_REMOTE_READ, ep, 1, NULL, &addr),
+	       -EINVAL, "rmr_bind(NULL rkey)");
+	expect(rkdapl_rmr_bind(rmr, lmr, 0, 64, RKDAPL_MEM_REMOTE_READ, ep, 1, &rkey, NULL),
+	       -EINVAL, "rmr_bind(NULL address)");
+	r = rkdapl_lmr_create(b->pz, vbuf, BUFSZ, ALL_PRIV, &lmrt);
+	if (!r) {
+		expect(rkdapl_rmr_bind(rmr, lmrt, 0, 64, RKDAPL_MEM_REMOTE_READ, ep, 1, &rkey,
+				       &addr), -ENOTCONN, "rmr_bind(unconnected EP)");
+		expect(rkdapl_lmr_free(lmrt), 0, "lmr_free after the refused bind");
+		lmrt = NULL;
+	}
+	expect(rkdapl_rmr_unbind(NULL, ep, 1), -EINVAL, "rmr_unbind(NULL rmr)");
+	expect(rkdapl_rmr_unbind(f, ep, 1), -EINVAL, "rmr_unbind(foreign object)");
+	expect(rkdapl_rmr_unbind(rmr, NULL, 1), -EINVAL, "rmr_unbind(NULL ep)");
+	expect(rkdapl_rmr_unbind(rmr, ep, 1), -EINVAL, "rmr_unbind(unbound RMR)");
+	expect(rkdapl_rmr_free(NULL), -EINVAL, "rmr_free(NULL)");
+	expect(rkdapl_rmr_free(f), -EINVAL, "rmr_free(foreign object)");
+	expect(rkdapl_rmr_free((struct rkdapl_rmr *)lmr), -EINVAL, "rmr_free(LMR handle)");
+	expect(rkdapl_lmr_sync_rdma_read(lmr, 0, 1), 0, "the LMR survives rmr_free(LMR handle)");
+	r = rkdapl_rmr_create(b->pz, &rmrt);
+	if (tap(!r, "rmr_create", "%d %s", r, ename(r))) {
+		expect(rkdapl_rmr_free(rmrt), 0, "rmr_free");
+		expect(rkdapl_rmr_free(rmrt), -EINVAL, "rmr_free(freed RMR)");
+	}
+	rmrt = NULL;
+
+	/* --- evd_create / evd_dequeue / evd_wait / evd_free --- */
+	expect(rkdapl_evd_create(NULL, 8, &evdt), -EINVAL, "evd_create(NULL ia)");
+	expect(rkdapl_evd_create(f, 8, &evdt), -EINVAL, "evd_create(foreign object)");
+	expect(rkdapl_evd_create(b->ia, 8, NULL), -EINVAL, "evd_create(NULL evd)");
+	expect(rkdapl_evd_create(b->ia, 0, &evdt), -EINVAL, "evd_create(qlen 0)");
+	expect(rkdapl_evd_create(b->ia, 65537, &evdt), -EINVAL, "evd_create(qlen 65537)");
+	expect(rkdapl_evd_create(b->ia, U32_MAX, &evdt), -EINVAL, "evd_create(qlen U32_MAX)");
+	r = rkdapl_evd_create(b->ia, 65536, &evdt);
+	if (expect(r, 0, "evd_create(qlen 65536, the largest)"))
+		expect(rkdapl_evd_free(evdt), 0, "evd_free of it");
+	evdt = NULL;
+	r = rkdapl_evd_create(b->ia, 1, &evdt);
+	if (expect(r, 0, "evd_create(qlen 1)")) {
+		expect(rkdapl_evd_dequeue(evdt, &ev), -EAGAIN, "evd_dequeue(empty EVD)");
+		t0 = jiffies;
+		r = rkdapl_evd_wait(evdt, 50, &ev);
+		tap(r == -ETIMEDOUT && time_after_eq(jiffies, t0 + msecs_to_jiffies(40)),
+		    "evd_wait(empty EVD, 50 ms) -> -ETIMEDOUT after >= 50 ms",
+		    "returned %d (%s) after %u ms", r, ename(r), jiffies_to_msecs(jiffies - t0));
+		expect(rkdapl_evd_free(evdt), 0, "evd_free");
+		expect(rkdapl_evd_free(evdt), -EINVAL, "evd_free(freed EVD)");
+		expect(rkdapl_evd_dequeue(evdt, &ev), -EINVAL, "evd_dequeue(freed EVD)");
+		expect(rkdapl_evd_wait(evdt, 10, &ev), -EINVAL, "evd_wait(freed EVD)");
+	}
+	evdt = NULL;
+	expect(rkdapl_evd_dequeue(NULL, &ev), -EINVAL, "evd_dequeue(NULL evd)");
+	expect(rkdapl_evd_dequeue(f, &ev), -EINVAL, "evd_dequeue(foreign object)");
+	expect(rkdapl_evd_dequeue(b->evd, NULL), -EINVAL, "evd_dequeue(NULL event)");
+	expect(rkdapl_evd_wait(NULL, 10, &ev), -EINVAL, "evd_wait(NULL evd)");
+	expect(rkdapl_evd_wait(f, 10, &ev), -EINVAL, "evd_wait(foreign object)");
+	expect(rkdapl_evd_wait((struct rkdapl_evd *)ep, 10, &ev), -EINVAL, "evd_wait(EP handle)");
+	expect(rkdapl_evd_wait(b->evd, 10, NULL), -EINVAL, "evd_wait(NULL event)");
+	expect(rkdapl_evd_free(NULL), -EINVAL, "evd_free(NULL)");
+	expect(rkdapl_evd_free(f), -EINVAL, "evd_free(foreign object)");
+	expect(rkdapl_evd_free((struct rkdapl_evd *)b->pz), -EINVAL, "evd_free(PZ handle)");
+
+	/* --- ep_create / ep_connect / ep_disconnect / ep_get_state / ep_free --- */
+	expect(rkdapl_ep_create(NULL, b->evd, b->evd, NULL, &ept), -EINVAL, "ep_create(NULL pz)");
+	expect(rkdapl_ep_create(f, b->evd, b->evd, NULL, &ept), -EINVAL,
+	       "ep_create(foreign object as pz)");
+	expect(rkdapl_ep_create(b->pz, NULL, b->evd, NULL, &ept), -EINVAL,
+	       "ep_create(NULL dto_evd)");
+	expect(rkdapl_ep_create(b->pz, b->evd, NULL, NULL, &ept), -EINVAL,
+	       "ep_create(NULL conn_evd)");
+	expect(rkdapl_ep_create(b->pz, b->evd, f, NULL, &ept), -EINVAL,
+	       "ep_create(foreign object as conn_evd)");
+	expect(rkdapl_ep_create(b->pz, b->evd, b->evd, NULL, NULL), -EINVAL, "ep_create(NULL ep)");
+	ea = (struct rkdapl_ep_attr){ .max_request_dtos = 4097 };
+	expect(rkdapl_ep_create(b->pz, b->evd, b->evd, &ea, &ept), -EINVAL,
+	       "ep_create(max_request_dtos 4097)");
+	ea = (struct rkdapl_ep_attr){ .max_recv_dtos = 4097 };
+	expect(rkdapl_ep_create(b->pz, b->evd, b->evd, &ea, &ept), -EINVAL,
+	       "ep_create(max_recv_dtos 4097)");
+	ea = (struct rkdapl_ep_attr){ .max_request_iov = 257 };
+	expect(rkdapl_ep_create(b->pz, b->evd, b->evd, &ea, &ept), -EINVAL,
+	       "ep_create(max_request_iov 257)");
+	ea = (struct rkdapl_ep_attr){ .retry_count = 8 };
+	expect(rkdapl_ep_create(b->pz, b->evd, b->evd, &ea, &ept), -EINVAL,
+	       "ep_create(retry_count 8)");
+	ea = (struct rkdapl_ep_attr){ .rnr_retry_count = 8 };
+	expect(rkdapl_ep_create(b->pz, b->evd, b->evd, &ea, &ept), -EINVAL,
+	       "ep_create(rnr_retry_count 8)");
+	{
+		/* The largest values the header and ia_query allow. */
+		u32 dtos = min_t(u32, 4096, b->attr.max_dtos);
+		const struct {
+			struct rkdapl_ep_attr a;
+			const char *what;
+		} big_attrs[] = {
+			{ { .max_request_dtos = dtos }, "ep_create(max_request_dtos = max_dtos)" },
+			{ { .max_recv_dtos = dtos }, "ep_create(max_recv_dtos = max_dtos)" },
+			{ { .max_request_iov = 256 }, "ep_create(max_request_iov 256)" },
+			{ { .max_recv_iov = b->attr.max_iov }, "ep_create(max_recv_iov = max_iov)" },
+			{ { .retry_count = 7, .rnr_retry_count = 7 },
+			  "ep_create(retry_count 7, rnr_retry_count 7)" },
+		};
+		char n[96];
+		int i;
+
+		for (i = 0; i < ARRAY_SIZE(big_attrs); i++) {
+			ept = NULL;
+			r = rkdapl_ep_create(b->pz, b->evd, b->psp_evd, &big_attrs[i].a, &ept);
+			snprintf(n, sizeof(n), "%s (max_dtos %u, max_iov %u)", big_attrs[i].what,
+				 b->attr.max_dtos, b->attr.max_iov);
+			if (expect(r, 0, n))
+				expect(rkdapl_ep_free(ept), 0, "ep_free of it");
+		}
+		ept = NULL;
+	}
+
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons(port);
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	strscpy(sun.sun_path, "/tmp/rkdapl", sizeof(sun.sun_path));
+	expect(rkdapl_ep_connect(NULL, (struct sockaddr *)&sin, 1000, NULL, 0), -EINVAL,
+	       "ep_connect(NULL ep)");
+	expect(rkdapl_ep_connect(f, (struct sockaddr *)&sin, 1000, NULL, 0), -EINVAL,
+	       "ep_connect(foreign object)");
+	expect(rkdapl_ep_connect(ep, NULL, 1000, NULL, 0), -EINVAL, "ep_connect(NULL address)");
+	expect(rkdapl_ep_connect(ep, (struct sockaddr *)&sun, 1000, NULL, 0), -EAFNOSUPPORT,
+	       "ep_connect(AF_UNIX address)");
+	expect(rkdapl_ep_connect(ep, (struct sockaddr *)&sin, 0, NULL, 0), -EINVAL,
+	       "ep_connect(timeout 0)");
+	expect(rkdapl_ep_connect(ep, (struct sockaddr *)&sin, 1000, big, sizeof(big)), -EINVAL,
+	       "ep_connect(57 bytes of private data)");
+	r = rkdapl_ep_get_state(ep, &st);
+	tap(!r && st == RKDAPL_EP_STATE_UNCONNECTED,
+	    "ep_get_state: UNCONNECTED (also after the refused connects)", "returned %d, state %u",
+	    r, st);
+	expect(rkdapl_ep_get_state(NULL, &st), -EINVAL, "ep_get_state(NULL ep)");
+	expect(rkdapl_ep_get_state(f, &st), -EINVAL, "ep_get_state(foreign object)");
+	expect(rkdapl_ep_get_state(ep, NULL), -EINVAL, "ep_get_state(NULL state)");
+	expect(rkdapl_ep_disconnect(NULL), -EINVAL, "ep_disconnect(NULL)");
+	expect(rkdapl_ep_disconnect(f), -EINVAL, "ep_disconnect(foreign object)");
+	expect(rkdapl_ep_disconnect((struct rkdapl_ep *)b->psp_evd), -EINVAL,
+	       "ep_disconnect(EVD handle)");
+	expect(rkdapl_ep_disconnect(ep), -ENOTCONN, "ep_disconnect(unconnected EP)");
+	expect(rkdapl_ep_free(NULL), -EINVAL, "ep_free(NULL)");
+	expect(rkdapl_ep_free(f), -EINVAL, "ep_free(foreign object)");
+	r = rkdapl_ep_create(b->pz, b->evd, b->evd, NULL, &ept);
+	if (expect(r, 0, "ep_create(default attributes)")) {
+		expect(rkdapl_ep_free(ept), 0, "ep_free");
+		expect(rkdapl_ep_free(ept), -EINVAL, "ep_free(freed EP)");
+		expect(rkdapl_ep_get_state(ept, &st), -EINVAL, "ep_get_state(freed EP)");
+	}
+	ept = NULL;
+
+	/* --- psp_create / psp_free --- */
+	expect(rkdapl_psp_create(NULL, port, 8, b->psp_evd, &pspt), -EINVAL,
+	       "psp_create(NULL ia)");
+	expect(rkdapl_psp_create(f, port, 8, b->psp_evd, &pspt), -EINVAL,
+	       "psp_create(foreign object as ia)");
+	expect(rkdapl_psp_create(b->ia, port, 8, NULL, &pspt), -EINVAL, "psp_create(NULL evd)");
+	expect(rkdapl_psp_create(b->ia, port, 8, b->psp_evd, NULL), -EINVAL,
+	       "psp_create(NULL psp)");
+	expect(rkdapl_psp_create(b->ia, 0, 8, b->psp_evd, &pspt), -EINVAL, "psp_create(port 0)");
+	expect(rkdapl_psp_create(b->ia, port, 0, b->psp_evd, &pspt), -EINVAL,
+	       "psp_create(backlog 0)");
+	r = rkdapl_psp_create(b->ia, port + 1, 4, b->psp_evd, &pspt);
+	if (expect(r, 0, "psp_create")) {
+		struct rkdapl_psp *p2 = NULL;
+
+		expect(rkdapl_psp_create(b->ia, port + 1, 4, b->psp_evd, &p2), -EADDRINUSE,
+		       "psp_create(same port again)");
+		if (p2)
+			rkdapl_psp_free(p2);
+		expect(rkdapl_psp_free(pspt), 0, "psp_free");
+		expect(rkdapl_psp_free(pspt), -EINVAL, "psp_free(freed PSP)");
+		r = rkdapl_psp_create(b->ia, port + 1, 4, b->psp_evd, &pspt);
+		if (expect(r, 0, "psp_create(the port is free again)"))
+			rkdapl_psp_free(pspt);
+	}
+	pspt = NULL;
+	expect(rkdapl_psp_free(NULL), -EINVAL, "psp_free(NULL)");
+	expect(rkdapl_psp_free(f), -EINVAL, "psp_free(foreign object)");
+
+	/* --- cr_accept / cr_reject without a CR --- */
+	expect(rkdapl_cr_accept(NULL, ep, NULL, 0), -EINVAL, "cr_accept(NULL cr)");
+	expect(rkdapl_cr_accept(f, ep, NULL, 0), -EINVAL, "cr_accept(foreign object)");
+	expect(rkdapl_cr_accept((struct rkdapl_cr *)ep, ep, NULL, 0), -EINVAL,
+	       "cr_accept(EP handle as cr)");
+	expect(rkdapl_cr_reject(NULL, NULL, 0), -EINVAL, "cr_reject(NULL cr)");
+	expect(rkdapl_cr_reject(f, NULL, 0), -EINVAL, "cr_reject(foreign object)");
+
+	/* --- DTOs on an unconnected EP, NULL and foreign EPs --- */
+	t.lmr = lmr;
+	expect(rkdapl_post_send(NULL, &t, 1, 1, 0), -EINVAL, "post_send(NULL ep)");
+	expect(rkdapl_post_send(f, &t, 1, 1, 0), -EINVAL, "post_send(foreign object)");
+	expect(rkdapl_post_send(ep, &t, 1, 1, 0), -ENOTCONN, "post_send(unconnected EP)");
+	expect(rkdapl_post_recv(NULL, &t, 1, 1, 0), -EINVAL, "post_recv(NULL ep)");
+	expect(rkdapl_post_recv(f, &t, 1, 1, 0), -EINVAL, "post_recv(foreign object)");
+	expect(rkdapl_post_recv(ep, &t, 1, 1, 0), -ENOTCONN, "post_recv(unconnected EP)");
+	expect(rkdapl_post_rdma_write(NULL, &t, 1, &rt, 1, 0), -EINVAL, "post_rdma_write(NULL ep)");
+	expect(rkdapl_post_rdma_write(f, &t, 1, &rt, 1, 0), -EINVAL,
+	       "post_rdma_write(foreign object)");
+	expect(rkdapl_post_rdma_write(ep, &t, 1, &rt, 1, 0), -ENOTCONN,
+	       "post_rdma_write(unconnected EP)");
+	expect(rkdapl_post_rdma_read(NULL, &t, 1, &rt, 1, 0), -EINVAL, "post_rdma_read(NULL ep)");
+	expect(rkdapl_post_rdma_read(f, &t, 1, &rt, 1, 0), -EINVAL,
+	       "post_rdma_read(foreign object)");
+	expect(rkdapl_post_rdma_read(ep, &t, 1, &rt, 1, 0), -ENOTCONN,
+	       "post_rdma_read(unconnected EP)");
+	t.lmr = f;
+	expect(rkdapl_post_send(ep, &t, 1, 1, 0), -EINVAL, "post_send(foreign object as LMR)");
+	expect(rkdapl_evd_dequeue(b->evd, &ev), -EAGAIN, "no event was generated by all this");
+
+	/* --- state-dependent errors on real loopback connections --- */
+	if (parse_peer(&b->self, port) == 0)
+		badarg_connected(b);
+	else
+		tap_skip("connected EP, CR, grant and disconnect tests",
+			 "no peer= (the guest's own IPv4 address)");
+
+teardown:
+	bad = 0;
+	if (ep && rkdapl_ep_free(ep))
+		bad++;
+	if (rmr && rkdapl_rmr_free(rmr))
+		bad++;
+	if (lmr && rkdapl_lmr_free(lmr))
+		bad++;
+	if (lmr_v && rkdapl_lmr_free(lmr_v))
+		bad++;
+	bad += badarg_connected_free(b);
+	if (b->evd && rkdapl_evd_free(b->evd))
+		bad++;
+	if (b->psp_evd && rkdapl_evd_free(b->psp_evd))
+		bad++;
+	if (b->pz2 && rkdapl_pz_free(b->pz2))
+		bad++;
+	if (b->pz && rkdapl_pz_free(b->pz))
+		bad++;
+	if (b->ia && rkdapl_ia_close(b->ia))
+		bad++;
+	tap(!bad, "badarg teardown (every free returns 0)", "%d frees failed", bad);
+
+	/* --- the provider still works --- */
+	ia2 = NULL;
+	pz2 = NULL;
+	lmrt = NULL;
+	evdt = NULL;
+	r = rkdapl_ia_open(dev, &ia2);
+	if (!r)
+		r = rkdapl_pz_create(ia2, &pz2);
+	if (!r && buf)
+		r = rkdapl_lmr_create(pz2, buf, BUFSZ, ALL_PRIV, &lmrt);
+	if (!r)
+		r = rkdapl_evd_create(ia2, 16, &evdt);
+	if (!r)
+		r = rkdapl_ep_create(pz2, evdt, evdt, NULL, &ept);
+	if (!r)
+		r = rkdapl_ep_free(ept);
+	if (!r)
+		r = rkdapl_evd_free(evdt);
+	if (!r)
+		r = rkdapl_lmr_free(lmrt);
+	if (!r)
+		r = rkdapl_pz_free(pz2);
+	if (!r)
+		r = rkdapl_ia_close(ia2);
+	tap(!r, "provider still works after the bad calls (ia, pz, lmr, evd, ep create + free)",
+	    "%d %s", r, ename(r));
+	if (!r && !bad) {
+		kfree(buf);
+		vfree(vbuf);
+	}
+free_b:
+	if (b)
+		kfree(b->foreign);
+	kfree(b);
+	return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+
+struct srv_thread {
+	struct completion done;
+	int ret;
+};
+
+static int server_thread(void *arg)
+{
+	struct srv_thread *t = arg;
+
+	t->ret = server_run();
+	kthread_complete_and_exit(&t->done, 0);
+}
+
+static int __init rkdapl_test_init(void)
+{
+	struct srv_thread st;
+	struct task_struct *task;
+
+	if (!strcmp(role, "none"))
+		return 0;	/* only holds a reference on rkdapl (module refcount test) */
+	pr_info("rkdapl_test: # role=%s dev=%s peer=%s port=%u\n", role, dev, peer, port);
+	if (!strcmp(role, "badarg")) {
+		badarg_run();
+	} else if (!strcmp(role, "server")) {
+		server_run();
+	} else if (!strcmp(role, "client")) {
+		client_run();
+	} else if (!strcmp(role, "loopback")) {
+		init_completion(&st.done);
+		WRITE_ONCE(server_abort, false);
+		task = kthread_run(server_thread, &st, "rkdapl_test_srv");
+		if (IS_ERR(task)) {
+			tap(false, "loopback: server thread", "kthread_run = %ld", PTR_ERR(task));
+		} else {
+			client_run();
+			wait_for_completion(&st.done);
+		}
+	} else {
+		pr_err("rkdapl_test: unknown role '%s'\n", role);
+		return -EINVAL;
+	}
+	pr_info("rkdapl_test: 1..%d\n", tap_num);
+	pr_info("rkdapl_test: # done %d passed %d failed\n", tap_passed, tap_failed);
+	return tap_failed || !tap_num ? -EIO : 0;
+}
+
+static void __exit rkdapl_test_exit(void)
+{
+}
+
+module_init(rkdapl_test_init);
+module_exit(rkdapl_test_exit);
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("rkdapl selftests (TAP): data transfers, bad arguments");

@@ -1,0 +1,98 @@
+#!/bin/bash
+# `make check`: rkdapl's selftests in QEMU guests, as TAP on stdout.
+#
+#   selftests/run.sh [--one]
+#
+# One boot of two guests (qemu/run-guests.sh): guest A (selftests/guest-a.sh) loads rkdapl.ko
+# and runs the badarg and loopback suites of selftests/kmod/rkdapl_test.ko, then serves the
+# two-guest suite; guest B (selftests/guest-b.sh) runs its client. --one boots only guest A
+# (no two-guest suite). Adds one test per guest for the kernel splat scan of its dmesg and
+# one for the guest run itself, prints every TAP line and a last line "N passed, N failed".
+# Exits non-zero if a test failed or a guest run failed or timed out.
+#
+# Env: FLAVOUR (debug), RKDAPL_OUT (log dir, default out/check-<timestamp>), RKDAPL_TIMEOUT
+# (seconds per guest, default 2700: TCG guests are slow when the host is busy) and run-guests.sh's other RKDAPL_* settings.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/scripts/common.sh"
+t0=$(date +%s)
+
+one=0
+[ "${1:-}" = --one ] && one=1
+
+kdir=$("$top/scripts/modules.sh" "${FLAVOUR:-debug}" | tail -n 1) || die "scripts/modules.sh failed"
+for f in rkdapl.ko selftests/kmod/rkdapl_test.ko; do
+	[ -f "$top/$f" ] || die "no $f after scripts/modules.sh"
+done
+
+export RKDAPL_BUILD=$kdir
+export RKDAPL_OUT=${RKDAPL_OUT:-$top/out/check-$(date +%Y%m%d-%H%M%S)}
+export RKDAPL_TIMEOUT=${RKDAPL_TIMEOUT:-2700}
+export RKDAPL_PAIR=$((1 - one))
+out=$RKDAPL_OUT
+mkdir -p "$out"
+sync=$out/sync
+roles="a b"
+[ $one = 1 ] && roles=a
+
+log "check: booting guest$([ $one = 0 ] && echo "s A and B" || echo " A"), logs in $out"
+st=0
+if [ $one = 1 ]; then
+	"$top/qemu/run-guests.sh" --one "$top/selftests/guest-a.sh" >&2 || st=$?
+else
+	"$top/qemu/run-guests.sh" "$top/selftests/guest-a.sh" "$top/selftests/guest-b.sh" >&2 ||
+		st=$?
+fi
+
+# The guests' TAP lines, renumbered into one stream, then the harness' own tests.
+lines=() diag=()
+for r in $roles; do
+	R=${r^^}
+	if [ -s "$sync/tap-$r.txt" ]; then
+		while IFS= read -r l; do
+			case $l in
+			"ok "* | "not ok "*) lines+=("$(sed -E 's/^(not ok|ok) [0-9]+ - /\1 - /' <<< "$l")") ;;
+			esac
+		done < "$sync/tap-$r.txt"
+	else
+		lines+=("not ok - guest $R produced TAP results # no $sync/tap-$r.txt")
+	fi
+	# The script's exit status reflects the failed tests above; here only whether it ended.
+	if [ -s "$sync/rc-$r" ]; then
+		lines+=("ok - guest $R script finished (exit $(cat "$sync/rc-$r"))")
+	else
+		lines+=("not ok - guest $R script finished # no exit status: hang or crash, see $out/guest-$r.log and console-$r.log")
+	fi
+	dm=$out/dmesg-$r.txt
+	[ -s "$dm" ] || dm=$out/console-$r.log
+	if [ ! -s "$dm" ]; then
+		lines+=("not ok - splat scan guest $R # no dmesg or console log")
+	elif scan=$("$top/qemu/splat-scan.sh" "$dm" 2>&1); then
+		lines+=("ok - splat scan guest $R")
+	else
+		lines+=("not ok - splat scan guest $R # $(grep -c '^# /' <<< "$scan") splat line(s) in $dm")
+		diag+=("$(grep '^# /' <<< "$scan" | head -40)")
+	fi
+done
+# run-guests.sh fails on a failed script, a hang or a splat; the lines above say which.
+if [ $st != 0 ] && ! printf '%s\n' "${lines[@]}" | grep -q '^not ok'; then
+	lines+=("not ok - qemu/run-guests.sh # exit $st")
+fi
+
+pass=0 fail=0 n=0
+echo "TAP version 13"
+echo "1..${#lines[@]}"
+for l in "${lines[@]}"; do
+	n=$((n + 1))
+	echo "${l/ok - /ok $n - }"
+	case $l in
+	"ok "*) pass=$((pass + 1)) ;;
+	*) fail=$((fail + 1)) ;;
+	esac
+done
+for d in "${diag[@]+"${diag[@]}"}"; do
+	echo "$d"
+done
+echo "# logs in $out, $(($(date +%s) - t0)) s"
+echo "$pass passed, $fail failed"
+[ $fail = 0 ] && [ $st = 0 ]

@@ -406,6 +406,11 @@ impl Ep {
                 &[],
             ),
             CmEventKind::Disconnected => {
+                // Answer the peer's DREQ (or finish our own) so both sides leave the
+                // connection promptly; this also moves the QP to the error state, flushing
+                // what is still posted. Allowed inside the handler: it does not take the
+                // handler lock.
+                let _ = id.disconnect();
                 let was = {
                     let mut c = self.conn.lock();
                     let was = c.was_connected && c.state != EpState::Disconnected;

@@ -12,6 +12,7 @@ use crate::{
     lmr::{Lmr, MEM_REMOTE_READ, MEM_REMOTE_WRITE},
     pz::Pz,
 };
+use core::sync::atomic::Ordering;
 use kernel::{
     new_mutex,
     prelude::*,
@@ -19,9 +20,22 @@ use kernel::{
     sync::{Arc, Mutex},
 };
 
+/// A grant: keeps the granted LMR registered and busy (`rkdapl_lmr_free` refuses it).
 struct Binding {
-    /// Keeps the granted memory registered while the grant exists.
     lmr: Arc<Lmr>,
+}
+
+impl Binding {
+    fn new(lmr: &Arc<Lmr>) -> Binding {
+        lmr.inflight.fetch_add(1, Ordering::AcqRel);
+        Binding { lmr: lmr.clone() }
+    }
+}
+
+impl Drop for Binding {
+    fn drop(&mut self) {
+        self.lmr.inflight.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 struct RmrState {
@@ -98,7 +112,7 @@ impl Rmr {
             .map_err(|e| if e == EINVAL { ERANGE } else { e })?;
         let (rkey, addr) = (st.mr.rkey(), st.mr.iova());
         ep.post_rmr(&st.mr, self, Some(lmr.clone()), Some(access), cookie)?;
-        st.bound = Some(Binding { lmr: lmr.clone() });
+        st.bound = Some(Binding::new(lmr));
         Ok((rkey, addr))
     }
 

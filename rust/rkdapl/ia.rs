@@ -35,6 +35,11 @@ pub(crate) fn device_added(dev: &Device) -> Result {
 pub(crate) fn device_removed(dev: &Device) {
     let mut list = DEVICES.lock();
     list.retain(|d| d.as_raw() != dev.as_raw());
+    if list.is_empty() {
+        // The list is a static: give its memory back now, there is no destructor to do it
+        // at module unload.
+        *list = KVec::new();
+    }
     pr_info!(
         "rkdapl: device {} removed\n",
         dev.name().to_str().unwrap_or("?")

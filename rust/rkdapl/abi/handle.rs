@@ -85,6 +85,11 @@ impl Handles {
         let mut t = TABLE.lock();
         let pos = t.binary_search(&(addr, kind)).map_err(|_| EINVAL)?;
         t.remove(pos).map_err(|_| EINVAL)?;
+        if t.is_empty() {
+            // The table is a static: free its memory when the last handle goes, so nothing
+            // is left at module unload.
+            *t = KVec::new();
+        }
         drop(t);
         // SAFETY: The entry came from `insert::<T>`, which leaked this reference for the
         // handle; removing the entry under the lock made us its only owner.

@@ -79,6 +79,8 @@ main() {
 	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 	[ $rc = 0 ] || say "insmod rkdapl_sample.ko ($RKDAPL_ROLE) failed, exit $rc"
 	say "guest $RKDAPL_ROLE: rkdapl_sample ran ${ms} ms"
+	# Soft-RoCE's counters (retransmissions, duplicates, sequence errors) explain slow runs.
+	echo "rkdapl-demo: $(rdma statistic show link rxe0/1 2>&1 | tr -s ' \n' ' ')"
 
 	if grep -q '^rkdapl_sample ' /proc/modules; then
 		rmmod rkdapl_sample || { say "rmmod rkdapl_sample failed"; rc=1; }

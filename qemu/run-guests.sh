@@ -30,18 +30,16 @@ out=${RKDAPL_OUT:-$top/out/run-$(date +%Y%m%d-%H%M%S)}
 sync=$out/sync
 mkdir -p "$sync" && out=$(cd "$out" && pwd) && sync=$out/sync || die "cannot create $out"
 tmo=${RKDAPL_TIMEOUT:-900}
-# Boot-time KUnit: only the RDMA layer's doctests (all Rust doctests cost minutes under TCG
-# with KASAN); RKDAPL_KUNIT=all runs every built-in suite, RKDAPL_KUNIT=0 none.
 # The read-only host root is mounted cache=loose (vng's default, no cache, re-reads every binary
 # over 9p on each exec: several times slower); the shared sync dir stays uncached.
 kargs="rootflags=version=9p2000.L,trans=virtio,access=any,msize=524288,cache=loose ${RKDAPL_APPEND:-}"
+# Boot-time KUnit: only the RDMA layer's doctests (all Rust doctests cost minutes under TCG
+# with KASAN); RKDAPL_KUNIT=all runs every built-in suite, RKDAPL_KUNIT=0 none.
 case "${RKDAPL_KUNIT:-rdma}" in
 	all) ;;
 	0) kargs="kunit.enable=0 $kargs" ;;
 	*) kargs="kunit.filter_glob=rust_doctests_kernel.rust_doctest_kernel_rdma* $kargs" ;;
 esac
-
-
 
 # A free port on 127.0.0.1 for the wire (guest A listens, B connects).
 while port=$((20000 + RANDOM % 40000)); [ -n "$(ss -Htln "sport = :$port")" ]; do :; done

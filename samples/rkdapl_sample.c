@@ -58,6 +58,9 @@ MODULE_PARM_DESC(size, "payload bytes (default 16 MiB, at most 64 MiB)");
 static uint timeout_ms = 120000;
 module_param(timeout_ms, uint, 0444);
 MODULE_PARM_DESC(timeout_ms, "timeout of each wait, and of the connect retries (default 120000)");
+static uint inflight;
+module_param(inflight, uint, 0444);
+MODULE_PARM_DESC(inflight, "client: RDMA DTOs in flight at most (default 0: the EP's 64)");
 static bool lmr_per_seg;
 module_param(lmr_per_seg, bool, 0444);
 MODULE_PARM_DESC(lmr_per_seg,
@@ -982,7 +985,9 @@ static int client_rdma(struct sample *s, bool write, struct rkdapl_lmr *lmr, u64
 {
 	const char *what = write ? "RDMA WRITE completions" : "RDMA READ completions";
 	u64 chunk = min_t(u64, SAMPLE_MAX_DTO, 8ULL * s->attr.max_iov * PAGE_SIZE);
-	u32 window = s->ep_attr.max_request_dtos, nchunks = 0, idx = 0, i;
+	u32 window = inflight ? min(inflight, s->ep_attr.max_request_dtos) :
+				s->ep_attr.max_request_dtos;
+	u32 nchunks = 0, idx = 0, i;
 	u64 loff = 0, off, len;
 	ktime_t t0;
 	int ret;
@@ -992,6 +997,9 @@ static int client_rdma(struct sample *s, bool write, struct rkdapl_lmr *lmr, u64
 	ret = sample_new_batch(s, nchunks);
 	if (ret)
 		return ret;
+	if (write)
+		pr_info("client: %u DTOs of up to %llu bytes, at most %u in flight\n", nchunks,
+			chunk, window);
 
 	t0 = ktime_get();
 	for (i = 0; i < s->nseg; i++) {
@@ -1045,10 +1053,10 @@ static void client_report(const char *op, u64 bytes, u64 ns)
 {
 	u64 us = max_t(u64, div_u64(ns, 1000), 1);
 	u64 ms10 = div_u64(ns, 100000);		/* tenths of ms */
-	u64 mbs10 = div64_u64(bytes * 10, us);	/* tenths of MB/s (bytes/us = MB/s) */
+	u64 mbs100 = div64_u64(bytes * 100, us);	/* hundredths of MB/s (bytes/us = MB/s) */
 
-	pr_info("client: %s %llu bytes in %llu.%llu ms (%llu.%llu MB/s)\n", op, bytes,
-		div_u64(ms10, 10), ms10 % 10, div_u64(mbs10, 10), mbs10 % 10);
+	pr_info("client: %s %llu bytes in %llu.%llu ms (%llu.%02llu MB/s)\n", op, bytes,
+		div_u64(ms10, 10), ms10 % 10, div_u64(mbs100, 100), mbs100 % 100);
 }
 
 static int client_run(struct sample *s)

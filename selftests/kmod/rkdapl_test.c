@@ -6,6 +6,7 @@
  *   insmod rkdapl_test.ko role=loopback peer=<own IPv4> [port=7480]
  *   insmod rkdapl_test.ko role=server   [port=7480] [listen_ms=300000]
  *   insmod rkdapl_test.ko role=client   peer=<server IPv4> [port=7480] [connect_ms=120000]
+ *   insmod rkdapl_test.ko role=none     (runs nothing; only holds a reference on rkdapl)
  *
  * Everything runs in module_init, which prints one line per test,
  *   rkdapl_test: ok N - <name>

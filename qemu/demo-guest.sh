@@ -46,6 +46,18 @@ main() {
 
 	. "$top/qemu/guest-setup.sh" || return 1
 
+	# RoCE over a 1500-byte link runs with a 1024-byte path MTU; jumbo frames give 4096-byte
+	# packets, a quarter of the packets for Soft-RoCE to build, checksum and parse (the cost
+	# under TCG). Both guests set it before connecting (rdma_cm takes the path MTU from it).
+	local nic="" f mtu=${RKDAPL_MTU:-9000}
+	for f in /sys/class/net/*/address; do
+		[ "$(cat "$f")" = "$RKDAPL_MAC" ] && nic=$(basename "$(dirname "$f")")
+	done
+	if [ -n "$nic" ] && [ "$mtu" != 1500 ]; then
+		ip link set dev "$nic" mtu "$mtu" || say "could not set MTU $mtu on $nic"
+	fi
+	say "guest $RKDAPL_ROLE: $nic mtu $(cat "/sys/class/net/$nic/mtu"), rxe0 $(ibv_devinfo -d rxe0 2>/dev/null | grep -o 'active_mtu:.*' | tr -s '\t ' ' ')"
+
 	say "guest $RKDAPL_ROLE: loading rkdapl.ko"
 	if ! insmod "$top/rkdapl.ko"; then
 		say "insmod rkdapl.ko failed"
@@ -82,6 +94,8 @@ main() {
 	# Soft-RoCE's counters (retransmissions, duplicates, sequence errors) explain slow runs.
 	echo "rkdapl-demo: $(rdma statistic show link rxe0/1 2>&1 | tr -s ' \n' ' ')"
 
+	# Load addresses, to resolve the modules' frames in kmemleak reports made after rmmod.
+	grep -E '^rkdapl(_sample)? ' /proc/modules | sed 's/^/rkdapl-demo: module /'
 	if grep -q '^rkdapl_sample ' /proc/modules; then
 		rmmod rkdapl_sample || { say "rmmod rkdapl_sample failed"; rc=1; }
 	fi

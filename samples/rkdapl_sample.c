@@ -5,6 +5,10 @@
  *   insmod rkdapl_sample.ko role=server [dev=rxe0] [port=7471] [size=16777216]
  *   insmod rkdapl_sample.ko role=client server=10.77.0.1 [dev=rxe0] [port=7471] [size=...]
  *
+ * Other parameters: timeout_ms (each wait, and the client's connect retries; 120000),
+ * inflight (client: RDMA DTOs in flight at most; default the EP's 64), lmr_per_seg (server:
+ * register each granted segment as an LMR of its own instead of binding into one LMR).
+ *
  * All the work happens in module_init, which returns 0 once the transfer is verified and a
  * negative errno otherwise, so insmod itself reports the result.
  *

@@ -94,6 +94,8 @@ struct CtxState {
     len: u64,
     /// Work requests posted and not yet completed.
     pending: u32,
+    /// Send-queue slots the posted work requests hold, returned at the last completion.
+    nwr: u32,
     status: DtoStatus,
     imm: u32,
     lmrs: KVec<Arc<Lmr>>,
@@ -159,6 +161,7 @@ unsafe impl CqeDone for DtoCtx {
         };
         ev.op = st.op as u32;
         ev.immediate = st.imm;
+        let nwr = st.nwr;
         let lmrs = core::mem::take(&mut st.lmrs);
         let rmr = st.rmr.take();
         drop(st);
@@ -167,13 +170,14 @@ unsafe impl CqeDone for DtoCtx {
         }
         drop(lmrs);
         drop(rmr);
-        this.ring.release(this.idx, 0);
+        this.ring.credits.fetch_add(nwr, Ordering::AcqRel);
+        this.ring.release(this.idx);
         this.ring.evd.post(ev);
     }
 }
 
 impl RingShared {
-    fn release(&self, idx: u16, _nwr: u32) {
+    fn release(&self, idx: u16) {
         let mut f = self.free.lock();
         // Cannot fail: the list has room for every context.
         let _ = f.push_within_capacity(idx);
@@ -217,6 +221,7 @@ impl DtoRing {
                             op: DtoOp::Send,
                             len: 0,
                             pending: 0,
+                            nwr: 0,
                             status: DtoStatus::Success,
                             imm: 0,
                             lmrs: KVec::new(),
@@ -271,7 +276,7 @@ impl DtoRing {
         st.rmr = None;
         drop(st);
         self.shared.credits.fetch_add(nwr, Ordering::AcqRel);
-        self.shared.release(ctx.idx, 0);
+        self.shared.release(ctx.idx);
     }
 
     fn arm(
@@ -288,6 +293,7 @@ impl DtoRing {
         st.op = op;
         st.len = len;
         st.pending = nwr;
+        st.nwr = nwr;
         st.status = DtoStatus::Success;
         st.imm = 0;
         st.rmr = rmr;
@@ -379,10 +385,9 @@ impl DtoRing {
         } else {
             sges.chunks(max_sge).for_each(&mut add);
         }
-        // SAFETY: Every SGE comes from an LMR's `DmaRegion` of this EP's device, with the PZ's
-        // lkey, and the context holds those LMRs (and their `inflight` count, which makes
-        // `rkdapl_lmr_free` refuse) until the last completion. The context itself outlives
-        // its completions (see the `CqeDone` impl). `sges` outlives the call.
+        // SGEs come from LMRs of this EP's device with the PZ's lkey; the context holds those
+        // LMRs (busy, so `rkdapl_lmr_free` refuses) until its last completion.
+        // SAFETY: As above; the context outlives its completions (`CqeDone` impl).
         let r = unsafe { qp.post_send(&mut wrs) };
         self.finish_post(ctx, nwr, r)
     }
@@ -404,6 +409,7 @@ impl DtoRing {
                 // context; give back the slots of the rest.
                 let mut st = ctx.st.lock();
                 st.pending = posted as u32;
+                st.nwr = posted as u32;
                 drop(st);
                 self.shared
                     .credits

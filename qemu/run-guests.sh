@@ -30,6 +30,10 @@ out=${RKDAPL_OUT:-$top/out/run-$(date +%Y%m%d-%H%M%S)}
 sync=$out/sync
 mkdir -p "$sync" && out=$(cd "$out" && pwd) && sync=$out/sync || die "cannot create $out"
 tmo=${RKDAPL_TIMEOUT:-900}
+# One set of guests at a time on this host: two TCG guests already use both cores, and runs
+# started together (several developers' shells, make demo during make check) would all time out.
+exec 9>"$RKDAPL_CACHE/guests.lock"
+flock -n 9 || { log "another guest run holds $RKDAPL_CACHE/guests.lock, waiting"; flock 9; }
 # The read-only host root is mounted cache=loose (vng's default, no cache, re-reads every binary
 # over 9p on each exec: several times slower); the shared sync dir stays uncached.
 kargs="rootflags=version=9p2000.L,trans=virtio,access=any,msize=524288,cache=loose ${RKDAPL_APPEND:-}"

@@ -7,6 +7,9 @@ set -euo pipefail
 . "$(dirname "$0")/common.sh"
 top=$(cd "$(dirname "$0")/.." && pwd)
 kdir=$("$top/scripts/kernel.sh" "${1:-debug}")
+# Kbuild regenerates files in the kernel tree (include/generated/compile.h): one build at a time.
+exec 9>"$RKDAPL_CACHE/modules.lock"
+flock 9
 KFLAGS=(LLVM=-19 RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc BINDGEN="$BINDGEN" ARCH=x86_64)
 log "building rkdapl.ko"
 make -s -C "$kdir" M="$top" "${KFLAGS[@]}" modules >&2

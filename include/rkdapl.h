@@ -257,15 +257,29 @@ struct rkdapl_ep_attr {
 };
 
 /**
- * rkdapl_ia_open() - open an interface adapter on an RDMA device
+ * __rkdapl_ia_open() - open an interface adapter on an RDMA device
  * @name: the device's name, e.g. "rxe0" (see `rdma link`).
  * @ia: the new IA.
+ * @owner: the consumer's module name, copied. Objects made on the IA are listed under it
+ *         by `rdma res show` (like ib_alloc_pd() and rdma_create_id() do with KBUILD_MODNAME)
+ *         and in /sys/kernel/debug/rkdapl/ia<N>/info.
+ *
+ * Call it through rkdapl_ia_open(), which passes KBUILD_MODNAME as @owner.
  *
  * Context: process context, may sleep.
- * Return: 0; -EINVAL for NULL arguments; -ENODEV if no such device is registered;
- * -ENOMEM.
+ * Return: 0; -EINVAL for NULL arguments or an empty @owner; -ENODEV if no such device is
+ * registered; -ENOMEM.
  */
-int rkdapl_ia_open(const char *name, struct rkdapl_ia **ia);
+int __rkdapl_ia_open(const char *name, struct rkdapl_ia **ia, const char *owner);
+
+/**
+ * rkdapl_ia_open() - open an interface adapter on an RDMA device, owned by this module
+ * @name: the device's name, e.g. "rxe0".
+ * @ia: the new IA.
+ *
+ * See __rkdapl_ia_open(); the owner is the calling module (KBUILD_MODNAME).
+ */
+#define rkdapl_ia_open(name, ia) __rkdapl_ia_open(name, ia, KBUILD_MODNAME)
 
 /**
  * rkdapl_ia_close() - close an IA handle

@@ -3,12 +3,15 @@
 #   module: load rkdapl.ko, rmmod refused while a consumer holds it
 #   badarg:    rkdapl_test role=badarg (bad arguments; state errors on loopback connections)
 #   loopback:  rkdapl_test role=loopback (server kthread + client over the guest's own IP)
+#   observe:   rkdapl_observe.ko holds a live connection; rdma res, debugfs and trace events
+#              are checked against it (selftests/observe.sh)
 #   two-guest: rkdapl_test role=server; guest B connects once $RKDAPL_SYNC/a.listening exists
 #              (skipped with RKDAPL_PAIR=0, i.e. run-guests.sh --one)
 #   module: unload rkdapl
 # TAP lines go to $RKDAPL_SYNC/tap-a.txt; exits non-zero if any test failed.
 set -u
 . "$RKDAPL_TOP/selftests/guest-lib.sh" || exit 1
+. "$RKDAPL_TOP/selftests/observe.sh" || exit 1
 
 # Starts the two-guest server, signals a.listening once its PSP exists, and stops it if guest
 # B ends without finishing the session.
@@ -41,6 +44,7 @@ if load_provider; then
 	check_refcount
 	run_kmod badarg 1200 -- role=badarg dev=rxe0 peer="$RKDAPL_IP" port=7490
 	run_kmod loopback 1200 -- role=loopback dev=rxe0 peer="$RKDAPL_IP" port=7500
+	observe_suite
 	[ "${RKDAPL_PAIR:-1}" = 1 ] && serve_two_guest
 	unload_provider
 fi

@@ -13,11 +13,15 @@
 //! `unsafe`: the SAFETY comments below say why the contexts and the memory outlive the work.
 
 use crate::{
+    abi::trace,
     evd::{Evd, Event, EventType},
     lmr::Lmr,
     rmr::Rmr,
 };
-use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use core::{
+    fmt,
+    sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering},
+};
 use kernel::{
     bindings, new_spinlock_irq,
     prelude::*,
@@ -60,6 +64,112 @@ pub(crate) enum DtoStatus {
     Generic = 11,
 }
 
+impl DtoOp {
+    const ALL: [DtoOp; 6] = [
+        DtoOp::Send,
+        DtoOp::Recv,
+        DtoOp::RdmaWrite,
+        DtoOp::RdmaRead,
+        DtoOp::RmrBind,
+        DtoOp::RmrUnbind,
+    ];
+
+    /// The name used in debugfs (and in `rkdapl_trace.h`).
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            DtoOp::Send => "send",
+            DtoOp::Recv => "recv",
+            DtoOp::RdmaWrite => "rdma_write",
+            DtoOp::RdmaRead => "rdma_read",
+            DtoOp::RmrBind => "rmr_bind",
+            DtoOp::RmrUnbind => "rmr_unbind",
+        }
+    }
+
+    fn idx(self) -> usize {
+        self as usize - 1
+    }
+}
+
+/// Counters of one ring of DTO contexts, shown in debugfs. Updated with relaxed atomics on the
+/// data path: a reader sees each counter exact but not a snapshot of all of them.
+#[derive(Default)]
+pub(crate) struct DtoStats {
+    /// DTOs accepted by the post calls, per `DtoOp`.
+    posted: [AtomicU64; 6],
+    /// DTOs completed, successful or not, per `DtoOp`.
+    completed: [AtomicU64; 6],
+    /// Bytes of successful DTOs, per `DtoOp` (RECV: bytes received).
+    bytes: [AtomicU64; 6],
+    /// DTOs completed in error other than FLUSHED.
+    errors: AtomicU64,
+    /// DTOs completed FLUSHED (posted when the connection ended).
+    flushed: AtomicU64,
+    /// Post calls refused (full queue, bad segment, driver error).
+    refused: AtomicU64,
+}
+
+impl DtoStats {
+    fn posted(&self, op: DtoOp) {
+        self.posted[op.idx()].fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn completed(&self, op: DtoOp, status: DtoStatus, len: u64) {
+        self.completed[op.idx()].fetch_add(1, Ordering::Relaxed);
+        match status {
+            DtoStatus::Success => {
+                self.bytes[op.idx()].fetch_add(len, Ordering::Relaxed);
+            }
+            DtoStatus::Flushed => {
+                self.flushed.fetch_add(1, Ordering::Relaxed);
+            }
+            _ => {
+                self.errors.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// DTOs posted and not yet completed.
+    pub(crate) fn in_flight(&self) -> u64 {
+        let mut n = 0u64;
+        for i in 0..self.posted.len() {
+            n = n.wrapping_add(self.posted[i].load(Ordering::Relaxed));
+            n = n.wrapping_sub(self.completed[i].load(Ordering::Relaxed));
+        }
+        n
+    }
+
+    /// One line per operation used so far, then the totals: the debugfs `counters` file.
+    pub(crate) fn show(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for op in DtoOp::ALL {
+            let posted = self.posted[op.idx()].load(Ordering::Relaxed);
+            if posted == 0 {
+                continue;
+            }
+            writeln!(
+                f,
+                "{:<10} posted {} completed {} bytes {}",
+                op.name(),
+                posted,
+                self.completed[op.idx()].load(Ordering::Relaxed),
+                self.bytes[op.idx()].load(Ordering::Relaxed)
+            )?;
+        }
+        Ok(())
+    }
+
+    pub(crate) fn show_totals(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "in_flight {} errors {} flushed {} refused {}",
+            self.in_flight(),
+            self.errors.load(Ordering::Relaxed),
+            self.flushed.load(Ordering::Relaxed),
+            self.refused.load(Ordering::Relaxed)
+        )
+    }
+}
+
 impl DtoStatus {
     fn from_wc(wc: &Wc) -> DtoStatus {
         use DtoStatus::*;
@@ -100,6 +210,9 @@ struct CtxState {
     imm: u32,
     lmrs: KVec<Arc<Lmr>>,
     rmr: Option<Arc<Rmr>>,
+    /// The post call failed after posting some work requests: their completions release
+    /// the context but report no event (the caller was given the error).
+    silent: bool,
 }
 
 /// What the completion path of a ring needs.
@@ -111,6 +224,9 @@ pub(crate) struct RingShared {
     credits: AtomicU32,
     evd: Arc<Evd>,
     ep_handle: AtomicUsize,
+    /// The EP's number (debugfs directory, trace events, log lines).
+    ep_id: u32,
+    pub(crate) stats: DtoStats,
 }
 
 /// The completion context of one DTO.
@@ -137,22 +253,42 @@ unsafe impl CqeDone for DtoCtx {
     fn done(this: &Self, wc: &Wc) {
         let mut st = this.st.lock();
         st.pending = st.pending.saturating_sub(1);
-        if !wc.is_ok() && st.status == DtoStatus::Success {
-            st.status = DtoStatus::from_wc(wc);
+        if !wc.is_ok() {
+            let status = DtoStatus::from_wc(wc);
+            if st.status == DtoStatus::Success {
+                st.status = status;
+            }
+            if status != DtoStatus::Flushed {
+                trace::log_dto_error(
+                    this.ring.ep_id,
+                    st.op as u32,
+                    st.cookie,
+                    status as i32,
+                    wc.status(),
+                );
+            }
         }
         if st.op == DtoOp::Recv && wc.is_ok() {
             st.len = u64::from(wc.byte_len());
             st.imm = wc.imm_data().unwrap_or(0);
         }
-        if st.pending > 0 {
-            return;
+        if st.pending == 0 {
+            this.finish(st);
         }
+    }
+}
+
+impl DtoCtx {
+    /// The DTO is over (its last work request completed, or none is left to complete): report
+    /// it, release what it held and put the context back on the free list.
+    fn finish(&self, mut st: kernel::sync::lock::Guard<'_, CtxState, kernel::sync::lock::spinlock::SpinLockIrqBackend>) {
+        let ring = &self.ring;
         let mut ev = Event::new(match st.op {
             DtoOp::RmrBind | DtoOp::RmrUnbind => EventType::RmrBindCompletion,
             _ => EventType::DtoCompletion,
         });
         ev.status = st.status as i32;
-        ev.ep = this.ring.ep_handle.load(Ordering::Relaxed);
+        ev.ep = ring.ep_handle.load(Ordering::Relaxed);
         ev.cookie = st.cookie;
         ev.transferred_length = if st.status == DtoStatus::Success {
             st.len
@@ -161,6 +297,9 @@ unsafe impl CqeDone for DtoCtx {
         };
         ev.op = st.op as u32;
         ev.immediate = st.imm;
+        ring.stats.completed(st.op, st.status, ev.transferred_length);
+        trace::completion(ring.ep_id, ev.op, ev.cookie, ev.status, ev.transferred_length);
+        let silent = core::mem::replace(&mut st.silent, false);
         let nwr = st.nwr;
         let lmrs = core::mem::take(&mut st.lmrs);
         let rmr = st.rmr.take();
@@ -170,9 +309,11 @@ unsafe impl CqeDone for DtoCtx {
         }
         drop(lmrs);
         drop(rmr);
-        this.ring.credits.fetch_add(nwr, Ordering::AcqRel);
-        this.ring.release(this.idx);
-        this.ring.evd.post(ev);
+        ring.credits.fetch_add(nwr, Ordering::AcqRel);
+        ring.release(self.idx);
+        if !silent {
+            ring.evd.post(ev);
+        }
     }
 }
 
@@ -191,8 +332,9 @@ pub(crate) struct DtoRing {
 }
 
 impl DtoRing {
-    /// `n` contexts for a queue of `depth` work requests whose completions go to `evd`.
-    pub(crate) fn new(n: u32, depth: u32, _recv: bool, evd: Arc<Evd>) -> Result<DtoRing> {
+    /// `n` contexts for a queue of `depth` work requests of EP number `ep_id`, whose
+    /// completions go to `evd`.
+    pub(crate) fn new(n: u32, depth: u32, ep_id: u32, evd: Arc<Evd>) -> Result<DtoRing> {
         let n = n.min(u32::from(u16::MAX));
         let mut free = KVec::with_capacity(n as usize, GFP_KERNEL)?;
         for i in 0..n {
@@ -204,6 +346,8 @@ impl DtoRing {
                 credits: AtomicU32::new(depth),
                 evd,
                 ep_handle: AtomicUsize::new(0),
+                ep_id,
+                stats: DtoStats::default(),
             }),
             GFP_KERNEL,
         )?;
@@ -226,6 +370,7 @@ impl DtoRing {
                             imm: 0,
                             lmrs: KVec::new(),
                             rmr: None,
+                            silent: false,
                         },
                         "rkdapl_dto_ctx"
                     ),
@@ -239,6 +384,11 @@ impl DtoRing {
 
     pub(crate) fn set_ep_handle(&self, h: usize) {
         self.shared.ep_handle.store(h, Ordering::Relaxed);
+    }
+
+    /// The ring's counters.
+    pub(crate) fn stats(&self) -> &DtoStats {
+        &self.shared.stats
     }
 
     /// Takes a free context and `nwr` queue slots.
@@ -297,6 +447,7 @@ impl DtoRing {
         st.status = DtoStatus::Success;
         st.imm = 0;
         st.rmr = rmr;
+        st.silent = false;
         st.lmrs.clear();
         for s in segs {
             st.lmrs.push(s.lmr.clone(), GFP_ATOMIC)?;
@@ -341,6 +492,19 @@ impl DtoRing {
         remote: Option<(u64, u32)>,
         cookie: u64,
     ) -> Result {
+        let r = self.do_post_send(qp, max_sge, op, segs, remote, cookie);
+        self.account(op, cookie, r)
+    }
+
+    fn do_post_send(
+        &self,
+        qp: &Qp,
+        max_sge: u32,
+        op: DtoOp,
+        segs: &[Segment],
+        remote: Option<(u64, u32)>,
+        cookie: u64,
+    ) -> Result<(u64, u32)> {
         let (sges, total) = Self::sges(segs, op == DtoOp::RdmaRead)?;
         let max_sge = max_sge.max(1) as usize;
         let nwr = sges.len().div_ceil(max_sge).max(1);
@@ -389,12 +553,15 @@ impl DtoRing {
         // LMRs (busy, so `rkdapl_lmr_free` refuses) until its last completion.
         // SAFETY: As above; the context outlives its completions (`CqeDone` impl).
         let r = unsafe { qp.post_send(&mut wrs) };
-        self.finish_post(ctx, nwr, r)
+        self.finish_post(ctx, op, nwr, r)?;
+        Ok((total, nwr))
     }
 
+    /// Handles a failed post of the `nwr` work requests of DTO `ctx`.
     fn finish_post(
         &self,
         ctx: &DtoCtx,
+        op: DtoOp,
         nwr: u32,
         r: core::result::Result<(), (Error, usize)>,
     ) -> Result {
@@ -406,17 +573,38 @@ impl DtoRing {
             }
             Err((e, posted)) => {
                 // The posted ones complete (in error: the QP is failing) and release the
-                // context; give back the slots of the rest.
+                // context without an event; the rest never will. Some of the posted ones may
+                // have completed already, so drop the unposted from the count instead of
+                // setting it, and finish here if nothing is left.
+                self.shared.stats.posted(op);
+                let unposted = nwr - posted as u32;
                 let mut st = ctx.st.lock();
-                st.pending = posted as u32;
-                st.nwr = posted as u32;
-                drop(st);
-                self.shared
-                    .credits
-                    .fetch_add(nwr - posted as u32, Ordering::AcqRel);
+                st.pending -= unposted;
+                st.nwr -= unposted;
+                st.silent = true;
+                self.shared.credits.fetch_add(unposted, Ordering::AcqRel);
+                if st.pending == 0 {
+                    ctx.finish(st);
+                }
                 Err(e)
             }
         }
+    }
+
+    /// Counts and traces the outcome of a post call: `(bytes, work requests)` or its error.
+    fn account(&self, op: DtoOp, cookie: u64, r: Result<(u64, u32)>) -> Result {
+        let (len, nwr, ret) = match r {
+            Ok((len, nwr)) => {
+                self.shared.stats.posted(op);
+                (len, nwr, 0)
+            }
+            Err(e) => {
+                self.shared.stats.refused.fetch_add(1, Ordering::Relaxed);
+                (0, 0, e.to_errno())
+            }
+        };
+        trace::post(self.shared.ep_id, op as u32, cookie, len, nwr, ret);
+        r.map(|_| ())
     }
 
     /// Posts a RECV into `segs` on `qp`. Any context.
@@ -426,6 +614,17 @@ impl DtoRing {
     /// `-EACCES` for an LMR without local write, `-EMSGSIZE` for more SGEs than `max_sge`,
     /// `-ENOSPC` if too many RECVs are outstanding, or the driver's error.
     pub(crate) fn post_recv(&self, qp: &Qp, max_sge: u32, segs: &[Segment], cookie: u64) -> Result {
+        let r = self.do_post_recv(qp, max_sge, segs, cookie);
+        self.account(DtoOp::Recv, cookie, r)
+    }
+
+    fn do_post_recv(
+        &self,
+        qp: &Qp,
+        max_sge: u32,
+        segs: &[Segment],
+        cookie: u64,
+    ) -> Result<(u64, u32)> {
         let (sges, total) = Self::sges(segs, true)?;
         if sges.len() > max_sge as usize {
             return Err(EMSGSIZE);
@@ -438,7 +637,8 @@ impl DtoRing {
         // SAFETY: As in `post_send`: the SGEs name LMR memory with local write, held by the
         // context until the completion, and the context outlives its completion.
         let r = unsafe { qp.post_recv(&ctx.cqe, &sges) }.map_err(|e| (e, 0));
-        self.finish_post(ctx, 1, r)
+        self.finish_post(ctx, DtoOp::Recv, 1, r)?;
+        Ok((total, 1))
     }
 
     /// Posts the REG_MR that makes `rmr`'s current mapping of `lmr` valid for `access`, or the
@@ -456,12 +656,27 @@ impl DtoRing {
         access: Option<Access>,
         cookie: u64,
     ) -> Result {
-        let ctx = self.take(1)?;
         let (op, len) = if access.is_some() {
             (DtoOp::RmrBind, mr.length())
         } else {
             (DtoOp::RmrUnbind, 0)
         };
+        let r = self.do_post_rmr(qp, mr, rmr, lmr, access, op, len, cookie);
+        self.account(op, cookie, r)
+    }
+
+    #[expect(clippy::too_many_arguments)]
+    fn do_post_rmr(
+        &self,
+        qp: &Qp,
+        mr: &FrMr,
+        rmr: &Arc<Rmr>,
+        lmr: Option<Arc<Lmr>>,
+        access: Option<Access>,
+        op: DtoOp,
+        len: u64,
+        cookie: u64,
+    ) -> Result<(u64, u32)> {
         let segs: KVec<Segment> = match lmr {
             Some(l) => {
                 let mut v = KVec::new();
@@ -477,6 +692,7 @@ impl DtoRing {
             }
             None => KVec::new(),
         };
+        let ctx = self.take(1)?;
         if let Err(e) = Self::arm(ctx, op, cookie, len, 1, &segs, Some(rmr.clone())) {
             self.untake(ctx, 1);
             return Err(e);
@@ -490,6 +706,7 @@ impl DtoRing {
             }
         }
         .map_err(|e| (e, 0));
-        self.finish_post(ctx, 1, r)
+        self.finish_post(ctx, op, 1, r)?;
+        Ok((len, 1))
     }
 }

@@ -14,6 +14,8 @@
 //! dropped inside its own handler.
 
 use crate::{
+    abi::trace,
+    debugfs::EpDir,
     dto::{DtoOp, DtoRing, Segment},
     evd::{Evd, Event, EventType},
     ia::Ia,
@@ -46,6 +48,20 @@ pub(crate) enum EpState {
     Connected = 3,
     DisconnectPending = 4,
     Disconnected = 5,
+}
+
+impl EpState {
+    /// DAT's name of the state (`DAT_EP_STATE_*` without the prefix).
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            EpState::Unconnected => "UNCONNECTED",
+            EpState::ActiveConnectionPending => "ACTIVE_CONNECTION_PENDING",
+            EpState::PassiveConnectionPending => "PASSIVE_CONNECTION_PENDING",
+            EpState::Connected => "CONNECTED",
+            EpState::DisconnectPending => "DISCONNECT_PENDING",
+            EpState::Disconnected => "DISCONNECTED",
+        }
+    }
 }
 
 /// Endpoint attributes (`struct rkdapl_ep_attr`); zero fields take defaults.
@@ -178,10 +194,13 @@ pub(crate) struct Conn {
 /// An endpoint.
 #[pin_data]
 pub(crate) struct Ep {
+    /// The EP's number: debugfs `ep<id>`, trace events, log lines.
+    pub(crate) id: u32,
     pub(crate) ia: Arc<Ia>,
     pub(crate) pz: Arc<Pz>,
     pub(crate) attr: EpAttr,
     pub(crate) conn_evd: Arc<Evd>,
+    pub(crate) dto_evd: Arc<Evd>,
     pub(crate) send_cq: Cq,
     pub(crate) recv_cq: Cq,
     /// Contexts of send-queue DTOs and of RECVs.
@@ -194,6 +213,9 @@ pub(crate) struct Ep {
     /// Parameters of an active connect, used by the CM event handler.
     #[pin]
     pending: Mutex<Option<Pending>>,
+    /// The EP's debugfs directory, from creation until `teardown`.
+    #[pin]
+    dbg: Mutex<Option<EpDir>>,
 }
 
 struct Pending {
@@ -224,14 +246,17 @@ impl Ep {
             PollContext::Workqueue,
             c"rkdapl",
         )?;
-        let sq = DtoRing::new(attr.max_request_dtos, sq_depth, false, dto_evd.clone())?;
-        let rq = DtoRing::new(attr.max_recv_dtos, attr.max_recv_dtos, true, dto_evd)?;
-        Arc::pin_init(
+        let id = crate::ia::next_ep_id();
+        let sq = DtoRing::new(attr.max_request_dtos, sq_depth, id, dto_evd.clone())?;
+        let rq = DtoRing::new(attr.max_recv_dtos, attr.max_recv_dtos, id, dto_evd.clone())?;
+        let ep = Arc::pin_init(
             try_pin_init!(Ep {
+                id,
                 ia,
                 pz,
                 attr,
                 conn_evd,
+                dto_evd,
                 send_cq,
                 recv_cq,
                 sq,
@@ -242,9 +267,13 @@ impl Ep {
                     "rkdapl_ep_conn"
                 ),
                 pending <- new_mutex!(None, "rkdapl_ep_pending"),
+                dbg <- new_mutex!(None, "rkdapl_ep_debugfs"),
             }),
             GFP_KERNEL,
-        )
+        )?;
+        // The directory holds a reference to the EP: `teardown` removes it.
+        *ep.dbg.lock() = Some(crate::debugfs::ep_dir(&ep)?);
+        Ok(ep)
     }
 
     /// Records the C handle reported in this EP's events.
@@ -256,6 +285,11 @@ impl Ep {
 
     pub(crate) fn state(&self) -> EpState {
         self.conn.lock().state
+    }
+
+    /// The peer's address, once the EP has a CM id. Any context.
+    pub(crate) fn peer(&self) -> Option<kernel::rdma::cm::SockAddr> {
+        self.conn.lock().id.as_ref().map(|id| id.dst_addr())
     }
 
     fn qp_init(&self) -> QpInit<'_> {
@@ -363,6 +397,7 @@ impl Ep {
     /// rdma_cm events of the EP's id (process context, serialized per id).
     pub(crate) fn cm_event(&self, id: &CmIdRef, ev: &CmEvent<'_>) {
         let status = ev.status();
+        trace::cm_event(self.id, ev.name(), status);
         match ev.kind() {
             CmEventKind::AddrResolved => {
                 let same = id
@@ -493,6 +528,8 @@ impl Ep {
     /// completes, flushed ones with `RKDAPL_DTO_FLUSHED`), destroy the CM id and then the QP.
     /// Process context; sleeps.
     pub(crate) fn teardown(&self) {
+        let dbg = self.dbg.lock().take();
+        drop(dbg);
         let id = {
             let mut c = self.conn.lock();
             c.state = EpState::Disconnected;

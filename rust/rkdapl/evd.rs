@@ -80,6 +80,8 @@ struct Queue {
     head: usize,
     len: usize,
     lost: u64,
+    /// Events lost to a full queue over the EVD's life.
+    lost_total: u64,
 }
 
 /// An event dispatcher.
@@ -111,7 +113,7 @@ impl Evd {
         }
         Arc::pin_init(
             pin_init!(Evd {
-                q <- new_spinlock_irq!(Queue { ring, head: 0, len: 0, lost: 0 }, "rkdapl_evd"),
+                q <- new_spinlock_irq!(Queue { ring, head: 0, len: 0, lost: 0, lost_total: 0 }, "rkdapl_evd"),
                 cv <- new_condvar!("rkdapl_evd_wait"),
             }),
             GFP_KERNEL,
@@ -124,6 +126,7 @@ impl Evd {
         let cap = q.ring.len();
         if q.len == cap {
             q.lost += 1;
+            q.lost_total += 1;
             drop(q);
             pr_warn_once!(
                 "rkdapl: an EVD of {} entries overflowed; losses are reported as overflow events\n",
@@ -153,6 +156,15 @@ impl Evd {
         q.head = (q.head + 1) % q.ring.len();
         q.len -= 1;
         Some(ev)
+    }
+
+    /// "queued <entries> size <entries> overflows <events lost>", for debugfs. Any context.
+    pub(crate) fn show(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let (len, cap, lost) = {
+            let q = self.q.lock();
+            (q.len, q.ring.len(), q.lost_total)
+        };
+        writeln!(f, "queued {len} size {cap} overflows {lost}")
     }
 
     /// Takes the oldest event without waiting; any context.

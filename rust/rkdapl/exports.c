@@ -7,7 +7,7 @@
 #include <linux/module.h>
 #include "../../include/rkdapl.h"
 
-EXPORT_SYMBOL_GPL(rkdapl_ia_open);
+EXPORT_SYMBOL_GPL(__rkdapl_ia_open);
 EXPORT_SYMBOL_GPL(rkdapl_ia_close);
 EXPORT_SYMBOL_GPL(rkdapl_ia_query);
 EXPORT_SYMBOL_GPL(rkdapl_pz_create);

@@ -1,29 +1,58 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! IA: interface adapter (DAT 2.0 section 6.1), an open RDMA device, and the list of devices
-//! rkdapl knows through its ib_client.
+//! IA: interface adapter (DAT 2.0 section 6.1), an open RDMA device, and what rkdapl knows at
+//! module level: the devices its ib_client was given and the debugfs root.
 
+use crate::debugfs::{self, IaInfo};
+use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{
+    debugfs::{Dir, File},
     prelude::*,
     rdma::device::{Device, DeviceAttrs},
+    str::CString,
     sync::{aref::ARef, Arc},
 };
 
+/// Module-wide state.
+struct Registry {
+    /// Devices an IA can be opened on (ib_client add/remove).
+    devices: KVec<ARef<Device>>,
+    /// `/sys/kernel/debug/rkdapl`, from module init to module exit.
+    debugfs: Option<Dir>,
+}
+
 kernel::sync::global_lock! {
-    // SAFETY: Initialized in `devices_init`, first thing in module init.
-    unsafe(uninit) static DEVICES: Mutex<KVec<ARef<Device>>> = KVec::new();
+    // SAFETY: Initialized in `init`, first thing in module init.
+    unsafe(uninit) static REGISTRY: Mutex<Registry> =
+        Registry { devices: KVec::new(), debugfs: None };
+}
+
+/// Numbers of IAs and EPs, for debugfs names, trace events and log lines.
+static NEXT_IA: AtomicU32 = AtomicU32::new(1);
+static NEXT_EP: AtomicU32 = AtomicU32::new(1);
+
+/// A new EP number.
+pub(crate) fn next_ep_id() -> u32 {
+    NEXT_EP.fetch_add(1, Ordering::Relaxed)
 }
 
 /// Must be called once, from module init, before the ib_client is registered.
-pub(crate) fn devices_init() {
-    // SAFETY: Called exactly once, before anything uses `DEVICES`.
-    unsafe { DEVICES.init() };
+pub(crate) fn init() {
+    // SAFETY: Called exactly once, before anything uses `REGISTRY`.
+    unsafe { REGISTRY.init() };
+    REGISTRY.lock().debugfs = Some(Dir::new(c"rkdapl"));
+}
+
+/// Module exit: the debugfs root goes once the last IA directory below it is gone.
+pub(crate) fn exit() {
+    let root = REGISTRY.lock().debugfs.take();
+    drop(root);
 }
 
 /// ib_client `add`: remember the device so an IA can be opened on it.
 pub(crate) fn device_added(dev: &Device) -> Result {
-    let mut list = DEVICES.lock();
-    list.push(dev.into(), GFP_KERNEL)?;
+    let mut reg = REGISTRY.lock();
+    reg.devices.push(dev.into(), GFP_KERNEL)?;
     pr_info!(
         "rkdapl: device {} added\n",
         dev.name().to_str().unwrap_or("?")
@@ -33,12 +62,12 @@ pub(crate) fn device_added(dev: &Device) -> Result {
 
 /// ib_client `remove`: forget the device.
 pub(crate) fn device_removed(dev: &Device) {
-    let mut list = DEVICES.lock();
-    list.retain(|d| d.as_raw() != dev.as_raw());
-    if list.is_empty() {
-        // The list is a static: give its memory back now, there is no destructor to do it
+    let mut reg = REGISTRY.lock();
+    reg.devices.retain(|d| d.as_raw() != dev.as_raw());
+    if reg.devices.is_empty() {
+        // The list is in a static: give its memory back now, there is no destructor to do it
         // at module unload.
-        *list = KVec::new();
+        reg.devices = KVec::new();
     }
     pr_info!(
         "rkdapl: device {} removed\n",
@@ -49,23 +78,51 @@ pub(crate) fn device_removed(dev: &Device) {
 /// An open interface adapter.
 pub(crate) struct Ia {
     pub(crate) dev: ARef<Device>,
+    /// The consumer module that opened the IA (C: `KBUILD_MODNAME`).
+    pub(crate) owner: CString,
+    /// The IA's debugfs directory, parent of its EPs' directories.
+    pub(crate) dir: Dir,
+    _info: Pin<KBox<File<IaInfo>>>,
 }
 
 impl Ia {
-    /// Opens the RDMA device called `name` (for example `rxe0`). May sleep.
+    /// Opens the RDMA device called `name` (for example `rxe0`) for the module `owner`. May
+    /// sleep.
     ///
     /// # Errors
     ///
-    /// `-ENODEV` if no such device is registered.
-    pub(crate) fn open(name: &CStr) -> Result<Arc<Ia>> {
-        let list = DEVICES.lock();
-        let dev = list
-            .iter()
-            .find(|d| d.name() == name)
-            .ok_or(ENODEV)?
-            .clone();
-        drop(list);
-        Ok(Arc::new(Ia { dev }, GFP_KERNEL)?)
+    /// `-ENODEV` if no such device is registered, `-EINVAL` for an empty owner name,
+    /// `-ENOMEM`.
+    pub(crate) fn open(name: &CStr, owner: &CStr) -> Result<Arc<Ia>> {
+        if owner.is_empty() {
+            return Err(EINVAL);
+        }
+        let (dev, root) = {
+            let reg = REGISTRY.lock();
+            let dev = reg
+                .devices
+                .iter()
+                .find(|d| d.name() == name)
+                .ok_or(ENODEV)?
+                .clone();
+            (dev, reg.debugfs.clone().ok_or(ENODEV)?)
+        };
+        let id = NEXT_IA.fetch_add(1, Ordering::Relaxed);
+        let owner = CString::try_from(owner)?;
+        let info = IaInfo {
+            dev: dev.clone(),
+            owner: CString::try_from(&*owner)?,
+        };
+        let (dir, info) = debugfs::ia_dir(&root, id, info)?;
+        Ok(Arc::new(
+            Ia {
+                dev,
+                owner,
+                dir,
+                _info: info,
+            },
+            GFP_KERNEL,
+        )?)
     }
 
     /// The device's limits.

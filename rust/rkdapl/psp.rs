@@ -9,7 +9,10 @@
 //! rejects it, from process context.
 
 use crate::{
-    abi::handle::{Handles, Kind},
+    abi::{
+        handle::{Handles, Kind},
+        trace,
+    },
     ep::{CmCtx, CmTarget, EpCmId},
     evd::{Evd, Event, EventType},
     ia::Ia,
@@ -32,7 +35,9 @@ pub(crate) struct Cr {
 
 impl Cr {
     /// Events of a CR's id before it is accepted: the peer gave up.
-    pub(crate) fn cm_event(&self, _ev: &CmEvent<'_>) {}
+    pub(crate) fn cm_event(&self, ev: &CmEvent<'_>) {
+        trace::cm_event(0, ev.name(), ev.status());
+    }
 
     /// Takes the CR's CM id (accept or reject).
     ///
@@ -94,10 +99,13 @@ impl Psp {
         Ok(psp)
     }
 
-    pub(crate) fn cm_event(&self, _ev: &CmEvent<'_>) {}
+    pub(crate) fn cm_event(&self, ev: &CmEvent<'_>) {
+        trace::cm_event(0, ev.name(), ev.status());
+    }
 
     /// A peer asks to connect (called in the listening id's handler).
     pub(crate) fn connect_request(self: Arc<Self>, req: ConnRequest<'_, CmCtx>, ev: &CmEvent<'_>) {
+        trace::cm_event(0, ev.name(), ev.status());
         if req
             .id()
             .device()

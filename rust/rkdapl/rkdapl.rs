@@ -11,6 +11,7 @@
 use kernel::{prelude::*, rdma::client, rdma::device::Device};
 
 mod abi;
+mod debugfs;
 mod dto;
 mod ep;
 mod evd;
@@ -50,7 +51,7 @@ struct Rkdapl {
 impl kernel::InPlaceModule for Rkdapl {
     fn init(_module: &'static ThisModule) -> impl PinInit<Self, Error> {
         abi::handle::Handles::init();
-        ia::devices_init();
+        ia::init();
         pr_info!("rkdapl: loaded\n");
         try_pin_init!(Rkdapl { client <- client::Registration::new(c"rkdapl") })
     }
@@ -63,6 +64,7 @@ impl PinnedDrop for Rkdapl {
         if left != 0 {
             pr_warn!("rkdapl: unloading with {} objects still open\n", left);
         }
+        ia::exit();
         pr_info!("rkdapl: unloaded\n");
     }
 }

@@ -8,6 +8,8 @@
 //! file and [`handle`] are the only places of the provider that read C pointers.
 
 pub(crate) mod handle;
+pub(crate) mod inet;
+pub(crate) mod trace;
 
 use crate::{
     dto::{DtoOp, Segment},
@@ -139,16 +141,23 @@ fn segments(iov: *const LmrTriplet, num: u32, pz: &Arc<Pz>) -> Result<KVec<Segme
 // ---------------------------------------------------------------------------------------------
 // IA
 
-/// See `rkdapl_ia_open` in `include/rkdapl.h`.
+/// See `rkdapl_ia_open` in `include/rkdapl.h` (a macro passing `KBUILD_MODNAME` as `owner`).
 #[no_mangle]
-pub(crate) extern "C" fn rkdapl_ia_open(name: *const c_char, ia: *mut *mut c_void) -> c_int {
+pub(crate) extern "C" fn __rkdapl_ia_open(
+    name: *const c_char,
+    ia: *mut *mut c_void,
+    owner: *const c_char,
+) -> c_int {
     errno((|| {
-        if name.is_null() {
+        if name.is_null() || owner.is_null() {
             return Err(EINVAL);
         }
         // SAFETY: The C caller passes a NUL-terminated device name (not NULL, checked).
         let name = unsafe { CStr::from_char_ptr(name) };
-        publish(Ia::open(name)?, Kind::Ia, ia).map(|_| ())
+        // SAFETY: The C caller passes a NUL-terminated module name (not NULL, checked); it is
+        // copied before the call returns.
+        let owner = unsafe { CStr::from_char_ptr(owner) };
+        publish(Ia::open(name, owner)?, Kind::Ia, ia).map(|_| ())
     })())
 }
 
@@ -398,7 +407,9 @@ pub(crate) extern "C" fn rkdapl_ep_create(
             unsafe { attr.read() }
         };
         let e = Ep::new(pz, dto, conn, attr)?;
-        let h = publish(e.clone(), Kind::Ep, ep)?;
+        // Without a handle nobody could free the EP: end it here (its debugfs directory holds
+        // a reference until `teardown`).
+        let h = publish(e.clone(), Kind::Ep, ep).inspect_err(|_| e.teardown())?;
         e.set_handle(h);
         Ok(())
     })())

@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rkdapl_observe: a consumer that stays loaded with a live connection, so that a script can
+ * look at it with the tools people already use (selftests/observe.sh):
+ *
+ *   insmod rkdapl_observe.ko peer=<own IPv4> [dev=rxe0] [port=7520] [writes=640]
+ *   ... rdma res show qp|cq|pd|mr; cat /sys/kernel/debug/rkdapl/ia* /ep* /...; trace ...
+ *   rmmod rkdapl_observe
+ *
+ * module_init opens one IA, connects a loopback pair of EPs (client -> PSP -> server), then:
+ *   - posts one RECV on the server and one SEND of SEND_BYTES from the client;
+ *   - grants the server's buffer with an RMR and RDMA WRITEs WRITE_BYTES into it @writes
+ *     times from the client, OBS_BATCH DTOs in flight at a time (more DTOs than the EP's
+ *     send queue has slots: the slots of completed DTOs must come back);
+ *   - checks every completion and the written bytes,
+ * prints "rkdapl_observe: ready ..." and returns 0, or a negative errno (insmod fails) after
+ * freeing everything. The objects live until rmmod; module_exit frees them in order.
+ */
+#define pr_fmt(fmt) "rkdapl_observe: " fmt
+
+#include <linux/in.h>
+#include <linux/inet.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+
+#include "../../include/rkdapl.h"
+
+static char *dev = "rxe0";
+module_param(dev, charp, 0444);
+MODULE_PARM_DESC(dev, "RDMA device (default rxe0)");
+static char *peer = "";
+module_param(peer, charp, 0444);
+MODULE_PARM_DESC(peer, "the guest's own IPv4 address (the pair connects over it)");
+static ushort port = 7520;
+module_param(port, ushort, 0444);
+MODULE_PARM_DESC(port, "PSP port (default 7520)");
+static uint writes = 640;
+module_param(writes, uint, 0444);
+MODULE_PARM_DESC(writes, "RDMA WRITEs to post (default 640, more than one EP's 512 slots)");
+
+#define OBS_TIMEOUT_MS 30000
+#define OBS_BATCH 32
+#define SEND_BYTES 1000
+#define WRITE_BYTES 64
+#define BUF_BYTES (2 * PAGE_SIZE)
+#define ALL_PRIV (RKDAPL_MEM_LOCAL_WRITE | RKDAPL_MEM_REMOTE_READ | RKDAPL_MEM_REMOTE_WRITE)
+
+static struct obs {
+	struct rkdapl_ia *ia;
+	struct rkdapl_pz *pz;
+	struct rkdapl_evd *c_dto, *c_conn, *s_dto, *s_conn, *psp_evd;
+	struct rkdapl_psp *psp;
+	struct rkdapl_ep *c_ep, *s_ep;
+	u8 *c_buf, *s_buf;
+	struct rkdapl_lmr *c_lmr, *s_lmr;
+	struct rkdapl_rmr *rmr;
+} o;
+
+/* Waits for the next event on @evd and checks its type (and, for DTOs, cookie and status). */
+static int expect(struct rkdapl_evd *evd, u32 type, u64 cookie, const char *what)
+{
+	struct rkdapl_event ev;
+	int r = rkdapl_evd_wait(evd, OBS_TIMEOUT_MS, &ev);
+
+	if (r) {
+		pr_err("%s: no event: %d\n", what, r);
+		return r;
+	}
+	if (ev.type != type || ev.status ||
+	    ((type == RKDAPL_DTO_COMPLETION_EVENT || type == RKDAPL_RMR_BIND_COMPLETION_EVENT) &&
+	     ev.cookie != cookie)) {
+		pr_err("%s: event %u status %d cookie %llu, expected event %u cookie %llu\n", what,
+		       ev.type, ev.status, ev.cookie, type, cookie);
+		return -EIO;
+	}
+	return 0;
+}
+
+static void obs_free(void)
+{
+	if (o.c_ep)
+		rkdapl_ep_free(o.c_ep);
+	if (o.s_ep)
+		rkdapl_ep_free(o.s_ep);
+	if (o.psp)
+		rkdapl_psp_free(o.psp);
+	if (o.rmr)
+		rkdapl_rmr_free(o.rmr);
+	if (o.c_lmr)
+		rkdapl_lmr_free(o.c_lmr);
+	if (o.s_lmr)
+		rkdapl_lmr_free(o.s_lmr);
+	if (o.c_dto)
+		rkdapl_evd_free(o.c_dto);
+	if (o.c_conn)
+		rkdapl_evd_free(o.c_conn);
+	if (o.s_dto)
+		rkdapl_evd_free(o.s_dto);
+	if (o.s_conn)
+		rkdapl_evd_free(o.s_conn);
+	if (o.psp_evd)
+		rkdapl_evd_free(o.psp_evd);
+	if (o.pz)
+		rkdapl_pz_free(o.pz);
+	if (o.ia)
+		rkdapl_ia_close(o.ia);
+	kfree(o.c_buf);
+	kfree(o.s_buf);
+	memset(&o, 0, sizeof(o));
+}
+
+static int obs_connect(void)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(port) };
+	struct rkdapl_event ev;
+	int r;
+
+	if (!in4_pton(peer, -1, (u8 *)&sin.sin_addr.s_addr, -1, NULL)) {
+		pr_err("peer=%s is not an IPv4 address\n", peer);
+		return -EINVAL;
+	}
+	r = rkdapl_psp_create(o.ia, port, 4, o.psp_evd, &o.psp);
+	if (!r)
+		r = rkdapl_ep_create(o.pz, o.c_dto, o.c_conn, NULL, &o.c_ep);
+	if (!r)
+		r = rkdapl_ep_create(o.pz, o.s_dto, o.s_conn, NULL, &o.s_ep);
+	if (!r)
+		r = rkdapl_ep_connect(o.c_ep, (struct sockaddr *)&sin, OBS_TIMEOUT_MS, NULL, 0);
+	if (r) {
+		pr_err("psp_create/ep_create/ep_connect: %d\n", r);
+		return r;
+	}
+	r = rkdapl_evd_wait(o.psp_evd, OBS_TIMEOUT_MS, &ev);
+	if (r || ev.type != RKDAPL_CONNECTION_REQUEST_EVENT) {
+		pr_err("no connection request: %d, event %u\n", r, r ? 0 : ev.type);
+		return r ?: -EIO;
+	}
+	r = rkdapl_cr_accept(ev.cr, o.s_ep, NULL, 0);
+	if (r) {
+		pr_err("cr_accept: %d\n", r);
+		return r;
+	}
+	r = expect(o.s_conn, RKDAPL_CONNECTION_EVENT_ESTABLISHED, 0, "server established");
+	return r ?: expect(o.c_conn, RKDAPL_CONNECTION_EVENT_ESTABLISHED, 0,
+			   "client established");
+}
+
+static int obs_transfer(void)
+{
+	struct rkdapl_lmr_triplet t;
+	struct rkdapl_rmr_triplet rt = { .length = WRITE_BYTES };
+	u64 cookie = 1, first;
+	u32 done = 0, n, i;
+	int r;
+
+	/* One SEND into one RECV. */
+	t = (struct rkdapl_lmr_triplet){ o.s_lmr, 0, BUF_BYTES };
+	r = rkdapl_post_recv(o.s_ep, &t, 1, 100, 0);
+	memset(o.c_buf, 0x5a, SEND_BYTES);
+	t = (struct rkdapl_lmr_triplet){ o.c_lmr, 0, SEND_BYTES };
+	if (!r)
+		r = rkdapl_post_send(o.c_ep, &t, 1, 101, 0);
+	if (!r)
+		r = expect(o.c_dto, RKDAPL_DTO_COMPLETION_EVENT, 101, "send");
+	if (!r)
+		r = expect(o.s_dto, RKDAPL_DTO_COMPLETION_EVENT, 100, "recv");
+	if (r)
+		return r;
+	if (o.s_buf[0] != 0x5a || o.s_buf[SEND_BYTES - 1] != 0x5a) {
+		pr_err("recv: data differs from what was sent\n");
+		return -EIO;
+	}
+
+	/* A grant of the server's buffer, then @writes RDMA WRITEs of WRITE_BYTES each. */
+	r = rkdapl_rmr_bind(o.rmr, o.s_lmr, 0, BUF_BYTES, RKDAPL_MEM_REMOTE_WRITE, o.s_ep, 102,
+			    &rt.rkey, &rt.address);
+	if (!r)
+		r = expect(o.s_dto, RKDAPL_RMR_BIND_COMPLETION_EVENT, 102, "rmr bind");
+	if (r)
+		return r;
+	t = (struct rkdapl_lmr_triplet){ o.c_lmr, 0, WRITE_BYTES };
+	while (done < writes) {
+		n = min_t(u32, OBS_BATCH, writes - done);
+		memset(o.c_buf, (u8)done, WRITE_BYTES);
+		first = cookie;
+		for (i = 0; i < n; i++) {
+			r = rkdapl_post_rdma_write(o.c_ep, &t, 1, &rt, 1000 + cookie++, 0);
+			if (r) {
+				pr_err("rdma_write %u: post = %d\n", done + i, r);
+				return r;
+			}
+		}
+		for (i = 0; i < n; i++) {
+			r = expect(o.c_dto, RKDAPL_DTO_COMPLETION_EVENT, 1000 + first + i,
+				   "rdma_write");
+			if (r)
+				return r;
+		}
+		rkdapl_lmr_sync_rdma_write(o.s_lmr, 0, WRITE_BYTES);
+		if (memcmp(o.s_buf, o.c_buf, WRITE_BYTES)) {
+			pr_err("rdma_write batch at %u: target differs\n", done);
+			return -EIO;
+		}
+		done += n;
+	}
+	return 0;
+}
+
+static int __init rkdapl_observe_init(void)
+{
+	int r;
+
+	r = rkdapl_ia_open(dev, &o.ia);
+	if (!r)
+		r = rkdapl_pz_create(o.ia, &o.pz);
+	if (!r)
+		r = rkdapl_evd_create(o.ia, 1024, &o.c_dto);
+	if (!r)
+		r = rkdapl_evd_create(o.ia, 16, &o.c_conn);
+	if (!r)
+		r = rkdapl_evd_create(o.ia, 64, &o.s_dto);
+	if (!r)
+		r = rkdapl_evd_create(o.ia, 16, &o.s_conn);
+	if (!r)
+		r = rkdapl_evd_create(o.ia, 16, &o.psp_evd);
+	if (r) {
+		pr_err("ia_open/pz_create/evd_create: %d\n", r);
+		goto fail;
+	}
+	o.c_buf = kzalloc(BUF_BYTES, GFP_KERNEL);
+	o.s_buf = kzalloc(BUF_BYTES, GFP_KERNEL);
+	if (!o.c_buf || !o.s_buf) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	r = rkdapl_lmr_create(o.pz, o.c_buf, BUF_BYTES, RKDAPL_MEM_LOCAL_WRITE, &o.c_lmr);
+	if (!r)
+		r = rkdapl_lmr_create(o.pz, o.s_buf, BUF_BYTES, ALL_PRIV, &o.s_lmr);
+	if (!r)
+		r = rkdapl_rmr_create(o.pz, &o.rmr);
+	if (r) {
+		pr_err("lmr_create/rmr_create: %d\n", r);
+		goto fail;
+	}
+	r = obs_connect();
+	if (!r)
+		r = obs_transfer();
+	if (r)
+		goto fail;
+	pr_info("ready: 1 send of %u bytes, %u rdma writes of %u bytes\n", SEND_BYTES, writes,
+		WRITE_BYTES);
+	return 0;
+fail:
+	obs_free();
+	return r;
+}
+
+static void __exit rkdapl_observe_exit(void)
+{
+	obs_free();
+}
+
+module_init(rkdapl_observe_init);
+module_exit(rkdapl_observe_exit);
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("rkdapl selftest: a consumer holding a live connection for rdma res, debugfs and tracing");

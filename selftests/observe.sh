@@ -1,0 +1,158 @@
+#!/bin/bash
+# Sourced by selftests/guest-a.sh (after guest-lib.sh): observability of a live rkdapl consumer.
+#
+#   observe_suite    loads selftests/kmod/rkdapl_observe.ko (a loopback connection that stays
+#                    up: 1 SEND, 1 RMR bind, $OBS_WRITES RDMA WRITEs), then checks what
+#                    people look at: `rdma res show` lists its QPs, CQs, PDs and MRs under the
+#                    consumer's module name; /sys/kernel/debug/rkdapl shows the IA and both EPs
+#                    with state, peer and exact counters; the rkdapl trace events saw every post,
+#                    completion and CM event. Unloading the consumer removes all of it.
+#
+# Copies of the outputs go to $RKDAPL_SYNC/observe-*.txt (the README quotes them).
+
+OBS_KO=$RKDAPL_TOP/selftests/kmod/rkdapl_observe.ko
+OBS_WRITES=640	# more than one EP's 512 send-queue slots
+OBS_PORT=7520
+OBS_DBG=/sys/kernel/debug/rkdapl
+OBS_TR=/sys/kernel/tracing
+
+# obs_file PATH: the file's content in $REPLY ("" if missing).
+obs_file() {
+	REPLY=
+	[ -r "$1" ] && REPLY=$(< "$1")
+}
+
+# obs_count PATTERN FILE: lines of FILE matching the bash regex PATTERN, in $REPLY.
+obs_count() {
+	local l n=0
+	local -a all
+	mapfile -t all < "$2"
+	for l in "${all[@]}"; do [[ $l =~ $1 ]] && n=$((n + 1)); done
+	REPLY=$n
+}
+
+observe_suite() {
+	local rc=0 ia= d ep c_ep= s_ep= out=$RKDAPL_SYNC l n
+	mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
+	mountpoint -q $OBS_TR || mount -t tracefs none $OBS_TR
+	if [ -d $OBS_TR/events/rkdapl ]; then
+		t_ok "observe: trace events rkdapl:* are registered"
+		echo 0 > $OBS_TR/tracing_on
+		echo 4096 > $OBS_TR/buffer_size_kb
+		echo > $OBS_TR/trace
+		echo 1 > $OBS_TR/events/rkdapl/enable
+		echo 1 > $OBS_TR/tracing_on
+	else
+		t_fail "observe: trace events rkdapl:* are registered" "no $OBS_TR/events/rkdapl"
+	fi
+
+	_log "observe: insmod rkdapl_observe.ko"
+	timeout -k 10 600 insmod "$OBS_KO" peer="$RKDAPL_IP" port=$OBS_PORT writes=$OBS_WRITES ||
+		rc=$?
+	echo 0 > $OBS_TR/tracing_on 2>/dev/null
+	t_check $rc "observe: a consumer connects a loopback pair, sends, binds, writes $OBS_WRITES x 64 B (more than the send queue's slots)" \
+		"insmod exit $rc (see dmesg rkdapl_observe:)"
+	if [ $rc != 0 ]; then
+		module_loaded rkdapl_observe && rmmod rkdapl_observe
+		return
+	fi
+
+	# rdma res: every object under the consumer's name.
+	rdma res show > "$out/observe-rdma-res.txt" 2>&1
+	{
+		echo "# rdma res show qp"; rdma res show qp
+		echo "# rdma res show cq"; rdma res show cq
+		echo "# rdma res show pd"; rdma res show pd
+		echo "# rdma res show mr"; rdma res show mr
+	} > "$out/observe-rdma-res-objects.txt" 2>&1
+	for kind in qp:2 cq:4 pd:1 mr:1; do
+		rdma res show "${kind%:*}" > /tmp/obs-res.txt 2>&1
+		obs_count 'rkdapl_observe' /tmp/obs-res.txt
+		[ "$REPLY" -ge "${kind#*:}" ]
+		t_check $? "observe: rdma res show ${kind%:*} lists the consumer's ${kind%:*}s as rkdapl_observe (at least ${kind#*:})" \
+			"$REPLY lines name rkdapl_observe: $(tr '\n' '|' < /tmp/obs-res.txt | cut -c1-300)"
+	done
+
+	# debugfs: the IA of this consumer and its two EPs.
+	for d in $OBS_DBG/ia*; do
+		obs_file "$d/info"
+		[[ $REPLY == *"owner rkdapl_observe"* ]] && ia=$d
+	done
+	[ -n "$ia" ]
+	t_check $? "observe: debugfs $OBS_DBG/ia<N>/info names device and owner" \
+		"no ia*/info with 'owner rkdapl_observe' under $OBS_DBG"
+	: > "$out/observe-debugfs.txt"
+	if [ -n "$ia" ]; then
+		for f in "$ia"/info "$ia"/ep*/*; do
+			obs_file "$f"
+			printf '==> %s <==\n%s\n' "${f#/sys/kernel/debug/}" "$REPLY" >> "$out/observe-debugfs.txt"
+		done
+		for ep in "$ia"/ep*; do
+			obs_file "$ep/counters"
+			[[ $REPLY == *rdma_write* ]] && c_ep=$ep
+			[[ $REPLY == *recv* ]] && s_ep=$ep
+		done
+	fi
+	n=0
+	for ep in "$c_ep" "$s_ep"; do
+		[ -n "$ep" ] || continue
+		obs_file "$ep/state"
+		[ "$REPLY" = CONNECTED ] && n=$((n + 1))
+	done
+	[ $n = 2 ]
+	t_check $? "observe: debugfs ep<M>/state of both EPs is CONNECTED" \
+		"client ep '${c_ep##*/}', server ep '${s_ep##*/}', $n CONNECTED"
+	obs_file "$c_ep/peer"
+	[[ $REPLY == "$RKDAPL_IP:$OBS_PORT" ]]
+	t_check $? "observe: debugfs ep<M>/peer of the client is $RKDAPL_IP:$OBS_PORT" "peer '$REPLY'"
+	obs_file "$c_ep/counters"
+	l=$REPLY
+	[[ $l == *"send       posted 1 completed 1 bytes 1000"* &&
+		$l == *"rdma_write posted $OBS_WRITES completed $OBS_WRITES bytes $((OBS_WRITES * 64))"* &&
+		$l == *"send queue: in_flight 0 errors 0 flushed 0 refused 0"* ]]
+	t_check $? "observe: debugfs client counters: 1 send (1000 B), $OBS_WRITES rdma_write ($((OBS_WRITES * 64)) B), nothing in flight" \
+		"counters: ${l//$'\n'/ | }"
+	obs_file "$s_ep/counters"
+	l=$REPLY
+	[[ $l == *"recv       posted 1 completed 1 bytes 1000"* &&
+		$l == *"rmr_bind   posted 1 completed 1"* &&
+		$l == *"recv queue: in_flight 0 errors 0"* ]]
+	t_check $? "observe: debugfs server counters: 1 recv (1000 B), 1 rmr_bind" \
+		"counters: ${l//$'\n'/ | }"
+	obs_file "$c_ep/evd"
+	[[ $REPLY == *"dto_evd: queued 0 size 1024 overflows 0"* && $REPLY == *"conn_evd: queued 0 size 16 overflows 0"* ]]
+	t_check $? "observe: debugfs ep<M>/evd shows the EVDs' depth, size and overflows" "evd: ${REPLY//$'\n'/ | }"
+
+	# Trace events: one post and one completion per DTO, the CM events of both EPs.
+	if [ -r $OBS_TR/trace ]; then
+		cp $OBS_TR/trace /tmp/obs-trace.txt
+		obs_count 'rkdapl_post: ep[0-9]+ RDMA_WRITE .* ret=0' /tmp/obs-trace.txt
+		local posts=$REPLY
+		obs_count 'rkdapl_completion: ep[0-9]+ RDMA_WRITE .* SUCCESS len=64' /tmp/obs-trace.txt
+		local comps=$REPLY
+		[ "$posts" = $OBS_WRITES ] && [ "$comps" = $OBS_WRITES ]
+		t_check $? "observe: trace rkdapl_post and rkdapl_completion once per RDMA WRITE ($OBS_WRITES each)" \
+			"$posts posts, $comps completions traced"
+		obs_count 'rkdapl_cm_event: ep[0-9]+ established status=0' /tmp/obs-trace.txt
+		[ "$REPLY" = 2 ]
+		t_check $? "observe: trace rkdapl_cm_event ESTABLISHED on both EPs" "$REPLY traced"
+		{
+			grep -m 3 'rkdapl_cm_event' /tmp/obs-trace.txt
+			grep -m 2 'rkdapl_post: .* SEND\|rkdapl_post: .* RECV' /tmp/obs-trace.txt
+			grep -m 2 'rkdapl_completion: .* RECV\|rkdapl_completion: .* SEND' /tmp/obs-trace.txt
+			grep -m 2 'RDMA_WRITE' /tmp/obs-trace.txt
+		} > "$out/observe-trace.txt"
+		echo 0 > $OBS_TR/events/rkdapl/enable
+		echo > $OBS_TR/trace
+	fi
+
+	rc=0
+	rmmod rkdapl_observe || rc=$?
+	t_check $rc "observe: rmmod rkdapl_observe (frees its objects)" "rmmod exit $rc"
+	rdma res show qp > /tmp/obs-res.txt 2>&1
+	obs_count 'rkdapl_observe' /tmp/obs-res.txt
+	n=$REPLY
+	[ "$n" = 0 ] && [ ! -e "$ia" ]
+	t_check $? "observe: after unload no QP is listed for it and its debugfs directory is gone" \
+		"$n QPs listed, ${ia:-?} exists: $([ -e "$ia" ] && echo yes || echo no)"
+}

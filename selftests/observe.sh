@@ -3,8 +3,8 @@
 #
 #   observe_suite    loads selftests/kmod/rkdapl_observe.ko (a loopback connection that stays
 #                    up: 1 SEND, 1 RMR bind, $OBS_WRITES RDMA WRITEs), then checks what
-#                    people look at: `rdma res show` lists its QPs, CQs, PDs and MRs under the
-#                    consumer's module name; /sys/kernel/debug/rkdapl shows the IA and both EPs
+#                    people look at: `rdma res show` lists its CM ids, CQs, PDs and MRs under
+#                    the consumer's module name (and its QPs, as rdma_cm names them); /sys/kernel/debug/rkdapl shows the IA and both EPs
 #                    with state, peer and exact counters; the rkdapl trace events saw every post,
 #                    completion and CM event. Unloading the consumer removes all of it.
 #
@@ -60,18 +60,26 @@ observe_suite() {
 	# rdma res: every object under the consumer's name.
 	rdma res show > "$out/observe-rdma-res.txt" 2>&1
 	{
+		echo "# rdma res show cm_id"; rdma res show cm_id
 		echo "# rdma res show qp"; rdma res show qp
 		echo "# rdma res show cq"; rdma res show cq
 		echo "# rdma res show pd"; rdma res show pd
 		echo "# rdma res show mr"; rdma res show mr
 	} > "$out/observe-rdma-res-objects.txt" 2>&1
-	for kind in qp:2 cq:4 pd:1 mr:1; do
+	# rdma_create_qp() makes the QP with ib_create_qp(), whose KBUILD_MODNAME is rdma_cm's:
+	# QPs of every rdma_cm consumer are listed as [rdma_cm]; their CM ids carry the owner.
+	for kind in cm_id:3 cq:4 pd:1 mr:1; do
 		rdma res show "${kind%:*}" > /tmp/obs-res.txt 2>&1
 		obs_count 'rkdapl_observe' /tmp/obs-res.txt
 		[ "$REPLY" -ge "${kind#*:}" ]
 		t_check $? "observe: rdma res show ${kind%:*} lists the consumer's ${kind%:*}s as rkdapl_observe (at least ${kind#*:})" \
 			"$REPLY lines name rkdapl_observe: $(tr '\n' '|' < /tmp/obs-res.txt | cut -c1-300)"
 	done
+	rdma res show qp > /tmp/obs-res.txt 2>&1
+	obs_count 'type RC state RTS' /tmp/obs-res.txt
+	[ "$REPLY" -ge 2 ]
+	t_check $? "observe: rdma res show qp lists the pair's 2 RC QPs in RTS" \
+		"$REPLY RC QPs in RTS: $(tr '\n' '|' < /tmp/obs-res.txt | cut -c1-300)"
 
 	# debugfs: the IA of this consumer and its two EPs.
 	for d in $OBS_DBG/ia*; do
@@ -149,10 +157,10 @@ observe_suite() {
 	rc=0
 	rmmod rkdapl_observe || rc=$?
 	t_check $rc "observe: rmmod rkdapl_observe (frees its objects)" "rmmod exit $rc"
-	rdma res show qp > /tmp/obs-res.txt 2>&1
+	{ rdma res show cm_id; rdma res show cq; rdma res show pd; rdma res show mr; } > /tmp/obs-res.txt 2>&1
 	obs_count 'rkdapl_observe' /tmp/obs-res.txt
 	n=$REPLY
-	[ "$n" = 0 ] && [ ! -e "$ia" ]
-	t_check $? "observe: after unload no QP is listed for it and its debugfs directory is gone" \
-		"$n QPs listed, ${ia:-?} exists: $([ -e "$ia" ] && echo yes || echo no)"
+	[ "$n" = 0 ] && [ -n "$ia" ] && [ ! -e "$ia" ]
+	t_check $? "observe: after unload no object is listed for it and its debugfs directory is gone" \
+		"$n objects listed, ${ia:-?} exists: $([ -e "$ia" ] && echo yes || echo no)"
 }

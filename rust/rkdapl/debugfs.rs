@@ -33,7 +33,7 @@ pub(crate) type EpDir = Pin<KBox<Scope<Arc<Ep>>>>;
 /// What an IA's `info` file shows.
 pub(crate) struct IaInfo {
     pub(crate) dev: ARef<Device>,
-    pub(crate) owner: CString,
+    pub(crate) owner: &'static CStr,
 }
 
 /// Creates `ia<N>` in `root` with its `info` file. The returned `Dir` is the parent of the

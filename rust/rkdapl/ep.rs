@@ -238,13 +238,13 @@ impl Ep {
         let ia = pz.ia.clone();
         let attr = attr.resolve(&ia)?;
         let sq_depth = attr.sq_depth(&ia);
-        let send_cq = Cq::new(&ia.dev, sq_depth, 0, PollContext::Workqueue, c"rkdapl")?;
+        let send_cq = Cq::new(&ia.dev, sq_depth, 0, PollContext::Workqueue, ia.owner)?;
         let recv_cq = Cq::new(
             &ia.dev,
             attr.max_recv_dtos,
             0,
             PollContext::Workqueue,
-            c"rkdapl",
+            ia.owner,
         )?;
         let id = crate::ia::next_ep_id();
         let sq = DtoRing::new(attr.max_request_dtos, sq_depth, id, dto_evd.clone())?;
@@ -342,7 +342,7 @@ impl Ep {
             return Err(EINVAL);
         }
         let ctx = CmCtx::new(CmTarget::Ep(self.clone()))?;
-        let id = Arc::new(CmId::new(ctx.clone(), c"rkdapl")?, GFP_KERNEL)?;
+        let id = Arc::new(CmId::new(ctx.clone(), self.ia.owner)?, GFP_KERNEL)?;
         {
             let mut c = self.conn.lock();
             if c.state != EpState::Unconnected {

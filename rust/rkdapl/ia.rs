@@ -19,12 +19,14 @@ struct Registry {
     devices: KVec<ARef<Device>>,
     /// `/sys/kernel/debug/rkdapl`, from module init to module exit.
     debugfs: Option<Dir>,
+    /// Consumer module names, one copy each, kept until module exit (see [`intern`]).
+    owners: KVec<CString>,
 }
 
 kernel::sync::global_lock! {
     // SAFETY: Initialized in `init`, first thing in module init.
     unsafe(uninit) static REGISTRY: Mutex<Registry> =
-        Registry { devices: KVec::new(), debugfs: None };
+        Registry { devices: KVec::new(), debugfs: None, owners: KVec::new() };
 }
 
 /// Numbers of IAs and EPs, for debugfs names, trace events and log lines.
@@ -43,10 +45,35 @@ pub(crate) fn init() {
     REGISTRY.lock().debugfs = Some(Dir::new(c"rkdapl"));
 }
 
-/// Module exit: the debugfs root goes once the last IA directory below it is gone.
-pub(crate) fn exit() {
-    let root = REGISTRY.lock().debugfs.take();
+/// Module exit: the debugfs root goes once the last IA directory below it is gone; the owner
+/// names go unless objects were left behind (whose restrack entries still point at them).
+pub(crate) fn exit(objects_left: bool) {
+    let mut reg = REGISTRY.lock();
+    let root = reg.debugfs.take();
+    let owners = core::mem::take(&mut reg.owners);
+    drop(reg);
     drop(root);
+    if objects_left {
+        core::mem::forget(owners);
+    }
+}
+
+/// The module-lifetime copy of the consumer name `owner`, as rdma restrack wants it: ib_core
+/// keeps the pointer given to `ib_alloc_pd()`, `ib_alloc_cq()` and `rdma_create_id()` (C
+/// callers pass their `KBUILD_MODNAME`), and shows it in `rdma res show`.
+fn intern(reg: &mut Registry, owner: &CStr) -> Result<&'static CStr> {
+    let pos = match reg.owners.iter().position(|o| &**o == owner) {
+        Some(pos) => pos,
+        None => {
+            reg.owners.push(CString::try_from(owner)?, GFP_KERNEL)?;
+            reg.owners.len() - 1
+        }
+    };
+    let name: &CStr = &reg.owners[pos];
+    // SAFETY: The bytes live in the `CString`'s own allocation, which does not move when the
+    // vector does, and which is freed only by `exit`, at module unload, and only when no
+    // rkdapl object (the only users of the name) is left.
+    Ok(unsafe { CStr::from_char_ptr(name.as_char_ptr()) })
 }
 
 /// ib_client `add`: remember the device so an IA can be opened on it.
@@ -78,8 +105,9 @@ pub(crate) fn device_removed(dev: &Device) {
 /// An open interface adapter.
 pub(crate) struct Ia {
     pub(crate) dev: ARef<Device>,
-    /// The consumer module that opened the IA (C: `KBUILD_MODNAME`).
-    pub(crate) owner: CString,
+    /// The consumer module that opened the IA (C: `KBUILD_MODNAME`): the owner rdma restrack
+    /// shows for the IA's PDs, CQs, QPs, MRs and CM ids.
+    pub(crate) owner: &'static CStr,
     /// The IA's debugfs directory, parent of its EPs' directories.
     pub(crate) dir: Dir,
     _info: Pin<KBox<File<IaInfo>>>,
@@ -97,21 +125,21 @@ impl Ia {
         if owner.is_empty() {
             return Err(EINVAL);
         }
-        let (dev, root) = {
-            let reg = REGISTRY.lock();
+        let (dev, root, owner) = {
+            let mut reg = REGISTRY.lock();
             let dev = reg
                 .devices
                 .iter()
                 .find(|d| d.name() == name)
                 .ok_or(ENODEV)?
                 .clone();
-            (dev, reg.debugfs.clone().ok_or(ENODEV)?)
+            let root = reg.debugfs.clone().ok_or(ENODEV)?;
+            (dev, root, intern(&mut reg, owner)?)
         };
         let id = NEXT_IA.fetch_add(1, Ordering::Relaxed);
-        let owner = CString::try_from(owner)?;
         let info = IaInfo {
             dev: dev.clone(),
-            owner: CString::try_from(&*owner)?,
+            owner,
         };
         let (dir, info) = debugfs::ia_dir(&root, id, info)?;
         Ok(Arc::new(

@@ -18,7 +18,7 @@ impl Pz {
     ///
     /// `-ENOMEM` or the driver's error.
     pub(crate) fn new(ia: Arc<Ia>) -> Result<Arc<Pz>> {
-        let pd = Arc::new(Pd::new(&ia.dev, c"rkdapl")?, GFP_KERNEL)?;
+        let pd = Arc::new(Pd::new(&ia.dev, ia.owner)?, GFP_KERNEL)?;
         Ok(Arc::new(Pz { ia, pd }, GFP_KERNEL)?)
     }
 }

@@ -64,7 +64,7 @@ impl PinnedDrop for Rkdapl {
         if left != 0 {
             pr_warn!("rkdapl: unloading with {} objects still open\n", left);
         }
-        ia::exit();
+        ia::exit(left != 0);
         pr_info!("rkdapl: unloaded\n");
     }
 }

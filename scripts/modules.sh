@@ -6,10 +6,11 @@
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 top=$(cd "$(dirname "$0")/.." && pwd)
-kdir=$("$top/scripts/kernel.sh" "${1:-debug}")
-# Kbuild regenerates files in the kernel tree (include/generated/compile.h): one build at a time.
+# One build at a time: kernel.sh may copy this tree's Rust layer into the shared kernel tree and
+# rebuild it, and Kbuild regenerates files there (include/generated/compile.h).
 exec 9>"$RKDAPL_CACHE/modules.lock"
 flock 9
+kdir=$("$top/scripts/kernel.sh" "${1:-debug}")
 KFLAGS=(LLVM=-19 RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc BINDGEN="$BINDGEN" ARCH=x86_64)
 log "building rkdapl.ko"
 make -s -C "$kdir" M="$top" "${KFLAGS[@]}" modules >&2

@@ -33,6 +33,18 @@ obs_count() {
 
 observe_suite() {
 	local rc=0 ia= d ep c_ep= s_ep= out=$RKDAPL_SYNC l n
+	local -a lines
+	# The badarg suite (run before) makes DTOs fail with remote access errors on purpose:
+	# each failure is logged with rkdapl's prefix (pr_warn_ratelimited: at most 10 per 5 s).
+	mapfile -t lines < <(dmesg)
+	n=0
+	for l in "${lines[@]}"; do
+		[[ $l =~ \]\ rkdapl:\ ep[0-9]+:\ DTO\ op\ [0-9]+\ cookie\ 0x[0-9a-f]+\ failed:\ status\ 6\ \(remote\ access\ error\) ]] &&
+			n=$((n + 1))
+	done
+	[ "$n" -ge 1 ]
+	t_check $? "observe: a DTO failed by the badarg suite is logged as 'rkdapl: ep<M>: DTO ... failed'" \
+		"no such line in dmesg"
 	mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
 	mountpoint -q $OBS_TR || mount -t tracefs none $OBS_TR
 	if [ -d $OBS_TR/events/rkdapl ]; then

@@ -7,6 +7,8 @@
 #   out/docs/guide.html       docs/guide.md rendered (the .md is copied next to it)
 #   out/docs/rust/            the kernel's `make rustdoc` on the patched tree: the kernel crate
 #                             with kernel::rdma (rust/kernel/rdma/index.html), core, macros, ...
+#   out/docs/rkdapl/          rustdoc of the provider crate rust/rkdapl (private items), made
+#                             from its rustc command line when `make modules` has run here
 #   out/docs/rustdoc.log      rustdoc's output; kernel::rdma warnings are also printed at the end
 #
 #   scripts/docs.sh [debug|release]
@@ -21,6 +23,7 @@ docs=$top/out/docs
 py=/usr/bin/python3   # Debian's, which has python3-docutils and python3-markdown
 
 kdir=$("$top/scripts/kernel.sh" "${1:-debug}")
+cd "$top"   # kernel-doc names the file as given: include/rkdapl.h
 ksrc=$kdir
 [ -e "$kdir/source/scripts/kernel-doc" ] && ksrc=$(readlink -f "$kdir/source")
 kerneldoc=$ksrc/scripts/kernel-doc
@@ -32,14 +35,14 @@ mkdir -p "$docs.new/man/man9"
 # --- C API: kernel-doc --------------------------------------------------------------------
 start=$(date +%s)
 log "kernel-doc -Wall on include/rkdapl.h"
-warn=$($py "$kerneldoc" -Wall -none "$top/include/rkdapl.h" 2>&1) || die "kernel-doc failed: $warn"
+warn=$($py "$kerneldoc" -Wall -none include/rkdapl.h 2>&1) || die "kernel-doc failed: $warn"
 [ -z "$warn" ] || { printf '%s\n' "$warn" >&2; die "kernel-doc warnings in include/rkdapl.h"; }
-$py "$kerneldoc" -rst "$top/include/rkdapl.h" > "$docs.new/rkdapl-api.rst"
+$py "$kerneldoc" -rst include/rkdapl.h > "$docs.new/rkdapl-api.rst"
 $py "$top/scripts/kdoc2html.py" "$top/include/rkdapl.h" "$docs.new/rkdapl-api.rst" \
 	"$docs.new/api.html" >&2
 rm -f "$docs.new/api.html.rst"
 # One man page per symbol, named after it (struct/enum keyword dropped): rkdapl_event.9, ...
-$py "$kerneldoc" -man "$top/include/rkdapl.h" |
+$py "$kerneldoc" -man include/rkdapl.h |
 	awk -v dir="$docs.new/man/man9" '
 		/^\.TH "/ { split($0, q, "\""); n = split(q[2], w, " "); f = dir "/" w[n] ".9"
 			    if (f in seen) { print "duplicate man page " f > "/dev/stderr"; exit 1 }
@@ -55,6 +58,9 @@ $py - "$top/docs/guide.md" "$docs.new/guide.html" <<'EOF'
 import sys, markdown
 body = markdown.markdown(open(sys.argv[1], encoding="utf-8").read(),
                          extensions=["tables", "fenced_code", "toc"])
+# Links into the repository: the header is api.html here, the rest is two levels up.
+body = body.replace('href="../include/rkdapl.h"', 'href="api.html"')
+body = body.replace('href="../', 'href="../../')
 open(sys.argv[2], "w", encoding="utf-8").write(
     "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>rkdapl guide</title>\n"
     "<style>body{max-width:60em;margin:auto;font-family:sans-serif;line-height:1.4}"
@@ -77,14 +83,37 @@ if ! make -C "$kdir" "${KFLAGS[@]}" -j"$(( $(nproc) + 1 ))" rustdoc > "$docs.new
 	die "make rustdoc failed, see $docs.new/rustdoc.log"
 fi
 rustdoc_s=$(( $(date +%s) - start ))
-rm -rf "$docs.new/rust"
-cp -a "$kdir/Documentation/output/rust/rustdoc" "$docs.new/rust"
-flock -u 9
+# Hard links when possible (480 MB, mostly core): make rustdoc deletes and rewrites its output
+# rather than editing files in place, so the next run never changes this copy.
+cp -al "$kdir/Documentation/output/rust/rustdoc" "$docs.new/rust" 2>/dev/null ||
+	{ rm -rf "$docs.new/rust"; cp -a "$kdir/Documentation/output/rust/rustdoc" "$docs.new/rust"; }
 [ -f "$docs.new/rust/kernel/rdma/index.html" ] || die "rustdoc has no kernel::rdma (is the patched tree in use?)"
 log "rustdoc in $rustdoc_s s ($(du -sh "$docs.new/rust" | cut -f1))"
 
+# The provider crate (rust/rkdapl, private items: everything in it is pub(crate)), if
+# `make modules` has built it here: rustdoc with the flags of its rustc command line.
+cmdfile=$top/rust/rkdapl/.rkdapl.o.cmd
+if [ -f "$cmdfile" ]; then
+	cmd=$(sed -n 's/^savedcmd_[^ ]* := *//p' "$cmdfile" | sed 's/ ; .*//' | sed -E \
+		's#/usr/bin/rustc #/usr/bin/rustdoc #; s# --emit=[^ ]+##g; s# --crate-type rlib##;
+		 s# --out-dir [^ ]+##; s# --remap-path-(prefix|scope)=[^ ]+##g; s# -Zbinary_dep_depinfo=y##')
+	if RUSTC_BOOTSTRAP=1 eval "$cmd --crate-name rkdapl --document-private-items \
+		-Arustdoc::private_intra_doc_links -Cunsafe-allow-abi-mismatch=fixed-x18 \
+		-Zunstable-options --extern-html-root-url kernel=../../rust -o '$docs.new/rkdapl'" \
+		> "$docs.new/rustdoc-rkdapl.log" 2>&1; then
+		log "provider crate: rkdapl/rkdapl/index.html"
+	else
+		log "rustdoc of the provider crate failed (see out/docs/rustdoc-rkdapl.log); skipped"
+		rm -rf "$docs.new/rkdapl"
+	fi
+else
+	log "provider crate docs skipped: run make modules first"
+fi
+flock -u 9
+
 # rustdoc's warnings whose location is in the Rust RDMA layer.
-rdma_warn=$(awk '/^(warning|error)/ { msg = $0; next }
+rdma_warn=$(awk '/^warning: srctree\/ link to rust\/kernel\/rdma/ { print; next }
+	/^(warning|error)/ { msg = $0; next }
 	msg != "" && /-->/ { if ($0 ~ /rust\/kernel\/rdma(\.rs|\/)/) print msg "\n" $0; msg = "" }' \
 	"$docs.new/rustdoc.log")
 
@@ -99,6 +128,8 @@ cat > "$docs.new/index.html" <<EOF
     (<a href="guide.md">markdown</a>)</li>
 <li><a href="api.html">C API reference</a> (include/rkdapl.h, kernel-doc); man pages in
     <code>man/man9/</code></li>
+<li><a href="rkdapl/rkdapl/index.html">rkdapl</a>, the provider crate, private items included
+    (when <code>make modules</code> had been run)</li>
 <li><a href="rust/kernel/rdma/index.html">kernel::rdma</a>, the Rust RDMA layer, and the rest of the
     <a href="rust/kernel/index.html">kernel crate</a> (rustdoc)</li>
 </ul>

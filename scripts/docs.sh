@@ -9,7 +9,9 @@
 #                             with kernel::rdma (rust/kernel/rdma/index.html), core, macros, ...
 #   out/docs/rkdapl/          rustdoc of the provider crate rust/rkdapl (private items), made
 #                             from its rustc command line when `make modules` has run here
-#   out/docs/rustdoc.log      rustdoc's output; kernel::rdma warnings are also printed at the end
+#   out/docs/rustdoc.log      make rustdoc's output; rustdoc-private.log: the kernel crate again
+#                             with private items (a link check, output discarded). Warnings
+#                             located in kernel::rdma are printed at the end.
 #
 #   scripts/docs.sh [debug|release]
 #
@@ -90,17 +92,35 @@ cp -al "$kdir/Documentation/output/rust/rustdoc" "$docs.new/rust" 2>/dev/null ||
 [ -f "$docs.new/rust/kernel/rdma/index.html" ] || die "rustdoc has no kernel::rdma (is the patched tree in use?)"
 log "rustdoc in $rustdoc_s s ($(du -sh "$docs.new/rust" | cut -f1))"
 
-# The provider crate (rust/rkdapl, private items: everything in it is pub(crate)), if
-# `make modules` has built it here: rustdoc with the flags of its rustc command line.
-cmdfile=$top/rust/rkdapl/.rkdapl.o.cmd
-if [ -f "$cmdfile" ]; then
+# rustdoc with the flags of a crate's saved rustc command line (Kbuild's .cmd file).
+# make rustdoc adds the same ABI-mismatch workaround for rustc >= 1.88.
+rustcver=$(sed -n 's/^CONFIG_RUSTC_VERSION=//p' "$kdir/.config")
+abi_fix=
+[ "${rustcver:-0}" -ge 108800 ] && abi_fix=-Cunsafe-allow-abi-mismatch=fixed-x18
+rustdoc_from_cmd() { # cmdfile crate outdir extra-args...
+	local cmdfile=$1 crate=$2 outdir=$3 cmd
+	shift 3
 	cmd=$(sed -n 's/^savedcmd_[^ ]* := *//p' "$cmdfile" | sed 's/ ; .*//' | sed -E \
 		's#/usr/bin/rustc #/usr/bin/rustdoc #; s# --emit=[^ ]+##g; s# --crate-type rlib##;
-		 s# --out-dir [^ ]+##; s# --remap-path-(prefix|scope)=[^ ]+##g; s# -Zbinary_dep_depinfo=y##')
-	if RUSTC_BOOTSTRAP=1 eval "$cmd --crate-name rkdapl --document-private-items \
-		-Arustdoc::private_intra_doc_links -Cunsafe-allow-abi-mismatch=fixed-x18 \
-		-Zunstable-options --extern-html-root-url kernel=../../rust -o '$docs.new/rkdapl'" \
-		> "$docs.new/rustdoc-rkdapl.log" 2>&1; then
+		 s# --out-dir [^ ]+##; s# --crate-name [^ ]+##; s# --remap-path-(prefix|scope)=[^ ]+##g; s# -Zbinary_dep_depinfo=y##')
+	[ -n "$cmd" ] || return 1
+	RUSTC_BOOTSTRAP=1 eval "$cmd --crate-name $crate --document-private-items \
+		-Arustdoc::private_intra_doc_links $abi_fix -Zunstable-options -o '$outdir' $*"
+}
+
+# kernel::rdma with its private items too (make rustdoc documents the public API only):
+# a check for broken links in internal docs; the output is thrown away, the warnings kept.
+priv=$(mktemp -d)
+(cd "$kdir" && rustdoc_from_cmd rust/.kernel.o.cmd kernel "$priv") \
+	> "$docs.new/rustdoc-private.log" 2>&1 ||
+	log "private-items rustdoc of the kernel crate failed, see out/docs/rustdoc-private.log"
+rm -rf "$priv"
+
+# The provider crate (rust/rkdapl, private items: everything in it is pub(crate)), if
+# `make modules` has built it here.
+if [ -f "$top/rust/rkdapl/.rkdapl.o.cmd" ]; then
+	if rustdoc_from_cmd "$top/rust/rkdapl/.rkdapl.o.cmd" rkdapl "$docs.new/rkdapl" \
+		--extern-html-root-url kernel=../../rust > "$docs.new/rustdoc-rkdapl.log" 2>&1; then
 		log "provider crate: rkdapl/rkdapl/index.html"
 	else
 		log "rustdoc of the provider crate failed (see out/docs/rustdoc-rkdapl.log); skipped"
@@ -112,10 +132,11 @@ fi
 flock -u 9
 
 # rustdoc's warnings whose location is in the Rust RDMA layer.
-rdma_warn=$(awk '/^warning: srctree\/ link to rust\/kernel\/rdma/ { print; next }
+rdma_warn=$(awk '/^warning: srctree\/ link to rust\/kernel\/rdma/ { if (!seen[$0]++) print; next }
 	/^(warning|error)/ { msg = $0; next }
-	msg != "" && /-->/ { if ($0 ~ /rust\/kernel\/rdma(\.rs|\/)/) print msg "\n" $0; msg = "" }' \
-	"$docs.new/rustdoc.log")
+	msg != "" && /-->/ { if ($0 ~ /rust\/kernel\/rdma(\.rs|\/)/) { sub(/^ *--> */, ""); w = msg " at " $0
+		if (!seen[w]++) print w }; msg = "" }' \
+	"$docs.new/rustdoc.log" "$docs.new/rustdoc-private.log")
 
 # --- index -------------------------------------------------------------------------------
 cat > "$docs.new/index.html" <<EOF

@@ -2,6 +2,7 @@
 #
 #   make demo    set everything up, build, boot two QEMU guests and move verified bytes
 #   make check   the same set-up, then the selftests; ends with "N passed, N failed"
+#   make docs    C API reference (kernel-doc), the Rust layer's rustdoc and the guide, in out/docs
 #
 # Everything is cached under $(RKDAPL_CACHE) (default ~/.cache/rkdapl); KDIR=/path uses an
 # already built kernel tree instead of the Debian one.
@@ -15,7 +16,7 @@ ifneq ($(KERNELRELEASE),)
 include $(src)/Kbuild
 else
 
-.PHONY: all deps kernel modules demo check clean
+.PHONY: all deps kernel modules demo check docs clean
 all: modules
 
 deps:
@@ -32,6 +33,9 @@ demo: modules
 
 check: modules
 	selftests/run.sh
+
+docs: deps
+	scripts/docs.sh $(FLAVOUR)
 
 clean:
 	rm -rf out

@@ -24,6 +24,10 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 docs=$top/out/docs
 py=/usr/bin/python3   # Debian's, which has python3-docutils and python3-markdown
 
+# The build lock (as scripts/modules.sh): kernel.sh may copy this tree's Rust layer into the
+# shared kernel tree, and make rustdoc writes into it.
+exec 9>"$RKDAPL_CACHE/modules.lock"
+flock 9
 kdir=$("$top/scripts/kernel.sh" "${1:-debug}")
 cd "$top"   # kernel-doc names the file as given: include/rkdapl.h
 ksrc=$kdir
@@ -73,9 +77,6 @@ EOF
 
 # --- Rust: the kernel's make rustdoc -----------------------------------------------------------
 # Kbuild writes into the kernel tree (include/generated, ...): never alongside a module build.
-exec 9>"$RKDAPL_CACHE/modules.lock"
-log "waiting for $RKDAPL_CACHE/modules.lock"
-flock 9
 log "make rustdoc in $kdir"
 start=$(date +%s)
 export LIBCLANG_PATH=/usr/lib/llvm-19/lib

@@ -129,7 +129,7 @@ impl Evd {
             q.lost_total += 1;
             drop(q);
             pr_warn_once!(
-                "rkdapl: an EVD of {} entries overflowed; losses are reported as overflow events\n",
+                "an EVD of {} entries overflowed; losses are reported as overflow events\n",
                 cap
             );
         } else {

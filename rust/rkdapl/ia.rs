@@ -81,7 +81,7 @@ pub(crate) fn device_added(dev: &Device) -> Result {
     let mut reg = REGISTRY.lock();
     reg.devices.push(dev.into(), GFP_KERNEL)?;
     pr_info!(
-        "rkdapl: device {} added\n",
+        "device {} added\n",
         dev.name().to_str().unwrap_or("?")
     );
     Ok(())
@@ -97,7 +97,7 @@ pub(crate) fn device_removed(dev: &Device) {
         reg.devices = KVec::new();
     }
     pr_info!(
-        "rkdapl: device {} removed\n",
+        "device {} removed\n",
         dev.name().to_str().unwrap_or("?")
     );
 }

@@ -52,7 +52,7 @@ impl kernel::InPlaceModule for Rkdapl {
     fn init(_module: &'static ThisModule) -> impl PinInit<Self, Error> {
         abi::handle::Handles::init();
         ia::init();
-        pr_info!("rkdapl: loaded\n");
+        pr_info!("loaded\n");
         try_pin_init!(Rkdapl { client <- client::Registration::new(c"rkdapl") })
     }
 }
@@ -62,9 +62,9 @@ impl PinnedDrop for Rkdapl {
     fn drop(self: Pin<&mut Self>) {
         let left = abi::handle::Handles::count();
         if left != 0 {
-            pr_warn!("rkdapl: unloading with {} objects still open\n", left);
+            pr_warn!("unloading with {} objects still open\n", left);
         }
         ia::exit(left != 0);
-        pr_info!("rkdapl: unloaded\n");
+        pr_info!("unloaded\n");
     }
 }

@@ -571,8 +571,8 @@ int rkdapl_psp_free(struct rkdapl_psp *psp);
  * EVD.
  * Context: process context, may sleep.
  * Return: 0; -EINVAL for a bad handle or too much private data; -EISCONN unless @ep is
- * UNCONNECTED (the CR stays pending); -EXDEV if @ep is on another device; QP creation and
- * rdma_accept errors (the CR is consumed).
+ * UNCONNECTED or -EXDEV if @ep is on another device (in both cases the CR stays pending);
+ * QP creation and rdma_accept errors (the CR is consumed).
  */
 int rkdapl_cr_accept(struct rkdapl_cr *cr, struct rkdapl_ep *ep, const void *private_data,
 		     __u32 private_data_len);

@@ -39,6 +39,15 @@ impl Cr {
         trace::cm_event(0, ev.name(), ev.status());
     }
 
+    /// Whether the request arrived on `dev`.
+    pub(crate) fn on_device(&self, dev: &kernel::rdma::device::Device) -> bool {
+        self.id
+            .lock()
+            .as_ref()
+            .and_then(|id| id.device())
+            .is_some_and(|d| d.as_raw() == dev.as_raw())
+    }
+
     /// Takes the CR's CM id (accept or reject).
     ///
     /// # Errors

@@ -503,6 +503,11 @@ pub(crate) extern "C" fn rkdapl_cr_accept(
         if e.state() != crate::ep::EpState::Unconnected {
             return Err(EISCONN);
         }
+        // Checked before the CR is consumed, so the consumer can still accept it on another
+        // EP or reject it.
+        if !c.on_device(&e.ia.dev) {
+            return Err(EXDEV);
+        }
         Handles::remove::<Cr>(cr, Kind::Cr)?;
         c.psp.cr_done(cr as usize);
         let id = Arc::new(c.take_id()?, GFP_KERNEL)?;

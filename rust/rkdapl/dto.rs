@@ -464,8 +464,12 @@ impl DtoRing {
             if need_write && s.lmr.privileges & crate::lmr::MEM_LOCAL_WRITE == 0 {
                 return Err(EACCES);
             }
+            // The region stays mapped while the DTO runs: device removal unmaps it only after
+            // draining every EP of the device.
             s.lmr
                 .region
+                .try_access()
+                .ok_or(ENODEV)?
                 .sges(s.offset, s.length, s.lmr.lkey(), &mut sges, GFP_ATOMIC)?;
             total = total.checked_add(s.length).ok_or(EINVAL)?;
         }

@@ -31,6 +31,7 @@ use kernel::{
     rdma::{
         cm::{CmEvent, CmEventKind, CmHandler, CmId, CmIdRef, ConnParam, ConnRequest, SockAddr},
         cq::{Cq, PollContext},
+        device::Device,
         mr::FrMr,
         qp::{QpCap, QpInit},
         Access,
@@ -201,8 +202,9 @@ pub(crate) struct Ep {
     pub(crate) attr: EpAttr,
     pub(crate) conn_evd: Arc<Evd>,
     pub(crate) dto_evd: Arc<Evd>,
-    pub(crate) send_cq: Cq,
-    pub(crate) recv_cq: Cq,
+    /// The send and receive CQs, until the EP is freed or its device removed.
+    #[pin]
+    cqs: Mutex<Option<(Cq, Cq)>>,
     /// Contexts of send-queue DTOs and of RECVs.
     pub(crate) sq: DtoRing,
     pub(crate) rq: DtoRing,
@@ -224,13 +226,15 @@ struct Pending {
 }
 
 impl Ep {
-    /// Creates an unconnected EP in `pz`, with its CQs and DTO contexts. May sleep.
+    /// Creates an unconnected EP in `pz`, with its CQs (on `dev`, the device of `pz`'s IA,
+    /// which the caller holds live) and DTO contexts. May sleep.
     ///
     /// # Errors
     ///
     /// `-EINVAL` for attributes beyond the device's limits, `-ENOMEM`, or the driver's error.
     pub(crate) fn new(
         pz: Arc<Pz>,
+        dev: &Device,
         dto_evd: Arc<Evd>,
         conn_evd: Arc<Evd>,
         attr: EpAttr,
@@ -238,9 +242,9 @@ impl Ep {
         let ia = pz.ia.clone();
         let attr = attr.resolve(&ia)?;
         let sq_depth = attr.sq_depth(&ia);
-        let send_cq = Cq::new(&ia.dev, sq_depth, 0, PollContext::Workqueue, ia.owner)?;
+        let send_cq = Cq::new(dev, sq_depth, 0, PollContext::Workqueue, ia.owner)?;
         let recv_cq = Cq::new(
-            &ia.dev,
+            dev,
             attr.max_recv_dtos,
             0,
             PollContext::Workqueue,
@@ -257,8 +261,7 @@ impl Ep {
                 attr,
                 conn_evd,
                 dto_evd,
-                send_cq,
-                recv_cq,
+                cqs <- new_mutex!(Some((send_cq, recv_cq)), "rkdapl_ep_cqs"),
                 sq,
                 rq,
                 handle: AtomicUsize::new(0),
@@ -292,11 +295,23 @@ impl Ep {
         self.conn.lock().id.as_ref().map(|id| id.dst_addr())
     }
 
-    fn qp_init(&self) -> QpInit<'_> {
+    /// Creates the QP of the connection on `id`, with the EP's CQs, in its PZ. May sleep.
+    ///
+    /// # Errors
+    ///
+    /// `-ENODEV` after a device removal, or the errors of `rdma_create_qp`.
+    fn create_qp(&self, id: &CmIdRef) -> Result {
+        let pd = self.pz.pd()?;
+        let cqs = self.cqs.lock();
+        let (send_cq, recv_cq) = cqs.as_ref().ok_or(ENODEV)?;
+        id.create_qp(&pd, &self.qp_init(send_cq, recv_cq))
+    }
+
+    fn qp_init<'a>(&self, send_cq: &'a Cq, recv_cq: &'a Cq) -> QpInit<'a> {
         let a = self.ia.attrs();
         QpInit {
-            send_cq: &self.send_cq,
-            recv_cq: &self.recv_cq,
+            send_cq,
+            recv_cq,
             cap: QpCap {
                 max_send_wr: self.attr.sq_depth(&self.ia),
                 max_recv_wr: self.attr.max_recv_dtos,
@@ -342,6 +357,8 @@ impl Ep {
             return Err(EINVAL);
         }
         let ctx = CmCtx::new(CmTarget::Ep(self.clone()))?;
+        // Live until the id is in `conn`, where a device removal finds it.
+        let _live = self.ia.live()?;
         let id = Arc::new(CmId::new(ctx.clone(), self.ia.owner)?, GFP_KERNEL)?;
         {
             let mut c = self.conn.lock();
@@ -400,9 +417,7 @@ impl Ep {
         trace::cm_event(self.id, ev.name(), status);
         match ev.kind() {
             CmEventKind::AddrResolved => {
-                let same = id
-                    .device()
-                    .is_some_and(|d| d.as_raw() == self.ia.dev.as_raw());
+                let same = id.device().is_some_and(|d| self.ia.same_device(d));
                 let timeout = self.pending.lock().as_ref().map_or(2000, |p| p.timeout_ms);
                 if !same {
                     // The address is on another RDMA device than this EP's IA.
@@ -414,8 +429,8 @@ impl Ep {
             CmEventKind::RouteResolved => {
                 let pending = self.pending.lock().take();
                 let pdata = pending.as_ref().map_or(&[][..], |p| &p.private_data[..]);
-                let r = id
-                    .create_qp(&self.pz.pd, &self.qp_init())
+                let r = self
+                    .create_qp(id)
                     .and_then(|()| id.connect_locked(&self.conn_param(pdata)));
                 if let Err(e) = r {
                     self.fail(EventType::NonPeerRejected, e.to_errno(), &[]);
@@ -472,12 +487,11 @@ impl Ep {
         if private_data.len() > crate::evd::MAX_PRIVATE_DATA {
             return Err(EINVAL);
         }
-        if id
-            .device()
-            .is_none_or(|d| d.as_raw() != self.ia.dev.as_raw())
-        {
+        if id.device().is_none_or(|d| !self.ia.same_device(d)) {
             return Err(EXDEV);
         }
+        // Live until the connection is in `conn`, where a device removal finds it.
+        let _live = self.ia.live()?;
         {
             let mut c = self.conn.lock();
             if c.state != EpState::Unconnected {
@@ -487,8 +501,8 @@ impl Ep {
             c.id = Some(id.clone());
         }
         *id.handler().target.lock() = CmTarget::Ep(self.clone());
-        let r = id
-            .create_qp(&self.pz.pd, &self.qp_init())
+        let r = self
+            .create_qp(&id)
             .and_then(|()| id.accept(&self.conn_param(private_data)));
         if let Err(e) = r {
             let id = {
@@ -530,6 +544,26 @@ impl Ep {
     pub(crate) fn teardown(&self) {
         let dbg = self.dbg.lock().take();
         drop(dbg);
+        self.end_connection();
+        let cqs = self.cqs.lock().take();
+        drop(cqs);
+    }
+
+    /// Device removal: a connection (or attempt) ends with `RKDAPL_CONNECTION_EVENT_BROKEN`
+    /// (status `-ENODEV`) on the connection EVD, every posted DTO completes FLUSHED, and the
+    /// CM id, QP and CQs are released. The EP stays until freed; posts get `-ENOTCONN`.
+    /// Process context; sleeps.
+    pub(crate) fn revoke(&self) {
+        if self.state() != EpState::Unconnected {
+            self.fail(EventType::Broken, ENODEV.to_errno(), &[]);
+        }
+        self.end_connection();
+        let cqs = self.cqs.lock().take();
+        drop(cqs);
+    }
+
+    /// Disconnects, drains the QP and destroys the CM id and then the QP. Process context.
+    fn end_connection(&self) {
         let id = {
             let mut c = self.conn.lock();
             c.state = EpState::Disconnected;

@@ -7,10 +7,11 @@ use crate::debugfs::{self, IaInfo};
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{
     debugfs::{Dir, File},
+    new_mutex,
     prelude::*,
     rdma::device::{Device, DeviceAttrs},
     str::CString,
-    sync::{aref::ARef, Arc},
+    sync::{aref::ARef, lock::mutex::MutexGuard, Arc, Mutex},
 };
 
 /// Module-wide state.
@@ -87,24 +88,46 @@ pub(crate) fn device_added(dev: &Device) -> Result {
     Ok(())
 }
 
-/// ib_client `remove`: forget the device.
+/// ib_client `remove`: forget the device, then revoke every object on it (see
+/// [`crate::removal`]); ib_core waits for this before it lets the device go.
 pub(crate) fn device_removed(dev: &Device) {
-    let mut reg = REGISTRY.lock();
-    reg.devices.retain(|d| d.as_raw() != dev.as_raw());
-    if reg.devices.is_empty() {
-        // The list is in a static: give its memory back now, there is no destructor to do it
-        // at module unload.
-        reg.devices = KVec::new();
+    {
+        let mut reg = REGISTRY.lock();
+        reg.devices.retain(|d| d.as_raw() != dev.as_raw());
+        if reg.devices.is_empty() {
+            // The list is in a static: give its memory back now, there is no destructor to do
+            // it at module unload.
+            reg.devices = KVec::new();
+        }
     }
+    crate::removal::revoke_device(dev);
     pr_info!(
         "device {} removed\n",
         dev.name().to_str().unwrap_or("?")
     );
 }
 
+/// The device of a live IA. Holding it keeps the IA live: device removal waits for the lock
+/// before it revokes anything (see [`Ia::live`]).
+pub(crate) type LiveDev<'a> = MutexGuard<'a, Option<ARef<Device>>>;
+
 /// An open interface adapter.
+///
+/// # Invariants
+///
+/// `live` holds the device until the device is removed ([`Ia::revoke`]); objects of the IA
+/// are created, and their device resources used from process context, only while holding it
+/// with the device present.
+#[pin_data]
 pub(crate) struct Ia {
-    pub(crate) dev: ARef<Device>,
+    #[pin]
+    live: Mutex<Option<ARef<Device>>>,
+    /// The device's address, to recognise it at removal (valid for comparison while `live`
+    /// holds a reference: the address cannot be reused before).
+    dev_ptr: usize,
+    /// The device's name and limits, kept for after its removal.
+    pub(crate) dev_name: CString,
+    attrs: DeviceAttrs,
     /// The consumer module that opened the IA (C: `KBUILD_MODNAME`): the owner rdma restrack
     /// shows for the IA's PDs, CQs, QPs, MRs and CM ids.
     pub(crate) owner: &'static CStr,
@@ -142,19 +165,56 @@ impl Ia {
             owner,
         };
         let (dir, info) = debugfs::ia_dir(&root, id, info)?;
-        Ok(Arc::new(
-            Ia {
-                dev,
+        let dev_name = CString::try_from(dev.name())?;
+        let attrs = dev.attrs();
+        let dev_ptr = dev.as_raw() as usize;
+        Arc::pin_init(
+            try_pin_init!(Ia {
+                live <- new_mutex!(Some(dev), "rkdapl_ia_live"),
+                dev_ptr,
+                dev_name,
+                attrs,
                 owner,
                 dir,
                 _info: info,
-            },
+            }),
             GFP_KERNEL,
-        )?)
+        )
     }
 
-    /// The device's limits.
+    /// The device's limits (kept after a removal).
     pub(crate) fn attrs(&self) -> DeviceAttrs {
-        self.dev.attrs()
+        self.attrs
+    }
+
+    /// Locks the IA live: while the guard is held the device stays registered and no object of
+    /// the IA is revoked. Process context; sleeps.
+    ///
+    /// # Errors
+    ///
+    /// `-ENODEV` once the device was removed.
+    pub(crate) fn live(&self) -> Result<LiveDev<'_>> {
+        let g = self.live.lock();
+        if g.is_none() {
+            return Err(ENODEV);
+        }
+        Ok(g)
+    }
+
+    /// Whether the IA is open on `dev` (false once revoked).
+    pub(crate) fn is_on(&self, dev: &Device) -> bool {
+        self.dev_ptr == dev.as_raw() as usize && self.live.lock().is_some()
+    }
+
+    /// Whether the IA's device is `dev`, compared without locking (for callers in atomic
+    /// context or holding [`Ia::live`]).
+    pub(crate) fn same_device(&self, dev: &Device) -> bool {
+        self.dev_ptr == dev.as_raw() as usize
+    }
+
+    /// Device removal: no more objects or device resources for this IA; drops its device
+    /// reference. The IA's objects must be revoked afterwards. Process context; sleeps.
+    pub(crate) fn revoke(&self) -> Option<ARef<Device>> {
+        self.live.lock().take()
     }
 }

@@ -5,7 +5,7 @@
 
 use crate::pz::Pz;
 use core::sync::atomic::{AtomicU32, Ordering};
-use kernel::{prelude::*, rdma::mr::DmaRegion, sync::Arc};
+use kernel::{prelude::*, rdma::mr::DmaRegion, revocable::Revocable, sync::Arc};
 
 /// Local write (RECV and RDMA READ may place data here). `RKDAPL_MEM_LOCAL_WRITE`.
 pub(crate) const MEM_LOCAL_WRITE: u32 = 1 << 0;
@@ -17,9 +17,16 @@ pub(crate) const MEM_REMOTE_WRITE: u32 = 1 << 2;
 pub(crate) const MEM_ALL: u32 = MEM_LOCAL_WRITE | MEM_REMOTE_READ | MEM_REMOTE_WRITE;
 
 /// A local memory region.
+///
+/// The region (the DMA mapping) is revocable: device removal unmaps it after every EP of the
+/// device has been drained, and later uses get `-ENODEV`.
+#[pin_data]
 pub(crate) struct Lmr {
     pub(crate) pz: Arc<Pz>,
-    pub(crate) region: DmaRegion,
+    #[pin]
+    pub(crate) region: Revocable<DmaRegion>,
+    /// The region's length in bytes.
+    pub(crate) len: u64,
     pub(crate) privileges: u32,
     /// DTOs and RMR bindings currently using the region.
     pub(crate) inflight: AtomicU32,
@@ -32,23 +39,31 @@ impl Lmr {
     ///
     /// `-EINVAL` for unknown privilege bits or a region mapped for another device.
     pub(crate) fn new(pz: Arc<Pz>, region: DmaRegion, privileges: u32) -> Result<Arc<Lmr>> {
-        if privileges & !MEM_ALL != 0 || region.device().as_raw() != pz.ia.dev.as_raw() {
+        if privileges & !MEM_ALL != 0 || !pz.ia.same_device(region.device()) {
             return Err(EINVAL);
         }
-        Ok(Arc::new(
-            Lmr {
+        let len = region.len() as u64;
+        Arc::pin_init(
+            pin_init!(Lmr {
                 pz,
-                region,
+                region <- Revocable::new(region),
+                len,
                 privileges,
                 inflight: AtomicU32::new(0),
-            },
+            }),
             GFP_KERNEL,
-        )?)
+        )
     }
 
     /// The lkey local DTOs use for this region.
     pub(crate) fn lkey(&self) -> u32 {
-        self.pz.pd.local_dma_lkey()
+        self.pz.lkey
+    }
+
+    /// Device removal: unmaps the region (waits for users in RCU read sections). Process
+    /// context; sleeps.
+    pub(crate) fn revoke(&self) {
+        self.region.revoke();
     }
 
     /// Whether a DTO or binding still uses the region.

@@ -39,13 +39,21 @@ impl Cr {
         trace::cm_event(0, ev.name(), ev.status());
     }
 
-    /// Whether the request arrived on `dev`.
-    pub(crate) fn on_device(&self, dev: &kernel::rdma::device::Device) -> bool {
+    /// Whether the request arrived on `ia`'s device.
+    pub(crate) fn on_device(&self, ia: &Ia) -> bool {
         self.id
             .lock()
             .as_ref()
             .and_then(|id| id.device())
-            .is_some_and(|d| d.as_raw() == dev.as_raw())
+            .is_some_and(|d| ia.same_device(d))
+    }
+
+    /// Device removal: rejects the request and releases its CM id. Process context; sleeps.
+    pub(crate) fn revoke(&self) {
+        if let Ok(id) = self.take_id() {
+            let _ = id.reject(&[]);
+            *id.handler().target.lock() = CmTarget::None;
+        }
     }
 
     /// Takes the CR's CM id (accept or reject).
@@ -73,7 +81,8 @@ pub(crate) struct Psp {
 
 impl Psp {
     /// Listens on `port` of every local address, for connections to `ia`'s device, with
-    /// `backlog` requests pending at most; requests go to `evd`. May sleep.
+    /// `backlog` requests pending at most; requests go to `evd`. The caller holds the IA live
+    /// ([`Ia::live`]) until the PSP is published. May sleep.
     ///
     /// # Errors
     ///
@@ -118,7 +127,7 @@ impl Psp {
         if req
             .id()
             .device()
-            .is_none_or(|d| d.as_raw() != self.ia.dev.as_raw())
+            .is_none_or(|d| !self.ia.same_device(d))
         {
             // Arrived on another device than this PSP's IA: leave it to rdma_cm to refuse.
             return;

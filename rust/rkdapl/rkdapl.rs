@@ -19,6 +19,7 @@ mod ia;
 mod lmr;
 mod psp;
 mod pz;
+mod removal;
 mod rmr;
 
 module! {

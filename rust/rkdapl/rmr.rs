@@ -39,7 +39,8 @@ impl Drop for Binding {
 }
 
 struct RmrState {
-    mr: FrMr,
+    /// The FRWR MR; `None` once the device was removed.
+    mr: Option<FrMr>,
     bound: Option<Binding>,
 }
 
@@ -52,15 +53,15 @@ pub(crate) struct Rmr {
 }
 
 impl Rmr {
-    /// An unbound RMR in `pz`, able to grant up to the device's FRWR page list length. May
-    /// sleep.
+    /// An unbound RMR in `pz`, able to grant up to the device's FRWR page list length. The
+    /// caller holds the IA live. May sleep.
     ///
     /// # Errors
     ///
-    /// `-ENOMEM` or the driver's error.
+    /// `-ENODEV` if the device was removed, `-ENOMEM` or the driver's error.
     pub(crate) fn new(pz: Arc<Pz>) -> Result<Arc<Rmr>> {
         let pages = pz.ia.attrs().max_fast_reg_page_list_len.max(1);
-        let mr = FrMr::new(&pz.pd, pages)?;
+        let mr = Some(FrMr::new(&pz.pd()?, pages)?);
         Arc::pin_init(
             pin_init!(Rmr { pz, st <- new_mutex!(RmrState { mr, bound: None }, "rkdapl_rmr") }),
             GFP_KERNEL,
@@ -103,15 +104,21 @@ impl Rmr {
         if privileges & MEM_REMOTE_WRITE != 0 {
             access = access | Access::REMOTE_WRITE;
         }
+        // Live: no device removal (which revokes the LMR's region) until this returns.
+        let _live = self.pz.ia.live()?;
+        // SAFETY: The IA is held live, so the region is not revoked (removal revokes regions
+        // only after taking the IA's live lock and finding it free) while it is borrowed here.
+        let region = unsafe { lmr.region.access() };
         let mut st = self.st.lock();
         if st.bound.is_some() {
             return Err(EBUSY);
         }
-        st.mr
-            .map(&lmr.region, offset, length)
+        let st = &mut *st;
+        let mr = st.mr.as_mut().ok_or(ENODEV)?;
+        mr.map(region, offset, length)
             .map_err(|e| if e == EINVAL { ERANGE } else { e })?;
-        let (rkey, addr) = (st.mr.rkey(), st.mr.iova());
-        ep.post_rmr(&st.mr, self, Some(lmr.clone()), Some(access), cookie)?;
+        let (rkey, addr) = (mr.rkey(), mr.iova());
+        ep.post_rmr(mr, self, Some(lmr.clone()), Some(access), cookie)?;
         st.bound = Some(Binding::new(lmr));
         Ok((rkey, addr))
     }
@@ -129,8 +136,19 @@ impl Rmr {
             return Err(EINVAL);
         };
         let lmr = b.lmr.clone();
-        ep.post_rmr(&st.mr, self, Some(lmr), None, cookie)?;
+        let mr = st.mr.as_ref().ok_or(ENODEV)?;
+        ep.post_rmr(mr, self, Some(lmr), None, cookie)?;
         st.bound = None;
         Ok(())
+    }
+
+    /// Device removal: drops the grant and deregisters the MR. Process context; sleeps.
+    pub(crate) fn revoke(&self) {
+        let (mr, bound) = {
+            let mut st = self.st.lock();
+            (st.mr.take(), st.bound.take())
+        };
+        drop(bound);
+        drop(mr);
     }
 }

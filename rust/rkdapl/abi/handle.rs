@@ -96,6 +96,26 @@ impl Handles {
         Ok(unsafe { Arc::from_raw(addr as *const T) })
     }
 
+    /// A copy of the table: every live handle and its kind. May sleep.
+    ///
+    /// # Errors
+    ///
+    /// `-ENOMEM`.
+    pub(crate) fn snapshot() -> Result<KVec<(usize, Kind)>> {
+        loop {
+            let want = Self::count() + 16;
+            let mut v = KVec::with_capacity(want, GFP_KERNEL)?;
+            let t = TABLE.lock();
+            if t.len() <= want {
+                for e in t.iter() {
+                    // Cannot fail: the capacity was checked under the lock.
+                    let _ = v.push_within_capacity(*e);
+                }
+                return Ok(v);
+            }
+        }
+    }
+
     /// Number of live handles (all kinds), for leak checks at module unload.
     pub(crate) fn count() -> usize {
         TABLE.lock().len()

@@ -123,7 +123,7 @@ fn segments(iov: *const LmrTriplet, num: u32, pz: &Arc<Pz>) -> Result<KVec<Segme
             return Err(EXDEV);
         }
         let end = t.offset.checked_add(t.length).ok_or(ERANGE)?;
-        if end > lmr.region.len() as u64 {
+        if end > lmr.len {
             return Err(ERANGE);
         }
         v.push(
@@ -185,7 +185,9 @@ pub(crate) extern "C" fn rkdapl_ia_query(ia: *mut c_void, attr: *mut IaAttr) -> 
             max_private_data: crate::evd::MAX_PRIVATE_DATA as u32,
             reserved: 0,
         };
-        let n = ia.dev.name().to_bytes();
+        // A removed device's IA answers -ENODEV: the consumer should free its objects.
+        drop(ia.live()?);
+        let n = ia.dev_name.to_bytes();
         let n = &n[..n.len().min(63)];
         out.name[..n.len()].copy_from_slice(n);
         put(attr, out)
@@ -203,7 +205,11 @@ pub(crate) extern "C" fn rkdapl_pz_create(ia: *mut c_void, pz: *mut *mut c_void)
             return Err(EINVAL);
         }
         let ia: Arc<Ia> = Handles::get(ia, Kind::Ia)?;
-        publish(Pz::new(ia)?, Kind::Pz, pz).map(|_| ())
+        // Created and published while the IA is live: a device removal either sees the new
+        // object in the handle table or makes this call fail with -ENODEV. Likewise below.
+        let live = ia.live()?;
+        let dev = live.as_ref().ok_or(ENODEV)?;
+        publish(Pz::new(ia.clone(), dev)?, Kind::Pz, pz).map(|_| ())
     })())
 }
 
@@ -231,10 +237,15 @@ pub(crate) extern "C" fn rkdapl_lmr_create(
         }
         let len = usize::try_from(length).map_err(|_| EINVAL)?;
         let pz: Arc<Pz> = Handles::get(pz, Kind::Pz)?;
+        let ia = pz.ia.clone();
+        let live = ia.live()?;
+        let dev = live.as_ref().ok_or(ENODEV)?;
         // SAFETY: The C caller promises (kernel-doc of `rkdapl_lmr_create`) that the buffer
         // stays allocated until `rkdapl_lmr_free` returns, which drops the region.
-        let region = unsafe { DmaRegion::new(&pz.ia.dev, addr as usize, len) }?;
-        publish(Lmr::new(pz, region, privileges)?, Kind::Lmr, lmr).map(|_| ())
+        let region = unsafe { DmaRegion::new(dev, addr as usize, len) }?;
+        let l = Lmr::new(pz, region, privileges)?;
+        // Published while the IA is live, so a device removal sees the new LMR.
+        publish(l, Kind::Lmr, lmr).map(|_| ())
     })())
 }
 
@@ -267,13 +278,14 @@ fn lmr_sync(lmr: *mut c_void, offset: u64, length: u64, for_device: bool) -> c_i
     errno((|| {
         let l: Arc<Lmr> = Handles::get(lmr, Kind::Lmr)?;
         let end = offset.checked_add(length).ok_or(ERANGE)?;
-        if end > l.region.len() as u64 {
+        if end > l.len {
             return Err(ERANGE);
         }
+        let region = l.region.try_access().ok_or(ENODEV)?;
         if for_device {
-            l.region.sync_for_device(offset, length);
+            region.sync_for_device(offset, length);
         } else {
-            l.region.sync_for_cpu(offset, length);
+            region.sync_for_cpu(offset, length);
         }
         Ok(())
     })())
@@ -290,6 +302,8 @@ pub(crate) extern "C" fn rkdapl_rmr_create(pz: *mut c_void, rmr: *mut *mut c_voi
             return Err(EINVAL);
         }
         let pz: Arc<Pz> = Handles::get(pz, Kind::Pz)?;
+        let ia = pz.ia.clone();
+        let _live = ia.live()?;
         publish(Rmr::new(pz)?, Kind::Rmr, rmr).map(|_| ())
     })())
 }
@@ -406,7 +420,10 @@ pub(crate) extern "C" fn rkdapl_ep_create(
             // SAFETY: A non-NULL `attr` points to a `struct rkdapl_ep_attr` (kernel-doc).
             unsafe { attr.read() }
         };
-        let e = Ep::new(pz, dto, conn, attr)?;
+        let ia = pz.ia.clone();
+        let live = ia.live()?;
+        let dev = live.as_ref().ok_or(ENODEV)?;
+        let e = Ep::new(pz, dev, dto, conn, attr)?;
         // Without a handle nobody could free the EP: end it here (its debugfs directory holds
         // a reference until `teardown`).
         let h = publish(e.clone(), Kind::Ep, ep).inspect_err(|_| e.teardown())?;
@@ -473,11 +490,13 @@ pub(crate) extern "C" fn rkdapl_psp_create(
         }
         let ia: Arc<Ia> = Handles::get(ia, Kind::Ia)?;
         let evd: Arc<Evd> = Handles::get(evd, Kind::Evd)?;
-        let p = Psp::new(ia, port, backlog, evd)?;
+        let live = ia.live()?;
+        let p = Psp::new(ia.clone(), port, backlog, evd)?;
         if let Err(e) = publish(p.clone(), Kind::Psp, psp) {
             p.shutdown();
             return Err(e);
         }
+        drop(live);
         Ok(())
     })())
 }
@@ -505,7 +524,7 @@ pub(crate) extern "C" fn rkdapl_cr_accept(
         }
         // Checked before the CR is consumed, so the consumer can still accept it on another
         // EP or reject it.
-        if !c.on_device(&e.ia.dev) {
+        if !c.on_device(&e.ia) {
             return Err(EXDEV);
         }
         Handles::remove::<Cr>(cr, Kind::Cr)?;

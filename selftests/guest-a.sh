@@ -5,6 +5,8 @@
 #   loopback:  rkdapl_test role=loopback (server kthread + client over the guest's own IP)
 #   observe:   rkdapl_observe.ko holds a live connection; rdma res, debugfs and trace events
 #              are checked against it (selftests/observe.sh)
+#   removal:   rdma link delete rxe0 under live traffic, then rxe0 re-added (selftests/removal.sh;
+#              only with RKDAPL_PAIR=0 or after the two-guest suite, which needs rxe0)
 #   two-guest: rkdapl_test role=server; guest B connects once $RKDAPL_SYNC/a.listening exists
 #              (skipped with RKDAPL_PAIR=0, i.e. run-guests.sh --one)
 #   module: unload rkdapl
@@ -12,6 +14,7 @@
 set -u
 . "$RKDAPL_TOP/selftests/guest-lib.sh" || exit 1
 . "$RKDAPL_TOP/selftests/observe.sh" || exit 1
+. "$RKDAPL_TOP/selftests/removal.sh" || exit 1
 
 # Starts the two-guest server, signals a.listening once its PSP exists, and stops it if guest
 # B ends without finishing the session.
@@ -46,6 +49,7 @@ if load_provider; then
 	run_kmod loopback 1200 -- role=loopback dev=rxe0 peer="$RKDAPL_IP" port=7500
 	observe_suite
 	[ "${RKDAPL_PAIR:-1}" = 1 ] && serve_two_guest
+	removal_suite
 	unload_provider
 fi
 finish

@@ -14,12 +14,20 @@
  *     send queue has slots: the slots of completed DTOs must come back);
  *   - checks every completion and the written bytes,
  * prints "rkdapl_observe: ready ..." and returns 0, or a negative errno (insmod fails) after
- * freeing everything. The objects live until rmmod; module_exit frees them in order.
+ * freeing everything. The objects live until rmmod; module_exit frees them in order and logs
+ * "rkdapl_observe: freed, N errors".
+ *
+ * With traffic=1 (selftests/removal.sh) it then keeps RECV_POSTED RECVs posted on both EPs
+ * and a kthread running RDMA WRITEs and READs until they fail. That is what the device sees
+ * when `rdma link delete` removes it: the kthread then checks what a consumer must get
+ * (BROKEN on both EPs, every posted RECV back FLUSHED, -ENODEV/-ENOTCONN from later calls)
+ * and logs one line "rkdapl_observe: removal: ... ok" (or "... FAILED").
  */
 #define pr_fmt(fmt) "rkdapl_observe: " fmt
 
 #include <linux/in.h>
 #include <linux/inet.h>
+#include <linux/kthread.h>
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -38,6 +46,9 @@ MODULE_PARM_DESC(port, "PSP port (default 7520)");
 static uint writes = 640;
 module_param(writes, uint, 0444);
 MODULE_PARM_DESC(writes, "RDMA WRITEs to post (default 640, more than one EP's 512 slots)");
+static bool traffic;
+module_param(traffic, bool, 0444);
+MODULE_PARM_DESC(traffic, "keep RECVs posted and RDMA traffic running until the device goes");
 
 #define OBS_TIMEOUT_MS 30000
 #define OBS_BATCH 32
@@ -45,6 +56,9 @@ MODULE_PARM_DESC(writes, "RDMA WRITEs to post (default 640, more than one EP's 5
 #define WRITE_BYTES 64
 #define BUF_BYTES (2 * PAGE_SIZE)
 #define ALL_PRIV (RKDAPL_MEM_LOCAL_WRITE | RKDAPL_MEM_REMOTE_READ | RKDAPL_MEM_REMOTE_WRITE)
+#define RECV_POSTED 8
+#define C_RECV_COOKIE 3000
+#define S_RECV_COOKIE 2000
 
 static struct obs {
 	struct rkdapl_ia *ia;
@@ -55,6 +69,8 @@ static struct obs {
 	u8 *c_buf, *s_buf;
 	struct rkdapl_lmr *c_lmr, *s_lmr;
 	struct rkdapl_rmr *rmr;
+	struct rkdapl_rmr_triplet grant;
+	struct task_struct *traffic;
 } o;
 
 /* Waits for the next event on @evd and checks its type (and, for DTOs, cookie and status). */
@@ -77,37 +93,33 @@ static int expect(struct rkdapl_evd *evd, u32 type, u64 cookie, const char *what
 	return 0;
 }
 
-static void obs_free(void)
+/* Frees everything; returns the number of frees that did not return 0. */
+static int obs_free(void)
 {
-	if (o.c_ep)
-		rkdapl_ep_free(o.c_ep);
-	if (o.s_ep)
-		rkdapl_ep_free(o.s_ep);
-	if (o.psp)
-		rkdapl_psp_free(o.psp);
-	if (o.rmr)
-		rkdapl_rmr_free(o.rmr);
-	if (o.c_lmr)
-		rkdapl_lmr_free(o.c_lmr);
-	if (o.s_lmr)
-		rkdapl_lmr_free(o.s_lmr);
-	if (o.c_dto)
-		rkdapl_evd_free(o.c_dto);
-	if (o.c_conn)
-		rkdapl_evd_free(o.c_conn);
-	if (o.s_dto)
-		rkdapl_evd_free(o.s_dto);
-	if (o.s_conn)
-		rkdapl_evd_free(o.s_conn);
-	if (o.psp_evd)
-		rkdapl_evd_free(o.psp_evd);
-	if (o.pz)
-		rkdapl_pz_free(o.pz);
-	if (o.ia)
-		rkdapl_ia_close(o.ia);
-	kfree(o.c_buf);
-	kfree(o.s_buf);
+	int bad = 0;
+
+#define FREE(fn, h) do { if ((h) && fn(h)) bad++; } while (0)
+	FREE(rkdapl_ep_free, o.c_ep);
+	FREE(rkdapl_ep_free, o.s_ep);
+	FREE(rkdapl_psp_free, o.psp);
+	FREE(rkdapl_rmr_free, o.rmr);
+	FREE(rkdapl_lmr_free, o.c_lmr);
+	FREE(rkdapl_lmr_free, o.s_lmr);
+	FREE(rkdapl_evd_free, o.c_dto);
+	FREE(rkdapl_evd_free, o.c_conn);
+	FREE(rkdapl_evd_free, o.s_dto);
+	FREE(rkdapl_evd_free, o.s_conn);
+	FREE(rkdapl_evd_free, o.psp_evd);
+	FREE(rkdapl_pz_free, o.pz);
+	FREE(rkdapl_ia_close, o.ia);
+#undef FREE
+	/* A buffer whose LMR could not be freed may still be mapped: leak it rather. */
+	if (!bad) {
+		kfree(o.c_buf);
+		kfree(o.s_buf);
+	}
 	memset(&o, 0, sizeof(o));
+	return bad;
 }
 
 static int obs_connect(void)
@@ -173,7 +185,8 @@ static int obs_transfer(void)
 	}
 
 	/* A grant of the server's buffer, then @writes RDMA WRITEs of WRITE_BYTES each. */
-	r = rkdapl_rmr_bind(o.rmr, o.s_lmr, 0, BUF_BYTES, RKDAPL_MEM_REMOTE_WRITE, o.s_ep, 102,
+	r = rkdapl_rmr_bind(o.rmr, o.s_lmr, 0, BUF_BYTES,
+			    RKDAPL_MEM_REMOTE_WRITE | RKDAPL_MEM_REMOTE_READ, o.s_ep, 102,
 			    &rt.rkey, &rt.address);
 	if (!r)
 		r = expect(o.s_dto, RKDAPL_RMR_BIND_COMPLETION_EVENT, 102, "rmr bind");
@@ -203,6 +216,123 @@ static int obs_transfer(void)
 			return -EIO;
 		}
 		done += n;
+	}
+	o.grant = rt;
+	return 0;
+}
+
+/* --- traffic=1: what a consumer sees when its device is removed ----------------------------- */
+
+static struct {
+	u32 dtos;			/* DTOs completed successfully */
+	int stop_post;			/* the post error that stopped the traffic, or 0 */
+	s32 stop_status;		/* the completion status that stopped it, or 0 */
+	u32 flushed_recv[2];		/* client, server */
+} tr;
+
+/* Counts a DTO event; returns its status. */
+static s32 tr_note(const struct rkdapl_event *ev, int side)
+{
+	if (ev->type == RKDAPL_DTO_COMPLETION_EVENT && ev->op == RKDAPL_DTO_RECV &&
+	    ev->status == RKDAPL_DTO_FLUSHED)
+		tr.flushed_recv[side]++;
+	return ev->status;
+}
+
+/* Waits up to @ms for a connection event of @type on @evd; returns its status or -ETIMEDOUT. */
+static int tr_conn(struct rkdapl_evd *evd, u32 type, u32 ms)
+{
+	struct rkdapl_event ev;
+
+	while (!rkdapl_evd_wait(evd, ms, &ev))
+		if (ev.type == type)
+			return ev.status;
+	return -ETIMEDOUT;
+}
+
+/* Takes every DTO event left on @evd (waiting @ms for each). */
+static void tr_drain(struct rkdapl_evd *evd, int side, u32 ms)
+{
+	struct rkdapl_event ev;
+
+	while (!rkdapl_evd_wait(evd, ms, &ev))
+		tr_note(&ev, side);
+}
+
+static int traffic_fn(void *arg)
+{
+	struct rkdapl_lmr_triplet t = { o.c_lmr, 0, WRITE_BYTES };
+	struct rkdapl_rmr_triplet rt = o.grant;
+	struct rkdapl_ia_attr attr;
+	struct rkdapl_pz *pz = NULL;
+	struct rkdapl_event ev;
+	int c_broken, s_broken, pz_r, query_r, sync_r, send_r, i;
+	u64 cookie = 10000;
+	bool ok;
+
+	while (!kthread_should_stop() && !tr.stop_post && !tr.stop_status) {
+		for (i = 0; i < 8 && !tr.stop_post; i++)
+			tr.stop_post = i & 1 ?
+				rkdapl_post_rdma_read(o.c_ep, &t, 1, &rt, cookie++, 0) :
+				rkdapl_post_rdma_write(o.c_ep, &t, 1, &rt, cookie++, 0);
+		for (; i > 0 && !tr.stop_status; i--) {
+			if (rkdapl_evd_wait(o.c_dto, OBS_TIMEOUT_MS, &ev)) {
+				tr.stop_status = -ETIMEDOUT;
+				break;
+			}
+			tr.stop_status = tr_note(&ev, 0);
+			if (!tr.stop_status)
+				tr.dtos++;
+		}
+	}
+	if (kthread_should_stop())
+		return 0;
+
+	/* The device is going: what the consumer gets. */
+	c_broken = tr_conn(o.c_conn, RKDAPL_CONNECTION_EVENT_BROKEN, 20000);
+	s_broken = tr_conn(o.s_conn, RKDAPL_CONNECTION_EVENT_BROKEN, 20000);
+	tr_drain(o.c_dto, 0, 2000);
+	tr_drain(o.s_dto, 1, 2000);
+	pz_r = rkdapl_pz_create(o.ia, &pz);
+	if (!pz_r)
+		rkdapl_pz_free(pz);
+	query_r = rkdapl_ia_query(o.ia, &attr);
+	sync_r = rkdapl_lmr_sync_rdma_write(o.s_lmr, 0, 8);
+	send_r = rkdapl_post_send(o.c_ep, &t, 1, 1, 0);
+	ok = c_broken == -ENODEV && s_broken == -ENODEV &&
+	     tr.flushed_recv[0] == RECV_POSTED && tr.flushed_recv[1] == RECV_POSTED &&
+	     pz_r == -ENODEV && query_r == -ENODEV && sync_r == -ENODEV && send_r == -ENOTCONN;
+	pr_info("removal: traffic stopped after %u DTOs (post %d, status %d); BROKEN client %d server %d; RECVs flushed client %u/%u server %u/%u; pz_create %d ia_query %d lmr_sync %d post_send %d: %s\n",
+		tr.dtos, tr.stop_post, tr.stop_status, c_broken, s_broken, tr.flushed_recv[0],
+		RECV_POSTED, tr.flushed_recv[1], RECV_POSTED, pz_r, query_r, sync_r, send_r,
+		ok ? "ok" : "FAILED");
+	while (!kthread_should_stop())
+		schedule_timeout_interruptible(HZ / 10);
+	return 0;
+}
+
+static int traffic_start(void)
+{
+	struct rkdapl_lmr_triplet t;
+	int r = 0, i;
+
+	/* RECVs into the second page of each buffer, which the traffic does not touch. */
+	for (i = 0; i < RECV_POSTED && !r; i++) {
+		t = (struct rkdapl_lmr_triplet){ o.c_lmr, PAGE_SIZE, 64 };
+		r = rkdapl_post_recv(o.c_ep, &t, 1, C_RECV_COOKIE + i, 0);
+		t = (struct rkdapl_lmr_triplet){ o.s_lmr, PAGE_SIZE, 64 };
+		if (!r)
+			r = rkdapl_post_recv(o.s_ep, &t, 1, S_RECV_COOKIE + i, 0);
+	}
+	if (r) {
+		pr_err("traffic: post_recv = %d\n", r);
+		return r;
+	}
+	o.traffic = kthread_run(traffic_fn, NULL, "rkdapl_obs_traffic");
+	if (IS_ERR(o.traffic)) {
+		r = PTR_ERR(o.traffic);
+		o.traffic = NULL;
+		return r;
 	}
 	return 0;
 }
@@ -246,6 +376,8 @@ static int __init rkdapl_observe_init(void)
 	r = obs_connect();
 	if (!r)
 		r = obs_transfer();
+	if (!r && traffic)
+		r = traffic_start();
 	if (r)
 		goto fail;
 	pr_info("ready: 1 send of %u bytes, %u rdma writes of %u bytes\n", SEND_BYTES, writes,
@@ -258,7 +390,12 @@ fail:
 
 static void __exit rkdapl_observe_exit(void)
 {
-	obs_free();
+	int bad;
+
+	if (o.traffic)
+		kthread_stop(o.traffic);
+	bad = obs_free();
+	pr_info("freed, %d errors\n", bad);
 }
 
 module_init(rkdapl_observe_init);

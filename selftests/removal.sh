@@ -1,0 +1,91 @@
+#!/bin/bash
+# Sourced by selftests/guest-a.sh (after guest-lib.sh and observe.sh): device removal.
+#
+#   removal_suite   loads rkdapl_observe.ko traffic=1 (a connected loopback pair, RECVs posted on
+#                   both EPs, a kthread running RDMA WRITEs and READs), deletes rxe0 under it
+#                   with `rdma link delete`, and checks that the removal completes within
+#                   $RM_LIMIT s, that the consumer saw BROKEN on both EPs, every RECV flushed
+#                   and -ENODEV/-ENOTCONN from later calls, that nothing of it is left in
+#                   `rdma res`, that the consumer then frees every handle without error, and
+#                   that rxe0 re-added can be opened again (a full rkdapl_observe run).
+
+RM_LIMIT=30
+RM_PORT=7530
+
+# rm_dmesg_line PATTERN: the last dmesg line containing PATTERN, in $REPLY.
+rm_dmesg_line() {
+	local l
+	local -a lines
+	REPLY=
+	mapfile -t lines < <(dmesg)
+	for l in "${lines[@]}"; do [[ $l == *"$1"* ]] && REPLY=$l; done
+}
+
+rm_rxe_up() {
+	local i nic= f
+	for f in /sys/class/net/*/address; do
+		[ "$(< "$f")" = "$RKDAPL_MAC" ] && nic=${f%/address} && nic=${nic##*/}
+	done
+	rdma link add rxe0 type rxe netdev "$nic" || return 1
+	for ((i = 0; i < 100; i++)); do
+		rdma link show rxe0/1 2>/dev/null | grep -q 'state ACTIVE' && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
+removal_suite() {
+	local rc=0 t0 secs n
+	_log "removal: insmod rkdapl_observe.ko traffic=1"
+	timeout -k 10 300 insmod "$OBS_KO" peer="$RKDAPL_IP" port=$RM_PORT writes=64 traffic=1 || rc=$?
+	t_check $rc "removal: a consumer connects a loopback pair, posts RECVs and runs RDMA WRITE/READ traffic" \
+		"insmod exit $rc"
+	if [ $rc != 0 ]; then
+		module_loaded rkdapl_observe && rmmod rkdapl_observe
+		return
+	fi
+	sleep 2
+	rm_dmesg_line "rkdapl_observe: removal:"
+	[ -z "$REPLY" ]
+	t_check $? "removal: traffic is still running before the removal" "already stopped: $REPLY"
+
+	_log "removal: rdma link delete rxe0"
+	t0=$SECONDS
+	rc=0
+	timeout -k 5 $((RM_LIMIT * 4)) rdma link delete rxe0 || rc=$?
+	secs=$((SECONDS - t0))
+	[ $rc = 0 ] && [ $secs -le $RM_LIMIT ]
+	t_check $? "removal: rdma link delete rxe0 under live traffic completes within $RM_LIMIT s (took $secs s)" \
+		"exit $rc after $secs s"
+
+	for ((n = 0; n < 60; n++)); do
+		rm_dmesg_line "rkdapl_observe: removal:"
+		[ -n "$REPLY" ] && break
+		sleep 1
+	done
+	[[ $REPLY == *": ok" ]]
+	t_check $? "removal: the consumer gets BROKEN on both EPs (-ENODEV), every posted RECV FLUSHED, -ENODEV/-ENOTCONN after" \
+		"${REPLY:-no 'rkdapl_observe: removal:' line in dmesg}"
+	rm_dmesg_line "rkdapl: device rxe0: revoked"
+	[[ $REPLY == *"revoked 1 IA(s), 2 EP(s), 1 PSP(s)"* ]]
+	t_check $? "removal: rkdapl revoked the consumer's objects on rxe0" "${REPLY:-no 'rkdapl: device rxe0: revoked' line}"
+
+	{ rdma res show cm_id; rdma res show cq; rdma res show pd; rdma res show mr; } > /tmp/rm-res.txt 2>&1
+	obs_count 'rkdapl_observe' /tmp/rm-res.txt
+	[ "$REPLY" = 0 ]
+	t_check $? "removal: no object of the consumer is left in rdma res" "$REPLY lines name rkdapl_observe"
+
+	rc=0
+	rmmod rkdapl_observe || rc=$?
+	rm_dmesg_line "rkdapl_observe: freed,"
+	[ $rc = 0 ] && [[ $REPLY == *"freed, 0 errors"* ]]
+	t_check $? "removal: the consumer then frees every handle without an error" \
+		"rmmod exit $rc, ${REPLY:-no 'freed' line}"
+
+	rm_rxe_up
+	t_check $? "removal: rxe0 re-added and ACTIVE" "$(rdma link show 2>&1)"
+	rc=0
+	timeout -k 10 300 insmod "$OBS_KO" peer="$RKDAPL_IP" port=$RM_PORT writes=64 || rc=$?
+	t_check $rc "removal: an IA on the re-added rxe0 connects and moves data again" "insmod exit $rc"
+	module_loaded rkdapl_observe && rmmod rkdapl_observe
+}

@@ -22,17 +22,20 @@ use core::fmt;
 use kernel::{
     debugfs::{Dir, File, Scope},
     prelude::*,
-    rdma::device::Device,
+    rdma::device::DeviceAttrs,
     str::CString,
-    sync::{aref::ARef, Arc},
+    sync::Arc,
 };
 
 /// The debugfs directory of one EP; dropping it removes the directory.
 pub(crate) type EpDir = Pin<KBox<Scope<Arc<Ep>>>>;
 
-/// What an IA's `info` file shows.
+/// What an IA's `info` file shows: copies, so that the file holds no device reference (a
+/// device must be able to go while its IAs' directories exist).
 pub(crate) struct IaInfo {
-    pub(crate) dev: ARef<Device>,
+    pub(crate) dev_name: CString,
+    pub(crate) ports: u32,
+    pub(crate) attrs: DeviceAttrs,
     pub(crate) owner: &'static CStr,
 }
 
@@ -46,10 +49,10 @@ pub(crate) fn ia_dir(root: &Dir, id: u32, info: IaInfo) -> Result<(Dir, Pin<KBox
 }
 
 fn show_ia(ia: &IaInfo, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-    let a = ia.dev.attrs();
-    writeln!(f, "device {}", ia.dev.name().to_str().unwrap_or("?"))?;
+    let a = &ia.attrs;
+    writeln!(f, "device {}", ia.dev_name.to_str().unwrap_or("?"))?;
     writeln!(f, "owner {}", ia.owner.to_str().unwrap_or("?"))?;
-    writeln!(f, "ports {}", ia.dev.phys_port_cnt())?;
+    writeln!(f, "ports {}", ia.ports)?;
     writeln!(
         f,
         "max_qp_wr {} max_send_sge {} max_recv_sge {} max_cqe {}",

@@ -549,14 +549,19 @@ impl Ep {
         drop(cqs);
     }
 
-    /// Device removal: a connection (or attempt) ends with `RKDAPL_CONNECTION_EVENT_BROKEN`
-    /// (status `-ENODEV`) on the connection EVD, every posted DTO completes FLUSHED, and the
-    /// CM id, QP and CQs are released. The EP stays until freed; posts get `-ENOTCONN`.
-    /// Process context; sleeps.
-    pub(crate) fn revoke(&self) {
+    /// Device removal, first step (for every EP of the device before any is revoked, so that
+    /// none sees its peer's disconnect instead): a connection or connection attempt ends with
+    /// `RKDAPL_CONNECTION_EVENT_BROKEN`, status `-ENODEV`, on the connection EVD. Any context.
+    pub(crate) fn mark_broken(&self) {
         if self.state() != EpState::Unconnected {
             self.fail(EventType::Broken, ENODEV.to_errno(), &[]);
         }
+    }
+
+    /// Device removal, second step: every posted DTO completes FLUSHED and the CM id, QP and
+    /// CQs are released. The EP stays until freed; posts get `-ENOTCONN`. Process context;
+    /// sleeps.
+    pub(crate) fn revoke(&self) {
         self.end_connection();
         let cqs = self.cqs.lock().take();
         drop(cqs);

@@ -161,7 +161,9 @@ impl Ia {
         };
         let id = NEXT_IA.fetch_add(1, Ordering::Relaxed);
         let info = IaInfo {
-            dev: dev.clone(),
+            dev_name: CString::try_from(dev.name())?,
+            ports: dev.phys_port_cnt(),
+            attrs: dev.attrs(),
             owner,
         };
         let (dir, info) = debugfs::ia_dir(&root, id, info)?;

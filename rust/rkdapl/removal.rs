@@ -123,6 +123,9 @@ pub(crate) fn revoke_device(dev: &Device) {
         }
     }
     for e in eps.iter() {
+        e.mark_broken();
+    }
+    for e in eps.iter() {
         e.revoke();
     }
     for c in crs.iter() {

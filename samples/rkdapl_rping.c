@@ -119,6 +119,7 @@ struct rping {
 	struct rkdapl_ep_attr ep_attr;
 
 	struct rping_info *tx, *rx;	/* the 16-byte SEND and RECV buffers */
+	struct rping_info msg;		/* the last message received, copied out of rx */
 	struct rkdapl_lmr *tx_lmr, *rx_lmr;
 	char *rdma_buf;			/* server: READ into, WRITE from; client: the sink */
 	struct rkdapl_lmr *rdma_lmr;
@@ -417,7 +418,6 @@ static int rping_post_recv(struct rping *r)
 	struct rkdapl_lmr_triplet iov = { .lmr = r->rx_lmr, .length = sizeof(*r->rx) };
 	int ret;
 
-	memset(r->rx, 0, sizeof(*r->rx));
 	ret = CHECK(r, rkdapl_post_recv(r->ep, &iov, 1, COOKIE(K_RECV, r->posted[K_RECV]), 0));
 	if (!ret)
 		r->posted[K_RECV]++;
@@ -437,8 +437,8 @@ static int rping_post_send(struct rping *r)
 }
 
 /*
- * Waits for the RECV posted last (and for every SEND), checks that 16 bytes came, and posts
- * the next RECV before the peer can send again (rping does the same).
+ * Waits for the RECV posted last (and for every SEND), checks that 16 bytes came, copies
+ * them to r->msg and posts the next RECV before the peer can send again (as rping does).
  */
 static int rping_recv(struct rping *r, const char *what)
 {
@@ -451,6 +451,10 @@ static int rping_recv(struct rping *r, const char *what)
 		       sizeof(*r->rx));
 		return -EPROTO;
 	}
+	ret = CHECK(r, rkdapl_lmr_sync_rdma_write(r->rx_lmr, 0, sizeof(*r->rx)));
+	if (ret)
+		return ret;
+	r->msg = *r->rx;
 	return rping_post_recv(r);
 }
 
@@ -576,13 +580,13 @@ static int rping_close(struct rping *r)
 
 /* ---- server --------------------------------------------------------------------------- */
 
-/* The peer's advertisement in r->rx: returns its length, or 0 if it does not fit len bytes. */
+/* The peer's advertisement in r->msg: returns its length, or 0 if it does not fit len bytes. */
 static u32 rping_adv(struct rping *r, const char *what, u32 len, u64 *raddr, u32 *rkey)
 {
-	u32 rlen = be32_to_cpu(r->rx->size);
+	u32 rlen = be32_to_cpu(r->msg.size);
 
-	*raddr = be64_to_cpu(r->rx->buf);
-	*rkey = be32_to_cpu(r->rx->rkey);
+	*raddr = be64_to_cpu(r->msg.buf);
+	*rkey = be32_to_cpu(r->msg.rkey);
 	if (!rlen || rlen > len) {
 		pr_err("%s: ping %u: %s of %u bytes at %#llx rkey %#x: must be 1..%u bytes\n",
 		       r->who, r->pings, what, rlen, *raddr, *rkey, len);
@@ -598,7 +602,7 @@ static int server_ping(struct rping *r)
 	u32 ping = r->pings, rlen, wlen, slen;
 	int ret;
 
-	/* r->rx holds the client's source advertisement */
+	/* r->msg holds the client's source advertisement */
 	rlen = rping_adv(r, "source advertisement", size, &rem.address, &rem.rkey);
 	if (!rlen)
 		return -EPROTO;

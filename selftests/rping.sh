@@ -46,14 +46,15 @@ _rping_kmod() {
 	fi
 }
 
-# _rping_user NAME PIDFILE COUNT WANT_RE ARGS...: runs rping ARGS (its timeout's pid in
-# PIDFILE), then checks its exit status and that exactly COUNT output lines match WANT_RE.
+# _rping_user NAME PORT COUNT WANT_RE ARGS...: runs rping ARGS (the pid of its timeout in
+# /run/rping-PORT.pid, its output in $RKDAPL_SYNC/rping-PORT.log), then checks its exit
+# status (rping -c also exits 0 when the server disconnects early) and that exactly COUNT
+# output lines match WANT_RE.
 _rping_user() {
-	local name=$1 pidf=$2 count=$3 re=$4 rc=0 n=0 l out
+	local name=$1 port=$2 count=$3 re=$4 rc=0 n=0 l out pidf=/run/rping-$2.pid
 	local -a lines
 	shift 4
-	out=$RKDAPL_SYNC/rping-$RKDAPL_ROLE-${RPING_LOGN:-0}.log
-	RPING_LOGN=$((${RPING_LOGN:-0} + 1))
+	out=$RKDAPL_SYNC/rping-$port.log
 	_log "$name: rping $* (output in $out)"
 	timeout -s TERM -k 10 $RPING_TMO rping "$@" > "$out" 2>&1 &
 	echo $! > "$pidf"
@@ -110,7 +111,7 @@ rping_guest_b() {
 		# 1. rping -c against A's kernel server
 		if rkdapl_wait "rping-$port.listening" $RPING_TMO; then
 			_rping_user "rping: rdma-core rping -c against kernel server ($count pings of $size bytes, -V, counted)" \
-				/run/rping-$port.pid "$count" '^ping data: rdma-ping-[0-9]+: ' \
+				$port "$count" '^ping data: rdma-ping-[0-9]+: ' \
 				-c -a "$RKDAPL_PEER_IP" -p $port -C "$count" -S "$size" -V -v
 		else
 			t_fail "rping: rdma-core rping -c against kernel server ($count pings of $size bytes, -V, counted)" \
@@ -122,7 +123,7 @@ rping_guest_b() {
 		port=$((port + 1))
 		rm -f /run/rping-$port.pid
 		_rping_user "rping: rdma-core rping -s serving kernel client ($count pings of $size bytes, counted)" \
-			/run/rping-$port.pid "$count" '^server ping data: rdma-ping-[0-9]+: ' \
+			$port "$count" '^server ping data: rdma-ping-[0-9]+: ' \
 			-s -a "$RKDAPL_IP" -p $port -C "$count" -S "$size" -v &
 		pid=$!
 		for ((n = 0; n < 100; n++)); do

@@ -87,8 +87,10 @@ static uint timeout_ms = 120000;
 module_param(timeout_ms, uint, 0444);
 MODULE_PARM_DESC(timeout_ms, "timeout of each wait and of the connect retries (default 120000)");
 
-/* rping's limits: RPING_MIN_BUFSIZE (sizeof "2147483647" + sizeof "rdma-ping-%d: ") and
- * RPING_BUFSIZE - 1. */
+/*
+ * rping's limits: RPING_MIN_BUFSIZE (sizeof "2147483647" + sizeof "rdma-ping-%d: ") and
+ * RPING_BUFSIZE - 1.
+ */
 #define RPING_MIN_SIZE 26
 #define RPING_MAX_SIZE (64 * 1024 - 1)
 #define RPING_MSG_FMT "rdma-ping-%u: "
@@ -357,7 +359,9 @@ static int rping_step(struct rping *r, unsigned long deadline, const char *what)
 
 /*
  * Handles events until cond holds (0), an event failed (its errno), the connection went away
- * (-ECONNRESET: a DISCONNECTED event or a flushed DTO) or timeout_ms passed (-ETIMEDOUT).
+ * (-ECONNRESET: a flushed DTO, or a DISCONNECTED event while cond does not hold) or
+ * timeout_ms passed (-ETIMEDOUT). A flushed DTO counts as done but moved nothing, so it
+ * ends the wait before cond is looked at.
  */
 #define rping_wait_for(r, cond, what)						\
 ({										\
@@ -370,9 +374,13 @@ static int rping_step(struct rping *r, unsigned long deadline, const char *what)
 			       (r)->who, (what), __ret);			\
 			break;							\
 		}								\
+		if ((r)->flushed) {						\
+			__ret = -ECONNRESET;					\
+			break;							\
+		}								\
 		if (cond)							\
 			break;							\
-		if ((r)->disconnected || (r)->flushed) {			\
+		if ((r)->disconnected) {					\
 			__ret = -ECONNRESET;					\
 			break;							\
 		}								\
@@ -606,7 +614,8 @@ static int server_ping(struct rping *r)
 	rlen = rping_adv(r, "source advertisement", size, &rem.address, &rem.rkey);
 	if (!rlen)
 		return -EPROTO;
-	iov.length = rem.length = rlen;
+	iov.length = rlen;
+	rem.length = rlen;
 	memset(r->rdma_buf, 0, size);
 	ret = CHECK(r, rkdapl_lmr_sync_rdma_read(r->rdma_lmr, 0, size));
 	if (ret)
@@ -656,7 +665,8 @@ static int server_ping(struct rping *r)
 		       wlen);
 		return -EPROTO;
 	}
-	iov.length = rem.length = wlen;
+	iov.length = wlen;
+	rem.length = wlen;
 	ret = CHECK(r, rkdapl_post_rdma_write(r->ep, &iov, 1, &rem, COOKIE(K_WRITE, ping), 0));
 	if (ret)
 		return ret;
@@ -772,7 +782,10 @@ static int client_connect(struct rping *r, const struct sockaddr_in *sin)
 	int ret;
 
 	for (attempt = 1;; attempt++) {
-		r->established = r->disconnected = r->conn_failed = r->flushed = false;
+		r->established = false;
+		r->disconnected = false;
+		r->conn_failed = false;
+		r->flushed = false;
 		ret = CHECK(r, rkdapl_ep_create(r->pz, r->evd, r->evd, &r->ep_attr, &r->ep));
 		if (ret)
 			return ret;

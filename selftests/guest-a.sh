@@ -9,12 +9,15 @@
 #              only with RKDAPL_PAIR=0 or after the two-guest suite, which needs rxe0)
 #   two-guest: rkdapl_test role=server; guest B connects once $RKDAPL_SYNC/a.listening exists
 #              (skipped with RKDAPL_PAIR=0, i.e. run-guests.sh --one)
+#   rping:     samples/rkdapl_rping.ko as server for B's rdma-core `rping -c`, then as client
+#              of B's `rping -s` (selftests/rping.sh; also skipped with RKDAPL_PAIR=0)
 #   module: unload rkdapl
 # TAP lines go to $RKDAPL_SYNC/tap-a.txt; exits non-zero if any test failed.
 set -u
 . "$RKDAPL_TOP/selftests/guest-lib.sh" || exit 1
 . "$RKDAPL_TOP/selftests/observe.sh" || exit 1
 . "$RKDAPL_TOP/selftests/removal.sh" || exit 1
+. "$RKDAPL_TOP/selftests/rping.sh" || exit 1
 
 # Starts the two-guest server, signals a.listening once its PSP exists, and stops it if guest
 # B ends without finishing the session.
@@ -48,7 +51,10 @@ if load_provider; then
 	run_kmod badarg 1200 -- role=badarg dev=rxe0 peer="$RKDAPL_IP" port=7490
 	run_kmod loopback 1200 -- role=loopback dev=rxe0 peer="$RKDAPL_IP" port=7500
 	observe_suite
-	[ "${RKDAPL_PAIR:-1}" = 1 ] && serve_two_guest
+	if [ "${RKDAPL_PAIR:-1}" = 1 ]; then
+		serve_two_guest
+		rping_guest_a
+	fi
 	removal_suite
 	unload_provider
 fi

@@ -242,6 +242,8 @@ struct rkdapl_ia_attr {
  * @max_rdma_read_in: RDMA READs the peer may have in flight (default 4, clamped to the
  *	device).
  * @max_rdma_read_out: RDMA READs this EP may have in flight (default 4, clamped).
+ *	On the passive side both are further clamped to the connecting peer's request
+ *	(rkdapl_cr_accept()); the active side gets the passive side's answer through the IB CM.
  * @retry_count: transport retries, 1..7 (default 7).
  * @rnr_retry_count: retries while the peer has no RECV posted, 1..7, 7 = forever (default 7).
  */

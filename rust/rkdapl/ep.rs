@@ -323,11 +323,22 @@ impl Ep {
         }
     }
 
-    fn conn_param<'a>(&self, private_data: &'a [u8]) -> ConnParam<'a> {
+    /// The connection parameters of a connect (`peer_rd` `None`) or of an accept: then the RDMA
+    /// READ limits are the smaller of the EP's and the peer's request (`peer_rd`: rdma_cm's
+    /// responder resources and initiator depth of the request, from our side), as IB CM wants.
+    fn conn_param<'a>(&self, private_data: &'a [u8], peer_rd: Option<(u8, u8)>) -> ConnParam<'a> {
+        let (mut rr, mut id) = (
+            self.attr.max_rdma_read_in.min(255) as u8,
+            self.attr.max_rdma_read_out.min(255) as u8,
+        );
+        if let Some((peer_rr, peer_id)) = peer_rd {
+            rr = rr.min(peer_rr);
+            id = id.min(peer_id);
+        }
         ConnParam {
             private_data,
-            responder_resources: self.attr.max_rdma_read_in.min(255) as u8,
-            initiator_depth: self.attr.max_rdma_read_out.min(255) as u8,
+            responder_resources: rr,
+            initiator_depth: id,
             retry_count: self.attr.retry_count as u8,
             rnr_retry_count: self.attr.rnr_retry_count as u8,
         }
@@ -431,7 +442,7 @@ impl Ep {
                 let pdata = pending.as_ref().map_or(&[][..], |p| &p.private_data[..]);
                 let r = self
                     .create_qp(id)
-                    .and_then(|()| id.connect_locked(&self.conn_param(pdata)));
+                    .and_then(|()| id.connect_locked(&self.conn_param(pdata, None)));
                 if let Err(e) = r {
                     self.fail(EventType::NonPeerRejected, e.to_errno(), &[]);
                 }
@@ -476,14 +487,19 @@ impl Ep {
         }
     }
 
-    /// Passive side: takes over a connection request's id, creates the QP and accepts.
-    /// May sleep.
+    /// Passive side: takes over a connection request's id, creates the QP and accepts with the
+    /// RDMA READ limits clamped to the peer's request `peer_rd`. May sleep.
     ///
     /// # Errors
     ///
     /// `-EISCONN` unless the EP is UNCONNECTED, `-EINVAL` for private data over 56 bytes, or
     /// the errors of QP creation and `rdma_accept`.
-    pub(crate) fn accept(self: &Arc<Self>, id: Arc<EpCmId>, private_data: &[u8]) -> Result {
+    pub(crate) fn accept(
+        self: &Arc<Self>,
+        id: Arc<EpCmId>,
+        peer_rd: (u8, u8),
+        private_data: &[u8],
+    ) -> Result {
         if private_data.len() > crate::evd::MAX_PRIVATE_DATA {
             return Err(EINVAL);
         }
@@ -503,7 +519,7 @@ impl Ep {
         *id.handler().target.lock() = CmTarget::Ep(self.clone());
         let r = self
             .create_qp(&id)
-            .and_then(|()| id.accept(&self.conn_param(private_data)));
+            .and_then(|()| id.accept(&self.conn_param(private_data, Some(peer_rd))));
         if let Err(e) = r {
             let id = {
                 let mut c = self.conn.lock();

@@ -31,6 +31,9 @@ pub(crate) struct Cr {
     /// The request's CM id, until accepted or rejected.
     #[pin]
     pub(crate) id: Mutex<Option<EpCmId>>,
+    /// RDMA READs the peer will issue to us and will answer from us, as its request said
+    /// (rdma_cm's `responder_resources` and `initiator_depth`, already from our side).
+    pub(crate) peer_rd: (u8, u8),
 }
 
 impl Cr {
@@ -136,7 +139,11 @@ impl Psp {
         // be dropped inside this handler.
         let me = self.clone();
         let Ok(cr) = Arc::pin_init(
-            pin_init!(Cr { psp: me, id <- new_mutex!(None, "rkdapl_cr_id") }),
+            pin_init!(Cr {
+                psp: me,
+                id <- new_mutex!(None, "rkdapl_cr_id"),
+                peer_rd: ev.conn_param(),
+            }),
             GFP_KERNEL,
         ) else {
             return;

@@ -530,7 +530,7 @@ pub(crate) extern "C" fn rkdapl_cr_accept(
         Handles::remove::<Cr>(cr, Kind::Cr)?;
         c.psp.cr_done(cr as usize);
         let id = Arc::new(c.take_id()?, GFP_KERNEL)?;
-        e.accept(id, &pdata)
+        e.accept(id, c.peer_rd, &pdata)
     })())
 }
 

@@ -7,6 +7,7 @@
 #              are checked against it (selftests/observe.sh)
 #   removal:   rdma link delete rxe0 under live traffic, then rxe0 re-added (selftests/removal.sh;
 #              only with RKDAPL_PAIR=0 or after the two-guest suite, which needs rxe0)
+#   unload:    a consumer unloaded with all its objects open; rkdapl frees them
 #   two-guest: rkdapl_test role=server; guest B connects once $RKDAPL_SYNC/a.listening exists
 #              (skipped with RKDAPL_PAIR=0, i.e. run-guests.sh --one)
 #   rping:     samples/rkdapl_rping.ko as server for B's rdma-core `rping -c`, then as client
@@ -56,6 +57,7 @@ if load_provider; then
 		rping_guest_a
 	fi
 	removal_suite
+	unload_suite
 	unload_provider
 fi
 finish

@@ -128,6 +128,14 @@ unload_provider() {
 	rmmod rkdapl || rc=$?
 	module_loaded rkdapl && [ $rc = 0 ] && rc=99
 	t_check $rc "module: unload rkdapl" "rmmod exit $rc"
+	# rkdapl warns if objects were still open at its unload (none may be: consumers free them,
+	# or rkdapl does when a consumer goes).
+	local l n=0
+	local -a lines
+	mapfile -t lines < <(dmesg)
+	for l in "${lines[@]}"; do [[ $l == *"rkdapl: unloading with"* ]] && n=$((n + 1)); done
+	[ $n = 0 ]
+	t_check $? "module: no rkdapl object was left open at its unload" "$n 'unloading with ... objects still open' lines"
 }
 
 finish() {

@@ -8,6 +8,9 @@
 #                   and -ENODEV/-ENOTCONN from later calls, that nothing of it is left in
 #                   `rdma res`, that the consumer then frees every handle without error, and
 #                   that rxe0 re-added can be opened again (a full rkdapl_observe run).
+#   unload_suite    loads rkdapl_observe.ko leak=1 (connected pair, grant, LMRs, PSP, EVDs) and
+#                   unloads it without any free: rkdapl frees everything it left open when the
+#                   module goes (module notifier), nothing is left in rdma res or debugfs.
 
 RM_LIMIT=30
 RM_PORT=7530
@@ -88,4 +91,28 @@ removal_suite() {
 	timeout -k 10 300 insmod "$OBS_KO" peer="$RKDAPL_IP" port=$RM_PORT writes=64 || rc=$?
 	t_check $rc "removal: an IA on the re-added rxe0 connects and moves data again" "insmod exit $rc"
 	module_loaded rkdapl_observe && rmmod rkdapl_observe
+}
+
+unload_suite() {
+	local rc=0 ia= d
+	_log "unload: insmod rkdapl_observe.ko leak=1"
+	timeout -k 10 300 insmod "$OBS_KO" peer="$RKDAPL_IP" port=7540 writes=64 leak=1 || rc=$?
+	t_check $rc "unload: a consumer connects a pair, grants memory and writes (leak=1)" "insmod exit $rc"
+	[ $rc = 0 ] || return
+	for d in $OBS_DBG/ia*; do
+		obs_file "$d/info"
+		[[ $REPLY == *"owner rkdapl_observe"* ]] && ia=$d
+	done
+	rc=0
+	rmmod rkdapl_observe || rc=$?
+	t_check $rc "unload: rmmod of a consumer that still holds its objects" "rmmod exit $rc"
+	rm_dmesg_line "rkdapl: rkdapl_observe went away with objects open"
+	[[ $REPLY == *"freed 1 IA(s), 2 EP(s), 1 PSP(s), 0 CR(s), 1 RMR(s), 2 LMR(s), 1 PZ(s), 5 EVD(s)"* ]]
+	t_check $? "unload: rkdapl frees every object the consumer left open (IA, 2 EPs, PSP, RMR, 2 LMRs, PZ, 5 EVDs)" \
+		"${REPLY:-no 'went away with objects open' line}"
+	{ rdma res show cm_id; rdma res show cq; rdma res show pd; rdma res show mr; } > /tmp/rm-res.txt 2>&1
+	obs_count 'rkdapl_observe' /tmp/rm-res.txt
+	[ "$REPLY" = 0 ] && [ -n "$ia" ] && [ ! -e "$ia" ]
+	t_check $? "unload: nothing of it is left in rdma res or debugfs" \
+		"$REPLY rdma res lines, debugfs ${ia:-?} exists: $([ -e "$ia" ] && echo yes || echo no)"
 }

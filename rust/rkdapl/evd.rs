@@ -92,6 +92,8 @@ struct Queue {
 /// ring.len()`.
 #[pin_data]
 pub(crate) struct Evd {
+    /// The consumer module of the IA the EVD was created on (for its unload).
+    pub(crate) owner: &'static CStr,
     #[pin]
     q: SpinLockIrq<Queue>,
     #[pin]
@@ -102,8 +104,8 @@ pub(crate) struct Evd {
 pub(crate) const MAX_EVD_QLEN: u32 = 1 << 16;
 
 impl Evd {
-    /// An EVD holding `qlen` events (1..=65536). May sleep.
-    pub(crate) fn new(qlen: u32) -> Result<Arc<Evd>> {
+    /// An EVD holding `qlen` events (1..=65536), of the consumer `owner`. May sleep.
+    pub(crate) fn new(qlen: u32, owner: &'static CStr) -> Result<Arc<Evd>> {
         if qlen == 0 || qlen > MAX_EVD_QLEN {
             return Err(EINVAL);
         }
@@ -113,6 +115,7 @@ impl Evd {
         }
         Arc::pin_init(
             pin_init!(Evd {
+                owner,
                 q <- new_spinlock_irq!(Queue { ring, head: 0, len: 0, lost: 0, lost_total: 0 }, "rkdapl_evd"),
                 cv <- new_condvar!("rkdapl_evd_wait"),
             }),

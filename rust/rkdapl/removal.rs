@@ -1,21 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Device removal: when ib_core unregisters a device (`rdma link delete`, driver unload, hot
+//! Revocation: taking rkdapl objects away from a consumer that still holds their handles.
+//!
+//! **Device removal.** When ib_core unregisters a device (`rdma link delete`, driver unload, hot
 //! unplug), rkdapl's ib_client `remove` callback revokes every rkdapl object on it before
 //! returning, as ib_core requires of a client: no verbs object, DMA mapping, CM id or device
-//! reference may outlive the callback.
+//! reference may outlive the callback. The consumer's handles stay valid: frees still work and
+//! everything else returns `-ENODEV` (or `-ENOTCONN` for posts). EPs that were connected or
+//! connecting report `RKDAPL_CONNECTION_EVENT_BROKEN` with status `-ENODEV`, and every DTO still
+//! posted completes with `RKDAPL_DTO_FLUSHED`.
 //!
-//! Revocation keeps the consumer's handles valid: frees still work and everything else returns
-//! `-ENODEV` (or `-ENOTCONN` for posts). EPs that were connected or connecting report
-//! `RKDAPL_CONNECTION_EVENT_BROKEN` with status `-ENODEV`, and every DTO still posted completes
-//! with `RKDAPL_DTO_FLUSHED`. The order follows ib_core's dependencies: first each IA is made
-//! dead (no more objects, see [`Ia::live`]); then EPs (drain, CM id and QP, CQs), CRs and
-//! PSPs; then RMRs (their MRs), LMRs (their DMA mappings), PZs (their PDs) and at last the
-//! IAs' device references.
+//! **Consumer unload.** When a module goes away (module notifier, `rkdapl_notify.c`), whatever
+//! it left open under its name (the owner `rkdapl_ia_open` recorded) is revoked the same way
+//! and then freed, handles included: nobody can use them any more.
+//!
+//! The order follows ib_core's dependencies: first each IA is made dead (no more objects, see
+//! [`Ia::live`]); then EPs (drain, CM id and QP, CQs), CRs and PSPs; then RMRs (their MRs),
+//! LMRs (their DMA mappings), PZs (their PDs) and at last the IAs' device references.
 
 use crate::{
     abi::handle::{Handles, Kind},
     ep::Ep,
+    evd::Evd,
     ia::Ia,
     lmr::Lmr,
     psp::{Cr, Psp},
@@ -24,11 +30,22 @@ use crate::{
 };
 use kernel::{prelude::*, rdma::device::Device, sync::Arc};
 
-/// Adds `x` to `v` unless it is there already (by address). Allocation failures are ignored:
-/// an object is then revoked through its handle only.
-fn add_unique<T>(v: &mut KVec<Arc<T>>, x: &Arc<T>) {
-    if !v.iter().any(|y| Arc::ptr_eq(x, y)) {
-        let _ = v.push(x.clone(), GFP_KERNEL);
+/// An object and its C handle (0: reached through a child, no handle left).
+type Obj<T> = (usize, Arc<T>);
+
+/// Adds `x` to `v` unless it is there already (by address); a handle given later replaces a 0.
+/// Allocation failures are ignored: such an object is then not revoked (logged by the caller's
+/// count).
+fn add<T>(v: &mut KVec<Obj<T>>, h: usize, x: &Arc<T>) {
+    match v.iter_mut().find(|(_, y)| Arc::ptr_eq(x, y)) {
+        Some(e) => {
+            if e.0 == 0 {
+                e.0 = h;
+            }
+        }
+        None => {
+            let _ = v.push((h, x.clone()), GFP_KERNEL);
+        }
     }
 }
 
@@ -36,123 +53,213 @@ fn get<T>(addr: usize, kind: Kind) -> Option<Arc<T>> {
     Handles::get::<T>(addr as *const c_void, kind).ok()
 }
 
-/// Revokes every object on `dev`. Process context (ib_client `remove`); sleeps.
-pub(crate) fn revoke_device(dev: &Device) {
-    let handles = match Handles::snapshot() {
-        Ok(h) => h,
-        Err(_) => {
-            pr_err!("device removal: out of memory, objects on the device are not revoked\n");
-            return;
+/// The objects of some IAs.
+#[derive(Default)]
+struct Objects {
+    ias: KVec<Obj<Ia>>,
+    pzs: KVec<Obj<Pz>>,
+    eps: KVec<Obj<Ep>>,
+    psps: KVec<Obj<Psp>>,
+    crs: KVec<Obj<Cr>>,
+    rmrs: KVec<Obj<Rmr>>,
+    lmrs: KVec<Obj<Lmr>>,
+    evds: KVec<Obj<Evd>>,
+}
+
+impl Objects {
+    /// Every object reachable from a live handle whose IA satisfies `pick` (EVDs: whose owner
+    /// satisfies `pick_evd`). May sleep.
+    fn collect(pick: impl Fn(&Ia) -> bool, pick_evd: impl Fn(&Evd) -> bool) -> Result<Objects> {
+        let handles = Handles::snapshot()?;
+        let mut o = Objects::default();
+        for &(h, kind) in handles.iter() {
+            match kind {
+                Kind::Ia => {
+                    if let Some(ia) = get::<Ia>(h, kind) {
+                        add(&mut o.ias, h, &ia);
+                    }
+                }
+                Kind::Pz => {
+                    if let Some(pz) = get::<Pz>(h, kind) {
+                        add(&mut o.pzs, h, &pz);
+                    }
+                }
+                Kind::Lmr => {
+                    if let Some(l) = get::<Lmr>(h, kind) {
+                        add(&mut o.pzs, 0, &l.pz);
+                        add(&mut o.lmrs, h, &l);
+                    }
+                }
+                Kind::Rmr => {
+                    if let Some(r) = get::<Rmr>(h, kind) {
+                        add(&mut o.pzs, 0, &r.pz);
+                        add(&mut o.rmrs, h, &r);
+                    }
+                }
+                Kind::Ep => {
+                    if let Some(e) = get::<Ep>(h, kind) {
+                        add(&mut o.pzs, 0, &e.pz);
+                        add(&mut o.eps, h, &e);
+                    }
+                }
+                Kind::Psp => {
+                    if let Some(p) = get::<Psp>(h, kind) {
+                        add(&mut o.ias, 0, &p.ia);
+                        add(&mut o.psps, h, &p);
+                    }
+                }
+                Kind::Cr => {
+                    if let Some(c) = get::<Cr>(h, kind) {
+                        add(&mut o.ias, 0, &c.psp.ia);
+                        add(&mut o.crs, h, &c);
+                    }
+                }
+                Kind::Evd => {
+                    if let Some(e) = get::<Evd>(h, kind) {
+                        if pick_evd(&e) {
+                            add(&mut o.evds, h, &e);
+                        }
+                    }
+                }
+            }
         }
-    };
-    let mut ias: KVec<Arc<Ia>> = KVec::new();
-    let mut pzs: KVec<Arc<Pz>> = KVec::new();
-    let mut eps: KVec<Arc<Ep>> = KVec::new();
-    let mut psps: KVec<Arc<Psp>> = KVec::new();
-    let mut crs: KVec<Arc<Cr>> = KVec::new();
-    let mut rmrs: KVec<Arc<Rmr>> = KVec::new();
-    let mut lmrs: KVec<Arc<Lmr>> = KVec::new();
-    for &(addr, kind) in handles.iter() {
-        match kind {
-            Kind::Ia => {
-                if let Some(ia) = get::<Ia>(addr, kind) {
-                    add_unique(&mut ias, &ia);
-                }
-            }
-            Kind::Pz => {
-                if let Some(pz) = get::<Pz>(addr, kind) {
-                    add_unique(&mut pzs, &pz);
-                }
-            }
-            Kind::Lmr => {
-                if let Some(l) = get::<Lmr>(addr, kind) {
-                    add_unique(&mut pzs, &l.pz);
-                    add_unique(&mut lmrs, &l);
-                }
-            }
-            Kind::Rmr => {
-                if let Some(r) = get::<Rmr>(addr, kind) {
-                    add_unique(&mut pzs, &r.pz);
-                    add_unique(&mut rmrs, &r);
-                }
-            }
-            Kind::Ep => {
-                if let Some(e) = get::<Ep>(addr, kind) {
-                    add_unique(&mut pzs, &e.pz);
-                    add_unique(&mut eps, &e);
-                }
-            }
-            Kind::Psp => {
-                if let Some(p) = get::<Psp>(addr, kind) {
-                    add_unique(&mut ias, &p.ia);
-                    add_unique(&mut psps, &p);
-                }
-            }
-            Kind::Cr => {
-                if let Some(c) = get::<Cr>(addr, kind) {
-                    add_unique(&mut ias, &c.psp.ia);
-                    add_unique(&mut crs, &c);
-                }
-            }
-            Kind::Evd => {}
+        drop(handles);
+        // IAs that were closed but still have objects are reached through their PZs.
+        for i in 0..o.pzs.len() {
+            let ia = o.pzs[i].1.ia.clone();
+            add(&mut o.ias, 0, &ia);
         }
-    }
-    drop(handles);
-    // IAs that were closed but still have objects are reached through their PZs.
-    for pz in pzs.iter() {
-        add_unique(&mut ias, &pz.ia);
-    }
-    // Only what lives on `dev`; an IA's identity is compared while it still holds the device.
-    ias.retain(|ia| ia.is_on(dev));
-    let on = |ia: &Arc<Ia>| ias.iter().any(|x| Arc::ptr_eq(x, ia));
-    pzs.retain(|pz| on(&pz.ia));
-    eps.retain(|e| on(&e.ia));
-    psps.retain(|p| on(&p.ia));
-    crs.retain(|c| on(&c.psp.ia));
-    rmrs.retain(|r| on(&r.pz.ia));
-    lmrs.retain(|l| on(&l.pz.ia));
-    if ias.is_empty() {
-        return;
+        o.ias.retain(|(_, ia)| pick(ia));
+        let ias = &o.ias;
+        let on = |ia: &Arc<Ia>| ias.iter().any(|(_, x)| Arc::ptr_eq(x, ia));
+        o.pzs.retain(|(_, pz)| on(&pz.ia));
+        o.eps.retain(|(_, e)| on(&e.ia));
+        o.psps.retain(|(_, p)| on(&p.ia));
+        o.crs.retain(|(_, c)| on(&c.psp.ia));
+        o.rmrs.retain(|(_, r)| on(&r.pz.ia));
+        o.lmrs.retain(|(_, l)| on(&l.pz.ia));
+        Ok(o)
     }
 
-    // No new objects, connections or grants from here on; calls in progress have finished.
-    let mut devs = KVec::new();
-    for ia in ias.iter() {
-        if let Some(d) = ia.revoke() {
-            let _ = devs.push(d, GFP_KERNEL);
+    /// Revokes everything, in ib_core's order; `broken`: EPs report BROKEN first. Returns the
+    /// IAs' device references, to drop last. Process context; sleeps.
+    fn revoke(&self, broken: bool) -> KVec<kernel::sync::aref::ARef<Device>> {
+        // No new objects, connections or grants from here on; calls in progress have finished.
+        let mut devs = KVec::new();
+        for (_, ia) in self.ias.iter() {
+            if let Some(d) = ia.revoke() {
+                let _ = devs.push(d, GFP_KERNEL);
+            }
         }
+        if broken {
+            // All first, so that no EP sees its peer's disconnect instead.
+            for (_, e) in self.eps.iter() {
+                e.mark_broken();
+            }
+        }
+        for (_, e) in self.eps.iter() {
+            e.revoke();
+        }
+        for (_, c) in self.crs.iter() {
+            c.revoke();
+        }
+        for (_, p) in self.psps.iter() {
+            p.shutdown();
+        }
+        for (_, r) in self.rmrs.iter() {
+            r.revoke();
+        }
+        for (_, l) in self.lmrs.iter() {
+            l.revoke();
+        }
+        for (_, pz) in self.pzs.iter() {
+            pz.revoke();
+        }
+        devs
     }
-    for e in eps.iter() {
-        e.mark_broken();
+
+    fn summary(&self) -> [usize; 8] {
+        [
+            self.ias.len(),
+            self.eps.len(),
+            self.psps.len(),
+            self.crs.len(),
+            self.rmrs.len(),
+            self.lmrs.len(),
+            self.pzs.len(),
+            self.evds.len(),
+        ]
     }
-    for e in eps.iter() {
-        e.revoke();
+}
+
+/// Revokes every object on `dev`. Process context (ib_client `remove`); sleeps.
+pub(crate) fn revoke_device(dev: &Device) {
+    let Ok(o) = Objects::collect(|ia| ia.is_on(dev), |_| false) else {
+        pr_err!("device removal: out of memory, objects on the device are not revoked\n");
+        return;
+    };
+    if o.ias.is_empty() {
+        return;
     }
-    for c in crs.iter() {
-        c.revoke();
-    }
-    for p in psps.iter() {
-        p.shutdown();
-    }
-    for r in rmrs.iter() {
-        r.revoke();
-    }
-    for l in lmrs.iter() {
-        l.revoke();
-    }
-    for pz in pzs.iter() {
-        pz.revoke();
-    }
+    let devs = o.revoke(true);
+    let [ias, eps, psps, crs, rmrs, lmrs, pzs, _] = o.summary();
     pr_info!(
         "device {}: revoked {} IA(s), {} EP(s), {} PSP(s), {} CR(s), {} RMR(s), {} LMR(s), {} PZ(s)\n",
         dev.name().to_str().unwrap_or("?"),
-        ias.len(),
-        eps.len(),
-        psps.len(),
-        crs.len(),
-        rmrs.len(),
-        lmrs.len(),
-        pzs.len()
+        ias,
+        eps,
+        psps,
+        crs,
+        rmrs,
+        lmrs,
+        pzs
     );
     drop(devs);
+}
+
+/// Frees whatever the consumer module `name` left open. Process context (module notifier,
+/// after the module's exit function); sleeps.
+pub(crate) fn owner_gone(name: &CStr) {
+    let Ok(o) = Objects::collect(|ia| ia.owner == name, |e| e.owner == name) else {
+        pr_err!("{}: out of memory, the objects it left open are kept\n", name.to_str().unwrap_or("?"));
+        return;
+    };
+    let left = o.summary();
+    if left.iter().all(|n| *n == 0) {
+        return;
+    }
+    let devs = o.revoke(false);
+    drop(devs);
+    // The handles' references, children first; the objects go with the last reference.
+    fn free<T>(v: &KVec<Obj<T>>, kind: Kind) {
+        for (h, _) in v.iter() {
+            if *h != 0 {
+                let _ = Handles::remove::<T>(*h as *const c_void, kind);
+            }
+        }
+    }
+    for (_, e) in o.eps.iter() {
+        e.teardown();
+    }
+    free(&o.eps, Kind::Ep);
+    free(&o.crs, Kind::Cr);
+    free(&o.psps, Kind::Psp);
+    free(&o.rmrs, Kind::Rmr);
+    free(&o.lmrs, Kind::Lmr);
+    free(&o.pzs, Kind::Pz);
+    free(&o.evds, Kind::Evd);
+    free(&o.ias, Kind::Ia);
+    let [ias, eps, psps, crs, rmrs, lmrs, pzs, evds] = left;
+    pr_warn!(
+        "{} went away with objects open; freed {} IA(s), {} EP(s), {} PSP(s), {} CR(s), {} RMR(s), {} LMR(s), {} PZ(s), {} EVD(s)\n",
+        name.to_str().unwrap_or("?"),
+        ias,
+        eps,
+        psps,
+        crs,
+        rmrs,
+        lmrs,
+        pzs,
+        evds
+    );
 }

@@ -47,6 +47,7 @@ impl client::Client for DeviceTracker {
 struct Rkdapl {
     #[pin]
     client: client::Registration<DeviceTracker>,
+    _watch: abi::ConsumerWatch,
 }
 
 impl kernel::InPlaceModule for Rkdapl {
@@ -54,7 +55,10 @@ impl kernel::InPlaceModule for Rkdapl {
         abi::handle::Handles::init();
         ia::init();
         pr_info!("loaded\n");
-        try_pin_init!(Rkdapl { client <- client::Registration::new(c"rkdapl") })
+        try_pin_init!(Rkdapl {
+            client <- client::Registration::new(c"rkdapl"),
+            _watch: abi::ConsumerWatch::new()?,
+        })
     }
 }
 

@@ -17,6 +17,8 @@
  * freeing everything. The objects live until rmmod; module_exit frees them in order and logs
  * "rkdapl_observe: freed, N errors".
  *
+ * With leak=1 module_exit frees nothing: rkdapl must (selftests/removal.sh).
+ *
  * With traffic=1 (selftests/removal.sh) it then keeps RECV_POSTED RECVs posted on both EPs
  * and a kthread running RDMA WRITEs and READs until they fail. That is what the device sees
  * when `rdma link delete` removes it: the kthread then checks what a consumer must get
@@ -27,6 +29,7 @@
 
 #include <linux/in.h>
 #include <linux/inet.h>
+#include <linux/kmemleak.h>
 #include <linux/kthread.h>
 #include <linux/module.h>
 #include <linux/slab.h>
@@ -46,6 +49,9 @@ MODULE_PARM_DESC(port, "PSP port (default 7520)");
 static uint writes = 640;
 module_param(writes, uint, 0444);
 MODULE_PARM_DESC(writes, "RDMA WRITEs to post (default 640, more than one EP's 512 slots)");
+static bool leak;
+module_param(leak, bool, 0444);
+MODULE_PARM_DESC(leak, "leave every object open at unload (rkdapl must free them)");
 static bool traffic;
 module_param(traffic, bool, 0444);
 MODULE_PARM_DESC(traffic, "keep RECVs posted and RDMA traffic running until the device goes");
@@ -394,6 +400,16 @@ static void __exit rkdapl_observe_exit(void)
 
 	if (o.traffic)
 		kthread_stop(o.traffic);
+	if (leak) {
+		/*
+		 * A consumer that forgets to free: rkdapl frees its objects when this module is
+		 * gone. The buffers are this module's own leak, on purpose.
+		 */
+		kmemleak_not_leak(o.c_buf);
+		kmemleak_not_leak(o.s_buf);
+		pr_info("leaving every object open\n");
+		return;
+	}
 	bad = obs_free();
 	pr_info("freed, %d errors\n", bad);
 }

@@ -360,8 +360,8 @@ pub(crate) extern "C" fn rkdapl_evd_create(ia: *mut c_void, qlen: u32, evd: *mut
         if evd.is_null() {
             return Err(EINVAL);
         }
-        let _ia: Arc<Ia> = Handles::get(ia, Kind::Ia)?;
-        publish(Evd::new(qlen)?, Kind::Evd, evd).map(|_| ())
+        let ia: Arc<Ia> = Handles::get(ia, Kind::Ia)?;
+        publish(Evd::new(qlen, ia.owner)?, Kind::Evd, evd).map(|_| ())
     })())
 }
 
@@ -655,4 +655,49 @@ pub(crate) extern "C" fn rkdapl_post_rdma_read(
     flags: u32,
 ) -> c_int {
     post(ep, iov, num_iov, remote, DtoOp::RdmaRead, cookie, flags)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Consumer unload (called by rkdapl_notify.c, not part of the consumer API)
+
+/// A module is going away (`MODULE_STATE_GOING`): frees whatever a consumer of that name left
+/// open. Process context; sleeps.
+#[no_mangle]
+pub(crate) extern "C" fn rkdapl_owner_gone(name: *const c_char) {
+    if name.is_null() {
+        return;
+    }
+    // SAFETY: The module notifier passes the going module's NUL-terminated name, valid for the
+    // duration of the call.
+    let name = unsafe { CStr::from_char_ptr(name) };
+    crate::removal::owner_gone(name);
+}
+
+extern "C" {
+    fn rkdapl_module_notifier_register() -> c_int;
+    fn rkdapl_module_notifier_unregister();
+}
+
+/// While it exists, consumer modules going away are noticed (`rkdapl_owner_gone`).
+pub(crate) struct ConsumerWatch(());
+
+impl ConsumerWatch {
+    /// Registers the module notifier (module init).
+    ///
+    /// # Errors
+    ///
+    /// The error of `register_module_notifier`.
+    pub(crate) fn new() -> Result<ConsumerWatch> {
+        // SAFETY: Called once from module init; the notifier block is static in
+        // rkdapl_notify.c and unregistered by `drop`.
+        kernel::error::to_result(unsafe { rkdapl_module_notifier_register() })?;
+        Ok(ConsumerWatch(()))
+    }
+}
+
+impl Drop for ConsumerWatch {
+    fn drop(&mut self) {
+        // SAFETY: Registered by `new`.
+        unsafe { rkdapl_module_notifier_unregister() }
+    }
 }

@@ -142,11 +142,12 @@ static int server_cycle(u32 n)
 		return r;
 	r = rkdapl_ep_create(s.pz, s.dto, s.conn, NULL, &ep);
 	if (!r)
-		r = post_one(rkdapl_post_recv, ep, s.msg_lmr, sizeof(*s.msg), sizeof(*s.msg), 1);
-	if (!r)
 		r = rkdapl_cr_accept(ev.cr, ep, NULL, 0);
+	/* The client SENDs only after our advertisement: a RECV posted now is in time. */
+	if (!r)
+		r = post_one(rkdapl_post_recv, ep, s.msg_lmr, sizeof(*s.msg), sizeof(*s.msg), 1);
 	if (r) {
-		FAIL("ep_create/post_recv/cr_accept = %d", r);
+		FAIL("ep_create/cr_accept/post_recv = %d", r);
 		goto out;
 	}
 	r = wait_ev(s.conn, RKDAPL_CONNECTION_EVENT_ESTABLISHED, 0, &ev, "established");

@@ -2,11 +2,12 @@
 # Guest B of `make check` (selftests/run.sh -> qemu/run-guests.sh), 10.77.0.2: loads
 # rkdapl.ko, waits until guest A's server listens, runs rkdapl_test role=client against it
 # (the two-guest data tests), then runs rdma-core's rping against guest A's kernel rping
-# (selftests/rping.sh), runs the soak client (selftests/soak.sh), unloads rkdapl.ko. TAP lines go to $RKDAPL_SYNC/tap-b.txt.
+# (selftests/rping.sh), runs the soak client (selftests/soak.sh) and the connection faults (selftests/faults.sh), unloads rkdapl.ko. TAP lines go to $RKDAPL_SYNC/tap-b.txt.
 set -u
 . "$RKDAPL_TOP/selftests/guest-lib.sh" || exit 1
 . "$RKDAPL_TOP/selftests/rping.sh" || exit 1
 . "$RKDAPL_TOP/selftests/soak.sh" || exit 1
+. "$RKDAPL_TOP/selftests/faults.sh" || exit 1
 
 _log "guest B: start"
 if load_provider; then
@@ -20,6 +21,7 @@ if load_provider; then
 	fi
 	rping_guest_b
 	soak_guest_b
+	faults_guest_b
 	unload_provider
 fi
 finish

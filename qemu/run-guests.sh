@@ -75,14 +75,14 @@ start_guest() {
 	timeout -k 10 "$tmo" $hide_udev "$VNG" -r "$kernel" --disable-kvm --skip-modules --force-9p \
 		--verbose --name "rkdapl-$r" --memory "${RKDAPL_MEM:-1G}" --cpus "${RKDAPL_CPUS:-2}" \
 		--rwdir="$sync" --append "$kargs" \
-		--qemu-opts="-netdev socket,id=r0,$5 -device virtio-net-pci,netdev=r0,mac=$4" \
+		--qemu-opts="-netdev socket,id=r0,$5 -device virtio-net-pci,netdev=r0,mac=$4 -pidfile $sync/qemu-$r.pid" \
 		-- "bash $(printf %q "$top/qemu/guest-run.sh") $(printf %q "$env") $(printf %q "$6")" \
 		</dev/null >"$out/console-$r.log" 2>&1 &
 	pid[$r]=$!
 	tail -n +1 -F --pid="${pid[$r]}" "$sync/out-$r.log" 2>/dev/null | sed -u "s/^/[$R] /" &
 }
 
-trap 'log "interrupted, stopping guests"; kill "${pid[@]}" 2>/dev/null; wait; exit 130' INT TERM
+trap 'log "interrupted, stopping guests"; kill "${pid[@]}" ${killer:-} 2>/dev/null; wait; exit 130' INT TERM
 t0=$(date +%s)
 roles=a
 start_guest a 10.77.0.1 10.77.0.2 52:54:00:77:00:01 "listen=127.0.0.1:$port" "$(realpath "$1")"
@@ -96,13 +96,33 @@ if [ $one = 0 ]; then
 	start_guest b 10.77.0.2 10.77.0.1 52:54:00:77:00:02 "connect=127.0.0.1:$port" "$(realpath "$2")"
 fi
 
+# A guest's script may ask for its guest to be killed (selftests/peerkill.sh: the peer dies
+# mid-transfer) by creating sync/kill-<role>, once it has reported its results: its QEMU is
+# then killed with SIGKILL, as abruptly as a host can lose a machine.
+kill_on_request() {
+	local r
+	while :; do
+		for r in $roles; do
+			[ -e "$sync/kill-$r" ] && [ ! -e "$sync/killed-$r" ] && [ -s "$sync/qemu-$r.pid" ] || continue
+			kill -KILL "$(< "$sync/qemu-$r.pid")" && touch "$sync/killed-$r" &&
+				log "guest ${r^^}: killed (SIGKILL to its QEMU), as its script asked"
+		done
+		sleep 0.5
+	done
+}
+kill_on_request &
+killer=$!
+
 fail=0 dmesgs=()
 for r in $roles; do
 	R=${r^^}
 	wait "${pid[$r]}"
 	st=$?
 	rc=$(cat "$sync/rc-$r" 2>/dev/null)
-	if [ "$st" = 124 ] || [ "$st" = 137 ]; then
+	if [ -e "$sync/killed-$r" ] && [ -n "$rc" ]; then
+		log "guest $R: killed as asked, after reporting its results"
+		[ "$rc" = 0 ] || { log "guest $R: script FAILED, exit $rc"; fail=1; }
+	elif [ "$st" = 124 ] || [ "$st" = 137 ]; then
 		log "guest $R: HUNG, killed after ${tmo} s (script exit: ${rc:-none})"
 		fail=1
 	elif [ -z "$rc" ]; then
@@ -124,6 +144,7 @@ for r in $roles; do
 	[ -n "$rc" ] && cp "$sync/rc-$r" "$out/"
 	cp "$sync/out-$r.log" "$out/guest-$r.log"
 done
+kill "$killer" 2>/dev/null
 wait
 log "guests done in $(( $(date +%s) - t0 )) s"
 "$top/qemu/splat-scan.sh" "${dmesgs[@]}" > "$out/splats.tap" || fail=1

@@ -9,6 +9,7 @@
 #              only with RKDAPL_PAIR=0 or after the two-guest suite, which needs rxe0)
 #   soak:      rkdapl_soak.ko role=server for guest B's 1000 connection cycles (selftests/soak.sh)
 #   faults:    serves guest B's soak cycles over a lossy wire (selftests/faults.sh)
+#   peerkill:  streams RDMA WRITE/READ to guest B, which is killed mid-transfer (selftests/peerkill.sh)
 #   unload:    a consumer unloaded with all its objects open; rkdapl frees them
 #   two-guest: rkdapl_test role=server; guest B connects once $RKDAPL_SYNC/a.listening exists
 #              (skipped with RKDAPL_PAIR=0, i.e. run-guests.sh --one)
@@ -23,6 +24,7 @@ set -u
 . "$RKDAPL_TOP/selftests/soak.sh" || exit 1
 . "$RKDAPL_TOP/selftests/faults.sh" || exit 1
 . "$RKDAPL_TOP/selftests/rping.sh" || exit 1
+. "$RKDAPL_TOP/selftests/peerkill.sh" || exit 1
 
 # Starts the two-guest server, signals a.listening once its PSP exists, and stops it if guest
 # B ends without finishing the session.
@@ -61,6 +63,7 @@ if load_provider; then
 		rping_guest_a
 		soak_guest_a
 		faults_guest_a
+		peerkill_guest_a
 	fi
 	removal_suite
 	unload_suite

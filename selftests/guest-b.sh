@@ -1,16 +1,23 @@
 #!/bin/bash
 # Guest B of `make check` (selftests/run.sh -> qemu/run-guests.sh), 10.77.0.2: loads
-# rkdapl.ko, waits until guest A's server listens, runs rkdapl_test role=client against it
-# (the two-guest data tests), then runs rdma-core's rping against guest A's kernel rping
-# (selftests/rping.sh), runs the soak client (selftests/soak.sh) and the connection faults (selftests/faults.sh), unloads rkdapl.ko. TAP lines go to $RKDAPL_SYNC/tap-b.txt.
+# rkdapl.ko, runs the allocation-failure sweeps (selftests/inject.sh) while guest A runs its
+# single-guest suites, waits until guest A's server listens, runs rkdapl_test role=client
+# against it (the two-guest data tests), then runs rdma-core's rping against guest A's kernel
+# rping (selftests/rping.sh), the soak client (selftests/soak.sh) and the connection faults
+# (selftests/faults.sh), and unloads rkdapl.ko. TAP lines go to $RKDAPL_SYNC/tap-b.txt.
+# Having reported its results, it serves one more connection and is killed in the middle of
+# it (selftests/peerkill.sh).
 set -u
 . "$RKDAPL_TOP/selftests/guest-lib.sh" || exit 1
 . "$RKDAPL_TOP/selftests/rping.sh" || exit 1
 . "$RKDAPL_TOP/selftests/soak.sh" || exit 1
 . "$RKDAPL_TOP/selftests/faults.sh" || exit 1
+. "$RKDAPL_TOP/selftests/inject.sh" || exit 1
+. "$RKDAPL_TOP/selftests/peerkill.sh" || exit 1
 
 _log "guest B: start"
 if load_provider; then
+	inject_suite
 	_log "guest B: waiting for guest A's server"
 	if rkdapl_wait a.listening 2400; then
 		t_ok "two-guest: guest A is listening"
@@ -25,3 +32,10 @@ if load_provider; then
 	unload_provider
 fi
 finish
+rc=$?
+[ "${RKDAPL_PAIR:-1}" = 1 ] || exit $rc
+# The results are in; then this guest is killed in the middle of a transfer with guest A.
+rkdapl_signal peerkill.victim
+bash "$TOP/qemu/guest-report.sh" $rc
+peerkill_victim_b
+exit $rc

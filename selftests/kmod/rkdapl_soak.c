@@ -4,19 +4,21 @@
  * through the whole life of a consumer's objects:
  *
  *   insmod rkdapl_soak.ko role=server [port=7560] [cycles=1000]
- *   insmod rkdapl_soak.ko role=client peer=<server IPv4> [port=7560] [cycles=1000]
+ *   insmod rkdapl_soak.ko role=client peer=<server IPv4> [port=7560] [cycles=1000] [rounds=1]
  *
  * One cycle, client                              server
  *   EP create, LMR create (register), connect  ->  CR: EP create, RECV, accept
  *   RECV for the advertisement                     RMR create + bind over its buffer
  *                                             <-   SEND {address, rkey, length}
- *   RDMA WRITE a fresh pattern, RDMA READ it back, compare
+ *   RDMA WRITE a fresh pattern, RDMA READ it back, compare   (@rounds times)
  *   SEND {checksum}                           ->   compare its buffer with the checksum
  *   disconnect; wait DISCONNECTED             ->   DISCONNECTED
  *   free EP, LMR                                   free EP, RMR
  *
  * All work runs in module_init; insmod's status is the result (0: every cycle verified on this
  * side). The last line is "rkdapl_soak: <role>: N cycles, N verified" (", FAILED: <why>").
+ * With a large @rounds the client streams WRITE/READ pairs over one connection; it logs
+ * "client: streaming" after 100 rounds (selftests/peerkill.sh kills the peer guest then).
  */
 #define pr_fmt(fmt) "rkdapl_soak: " fmt
 
@@ -47,6 +49,9 @@ MODULE_PARM_DESC(cycles, "connections to go through (default 1000)");
 static uint timeout_ms = 60000;
 module_param(timeout_ms, uint, 0444);
 MODULE_PARM_DESC(timeout_ms, "longest wait for one event, and the client's connect retries (default 60000)");
+static uint rounds = 1;
+module_param(rounds, uint, 0444);
+MODULE_PARM_DESC(rounds, "client: RDMA WRITE + READ-back rounds per connection (default 1)");
 
 #define SOAK_BYTES 4096
 #define SOAK_MAGIC 0x534f414bu	/* "SOAK" */
@@ -222,15 +227,43 @@ static int client_connect(struct rkdapl_ep *ep, const struct sockaddr_in *sin,
 	return FAIL("connect: event %u status %d", ev.type, ev.status);
 }
 
+/* RDMA WRITEs a pattern made from @seed into the server's buffer, READs it back, compares. */
+static int client_round(struct rkdapl_ep *ep, struct rkdapl_lmr *lmr,
+			const struct rkdapl_rmr_triplet *rt, u32 seed)
+{
+	struct rkdapl_lmr_triplet t = { lmr, 0, SOAK_BYTES };
+	struct rkdapl_event ev;
+	u32 i;
+	int r;
+
+	for (i = 0; i < SOAK_BYTES; i++)
+		s.buf[i] = (u8)(seed * 131 + i * 7 + (i >> 8));
+	memset(s.buf + SOAK_BYTES, 0, SOAK_BYTES);
+	rkdapl_lmr_sync_rdma_read(lmr, 0, SOAK_BYTES);
+	r = rkdapl_post_rdma_write(ep, &t, 1, rt, 2, 0);
+	if (!r)
+		r = wait_ev(s.dto, RKDAPL_DTO_COMPLETION_EVENT, 2, &ev, "rdma write");
+	t.offset = SOAK_BYTES;
+	if (!r)
+		r = rkdapl_post_rdma_read(ep, &t, 1, rt, 3, 0);
+	if (!r)
+		r = wait_ev(s.dto, RKDAPL_DTO_COMPLETION_EVENT, 3, &ev, "rdma read");
+	if (r)
+		return r;
+	rkdapl_lmr_sync_rdma_write(lmr, SOAK_BYTES, SOAK_BYTES);
+	if (memcmp(s.buf, s.buf + SOAK_BYTES, SOAK_BYTES))
+		return FAIL("round %u: read back differs from what was written", seed);
+	return 0;
+}
+
 static int client_cycle(u32 n, const struct sockaddr_in *sin)
 {
-	struct rkdapl_lmr_triplet t;
 	struct rkdapl_rmr_triplet rt;
 	struct rkdapl_lmr *lmr = NULL;
 	struct rkdapl_ep *ep = NULL;
 	struct rkdapl_event ev;
 	unsigned long end = jiffies + msecs_to_jiffies(timeout_ms);
-	u32 i;
+	u32 k;
 	int r;
 
 retry:
@@ -258,26 +291,13 @@ retry:
 		r = FAIL("cycle %u: bad advertisement", n);
 		goto out;
 	}
-	for (i = 0; i < SOAK_BYTES; i++)
-		s.buf[i] = (u8)(n * 131 + i * 7 + (i >> 8));
-	memset(s.buf + SOAK_BYTES, 0, SOAK_BYTES);
 	rt = (struct rkdapl_rmr_triplet){ s.msg[1].address, s.msg[1].rkey, 0, SOAK_BYTES };
-	t = (struct rkdapl_lmr_triplet){ lmr, 0, SOAK_BYTES };
-	rkdapl_lmr_sync_rdma_read(lmr, 0, SOAK_BYTES);
-	r = rkdapl_post_rdma_write(ep, &t, 1, &rt, 2, 0);
-	if (!r)
-		r = wait_ev(s.dto, RKDAPL_DTO_COMPLETION_EVENT, 2, &ev, "rdma write");
-	t.offset = SOAK_BYTES;
-	if (!r)
-		r = rkdapl_post_rdma_read(ep, &t, 1, &rt, 3, 0);
-	if (!r)
-		r = wait_ev(s.dto, RKDAPL_DTO_COMPLETION_EVENT, 3, &ev, "rdma read");
-	if (r)
-		goto out;
-	rkdapl_lmr_sync_rdma_write(lmr, SOAK_BYTES, SOAK_BYTES);
-	if (memcmp(s.buf, s.buf + SOAK_BYTES, SOAK_BYTES)) {
-		r = FAIL("cycle %u: read back differs from what was written", n);
-		goto out;
+	for (k = 0; k < rounds; k++) {
+		r = client_round(ep, lmr, &rt, n + k);
+		if (r)
+			goto out;
+		if (k == 100)
+			pr_info("client: streaming\n");
 	}
 	s.msg[0] = (struct soak_msg){ SOAK_MAGIC, n, 0, 0, SOAK_BYTES, csum64(s.buf, SOAK_BYTES) };
 	r = post_one(rkdapl_post_send, ep, s.msg_lmr, 0, sizeof(*s.msg), 4);

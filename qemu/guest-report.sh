@@ -1,0 +1,19 @@
+#!/bin/bash
+# Runs INSIDE a guest: records a test script's exit status in $RKDAPL_SYNC/rc-<role> and dumps
+# dmesg plus a kmemleak report into $RKDAPL_SYNC/dmesg-<role>.txt, which run-guests.sh reads.
+#   guest-report.sh <exit-status>
+# Called by guest-run.sh when the script ends, and by a script that reports before it is
+# killed on purpose (selftests/peerkill.sh).
+rc=$1
+echo "rkdapl: guest $RKDAPL_ROLE script exit $rc" > /dev/kmsg
+echo "$rc" > "$RKDAPL_SYNC/rc-$RKDAPL_ROLE"
+out=$RKDAPL_SYNC/dmesg-$RKDAPL_ROLE.txt
+t1=$SECONDS
+kml=/sys/kernel/debug/kmemleak
+if [ -e $kml ]; then
+	echo scan > $kml
+	echo scan > $kml
+fi
+dmesg > "$out"
+[ -e $kml ] && { echo "--- kmemleak ---"; cat $kml; } >> "$out"
+echo "rkdapl: guest $RKDAPL_ROLE kmemleak scan and dmesg dump took $((SECONDS - t1)) s"

@@ -244,7 +244,10 @@ struct rkdapl_ia_attr {
  * @max_rdma_read_out: RDMA READs this EP may have in flight (default 4, clamped).
  *	On the passive side both are further clamped to the connecting peer's request
  *	(rkdapl_cr_accept()); the active side gets the passive side's answer through the IB CM.
- * @retry_count: transport retries, 1..7 (default 7).
+ * @retry_count: transport retries, 1..7 (default 7). After the last one the DTO in flight
+ *	completes with %RKDAPL_DTO_TRANSPORT_ERROR: that is how a dead peer is noticed. rdma_rxe
+ *	treats 7 as "retry forever" (the IB spec gives that meaning only to @rnr_retry_count), so
+ *	on rxe use 6 or less where a dead peer must be detected.
  * @rnr_retry_count: retries while the peer has no RECV posted, 1..7, 7 = forever (default 7).
  */
 struct rkdapl_ep_attr {
@@ -513,7 +516,11 @@ int rkdapl_ep_connect(struct rkdapl_ep *ep, const struct sockaddr *remote, __u32
  * @ep: a CONNECTED EP.
  *
  * %RKDAPL_CONNECTION_EVENT_DISCONNECTED follows; DTOs still queued complete with
- * %RKDAPL_DTO_FLUSHED.
+ * %RKDAPL_DTO_FLUSHED. Exception: if the IB CM cannot allocate the DREQ (out of memory)
+ * it goes to timewait silently and rdma_cm reports nothing (it passes TIMEWAIT_EXIT on only
+ * after a DISCONNECTED), so no event follows; the peer hears of it only when its own
+ * traffic fails or it disconnects. Wait for the event with a timeout; rkdapl_ep_free() is
+ * always safe.
  * Context: process context, may sleep.
  * Return: 0; -EINVAL for a bad handle; -ENOTCONN unless CONNECTED.
  */

@@ -14,7 +14,9 @@ systematic sweep of Documentation/fault-injection/fault-injection.rst.
 
 Every attempt with a failure must end in a clean error or succeed (a failure some code path
 tolerates); these errors fail the sweep: ETIME (an awaited event never came: a hang),
-EPROTO (a wrong event, or a free failed), EBADMSG (wrong data). Prints one summary line and
+EPROTO (a wrong event, or a free failed), EBADMSG (wrong data). ENOLINK is the one known
+silence, listed but not failed: the IB CM could not allocate a DREQ and rdma_cm reports no
+DISCONNECTED (see rkdapl_ep_disconnect() in include/rkdapl.h). Prints one summary line and
 exits 0 if the sweep passed, 1 if not.
 """
 import errno

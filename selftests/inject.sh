@@ -10,10 +10,13 @@
 #                  must succeed. Then nothing may be left in rdma res or under rkdapl's
 #                  debugfs, and kmemleak must find nothing (guest B runs this first).
 # Allocations rdma_cm and ib_core make in their own workers are outside the calling task and
-# are not reached (see rkdapl_fault.c).
+# are not reached (see rkdapl_fault.c). RKDAPL_INJECT_OPS selects operations,
+# RKDAPL_INJECT_VERBOSE=2 logs a stack trace for each injected failure.
 
 INJECT_KO=$RKDAPL_TOP/selftests/kmod/rkdapl_fault.ko
-INJECT_OPS="ia_open pz_create evd_create ep_create lmr_create psp_create connect"
+INJECT_OPS=${RKDAPL_INJECT_OPS:-ia_open pz_create evd_create ep_create lmr_create psp_create connect}
+# 2: a stack trace in dmesg for every injected failure (to find the site of a bad result).
+INJECT_VERBOSE=${RKDAPL_INJECT_VERBOSE:-0}
 INJECT_DBG=/sys/kernel/debug
 
 # inject_knobs on|off: make failslab and fail_page_alloc consider sleeping and order-0
@@ -23,7 +26,7 @@ inject_knobs() {
 	for a in failslab fail_page_alloc; do
 		if [ "$1" = on ]; then
 			echo N > $INJECT_DBG/$a/ignore-gfp-wait
-			echo 0 > $INJECT_DBG/$a/verbose
+			echo "$INJECT_VERBOSE" > $INJECT_DBG/$a/verbose
 		else
 			echo Y > $INJECT_DBG/$a/ignore-gfp-wait
 			echo 2 > $INJECT_DBG/$a/verbose

@@ -9,7 +9,8 @@
 #                      (rkdapl_soak.ko role=client rounds=...); once 100 rounds are verified it
 #                      asks the host to kill B's QEMU (sync/kill-b, see qemu/run-guests.sh).
 #                      The WRITE or READ in flight must then complete with
-#                      RKDAPL_DTO_TRANSPORT_ERROR (RC retries exhausted: the peer is gone)
+#                      RKDAPL_DTO_TRANSPORT_ERROR (RC retries exhausted: the peer is gone;
+#                      retry_count 6, as rxe never gives up with 7, see rkdapl_ep_attr)
 #                      within $PEERKILL_SECS s, the EP must be freed without waiting for the
 #                      dead peer, and nothing may be left in rdma res. What guest A does after
 #                      this (device removal, unload) shows its provider still works.
@@ -32,7 +33,7 @@ peerkill_guest_a() {
 	res0=$REPLY
 	_log "peerkill: streaming RDMA WRITE/READ rounds to guest B"
 	timeout -k 10 600 insmod "$SOAK_KO" role=client dev=rxe0 peer="$RKDAPL_PEER_IP" \
-		port=$PEERKILL_PORT cycles=1 rounds=100000000 timeout_ms=30000 &
+		port=$PEERKILL_PORT cycles=1 rounds=100000000 timeout_ms=30000 retry_count=6 &
 	pid=$!
 	for ((i = 0; i < 600; i++)); do
 		dmesg | grep -q 'rkdapl_soak: client: streaming' && break

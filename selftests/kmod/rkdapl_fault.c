@@ -28,7 +28,8 @@
  * (address and route resolution, CM message handling) is not in this task and not reached.
  *
  * Errors: -ETIME if an event the operation waits for never came (a hang: the sweep fails on
- * it); -EPROTO for an event of the wrong kind (other than a failed connect), -EBADMSG for
+ * it), except -ENOLINK when the active side's DISCONNECTED never comes: when the IB CM cannot
+ * allocate the DREQ, rdma_cm reports nothing (rkdapl_ep_disconnect() in rkdapl.h); -EPROTO for an event of the wrong kind (other than a failed connect), -EBADMSG for
  * wrong data; otherwise rkdapl's own error, or for a failed connect the event's: PEER_REJECTED
  * -ECONNREFUSED, UNREACHABLE -EHOSTUNREACH, TIMED_OUT -ETIMEDOUT, NON_PEER_REJECTED its
  * status.
@@ -182,16 +183,21 @@ static int op_connect(void)
 	struct rkdapl_ep *a = NULL, *p = NULL;
 	struct rkdapl_event ev;
 	bool accepted = false;
+	const char *step;
 	int r, r2;
 
 	memset(f.msg, 0, 128);
 	strscpy(f.msg, MSG, 64);
+	step = "active ep_create";
 	r = rkdapl_ep_create(f.pz, f.dto, f.conn_a, &small, &a);
-	if (!r)
-		r = rkdapl_ep_connect(a, (struct sockaddr *)&f.sin, EV_MS, NULL, 0);
+	if (r)
+		goto out;
+	step = "ep_connect";
+	r = rkdapl_ep_connect(a, (struct sockaddr *)&f.sin, EV_MS, NULL, 0);
 	if (r)
 		goto out;
 	/* The passive side, in this task too. */
+	step = "connection request";
 	r = wait_for(f.psp_evd, RKDAPL_CONNECTION_REQUEST_EVENT, &ev);
 	if (r) {
 		/* No CR: the active side's event says why. */
@@ -199,35 +205,73 @@ static int op_connect(void)
 		r = r2 ?: r;
 		goto out;
 	}
+	step = "passive ep_create";
 	r = rkdapl_ep_create(f.pz, f.dto, f.conn_p, &small, &p);
-	if (!r)
-		r = rkdapl_cr_accept(ev.cr, p, NULL, 0);
-	else
+	if (r) {
 		rkdapl_cr_reject(ev.cr, NULL, 0);
-	accepted = !r;
-	if (!r)
+	} else {
+		step = "cr_accept";
+		r = rkdapl_cr_accept(ev.cr, p, NULL, 0);
+		accepted = !r;
+	}
+	if (!r) {
+		step = "post_recv";
 		r = rkdapl_post_recv(p, &rx, 1, 1, 0);
+	}
 	/* The active side learns the outcome either way: wait for it before anything else. */
 	r2 = connect_outcome();
-	r = r ?: r2;
-	if (accepted && !r)
+	if (!r) {
+		step = "active connect outcome";
+		r = r2;
+	}
+	if (!r && accepted) {
+		step = "passive ESTABLISHED";
 		r = wait_for(f.conn_p, RKDAPL_CONNECTION_EVENT_ESTABLISHED, &ev);
-	if (!r)
+	}
+	if (!r) {
+		step = "post_send";
 		r = rkdapl_post_send(a, &tx, 1, 2, 0);
+	}
 	/* Both completions, in either order. */
-	if (!r)
-		r = wait_for(f.dto, RKDAPL_DTO_COMPLETION_EVENT, &ev);
-	if (!r)
-		r = wait_for(f.dto, RKDAPL_DTO_COMPLETION_EVENT, &ev);
-	if (!r && strcmp(f.msg + 64, MSG))
+	if (!r) {
+		step = "SEND and RECV completions";
+		r = wait_for(f.dto, RKDAPL_DTO_COMPLETION_EVENT, &ev) ?:
+		    wait_for(f.dto, RKDAPL_DTO_COMPLETION_EVENT, &ev);
+	}
+	if (!r && strcmp(f.msg + 64, MSG)) {
+		step = "received data";
 		r = -EBADMSG;
-	if (!r)
+	}
+	if (!r) {
+		step = "ep_disconnect";
 		r = rkdapl_ep_disconnect(a);
-	if (!r)
+	}
+	if (!r) {
+		step = "active DISCONNECTED";
 		r = wait_for(f.conn_a, RKDAPL_CONNECTION_EVENT_DISCONNECTED, &ev);
-	if (!r)
-		r = wait_for(f.conn_p, RKDAPL_CONNECTION_EVENT_DISCONNECTED, &ev);
+		/* The DREQ could not be allocated: rdma_cm reports nothing (see the header). */
+		if (r == -ETIME)
+			r = -ENOLINK;
+	}
+	if (!r) {
+		step = "passive DISCONNECTED";
+		r = rkdapl_evd_wait(f.conn_p, 3000, &ev);
+		if (r == -ETIMEDOUT) {
+			/*
+			 * No DREQ reached the passive side: the IB CM could not allocate it (an
+			 * injected failure) and went to timewait. The peer learns only by its own
+			 * traffic or disconnect, as after any lost DREQ: disconnect it too.
+			 */
+			pr_info("connect: no DREQ reached the passive side; disconnecting it\n");
+			r = rkdapl_ep_disconnect(p) ?:
+			    wait_for(f.conn_p, RKDAPL_CONNECTION_EVENT_DISCONNECTED, &ev);
+		} else if (!r && ev.type != RKDAPL_CONNECTION_EVENT_DISCONNECTED) {
+			r = -EPROTO;
+		}
+	}
 out:
+	if (r)
+		pr_info("connect: %s: %d\n", step, r);
 	if (p && rkdapl_ep_free(p) && !r)
 		r = -EPROTO;
 	if (a && rkdapl_ep_free(a) && !r)

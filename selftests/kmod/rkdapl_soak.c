@@ -49,6 +49,9 @@ MODULE_PARM_DESC(cycles, "connections to go through (default 1000)");
 static uint timeout_ms = 60000;
 module_param(timeout_ms, uint, 0444);
 MODULE_PARM_DESC(timeout_ms, "longest wait for one event, and the client's connect retries (default 60000)");
+static uint retry_count;
+module_param(retry_count, uint, 0444);
+MODULE_PARM_DESC(retry_count, "EP transport retries, 1..7 (default 0: rkdapl's default, 7)");
 static uint rounds = 1;
 module_param(rounds, uint, 0444);
 MODULE_PARM_DESC(rounds, "client: RDMA WRITE + READ-back rounds per connection (default 1)");
@@ -258,6 +261,7 @@ static int client_round(struct rkdapl_ep *ep, struct rkdapl_lmr *lmr,
 
 static int client_cycle(u32 n, const struct sockaddr_in *sin)
 {
+	struct rkdapl_ep_attr attr = { .retry_count = retry_count };
 	struct rkdapl_rmr_triplet rt;
 	struct rkdapl_lmr *lmr = NULL;
 	struct rkdapl_ep *ep = NULL;
@@ -267,7 +271,7 @@ static int client_cycle(u32 n, const struct sockaddr_in *sin)
 	int r;
 
 retry:
-	r = rkdapl_ep_create(s.pz, s.dto, s.conn, NULL, &ep);
+	r = rkdapl_ep_create(s.pz, s.dto, s.conn, &attr, &ep);
 	if (!r && !lmr)
 		r = rkdapl_lmr_create(s.pz, s.buf, 2 * SOAK_BYTES, RKDAPL_MEM_LOCAL_WRITE, &lmr);
 	if (r) {

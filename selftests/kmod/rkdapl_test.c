@@ -248,6 +248,11 @@ struct side {
 	struct rkdapl_ep *ep;
 	struct rkdapl_ia_attr attr;
 	bool dead;		/* connection lost: the remaining tests fail at once */
+	/*
+	 * The SEND in flight is the last message: the peer disconnects as soon as it has it,
+	 * which may flush the SEND before its ACK is processed. FLUSHED then counts as sent.
+	 */
+	bool last_send;
 	u64 cookie;
 	u32 seq;
 	/* messages: slot 0 sends, slot 1 receives */
@@ -329,6 +334,8 @@ static int dto_expect(struct side *s, u64 cookie, u32 op, s64 len, char *why)
 		s->dead = true;
 		return r;
 	}
+	if (ev.status == RKDAPL_DTO_FLUSHED && op == RKDAPL_DTO_SEND && s->last_send)
+		return 0;
 	if (ev.status != RKDAPL_DTO_SUCCESS) {
 		snprintf(why, WHY, "%s: %s completed with status %d (%s)", s->who, opname(op),
 			 ev.status, stname(ev.status));
@@ -727,7 +734,9 @@ static int srv_command(struct side *s, struct tmsg *m, char *why)
 			}
 		}
 		tap(!st, "server: rmr_unbind of the grant", "%s", text);
+		s->last_send = true;
 		r = srv_reply(s, m, CMD_RESULT, st, -1, text, why);
+		s->last_send = false;
 		return r ?: 1;
 
 	default:
@@ -1292,7 +1301,7 @@ static void badarg_connected(struct bctx *b)
 	struct rkdapl_rmr_triplet rt;
 	struct rkdapl_ep *c2 = NULL, *x = NULL;
 	struct rkdapl_psp *p2 = NULL;
-	struct rkdapl_rmr *rmr_t = NULL;
+	struct rkdapl_rmr *rmr_t = NULL, *rmr_f = NULL;
 	struct rkdapl_lmr *lmr_t = NULL;
 	struct rkdapl_event ev = {};
 	struct rkdapl_cr *cr;
@@ -1742,6 +1751,74 @@ static void badarg_connected(struct bctx *b)
 		b->c->dto_evd = dto;
 		if (small)
 			expect(rkdapl_evd_free(small), 0, "evd_free of the overflowed EVD");
+	}
+
+	/* --- teardown with work in flight: exactly one completion per posted work request --- */
+	r = pair_connect(b, why);
+	if (!r)
+		r = rkdapl_rmr_create(b->pz, &rmr_f);
+	if (!r)
+		r = grant(b, rmr_f, b->lmr_a, 0, BUFSZ, RKDAPL_MEM_REMOTE_WRITE, &rt, why);
+	if (tap(!r, "new connection and grant for the teardown-in-flight test", "%s", why)) {
+		enum { NRECV = 8, NWRITE = 24 };
+		u64 c0 = next_cookie(b->c) + 1, s0 = next_cookie(b->s) + 1;
+		u8 seen[NRECV + NWRITE] = {}, sseen[NRECV] = {};
+		int posted = 0, sposted = 0, nbad = 0, dup = 0, other = 0, done = 0, flushed = 0;
+
+		/* Cookies are drawn from one counter: both sides post in one block each. */
+		for (i = 0; i < NRECV; i++) {
+			t1 = (struct rkdapl_lmr_triplet){ b->lmr_b, 64 * i, 64 };
+			posted += !rkdapl_post_recv(b->c->ep, &t1, 1, next_cookie(b->c), 0);
+		}
+		for (i = 0; i < NWRITE; i++) {
+			t1 = (struct rkdapl_lmr_triplet){ b->lmr_b, 0, BUFSZ };
+			posted += !rkdapl_post_rdma_write(b->c->ep, &t1, 1, &rt, next_cookie(b->c), 0);
+		}
+		for (i = 0; i < NRECV; i++) {
+			t1 = (struct rkdapl_lmr_triplet){ b->lmr_a, 64 * i, 64 };
+			sposted += !rkdapl_post_recv(b->s->ep, &t1, 1, next_cookie(b->s), 0);
+		}
+		/* Free both EPs at once: rkdapl drains each QP before it destroys it. */
+		r = rkdapl_ep_free(b->c->ep);
+		b->c->ep = NULL;
+		expect(r, 0, "ep_free(EP with RDMA WRITEs and RECVs in flight)");
+		expect(rkdapl_ep_free(b->s->ep), 0, "ep_free(peer EP with RECVs posted)");
+		b->s->ep = NULL;
+		while (!rkdapl_evd_dequeue(b->c->dto_evd, &ev)) {
+			if (ev.type != RKDAPL_DTO_COMPLETION_EVENT || ev.cookie < c0 ||
+			    ev.cookie >= c0 + NRECV + NWRITE) {
+				other++;
+				continue;
+			}
+			dup += seen[ev.cookie - c0]++ > 0;
+			nbad += ev.status != RKDAPL_DTO_SUCCESS && ev.status != RKDAPL_DTO_FLUSHED;
+			flushed += ev.status == RKDAPL_DTO_FLUSHED;
+			done++;
+		}
+		tap(posted == NRECV + NWRITE && done == posted && !dup && !nbad && !other,
+		    "teardown in flight: ep_free with 24 RDMA WRITEs and 8 RECVs posted: each completes exactly once, SUCCESS or FLUSHED",
+		    "posted %d, completions %d (%d flushed), duplicates %d, bad status %d, other events %d",
+		    posted, done, flushed, dup, nbad, other);
+		done = dup = nbad = other = 0;
+		while (!rkdapl_evd_dequeue(b->s->dto_evd, &ev)) {
+			if (ev.type != RKDAPL_DTO_COMPLETION_EVENT || ev.cookie < s0 ||
+			    ev.cookie >= s0 + NRECV) {
+				other++;
+				continue;
+			}
+			dup += sseen[ev.cookie - s0]++ > 0;
+			nbad += ev.status != RKDAPL_DTO_FLUSHED;
+			done++;
+		}
+		tap(sposted == NRECV && done == sposted && !dup && !nbad && !other,
+		    "teardown in flight: the peer's 8 RECVs each complete exactly once, FLUSHED",
+		    "posted %d, completions %d, duplicates %d, not FLUSHED %d, other events %d",
+		    sposted, done, dup, nbad, other);
+	}
+	pair_close(b);
+	if (rmr_f) {
+		expect(rkdapl_rmr_free(rmr_f), 0, "rmr_free of the teardown test's grant");
+		rmr_f = NULL;
 	}
 
 	/* --- nobody listening --- */

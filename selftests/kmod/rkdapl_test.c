@@ -1761,14 +1761,16 @@ static void badarg_connected(struct bctx *b)
 		r = grant(b, rmr_f, b->lmr_a, 0, BUFSZ, RKDAPL_MEM_REMOTE_WRITE, &rt, why);
 	if (tap(!r, "new connection and grant for the teardown-in-flight test", "%s", why)) {
 		enum { NRECV = 8, NWRITE = 24 };
-		u64 c0 = next_cookie(b->c) + 1, s0 = next_cookie(b->s) + 1;
+		u64 c0 = 0, s0 = 0, ck;
 		u8 seen[NRECV + NWRITE] = {}, sseen[NRECV] = {};
 		int posted = 0, sposted = 0, nbad = 0, dup = 0, other = 0, done = 0, flushed = 0;
 
-		/* Cookies are drawn from one counter: both sides post in one block each. */
+		/* Cookies come from one counter: each side's block of cookies is contiguous. */
 		for (i = 0; i < NRECV; i++) {
 			t1 = (struct rkdapl_lmr_triplet){ b->lmr_b, 64 * i, 64 };
-			posted += !rkdapl_post_recv(b->c->ep, &t1, 1, next_cookie(b->c), 0);
+			ck = next_cookie(b->c);
+			c0 = c0 ?: ck;
+			posted += !rkdapl_post_recv(b->c->ep, &t1, 1, ck, 0);
 		}
 		for (i = 0; i < NWRITE; i++) {
 			t1 = (struct rkdapl_lmr_triplet){ b->lmr_b, 0, BUFSZ };
@@ -1776,7 +1778,9 @@ static void badarg_connected(struct bctx *b)
 		}
 		for (i = 0; i < NRECV; i++) {
 			t1 = (struct rkdapl_lmr_triplet){ b->lmr_a, 64 * i, 64 };
-			sposted += !rkdapl_post_recv(b->s->ep, &t1, 1, next_cookie(b->s), 0);
+			ck = next_cookie(b->s);
+			s0 = s0 ?: ck;
+			sposted += !rkdapl_post_recv(b->s->ep, &t1, 1, ck, 0);
 		}
 		/* Free both EPs at once: rkdapl drains each QP before it destroys it. */
 		r = rkdapl_ep_free(b->c->ep);

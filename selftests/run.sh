@@ -68,7 +68,13 @@ for r in $roles; do
 	if [ ! -s "$dm" ]; then
 		lines+=("not ok - splat scan guest $R # no dmesg or console log")
 	elif scan=$("$top/qemu/splat-scan.sh" "$dm" 2>&1); then
-		lines+=("ok - splat scan guest $R")
+		nb=$(grep -c '^# boot-time' <<< "$scan")
+		if [ "$nb" = 0 ]; then
+			lines+=("ok - splat scan guest $R")
+		else
+			lines+=("ok - splat scan guest $R (and $nb boot-time line(s) before the harness, not counted: see below)")
+			diag+=("$(grep '^# boot-time' <<< "$scan" | head -5)")
+		fi
 	else
 		lines+=("not ok - splat scan guest $R # $(grep -c '^# /' <<< "$scan") splat line(s) in $dm")
 		diag+=("$(grep '^# /' <<< "$scan" | head -40)")

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * rkdapl_fault: one rkdapl operation per write, for allocation-failure sweeps
- * (selftests/fault.sh, selftests/fail_nth.py).
+ * (selftests/inject.sh, selftests/fail_nth.py).
  *
  *   insmod rkdapl_fault.ko [dev=rxe0] peer=<this guest's IPv4> [port=7620]
  *   echo <op> > /sys/kernel/debug/rkdapl_fault/op

@@ -22,7 +22,8 @@
  *	post, wait for the completion). lat_* are the per-DTO post-to-completion times (for bw
  *	they include the queueing behind the txdepth - 1 DTOs ahead). MBps is 10^6 bytes/s of
  *	payload over the time from the first post to the last completion; Mmsgps is DTOs/us.
- *	op=stop asks the server to stop serving.
+ *	op=stop asks the server to stop serving. mode is the client's; servers always sleep
+ *	until an event comes.
  *   ceiling [size=1048576] [iters=64]
  *	CPU cost of what rxe does per byte: crc32_le (its ICRC) and memcpy over a size-byte
  *	buffer, iters times each. Prints "<tool>: ceiling size=.. iters=.. crc32_MBps=..

@@ -18,7 +18,8 @@
  * mode=poll takes events with rkdapl_evd_dequeue() in a spin loop, mode=event with
  * rkdapl_evd_wait(). rkdapl itself polls its CQs from a workqueue (IB_POLL_WORKQUEUE), so in
  * both modes a kworker moves each completion into the EVD; poll saves the wake-up of the
- * waiting task only.
+ * waiting task only. Servers always wait with rkdapl_evd_wait(): a spinning server would take
+ * a CPU from rxe, which runs its send and receive paths on the same two guest CPUs.
  */
 #define pr_fmt(fmt) "rkdapl_perf: " fmt
 
@@ -454,7 +455,6 @@ static int server_session(struct perf *p, bool *stop)
 	p->a.op = op;
 	p->a.size = size;
 	p->a.iters = iters;
-	p->mode = le32_to_cpu(m->mode) == PERF_POLL ? PERF_POLL : PERF_EVENT;
 
 	ret = CHECK(p, rkdapl_rmr_create(p->pz, &p->rmr));
 	if (ret)

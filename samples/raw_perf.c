@@ -188,7 +188,8 @@ static int raw_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 
 /*
  * Waits until cond holds (0), a completion failed (its errno), the connection went away
- * (-ECONNRESET) or the deadline passed (-ETIMEDOUT); -EINTR on a signal. A direct CQ is
+ * (-ECONNRESET, printed only if a completion failed too) or the deadline passed
+ * (-ETIMEDOUT); -EINTR on a signal. A direct CQ is
  * polled in a spin loop, anything else is waited for on r->wq.
  */
 #define raw_wait_for(r, cond, what)						\
@@ -216,7 +217,7 @@ static int raw_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		if (__ret)							\
 			break;							\
 	}									\
-	if (__ret)								\
+	if (__ret && (__ret != -ECONNRESET || READ_ONCE((r)->err)))		\
 		pr_err("%s: waiting for %s: %d\n", (r)->who, (what), __ret);	\
 	__ret;									\
 })

@@ -64,6 +64,9 @@ echo "$flavour" > "$RKDAPL_OUT/flavour"
 log "bench: $flavour kernel $kdir, results in $RKDAPL_OUT"
 st=0
 "$top/qemu/run-guests.sh" "$top/qemu/bench-a.sh" "$top/qemu/bench-b.sh" || st=$?
-python3 "$top/scripts/bench_report.py" "$RKDAPL_OUT" || st=1
+# Debian's python3 (python3-matplotlib), not whatever python3 comes first in PATH.
+py=/usr/bin/python3
+[ -x "$py" ] || py=python3
+"$py" "$top/scripts/bench_report.py" "$RKDAPL_OUT" || st=1
 echo "bench wall time: $(( $(date +%s) - t0 )) s ($flavour kernel)"
 exit "$st"

@@ -82,11 +82,12 @@ def plot(rows, path, title):
         for r in rows:
             if r["kind"] == kind and num(r[col]) is not None:
                 series.setdefault((r["tool"], r["op"]), []).append((int(r["size"]), num(r[col])))
-        styles = {"rkdapl": "-o", "raw": "--s", "perftest": ":^"}
+        styles = {"rkdapl": "-o", "raw": "--s", "perftest": ":^"}   # line style: tool
+        colours = {"write": "C0", "read": "C1", "send": "C2"}        # colour: operation
         for (tool, op), pts in sorted(series.items()):
             pts.sort()
             ax.plot([p[0] for p in pts], [p[1] for p in pts], styles.get(tool, "-"),
-                    label=f"{tool} {op}")
+                    color=colours.get(op), label=f"{tool} {op}")
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel("message size [bytes]")

@@ -227,8 +227,20 @@ static int perf_cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Prints v (a value times 100) as "<int>.<2 digits>" into buf. */
-#define PERF_FIX2(v) (unsigned long long)div_u64((v), 100), (unsigned int)((v) % 100)
+/* A fixed-point number for printing: v / 10^digits as "<int>.<digits digits>". */
+struct perf_fix {
+	char s[24];
+};
+
+static struct perf_fix perf_fix(u64 v, unsigned int digits)
+{
+	struct perf_fix f;
+	u32 scale = digits == 4 ? 10000 : 100, rem;
+	u64 q = div_u64_rem(v, scale, &rem);
+
+	snprintf(f.s, sizeof(f.s), "%llu.%0*u", q, digits, rem);
+	return f;
+}
 
 /* The last result line, for the debugfs "result" file. */
 static DEFINE_MUTEX(perf_result_lock);
@@ -263,12 +275,11 @@ static void perf_report(const char *tool, const struct perf_args *a, u64 total_n
 	med = div_u64(samples[(n - 1) / 2], 10);		/* us x 100 */
 	p99 = div_u64(samples[min_t(u32, n - 1, div_u64((u64)n * 99 + 99, 100) - 1)], 10);
 	snprintf(line, sizeof(line),
-		 "result tool=%s op=%s kind=%s size=%u iters=%u txdepth=%u mode=%s MBps=%llu.%02u Mmsgps=%llu.%04u lat_med_us=%llu.%02u lat_p99_us=%llu.%02u",
+		 "result tool=%s op=%s kind=%s size=%u iters=%u txdepth=%u mode=%s MBps=%s Mmsgps=%s lat_med_us=%s lat_p99_us=%s",
 		 tool, PERF_NAME(perf_op_names, a->op), PERF_NAME(perf_kind_names, a->kind),
 		 a->size, a->iters, a->kind == PERF_LAT ? 1 : a->txdepth,
-		 PERF_NAME(perf_mode_names, a->mode), PERF_FIX2(mbps),
-		 (unsigned long long)div_u64(mmsg, 10000), (unsigned int)(mmsg % 10000),
-		 PERF_FIX2(med), PERF_FIX2(p99));
+		 PERF_NAME(perf_mode_names, a->mode), perf_fix(mbps, 2).s, perf_fix(mmsg, 4).s,
+		 perf_fix(med, 2).s, perf_fix(p99, 2).s);
 	pr_info("%s\n", line);
 	perf_set_result(line);
 }
@@ -313,8 +324,9 @@ static int perf_ceiling(const struct perf_args *a)
 	cpy_mbps = div64_u64(bytes * 100000, t_cpy);
 	both = div64_u64(bytes * 100000, t_crc + t_cpy);
 	snprintf(line, sizeof(line),
-		 "ceiling size=%u iters=%u crc32_MBps=%llu.%02u memcpy_MBps=%llu.%02u both_MBps=%llu.%02u crc=%08x",
-		 a->size, a->iters, PERF_FIX2(crc_mbps), PERF_FIX2(cpy_mbps), PERF_FIX2(both),
+		 "ceiling size=%u iters=%u crc32_MBps=%s memcpy_MBps=%s both_MBps=%s crc=%08x",
+		 a->size, a->iters, perf_fix(crc_mbps, 2).s, perf_fix(cpy_mbps, 2).s,
+		 perf_fix(both, 2).s,
 		 crc ^ ((u8 *)dst)[a->size - 1]);
 	pr_info("%s\n", line);
 	perf_set_result(line);

@@ -721,7 +721,7 @@ static ssize_t raw_ctl_write(struct file *file, const char __user *ubuf, size_t 
 	line = perf_copy_line(ubuf, len);
 	if (IS_ERR(line))
 		return PTR_ERR(line);
-	r = kzalloc(sizeof(*r), GFP_KERNEL);
+	r = kzalloc_obj(*r, GFP_KERNEL);
 	if (!r) {
 		kfree(line);
 		return -ENOMEM;

@@ -724,7 +724,7 @@ static ssize_t perf_ctl_write(struct file *file, const char __user *ubuf, size_t
 	line = perf_copy_line(ubuf, len);
 	if (IS_ERR(line))
 		return PTR_ERR(line);
-	p = kzalloc(sizeof(*p), GFP_KERNEL);
+	p = kzalloc_obj(*p, GFP_KERNEL);
 	if (!p) {
 		kfree(line);
 		return -ENOMEM;

@@ -74,7 +74,11 @@ static void raw_fail(struct raw *r, int err)
 	wake_up(&r->wq);
 }
 
-/* ---- completions (softirq for event mode, the polling task for poll mode) ------------- */
+/*
+ * ---- completions --------------------------------------------------------------------
+ * The ib_cqe callbacks. Context: softirq (IB_POLL_SOFTIRQ, event mode) or the polling task
+ * inside ib_process_cq_direct() (IB_POLL_DIRECT, poll mode); they do not sleep.
+ */
 
 static bool raw_wc_ok(struct raw *r, struct ib_wc *wc)
 {
@@ -139,7 +143,12 @@ static void raw_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 	wake_up(&r->wq);
 }
 
-/* ---- connection events (process context, rdma_cm's workers) ------------------------- */
+/*
+ * ---- connection events --------------------------------------------------------------
+ * rdma_cm's event handler. Context: process context (rdma_cm's workers), may sleep; it runs
+ * under the id's handler mutex, so it must not destroy its own id (it returns non-zero
+ * instead, for a connection request it does not want).
+ */
 
 static int raw_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 {
@@ -234,7 +243,7 @@ static int raw_map(struct raw *r, void *p, u32 len, u64 *dma)
 	return 0;
 }
 
-/* PD, CQ, QP on @id, the buffers and their DMA mappings. */
+/* PD, CQ, QP on @id, the buffers and their DMA mappings. Context: may sleep. */
 static int raw_setup(struct raw *r, struct rdma_cm_id *id, bool direct, u32 sq, u32 rq)
 {
 	struct ib_qp_init_attr qp = {};
@@ -280,7 +289,10 @@ static int raw_setup(struct raw *r, struct rdma_cm_id *id, bool direct, u32 sq, 
 	return ret;
 }
 
-/* Undoes raw_setup() and destroys the connection's id; every WR is back first. */
+/*
+ * Undoes raw_setup() and destroys the connection's id; every WR is back first
+ * (ib_drain_qp()). Context: process context, sleeps.
+ */
 static void raw_teardown(struct raw *r)
 {
 	if (r->have_qp) {
@@ -395,7 +407,10 @@ static int raw_ctl_recv(struct raw *r, const char *what)
 
 /* ---- server ------------------------------------------------------------------------- */
 
-/* Registers the whole buffer with a fresh rkey for remote read and write (FRWR). */
+/*
+ * Registers the whole buffer with a fresh rkey for remote read and write (FRWR) and waits
+ * for the registration to complete. Context: process context, may sleep.
+ */
 static int raw_register(struct raw *r)
 {
 	struct ib_reg_wr wr = {};
@@ -523,6 +538,10 @@ static int server_session(struct raw *r, bool *stop)
 	return 0;
 }
 
+/*
+ * Listens and serves sessions until r->a.sessions are done, a client sends op=stop or the
+ * writer gets a signal. Context: process context, sleeps for as long as it serves.
+ */
 static int server_run(struct raw *r)
 {
 	struct sockaddr_in sin = r->a.sin;
@@ -644,6 +663,7 @@ static int client_post(struct raw *r, u64 raddr, u32 rkey)
 	return ret;
 }
 
+/* One client session and its result line. Context: process context, may sleep. */
 static int client_run(struct raw *r)
 {
 	u32 depth = r->a.kind == PERF_LAT ? 1 : r->a.txdepth, rkey;
@@ -711,6 +731,11 @@ static int client_run(struct raw *r)
 
 static struct dentry *raw_dir;
 
+/*
+ * The ctl file: parses one command and runs it in the writing task.
+ * Context: process context, sleeps until the command is done.
+ * Return: @len, or the command's negative errno.
+ */
 static ssize_t raw_ctl_write(struct file *file, const char __user *ubuf, size_t len,
 			     loff_t *ppos)
 {

@@ -194,7 +194,10 @@ static void perf_event(struct perf *p, const struct rkdapl_event *ev, u64 now)
 	}
 }
 
-/* Takes one event (spinning or sleeping, by p->mode) and handles it. */
+/*
+ * Takes one event (spinning on rkdapl_evd_dequeue() or sleeping in rkdapl_evd_wait(), by
+ * p->mode) and handles it. Context: process context, may sleep.
+ */
 static int perf_step(struct perf *p)
 {
 	struct rkdapl_event ev;
@@ -312,7 +315,7 @@ static void perf_free_lmr(struct perf *p, struct rkdapl_lmr **lmr, void *bufp)
 	*buf = NULL;
 }
 
-/* IA, PZ, EVD, control buffers and a data buffer of buf_len bytes. */
+/* IA, PZ, EVD, control buffers and a data buffer of buf_len bytes. Context: may sleep. */
 static int perf_open(struct perf *p, u32 evd_len, u32 buf_len)
 {
 	int ret;
@@ -354,6 +357,7 @@ static int perf_end_session(struct perf *p)
 	return ret;
 }
 
+/* Frees everything perf_open() and the sessions made. Context: may sleep. */
 static void perf_close(struct perf *p)
 {
 	perf_end_session(p);
@@ -521,6 +525,10 @@ static int server_session(struct perf *p, bool *stop)
 	return 0;
 }
 
+/*
+ * Listens and serves sessions until p->a.sessions are done, a client sends op=stop or the
+ * writer gets a signal. Context: process context, sleeps for as long as it serves.
+ */
 static int server_run(struct perf *p)
 {
 	bool stop = false;
@@ -636,6 +644,7 @@ static int client_post(struct perf *p, const struct rkdapl_rmr_triplet *rem)
 	return 0;
 }
 
+/* One client session and its result line. Context: process context, may sleep. */
 static int client_run(struct perf *p)
 {
 	struct rkdapl_rmr_triplet rem = {};
@@ -714,6 +723,11 @@ static int client_run(struct perf *p)
 
 static struct dentry *perf_dir;
 
+/*
+ * The ctl file: parses one command and runs it in the writing task.
+ * Context: process context, sleeps until the command is done.
+ * Return: @len, or the command's negative errno.
+ */
 static ssize_t perf_ctl_write(struct file *file, const char __user *ubuf, size_t len,
 			      loff_t *ppos)
 {

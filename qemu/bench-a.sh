@@ -85,7 +85,7 @@ main() {
 	say "kernel servers listening; serving perftest requests"
 	perftest_loop || rc=1
 	say "perftest done; waiting for the kernel servers (B sends op=stop)"
-	rkdapl_wait b.kdone 3600 || { rc=1; kill -INT $KPID1 $KPID2 2>/dev/null; }
+	rkdapl_wait b.kdone 3600 || { rc=1; kill -TERM $KPID1 $KPID2 2>/dev/null; }
 	wait $KPID1 $KPID2
 	for r in rkdapl raw; do
 		[ "$(cat /run/bench-$r-server.rc 2>/dev/null)" = 0 ] || { say "$r server failed"; rc=1; }

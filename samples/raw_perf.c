@@ -714,7 +714,9 @@ static int client_run(struct raw *r)
 			if (ret)
 				return ret;
 		}
-		ret = raw_wait_for(r, READ_ONCE(r->data_done) > r->data_posted - depth ||
+		/* for a free slot while there is more to post, then for the last completion */
+		ret = raw_wait_for(r, r->data_posted < r->a.iters ?
+				   r->data_posted - READ_ONCE(r->data_done) < depth :
 				   READ_ONCE(r->data_done) == r->a.iters, "completions");
 		if (ret)
 			return ret;

@@ -704,7 +704,9 @@ static int client_run(struct perf *p)
 			if (ret)
 				return ret;
 		}
-		ret = perf_wait_for(p, p->data_done > p->data_posted - depth ||
+		/* for a free slot while there is more to post, then for the last completion */
+		ret = perf_wait_for(p, p->data_posted < p->a.iters ?
+				    p->data_posted - p->data_done < depth :
 				    p->data_done == p->a.iters, "completions");
 		if (ret)
 			return ret;

@@ -44,8 +44,21 @@ iters() {
 krun() {
 	local tool=$1 op=$2 kind=$3 size=$4 n=$5 port=7700 d=rkdapl_perf rc=0 t0=$SECONDS
 	[ "$tool" = raw ] && { port=7710; d=raw_perf; }
-	echo "client addr=$RKDAPL_PEER_IP port=$port op=$op kind=$kind size=$size iters=$n txdepth=$TXD mode=$MODE timeout_ms=$((TMO * 1000))" \
-		> /sys/kernel/debug/$d/ctl || rc=$?
+	local cmd="client addr=$RKDAPL_PEER_IP port=$port op=$op kind=$kind size=$size iters=$n txdepth=$TXD mode=$MODE timeout_ms=$((TMO * 1000))"
+	local pid i
+	(echo "$cmd" > /sys/kernel/debug/$d/ctl) &
+	pid=$!
+	# The tool times out by itself after TMO s; if it does not, show where it is stuck.
+	for ((i = 0; i < (TMO + 30) * 5; i++)); do
+		kill -0 $pid 2>/dev/null || break
+		sleep 0.2
+	done
+	if kill -0 $pid 2>/dev/null; then
+		say "$tool $op $kind $size: still running after $((TMO + 30)) s; its kernel stack:"
+		cat /proc/$pid/stack 2>&1 | tee -a "$RKDAPL_SYNC/stuck-b.txt"
+		kill -TERM $pid
+	fi
+	wait $pid || rc=$?
 	if [ $rc = 0 ]; then
 		cat /sys/kernel/debug/$d/result >> "$RKDAPL_SYNC/kresults.txt"
 		say "$tool $op $kind $size x$n: $(cut -d' ' -f9- /sys/kernel/debug/$d/result) ($((SECONDS - t0)) s)"

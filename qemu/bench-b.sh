@@ -12,7 +12,8 @@
 # Env: RKDAPL_BENCH_SIZES (bytes, default "2 64 4096 65536 1048576 4194304"),
 # RKDAPL_BENCH_BYTES (bytes a bandwidth run moves, default 8 MiB; latency runs half of it),
 # RKDAPL_BENCH_ITERS (most iterations, default 200), RKDAPL_BENCH_TXDEPTH (16),
-# RKDAPL_BENCH_MODE (poll), RKDAPL_BENCH_TOOLS ("rkdapl raw perftest"),
+# RKDAPL_BENCH_MODE (the kernel tools' modes: "poll", "event" or "poll event"; poll),
+# RKDAPL_BENCH_TOOLS ("rkdapl raw perftest"),
 # RKDAPL_BENCH_TIMEOUT_S (each run, 300).
 #
 # Everything is in functions that bash reads before running them.
@@ -40,11 +41,11 @@ iters() {
 	echo $n
 }
 
-# krun TOOL OP KIND SIZE ITERS: one kernel client run.
+# krun TOOL OP KIND SIZE ITERS MODE: one kernel client run.
 krun() {
-	local tool=$1 op=$2 kind=$3 size=$4 n=$5 port=7700 d=rkdapl_perf rc=0 t0=$SECONDS
+	local tool=$1 op=$2 kind=$3 size=$4 n=$5 mode=$6 port=7700 d=rkdapl_perf rc=0 t0=$SECONDS
 	[ "$tool" = raw ] && { port=7710; d=raw_perf; }
-	local cmd="client addr=$RKDAPL_PEER_IP port=$port op=$op kind=$kind size=$size iters=$n txdepth=$TXD mode=$MODE timeout_ms=$((TMO * 1000))"
+	local cmd="client addr=$RKDAPL_PEER_IP port=$port op=$op kind=$kind size=$size iters=$n txdepth=$TXD mode=$mode timeout_ms=$((TMO * 1000))"
 	local pid i
 	(echo "$cmd" > /sys/kernel/debug/$d/ctl) &
 	pid=$!
@@ -61,10 +62,10 @@ krun() {
 	wait $pid || rc=$?
 	if [ $rc = 0 ]; then
 		cat /sys/kernel/debug/$d/result >> "$RKDAPL_SYNC/kresults.txt"
-		say "$tool $op $kind $size x$n: $(cut -d' ' -f9- /sys/kernel/debug/$d/result) ($((SECONDS - t0)) s)"
+		say "$tool $mode $op $kind $size x$n: $(cut -d' ' -f9- /sys/kernel/debug/$d/result) ($((SECONDS - t0)) s)"
 	else
-		echo "fail tool=$tool op=$op kind=$kind size=$size iters=$n rc=$rc" >> "$RKDAPL_SYNC/kresults.txt"
-		say "$tool $op $kind $size x$n: FAILED ($rc); $(dmesg | grep "$d:" | tail -3 | tr '\n' ' ')"
+		echo "fail tool=$tool op=$op kind=$kind size=$size iters=$n mode=$mode rc=$rc" >> "$RKDAPL_SYNC/kresults.txt"
+		say "$tool $mode $op $kind $size x$n: FAILED ($rc); $(dmesg | grep "$d:" | tail -3 | tr '\n' ' ')"
 		FAILS=$((FAILS + 1))
 	fi
 }
@@ -96,12 +97,12 @@ ptrun() {
 }
 
 main() {
-	local top=$RKDAPL_TOP size op tool nb nl rc=0
+	local top=$RKDAPL_TOP size op tool mode nb nl rc=0
 	local sizes=${RKDAPL_BENCH_SIZES:-2 64 4096 65536 1048576 4194304}
 	local budget=${RKDAPL_BENCH_BYTES:-8388608} imax=${RKDAPL_BENCH_ITERS:-200}
 	local tools=${RKDAPL_BENCH_TOOLS:-rkdapl raw perftest}
 	TXD=${RKDAPL_BENCH_TXDEPTH:-16}
-	MODE=${RKDAPL_BENCH_MODE:-poll}
+	MODES=${RKDAPL_BENCH_MODE:-poll}
 	TMO=${RKDAPL_BENCH_TIMEOUT_S:-300}
 	FAILS=0
 	PTN=0
@@ -114,24 +115,19 @@ main() {
 		cat /sys/kernel/debug/rkdapl_perf/result > "$RKDAPL_SYNC/ceiling.txt"
 	say "$(cat "$RKDAPL_SYNC/ceiling.txt")"
 	rkdapl_wait a.ready 600 || return 1
-	say "sizes: $sizes; tools: $tools; txdepth $TXD, mode $MODE"
+	say "sizes: $sizes; tools: $tools; txdepth $TXD, modes $MODES"
 	for size in $sizes; do
 		nb=$(iters "$size" "$budget" "$imax")
 		nl=$(iters "$size" $((budget / 2)) "$imax")
 		for tool in $tools; do
-			for op in write read send; do
-				if [ "$tool" = perftest ]; then
-					ptrun $op bw "$size" "$nb"
-				else
-					krun "$tool" $op bw "$size" "$nb"
-				fi
-			done
-			for op in write read; do
-				if [ "$tool" = perftest ]; then
-					ptrun $op lat "$size" "$nl"
-				else
-					krun "$tool" $op lat "$size" "$nl"
-				fi
+			if [ "$tool" = perftest ]; then
+				for op in write read send; do ptrun $op bw "$size" "$nb"; done
+				for op in write read; do ptrun $op lat "$size" "$nl"; done
+				continue
+			fi
+			for mode in $MODES; do
+				for op in write read send; do krun "$tool" $op bw "$size" "$nb" "$mode"; done
+				for op in write read; do krun "$tool" $op lat "$size" "$nl" "$mode"; done
 			done
 		done
 	done

@@ -29,7 +29,10 @@ def kernel_rows(path):
     for line in open(path):
         kv = dict(re.findall(r"(\w+)=(\S+)", line))
         if line.startswith("result "):
-            rows.append({k: kv.get(k, "") for k in FIELDS})
+            row = {k: kv.get(k, "") for k in FIELDS}
+            if kv.get("mode", "poll") != "poll":     # e.g. "rkdapl-event"
+                row["tool"] += "-" + kv["mode"]
+            rows.append(row)
         elif line.startswith("fail "):
             fails.append(line.strip())
     return rows, fails
@@ -82,7 +85,8 @@ def plot(rows, path, title):
         for r in rows:
             if r["kind"] == kind and num(r[col]) is not None:
                 series.setdefault((r["tool"], r["op"]), []).append((int(r["size"]), num(r[col])))
-        styles = {"rkdapl": "-o", "raw": "--s", "perftest": ":^"}   # line style: tool
+        styles = {"rkdapl": "-o", "raw": "--s", "perftest": ":^",  # line style: tool
+                  "rkdapl-event": "-.o", "raw-event": "-.s"}
         colours = {"write": "C0", "read": "C1", "send": "C2"}        # colour: operation
         for (tool, op), pts in sorted(series.items()):
             pts.sort()

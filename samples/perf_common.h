@@ -235,8 +235,12 @@ struct perf_fix {
 static struct perf_fix perf_fix(u64 v, unsigned int digits)
 {
 	struct perf_fix f;
-	u32 scale = digits == 4 ? 10000 : 100, rem;
-	u64 q = div_u64_rem(v, scale, &rem);
+	u32 scale = 1, rem, i;
+	u64 q;
+
+	for (i = 0; i < digits; i++)
+		scale *= 10;
+	q = div_u64_rem(v, scale, &rem);
 
 	snprintf(f.s, sizeof(f.s), "%llu.%0*u", q, digits, rem);
 	return f;
@@ -269,8 +273,9 @@ static void perf_report(const char *tool, const struct perf_args *a, u64 total_n
 	u32 n = a->iters;
 
 	total_ns = max_t(u64, total_ns, 1);
-	mbps = div64_u64(bytes * 100000, total_ns);		/* MB/s x 100 */
-	mmsg = div64_u64((u64)n * 10000000, total_ns);		/* Mmsg/s x 10000 */
+	/* TCG guests move kilobytes per second at small sizes: print enough digits */
+	mbps = mul_u64_u64_div_u64(bytes, 10000000, total_ns);	/* MB/s x 10^4 */
+	mmsg = div64_u64((u64)n * 1000000000, total_ns);	/* Mmsg/s x 10^6 */
 	sort(samples, n, sizeof(*samples), perf_cmp_u64, NULL);
 	med = div_u64(samples[(n - 1) / 2], 10);		/* us x 100 */
 	p99 = div_u64(samples[min_t(u32, n - 1, div_u64((u64)n * 99 + 99, 100) - 1)], 10);
@@ -278,7 +283,7 @@ static void perf_report(const char *tool, const struct perf_args *a, u64 total_n
 		 "result tool=%s op=%s kind=%s size=%u iters=%u txdepth=%u mode=%s MBps=%s Mmsgps=%s lat_med_us=%s lat_p99_us=%s",
 		 tool, PERF_NAME(perf_op_names, a->op), PERF_NAME(perf_kind_names, a->kind),
 		 a->size, a->iters, a->kind == PERF_LAT ? 1 : a->txdepth,
-		 PERF_NAME(perf_mode_names, a->mode), perf_fix(mbps, 2).s, perf_fix(mmsg, 4).s,
+		 PERF_NAME(perf_mode_names, a->mode), perf_fix(mbps, 4).s, perf_fix(mmsg, 6).s,
 		 perf_fix(med, 2).s, perf_fix(p99, 2).s);
 	pr_info("%s\n", line);
 	perf_set_result(line);

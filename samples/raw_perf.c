@@ -467,7 +467,10 @@ static int server_session(struct raw *r, bool *stop)
 	param.initiator_depth = min_t(u32, r->req_rd_in, r->dev->attrs.max_qp_init_rd_atom);
 	param.retry_count = 6;
 	param.rnr_retry_count = 7;
+	/* outside the event handler, rdma_accept() wants the id's handler mutex held */
+	rdma_lock_handler(r->id);
 	ret = rdma_accept(r->id, &param);
+	rdma_unlock_handler(r->id);
 	if (ret) {
 		pr_err("server: rdma_accept: %d\n", ret);
 		return ret;
@@ -692,9 +695,12 @@ static int client_run(struct raw *r)
 	ret = raw_ctl_send(r);
 	if (ret)
 		return ret;
-	if (r->a.op == PERF_OP_STOP)
-		return raw_wait_for(r, READ_ONCE(r->ctl_sends_done) == r->ctl_sends,
-				    "the stop SEND");
+	if (r->a.op == PERF_OP_STOP) {
+		/* the server may go (and flush this SEND) as soon as it has the request */
+		ret = raw_wait_for(r, READ_ONCE(r->ctl_sends_done) == r->ctl_sends,
+				   "the stop SEND");
+		return ret == -ECONNRESET ? 0 : ret;
+	}
 	ret = raw_ctl_recv(r, "the advert");
 	if (ret)
 		return ret;

@@ -442,6 +442,14 @@ static int server_session(struct perf *p, bool *stop)
 	ret = perf_ctl_recv(p, "the hello");
 	if (ret)
 		return ret;
+	/*
+	 * The client may send as soon as it has the IB CM's REP, so its hello can complete
+	 * here before ESTABLISHED does; until then the EP refuses SENDs with -ENOTCONN (seen in
+	 * make bench, 3 sessions out of 31).
+	 */
+	ret = perf_wait_for(p, p->established, "ESTABLISHED");
+	if (ret)
+		return ret;
 	op = le32_to_cpu(m->op);
 	size = le32_to_cpu(m->size);
 	iters = le32_to_cpu(m->iters);

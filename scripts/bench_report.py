@@ -6,7 +6,8 @@
 Reads sync/kresults.txt (rkdapl_perf and raw_perf result lines), sync/pt-b-*.txt (perftest
 client output) and sync/ceiling.txt, written by qemu/bench-b.sh in guest B.
 
-Units: MBps is 10^6 bytes/s. perftest prints MB/sec in 2^20 bytes/s; its figures are converted.
+Units: MBps is 10^6 bytes/s. perftest prints MB/sec in 2^20 bytes/s with two decimals; its MBps
+here is its MsgRate (10^6 messages/s, six decimals) times the size.
 perftest's latency columns: t_typical is the median, "99% percentile" the p99; ib_write_lat
 reports half of its ping-pong round trip, ib_read_lat a whole RDMA READ. The kernel tools
 report the post-to-completion time of each DTO (one in flight): a whole round trip for both
@@ -57,7 +58,9 @@ def perftest_rows(sync):
         row = {"tool": "perftest", "op": op, "kind": kind, "size": n[0],
                "MBps": "", "Mmsgps": "", "lat_med_us": "", "lat_p99_us": ""}
         if kind == "bw":    # bytes iters peak avg msgrate
-            row["MBps"] = f"{float(n[3]) * MIB:.2f}"
+            # MsgRate (Mpps, 6 decimals) x size: the average BW column has only 2 decimals of
+            # MiB/s, 0.00 at the smallest sizes here
+            row["MBps"] = f"{float(n[4]) * int(n[0]):.4f}"
             row["Mmsgps"] = n[4]
         else:               # bytes iters min max typical avg stdev p99 p99.9
             row["lat_med_us"] = n[4]
@@ -83,7 +86,7 @@ def plot(rows, path, title):
                                  (axes[1], "lat", "lat_med_us", "median latency [us]")):
         series = {}
         for r in rows:
-            if r["kind"] == kind and num(r[col]) is not None:
+            if r["kind"] == kind and (num(r[col]) or 0) > 0:
                 series.setdefault((r["tool"], r["op"]), []).append((int(r["size"]), num(r[col])))
         styles = {"rkdapl": "-o", "raw": "--s", "perftest": ":^",  # line style: tool
                   "rkdapl-event": "-.o", "raw-event": "-.s"}

@@ -7,7 +7,8 @@ Reads sync/kresults.txt (rkdapl_perf and raw_perf result lines), sync/pt-b-*.txt
 client output) and sync/ceiling.txt, written by qemu/bench-b.sh in guest B.
 
 Units: MBps is 10^6 bytes/s. perftest prints MB/sec in 2^20 bytes/s with two decimals; its MBps
-here is its MsgRate (10^6 messages/s, six decimals) times the size.
+here is its MsgRate (10^6 messages/s, six decimals) times the size below 10 MiB/s, its average
+BW converted above.
 perftest's latency columns: t_typical is the median, "99% percentile" the p99; ib_write_lat
 reports half of its ping-pong round trip, ib_read_lat a whole RDMA READ. The kernel tools
 report the post-to-completion time of each DTO (one in flight): a whole round trip for both
@@ -58,9 +59,11 @@ def perftest_rows(sync):
         row = {"tool": "perftest", "op": op, "kind": kind, "size": n[0],
                "MBps": "", "Mmsgps": "", "lat_med_us": "", "lat_p99_us": ""}
         if kind == "bw":    # bytes iters peak avg msgrate
-            # MsgRate (Mpps, 6 decimals) x size: the average BW column has only 2 decimals of
-            # MiB/s, 0.00 at the smallest sizes here
-            row["MBps"] = f"{float(n[4]) * int(n[0]):.4f}"
+            # the average BW column has 2 decimals of MiB/s (0.00 at the smallest sizes here),
+            # MsgRate 6 decimals of Mpps (coarse at the largest): take the finer one
+            avg = float(n[3])
+            mbps = avg * MIB if avg >= 10 else float(n[4]) * int(n[0])
+            row["MBps"] = f"{mbps:.4f}"
             row["Mmsgps"] = n[4]
         else:               # bytes iters min max typical avg stdev p99 p99.9
             row["lat_med_us"] = n[4]

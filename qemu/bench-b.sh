@@ -10,7 +10,7 @@
 # ceiling.txt. scripts/bench_report.py turns them into results.csv, plot.png and the tables.
 #
 # Env: RKDAPL_BENCH_SIZES (bytes, default "2 64 4096 65536 1048576 4194304"),
-# RKDAPL_BENCH_BYTES (bytes a bandwidth run moves, default 8 MiB; latency runs half of it),
+# RKDAPL_BENCH_BYTES (bytes a bandwidth run moves, default 4 MiB; latency runs half of it),
 # RKDAPL_BENCH_ITERS (most iterations, default 200), RKDAPL_BENCH_TXDEPTH (16),
 # RKDAPL_BENCH_MODE (the kernel tools' modes: "poll", "event" or "poll event"; poll),
 # RKDAPL_BENCH_TOOLS ("rkdapl raw perftest"),
@@ -99,7 +99,7 @@ ptrun() {
 main() {
 	local top=$RKDAPL_TOP size op tool mode nb nl rc=0
 	local sizes=${RKDAPL_BENCH_SIZES:-2 64 4096 65536 1048576 4194304}
-	local budget=${RKDAPL_BENCH_BYTES:-8388608} imax=${RKDAPL_BENCH_ITERS:-200}
+	local budget=${RKDAPL_BENCH_BYTES:-4194304} imax=${RKDAPL_BENCH_ITERS:-200}
 	local tools=${RKDAPL_BENCH_TOOLS:-rkdapl raw perftest}
 	TXD=${RKDAPL_BENCH_TXDEPTH:-16}
 	MODES=${RKDAPL_BENCH_MODE:-poll}

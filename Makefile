@@ -2,6 +2,8 @@
 #
 #   make demo    set everything up, build, boot two QEMU guests and move verified bytes
 #   make check   the same set-up, then the selftests; ends with "N passed, N failed"
+#   make bench   rkdapl vs raw verbs vs perftest, bandwidth and latency, in out/bench-<ts>
+#                (release kernel if built, else debug; FLAVOUR=release|debug to choose)
 #   make docs    C API reference (kernel-doc), the Rust layer's rustdoc and the guide, in out/docs
 #
 # Everything is cached under $(RKDAPL_CACHE) (default ~/.cache/rkdapl); KDIR=/path uses an
@@ -16,7 +18,7 @@ ifneq ($(KERNELRELEASE),)
 include $(src)/Kbuild
 else
 
-.PHONY: all deps kernel modules demo check docs clean
+.PHONY: all deps kernel modules demo check bench docs clean
 all: modules
 
 deps:
@@ -33,6 +35,9 @@ demo: modules
 
 check: modules
 	selftests/run.sh
+
+bench: deps
+	scripts/bench.sh
 
 docs: deps
 	scripts/docs.sh $(FLAVOUR)

@@ -57,12 +57,28 @@ if [ ! -f "$out/.config" ] || [ ! -f "$out/.rkdapl-config-ok" ]; then
 	KCONFIG_CONFIG="$out/.config" "$tree/scripts/kconfig/merge_config.sh" -m -O "$out" \
 		"$out/.config" "${frags[@]}" >/dev/null
 	make -s "${MAKEARGS[@]}" olddefconfig >&2
-	# Every =y/=m line of the fragments must have survived Kconfig's dependencies.
+	# Every =y/=m line of the fragments must have survived Kconfig's dependencies, and every
+	# =n / "is not set" line must have ended up off. A symbol named by several fragments is
+	# checked against the last one (release.config turns off what rkdapl.config turns on).
 	bad=0
+	declare -A want=()
 	for f in "${frags[@]}"; do
 		while IFS= read -r line; do
-			grep -qx "$line" "$out/.config" || { log "config: $line did not stick"; bad=1; }
-		done < <(grep -E '^CONFIG_[A-Z0-9_]+=[ym]$' "$f")
+			if [[ $line =~ ^(CONFIG_[A-Z0-9_]+)=([ymn])$ ]]; then
+				want[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
+			elif [[ $line =~ ^#\ (CONFIG_[A-Z0-9_]+)\ is\ not\ set$ ]]; then
+				want[${BASH_REMATCH[1]}]=n
+			fi
+		done < "$f"
+	done
+	for sym in "${!want[@]}"; do
+		if [ "${want[$sym]}" = n ]; then
+			! grep -qE "^$sym=[ym]\$" "$out/.config" ||
+				{ log "config: $sym is still on"; bad=1; }
+		else
+			grep -qx "$sym=${want[$sym]}" "$out/.config" ||
+				{ log "config: $sym=${want[$sym]} did not stick"; bad=1; }
+		fi
 	done
 	[ $bad = 0 ] || die "config fragment does not apply cleanly"
 	touch "$out/.rkdapl-config-ok"

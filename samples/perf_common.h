@@ -1,0 +1,389 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * perf_common.h: what samples/rkdapl_perf.c (over rkdapl) and samples/raw_perf.c (over
+ * ib_core + rdma_cm) share, so that the two tools do the same work and print the same line:
+ * the control-file parser, the wire messages, the statistics, the result line and the
+ * crc32 + memcpy "ceiling" measurement. Each tool includes it once; everything is static.
+ *
+ * Control file: /sys/kernel/debug/<tool>/ctl (write-only). One command per write, run in
+ * the writing task; the write returns the byte count when the command succeeded and a
+ * negative errno otherwise. Read /sys/kernel/debug/<tool>/result for the last result line.
+ *
+ *   server [port=7700] [dev=rxe0] [size=4194304] [sessions=0] [timeout_ms=60000]
+ *	Listen on port and serve clients one after the other: sessions of them (0: until a
+ *	client sends op=stop or the writer gets a signal). size is the buffer the server
+ *	grants (RDMA) or receives into (SEND); clients' sizes must not exceed it.
+ *   client addr=10.77.0.1 [port=7700] [dev=rxe0] [op=write|read|send] [kind=bw|lat]
+ *	  [size=65536] [iters=200] [txdepth=16] [mode=poll|event] [timeout_ms=60000]
+ *	One session: connect, learn the server's buffer, run the test, disconnect, and print
+ *	   "<tool>: result tool=<t> op=<op> kind=<k> size=<n> iters=<n> txdepth=<n> mode=<m>
+ *	    MBps=<x> Mmsgps=<x> lat_med_us=<x> lat_p99_us=<x>"
+ *	bw keeps txdepth DTOs in flight; lat has one in flight (ping-pong with the responder:
+ *	post, wait for the completion). lat_* are the per-DTO post-to-completion times (for bw
+ *	they include the queueing behind the txdepth - 1 DTOs ahead). MBps is 10^6 bytes/s of
+ *	payload over the time from the first post to the last completion; Mmsgps is DTOs/us.
+ *	op=stop asks the server to stop serving. mode is the client's; servers always sleep
+ *	until an event comes.
+ *   ceiling [size=1048576] [iters=64]
+ *	CPU cost of what rxe does per byte: crc32_le (its ICRC) and memcpy over a size-byte
+ *	buffer, iters times each. Prints "<tool>: ceiling size=.. iters=.. crc32_MBps=..
+ *	memcpy_MBps=.. both_MBps=.." (both: one crc32 pass plus one copy per byte).
+ *
+ * Errors of the parser: -EINVAL for an unknown command or key, a malformed value or a
+ * missing addr; -ERANGE for a value outside its range; -E2BIG for a line over 255 bytes.
+ *
+ * Wire protocol (one RC connection; struct perf_msg, little-endian, 48 bytes):
+ *
+ *   client                                    server
+ *     connect                       ----->    accept (a 64-byte RECV posted for the hello)
+ *     SEND hello {op, kind, size, iters, txdepth, mode}
+ *                                   ----->    grant the buffer for remote read + write;
+ *                                             op=send: post min(iters, 256) RECVs of size
+ *                                   <-----    SEND advert {addr, rkey, len}
+ *     iters DTOs (write/read: into/from [addr, addr + size); send: SENDs of size)
+ *                                             op=send: reposts RECVs until iters were posted
+ *     disconnect                    ----->    DISCONNECTED; checks iters RECVs arrived
+ */
+#ifndef _PERF_COMMON_H
+#define _PERF_COMMON_H
+
+#include <linux/crc32.h>
+#include <linux/inet.h>
+#include <linux/in.h>
+#include <linux/kernel.h>
+#include <linux/ktime.h>
+#include <linux/math64.h>
+#include <linux/mutex.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/sort.h>
+#include <linux/string.h>
+#include <linux/vmalloc.h>
+
+#define PERF_MAGIC 0x72706631		/* "rpf1" */
+#define PERF_MAX_SIZE (4u << 20)	/* kmalloc's largest buffer (MAX_PAGE_ORDER) */
+#define PERF_MAX_ITERS 1000000u
+#define PERF_MAX_TXDEPTH 256u
+#define PERF_RECV_DEPTH 256u		/* data RECVs the server keeps posted for op=send */
+#define PERF_MSG_BYTES 64u		/* control message buffers */
+#define PERF_LINE_MAX 256u
+
+enum perf_op { PERF_OP_WRITE = 1, PERF_OP_READ, PERF_OP_SEND, PERF_OP_STOP };
+enum perf_kind { PERF_BW = 1, PERF_LAT };
+enum perf_mode { PERF_POLL = 1, PERF_EVENT };
+enum perf_cmd { PERF_CMD_SERVER = 1, PERF_CMD_CLIENT, PERF_CMD_CEILING };
+
+/* The only message, both ways: the hello fills op..mode, the advert addr..len. */
+struct perf_msg {
+	__le32 magic;
+	__le32 op;
+	__le32 kind;
+	__le32 size;
+	__le32 iters;
+	__le32 txdepth;
+	__le32 mode;
+	__le32 rkey;
+	__le64 addr;
+	__le64 len;
+};
+
+struct perf_args {
+	enum perf_cmd cmd;
+	char dev[32];
+	struct sockaddr_in sin;	/* client: the server; server: the port */
+	bool have_addr;
+	u32 op, kind, mode;
+	u32 size, iters, txdepth, sessions, timeout_ms;
+};
+
+static const char *const perf_op_names[] = {
+	[PERF_OP_WRITE] = "write", [PERF_OP_READ] = "read", [PERF_OP_SEND] = "send",
+	[PERF_OP_STOP] = "stop",
+};
+static const char *const perf_kind_names[] = { [PERF_BW] = "bw", [PERF_LAT] = "lat" };
+static const char *const perf_mode_names[] = { [PERF_POLL] = "poll", [PERF_EVENT] = "event" };
+
+#define PERF_NAME(tab, i) ((i) < ARRAY_SIZE(tab) && (tab)[i] ? (tab)[i] : "?")
+
+static int perf_lookup(const char *const *tab, size_t n, const char *val, u32 *out)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (tab[i] && !strcmp(tab[i], val)) {
+			*out = i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static int perf_u32(const char *val, u32 min, u32 max, u32 *out)
+{
+	u32 v;
+
+	if (kstrtou32(val, 0, &v))
+		return -EINVAL;
+	if (v < min || v > max)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+/*
+ * perf_parse() - parse one control line into @a
+ * @line: NUL-terminated, modified in place.
+ * @a: filled in, defaults first.
+ *
+ * Context: any context.
+ * Return: 0; -EINVAL or -ERANGE as described at the top of this file.
+ */
+static int perf_parse(char *line, struct perf_args *a)
+{
+	char *tok, *val;
+	u32 port = 7700;
+	int ret = 0;
+
+	memset(a, 0, sizeof(*a));
+	strscpy(a->dev, "rxe0", sizeof(a->dev));
+	a->op = PERF_OP_WRITE;
+	a->kind = PERF_BW;
+	a->mode = PERF_EVENT;
+	a->size = 65536;
+	a->iters = 200;
+	a->txdepth = 16;
+	a->timeout_ms = 60000;
+
+	line = strim(line);
+	tok = strsep(&line, " \t\n");
+	if (!tok || !strcmp(tok, ""))
+		return -EINVAL;
+	if (!strcmp(tok, "server")) {
+		a->cmd = PERF_CMD_SERVER;
+		a->size = PERF_MAX_SIZE;
+	} else if (!strcmp(tok, "client")) {
+		a->cmd = PERF_CMD_CLIENT;
+	} else if (!strcmp(tok, "ceiling")) {
+		a->cmd = PERF_CMD_CEILING;
+		a->size = 1 << 20;
+		a->iters = 64;
+	} else {
+		return -EINVAL;
+	}
+
+	while ((tok = strsep(&line, " \t\n"))) {
+		if (!*tok)
+			continue;
+		val = strchr(tok, '=');
+		if (!val || !val[1])
+			return -EINVAL;
+		*val++ = '\0';
+		if (!strcmp(tok, "dev")) {
+			if (strscpy(a->dev, val, sizeof(a->dev)) < 0)
+				return -ERANGE;
+		} else if (!strcmp(tok, "addr")) {
+			if (!in4_pton(val, -1, (u8 *)&a->sin.sin_addr.s_addr, -1, NULL))
+				return -EINVAL;
+			a->have_addr = true;
+		} else if (!strcmp(tok, "port")) {
+			ret = perf_u32(val, 1, 65535, &port);
+		} else if (!strcmp(tok, "op")) {
+			ret = perf_lookup(perf_op_names, ARRAY_SIZE(perf_op_names), val, &a->op);
+		} else if (!strcmp(tok, "kind")) {
+			ret = perf_lookup(perf_kind_names, ARRAY_SIZE(perf_kind_names), val,
+					  &a->kind);
+		} else if (!strcmp(tok, "mode")) {
+			ret = perf_lookup(perf_mode_names, ARRAY_SIZE(perf_mode_names), val,
+					  &a->mode);
+		} else if (!strcmp(tok, "size")) {
+			ret = perf_u32(val, 1, PERF_MAX_SIZE, &a->size);
+		} else if (!strcmp(tok, "iters")) {
+			ret = perf_u32(val, 1, PERF_MAX_ITERS, &a->iters);
+		} else if (!strcmp(tok, "txdepth")) {
+			ret = perf_u32(val, 1, PERF_MAX_TXDEPTH, &a->txdepth);
+		} else if (!strcmp(tok, "sessions")) {
+			ret = perf_u32(val, 0, U32_MAX, &a->sessions);
+		} else if (!strcmp(tok, "timeout_ms")) {
+			ret = perf_u32(val, 1, 3600000, &a->timeout_ms);
+		} else {
+			return -EINVAL;
+		}
+		if (ret)
+			return ret;
+	}
+	a->sin.sin_family = AF_INET;
+	a->sin.sin_port = htons(port);
+	if (a->cmd == PERF_CMD_CLIENT && !a->have_addr)
+		return -EINVAL;
+	return 0;
+}
+
+/* ---- statistics and the result line ------------------------------------------------- */
+
+static int perf_cmp_u64(const void *a, const void *b)
+{
+	u64 x = *(const u64 *)a, y = *(const u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* A fixed-point number for printing: v / 10^digits as "<int>.<digits digits>". */
+struct perf_fix {
+	char s[24];
+};
+
+static struct perf_fix perf_fix(u64 v, unsigned int digits)
+{
+	struct perf_fix f;
+	u32 scale = 1, rem, i;
+	u64 q;
+
+	for (i = 0; i < digits; i++)
+		scale *= 10;
+	q = div_u64_rem(v, scale, &rem);
+
+	snprintf(f.s, sizeof(f.s), "%llu.%0*u", q, digits, rem);
+	return f;
+}
+
+/* The last result line, for the debugfs "result" file. */
+static DEFINE_MUTEX(perf_result_lock);
+static char perf_result[PERF_LINE_MAX];
+
+static void perf_set_result(const char *line)
+{
+	mutex_lock(&perf_result_lock);
+	strscpy(perf_result, line, sizeof(perf_result));
+	mutex_unlock(&perf_result_lock);
+}
+
+/*
+ * perf_report() - print and remember the result line of a client run
+ * @tool: "rkdapl" or "raw".
+ * @a: the run's arguments.
+ * @total_ns: first post to last completion.
+ * @samples: @a->iters per-DTO times in ns; sorted here.
+ *
+ * Context: process context (sorts up to PERF_MAX_ITERS entries).
+ */
+static void perf_report(const char *tool, const struct perf_args *a, u64 total_ns, u64 *samples)
+{
+	char line[PERF_LINE_MAX];
+	u64 bytes = (u64)a->size * a->iters, mbps, mmsg, med, p99;
+	u32 n = a->iters;
+
+	total_ns = max_t(u64, total_ns, 1);
+	/* TCG guests move kilobytes per second at small sizes: print enough digits */
+	mbps = mul_u64_u64_div_u64(bytes, 10000000, total_ns);	/* MB/s x 10^4 */
+	mmsg = div64_u64((u64)n * 1000000000, total_ns);	/* Mmsg/s x 10^6 */
+	sort(samples, n, sizeof(*samples), perf_cmp_u64, NULL);
+	med = div_u64(samples[(n - 1) / 2], 10);		/* us x 100 */
+	p99 = div_u64(samples[min_t(u32, n - 1, div_u64((u64)n * 99 + 99, 100) - 1)], 10);
+	snprintf(line, sizeof(line),
+		 "result tool=%s op=%s kind=%s size=%u iters=%u txdepth=%u mode=%s MBps=%s Mmsgps=%s lat_med_us=%s lat_p99_us=%s",
+		 tool, PERF_NAME(perf_op_names, a->op), PERF_NAME(perf_kind_names, a->kind),
+		 a->size, a->iters, a->kind == PERF_LAT ? 1 : a->txdepth,
+		 PERF_NAME(perf_mode_names, a->mode), perf_fix(mbps, 4).s, perf_fix(mmsg, 6).s,
+		 perf_fix(med, 2).s, perf_fix(p99, 2).s);
+	pr_info("%s\n", line);
+	perf_set_result(line);
+}
+
+/* ---- the rxe ceiling ---------------------------------------------------------------- */
+
+/*
+ * perf_ceiling() - time crc32_le and memcpy over a buffer
+ * @a: size and iters.
+ *
+ * Context: process context, may sleep.
+ * Return: 0; -ENOMEM.
+ */
+static int perf_ceiling(const struct perf_args *a)
+{
+	char line[PERF_LINE_MAX];
+	u64 bytes = (u64)a->size * a->iters, t_crc, t_cpy, crc_mbps, cpy_mbps, both;
+	void *src, *dst;
+	u32 crc = 0, i;
+	ktime_t t0;
+
+	src = kvmalloc(a->size, GFP_KERNEL);
+	dst = kvmalloc(a->size, GFP_KERNEL);
+	if (!src || !dst) {
+		kvfree(src);
+		kvfree(dst);
+		return -ENOMEM;
+	}
+	memset(src, 0x5a, a->size);
+	memset(dst, 0, a->size);
+	t0 = ktime_get();
+	for (i = 0; i < a->iters; i++)
+		crc = crc32_le(crc, src, a->size);
+	t_crc = max_t(u64, ktime_to_ns(ktime_sub(ktime_get(), t0)), 1);
+	t0 = ktime_get();
+	for (i = 0; i < a->iters; i++) {
+		memcpy(dst, src, a->size);
+		barrier();
+	}
+	t_cpy = max_t(u64, ktime_to_ns(ktime_sub(ktime_get(), t0)), 1);
+	crc_mbps = div64_u64(bytes * 100000, t_crc);
+	cpy_mbps = div64_u64(bytes * 100000, t_cpy);
+	both = div64_u64(bytes * 100000, t_crc + t_cpy);
+	snprintf(line, sizeof(line),
+		 "ceiling size=%u iters=%u crc32_MBps=%s memcpy_MBps=%s both_MBps=%s crc=%08x",
+		 a->size, a->iters, perf_fix(crc_mbps, 2).s, perf_fix(cpy_mbps, 2).s,
+		 perf_fix(both, 2).s,
+		 crc ^ ((u8 *)dst)[a->size - 1]);
+	pr_info("%s\n", line);
+	perf_set_result(line);
+	kvfree(src);
+	kvfree(dst);
+	return 0;
+}
+
+/* ---- waiting ------------------------------------------------------------------------ */
+
+/* Milliseconds left until deadline (jiffies), at least 1; 0 if it passed. */
+static u32 perf_ms_left(unsigned long deadline)
+{
+	long left = (long)(deadline - jiffies);
+
+	return left <= 0 ? 0 : max(jiffies_to_msecs(left), 1u);
+}
+
+/* One spin of a poll loop: 0 to go on; -ETIMEDOUT or -EINTR to stop. */
+static int perf_spin(unsigned long deadline, u32 *spins)
+{
+	if (!(++*spins & 1023)) {
+		if (time_after(jiffies, deadline))
+			return -ETIMEDOUT;
+		if (signal_pending(current))
+			return -EINTR;
+		cond_resched();
+	}
+	cpu_relax();
+	return 0;
+}
+
+/* Copies a control write (at most PERF_LINE_MAX - 1 bytes) into a NUL-terminated string. */
+static char *perf_copy_line(const char __user *ubuf, size_t len)
+{
+	if (!len)
+		return ERR_PTR(-EINVAL);
+	if (len >= PERF_LINE_MAX)
+		return ERR_PTR(-E2BIG);
+	return memdup_user_nul(ubuf, len);
+}
+
+static ssize_t perf_result_read(struct file *file, char __user *ubuf, size_t len,
+				loff_t *ppos)
+{
+	char buf[PERF_LINE_MAX + 1];
+	size_t n;
+
+	mutex_lock(&perf_result_lock);
+	n = scnprintf(buf, sizeof(buf), "%s%s", perf_result, perf_result[0] ? "\n" : "");
+	mutex_unlock(&perf_result_lock);
+	return simple_read_from_buffer(ubuf, len, ppos, buf, n);
+}
+
+#endif /* _PERF_COMMON_H */

@@ -1,0 +1,816 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rkdapl_perf: an in-kernel RDMA performance tool over the rkdapl C API (include/rkdapl.h),
+ * in the spirit of krping. samples/raw_perf.c does the same work directly on ib_core and
+ * rdma_cm (tool=raw), so the two result lines compare rkdapl with raw verbs.
+ *
+ *   insmod rkdapl_perf.ko
+ *   A# echo "server port=7700" > /sys/kernel/debug/rkdapl_perf/ctl       (blocks; see below)
+ *   B# echo "client addr=10.77.0.1 port=7700 op=write kind=bw size=65536 iters=200 \
+ *            txdepth=16 mode=poll" > /sys/kernel/debug/rkdapl_perf/ctl
+ *   B# cat /sys/kernel/debug/rkdapl_perf/result    (or dmesg | grep 'rkdapl_perf: result')
+ *   B# echo "client addr=10.77.0.1 port=7700 op=stop" > /sys/kernel/debug/rkdapl_perf/ctl
+ *   B# echo "ceiling" > /sys/kernel/debug/rkdapl_perf/ctl
+ *
+ * Commands, keys, the result line and the wire protocol: samples/perf_common.h.
+ * scripts/bench.sh (make bench) runs it in the two guests.
+ *
+ * mode=poll takes events with rkdapl_evd_dequeue() in a spin loop, mode=event with
+ * rkdapl_evd_wait(). rkdapl itself polls its CQs from a workqueue (IB_POLL_WORKQUEUE), so in
+ * both modes a kworker moves each completion into the EVD; poll saves the wake-up of the
+ * waiting task only. Servers always wait with rkdapl_evd_wait(): a spinning server would take
+ * a CPU from rxe, which runs its send and receive paths on the same two guest CPUs.
+ */
+#define pr_fmt(fmt) "rkdapl_perf: " fmt
+
+#include <linux/debugfs.h>
+#include <linux/delay.h>
+#include <linux/jiffies.h>
+#include <linux/module.h>
+#include <linux/uaccess.h>
+
+#include "../include/rkdapl.h"
+#include "perf_common.h"
+
+/* Cookies: kind in the top 16 bits, the DTO's index below. */
+enum { K_DATA = 1, K_CTL_SEND, K_CTL_RECV, K_BIND };
+#define COOKIE(kind, idx) (((u64)(kind) << 48) | (u64)(idx))
+#define COOKIE_KIND(c) ((u32)((c) >> 48))
+#define COOKIE_IDX(c) ((u32)(c))
+
+/* One side of one connection (and, for the server, what outlives it). */
+struct perf {
+	const char *who;
+	struct perf_args a;		/* the command; a server's session copies the hello in */
+	struct rkdapl_ia *ia;
+	struct rkdapl_pz *pz;
+	struct rkdapl_evd *evd;
+	struct rkdapl_psp *psp;
+	struct rkdapl_cr *cr;
+	struct rkdapl_ep *ep;
+	struct rkdapl_rmr *rmr;
+	struct perf_msg *tx, *rx;
+	struct rkdapl_lmr *tx_lmr, *rx_lmr;
+	void *buf;
+	u32 buf_len;
+	struct rkdapl_lmr *buf_lmr;
+	u32 mode;			/* how events are taken now */
+	unsigned long deadline;
+
+	/* event state */
+	int err;
+	bool want_cr, established, disconnected, conn_failed;
+	u32 conn_fail_type;
+	u32 ctl_sends, ctl_sends_done, ctl_recvs, ctl_recvs_done, binds, binds_done;
+	u32 data_posted, data_done, data_ok;
+	u64 *post_ns;			/* client: post time of each DTO */
+	u64 *samples;			/* client: post-to-completion of each DTO */
+};
+
+static const char *const event_names[] = {
+	[RKDAPL_DTO_COMPLETION_EVENT] = "DTO_COMPLETION",
+	[RKDAPL_RMR_BIND_COMPLETION_EVENT] = "RMR_BIND_COMPLETION",
+	[RKDAPL_CONNECTION_REQUEST_EVENT] = "CONNECTION_REQUEST",
+	[RKDAPL_CONNECTION_EVENT_ESTABLISHED] = "ESTABLISHED",
+	[RKDAPL_CONNECTION_EVENT_PEER_REJECTED] = "PEER_REJECTED",
+	[RKDAPL_CONNECTION_EVENT_NON_PEER_REJECTED] = "NON_PEER_REJECTED",
+	[RKDAPL_CONNECTION_EVENT_UNREACHABLE] = "UNREACHABLE",
+	[RKDAPL_CONNECTION_EVENT_TIMED_OUT] = "TIMED_OUT",
+	[RKDAPL_CONNECTION_EVENT_DISCONNECTED] = "DISCONNECTED",
+	[RKDAPL_CONNECTION_EVENT_BROKEN] = "BROKEN",
+	[RKDAPL_ASYNC_EVD_OVERFLOW] = "EVD_OVERFLOW",
+	[RKDAPL_ASYNC_IA_CATASTROPHIC] = "IA_CATASTROPHIC",
+};
+
+/* Runs one rkdapl call; on failure prints the call as written and its errno. */
+#define CHECK(p, call)								\
+({										\
+	int __c = (call);							\
+	if (__c)								\
+		pr_err("%s: %s failed: %d\n", (p)->who, #call, __c);		\
+	__c;									\
+})
+
+static void perf_fail(struct perf *p, int err)
+{
+	if (!p->err)
+		p->err = err;
+}
+
+/* Expected bytes of a data DTO completion. */
+static u64 perf_data_len(const struct perf *p)
+{
+	return p->a.size;
+}
+
+static void perf_dto_event(struct perf *p, const struct rkdapl_event *ev, u64 now)
+{
+	u32 kind = COOKIE_KIND(ev->cookie), idx = COOKIE_IDX(ev->cookie);
+
+	if (ev->ep != p->ep) {
+		/* a flushed DTO of a session's EP that is gone */
+		return;
+	}
+	if (ev->status == RKDAPL_DTO_FLUSHED && p->disconnected) {
+		/* the peer went first: what was still posted comes back flushed */
+	} else if (ev->status != RKDAPL_DTO_SUCCESS) {
+		pr_err("%s: DTO op %u cookie %#llx completed with status %d\n", p->who, ev->op,
+		       ev->cookie, ev->status);
+		perf_fail(p, ev->status == RKDAPL_DTO_FLUSHED ? -ECONNRESET : -EIO);
+	}
+	switch (kind) {
+	case K_DATA:
+		p->data_done++;
+		if (!ev->status)
+			p->data_ok++;
+		if (!ev->status && ev->transferred_length != perf_data_len(p)) {
+			pr_err("%s: data DTO %u moved %llu bytes, not %llu\n", p->who, idx,
+			       ev->transferred_length, perf_data_len(p));
+			perf_fail(p, -EIO);
+		}
+		if (p->samples && idx < p->a.iters)
+			p->samples[idx] = now - p->post_ns[idx];
+		break;
+	case K_CTL_SEND:
+		p->ctl_sends_done++;
+		break;
+	case K_CTL_RECV:
+		p->ctl_recvs_done++;
+		if (!ev->status && ev->transferred_length != sizeof(struct perf_msg)) {
+			pr_err("%s: control message of %llu bytes\n", p->who,
+			       ev->transferred_length);
+			perf_fail(p, -EPROTO);
+		}
+		break;
+	case K_BIND:
+		p->binds_done++;
+		break;
+	default:
+		pr_err("%s: completion with unknown cookie %#llx\n", p->who, ev->cookie);
+		perf_fail(p, -EPROTO);
+	}
+}
+
+static void perf_event(struct perf *p, const struct rkdapl_event *ev, u64 now)
+{
+	switch (ev->type) {
+	case RKDAPL_DTO_COMPLETION_EVENT:
+	case RKDAPL_RMR_BIND_COMPLETION_EVENT:
+		perf_dto_event(p, ev, now);
+		return;
+	case RKDAPL_CONNECTION_REQUEST_EVENT:
+		if (p->want_cr && !p->cr)
+			p->cr = ev->cr;
+		else
+			CHECK(p, rkdapl_cr_reject(ev->cr, NULL, 0));
+		return;
+	case RKDAPL_ASYNC_EVD_OVERFLOW:
+		pr_err("%s: EVD overflow, %llu events lost\n", p->who, ev->transferred_length);
+		perf_fail(p, -EOVERFLOW);
+		return;
+	case RKDAPL_ASYNC_IA_CATASTROPHIC:
+		perf_fail(p, -EIO);
+		return;
+	default:
+		break;
+	}
+	if (!ev->ep || ev->ep != p->ep)
+		return;		/* an earlier session's EP */
+	switch (ev->type) {
+	case RKDAPL_CONNECTION_EVENT_ESTABLISHED:
+		p->established = true;
+		break;
+	case RKDAPL_CONNECTION_EVENT_DISCONNECTED:
+		p->disconnected = true;
+		break;
+	case RKDAPL_CONNECTION_EVENT_BROKEN:
+		p->disconnected = true;
+		perf_fail(p, -ECONNRESET);
+		break;
+	default:
+		p->conn_failed = true;
+		p->conn_fail_type = ev->type;
+		break;
+	}
+}
+
+/*
+ * Takes one event (spinning on rkdapl_evd_dequeue() or sleeping in rkdapl_evd_wait(), by
+ * p->mode) and handles it. Context: process context, may sleep.
+ */
+static int perf_step(struct perf *p)
+{
+	struct rkdapl_event ev;
+	u32 spins = 0;
+	int ret;
+
+	if (p->mode == PERF_POLL) {
+		while ((ret = rkdapl_evd_dequeue(p->evd, &ev)) == -EAGAIN) {
+			ret = perf_spin(p->deadline, &spins);
+			if (ret)
+				return ret;
+		}
+	} else {
+		u32 ms = perf_ms_left(p->deadline);
+
+		if (!ms)
+			return -ETIMEDOUT;
+		ret = rkdapl_evd_wait(p->evd, ms, &ev);
+	}
+	if (ret)
+		return ret;
+	perf_event(p, &ev, ktime_get_ns());
+	return 0;
+}
+
+/* Handles events until cond holds, an event failed or the connection went away. */
+#define perf_wait_for(p, cond, what)						\
+({										\
+	int __ret;								\
+	for (;;) {								\
+		__ret = (p)->err;						\
+		if (__ret || (cond))						\
+			break;							\
+		if ((p)->disconnected) {					\
+			__ret = -ECONNRESET;					\
+			break;							\
+		}								\
+		__ret = perf_step(p);						\
+		if (__ret)							\
+			break;							\
+	}									\
+	if (__ret)								\
+		pr_err("%s: waiting for %s: %d\n", (p)->who, (what), __ret);	\
+	__ret;									\
+})
+
+/* Discards what is queued on the EVD (flushed DTOs, late events) after an EP was freed. */
+static void perf_drain(struct perf *p)
+{
+	struct rkdapl_event ev;
+
+	while (!rkdapl_evd_dequeue(p->evd, &ev))
+		if (ev.type == RKDAPL_CONNECTION_REQUEST_EVENT)
+			rkdapl_cr_reject(ev.cr, NULL, 0);
+}
+
+static int perf_post_ctl_recv(struct perf *p)
+{
+	struct rkdapl_lmr_triplet iov = { .lmr = p->rx_lmr, .length = PERF_MSG_BYTES };
+	int ret;
+
+	ret = CHECK(p, rkdapl_post_recv(p->ep, &iov, 1, COOKIE(K_CTL_RECV, p->ctl_recvs), 0));
+	if (!ret)
+		p->ctl_recvs++;
+	return ret;
+}
+
+static int perf_post_ctl_send(struct perf *p)
+{
+	struct rkdapl_lmr_triplet iov = { .lmr = p->tx_lmr, .length = sizeof(*p->tx) };
+	int ret;
+
+	p->tx->magic = cpu_to_le32(PERF_MAGIC);
+	ret = CHECK(p, rkdapl_post_send(p->ep, &iov, 1, COOKIE(K_CTL_SEND, p->ctl_sends), 0));
+	if (!ret)
+		p->ctl_sends++;
+	return ret;
+}
+
+/* Waits for the control RECV posted last (and every control SEND) and checks the magic. */
+static int perf_ctl_recv(struct perf *p, const char *what)
+{
+	int ret;
+
+	ret = perf_wait_for(p, p->ctl_recvs_done == p->ctl_recvs &&
+			    p->ctl_sends_done == p->ctl_sends, what);
+	if (ret)
+		return ret;
+	if (le32_to_cpu(p->rx->magic) != PERF_MAGIC) {
+		pr_err("%s: %s: bad magic %#x\n", p->who, what, le32_to_cpu(p->rx->magic));
+		return -EPROTO;
+	}
+	return 0;
+}
+
+static int perf_alloc_lmr(struct perf *p, void **buf, u32 len, u32 priv,
+			  struct rkdapl_lmr **lmr)
+{
+	*buf = kzalloc(len, GFP_KERNEL | __GFP_NOWARN);
+	if (!*buf) {
+		pr_err("%s: out of memory for %u bytes\n", p->who, len);
+		return -ENOMEM;
+	}
+	return CHECK(p, rkdapl_lmr_create(p->pz, *buf, len, priv, lmr));
+}
+
+static void perf_free_lmr(struct perf *p, struct rkdapl_lmr **lmr, void *bufp)
+{
+	void **buf = bufp;
+
+	if (*lmr && CHECK(p, rkdapl_lmr_free(*lmr)))
+		*buf = NULL;	/* still in use: leak rather than free under the device */
+	*lmr = NULL;
+	kfree(*buf);
+	*buf = NULL;
+}
+
+/* IA, PZ, EVD, control buffers and a data buffer of buf_len bytes. Context: may sleep. */
+static int perf_open(struct perf *p, u32 evd_len, u32 buf_len)
+{
+	int ret;
+
+	ret = CHECK(p, rkdapl_ia_open(p->a.dev, &p->ia));
+	if (!ret)
+		ret = CHECK(p, rkdapl_pz_create(p->ia, &p->pz));
+	if (!ret)
+		ret = CHECK(p, rkdapl_evd_create(p->ia, evd_len, &p->evd));
+	if (!ret)
+		ret = perf_alloc_lmr(p, (void **)&p->tx, PERF_MSG_BYTES, 0, &p->tx_lmr);
+	if (!ret)
+		ret = perf_alloc_lmr(p, (void **)&p->rx, PERF_MSG_BYTES, RKDAPL_MEM_LOCAL_WRITE,
+				     &p->rx_lmr);
+	if (!ret)
+		ret = perf_alloc_lmr(p, &p->buf, buf_len,
+				     RKDAPL_MEM_LOCAL_WRITE | RKDAPL_MEM_REMOTE_READ |
+				     RKDAPL_MEM_REMOTE_WRITE, &p->buf_lmr);
+	p->buf_len = buf_len;
+	return ret;
+}
+
+/* Frees the session's EP and RMR and whatever their events left on the EVD. */
+static int perf_end_session(struct perf *p)
+{
+	int ret = 0;
+
+	if (p->ep) {
+		ret = CHECK(p, rkdapl_ep_free(p->ep));
+		p->ep = NULL;
+	}
+	if (p->rmr) {
+		if (CHECK(p, rkdapl_rmr_free(p->rmr)) && !ret)
+			ret = -EIO;
+		p->rmr = NULL;
+	}
+	if (p->evd)
+		perf_drain(p);
+	return ret;
+}
+
+/* Frees everything perf_open() and the sessions made. Context: may sleep. */
+static void perf_close(struct perf *p)
+{
+	perf_end_session(p);
+	if (p->cr)
+		rkdapl_cr_reject(p->cr, NULL, 0);
+	if (p->psp)
+		CHECK(p, rkdapl_psp_free(p->psp));
+	perf_free_lmr(p, &p->buf_lmr, &p->buf);
+	perf_free_lmr(p, &p->rx_lmr, &p->rx);
+	perf_free_lmr(p, &p->tx_lmr, &p->tx);
+	if (p->evd)
+		CHECK(p, rkdapl_evd_free(p->evd));
+	if (p->pz)
+		CHECK(p, rkdapl_pz_free(p->pz));
+	if (p->ia)
+		CHECK(p, rkdapl_ia_close(p->ia));
+	kvfree(p->post_ns);
+	kvfree(p->samples);
+}
+
+static void perf_reset_session(struct perf *p)
+{
+	p->err = 0;
+	p->established = false;
+	p->disconnected = false;
+	p->conn_failed = false;
+	p->ctl_sends = 0;
+	p->ctl_sends_done = 0;
+	p->ctl_recvs = 0;
+	p->ctl_recvs_done = 0;
+	p->binds = 0;
+	p->binds_done = 0;
+	p->data_posted = 0;
+	p->data_done = 0;
+	p->data_ok = 0;
+}
+
+/* EP sizes: the server does not know the test when it accepts, so it is sized for any. */
+static void perf_ep_attr(struct rkdapl_ep_attr *attr, u32 txdepth, u32 recvs)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->max_request_dtos = txdepth + 4;
+	attr->max_recv_dtos = recvs;
+	attr->max_request_iov = 1;
+	attr->max_recv_iov = 1;
+	attr->max_rdma_read_in = 16;
+	attr->max_rdma_read_out = 16;
+	attr->retry_count = 6;
+	attr->rnr_retry_count = 7;
+}
+
+/* ---- server ------------------------------------------------------------------------- */
+
+static int server_session(struct perf *p, bool *stop)
+{
+	struct rkdapl_lmr_triplet iov = { .lmr = p->buf_lmr };
+	const struct perf_msg *m = p->rx;
+	struct rkdapl_ep_attr attr;
+	u32 op, size, iters;
+	u64 addr;
+	u32 rkey;
+	int ret;
+
+	perf_reset_session(p);
+	p->mode = PERF_EVENT;
+	p->deadline = jiffies + msecs_to_jiffies(p->a.timeout_ms);
+	perf_ep_attr(&attr, 4, PERF_RECV_DEPTH + 1);
+	ret = CHECK(p, rkdapl_ep_create(p->pz, p->evd, p->evd, &attr, &p->ep));
+	if (ret)
+		return ret;
+	ret = rkdapl_cr_accept(p->cr, p->ep, NULL, 0);
+	if (ret) {
+		pr_err("server: rkdapl_cr_accept() failed: %d\n", ret);
+		if (ret != -EINVAL && ret != -EISCONN && ret != -EXDEV)
+			p->cr = NULL;
+		return ret;
+	}
+	p->cr = NULL;
+	ret = perf_post_ctl_recv(p);
+	if (ret)
+		return ret;
+	ret = perf_ctl_recv(p, "the hello");
+	if (ret)
+		return ret;
+	/*
+	 * The client may send as soon as it has the IB CM's REP, so its hello can complete
+	 * here before ESTABLISHED does; until then the EP refuses SENDs with -ENOTCONN (seen in
+	 * make bench, 3 sessions out of 31).
+	 */
+	ret = perf_wait_for(p, p->established, "ESTABLISHED");
+	if (ret)
+		return ret;
+	op = le32_to_cpu(m->op);
+	size = le32_to_cpu(m->size);
+	iters = le32_to_cpu(m->iters);
+	if (op == PERF_OP_STOP) {
+		pr_info("server: stop requested\n");
+		*stop = true;
+		return 0;
+	}
+	if (op < PERF_OP_WRITE || op > PERF_OP_SEND || !size || size > p->buf_len || !iters ||
+	    iters > PERF_MAX_ITERS) {
+		pr_err("server: bad hello: op %u size %u (buffer %u) iters %u\n", op, size,
+		       p->buf_len, iters);
+		return -EPROTO;
+	}
+	p->a.op = op;
+	p->a.size = size;
+	p->a.iters = iters;
+
+	ret = CHECK(p, rkdapl_rmr_create(p->pz, &p->rmr));
+	if (ret)
+		return ret;
+	ret = CHECK(p, rkdapl_rmr_bind(p->rmr, p->buf_lmr, 0, p->buf_len,
+				       RKDAPL_MEM_REMOTE_READ | RKDAPL_MEM_REMOTE_WRITE, p->ep,
+				       COOKIE(K_BIND, 0), &rkey, &addr));
+	if (ret)
+		return ret;
+	p->binds++;
+	ret = perf_wait_for(p, p->binds_done == p->binds, "the RMR bind");
+	if (ret)
+		return ret;
+	iov.length = size;
+	if (op == PERF_OP_SEND) {
+		while (p->data_posted < min(iters, PERF_RECV_DEPTH)) {
+			ret = CHECK(p, rkdapl_post_recv(p->ep, &iov, 1,
+							COOKIE(K_DATA, p->data_posted), 0));
+			if (ret)
+				return ret;
+			p->data_posted++;
+		}
+	}
+	memset(p->tx, 0, sizeof(*p->tx));
+	p->tx->addr = cpu_to_le64(addr);
+	p->tx->rkey = cpu_to_le32(rkey);
+	p->tx->len = cpu_to_le64(p->buf_len);
+	ret = perf_post_ctl_send(p);
+	if (ret)
+		return ret;
+
+	/*
+	 * Serve until the client disconnects and every DTO of this side is back (RECV
+	 * completions and the DISCONNECTED event come by different paths); op=send: keep
+	 * RECVs posted.
+	 */
+	for (;;) {
+		while (op == PERF_OP_SEND && p->data_posted < iters &&
+		       p->data_posted - p->data_done < PERF_RECV_DEPTH) {
+			ret = CHECK(p, rkdapl_post_recv(p->ep, &iov, 1,
+							COOKIE(K_DATA, p->data_posted), 0));
+			if (ret)
+				return ret;
+			p->data_posted++;
+		}
+		if (p->err)
+			return p->err;
+		if (p->disconnected && p->data_done == p->data_posted &&
+		    p->ctl_sends_done == p->ctl_sends)
+			break;
+		p->deadline = jiffies + msecs_to_jiffies(p->a.timeout_ms);
+		ret = perf_step(p);
+		if (ret) {
+			pr_err("server: waiting for the client: %d\n", ret);
+			return ret;
+		}
+	}
+	if (op == PERF_OP_SEND && p->data_ok != iters) {
+		pr_err("server: %u of %u SENDs arrived\n", p->data_ok, iters);
+		return -EIO;
+	}
+	pr_info("server: served op=%s size=%u iters=%u mode=%s\n",
+		PERF_NAME(perf_op_names, op), size, iters, PERF_NAME(perf_mode_names, p->mode));
+	return 0;
+}
+
+/*
+ * Listens and serves sessions until p->a.sessions are done, a client sends op=stop or the
+ * writer gets a signal. Context: process context, sleeps for as long as it serves.
+ */
+static int server_run(struct perf *p)
+{
+	bool stop = false;
+	u32 served = 0;
+	int ret;
+
+	ret = perf_open(p, 4 * PERF_RECV_DEPTH + 64, p->a.size);
+	if (ret)
+		return ret;
+	ret = CHECK(p, rkdapl_psp_create(p->ia, ntohs(p->a.sin.sin_port), 4, p->evd, &p->psp));
+	if (ret)
+		return ret;
+	pr_info("server: listening on %s port %u, buffer %u bytes\n", p->a.dev,
+		ntohs(p->a.sin.sin_port), p->a.size);
+	while (!stop && (!p->a.sessions || served < p->a.sessions)) {
+		p->want_cr = true;
+		p->mode = PERF_EVENT;
+		while (!p->cr) {
+			struct rkdapl_event ev;
+
+			/* wait for a client as long as it takes (a signal ends the server) */
+			ret = rkdapl_evd_wait(p->evd, 60000, &ev);
+			if (ret == -ETIMEDOUT)
+				continue;
+			if (ret == -EINTR) {
+				pr_info("server: interrupted after %u sessions\n", served);
+				return 0;
+			}
+			if (ret)
+				return ret;
+			perf_event(p, &ev, 0);
+		}
+		p->want_cr = false;
+		ret = server_session(p, &stop);
+		if (CHECK(p, perf_end_session(p)) && !ret)
+			ret = -EIO;
+		if (ret)
+			pr_err("server: session %u failed: %d\n", served + 1, ret);
+		served++;
+		/* a failed session (the client's problem) does not stop the server */
+		if (ret == -ENOMEM || ret == -ENODEV)
+			return ret;
+	}
+	pr_info("server: done after %u sessions\n", served);
+	return 0;
+}
+
+/* ---- client ------------------------------------------------------------------------- */
+
+static int client_connect(struct perf *p)
+{
+	struct rkdapl_ep_attr attr;
+	u32 attempt;
+	int ret;
+
+	perf_ep_attr(&attr, p->a.txdepth, 2);
+	for (attempt = 1;; attempt++) {
+		perf_reset_session(p);
+		ret = CHECK(p, rkdapl_ep_create(p->pz, p->evd, p->evd, &attr, &p->ep));
+		if (ret)
+			return ret;
+		ret = rkdapl_ep_connect(p->ep, (struct sockaddr *)&p->a.sin, 5000, NULL, 0);
+		if (!ret)
+			ret = perf_wait_for(p, p->established || p->conn_failed, "the connection");
+		if (ret)
+			return ret;
+		if (p->established)
+			return 0;
+		if (p->conn_fail_type != RKDAPL_CONNECTION_EVENT_PEER_REJECTED &&
+		    p->conn_fail_type != RKDAPL_CONNECTION_EVENT_UNREACHABLE &&
+		    p->conn_fail_type != RKDAPL_CONNECTION_EVENT_TIMED_OUT) {
+			pr_err("client: connect to %pI4:%u: %s\n", &p->a.sin.sin_addr,
+			       ntohs(p->a.sin.sin_port),
+			       PERF_NAME(event_names, p->conn_fail_type));
+			return -ECONNREFUSED;
+		}
+		ret = perf_end_session(p);
+		if (ret)
+			return ret;
+		if (!perf_ms_left(p->deadline) || attempt >= 20) {
+			pr_err("client: no connection to %pI4:%u after %u attempts\n",
+			       &p->a.sin.sin_addr, ntohs(p->a.sin.sin_port), attempt);
+			return -ETIMEDOUT;
+		}
+		msleep(500);
+	}
+}
+
+static int client_post(struct perf *p, const struct rkdapl_rmr_triplet *rem)
+{
+	struct rkdapl_lmr_triplet iov = { .lmr = p->buf_lmr, .length = p->a.size };
+	u32 i = p->data_posted;
+	u64 cookie = COOKIE(K_DATA, i);
+	int ret;
+
+	p->post_ns[i] = ktime_get_ns();
+	switch (p->a.op) {
+	case PERF_OP_WRITE:
+		ret = rkdapl_post_rdma_write(p->ep, &iov, 1, rem, cookie, 0);
+		break;
+	case PERF_OP_READ:
+		ret = rkdapl_post_rdma_read(p->ep, &iov, 1, rem, cookie, 0);
+		break;
+	default:
+		ret = rkdapl_post_send(p->ep, &iov, 1, cookie, 0);
+		break;
+	}
+	if (ret) {
+		pr_err("client: posting DTO %u: %d\n", i, ret);
+		return ret;
+	}
+	p->data_posted++;
+	return 0;
+}
+
+/* One client session and its result line. Context: process context, may sleep. */
+static int client_run(struct perf *p)
+{
+	struct rkdapl_rmr_triplet rem = {};
+	u32 depth = p->a.kind == PERF_LAT ? 1 : p->a.txdepth;
+	u64 t0, t1;
+	int ret;
+
+	p->deadline = jiffies + msecs_to_jiffies(p->a.timeout_ms);
+	p->mode = p->a.mode;
+	if (p->a.op != PERF_OP_STOP) {
+		p->post_ns = kvcalloc(p->a.iters, sizeof(u64), GFP_KERNEL);
+		p->samples = kvcalloc(p->a.iters, sizeof(u64), GFP_KERNEL);
+		if (!p->post_ns || !p->samples)
+			return -ENOMEM;
+	}
+	ret = perf_open(p, 2 * p->a.txdepth + 64, p->a.op == PERF_OP_STOP ? 64 : p->a.size);
+	if (ret)
+		return ret;
+	ret = client_connect(p);
+	if (ret)
+		return ret;
+	ret = perf_post_ctl_recv(p);
+	if (ret)
+		return ret;
+	memset(p->tx, 0, sizeof(*p->tx));
+	p->tx->op = cpu_to_le32(p->a.op);
+	p->tx->kind = cpu_to_le32(p->a.kind);
+	p->tx->size = cpu_to_le32(p->a.size);
+	p->tx->iters = cpu_to_le32(p->a.iters);
+	p->tx->txdepth = cpu_to_le32(p->a.txdepth);
+	p->tx->mode = cpu_to_le32(p->a.mode);
+	ret = perf_post_ctl_send(p);
+	if (ret)
+		return ret;
+	if (p->a.op == PERF_OP_STOP) {
+		/* the server may go (and flush this SEND) as soon as it has the request */
+		ret = perf_wait_for(p, p->ctl_sends_done == p->ctl_sends, "the stop SEND");
+		if (ret == -ECONNRESET)
+			ret = 0;
+		if (!ret)
+			pr_info("client: asked the server to stop\n");
+		return ret;
+	}
+	ret = perf_ctl_recv(p, "the advert");
+	if (ret)
+		return ret;
+	rem.address = le64_to_cpu(p->rx->addr);
+	rem.rkey = le32_to_cpu(p->rx->rkey);
+	rem.length = p->a.size;
+	if (le64_to_cpu(p->rx->len) < p->a.size) {
+		pr_err("client: the server's buffer has %llu bytes, size=%u\n",
+		       le64_to_cpu(p->rx->len), p->a.size);
+		return -EMSGSIZE;
+	}
+
+	t0 = ktime_get_ns();
+	while (p->data_done < p->a.iters) {
+		while (p->data_posted < p->a.iters && p->data_posted - p->data_done < depth) {
+			ret = client_post(p, &rem);
+			if (ret)
+				return ret;
+		}
+		/* for a free slot while there is more to post, then for the last completion */
+		ret = perf_wait_for(p, p->data_posted < p->a.iters ?
+				    p->data_posted - p->data_done < depth :
+				    p->data_done == p->a.iters, "completions");
+		if (ret)
+			return ret;
+	}
+	t1 = ktime_get_ns();
+	perf_report("rkdapl", &p->a, t1 - t0, p->samples);
+
+	ret = CHECK(p, rkdapl_ep_disconnect(p->ep));
+	if (ret)
+		return ret;
+	ret = perf_wait_for(p, p->disconnected, "DISCONNECTED");
+	return ret == -ECONNRESET ? 0 : ret;
+}
+
+/* ---- control file ------------------------------------------------------------------- */
+
+static struct dentry *perf_dir;
+
+/*
+ * The ctl file: parses one command and runs it in the writing task.
+ * Context: process context, sleeps until the command is done.
+ * Return: @len, or the command's negative errno.
+ */
+static ssize_t perf_ctl_write(struct file *file, const char __user *ubuf, size_t len,
+			      loff_t *ppos)
+{
+	struct perf *p;
+	char *line;
+	int ret;
+
+	line = perf_copy_line(ubuf, len);
+	if (IS_ERR(line))
+		return PTR_ERR(line);
+	p = kzalloc_obj(*p, GFP_KERNEL);
+	if (!p) {
+		kfree(line);
+		return -ENOMEM;
+	}
+	ret = perf_parse(line, &p->a);
+	kfree(line);
+	if (ret) {
+		pr_err("bad command (%d); see the header of samples/perf_common.h\n", ret);
+		kfree(p);
+		return ret;
+	}
+	switch (p->a.cmd) {
+	case PERF_CMD_CEILING:
+		ret = perf_ceiling(&p->a);
+		kfree(p);
+		return ret ?: len;
+	case PERF_CMD_SERVER:
+		p->who = "server";
+		ret = server_run(p);
+		break;
+	default:
+		p->who = "client";
+		ret = client_run(p);
+		break;
+	}
+	perf_close(p);
+	if (ret)
+		pr_err("%s: failed: %d\n", p->who, ret);
+	kfree(p);
+	return ret ?: len;
+}
+
+static const struct file_operations perf_ctl_fops = {
+	.owner = THIS_MODULE,
+	.write = perf_ctl_write,
+};
+
+static const struct file_operations perf_result_fops = {
+	.owner = THIS_MODULE,
+	.read = perf_result_read,
+};
+
+static int __init rkdapl_perf_init(void)
+{
+	perf_dir = debugfs_create_dir("rkdapl_perf", NULL);
+	if (IS_ERR(perf_dir))
+		return PTR_ERR(perf_dir);
+	debugfs_create_file("ctl", 0200, perf_dir, NULL, &perf_ctl_fops);
+	debugfs_create_file("result", 0444, perf_dir, NULL, &perf_result_fops);
+	return 0;
+}
+
+static void __exit rkdapl_perf_exit(void)
+{
+	debugfs_remove(perf_dir);
+}
+
+module_init(rkdapl_perf_init);
+module_exit(rkdapl_perf_exit);
+
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("rkdapl perf: RDMA WRITE/READ/SEND bandwidth and latency over the rkdapl API");

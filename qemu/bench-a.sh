@@ -58,6 +58,14 @@ perftest_loop() {
 			sleep 0.2
 		done
 		cmd=$(cat "$RKDAPL_SYNC/pt-req-$n")
+		# The last server's listening cm_id outlives its process for a moment (ucma
+		# closes it asynchronously); starting before it is gone would take that id for
+		# the new server's and send B to connect to nobody (REJECTED, invalid service
+		# ID; perftest then crashes in librdmacm).
+		for ((i = 0; i < 100; i++)); do
+			listening 18515 || break
+			sleep 0.1
+		done
 		# shellcheck disable=SC2086  # the command line is split on purpose
 		timeout -k 5 "${RKDAPL_BENCH_TIMEOUT_S:-300}" $cmd > "$RKDAPL_SYNC/pt-a-$n.txt" 2>&1 &
 		pid=$!

@@ -14,7 +14,8 @@
 # RKDAPL_BENCH_ITERS (most iterations, default 200), RKDAPL_BENCH_TXDEPTH (16),
 # RKDAPL_BENCH_MODE (the kernel tools' modes: "poll", "event" or "poll event"; poll),
 # RKDAPL_BENCH_TOOLS ("rkdapl raw perftest"),
-# RKDAPL_BENCH_TIMEOUT_S (each run, 300).
+# RKDAPL_BENCH_TIMEOUT_S (each run, 300), RKDAPL_BENCH_REPEAT (passes over the whole matrix,
+# 3; every result line carries rep=<pass>, and the report takes the median over passes).
 #
 # Everything is in functions that bash reads before running them.
 set -u
@@ -61,10 +62,10 @@ krun() {
 	fi
 	wait $pid || rc=$?
 	if [ $rc = 0 ]; then
-		cat /sys/kernel/debug/$d/result >> "$RKDAPL_SYNC/kresults.txt"
+		echo "$(cat /sys/kernel/debug/$d/result) rep=$REP" >> "$RKDAPL_SYNC/kresults.txt"
 		say "$tool $mode $op $kind $size x$n: $(cut -d' ' -f9- /sys/kernel/debug/$d/result) ($((SECONDS - t0)) s)"
 	else
-		echo "fail tool=$tool op=$op kind=$kind size=$size iters=$n mode=$mode rc=$rc" >> "$RKDAPL_SYNC/kresults.txt"
+		echo "fail tool=$tool op=$op kind=$kind size=$size iters=$n mode=$mode rc=$rc rep=$REP" >> "$RKDAPL_SYNC/kresults.txt"
 		say "$tool $mode $op $kind $size x$n: FAILED ($rc); $(dmesg | grep "$d:" | tail -3 | tr '\n' ' ')"
 		FAILS=$((FAILS + 1))
 	fi
@@ -79,7 +80,7 @@ ptrun() {
 	echo "$prog $args" > "$RKDAPL_SYNC/pt-req-$PTN.tmp"
 	mv "$RKDAPL_SYNC/pt-req-$PTN.tmp" "$RKDAPL_SYNC/pt-req-$PTN"
 	if rkdapl_wait "pt-ready-$PTN" 120; then
-		echo "# perftest $op $kind $size $n" > "$out"
+		echo "# perftest $op $kind $size $n $REP" > "$out"
 		# shellcheck disable=SC2086
 		timeout -k 5 "$TMO" $prog $args "$RKDAPL_PEER_IP" >> "$out" 2>&1 || rc=$?
 		echo "exit $rc" >> "$out"
@@ -104,6 +105,7 @@ main() {
 	TXD=${RKDAPL_BENCH_TXDEPTH:-16}
 	MODES=${RKDAPL_BENCH_MODE:-poll}
 	TMO=${RKDAPL_BENCH_TIMEOUT_S:-300}
+	local reps=${RKDAPL_BENCH_REPEAT:-3}
 	FAILS=0
 	PTN=0
 	. "$top/qemu/guest-setup.sh" || return 1
@@ -115,7 +117,10 @@ main() {
 		cat /sys/kernel/debug/rkdapl_perf/result > "$RKDAPL_SYNC/ceiling.txt"
 	say "$(cat "$RKDAPL_SYNC/ceiling.txt")"
 	rkdapl_wait a.ready 600 || return 1
-	say "sizes: $sizes; tools: $tools; txdepth $TXD, modes $MODES"
+	say "sizes: $sizes; tools: $tools; txdepth $TXD, modes $MODES; $reps passes"
+	# Passes over the whole matrix, not repeats of one run: a slow spell of the host then
+	# hits every tool alike instead of one tool's figures.
+	for ((REP = 1; REP <= reps; REP++)); do
 	for size in $sizes; do
 		nb=$(iters "$size" "$budget" "$imax")
 		nl=$(iters "$size" $((budget / 2)) "$imax")
@@ -130,6 +135,7 @@ main() {
 				for op in write read; do krun "$tool" $op lat "$size" "$nl" "$mode"; done
 			done
 		done
+	done
 	done
 	rkdapl_signal pt-end
 	for tool in rkdapl_perf raw_perf; do

@@ -17,11 +17,13 @@
  *	  [size=65536] [iters=200] [txdepth=16] [mode=poll|event] [timeout_ms=60000]
  *	One session: connect, learn the server's buffer, run the test, disconnect, and print
  *	   "<tool>: result tool=<t> op=<op> kind=<k> size=<n> iters=<n> txdepth=<n> mode=<m>
- *	    MBps=<x> Mmsgps=<x> lat_med_us=<x> lat_p99_us=<x>"
+ *	    MBps=<x> Mmsgps=<x> lat_med_us=<x> lat_p99_us=<x> post_ns=<x>"
  *	bw keeps txdepth DTOs in flight; lat has one in flight (ping-pong with the responder:
  *	post, wait for the completion). lat_* are the per-DTO post-to-completion times (for bw
  *	they include the queueing behind the txdepth - 1 DTOs ahead). MBps is 10^6 bytes/s of
  *	payload over the time from the first post to the last completion; Mmsgps is DTOs/us.
+ *	post_ns is the mean time spent inside the post call (rkdapl_post_*() or ib_post_send()),
+ *	the CPU cost the layer adds per DTO, unblurred by the network's round trip.
  *	op=stop asks the server to stop serving. mode is the client's; servers always sleep
  *	until an event comes.
  *   ceiling [size=1048576] [iters=64]
@@ -263,13 +265,15 @@ static void perf_set_result(const char *line)
  * @a: the run's arguments.
  * @total_ns: first post to last completion.
  * @samples: @a->iters per-DTO times in ns; sorted here.
+ * @post_cost_ns: time spent inside the @a->iters post calls, in ns.
  *
  * Context: process context (sorts up to PERF_MAX_ITERS entries).
  */
-static void perf_report(const char *tool, const struct perf_args *a, u64 total_ns, u64 *samples)
+static void perf_report(const char *tool, const struct perf_args *a, u64 total_ns, u64 *samples,
+			u64 post_cost_ns)
 {
 	char line[PERF_LINE_MAX];
-	u64 bytes = (u64)a->size * a->iters, mbps, mmsg, med, p99;
+	u64 bytes = (u64)a->size * a->iters, mbps, mmsg, med, p99, post;
 	u32 n = a->iters;
 
 	total_ns = max_t(u64, total_ns, 1);
@@ -279,12 +283,13 @@ static void perf_report(const char *tool, const struct perf_args *a, u64 total_n
 	sort(samples, n, sizeof(*samples), perf_cmp_u64, NULL);
 	med = div_u64(samples[(n - 1) / 2], 10);		/* us x 100 */
 	p99 = div_u64(samples[min_t(u32, n - 1, div_u64((u64)n * 99 + 99, 100) - 1)], 10);
+	post = div_u64(post_cost_ns * 10, max_t(u32, n, 1));	/* ns x 10 */
 	snprintf(line, sizeof(line),
-		 "result tool=%s op=%s kind=%s size=%u iters=%u txdepth=%u mode=%s MBps=%s Mmsgps=%s lat_med_us=%s lat_p99_us=%s",
+		 "result tool=%s op=%s kind=%s size=%u iters=%u txdepth=%u mode=%s MBps=%s Mmsgps=%s lat_med_us=%s lat_p99_us=%s post_ns=%s",
 		 tool, PERF_NAME(perf_op_names, a->op), PERF_NAME(perf_kind_names, a->kind),
 		 a->size, a->iters, a->kind == PERF_LAT ? 1 : a->txdepth,
 		 PERF_NAME(perf_mode_names, a->mode), perf_fix(mbps, 4).s, perf_fix(mmsg, 6).s,
-		 perf_fix(med, 2).s, perf_fix(p99, 2).s);
+		 perf_fix(med, 2).s, perf_fix(p99, 2).s, perf_fix(post, 1).s);
 	pr_info("%s\n", line);
 	perf_set_result(line);
 }

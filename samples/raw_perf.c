@@ -64,6 +64,7 @@ struct raw {
 	u32 data_posted, data_done, data_ok;
 	u32 data_len;			/* expected bytes of each data completion */
 	u64 *post_ns, *samples;
+	u64 post_cost_ns;		/* client: time inside ib_post_send() */
 	struct ib_cqe data_cqe, ctl_send_cqe, ctl_recv_cqe, reg_cqe;
 };
 
@@ -661,6 +662,7 @@ static int client_post(struct raw *r, u64 raddr, u32 rkey)
 		       r->a.op == PERF_OP_READ ? IB_WR_RDMA_READ : IB_WR_SEND;
 	r->post_ns[i] = ktime_get_ns();
 	ret = raw_post_send(r, &wr.wr);
+	r->post_cost_ns += ktime_get_ns() - r->post_ns[i];
 	if (!ret)
 		r->data_posted++;
 	return ret;
@@ -728,7 +730,7 @@ static int client_run(struct raw *r)
 			return ret;
 	}
 	t1 = ktime_get_ns();
-	perf_report("raw", &r->a, t1 - t0, r->samples);
+	perf_report("raw", &r->a, t1 - t0, r->samples, r->post_cost_ns);
 	ret = rdma_disconnect(r->id);
 	if (!ret)
 		ret = raw_wait_for(r, READ_ONCE(r->disconnected), "DISCONNECTED");

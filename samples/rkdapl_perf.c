@@ -65,6 +65,7 @@ struct perf {
 	u32 data_posted, data_done, data_ok;
 	u64 *post_ns;			/* client: post time of each DTO */
 	u64 *samples;			/* client: post-to-completion of each DTO */
+	u64 post_cost_ns;		/* client: time inside the post calls */
 };
 
 static const char *const event_names[] = {
@@ -644,6 +645,7 @@ static int client_post(struct perf *p, const struct rkdapl_rmr_triplet *rem)
 		ret = rkdapl_post_send(p->ep, &iov, 1, cookie, 0);
 		break;
 	}
+	p->post_cost_ns += ktime_get_ns() - p->post_ns[i];
 	if (ret) {
 		pr_err("client: posting DTO %u: %d\n", i, ret);
 		return ret;
@@ -723,7 +725,7 @@ static int client_run(struct perf *p)
 			return ret;
 	}
 	t1 = ktime_get_ns();
-	perf_report("rkdapl", &p->a, t1 - t0, p->samples);
+	perf_report("rkdapl", &p->a, t1 - t0, p->samples, p->post_cost_ns);
 
 	ret = CHECK(p, rkdapl_ep_disconnect(p->ep));
 	if (ret)

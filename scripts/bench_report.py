@@ -12,15 +12,21 @@ BW converted above.
 perftest's latency columns: t_typical is the median, "99% percentile" the p99; ib_write_lat
 reports half of its ping-pong round trip, ib_read_lat a whole RDMA READ. The kernel tools
 report the post-to-completion time of each DTO (one in flight): a whole round trip for both
-WRITE (its ACK) and READ.
+WRITE (its ACK) and READ. post_ns (kernel tools only) is the mean time inside the post call.
+
+Every figure is measured in each of RKDAPL_BENCH_REPEAT passes (column rep); the tables show
+the median over the passes and, for ratios, the range of the per-pass ratios.
 """
+import statistics
 import csv
 import glob
 import os
 import re
 import sys
 
-FIELDS = ["tool", "op", "kind", "size", "MBps", "Mmsgps", "lat_med_us", "lat_p99_us"]
+FIELDS = ["tool", "op", "kind", "size", "MBps", "Mmsgps", "lat_med_us", "lat_p99_us",
+          "post_ns", "rep"]
+VALUES = ["MBps", "Mmsgps", "lat_med_us", "lat_p99_us", "post_ns"]
 MIB = 1048576 / 1e6
 
 
@@ -32,6 +38,7 @@ def kernel_rows(path):
         kv = dict(re.findall(r"(\w+)=(\S+)", line))
         if line.startswith("result "):
             row = {k: kv.get(k, "") for k in FIELDS}
+            row["rep"] = row["rep"] or "1"
             if kv.get("mode", "poll") != "poll":     # e.g. "rkdapl-event"
                 row["tool"] += "-" + kv["mode"]
             rows.append(row)
@@ -44,10 +51,10 @@ def perftest_rows(sync):
     rows, fails = [], []
     for path in sorted(glob.glob(os.path.join(sync, "pt-b-*.txt"))):
         text = open(path).read()
-        head = re.match(r"# perftest (\w+) (\w+) (\d+) (\d+)", text)
+        head = re.match(r"# perftest (\w+) (\w+) (\d+) (\d+) ?(\d*)", text)
         if not head:
             continue
-        op, kind, size, iters = head.groups()
+        op, kind, size, iters, rep = head.groups()
         nums = [ln.split() for ln in text.splitlines()
                 if re.match(r"^\s*\d+\s+\d+\s+[\d.]+", ln)]
         ok = re.search(r"^exit 0$", text, re.M)
@@ -57,7 +64,8 @@ def perftest_rows(sync):
             continue
         n = nums[-1]
         row = {"tool": "perftest", "op": op, "kind": kind, "size": n[0],
-               "MBps": "", "Mmsgps": "", "lat_med_us": "", "lat_p99_us": ""}
+               "MBps": "", "Mmsgps": "", "lat_med_us": "", "lat_p99_us": "", "post_ns": "",
+               "rep": rep or "1"}
         if kind == "bw":    # bytes iters peak avg msgrate
             # the average BW column has 2 decimals of MiB/s (0.00 at the smallest sizes here),
             # MsgRate 6 decimals of Mpps (coarse at the largest): take the finer one
@@ -77,6 +85,103 @@ def num(v):
         return float(v)
     except (TypeError, ValueError):
         return None
+
+
+def fmt(x, digits=2):
+    return f"{x:.{digits}f}" if x is not None else "-"
+
+
+def summarise(rows):
+    """(tool, op, kind, size) -> median of each value over the passes, and n."""
+    groups = {}
+    for r in rows:
+        groups.setdefault((r["tool"], r["op"], r["kind"], int(r["size"])), []).append(r)
+    med = {}
+    for key, rs in groups.items():
+        m = {"n": len(rs)}
+        for col in VALUES:
+            vals = [num(r[col]) for r in rs if num(r[col]) is not None]
+            m[col] = statistics.median(vals) if vals else None
+        med[key] = m
+    return med
+
+
+def value(r, col):
+    v = num(r[col])
+    if v is not None and r["tool"] == "perftest" and r["op"] == "write" and col == "lat_med_us":
+        v *= 2      # ib_write_lat: half a ping-pong round trip
+    return v
+
+
+def ratio_cell(rows, other, op, kind, size, col=None):
+    """"<ratio of medians> [<min>-<max> of per-pass ratios]" of rkdapl over `other`."""
+    col = col or ("MBps" if kind == "bw" else "lat_med_us")
+    per = {}
+    for r in rows:
+        if r["op"] == op and r["kind"] == kind and int(r["size"]) == size and \
+                r["tool"] in ("rkdapl", other):
+            per.setdefault(r["rep"], {})[r["tool"]] = value(r, col)
+    pairs = [(p["rkdapl"], p[other]) for p in per.values()
+             if p.get("rkdapl") is not None and p.get(other)]
+    a = [p["rkdapl"] for p in per.values() if p.get("rkdapl") is not None]
+    b = [p[other] for p in per.values() if p.get(other)]
+    if not a or not b:
+        return "-"
+    cell = f"{statistics.median(a) / statistics.median(b):.2f}"
+    if len(pairs) > 1:
+        rs = [x / y for x, y in pairs]
+        cell += f" [{min(rs):.2f}-{max(rs):.2f}]"
+    return cell
+
+
+def targets(med, ceiling):
+    """The targets of issue 5, each against figures of this run."""
+    def get(tool, op, kind, size, col):
+        v = med.get((tool, op, kind, size), {}).get(col)
+        if v is not None and tool == "perftest" and op == "write" and col == "lat_med_us":
+            v *= 2
+        return v
+
+    def line(what, a, b, want, better_high):
+        if a is None or not b:
+            print(f"    {what:58} -")
+            return
+        r = a / b
+        ok = r >= want if better_high else r <= want
+        print(f"    {what:58} {r:6.2f}  ({'met' if ok else 'MISSED'}; target "
+              f"{'>=' if better_high else '<='} {want})")
+
+    print()
+    print("=== issue 5 targets (medians of this run) ===")
+    line("WRITE bandwidth at 64 KiB, rkdapl / ib_write_bw",
+         get("rkdapl", "write", "bw", 65536, "MBps"),
+         get("perftest", "write", "bw", 65536, "MBps"), 1.0, True)
+    line("WRITE message rate at 64 B, rkdapl / ib_write_bw",
+         get("rkdapl", "write", "bw", 64, "Mmsgps"),
+         get("perftest", "write", "bw", 64, "Mmsgps"), 1.3, True)
+    line("WRITE latency at 2 B, rkdapl / (2 x ib_write_lat)",
+         get("rkdapl", "write", "lat", 2, "lat_med_us"),
+         get("perftest", "write", "lat", 2, "lat_med_us"), 0.8, False)
+    line("1 MiB WRITE bandwidth, rkdapl / rxe ceiling (crc32 + memcpy)",
+         get("rkdapl", "write", "bw", 1048576, "MBps"), ceiling, 0.8, True)
+    worst = None
+    for (tool, op, kind, size), m in med.items():
+        if tool != "rkdapl":
+            continue
+        col = "MBps" if kind == "bw" else "lat_med_us"
+        a, b = m.get(col), get("raw", op, kind, size, col)
+        if a is None or not b:
+            continue
+        dev = a / b - 1 if kind == "lat" else b / a - 1    # > 0: rkdapl slower
+        if worst is None or dev > worst[0]:
+            worst = (dev, op, kind, size)
+    if worst:
+        print(f"    {'worst rkdapl vs raw (slower by), ' + f'{worst[1]} {worst[2]} {worst[3]}':58} "
+              f"{worst[0] * 100:5.1f}%  ({'met' if worst[0] <= 0.05 else 'MISSED'}; target <= 5%)")
+    for op in ("write", "read", "send"):
+        a = get("rkdapl", op, "bw", 64, "post_ns")
+        b = get("raw", op, "bw", 64, "post_ns")
+        line(f"post call at 64 B {op}, rkdapl / ib_post_send (CPU cost)", a, b, 1.05, False)
 
 
 def plot(rows, path, title):
@@ -123,37 +228,48 @@ def main():
         w.writeheader()
         w.writerows(rows)
 
-    print(f"=== rkdapl bench ({flavour} kernel): {len(rows)} results, "
+    med = summarise(rows)
+    nrep = max((int(r["rep"]) for r in rows), default=0)
+    print(f"=== rkdapl bench ({flavour} kernel): {len(rows)} results over {nrep} pass(es), "
           f"{len(kfails) + len(pfails)} failed runs; {out}/results.csv ===")
-    print(f"{'tool':9} {'op':6} {'kind':4} {'size':>8} {'MBps':>10} {'Mmsgps':>8} "
-          f"{'med_us':>10} {'p99_us':>10}")
-    for r in rows:
-        print(f"{r['tool']:9} {r['op']:6} {r['kind']:4} {r['size']:>8} {r['MBps']:>10} "
-              f"{r['Mmsgps']:>8} {r['lat_med_us']:>10} {r['lat_p99_us']:>10}")
+    print("    medians over the passes (n = runs that produced the figure)")
+    print(f"{'tool':13} {'op':6} {'kind':4} {'size':>8} {'MBps':>10} {'Mmsgps':>9} "
+          f"{'med_us':>10} {'p99_us':>10} {'post_ns':>8} {'n':>2}")
+    for key in sorted(med, key=lambda k: (k[2], k[1], k[3], k[0])):
+        m = med[key]
+        print(f"{key[0]:13} {key[1]:6} {key[2]:4} {key[3]:>8} {fmt(m['MBps'], 4):>10} "
+              f"{fmt(m['Mmsgps'], 6):>9} {fmt(m['lat_med_us']):>10} {fmt(m['lat_p99_us']):>10} "
+              f"{fmt(m['post_ns'], 1):>8} {m['n']:>2}")
     for line in kfails + pfails:
         print(line)
 
-    idx = {(r["tool"], r["op"], r["kind"], int(r["size"])): r for r in rows}
-    keys = sorted({(r["op"], r["kind"], int(r["size"])) for r in rows},
-                  key=lambda k: (k[1], k[0], k[2]))
+    keys = sorted({k[1:] for k in med}, key=lambda k: (k[1], k[0], k[2]))
     print()
-    print("=== ratios (bw: MBps, higher is better; lat: median us, lower is better) ===")
-    print("    note: ib_write_lat reports half a round trip; the kernel tools a whole one")
+    print("=== ratios of medians [range of the per-pass ratios]"
+          " (bw: MBps, higher is better; lat: median us, lower is better) ===")
+    print("    perftest lat: ib_write_lat's figure doubled (it reports half its ping-pong round"
+          " trip; the kernel tools a whole one); ib_read_lat's as is")
     print(f"{'op':6} {'kind':4} {'size':>8} {'rkdapl':>10} {'raw':>10} {'perftest':>10} "
-          f"{'rkdapl/raw':>11} {'rkdapl/perftest':>16}")
+          f"{'rkdapl/raw':>22} {'rkdapl/perftest':>22}")
     for op, kind, size in keys:
         col = "MBps" if kind == "bw" else "lat_med_us"
-        v = {t: num(idx.get((t, op, kind, size), {}).get(col)) for t in
-             ("rkdapl", "raw", "perftest")}
-
-        def ratio(a, b):
-            return f"{a / b:.2f}" if a is not None and b else "-"
-
-        def fmt(x):
-            return f"{x:.2f}" if x is not None else "-"
+        v = {t: med.get((t, op, kind, size), {}).get(col) for t in ("rkdapl", "raw", "perftest")}
+        if v["perftest"] is not None and op == "write" and kind == "lat":
+            v["perftest"] *= 2
         print(f"{op:6} {kind:4} {size:>8} {fmt(v['rkdapl']):>10} {fmt(v['raw']):>10} "
-              f"{fmt(v['perftest']):>10} {ratio(v['rkdapl'], v['raw']):>11} "
-              f"{ratio(v['rkdapl'], v['perftest']):>16}")
+              f"{fmt(v['perftest']):>10} {ratio_cell(rows, 'raw', op, kind, size):>22} "
+              f"{ratio_cell(rows, 'perftest', op, kind, size):>22}")
+
+    print()
+    print("=== post call: mean ns inside rkdapl_post_*() vs ib_post_send(), medians over passes ===")
+    print(f"{'op':6} {'kind':4} {'size':>8} {'rkdapl':>9} {'raw':>9} {'rkdapl/raw':>22}")
+    for op, kind, size in keys:
+        a = med.get(("rkdapl", op, kind, size), {}).get("post_ns")
+        b = med.get(("raw", op, kind, size), {}).get("post_ns")
+        if a is None and b is None:
+            continue
+        print(f"{op:6} {kind:4} {size:>8} {fmt(a, 1):>9} {fmt(b, 1):>9} "
+              f"{ratio_cell(rows, 'raw', op, kind, size, 'post_ns'):>22}")
 
     ceil = os.path.join(sync, "ceiling.txt")
     if os.path.exists(ceil):
@@ -164,10 +280,13 @@ def main():
               f"crc32 + memcpy {kv.get('both_MBps')} MB/s ===")
         print("    rxe computes the ICRC over every packet on both sides and copies the payload"
               " at least once per side")
+        targets(med, num(kv.get("both_MBps")))
 
     if rows:
         try:
-            plot(rows, os.path.join(out, "plot.png"), f"{flavour} kernel, QEMU TCG, rxe")
+            plot([dict(m, tool=k[0], op=k[1], kind=k[2], size=k[3]) for k, m in med.items()],
+                 os.path.join(out, "plot.png"),
+                 f"{flavour} kernel, QEMU TCG, rxe, median of {nrep}")
             print(f"plot: {out}/plot.png")
         except ImportError as e:
             print(f"no plot: {e} (make deps installs python3-matplotlib)")

@@ -84,6 +84,16 @@ struct Queue {
     lost_total: u64,
 }
 
+/// `i` reduced into a ring of `cap` entries, for `i < 2 * cap` (a head plus at most `cap`).
+/// No division, and no panic path on the completion path.
+fn wrap(i: usize, cap: usize) -> usize {
+    if i >= cap {
+        i - cap
+    } else {
+        i
+    }
+}
+
 /// An event dispatcher.
 ///
 /// # Invariants
@@ -136,9 +146,11 @@ impl Evd {
                 cap
             );
         } else {
-            let tail = (q.head + q.len) % cap;
-            q.ring[tail] = ev;
-            q.len += 1;
+            let tail = wrap(q.head + q.len, cap);
+            if let Some(slot) = q.ring.get_mut(tail) {
+                *slot = ev;
+                q.len += 1;
+            }
             drop(q);
         }
         self.cv.notify_all();
@@ -155,8 +167,8 @@ impl Evd {
         if q.len == 0 {
             return None;
         }
-        let ev = q.ring[q.head];
-        q.head = (q.head + 1) % q.ring.len();
+        let ev = *q.ring.get(q.head)?;
+        q.head = wrap(q.head + 1, q.ring.len());
         q.len -= 1;
         Some(ev)
     }

@@ -633,6 +633,12 @@ static int client_post(struct perf *p, const struct rkdapl_rmr_triplet *rem)
 	u64 cookie = COOKIE(K_DATA, i);
 	int ret;
 
+	/*
+	 * Preemption is off across the call (rkdapl_post_*() may be called from any context)
+	 * so that post_ns is the call's own CPU time: with one vCPU, the rxe work the post
+	 * wakes would otherwise preempt the poster and be counted as the call's.
+	 */
+	preempt_disable();
 	p->post_ns[i] = ktime_get_ns();
 	switch (p->a.op) {
 	case PERF_OP_WRITE:
@@ -646,6 +652,7 @@ static int client_post(struct perf *p, const struct rkdapl_rmr_triplet *rem)
 		break;
 	}
 	p->post_cost_ns += ktime_get_ns() - p->post_ns[i];
+	preempt_enable();
 	if (ret) {
 		pr_err("client: posting DTO %u: %d\n", i, ret);
 		return ret;

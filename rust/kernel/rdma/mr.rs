@@ -192,20 +192,19 @@ impl DmaRegion {
         }
     }
 
-    /// Appends to `out` the SGEs (with `lkey`) that cover `[off, off + len)` of the region and
-    /// returns how many were added. `len` may be zero (no SGE). `out` grows with `flags`
-    /// (`GFP_ATOMIC` where the caller cannot sleep). Any context, given suitable `flags`.
+    /// Calls `f` with each SGE (with `lkey`) that covers `[off, off + len)` of the region, in
+    /// order, and returns how many there were. `len` may be zero (no SGE). Stops at the first
+    /// error of `f`. Any context (`f` permitting); allocates nothing.
     ///
     /// # Errors
     ///
-    /// `-ERANGE` if the range leaves the region, `-ENOMEM` if `out` cannot grow.
-    pub fn sges(
+    /// `-ERANGE` if the range leaves the region, or the error of `f`.
+    pub fn for_each_sge(
         &self,
         off: u64,
         len: u64,
         lkey: u32,
-        out: &mut KVec<bindings::ib_sge>,
-        flags: crate::alloc::Flags,
+        mut f: impl FnMut(bindings::ib_sge) -> Result,
     ) -> Result<usize> {
         let end = off.checked_add(len).ok_or(ERANGE)?;
         if end > self.len as u64 {
@@ -218,22 +217,36 @@ impl DmaRegion {
         let mut i = self.seg_index(off);
         let mut pos = off;
         while pos < end {
-            let s = &self.segs[i];
+            let s = self.segs.get(i).ok_or(ERANGE)?;
             let inner = pos - s.off;
             let take = (u64::from(s.len) - inner).min(end - pos);
-            out.push(
-                bindings::ib_sge {
-                    addr: s.dma + inner,
-                    length: take as u32,
-                    lkey,
-                },
-                flags,
-            )?;
+            f(bindings::ib_sge {
+                addr: s.dma + inner,
+                length: take as u32,
+                lkey,
+            })?;
             n += 1;
             pos += take;
             i += 1;
         }
         Ok(n)
+    }
+
+    /// Appends to `out` the SGEs of `[off, off + len)` (see [`Self::for_each_sge`]). `out`
+    /// grows with `flags` (`GFP_ATOMIC` where the caller cannot sleep).
+    ///
+    /// # Errors
+    ///
+    /// `-ERANGE` if the range leaves the region, `-ENOMEM` if `out` cannot grow.
+    pub fn sges(
+        &self,
+        off: u64,
+        len: u64,
+        lkey: u32,
+        out: &mut KVec<bindings::ib_sge>,
+        flags: crate::alloc::Flags,
+    ) -> Result<usize> {
+        self.for_each_sge(off, len, lkey, |sge| Ok(out.push(sge, flags)?))
     }
 
     /// Makes device writes to `[off, off + len)` visible to the CPU. May be called from any

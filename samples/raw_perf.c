@@ -661,11 +661,11 @@ static int client_post(struct raw *r, u64 raddr, u32 rkey)
 	wr.wr.opcode = r->a.op == PERF_OP_WRITE ? IB_WR_RDMA_WRITE :
 		       r->a.op == PERF_OP_READ ? IB_WR_RDMA_READ : IB_WR_SEND;
 	/* as in rkdapl_perf: post_ns is the call's own CPU time, not the rxe work it wakes */
-	preempt_disable();
+	local_bh_disable();
 	r->post_ns[i] = ktime_get_ns();
 	ret = ib_post_send(r->id->qp, &wr.wr, NULL);
 	r->post_cost_ns += ktime_get_ns() - r->post_ns[i];
-	preempt_enable();
+	local_bh_enable();
 	if (ret)
 		pr_err("%s: ib_post_send(opcode %d): %d\n", r->who, wr.wr.opcode, ret);
 	if (!ret)

@@ -634,11 +634,12 @@ static int client_post(struct perf *p, const struct rkdapl_rmr_triplet *rem)
 	int ret;
 
 	/*
-	 * Preemption is off across the call (rkdapl_post_*() may be called from any context)
-	 * so that post_ns is the call's own CPU time: with one vCPU, the rxe work the post
-	 * wakes would otherwise preempt the poster and be counted as the call's.
+	 * Bottom halves (and so preemption) are off across the call (rkdapl_post_*() may be
+	 * called from any context) so that post_ns is the call's own CPU time: with one vCPU,
+	 * the rxe work the post wakes would otherwise preempt the poster, and rxe's receive
+	 * path (softirq, run on the exit of the NIC's interrupt) would run inside the call.
 	 */
-	preempt_disable();
+	local_bh_disable();
 	p->post_ns[i] = ktime_get_ns();
 	switch (p->a.op) {
 	case PERF_OP_WRITE:
@@ -652,7 +653,7 @@ static int client_post(struct perf *p, const struct rkdapl_rmr_triplet *rem)
 		break;
 	}
 	p->post_cost_ns += ktime_get_ns() - p->post_ns[i];
-	preempt_enable();
+	local_bh_enable();
 	if (ret) {
 		pr_err("client: posting DTO %u: %d\n", i, ret);
 		return ret;

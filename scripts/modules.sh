@@ -11,6 +11,15 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 exec 9>"$RKDAPL_CACHE/modules.lock"
 flock 9
 kdir=$("$top/scripts/kernel.sh" "${1:-debug}")
+# Modules of this worktree built against another kernel tree (the other flavour: make bench
+# builds for release, make check for debug) are rebuilt from scratch.
+old=$(cat "$top/out/kdir" 2>/dev/null || true)
+if [ -n "$old" ] && [ "$old" != "$kdir" ]; then
+	log "modules were built against $old; rebuilding them for $kdir"
+	find "$top" -path "$top/out" -prune -o \( -name '*.o' -o -name '*.ko' -o -name '*.mod' \
+		-o -name '*.mod.c' -o -name '.*.cmd' -o -name 'modules.order' \
+		-o -name 'Module.symvers' -o -name '*.rmeta' \) -print | xargs rm -f
+fi
 KFLAGS=(LLVM=-19 RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc BINDGEN="$BINDGEN" ARCH=x86_64)
 log "building rkdapl.ko"
 make -s -C "$kdir" M="$top" "${KFLAGS[@]}" modules >&2

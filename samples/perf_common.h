@@ -22,9 +22,10 @@
  *	post, wait for the completion). lat_* are the per-DTO post-to-completion times (for bw
  *	they include the queueing behind the txdepth - 1 DTOs ahead). MBps is 10^6 bytes/s of
  *	payload over the time from the first post to the last completion; Mmsgps is DTOs/us.
- *	post_ns is the mean time spent inside the post call (rkdapl_post_*() or ib_post_send()),
- *	made with bottom halves off: the CPU cost of posting one DTO, including rxe's own
- *	enqueueing, unblurred by the network's round trip and by rxe's receive softirq.
+ *	post_ns is the median time spent inside the post call (rkdapl_post_*() or
+ *	ib_post_send()), made with bottom halves off: the CPU cost of posting one DTO, including
+ *	rxe's own enqueueing, unblurred by the network's round trip and by rxe's receive softirq.
+ *	The median, because the guest's clock also runs while the host deschedules its vCPU.
  *	op=stop asks the server to stop serving. mode is the client's; servers always sleep
  *	until an event comes.
  *   ceiling [size=1048576] [iters=64]
@@ -266,12 +267,12 @@ static void perf_set_result(const char *line)
  * @a: the run's arguments.
  * @total_ns: first post to last completion.
  * @samples: @a->iters per-DTO times in ns; sorted here.
- * @post_cost_ns: time spent inside the @a->iters post calls, in ns.
+ * @post_cost: @a->iters times spent inside each post call, in ns; sorted here.
  *
  * Context: process context (sorts up to PERF_MAX_ITERS entries).
  */
 static void perf_report(const char *tool, const struct perf_args *a, u64 total_ns, u64 *samples,
-			u64 post_cost_ns)
+			u64 *post_cost)
 {
 	char line[PERF_LINE_MAX];
 	u64 bytes = (u64)a->size * a->iters, mbps, mmsg, med, p99, post;
@@ -284,7 +285,8 @@ static void perf_report(const char *tool, const struct perf_args *a, u64 total_n
 	sort(samples, n, sizeof(*samples), perf_cmp_u64, NULL);
 	med = div_u64(samples[(n - 1) / 2], 10);		/* us x 100 */
 	p99 = div_u64(samples[min_t(u32, n - 1, div_u64((u64)n * 99 + 99, 100) - 1)], 10);
-	post = div_u64(post_cost_ns * 10, max_t(u32, n, 1));	/* ns x 10 */
+	sort(post_cost, n, sizeof(*post_cost), perf_cmp_u64, NULL);
+	post = post_cost[(n - 1) / 2] * 10;			/* ns x 10 */
 	snprintf(line, sizeof(line),
 		 "result tool=%s op=%s kind=%s size=%u iters=%u txdepth=%u mode=%s MBps=%s Mmsgps=%s lat_med_us=%s lat_p99_us=%s post_ns=%s",
 		 tool, PERF_NAME(perf_op_names, a->op), PERF_NAME(perf_kind_names, a->kind),

@@ -64,7 +64,7 @@ struct raw {
 	u32 data_posted, data_done, data_ok;
 	u32 data_len;			/* expected bytes of each data completion */
 	u64 *post_ns, *samples;
-	u64 post_cost_ns;		/* client: time inside ib_post_send() */
+	u64 *post_cost;			/* client: time inside each ib_post_send() */
 	struct ib_cqe data_cqe, ctl_send_cqe, ctl_recv_cqe, reg_cqe;
 };
 
@@ -664,7 +664,7 @@ static int client_post(struct raw *r, u64 raddr, u32 rkey)
 	local_bh_disable();
 	r->post_ns[i] = ktime_get_ns();
 	ret = ib_post_send(r->id->qp, &wr.wr, NULL);
-	r->post_cost_ns += ktime_get_ns() - r->post_ns[i];
+	r->post_cost[i] = ktime_get_ns() - r->post_ns[i];
 	local_bh_enable();
 	if (ret)
 		pr_err("%s: ib_post_send(opcode %d): %d\n", r->who, wr.wr.opcode, ret);
@@ -686,7 +686,8 @@ static int client_run(struct raw *r)
 	if (r->a.op != PERF_OP_STOP) {
 		r->post_ns = kvcalloc(r->a.iters, sizeof(u64), GFP_KERNEL);
 		r->samples = kvcalloc(r->a.iters, sizeof(u64), GFP_KERNEL);
-		if (!r->post_ns || !r->samples)
+		r->post_cost = kvcalloc(r->a.iters, sizeof(u64), GFP_KERNEL);
+		if (!r->post_ns || !r->samples || !r->post_cost)
 			return -ENOMEM;
 	}
 	ret = client_connect(r);
@@ -735,7 +736,7 @@ static int client_run(struct raw *r)
 			return ret;
 	}
 	t1 = ktime_get_ns();
-	perf_report("raw", &r->a, t1 - t0, r->samples, r->post_cost_ns);
+	perf_report("raw", &r->a, t1 - t0, r->samples, r->post_cost);
 	ret = rdma_disconnect(r->id);
 	if (!ret)
 		ret = raw_wait_for(r, READ_ONCE(r->disconnected), "DISCONNECTED");
@@ -798,6 +799,7 @@ static ssize_t raw_ctl_write(struct file *file, const char __user *ubuf, size_t 
 	raw_teardown(r);
 	kvfree(r->post_ns);
 	kvfree(r->samples);
+	kvfree(r->post_cost);
 	if (ret)
 		pr_err("%s: failed: %d\n", r->who ?: "ceiling", ret);
 	kfree(r);

@@ -65,7 +65,7 @@ struct perf {
 	u32 data_posted, data_done, data_ok;
 	u64 *post_ns;			/* client: post time of each DTO */
 	u64 *samples;			/* client: post-to-completion of each DTO */
-	u64 post_cost_ns;		/* client: time inside the post calls */
+	u64 *post_cost;			/* client: time inside each post call */
 };
 
 static const char *const event_names[] = {
@@ -377,6 +377,7 @@ static void perf_close(struct perf *p)
 		CHECK(p, rkdapl_ia_close(p->ia));
 	kvfree(p->post_ns);
 	kvfree(p->samples);
+	kvfree(p->post_cost);
 }
 
 static void perf_reset_session(struct perf *p)
@@ -652,7 +653,7 @@ static int client_post(struct perf *p, const struct rkdapl_rmr_triplet *rem)
 		ret = rkdapl_post_send(p->ep, &iov, 1, cookie, 0);
 		break;
 	}
-	p->post_cost_ns += ktime_get_ns() - p->post_ns[i];
+	p->post_cost[i] = ktime_get_ns() - p->post_ns[i];
 	local_bh_enable();
 	if (ret) {
 		pr_err("client: posting DTO %u: %d\n", i, ret);
@@ -675,7 +676,8 @@ static int client_run(struct perf *p)
 	if (p->a.op != PERF_OP_STOP) {
 		p->post_ns = kvcalloc(p->a.iters, sizeof(u64), GFP_KERNEL);
 		p->samples = kvcalloc(p->a.iters, sizeof(u64), GFP_KERNEL);
-		if (!p->post_ns || !p->samples)
+		p->post_cost = kvcalloc(p->a.iters, sizeof(u64), GFP_KERNEL);
+		if (!p->post_ns || !p->samples || !p->post_cost)
 			return -ENOMEM;
 	}
 	ret = perf_open(p, 2 * p->a.txdepth + 64, p->a.op == PERF_OP_STOP ? 64 : p->a.size);
@@ -733,7 +735,7 @@ static int client_run(struct perf *p)
 			return ret;
 	}
 	t1 = ktime_get_ns();
-	perf_report("rkdapl", &p->a, t1 - t0, p->samples, p->post_cost_ns);
+	perf_report("rkdapl", &p->a, t1 - t0, p->samples, p->post_cost);
 
 	ret = CHECK(p, rkdapl_ep_disconnect(p->ep));
 	if (ret)

@@ -12,7 +12,7 @@ BW converted above.
 perftest's latency columns: t_typical is the median, "99% percentile" the p99; ib_write_lat
 reports half of its ping-pong round trip, ib_read_lat a whole RDMA READ. The kernel tools
 report the post-to-completion time of each DTO (one in flight): a whole round trip for both
-WRITE (its ACK) and READ. post_ns (kernel tools only) is the mean time inside the post call.
+WRITE (its ACK) and READ. post_ns (kernel tools only) is the median time inside the post call.
 
 Every figure is measured in each of RKDAPL_BENCH_REPEAT passes (column rep); the tables show
 the median over the passes and, for ratios, the range of the per-pass ratios.
@@ -261,7 +261,7 @@ def main():
               f"{ratio_cell(rows, 'perftest', op, kind, size):>22}")
 
     print()
-    print("=== post call: mean ns inside rkdapl_post_*() vs ib_post_send(), medians over passes ===")
+    print("=== post call: median ns inside rkdapl_post_*() vs ib_post_send(), medians over passes ===")
     print(f"{'op':6} {'kind':4} {'size':>8} {'rkdapl':>9} {'raw':>9} {'rkdapl/raw':>22}")
     for op, kind, size in keys:
         a = med.get(("rkdapl", op, kind, size), {}).get("post_ns")

@@ -23,8 +23,8 @@
  *	they include the queueing behind the txdepth - 1 DTOs ahead). MBps is 10^6 bytes/s of
  *	payload over the time from the first post to the last completion; Mmsgps is DTOs/us.
  *	post_ns is the median time spent inside the post call (rkdapl_post_*() or
- *	ib_post_send()), made with bottom halves off: the CPU cost of posting one DTO, including
- *	rxe's own enqueueing, unblurred by the network's round trip and by rxe's receive softirq.
+ *	ib_post_send()), made with interrupts off: the CPU cost of posting one DTO, including
+ *	rxe's own enqueueing, unblurred by the network's round trip and by rxe's receive path.
  *	The median, because the guest's clock also runs while the host deschedules its vCPU.
  *	op=stop asks the server to stop serving. mode is the client's; servers always sleep
  *	until an event comes.

@@ -656,16 +656,17 @@ static int client_post(struct raw *r, u64 raddr, u32 rkey)
 		.remote_addr = raddr, .rkey = rkey,
 	};
 	u32 i = r->data_posted;
+	unsigned long flags;
 	int ret;
 
 	wr.wr.opcode = r->a.op == PERF_OP_WRITE ? IB_WR_RDMA_WRITE :
 		       r->a.op == PERF_OP_READ ? IB_WR_RDMA_READ : IB_WR_SEND;
-	/* as in rkdapl_perf: post_ns is the call's own CPU time, not the rxe work it wakes */
-	local_bh_disable();
+	/* as in rkdapl_perf: post_ns is the call's own CPU time (interrupts off) */
+	local_irq_save(flags);
 	r->post_ns[i] = ktime_get_ns();
 	ret = ib_post_send(r->id->qp, &wr.wr, NULL);
 	r->post_cost[i] = ktime_get_ns() - r->post_ns[i];
-	local_bh_enable();
+	local_irq_restore(flags);
 	if (ret)
 		pr_err("%s: ib_post_send(opcode %d): %d\n", r->who, wr.wr.opcode, ret);
 	if (!ret)

@@ -632,15 +632,16 @@ static int client_post(struct perf *p, const struct rkdapl_rmr_triplet *rem)
 	struct rkdapl_lmr_triplet iov = { .lmr = p->buf_lmr, .length = p->a.size };
 	u32 i = p->data_posted;
 	u64 cookie = COOKIE(K_DATA, i);
+	unsigned long flags;
 	int ret;
 
 	/*
-	 * Bottom halves (and so preemption) are off across the call (rkdapl_post_*() may be
-	 * called from any context) so that post_ns is the call's own CPU time: with one vCPU,
-	 * the rxe work the post wakes would otherwise preempt the poster, and rxe's receive
-	 * path (softirq, run on the exit of the NIC's interrupt) would run inside the call.
+	 * Interrupts are off across the call (rkdapl_post_*() may be called from any context)
+	 * so that post_ns is the call's own CPU time: otherwise the rxe work the post wakes may
+	 * preempt the poster, and the NIC's interrupt with rxe's receive softirq may run inside
+	 * the call.
 	 */
-	local_bh_disable();
+	local_irq_save(flags);
 	p->post_ns[i] = ktime_get_ns();
 	switch (p->a.op) {
 	case PERF_OP_WRITE:
@@ -654,7 +655,7 @@ static int client_post(struct perf *p, const struct rkdapl_rmr_triplet *rem)
 		break;
 	}
 	p->post_cost[i] = ktime_get_ns() - p->post_ns[i];
-	local_bh_enable();
+	local_irq_restore(flags);
 	if (ret) {
 		pr_err("client: posting DTO %u: %d\n", i, ret);
 		return ret;

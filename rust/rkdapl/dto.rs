@@ -192,6 +192,54 @@ impl DtoStatus {
 }
 
 /// One local segment of a DTO: `length` bytes at `offset` of an LMR.
+/// One item in place, more in a vector.
+///
+/// The post path's segment, SGE and work-request lists hold a single item nearly always (one
+/// LMR triplet, a physically contiguous buffer, one work request); then they need no
+/// allocation. Longer lists grow a vector with the caller's flags (`GFP_ATOMIC` on the post
+/// path).
+pub(crate) enum OneOrMore<T> {
+    Empty,
+    One(T),
+    More(KVec<T>),
+}
+
+impl<T> OneOrMore<T> {
+    /// Appends `v`; allocates only from the second item on.
+    pub(crate) fn push(&mut self, v: T, flags: kernel::alloc::Flags) -> Result {
+        *self = match core::mem::replace(self, OneOrMore::Empty) {
+            OneOrMore::Empty => OneOrMore::One(v),
+            OneOrMore::One(first) => {
+                let mut k = KVec::with_capacity(4, flags)?;
+                k.push(first, flags)?;
+                k.push(v, flags)?;
+                OneOrMore::More(k)
+            }
+            OneOrMore::More(mut k) => {
+                k.push(v, flags)?;
+                OneOrMore::More(k)
+            }
+        };
+        Ok(())
+    }
+
+    pub(crate) fn as_slice(&self) -> &[T] {
+        match self {
+            OneOrMore::Empty => &[],
+            OneOrMore::One(v) => core::slice::from_ref(v),
+            OneOrMore::More(k) => k,
+        }
+    }
+
+    fn as_mut_slice(&mut self) -> &mut [T] {
+        match self {
+            OneOrMore::Empty => &mut [],
+            OneOrMore::One(v) => core::slice::from_mut(v),
+            OneOrMore::More(k) => k,
+        }
+    }
+}
+
 pub(crate) struct Segment {
     pub(crate) lmr: Arc<Lmr>,
     pub(crate) offset: u64,
@@ -301,14 +349,18 @@ impl DtoCtx {
         trace::completion(ring.ep_id, ev.op, ev.cookie, ev.status, ev.transferred_length);
         let silent = core::mem::replace(&mut st.silent, false);
         let nwr = st.nwr;
-        let lmrs = core::mem::take(&mut st.lmrs);
+        let mut lmrs = core::mem::take(&mut st.lmrs);
         let rmr = st.rmr.take();
         drop(st);
         for l in &lmrs {
             l.inflight.fetch_sub(1, Ordering::AcqRel);
         }
-        drop(lmrs);
+        // The references are dropped outside the lock (the last one of an LMR or RMR the
+        // consumer freed meanwhile unmaps or deregisters, which may sleep); the emptied vector
+        // goes back so that the next DTO on this context does not allocate.
+        lmrs.clear();
         drop(rmr);
+        self.st.lock().lmrs = lmrs;
         ring.credits.fetch_add(nwr, Ordering::AcqRel);
         ring.release(self.idx);
         if !silent {
@@ -456,9 +508,9 @@ impl DtoRing {
         Ok(())
     }
 
-    /// The SGEs of `segs`, checked against the EP's PZ.
-    fn sges(segs: &[Segment], need_write: bool) -> Result<(KVec<bindings::ib_sge>, u64)> {
-        let mut sges = KVec::new();
+    /// The SGEs of `segs`, checked against the EP's PZ. Allocates only for more than one SGE.
+    fn sges(segs: &[Segment], need_write: bool) -> Result<(OneOrMore<bindings::ib_sge>, u64)> {
+        let mut sges = OneOrMore::Empty;
         let mut total = 0u64;
         for s in segs {
             if need_write && s.lmr.privileges & crate::lmr::MEM_LOCAL_WRITE == 0 {
@@ -466,11 +518,12 @@ impl DtoRing {
             }
             // The region stays mapped while the DTO runs: device removal unmaps it only after
             // draining every EP of the device.
-            s.lmr
-                .region
-                .try_access()
-                .ok_or(ENODEV)?
-                .sges(s.offset, s.length, s.lmr.lkey(), &mut sges, GFP_ATOMIC)?;
+            s.lmr.region.try_access().ok_or(ENODEV)?.for_each_sge(
+                s.offset,
+                s.length,
+                s.lmr.lkey(),
+                |sge| sges.push(sge, GFP_ATOMIC),
+            )?;
             total = total.checked_add(s.length).ok_or(EINVAL)?;
         }
         if total > u64::from(u32::MAX) {
@@ -510,6 +563,7 @@ impl DtoRing {
         cookie: u64,
     ) -> Result<(u64, u32)> {
         let (sges, total) = Self::sges(segs, op == DtoOp::RdmaRead)?;
+        let sges = sges.as_slice();
         let max_sge = max_sge.max(1) as usize;
         let nwr = sges.len().div_ceil(max_sge).max(1);
         if nwr > crate::ep::MAX_WR_PER_DTO as usize || (op == DtoOp::Send && nwr > 1) {
@@ -521,13 +575,8 @@ impl DtoRing {
             self.untake(ctx, nwr);
             return Err(e);
         }
-        let mut wrs = match KVec::with_capacity(nwr as usize, GFP_ATOMIC) {
-            Ok(w) => w,
-            Err(e) => {
-                self.untake(ctx, nwr);
-                return Err(e.into());
-            }
-        };
+        let mut wrs = OneOrMore::Empty;
+        let mut pushed = Ok(());
         let mut offset = 0u64;
         let mut add = |chunk: &[bindings::ib_sge]| {
             let bytes: u64 = chunk.iter().map(|s| u64::from(s.length)).sum();
@@ -544,19 +593,23 @@ impl DtoRing {
                 },
                 _ => SendOp::Send,
             };
-            // Cannot fail: the capacity was reserved above.
-            let _ =
-                wrs.push_within_capacity(SendWr::new(wop, &ctx.cqe, chunk, SendFlags::SIGNALED));
+            if pushed.is_ok() {
+                pushed = wrs.push(SendWr::new(wop, &ctx.cqe, chunk, SendFlags::SIGNALED), GFP_ATOMIC);
+            }
         };
         if sges.is_empty() {
             add(&[]);
         } else {
             sges.chunks(max_sge).for_each(&mut add);
         }
+        if let Err(e) = pushed {
+            self.untake(ctx, nwr);
+            return Err(e);
+        }
         // SGEs come from LMRs of this EP's device with the PZ's lkey; the context holds those
         // LMRs (busy, so `rkdapl_lmr_free` refuses) until its last completion.
         // SAFETY: As above; the context outlives its completions (`CqeDone` impl).
-        let r = unsafe { qp.post_send(&mut wrs) };
+        let r = unsafe { qp.post_send(wrs.as_mut_slice()) };
         self.finish_post(ctx, op, nwr, r)?;
         Ok((total, nwr))
     }
@@ -630,6 +683,7 @@ impl DtoRing {
         cookie: u64,
     ) -> Result<(u64, u32)> {
         let (sges, total) = Self::sges(segs, true)?;
+        let sges = sges.as_slice();
         if sges.len() > max_sge as usize {
             return Err(EMSGSIZE);
         }
@@ -640,7 +694,7 @@ impl DtoRing {
         }
         // SAFETY: As in `post_send`: the SGEs name LMR memory with local write, held by the
         // context until the completion, and the context outlives its completion.
-        let r = unsafe { qp.post_recv(&ctx.cqe, &sges) }.map_err(|e| (e, 0));
+        let r = unsafe { qp.post_recv(&ctx.cqe, sges) }.map_err(|e| (e, 0));
         self.finish_post(ctx, DtoOp::Recv, 1, r)?;
         Ok((total, 1))
     }
@@ -681,23 +735,17 @@ impl DtoRing {
         len: u64,
         cookie: u64,
     ) -> Result<(u64, u32)> {
-        let segs: KVec<Segment> = match lmr {
-            Some(l) => {
-                let mut v = KVec::new();
-                v.push(
-                    Segment {
-                        lmr: l,
-                        offset: 0,
-                        length: 0,
-                    },
-                    GFP_ATOMIC,
-                )?;
-                v
-            }
-            None => KVec::new(),
+        let segs = match lmr {
+            Some(l) => OneOrMore::One(Segment {
+                lmr: l,
+                offset: 0,
+                length: 0,
+            }),
+            None => OneOrMore::Empty,
         };
+        let segs = segs.as_slice();
         let ctx = self.take(1)?;
-        if let Err(e) = Self::arm(ctx, op, cookie, len, 1, &segs, Some(rmr.clone())) {
+        if let Err(e) = Self::arm(ctx, op, cookie, len, 1, segs, Some(rmr.clone())) {
             self.untake(ctx, 1);
             return Err(e);
         }

@@ -12,7 +12,7 @@ pub(crate) mod inet;
 pub(crate) mod trace;
 
 use crate::{
-    dto::{DtoOp, Segment},
+    dto::{DtoOp, OneOrMore, Segment},
     ep::{Ep, EpAttr},
     evd::{Evd, Event},
     ia::Ia,
@@ -110,11 +110,11 @@ fn private_data(p: *const c_void, len: u32) -> Result<KVec<u8>> {
 }
 
 /// Turns a C IOV into segments of LMRs of `pz`.
-fn segments(iov: *const LmrTriplet, num: u32, pz: &Arc<Pz>) -> Result<KVec<Segment>> {
+fn segments(iov: *const LmrTriplet, num: u32, pz: &Arc<Pz>) -> Result<OneOrMore<Segment>> {
     if num > MAX_IOV || (num > 0 && iov.is_null()) {
         return Err(EINVAL);
     }
-    let mut v = KVec::with_capacity(num as usize, GFP_ATOMIC)?;
+    let mut v = OneOrMore::Empty;
     for i in 0..num as usize {
         // SAFETY: The C caller passes `num` readable triplets at `iov` (not NULL, checked).
         let t = unsafe { iov.add(i).read() };
@@ -572,9 +572,10 @@ fn post(
         }
         let e: Arc<Ep> = Handles::get(ep, Kind::Ep)?;
         let segs = segments(iov, num, &e.pz)?;
+        let segs = segs.as_slice();
         match op {
-            DtoOp::Send => e.post_dto(op, &segs, None, cookie),
-            DtoOp::Recv => e.post_recv(&segs, cookie),
+            DtoOp::Send => e.post_dto(op, segs, None, cookie),
+            DtoOp::Recv => e.post_recv(segs, cookie),
             _ => {
                 if remote.is_null() {
                     return Err(EINVAL);
@@ -585,7 +586,7 @@ fn post(
                 if r.length != 0 && r.length != total {
                     return Err(EINVAL);
                 }
-                e.post_dto(op, &segs, Some((r.address, r.rkey)), cookie)
+                e.post_dto(op, segs, Some((r.address, r.rkey)), cookie)
             }
         }
     })())

@@ -577,7 +577,10 @@ int rkdapl_psp_free(struct rkdapl_psp *psp);
  * @private_data_len: up to %RKDAPL_MAX_PRIVATE_DATA.
  *
  * RECVs may be posted as soon as this returns; ESTABLISHED arrives on the EP's connection
- * EVD.
+ * EVD. Send-queue DTOs need ESTABLISHED: the active side may send as soon as it has its
+ * own ESTABLISHED, so one of your RECVs can complete (on the DTO EVD) before ESTABLISHED
+ * reaches this side (on the connection EVD), and a SEND posted in reply at that moment gets
+ * -ENOTCONN. Wait for ESTABLISHED before answering.
  * Context: process context, may sleep.
  * Return: 0; -EINVAL for a bad handle or too much private data; -EISCONN unless @ep is
  * UNCONNECTED or -EXDEV if @ep is on another device (in both cases the CR stays pending);

@@ -4,8 +4,8 @@
 # both kernel servers (ports 7700 and 7710; they serve guest B's clients one after the other
 # until B sends op=stop), then starts the perftest server guest B asks for, one at a time:
 # B writes $RKDAPL_SYNC/pt-req-<n> (the command line minus the peer address), A starts it,
-# signals pt-ready-<n> once it listens, and pt-done-<n> when it has exited. B's pt-end ends
-# the loop. Output: $RKDAPL_SYNC/pt-a-<n>.txt, bench-a.log lines on stdout.
+# signals pt-ready-<n> once it listens, and pt-done-<n> when it has exited (or, when B writes
+# pt-kill-<n> because its client failed, once it was stopped). B's pt-end ends the loop. Output: $RKDAPL_SYNC/pt-a-<n>.txt, bench-a.log lines on stdout.
 #
 # Everything is in functions that bash reads before running them, so editing this file while
 # a guest runs it cannot change what the guest executes.
@@ -75,6 +75,11 @@ perftest_loop() {
 			sleep 0.2
 		done
 		rkdapl_signal "pt-ready-$n"
+		# B asks for the server to go when its client failed (pt-kill-<n>).
+		while kill -0 $pid 2>/dev/null; do
+			[ -e "$RKDAPL_SYNC/pt-kill-$n" ] && { kill -TERM $pid; break; }
+			sleep 0.2
+		done
 		wait $pid
 		echo "exit $?" >> "$RKDAPL_SYNC/pt-a-$n.txt"
 		rkdapl_signal "pt-done-$n"

@@ -10,7 +10,8 @@
 #
 # Env: RKDAPL_BUILD  kernel build dir (required)
 #      RKDAPL_OUT    log dir (default out/run-<timestamp>)
-#      RKDAPL_MEM (1G), RKDAPL_CPUS (2), RKDAPL_TIMEOUT (900 s per guest)
+#      RKDAPL_MEM (1G), RKDAPL_CPUS (2), RKDAPL_TIMEOUT (900 s per guest),
+#      RKDAPL_BOOT_TIMEOUT (300 s for a guest to reach its harness; see below)
 #      RKDAPL_APPEND (extra kernel args), RKDAPL_KUNIT=rdma|all|0, RKDAPL_UDEV=1
 #      any other exported RKDAPL_* variable is passed to the guests.
 # In the guest: RKDAPL_ROLE=a|b, RKDAPL_IP, RKDAPL_PEER_IP, RKDAPL_SYNC (shared
@@ -19,6 +20,7 @@ set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/scripts/common.sh"
 
+args=("$@")
 one=0
 [ "${1:-}" = --one ] && { one=1; shift; }
 [ $# = $((2 - one)) ] || die "usage: $0 [--one] <guest-script-A> [<guest-script-B>]"
@@ -99,18 +101,32 @@ fi
 # A guest's script may ask for its guest to be killed (selftests/peerkill.sh: the peer dies
 # mid-transfer) by creating sync/kill-<role>, once it has reported its results: its QEMU is
 # then killed with SIGKILL, as abruptly as a host can lose a machine.
-kill_on_request() {
-	local r
+# Boot watchdog: now and then a TCG guest stops early in boot (seen: spinning after
+# "vgaarb: loaded", both vCPUs busy, for as long as it was left). A guest whose console has
+# not shown the harness-start line (written by guest-run.sh) after RKDAPL_BOOT_TIMEOUT s is
+# marked sync/noboot-<role> and every guest of the run is killed; the whole run is then
+# started once more (below).
+watchdog() {
+	local r q t0 boot=${RKDAPL_BOOT_TIMEOUT:-300}
+	t0=$(date +%s)
 	while :; do
 		for r in $roles; do
-			[ -e "$sync/kill-$r" ] && [ ! -e "$sync/killed-$r" ] && [ -s "$sync/qemu-$r.pid" ] || continue
-			kill -KILL "$(< "$sync/qemu-$r.pid")" && touch "$sync/killed-$r" &&
-				log "guest ${r^^}: killed (SIGKILL to its QEMU), as its script asked"
+			[ -s "$sync/qemu-$r.pid" ] || continue
+			if [ -e "$sync/kill-$r" ] && [ ! -e "$sync/killed-$r" ]; then
+				kill -KILL "$(< "$sync/qemu-$r.pid")" && touch "$sync/killed-$r" &&
+					log "guest ${r^^}: killed (SIGKILL to its QEMU), as its script asked"
+			fi
+			if [ $(( $(date +%s) - t0 )) -gt "$boot" ] && [ ! -e "$sync/noboot-$r" ] &&
+				! grep -qa 'rkdapl: harness start' "$out/console-$r.log"; then
+				touch "$sync/noboot-$r"
+				log "guest ${r^^}: not booted after $boot s (console: $(tail -n 1 "$out/console-$r.log" | cut -c1-80)); stopping the guests"
+				for q in "$sync"/qemu-*.pid; do kill -KILL "$(< "$q")" 2>/dev/null; done
+			fi
 		done
 		sleep 0.5
 	done
 }
-kill_on_request &
+watchdog &
 killer=$!
 
 fail=0 dmesgs=()
@@ -119,7 +135,10 @@ for r in $roles; do
 	wait "${pid[$r]}"
 	st=$?
 	rc=$(cat "$sync/rc-$r" 2>/dev/null)
-	if [ -e "$sync/killed-$r" ] && [ -n "$rc" ]; then
+	if [ -e "$sync/noboot-$r" ]; then
+		log "guest $R: did not boot (see console-$r.log)"
+		fail=1
+	elif [ -e "$sync/killed-$r" ] && [ -n "$rc" ]; then
 		log "guest $R: killed as asked, after reporting its results"
 		[ "$rc" = 0 ] || { log "guest $R: script FAILED, exit $rc"; fail=1; }
 	elif [ "$st" = 124 ] || [ "$st" = 137 ]; then
@@ -147,6 +166,15 @@ done
 kill "$killer" 2>/dev/null
 wait
 log "guests done in $(( $(date +%s) - t0 )) s"
+# A boot hang is the emulator's, not the code's: once per run, the attempt's files go to
+# boot-hang/ and everything starts again (the lock is taken anew by the new process).
+if compgen -G "$sync/noboot-*" > /dev/null && [ -z "${RKDAPL_BOOT_RETRY:-}" ]; then
+	log "a guest did not boot: starting the run once more (first attempt kept in $out/boot-hang)"
+	pkill -KILL -f "qemu-system-x86_64 -name rkdapl-" 2>/dev/null
+	mkdir -p "$out/boot-hang"
+	find "$out" -mindepth 1 -maxdepth 1 ! -name boot-hang -exec mv -t "$out/boot-hang" {} +
+	RKDAPL_BOOT_RETRY=1 RKDAPL_OUT=$out exec "$0" "${args[@]}"
+fi
 "$top/qemu/splat-scan.sh" "${dmesgs[@]}" > "$out/splats.tap" || fail=1
 cat "$out/splats.tap"
 log "$( [ $fail = 0 ] && echo PASS || echo FAIL ): logs in $out"

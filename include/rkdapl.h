@@ -601,13 +601,29 @@ int rkdapl_cr_accept(struct rkdapl_cr *cr, struct rkdapl_ep *ep, const void *pri
 int rkdapl_cr_reject(struct rkdapl_cr *cr, const void *private_data, __u32 private_data_len);
 
 /**
+ * enum rkdapl_completion_flags - flags of the send-queue post calls (DAT_COMPLETION_FLAGS)
+ * @RKDAPL_COMPLETION_SUPPRESS: no completion event if the DTO succeeds (DAT 2.0
+ *	DAT_COMPLETION_SUPPRESS_FLAG; selective signalling, IB spec 10.8.3): a failed or
+ *	flushed DTO still reports its event. A DTO of one work request is posted unsignalled:
+ *	it makes no CQ entry, and its resources (the DTO's slot, the LMRs it keeps busy) come
+ *	back when a later DTO on the same EP completes, or when the EP is disconnected or
+ *	freed. So that suppressed DTOs cannot take every slot, rkdapl signals one anyway (still
+ *	without an event) once half of &rkdapl_ep_attr.max_request_dtos wait unsignalled. A
+ *	consumer reusing the memory of suppressed DTOs needs a later signalled DTO's event to
+ *	know they are done. Not for rkdapl_post_recv().
+ */
+enum rkdapl_completion_flags {
+	RKDAPL_COMPLETION_SUPPRESS = 1 << 0,
+};
+
+/**
  * rkdapl_post_send() - post a SEND of the concatenated local segments
  * @ep: a CONNECTED EP.
  * @iov: local segments (LMRs of the EP's PZ).
  * @num_iov: entries in @iov, 0..256; the segments must fit one work request's SGEs
  *	(&rkdapl_ia_attr.max_iov DMA segments).
  * @cookie: reported in the completion event.
- * @flags: 0.
+ * @flags: 0 or %RKDAPL_COMPLETION_SUPPRESS.
  *
  * The peer must have a RECV posted that is large enough (else it retries while
  * &rkdapl_ep_attr.rnr_retry_count allows, then %RKDAPL_DTO_RECEIVER_NOT_READY).
@@ -626,10 +642,11 @@ int rkdapl_post_send(struct rkdapl_ep *ep, const struct rkdapl_lmr_triplet *iov,
  * @iov: local segments, in LMRs with %RKDAPL_MEM_LOCAL_WRITE.
  * @num_iov: entries in @iov.
  * @cookie: reported in the completion event, whose transferred_length is the bytes received.
- * @flags: 0.
+ * @flags: 0 (every RECV reports its completion).
  *
  * Context: any context (does not sleep).
- * Return: 0; as rkdapl_post_send(), plus -EACCES for an LMR without local write.
+ * Return: 0; as rkdapl_post_send(), plus -EACCES for an LMR without local write and
+ * -EINVAL for %RKDAPL_COMPLETION_SUPPRESS.
  */
 int rkdapl_post_recv(struct rkdapl_ep *ep, const struct rkdapl_lmr_triplet *iov, __u32 num_iov,
 		     __u64 cookie, __u32 flags);
@@ -641,7 +658,7 @@ int rkdapl_post_recv(struct rkdapl_ep *ep, const struct rkdapl_lmr_triplet *iov,
  * @num_iov: entries in @iov.
  * @remote: the peer's address and rkey (from its rkdapl_rmr_bind()).
  * @cookie: reported in the completion event.
- * @flags: 0.
+ * @flags: 0 or %RKDAPL_COMPLETION_SUPPRESS.
  *
  * Large writes are split into several work requests (at most 8 x &rkdapl_ia_attr.max_iov
  * DMA segments); one completion event reports the whole DTO.
@@ -660,7 +677,7 @@ int rkdapl_post_rdma_write(struct rkdapl_ep *ep, const struct rkdapl_lmr_triplet
  * @num_iov: entries in @iov.
  * @remote: the peer's address and rkey.
  * @cookie: reported in the completion event.
- * @flags: 0.
+ * @flags: 0 or %RKDAPL_COMPLETION_SUPPRESS.
  *
  * Context: any context (does not sleep).
  * Return: as rkdapl_post_rdma_write(), plus -EACCES for an LMR without local write.

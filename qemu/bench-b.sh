@@ -14,6 +14,8 @@
 # RKDAPL_BENCH_ITERS (most iterations, default 200), RKDAPL_BENCH_TXDEPTH (16),
 # RKDAPL_BENCH_MODE (the kernel tools' modes: "poll", "event" or "poll event"; poll),
 # RKDAPL_BENCH_TOOLS ("rkdapl raw perftest"),
+# RKDAPL_BENCH_SIGNAL (signalling intervals tried on top for the kernel tools' WRITE bandwidth:
+# selective signalling, default "16"; "" for none),
 # RKDAPL_BENCH_TIMEOUT_S (each run, 300), RKDAPL_BENCH_REPEAT (passes over the whole matrix,
 # 3; every result line carries rep=<pass>, and the report takes the median over passes).
 #
@@ -42,11 +44,11 @@ iters() {
 	echo $n
 }
 
-# krun TOOL OP KIND SIZE ITERS MODE: one kernel client run.
+# krun TOOL OP KIND SIZE ITERS MODE [SIGNAL]: one kernel client run.
 krun() {
-	local tool=$1 op=$2 kind=$3 size=$4 n=$5 mode=$6 port=7700 d=rkdapl_perf rc=0 t0=$SECONDS
+	local tool=$1 op=$2 kind=$3 size=$4 n=$5 mode=$6 sig=${7:-1} port=7700 d=rkdapl_perf rc=0 t0=$SECONDS
 	[ "$tool" = raw ] && { port=7710; d=raw_perf; }
-	local cmd="client addr=$RKDAPL_PEER_IP port=$port op=$op kind=$kind size=$size iters=$n txdepth=$TXD mode=$mode timeout_ms=$((TMO * 1000))"
+	local cmd="client addr=$RKDAPL_PEER_IP port=$port op=$op kind=$kind size=$size iters=$n txdepth=$TXD signal=$sig mode=$mode timeout_ms=$((TMO * 1000))"
 	local pid i
 	(echo "$cmd" > /sys/kernel/debug/$d/ctl) &
 	pid=$!
@@ -63,7 +65,7 @@ krun() {
 	wait $pid || rc=$?
 	if [ $rc = 0 ]; then
 		echo "$(cat /sys/kernel/debug/$d/result) rep=$REP" >> "$RKDAPL_SYNC/kresults.txt"
-		say "$tool $mode $op $kind $size x$n: $(cut -d' ' -f9- /sys/kernel/debug/$d/result) ($((SECONDS - t0)) s)"
+		say "$tool $mode $op $kind $size x$n signal $sig: $(cut -d' ' -f10- /sys/kernel/debug/$d/result) ($((SECONDS - t0)) s)"
 	else
 		echo "fail tool=$tool op=$op kind=$kind size=$size iters=$n mode=$mode rc=$rc rep=$REP" >> "$RKDAPL_SYNC/kresults.txt"
 		say "$tool $mode $op $kind $size x$n: FAILED ($rc); $(dmesg | grep "$d:" | tail -3 | tr '\n' ' ')"
@@ -123,6 +125,7 @@ main() {
 	local tools=${RKDAPL_BENCH_TOOLS:-rkdapl raw perftest}
 	TXD=${RKDAPL_BENCH_TXDEPTH:-16}
 	MODES=${RKDAPL_BENCH_MODE:-poll}
+	SIGNALS=${RKDAPL_BENCH_SIGNAL-16}
 	TMO=${RKDAPL_BENCH_TIMEOUT_S:-300}
 	local reps=${RKDAPL_BENCH_REPEAT:-3}
 	FAILS=0
@@ -152,6 +155,9 @@ main() {
 			for mode in $MODES; do
 				for op in write read send; do krun "$tool" $op bw "$size" "$nb" "$mode"; done
 				for op in write read; do krun "$tool" $op lat "$size" "$nl" "$mode"; done
+				for sig in $SIGNALS; do
+					krun "$tool" write bw "$size" "$nb" "$mode" "$sig"
+				done
 			done
 		done
 	done

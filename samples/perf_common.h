@@ -14,14 +14,18 @@
  *	client sends op=stop or the writer gets a signal). size is the buffer the server
  *	grants (RDMA) or receives into (SEND); clients' sizes must not exceed it.
  *   client addr=10.77.0.1 [port=7700] [dev=rxe0] [op=write|read|send] [kind=bw|lat]
- *	  [size=65536] [iters=200] [txdepth=16] [mode=poll|event] [timeout_ms=60000]
+ *	  [size=65536] [iters=200] [txdepth=16] [signal=1] [mode=poll|event] [timeout_ms=60000]
  *	One session: connect, learn the server's buffer, run the test, disconnect, and print
- *	   "<tool>: result tool=<t> op=<op> kind=<k> size=<n> iters=<n> txdepth=<n> mode=<m>
+ *	   "<tool>: result tool=<t> op=<op> kind=<k> size=<n> iters=<n> txdepth=<n> signal=<n> mode=<m>
  *	    MBps=<x> Mmsgps=<x> lat_med_us=<x> lat_p99_us=<x> post_ns=<x>"
  *	bw keeps txdepth DTOs in flight; lat has one in flight (ping-pong with the responder:
  *	post, wait for the completion). lat_* are the per-DTO post-to-completion times (for bw
  *	they include the queueing behind the txdepth - 1 DTOs ahead). MBps is 10^6 bytes/s of
  *	payload over the time from the first post to the last completion; Mmsgps is DTOs/us.
+ *	signal=N (bw only, 1..txdepth): selective signalling, only every Nth DTO (and the last)
+ *	is signalled: rkdapl_perf posts the others with RKDAPL_COMPLETION_SUPPRESS, raw_perf
+ *	without IB_SEND_SIGNALED; a completion then accounts for every DTO before it, and the
+ *	latency figures are those of the signalled DTOs.
  *	post_ns is the median time spent inside the post call (rkdapl_post_*() or
  *	ib_post_send()), made with interrupts off: the CPU cost of posting one DTO, including
  *	rxe's own enqueueing, unblurred by the network's round trip and by rxe's receive path.
@@ -97,7 +101,7 @@ struct perf_args {
 	struct sockaddr_in sin;	/* client: the server; server: the port */
 	bool have_addr;
 	u32 op, kind, mode;
-	u32 size, iters, txdepth, sessions, timeout_ms;
+	u32 size, iters, txdepth, signal, sessions, timeout_ms;
 };
 
 static const char *const perf_op_names[] = {
@@ -156,6 +160,7 @@ static int perf_parse(char *line, struct perf_args *a)
 	a->size = 65536;
 	a->iters = 200;
 	a->txdepth = 16;
+	a->signal = 1;
 	a->timeout_ms = 60000;
 
 	line = strim(line);
@@ -205,6 +210,8 @@ static int perf_parse(char *line, struct perf_args *a)
 			ret = perf_u32(val, 1, PERF_MAX_ITERS, &a->iters);
 		} else if (!strcmp(tok, "txdepth")) {
 			ret = perf_u32(val, 1, PERF_MAX_TXDEPTH, &a->txdepth);
+		} else if (!strcmp(tok, "signal")) {
+			ret = perf_u32(val, 1, PERF_MAX_TXDEPTH, &a->signal);
 		} else if (!strcmp(tok, "sessions")) {
 			ret = perf_u32(val, 0, U32_MAX, &a->sessions);
 		} else if (!strcmp(tok, "timeout_ms")) {
@@ -218,6 +225,9 @@ static int perf_parse(char *line, struct perf_args *a)
 	a->sin.sin_family = AF_INET;
 	a->sin.sin_port = htons(port);
 	if (a->cmd == PERF_CMD_CLIENT && !a->have_addr)
+		return -EINVAL;
+	/* a window of txdepth DTOs must hold a signalled one, or the client waits forever */
+	if (a->signal > a->txdepth)
 		return -EINVAL;
 	return 0;
 }
@@ -250,6 +260,26 @@ static struct perf_fix perf_fix(u64 v, unsigned int digits)
 	return f;
 }
 
+/* The signalling interval of a run: latency runs signal every DTO. */
+static inline u32 perf_signal(const struct perf_args *a)
+{
+	return a->kind == PERF_LAT ? 1 : max_t(u32, a->signal, 1);
+}
+
+/* Whether DTO @i of a run is signalled: every signal-th one, and the last. */
+static inline bool perf_signalled(const struct perf_args *a, u32 i)
+{
+	return (i + 1) % perf_signal(a) == 0 || i + 1 >= a->iters;
+}
+
+/* The first signalled DTO at or after @i: the one a completion reports. */
+static inline u32 perf_next_signalled(const struct perf_args *a, u32 i)
+{
+	while (!perf_signalled(a, i))
+		i++;
+	return i;
+}
+
 /* The last result line, for the debugfs "result" file. */
 static DEFINE_MUTEX(perf_result_lock);
 static char perf_result[PERF_LINE_MAX];
@@ -266,31 +296,32 @@ static void perf_set_result(const char *line)
  * @tool: "rkdapl" or "raw".
  * @a: the run's arguments.
  * @total_ns: first post to last completion.
- * @samples: @a->iters per-DTO times in ns; sorted here.
+ * @samples: per-DTO times in ns, one per signalled DTO; sorted here.
+ * @nsamples: entries in @samples.
  * @post_cost: @a->iters times spent inside each post call, in ns; sorted here.
  *
  * Context: process context (sorts up to PERF_MAX_ITERS entries).
  */
 static void perf_report(const char *tool, const struct perf_args *a, u64 total_ns, u64 *samples,
-			u64 *post_cost)
+			u32 nsamples, u64 *post_cost)
 {
 	char line[PERF_LINE_MAX];
 	u64 bytes = (u64)a->size * a->iters, mbps, mmsg, med, p99, post;
-	u32 n = a->iters;
+	u32 n = a->iters, ns = max_t(u32, nsamples, 1);
 
 	total_ns = max_t(u64, total_ns, 1);
 	/* TCG guests move kilobytes per second at small sizes: print enough digits */
 	mbps = mul_u64_u64_div_u64(bytes, 10000000, total_ns);	/* MB/s x 10^4 */
 	mmsg = div64_u64((u64)n * 1000000000, total_ns);	/* Mmsg/s x 10^6 */
-	sort(samples, n, sizeof(*samples), perf_cmp_u64, NULL);
-	med = div_u64(samples[(n - 1) / 2], 10);		/* us x 100 */
-	p99 = div_u64(samples[min_t(u32, n - 1, div_u64((u64)n * 99 + 99, 100) - 1)], 10);
+	sort(samples, ns, sizeof(*samples), perf_cmp_u64, NULL);
+	med = div_u64(samples[(ns - 1) / 2], 10);		/* us x 100 */
+	p99 = div_u64(samples[min_t(u32, ns - 1, div_u64((u64)ns * 99 + 99, 100) - 1)], 10);
 	sort(post_cost, n, sizeof(*post_cost), perf_cmp_u64, NULL);
 	post = post_cost[(n - 1) / 2] * 10;			/* ns x 10 */
 	snprintf(line, sizeof(line),
-		 "result tool=%s op=%s kind=%s size=%u iters=%u txdepth=%u mode=%s MBps=%s Mmsgps=%s lat_med_us=%s lat_p99_us=%s post_ns=%s",
+		 "result tool=%s op=%s kind=%s size=%u iters=%u txdepth=%u signal=%u mode=%s MBps=%s Mmsgps=%s lat_med_us=%s lat_p99_us=%s post_ns=%s",
 		 tool, PERF_NAME(perf_op_names, a->op), PERF_NAME(perf_kind_names, a->kind),
-		 a->size, a->iters, a->kind == PERF_LAT ? 1 : a->txdepth,
+		 a->size, a->iters, a->kind == PERF_LAT ? 1 : a->txdepth, perf_signal(a),
 		 PERF_NAME(perf_mode_names, a->mode), perf_fix(mbps, 4).s, perf_fix(mmsg, 6).s,
 		 perf_fix(med, 2).s, perf_fix(p99, 2).s, perf_fix(post, 1).s);
 	pr_info("%s\n", line);

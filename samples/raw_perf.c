@@ -65,6 +65,7 @@ struct raw {
 	u32 data_len;			/* expected bytes of each data completion */
 	u64 *post_ns, *samples;
 	u64 *post_cost;			/* client: time inside each ib_post_send() */
+	u32 nsamples;			/* client: entries in samples (signalled DTOs) */
 	struct ib_cqe data_cqe, ctl_send_cqe, ctl_recv_cqe, reg_cqe;
 };
 
@@ -96,10 +97,11 @@ static bool raw_wc_ok(struct raw *r, struct ib_wc *wc)
 static void raw_data_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct raw *r = cq->cq_context;
-	u32 i = r->data_done;
+	/* with signal=N a completion reports every work request up to the signalled one */
+	u32 i = perf_next_signalled(&r->a, r->data_done);
 
 	if (raw_wc_ok(r, wc)) {
-		r->data_ok++;
+		r->data_ok += i + 1 - r->data_done;
 		/* an RDMA WRITE's or SEND's wc carries no byte count; a READ's and a RECV's do */
 		if ((wc->opcode == IB_WC_RDMA_READ || wc->opcode == IB_WC_RECV) &&
 		    wc->byte_len != r->data_len) {
@@ -108,8 +110,8 @@ static void raw_data_done(struct ib_cq *cq, struct ib_wc *wc)
 			raw_fail(r, -EIO);
 		}
 	}
-	if (r->samples && i < r->a.iters)
-		r->samples[i] = ktime_get_ns() - r->post_ns[i];
+	if (r->samples && i < r->a.iters && r->nsamples < r->a.iters)
+		r->samples[r->nsamples++] = ktime_get_ns() - r->post_ns[i];
 	WRITE_ONCE(r->data_done, i + 1);
 	wake_up(&r->wq);
 }
@@ -652,13 +654,14 @@ static int client_post(struct raw *r, u64 raddr, u32 rkey)
 			      .lkey = r->pd->local_dma_lkey };
 	struct ib_rdma_wr wr = {
 		.wr = { .wr_cqe = &r->data_cqe, .sg_list = &sge, .num_sge = 1,
-			.send_flags = IB_SEND_SIGNALED },
+		},
 		.remote_addr = raddr, .rkey = rkey,
 	};
 	u32 i = r->data_posted;
 	unsigned long flags;
 	int ret;
 
+	wr.wr.send_flags = perf_signalled(&r->a, i) ? IB_SEND_SIGNALED : 0;
 	wr.wr.opcode = r->a.op == PERF_OP_WRITE ? IB_WR_RDMA_WRITE :
 		       r->a.op == PERF_OP_READ ? IB_WR_RDMA_READ : IB_WR_SEND;
 	/* as in rkdapl_perf: post_ns is the call's own CPU time (interrupts off) */
@@ -737,7 +740,7 @@ static int client_run(struct raw *r)
 			return ret;
 	}
 	t1 = ktime_get_ns();
-	perf_report("raw", &r->a, t1 - t0, r->samples, r->post_cost);
+	perf_report("raw", &r->a, t1 - t0, r->samples, r->nsamples, r->post_cost);
 	ret = rdma_disconnect(r->id);
 	if (!ret)
 		ret = raw_wait_for(r, READ_ONCE(r->disconnected), "DISCONNECTED");

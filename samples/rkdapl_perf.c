@@ -66,6 +66,7 @@ struct perf {
 	u64 *post_ns;			/* client: post time of each DTO */
 	u64 *samples;			/* client: post-to-completion of each DTO */
 	u64 *post_cost;			/* client: time inside each post call */
+	u32 nsamples;			/* client: entries in samples (signalled DTOs) */
 };
 
 static const char *const event_names[] = {
@@ -121,16 +122,17 @@ static void perf_dto_event(struct perf *p, const struct rkdapl_event *ev, u64 no
 	}
 	switch (kind) {
 	case K_DATA:
-		p->data_done++;
+		/* with signal=N one event completes every DTO up to its own */
 		if (!ev->status)
-			p->data_ok++;
+			p->data_ok += idx + 1 - min(p->data_done, idx);
+		p->data_done = max(p->data_done, idx + 1);
 		if (!ev->status && ev->transferred_length != perf_data_len(p)) {
 			pr_err("%s: data DTO %u moved %llu bytes, not %llu\n", p->who, idx,
 			       ev->transferred_length, perf_data_len(p));
 			perf_fail(p, -EIO);
 		}
-		if (p->samples && idx < p->a.iters)
-			p->samples[idx] = now - p->post_ns[idx];
+		if (p->samples && idx < p->a.iters && p->nsamples < p->a.iters)
+			p->samples[p->nsamples++] = now - p->post_ns[idx];
 		break;
 	case K_CTL_SEND:
 		p->ctl_sends_done++;
@@ -632,6 +634,7 @@ static int client_post(struct perf *p, const struct rkdapl_rmr_triplet *rem)
 	struct rkdapl_lmr_triplet iov = { .lmr = p->buf_lmr, .length = p->a.size };
 	u32 i = p->data_posted;
 	u64 cookie = COOKIE(K_DATA, i);
+	u32 dto_flags = perf_signalled(&p->a, i) ? 0 : RKDAPL_COMPLETION_SUPPRESS;
 	unsigned long flags;
 	int ret;
 
@@ -645,13 +648,13 @@ static int client_post(struct perf *p, const struct rkdapl_rmr_triplet *rem)
 	p->post_ns[i] = ktime_get_ns();
 	switch (p->a.op) {
 	case PERF_OP_WRITE:
-		ret = rkdapl_post_rdma_write(p->ep, &iov, 1, rem, cookie, 0);
+		ret = rkdapl_post_rdma_write(p->ep, &iov, 1, rem, cookie, dto_flags);
 		break;
 	case PERF_OP_READ:
-		ret = rkdapl_post_rdma_read(p->ep, &iov, 1, rem, cookie, 0);
+		ret = rkdapl_post_rdma_read(p->ep, &iov, 1, rem, cookie, dto_flags);
 		break;
 	default:
-		ret = rkdapl_post_send(p->ep, &iov, 1, cookie, 0);
+		ret = rkdapl_post_send(p->ep, &iov, 1, cookie, dto_flags);
 		break;
 	}
 	p->post_cost[i] = ktime_get_ns() - p->post_ns[i];
@@ -736,7 +739,7 @@ static int client_run(struct perf *p)
 			return ret;
 	}
 	t1 = ktime_get_ns();
-	perf_report("rkdapl", &p->a, t1 - t0, p->samples, p->post_cost);
+	perf_report("rkdapl", &p->a, t1 - t0, p->samples, p->nsamples, p->post_cost);
 
 	ret = CHECK(p, rkdapl_ep_disconnect(p->ep));
 	if (ret)

@@ -41,6 +41,8 @@ def kernel_rows(path):
             row["rep"] = row["rep"] or "1"
             if kv.get("mode", "poll") != "poll":     # e.g. "rkdapl-event"
                 row["tool"] += "-" + kv["mode"]
+            if kv.get("signal", "1") != "1":         # e.g. "rkdapl-sig16"
+                row["tool"] += "-sig" + kv["signal"]
             rows.append(row)
         elif line.startswith("fail "):
             fails.append(line.strip())
@@ -260,6 +262,21 @@ def main():
         print(f"{op:6} {kind:4} {size:>8} {fmt(v['rkdapl']):>10} {fmt(v['raw']):>10} "
               f"{fmt(v['perftest']):>10} {ratio_cell(rows, 'raw', op, kind, size):>22} "
               f"{ratio_cell(rows, 'perftest', op, kind, size):>22}")
+
+    sig = sorted({k[0] for k in med if "-sig" in k[0]})
+    if sig:
+        print()
+        print("=== selective signalling: WRITE bandwidth with every Nth DTO signalled, over every"
+              " DTO signalled (same tool), medians ===")
+        print(f"{'tool':13} {'size':>8} {'MBps':>10} {'signal=1':>10} {'ratio':>7}")
+        for t in sig:
+            base = t.split("-sig")[0]
+            for (tool, op, kind, size), m in sorted(med.items(), key=lambda kv: kv[0][3]):
+                if tool != t or op != "write" or kind != "bw":
+                    continue
+                b = med.get((base, op, kind, size), {}).get("MBps")
+                r = f"{m['MBps'] / b:.2f}" if m["MBps"] is not None and b else "-"
+                print(f"{t:13} {size:>8} {fmt(m['MBps'], 4):>10} {fmt(b, 4):>10} {r:>7}")
 
     print()
     print("=== post call: median ns inside rkdapl_post_*() vs ib_post_send(), medians over passes ===")

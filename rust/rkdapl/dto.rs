@@ -5,9 +5,18 @@
 //! Each EP has two rings of contexts, one for its send queue (send, RDMA write/read, RMR
 //! bind) and one for RECVs. A DTO takes a free context, keeps the LMRs it touches busy, and is
 //! posted as one or more work requests that all point at the context's `ib_cqe` and are all
-//! signalled, so every posted work request yields exactly one completion, flushed ones
-//! included. When the last one arrives the context reports one event with the DTO's cookie
+//! signalled (but see selective signalling below), so every posted work request yields exactly
+//! one completion, flushed ones included. When the last one arrives the context reports one event with the DTO's cookie
 //! and the first error, releases the LMRs and goes back on the free list.
+//!
+//! Selective signalling (`RKDAPL_COMPLETION_SUPPRESS`, DAT's `DAT_COMPLETION_SUPPRESS_FLAG`): a
+//! send-queue DTO of one work request may be posted unsignalled. It then yields a completion
+//! only if it fails. Send-queue work requests complete in order, so the first successful
+//! completion of a later work request also completes it: the ring keeps its unsignalled DTOs
+//! in posting order (`Unsignalled`) and finishes those posted before the completing one
+//! (`RingShared::reap_before`), without an event. Teardown finishes the rest once the QP is
+//! drained. So that unsignalled DTOs cannot hold every slot, one is signalled anyway (still
+//! without a success event) once half of the contexts wait unsignalled.
 //!
 //! This is the one place of the provider that posts to a QP, which the RDMA layer marks
 //! `unsafe`: the SAFETY comments below say why the contexts and the memory outlive the work.
@@ -261,6 +270,55 @@ struct CtxState {
     /// The post call failed after posting some work requests: their completions release
     /// the context but report no event (the caller was given the error).
     silent: bool,
+    /// `RKDAPL_COMPLETION_SUPPRESS`: no event if the DTO succeeds.
+    suppress: bool,
+}
+
+/// The unsignalled DTOs of a send queue, oldest first: (sequence number, context address).
+///
+/// # Invariants
+///
+/// `buf` has a fixed length (the ring's number of contexts); `head < buf.len()`,
+/// `len <= buf.len()`. Entries may be stale (their context finished by an error completion,
+/// or never posted); a context's current sequence number tells.
+struct Unsignalled {
+    buf: KVec<(u64, usize)>,
+    head: usize,
+    len: usize,
+}
+
+impl Unsignalled {
+    fn push(&mut self, e: (u64, usize)) -> bool {
+        let cap = self.buf.len();
+        if self.len == cap {
+            return false;
+        }
+        let at = self.head + self.len;
+        let at = if at >= cap { at - cap } else { at };
+        match self.buf.get_mut(at) {
+            Some(slot) => *slot = e,
+            None => return false,
+        }
+        self.len += 1;
+        true
+    }
+
+    /// Removes and returns the oldest entry if its sequence number is below `seq`.
+    fn pop_before(&mut self, seq: u64) -> Option<(u64, usize)> {
+        if self.len == 0 {
+            return None;
+        }
+        let e = *self.buf.get(self.head)?;
+        if e.0 >= seq {
+            return None;
+        }
+        self.head += 1;
+        if self.head == self.buf.len() {
+            self.head = 0;
+        }
+        self.len -= 1;
+        Some(e)
+    }
 }
 
 /// What the completion path of a ring needs.
@@ -275,6 +333,13 @@ pub(crate) struct RingShared {
     /// The EP's number (debugfs directory, trace events, log lines).
     ep_id: u32,
     pub(crate) stats: DtoStats,
+    /// Sequence number of the next send-queue DTO (posting order).
+    next_seq: AtomicU64,
+    /// Unsignalled DTOs waiting for a later completion; `n_unsignalled` mirrors its length
+    /// so that completions need not lock it when it is empty.
+    #[pin]
+    unsignalled: SpinLockIrq<Unsignalled>,
+    n_unsignalled: AtomicUsize,
 }
 
 /// The completion context of one DTO.
@@ -289,6 +354,8 @@ pub(crate) struct DtoCtx {
     cqe: Cqe,
     ring: Arc<RingShared>,
     idx: u16,
+    /// Sequence number of the current send-queue DTO; written under `st`.
+    seq: AtomicU64,
     #[pin]
     st: SpinLockIrq<CtxState>,
 }
@@ -299,6 +366,10 @@ pub(crate) struct DtoCtx {
 // completion is delivered while the context exists.
 unsafe impl CqeDone for DtoCtx {
     fn done(this: &Self, wc: &Wc) {
+        if wc.is_ok() {
+            // In-order completion: unsignalled DTOs posted before this one are done too.
+            this.ring.reap_before(this.seq.load(Ordering::Acquire));
+        }
         let mut st = this.st.lock();
         st.pending = st.pending.saturating_sub(1);
         if !wc.is_ok() {
@@ -347,7 +418,8 @@ impl DtoCtx {
         ev.immediate = st.imm;
         ring.stats.completed(st.op, st.status, ev.transferred_length);
         trace::completion(ring.ep_id, ev.op, ev.cookie, ev.status, ev.transferred_length);
-        let silent = core::mem::replace(&mut st.silent, false);
+        let silent = core::mem::replace(&mut st.silent, false)
+            || (st.suppress && st.status == DtoStatus::Success);
         let nwr = st.nwr;
         let mut lmrs = core::mem::take(&mut st.lmrs);
         let rmr = st.rmr.take();
@@ -370,6 +442,34 @@ impl DtoCtx {
 }
 
 impl RingShared {
+    /// Finishes, without an event, every unsignalled DTO posted before sequence number `seq`
+    /// that is still outstanding: a later work request completed, so they did too. Called
+    /// from the send CQ's completion handler (one at a time per CQ) and from teardown after
+    /// the QP is drained. Never with a context's lock held.
+    fn reap_before(&self, seq: u64) {
+        if self.n_unsignalled.load(Ordering::Acquire) == 0 {
+            return;
+        }
+        loop {
+            let Some((s, addr)) = self.unsignalled.lock().pop_before(seq) else {
+                return;
+            };
+            self.n_unsignalled.fetch_sub(1, Ordering::AcqRel);
+            // SAFETY: `addr` is the address of a context of this ring (`DtoRing::post_send`
+            // pushes only those). Contexts are pinned in their `DtoRing`, which is dropped only
+            // after the QP is drained and this queue reaped (`DtoRing::reap_all`), and
+            // completions stop with the drain, so the context is alive.
+            let ctx = unsafe { &*(addr as *const DtoCtx) };
+            let mut st = ctx.st.lock();
+            // A stale entry: the DTO failed (its completion finished it) or was never posted,
+            // and the context may be serving another DTO by now.
+            if ctx.seq.load(Ordering::Acquire) == s && st.pending > 0 {
+                st.pending = 0;
+                ctx.finish(st);
+            }
+        }
+    }
+
     fn release(&self, idx: u16) {
         let mut f = self.free.lock();
         // Cannot fail: the list has room for every context.
@@ -392,6 +492,10 @@ impl DtoRing {
         for i in 0..n {
             free.push(i as u16, GFP_KERNEL)?;
         }
+        let mut ubuf = KVec::with_capacity(n as usize, GFP_KERNEL)?;
+        for _ in 0..n {
+            ubuf.push((0u64, 0usize), GFP_KERNEL)?;
+        }
         let shared = Arc::pin_init(
             pin_init!(RingShared {
                 free <- new_spinlock_irq!(free, "rkdapl_dto_free"),
@@ -400,6 +504,12 @@ impl DtoRing {
                 ep_handle: AtomicUsize::new(0),
                 ep_id,
                 stats: DtoStats::default(),
+                next_seq: AtomicU64::new(1),
+                unsignalled <- new_spinlock_irq!(
+                    Unsignalled { buf: ubuf, head: 0, len: 0 },
+                    "rkdapl_dto_unsignalled"
+                ),
+                n_unsignalled: AtomicUsize::new(0),
             }),
             GFP_KERNEL,
         )?;
@@ -411,6 +521,7 @@ impl DtoRing {
                     cqe: Cqe::new::<DtoCtx>(),
                     ring,
                     idx: i as u16,
+                    seq: AtomicU64::new(0),
                     st <- new_spinlock_irq!(
                         CtxState {
                             cookie: 0,
@@ -423,6 +534,7 @@ impl DtoRing {
                             lmrs: KVec::new(),
                             rmr: None,
                             silent: false,
+                            suppress: false,
                         },
                         "rkdapl_dto_ctx"
                     ),
@@ -432,6 +544,12 @@ impl DtoRing {
             ctxs.push(c, GFP_KERNEL)?;
         }
         Ok(DtoRing { ctxs, shared })
+    }
+
+    /// Finishes the unsignalled DTOs still outstanding once the QP is drained (they
+    /// succeeded: a failed or flushed work request would have completed). Process context.
+    pub(crate) fn reap_all(&self) {
+        self.shared.reap_before(u64::MAX);
     }
 
     pub(crate) fn set_ep_handle(&self, h: usize) {
@@ -481,6 +599,7 @@ impl DtoRing {
         self.shared.release(ctx.idx);
     }
 
+    #[expect(clippy::too_many_arguments)]
     fn arm(
         ctx: &DtoCtx,
         op: DtoOp,
@@ -489,8 +608,14 @@ impl DtoRing {
         nwr: u32,
         segs: &[Segment],
         rmr: Option<Arc<Rmr>>,
+        suppress: bool,
     ) -> Result {
         let mut st = ctx.st.lock();
+        if op != DtoOp::Recv {
+            let seq = ctx.ring.next_seq.fetch_add(1, Ordering::AcqRel);
+            ctx.seq.store(seq, Ordering::Release);
+        }
+        st.suppress = suppress;
         st.cookie = cookie;
         st.op = op;
         st.len = len;
@@ -540,6 +665,11 @@ impl DtoRing {
     /// local write, `-EMSGSIZE` for a DTO needing more work requests than allowed (or a send
     /// needing more SGEs than one work request holds), `-ENOSPC` if too many DTOs are
     /// outstanding, `-ENOMEM`, or the driver's error.
+    ///
+    /// With `suppress` a successful DTO reports no event; a DTO of one work request is then
+    /// posted unsignalled (see the module documentation). The caller serialises posts to
+    /// `qp`'s send queue (the EP's connection lock), so that posting order is sequence order.
+    #[expect(clippy::too_many_arguments)]
     pub(crate) fn post_send(
         &self,
         qp: &Qp,
@@ -548,11 +678,13 @@ impl DtoRing {
         segs: &[Segment],
         remote: Option<(u64, u32)>,
         cookie: u64,
+        suppress: bool,
     ) -> Result {
-        let r = self.do_post_send(qp, max_sge, op, segs, remote, cookie);
+        let r = self.do_post_send(qp, max_sge, op, segs, remote, cookie, suppress);
         self.account(op, cookie, r)
     }
 
+    #[expect(clippy::too_many_arguments)]
     fn do_post_send(
         &self,
         qp: &Qp,
@@ -561,6 +693,7 @@ impl DtoRing {
         segs: &[Segment],
         remote: Option<(u64, u32)>,
         cookie: u64,
+        suppress: bool,
     ) -> Result<(u64, u32)> {
         let (sges, total) = Self::sges(segs, op == DtoOp::RdmaRead)?;
         let sges = sges.as_slice();
@@ -571,10 +704,25 @@ impl DtoRing {
         }
         let nwr = nwr as u32;
         let ctx = self.take(nwr)?;
-        if let Err(e) = Self::arm(ctx, op, cookie, total, nwr, segs, None) {
+        if let Err(e) = Self::arm(ctx, op, cookie, total, nwr, segs, None, suppress) {
             self.untake(ctx, nwr);
             return Err(e);
         }
+        // Unsignalled only for one work request (a multi-WR DTO whose first ones succeeded
+        // and a later one failed could not be counted), and only while fewer than half of
+        // the contexts wait unsignalled; otherwise signalled, and still silent on success.
+        let flags = if suppress
+            && nwr == 1
+            && self.shared.n_unsignalled.load(Ordering::Acquire) < self.ctxs.len() / 2
+            && self.shared.unsignalled.lock().push((
+                ctx.seq.load(Ordering::Acquire),
+                ctx as *const DtoCtx as usize,
+            )) {
+            self.shared.n_unsignalled.fetch_add(1, Ordering::AcqRel);
+            SendFlags::empty()
+        } else {
+            SendFlags::SIGNALED
+        };
         let mut wrs = OneOrMore::Empty;
         let mut pushed = Ok(());
         let mut offset = 0u64;
@@ -594,7 +742,7 @@ impl DtoRing {
                 _ => SendOp::Send,
             };
             if pushed.is_ok() {
-                pushed = wrs.push(SendWr::new(wop, &ctx.cqe, chunk, SendFlags::SIGNALED), GFP_ATOMIC);
+                pushed = wrs.push(SendWr::new(wop, &ctx.cqe, chunk, flags), GFP_ATOMIC);
             }
         };
         if sges.is_empty() {
@@ -688,7 +836,7 @@ impl DtoRing {
             return Err(EMSGSIZE);
         }
         let ctx = self.take(1)?;
-        if let Err(e) = Self::arm(ctx, DtoOp::Recv, cookie, total, 1, segs, None) {
+        if let Err(e) = Self::arm(ctx, DtoOp::Recv, cookie, total, 1, segs, None, false) {
             self.untake(ctx, 1);
             return Err(e);
         }
@@ -745,7 +893,7 @@ impl DtoRing {
         };
         let segs = segs.as_slice();
         let ctx = self.take(1)?;
-        if let Err(e) = Self::arm(ctx, op, cookie, len, 1, segs, Some(rmr.clone())) {
+        if let Err(e) = Self::arm(ctx, op, cookie, len, 1, segs, Some(rmr.clone()), false) {
             self.untake(ctx, 1);
             return Err(e);
         }

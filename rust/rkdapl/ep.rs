@@ -594,6 +594,8 @@ impl Ep {
         let _ = id.disconnect();
         if let Some(qp) = id.qp() {
             qp.drain();
+            // Unsignalled DTOs that succeeded have no completion of their own.
+            self.sq.reap_all();
         }
         *id.handler().target.lock() = CmTarget::None;
         drop(id);
@@ -616,6 +618,7 @@ impl Ep {
         segs: &[Segment],
         remote: Option<(u64, u32)>,
         cookie: u64,
+        suppress: bool,
     ) -> Result {
         let c = self.conn.lock();
         if c.state != EpState::Connected {
@@ -623,7 +626,7 @@ impl Ep {
         }
         let qp = c.id.as_ref().and_then(|id| id.qp()).ok_or(ENOTCONN)?;
         self.sq
-            .post_send(qp, self.max_send_sge(), op, segs, remote, cookie)
+            .post_send(qp, self.max_send_sge(), op, segs, remote, cookie, suppress)
     }
 
     /// Posts a RECV; allowed as soon as the EP has a QP (while connecting, too). Any context.

@@ -1420,7 +1420,7 @@ static void badarg_connected(struct bctx *b)
 	/* --- post_send --- */
 	t1 = (struct rkdapl_lmr_triplet){ b->lmr_b, 0, 16 };
 	c = next_cookie(b->c);
-	expect(rkdapl_post_send(b->c->ep, &t1, 1, c, 1), -EINVAL, "post_send(flags 1)");
+	expect(rkdapl_post_send(b->c->ep, &t1, 1, c, 2), -EINVAL, "post_send(flags 2)");
 	expect(rkdapl_post_send(b->c->ep, &t1, 1, c, 0x80000000), -EINVAL,
 	       "post_send(flags 0x80000000)");
 	expect(rkdapl_post_send(b->c->ep, NULL, 1, c, 0), -EINVAL, "post_send(NULL iov, 1)");
@@ -1455,6 +1455,8 @@ static void badarg_connected(struct bctx *b)
 	       "post_recv(LMR without local write)");
 	t1 = (struct rkdapl_lmr_triplet){ b->lmr_b, 0, 16 };
 	expect(rkdapl_post_recv(b->c->ep, &t1, 1, c, 2), -EINVAL, "post_recv(flags 2)");
+	expect(rkdapl_post_recv(b->c->ep, &t1, 1, c, RKDAPL_COMPLETION_SUPPRESS), -EINVAL,
+	       "post_recv(RKDAPL_COMPLETION_SUPPRESS)");
 	expect(rkdapl_post_recv(b->c->ep, NULL, 1, c, 0), -EINVAL, "post_recv(NULL iov, 1)");
 	t1 = (struct rkdapl_lmr_triplet){ b->lmr_b, 1, BUFSZ };
 	expect(rkdapl_post_recv(b->c->ep, &t1, 1, c, 0), -ERANGE,
@@ -1822,6 +1824,105 @@ static void badarg_connected(struct bctx *b)
 	pair_close(b);
 	if (rmr_f) {
 		expect(rkdapl_rmr_free(rmr_f), 0, "rmr_free of the teardown test's grant");
+		rmr_f = NULL;
+	}
+
+	/*
+	 * --- selective signalling (RKDAPL_COMPLETION_SUPPRESS): suppressed DTOs report no
+	 * event, their data arrives, their slots come back through later completions, a failed
+	 * one still reports, and ep_free releases the LMRs of those still outstanding ---
+	 */
+	r = pair_connect(b, why);
+	if (!r)
+		r = rkdapl_rmr_create(b->pz, &rmr_f);
+	if (!r)
+		r = grant(b, rmr_f, b->lmr_a, 0, BUFSZ, RKDAPL_MEM_REMOTE_WRITE, &rt, why);
+	if (tap(!r, "new connection and grant for the selective-signalling test", "%s", why)) {
+		enum { CHUNK = 64, N = BUFSZ / CHUNK };
+		unsigned long deadline = jiffies + msecs_to_jiffies(timeout_ms);
+		struct rkdapl_rmr_triplet rc = rt;
+		struct rkdapl_lmr *lmr_s = NULL;
+		int posted = 0, nospc = 0, extra = 0;
+		s64 off;
+
+		pat_fill(b->bufb, 0, BUFSZ, 0x5e1ec7);
+		rkdapl_lmr_sync_rdma_write(b->lmr_b, 0, BUFSZ);
+		memset(b->bufa, 0, BUFSZ);
+		rkdapl_lmr_sync_rdma_write(b->lmr_a, 0, BUFSZ);
+		/* 256 suppressed WRITEs on an EP of 64 DTO slots: they must give slots back */
+		r = 0;
+		while (posted < N && time_before(jiffies, deadline)) {
+			t1 = (struct rkdapl_lmr_triplet){ b->lmr_b, posted * CHUNK, CHUNK };
+			rc.address = rt.address + posted * CHUNK;
+			rc.length = CHUNK;
+			r = rkdapl_post_rdma_write(b->c->ep, &t1, 1, &rc, next_cookie(b->c),
+						   RKDAPL_COMPLETION_SUPPRESS);
+			if (r == -ENOSPC) {
+				nospc++;
+				usleep_range(500, 1000);
+				continue;
+			}
+			if (r)
+				break;
+			posted++;
+		}
+		tap(posted == N, "selective signalling: 256 suppressed RDMA WRITEs post on an EP of 64 DTOs",
+		    "posted %d, last error %d %s, -ENOSPC waits %d", posted, r, ename(r), nospc);
+		t1 = (struct rkdapl_lmr_triplet){ b->lmr_b, 0, CHUNK };
+		rc.address = rt.address;
+		c = next_cookie(b->c);
+		r = rkdapl_post_rdma_write(b->c->ep, &t1, 1, &rc, c, 0);
+		r = r ?: wait_cookie(b->c, c, &ev);
+		msleep(100);
+		while (!rkdapl_evd_dequeue(b->c->dto_evd, &ev))
+			extra++;
+		tap(!r && ev.status == RKDAPL_DTO_SUCCESS && !b->c->nstash && !extra,
+		    "selective signalling: a signalled WRITE after them completes; no suppressed one reports an event",
+		    "%d %s, status %d (%s), suppressed events %d", r, ename(r), ev.status,
+		    stname(ev.status), b->c->nstash + extra);
+		b->c->nstash = 0;
+		rkdapl_lmr_sync_rdma_read(b->lmr_a, 0, BUFSZ);
+		off = pat_check(b->bufa, 0, BUFSZ, 0x5e1ec7);
+		tap(off < 0, "selective signalling: the data of every suppressed WRITE arrived",
+		    "first wrong byte at %lld", off);
+		/* outside the grant: a suppressed DTO that fails reports its event */
+		t1 = (struct rkdapl_lmr_triplet){ b->lmr_b, 0, CHUNK };
+		rc.address = rt.address + BUFSZ;
+		c = next_cookie(b->c);
+		r = rkdapl_post_rdma_write(b->c->ep, &t1, 1, &rc, c, RKDAPL_COMPLETION_SUPPRESS);
+		r = r ?: wait_cookie(b->c, c, &ev);
+		tap(!r && ev.status == RKDAPL_DTO_REMOTE_ACCESS_ERROR,
+		    "selective signalling: a suppressed WRITE outside the grant reports REMOTE_ACCESS_ERROR",
+		    "%d %s, status %d (%s)", r, ename(r), ev.status, stname(ev.status));
+		pair_close(b);
+		/* suppressed DTOs still outstanding at ep_free: their LMR is released */
+		r = rkdapl_rmr_free(rmr_f);
+		rmr_f = NULL;
+		r = r ?: pair_connect(b, why);
+		r = r ?: rkdapl_rmr_create(b->pz, &rmr_f);
+		r = r ?: grant(b, rmr_f, b->lmr_a, 0, BUFSZ, RKDAPL_MEM_REMOTE_WRITE, &rt, why);
+		r = r ?: rkdapl_lmr_create(b->pz, b->bufb, BUFSZ, RKDAPL_MEM_LOCAL_WRITE, &lmr_s);
+		posted = 0;
+		for (i = 0; !r && i < 8; i++) {
+			t1 = (struct rkdapl_lmr_triplet){ lmr_s, i * CHUNK, CHUNK };
+			rc.address = rt.address + i * CHUNK;
+			posted += !rkdapl_post_rdma_write(b->c->ep, &t1, 1, &rc, next_cookie(b->c),
+							  RKDAPL_COMPLETION_SUPPRESS);
+		}
+		pair_close(b);
+		if (lmr_s) {
+			r = rkdapl_lmr_free(lmr_s);
+			tap(posted == 8 && !r,
+			    "selective signalling: ep_free with 8 suppressed WRITEs outstanding releases their LMR",
+			    "posted %d, lmr_free = %d %s", posted, r, ename(r));
+		} else {
+			tap(false, "selective signalling: ep_free with 8 suppressed WRITEs outstanding releases their LMR",
+			    "setup: %d %s %s", r, ename(r), why);
+		}
+	}
+	pair_close(b);
+	if (rmr_f) {
+		expect(rkdapl_rmr_free(rmr_f), 0, "rmr_free of the selective-signalling test's grant");
 		rmr_f = NULL;
 	}
 

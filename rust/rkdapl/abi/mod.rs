@@ -555,7 +555,9 @@ pub(crate) extern "C" fn rkdapl_cr_reject(
 // ---------------------------------------------------------------------------------------------
 // DTOs
 
-const COMPLETION_FLAGS_ALL: u32 = 0;
+/// `RKDAPL_COMPLETION_SUPPRESS`: no event for a send-queue DTO that succeeds.
+const COMPLETION_SUPPRESS: u32 = 1 << 0;
+const COMPLETION_FLAGS_ALL: u32 = COMPLETION_SUPPRESS;
 
 fn post(
     ep: *mut c_void,
@@ -570,11 +572,15 @@ fn post(
         if flags & !COMPLETION_FLAGS_ALL != 0 {
             return Err(EINVAL);
         }
+        let suppress = flags & COMPLETION_SUPPRESS != 0;
+        if suppress && op == DtoOp::Recv {
+            return Err(EINVAL);
+        }
         let e: Arc<Ep> = Handles::get(ep, Kind::Ep)?;
         let segs = segments(iov, num, &e.pz)?;
         let segs = segs.as_slice();
         match op {
-            DtoOp::Send => e.post_dto(op, segs, None, cookie),
+            DtoOp::Send => e.post_dto(op, segs, None, cookie, suppress),
             DtoOp::Recv => e.post_recv(segs, cookie),
             _ => {
                 if remote.is_null() {
@@ -586,7 +592,7 @@ fn post(
                 if r.length != 0 && r.length != total {
                     return Err(EINVAL);
                 }
-                e.post_dto(op, segs, Some((r.address, r.rkey)), cookie)
+                e.post_dto(op, segs, Some((r.address, r.rkey)), cookie, suppress)
             }
         }
     })())

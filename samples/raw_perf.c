@@ -273,7 +273,7 @@ static int raw_setup(struct raw *r, struct rdma_cm_id *id, bool direct, u32 sq, 
 	qp.cap.max_recv_wr = rq + 1;
 	qp.cap.max_send_sge = 1;
 	qp.cap.max_recv_sge = 1;
-	qp.sq_sig_type = IB_SIGNAL_ALL_WR;
+	qp.sq_sig_type = IB_SIGNAL_REQ_WR;	/* signal=N leaves the others unsignalled */
 	qp.qp_type = IB_QPT_RC;
 	ret = rdma_create_qp(id, r->pd, &qp);
 	if (ret)

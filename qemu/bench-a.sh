@@ -11,19 +11,7 @@
 # a guest runs it cannot change what the guest executes.
 set -u
 
-say() {
-	echo "rkdapl-bench: [A ${SECONDS}s] $*"
-	echo "rkdapl-bench: [A] $*" > /dev/kmsg 2>/dev/null || true
-}
-
-set_mtu() {
-	local f nic="" mtu=${RKDAPL_MTU:-9000}
-	for f in /sys/class/net/*/address; do
-		[ "$(cat "$f")" = "$RKDAPL_MAC" ] && nic=$(basename "$(dirname "$f")")
-	done
-	[ -n "$nic" ] && [ "$mtu" != 1500 ] && ip link set dev "$nic" mtu "$mtu"
-	say "$nic mtu $(cat "/sys/class/net/$nic/mtu")"
-}
+. "$RKDAPL_TOP/qemu/bench-lib.sh"
 
 # listening PORT: an rdma_cm id listens on PORT.
 listening() {

@@ -22,19 +22,7 @@
 # Everything is in functions that bash reads before running them.
 set -u
 
-say() {
-	echo "rkdapl-bench: [B ${SECONDS}s] $*"
-	echo "rkdapl-bench: [B] $*" > /dev/kmsg 2>/dev/null || true
-}
-
-set_mtu() {
-	local f nic="" mtu=${RKDAPL_MTU:-9000}
-	for f in /sys/class/net/*/address; do
-		[ "$(cat "$f")" = "$RKDAPL_MAC" ] && nic=$(basename "$(dirname "$f")")
-	done
-	[ -n "$nic" ] && [ "$mtu" != 1500 ] && ip link set dev "$nic" mtu "$mtu"
-	say "$nic mtu $(cat "/sys/class/net/$nic/mtu")"
-}
+. "$RKDAPL_TOP/qemu/bench-lib.sh"
 
 # iters SIZE BUDGET MAX: BUDGET / SIZE clamped to 5..MAX (perftest wants at least 5).
 iters() {

@@ -1294,6 +1294,25 @@ static int rdma_status(struct bctx *b, bool write, u64 len, struct rkdapl_rmr_tr
 	return 0;
 }
 
+/*
+ * An RDMA WRITE that waits for a free DTO slot: -ENOSPC is the documented answer while
+ * max_request_dtos DTOs are outstanding (suppressed ones free theirs only when a later one
+ * completes). Gives up after timeout_ms.
+ */
+static int post_write_wait(struct rkdapl_ep *ep, struct rkdapl_lmr_triplet *t,
+			   struct rkdapl_rmr_triplet *rt, u64 cookie, u32 flags, int *waits)
+{
+	unsigned long deadline = jiffies + msecs_to_jiffies(timeout_ms);
+	int r;
+
+	while ((r = rkdapl_post_rdma_write(ep, t, 1, rt, cookie, flags)) == -ENOSPC &&
+	       time_before(jiffies, deadline)) {
+		(*waits)++;
+		usleep_range(500, 1000);
+	}
+	return r;
+}
+
 /* The errors that need a connected EP, a real CR or an RMR grant. */
 static void badarg_connected(struct bctx *b)
 {
@@ -1839,7 +1858,6 @@ static void badarg_connected(struct bctx *b)
 		r = grant(b, rmr_f, b->lmr_a, 0, BUFSZ, RKDAPL_MEM_REMOTE_WRITE, &rt, why);
 	if (tap(!r, "new connection and grant for the selective-signalling test", "%s", why)) {
 		enum { CHUNK = 64, N = BUFSZ / CHUNK };
-		unsigned long deadline = jiffies + msecs_to_jiffies(timeout_ms);
 		struct rkdapl_rmr_triplet rc = rt;
 		struct rkdapl_lmr *lmr_s = NULL;
 		int posted = 0, nospc = 0, extra = 0;
@@ -1851,27 +1869,20 @@ static void badarg_connected(struct bctx *b)
 		rkdapl_lmr_sync_rdma_write(b->lmr_a, 0, BUFSZ);
 		/* 256 suppressed WRITEs on an EP of 64 DTO slots: they must give slots back */
 		r = 0;
-		while (posted < N && time_before(jiffies, deadline)) {
+		rc.length = CHUNK;
+		while (!r && posted < N) {
 			t1 = (struct rkdapl_lmr_triplet){ b->lmr_b, posted * CHUNK, CHUNK };
 			rc.address = rt.address + posted * CHUNK;
-			rc.length = CHUNK;
-			r = rkdapl_post_rdma_write(b->c->ep, &t1, 1, &rc, next_cookie(b->c),
-						   RKDAPL_COMPLETION_SUPPRESS);
-			if (r == -ENOSPC) {
-				nospc++;
-				usleep_range(500, 1000);
-				continue;
-			}
-			if (r)
-				break;
-			posted++;
+			r = post_write_wait(b->c->ep, &t1, &rc, next_cookie(b->c),
+					    RKDAPL_COMPLETION_SUPPRESS, &nospc);
+			posted += !r;
 		}
 		tap(posted == N, "selective signalling: 256 suppressed RDMA WRITEs post on an EP of 64 DTOs",
 		    "posted %d, last error %d %s, -ENOSPC waits %d", posted, r, ename(r), nospc);
 		t1 = (struct rkdapl_lmr_triplet){ b->lmr_b, 0, CHUNK };
 		rc.address = rt.address;
 		c = next_cookie(b->c);
-		r = rkdapl_post_rdma_write(b->c->ep, &t1, 1, &rc, c, 0);
+		r = post_write_wait(b->c->ep, &t1, &rc, c, 0, &nospc);
 		r = r ?: wait_cookie(b->c, c, &ev);
 		msleep(100);
 		while (!rkdapl_evd_dequeue(b->c->dto_evd, &ev))
@@ -1889,7 +1900,7 @@ static void badarg_connected(struct bctx *b)
 		t1 = (struct rkdapl_lmr_triplet){ b->lmr_b, 0, CHUNK };
 		rc.address = rt.address + BUFSZ;
 		c = next_cookie(b->c);
-		r = rkdapl_post_rdma_write(b->c->ep, &t1, 1, &rc, c, RKDAPL_COMPLETION_SUPPRESS);
+		r = post_write_wait(b->c->ep, &t1, &rc, c, RKDAPL_COMPLETION_SUPPRESS, &nospc);
 		r = r ?: wait_cookie(b->c, c, &ev);
 		tap(!r && ev.status == RKDAPL_DTO_REMOTE_ACCESS_ERROR,
 		    "selective signalling: a suppressed WRITE outside the grant reports REMOTE_ACCESS_ERROR",

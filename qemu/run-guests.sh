@@ -30,6 +30,9 @@ kernel=$build/arch/x86/boot/bzImage
 [ -d "$build/modroot/lib/modules" ] || die "no $build/modroot (modules_install)"
 out=${RKDAPL_OUT:-$top/out/run-$(date +%Y%m%d-%H%M%S)}
 sync=$out/sync
+# The sync directory holds the guests' barrier files: one left by an earlier run would pass
+# barriers that were never reached.
+[ -z "$(ls -A "$sync" 2>/dev/null)" ] || die "$sync is not empty (an earlier run's); choose a new RKDAPL_OUT"
 mkdir -p "$sync" && out=$(cd "$out" && pwd) && sync=$out/sync || die "cannot create $out"
 tmo=${RKDAPL_TIMEOUT:-900}
 # One set of guests at a time on this host: two TCG guests already use both cores, and runs

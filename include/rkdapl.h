@@ -93,6 +93,11 @@ enum rkdapl_event_type {
  * @RKDAPL_DTO_RDMA_READ: rkdapl_post_rdma_read()
  * @RKDAPL_DTO_RMR_BIND: rkdapl_rmr_bind()
  * @RKDAPL_DTO_RMR_UNBIND: rkdapl_rmr_unbind()
+ * @RKDAPL_DTO_RDMA_WRITE_IMM: rkdapl_post_rdma_write_imm()
+ * @RKDAPL_DTO_SEND_INVALIDATE: rkdapl_post_send_with_invalidate()
+ *
+ * The send-queue operations (SEND, RDMA_WRITE, RDMA_READ, RDMA_WRITE_IMM, SEND_INVALIDATE)
+ * are also the &struct rkdapl_dto.op values of rkdapl_post_chain().
  */
 enum rkdapl_dto_op {
 	RKDAPL_DTO_SEND = 1,
@@ -101,6 +106,25 @@ enum rkdapl_dto_op {
 	RKDAPL_DTO_RDMA_READ = 4,
 	RKDAPL_DTO_RMR_BIND = 5,
 	RKDAPL_DTO_RMR_UNBIND = 6,
+	RKDAPL_DTO_RDMA_WRITE_IMM = 7,
+	RKDAPL_DTO_SEND_INVALIDATE = 8,
+};
+
+/**
+ * enum rkdapl_event_flags - what consumed a RECV (&struct rkdapl_event.flags)
+ * @RKDAPL_EVENT_WITH_IMM: &struct rkdapl_event.immediate holds the peer's immediate data.
+ * @RKDAPL_EVENT_RDMA_WRITE_IMM: an RDMA WRITE with immediate consumed the RECV: its data
+ *	went to the peer-named grant, not to the RECV's buffer (left untouched), and
+ *	&struct rkdapl_event.transferred_length is the bytes it wrote.
+ * @RKDAPL_EVENT_INVALIDATED: a SEND with invalidate consumed the RECV: the device invalidated
+ *	&struct rkdapl_event.invalidated_rkey before completing it. If that rkey was the grant of
+ *	an RMR of the EP's PZ, that RMR is unbound when the event is dequeued: its LMR is free to
+ *	reuse or free, rkdapl_rmr_unbind() returns -EINVAL and rkdapl_rmr_bind() grants anew.
+ */
+enum rkdapl_event_flags {
+	RKDAPL_EVENT_WITH_IMM = 1 << 0,
+	RKDAPL_EVENT_RDMA_WRITE_IMM = 1 << 1,
+	RKDAPL_EVENT_INVALIDATED = 1 << 2,
 };
 
 /**
@@ -163,7 +187,10 @@ enum rkdapl_ep_state {
  * @transferred_length: bytes moved by a successful DTO (RECV: bytes received); for
  *	%RKDAPL_ASYNC_EVD_OVERFLOW, the number of events lost.
  * @op: &enum rkdapl_dto_op of a DTO or bind completion.
- * @immediate: immediate data of a RECV completed by a send/write with immediate.
+ * @immediate: immediate data of a RECV completed by an RDMA WRITE with immediate (with
+ *	%RKDAPL_EVENT_WITH_IMM in @flags), in host order.
+ * @flags: RECV completions: &enum rkdapl_event_flags; 0 otherwise.
+ * @invalidated_rkey: with %RKDAPL_EVENT_INVALIDATED in @flags, the rkey the peer invalidated.
  * @private_data_len: bytes valid in @private_data.
  * @private_data: the peer's private data of a connection request, accept or reject.
  */
@@ -176,6 +203,8 @@ struct rkdapl_event {
 	__u64 transferred_length;
 	__u32 op;
 	__u32 immediate;
+	__u32 flags;
+	__u32 invalidated_rkey;
 	__u32 private_data_len;
 	__u8 private_data[RKDAPL_MAX_PRIVATE_DATA];
 };
@@ -602,6 +631,15 @@ int rkdapl_cr_reject(struct rkdapl_cr *cr, const void *private_data, __u32 priva
 
 /**
  * enum rkdapl_completion_flags - flags of the send-queue post calls (DAT_COMPLETION_FLAGS)
+ * @RKDAPL_COMPLETION_SOLICITED_WAIT: set the solicited-event bit (DAT 2.0
+ *	DAT_COMPLETION_SOLICITED_WAIT_FLAG, IB spec 10.8.3.2) on a SEND, SEND with invalidate or
+ *	RDMA WRITE with immediate, so that a peer whose CQ is armed for solicited completions
+ *	only (ib_req_notify_cq(IB_CQ_SOLICITED)) is woken by the matching RECV. rkdapl's own
+ *	EVDs report every completion, solicited or not. -EINVAL on RDMA WRITE and READ.
+ * @RKDAPL_COMPLETION_BARRIER_FENCE: the DTO starts only after every earlier RDMA READ of the
+ *	EP has completed (DAT 2.0 DAT_COMPLETION_BARRIER_FENCE_FLAG, IB_SEND_FENCE): for example a
+ *	SEND telling the peer "done" after READs from its memory, or a WRITE into memory a
+ *	preceding READ fetches from.
  * @RKDAPL_COMPLETION_SUPPRESS: no completion event if the DTO succeeds (DAT 2.0
  *	DAT_COMPLETION_SUPPRESS_FLAG; selective signalling, IB spec 10.8.3): a failed or
  *	flushed DTO still reports its event. A DTO of one work request is posted unsignalled:
@@ -614,6 +652,8 @@ int rkdapl_cr_reject(struct rkdapl_cr *cr, const void *private_data, __u32 priva
  */
 enum rkdapl_completion_flags {
 	RKDAPL_COMPLETION_SUPPRESS = 1 << 0,
+	RKDAPL_COMPLETION_SOLICITED_WAIT = 1 << 1,
+	RKDAPL_COMPLETION_BARRIER_FENCE = 1 << 2,
 };
 
 /**
@@ -623,7 +663,7 @@ enum rkdapl_completion_flags {
  * @num_iov: entries in @iov, 0..256; the segments must fit one work request's SGEs
  *	(&rkdapl_ia_attr.max_iov DMA segments).
  * @cookie: reported in the completion event.
- * @flags: 0 or %RKDAPL_COMPLETION_SUPPRESS.
+ * @flags: &enum rkdapl_completion_flags.
  *
  * The peer must have a RECV posted that is large enough (else it retries while
  * &rkdapl_ep_attr.rnr_retry_count allows, then %RKDAPL_DTO_RECEIVER_NOT_READY).
@@ -644,9 +684,11 @@ int rkdapl_post_send(struct rkdapl_ep *ep, const struct rkdapl_lmr_triplet *iov,
  * @cookie: reported in the completion event, whose transferred_length is the bytes received.
  * @flags: 0 (every RECV reports its completion).
  *
+ * The RECV is consumed by the peer's next SEND, SEND with invalidate or RDMA WRITE with
+ * immediate; &struct rkdapl_event.flags tells which (&enum rkdapl_event_flags).
  * Context: any context (does not sleep).
  * Return: 0; as rkdapl_post_send(), plus -EACCES for an LMR without local write and
- * -EINVAL for %RKDAPL_COMPLETION_SUPPRESS.
+ * -EINVAL for any @flags.
  */
 int rkdapl_post_recv(struct rkdapl_ep *ep, const struct rkdapl_lmr_triplet *iov, __u32 num_iov,
 		     __u64 cookie, __u32 flags);
@@ -658,7 +700,7 @@ int rkdapl_post_recv(struct rkdapl_ep *ep, const struct rkdapl_lmr_triplet *iov,
  * @num_iov: entries in @iov.
  * @remote: the peer's address and rkey (from its rkdapl_rmr_bind()).
  * @cookie: reported in the completion event.
- * @flags: 0 or %RKDAPL_COMPLETION_SUPPRESS.
+ * @flags: &enum rkdapl_completion_flags but %RKDAPL_COMPLETION_SOLICITED_WAIT.
  *
  * Large writes are split into several work requests (at most 8 x &rkdapl_ia_attr.max_iov
  * DMA segments); one completion event reports the whole DTO.
@@ -677,7 +719,7 @@ int rkdapl_post_rdma_write(struct rkdapl_ep *ep, const struct rkdapl_lmr_triplet
  * @num_iov: entries in @iov.
  * @remote: the peer's address and rkey.
  * @cookie: reported in the completion event.
- * @flags: 0 or %RKDAPL_COMPLETION_SUPPRESS.
+ * @flags: &enum rkdapl_completion_flags but %RKDAPL_COMPLETION_SOLICITED_WAIT.
  *
  * Context: any context (does not sleep).
  * Return: as rkdapl_post_rdma_write(), plus -EACCES for an LMR without local write.
@@ -685,5 +727,100 @@ int rkdapl_post_rdma_write(struct rkdapl_ep *ep, const struct rkdapl_lmr_triplet
 int rkdapl_post_rdma_read(struct rkdapl_ep *ep, const struct rkdapl_lmr_triplet *iov,
 			  __u32 num_iov, const struct rkdapl_rmr_triplet *remote, __u64 cookie,
 			  __u32 flags);
+
+/**
+ * rkdapl_post_rdma_write_imm() - RDMA WRITE, then consume a RECV at the peer with immediate data
+ * @ep: a CONNECTED EP.
+ * @iov: local segments.
+ * @num_iov: entries in @iov.
+ * @remote: the peer's address and rkey; its length may be 0 (with an empty @iov too: then
+ *	only the immediate data travels).
+ * @immediate: 32 bits the peer finds in its RECV's event (&struct rkdapl_event.immediate).
+ * @cookie: reported in the completion event.
+ * @flags: &enum rkdapl_completion_flags.
+ *
+ * As rkdapl_post_rdma_write() (IB's RDMA WRITE with immediate; a DAT 2.0 IB extension,
+ * dat_ib_post_rdma_write_immed()), and the peer learns that the data is there: the write
+ * consumes one RECV posted on the peer's EP, whose event has %RKDAPL_EVENT_RDMA_WRITE_IMM and
+ * %RKDAPL_EVENT_WITH_IMM set and the written length as transferred_length. The RECV's buffer is
+ * not written. Without a RECV posted the peer answers as for a SEND
+ * (%RKDAPL_DTO_RECEIVER_NOT_READY once &rkdapl_ep_attr.rnr_retry_count is exhausted).
+ * A write split into several work requests carries the immediate data on its last one.
+ * Context: any context (does not sleep).
+ * Return: as rkdapl_post_rdma_write().
+ */
+int rkdapl_post_rdma_write_imm(struct rkdapl_ep *ep, const struct rkdapl_lmr_triplet *iov,
+			       __u32 num_iov, const struct rkdapl_rmr_triplet *remote,
+			       __u32 immediate, __u64 cookie, __u32 flags);
+
+/**
+ * rkdapl_post_send_with_invalidate() - SEND, and end one of the peer's grants
+ * @ep: a CONNECTED EP.
+ * @iov: local segments, as for rkdapl_post_send().
+ * @num_iov: entries in @iov.
+ * @rkey: an rkey the peer granted to this side (its rkdapl_rmr_bind() result).
+ * @cookie: reported in the completion event.
+ * @flags: &enum rkdapl_completion_flags.
+ *
+ * DAT 2.0 dat_ep_post_send_with_invalidate(), IB's SEND with invalidate (IB spec 10.6.5,
+ * as NFS/RDMA and iSER use it): the peer's device invalidates @rkey before it completes the
+ * RECV the SEND consumes, so the peer need not post its own unbind. The peer's event has
+ * %RKDAPL_EVENT_INVALIDATED and @rkey; its RMR is unbound by then. An @rkey the peer's device
+ * cannot invalidate (not an rkey of the peer's PD, or already invalid) fails the SEND with a
+ * remote error status and breaks the connection, as IB defines it.
+ * Context: any context (does not sleep).
+ * Return: as rkdapl_post_send().
+ */
+int rkdapl_post_send_with_invalidate(struct rkdapl_ep *ep, const struct rkdapl_lmr_triplet *iov,
+				     __u32 num_iov, __u32 rkey, __u64 cookie, __u32 flags);
+
+/**
+ * struct rkdapl_dto - one send-queue DTO of rkdapl_post_chain()
+ * @op: %RKDAPL_DTO_SEND, %RKDAPL_DTO_RDMA_WRITE, %RKDAPL_DTO_RDMA_READ,
+ *	%RKDAPL_DTO_RDMA_WRITE_IMM or %RKDAPL_DTO_SEND_INVALIDATE.
+ * @flags: &enum rkdapl_completion_flags, as for the single post call of @op.
+ * @iov: local segments (LMRs of the EP's PZ).
+ * @num_iov: entries in @iov, 0..256.
+ * @immediate: %RKDAPL_DTO_RDMA_WRITE_IMM: the immediate data.
+ * @remote: the RDMA operations' peer memory; ignored for SENDs.
+ * @invalidate_rkey: %RKDAPL_DTO_SEND_INVALIDATE: the peer's rkey to invalidate.
+ * @reserved: must be 0.
+ * @cookie: reported in the DTO's completion event.
+ */
+struct rkdapl_dto {
+	__u32 op;
+	__u32 flags;
+	const struct rkdapl_lmr_triplet *iov;
+	__u32 num_iov;
+	__u32 immediate;
+	struct rkdapl_rmr_triplet remote;
+	__u32 invalidate_rkey;
+	__u32 reserved;
+	__u64 cookie;
+};
+
+/**
+ * rkdapl_post_chain() - post several send-queue DTOs in one call
+ * @ep: a CONNECTED EP.
+ * @dtos: the DTOs, in the order the peer sees them.
+ * @n: entries in @dtos, 1..4096.
+ * @posted: if not NULL, set to the number of DTOs posted, from the start of @dtos.
+ *
+ * The DTOs go to the device as one chain of work requests (one ib_post_send() call, one
+ * doorbell), which costs less per DTO than one post call each. Each DTO is checked and
+ * completes as if posted alone: one event per DTO (none for a successful one with
+ * %RKDAPL_COMPLETION_SUPPRESS). As with ib_post_send()'s bad_wr, the chain stops at the first
+ * DTO that cannot be posted: the ones before it are posted and report their completions, it
+ * and the ones after it are not posted and never report. This is not DAT 2.0 (which posts
+ * one DTO per call); it is the ib_post_send() list of Linux ULPs.
+ * Context: any context (does not sleep). Allocates two arrays of @n entries with GFP_ATOMIC.
+ * Return: 0 if all @n were posted; otherwise the error of the DTO at index *@posted, as its
+ * single post call would return it: -EINVAL (bad handle, NULL @dtos, @n out of range, unknown
+ * @op or flags, nonzero @reserved, %RKDAPL_COMPLETION_SOLICITED_WAIT on an RDMA WRITE or READ,
+ * a remote length that is neither 0 nor the local total), -EXDEV, -ERANGE, -EACCES,
+ * -EMSGSIZE, -ENOTCONN, -ENOSPC (fewer free DTO slots than the chain needs), -ENOMEM.
+ */
+int rkdapl_post_chain(struct rkdapl_ep *ep, const struct rkdapl_dto *dtos, __u32 n,
+		      __u32 *posted);
 
 #endif /* _RKDAPL_H */

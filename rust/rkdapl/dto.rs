@@ -25,6 +25,7 @@ use crate::{
     abi::trace,
     evd::{Evd, Event, EventType},
     lmr::Lmr,
+    pz::Pz,
     rmr::Rmr,
 };
 use core::{
@@ -53,6 +54,8 @@ pub(crate) enum DtoOp {
     RdmaRead = 4,
     RmrBind = 5,
     RmrUnbind = 6,
+    RdmaWriteImm = 7,
+    SendInvalidate = 8,
 }
 
 /// DTO completion status (`enum rkdapl_dto_status`, after DAT's `DAT_DTO_COMPLETION_STATUS`).
@@ -74,13 +77,15 @@ pub(crate) enum DtoStatus {
 }
 
 impl DtoOp {
-    const ALL: [DtoOp; 6] = [
+    const ALL: [DtoOp; 8] = [
         DtoOp::Send,
         DtoOp::Recv,
         DtoOp::RdmaWrite,
         DtoOp::RdmaRead,
         DtoOp::RmrBind,
         DtoOp::RmrUnbind,
+        DtoOp::RdmaWriteImm,
+        DtoOp::SendInvalidate,
     ];
 
     /// The name used in debugfs (and in `rkdapl_trace.h`).
@@ -92,6 +97,8 @@ impl DtoOp {
             DtoOp::RdmaRead => "rdma_read",
             DtoOp::RmrBind => "rmr_bind",
             DtoOp::RmrUnbind => "rmr_unbind",
+            DtoOp::RdmaWriteImm => "rdma_write_imm",
+            DtoOp::SendInvalidate => "send_inv",
         }
     }
 
@@ -105,11 +112,11 @@ impl DtoOp {
 #[derive(Default)]
 pub(crate) struct DtoStats {
     /// DTOs accepted by the post calls, per `DtoOp`.
-    posted: [AtomicU64; 6],
+    posted: [AtomicU64; 8],
     /// DTOs completed, successful or not, per `DtoOp`.
-    completed: [AtomicU64; 6],
+    completed: [AtomicU64; 8],
     /// Bytes of successful DTOs, per `DtoOp` (RECV: bytes received).
-    bytes: [AtomicU64; 6],
+    bytes: [AtomicU64; 8],
     /// DTOs completed in error other than FLUSHED.
     errors: AtomicU64,
     /// DTOs completed FLUSHED (posted when the connection ended).
@@ -232,6 +239,15 @@ impl<T> OneOrMore<T> {
         Ok(())
     }
 
+    /// Makes room for `n` items in all, so that pushing them into the empty list does not
+    /// allocate.
+    pub(crate) fn reserve(&mut self, n: usize, flags: kernel::alloc::Flags) -> Result {
+        if n > 1 && matches!(self, OneOrMore::Empty) {
+            *self = OneOrMore::More(KVec::with_capacity(n, flags)?);
+        }
+        Ok(())
+    }
+
     pub(crate) fn as_slice(&self) -> &[T] {
         match self {
             OneOrMore::Empty => &[],
@@ -255,6 +271,52 @@ pub(crate) struct Segment {
     pub(crate) length: u64,
 }
 
+/// `RKDAPL_EVENT_WITH_IMM`: the RECV's completion carries immediate data.
+pub(crate) const EVENT_WITH_IMM: u32 = 1 << 0;
+/// `RKDAPL_EVENT_RDMA_WRITE_IMM`: an RDMA WRITE with immediate consumed the RECV.
+pub(crate) const EVENT_RDMA_WRITE_IMM: u32 = 1 << 1;
+/// `RKDAPL_EVENT_INVALIDATED`: a SEND with invalidate consumed the RECV.
+pub(crate) const EVENT_INVALIDATED: u32 = 1 << 2;
+
+/// Flags of a send-queue DTO (`enum rkdapl_completion_flags`, DAT's `DAT_COMPLETION_FLAGS`).
+#[derive(Clone, Copy, Default)]
+pub(crate) struct DtoFlags {
+    /// `RKDAPL_COMPLETION_SUPPRESS`: no event on success (selective signalling).
+    pub(crate) suppress: bool,
+    /// `RKDAPL_COMPLETION_SOLICITED_WAIT`: the solicited-event bit (`IB_SEND_SOLICITED`).
+    pub(crate) solicited: bool,
+    /// `RKDAPL_COMPLETION_BARRIER_FENCE`: start after earlier RDMA READs completed
+    /// (`IB_SEND_FENCE`).
+    pub(crate) fence: bool,
+}
+
+/// One send-queue DTO to post, alone or in a chain.
+pub(crate) struct SendDto<'a> {
+    /// `Send`, `SendInvalidate`, `RdmaWrite`, `RdmaWriteImm` or `RdmaRead`.
+    pub(crate) op: DtoOp,
+    /// The local segments.
+    pub(crate) segs: &'a [Segment],
+    /// RDMA operations: the peer's address and rkey; `None` for SENDs.
+    pub(crate) remote: Option<(u64, u32)>,
+    /// `RdmaWriteImm`: the immediate data (host order).
+    pub(crate) imm: u32,
+    /// `SendInvalidate`: the peer's rkey to invalidate.
+    pub(crate) invalidate_rkey: u32,
+    /// The consumer's cookie.
+    pub(crate) cookie: u64,
+    pub(crate) flags: DtoFlags,
+}
+
+/// A DTO whose context is taken and armed, ready for its work requests.
+struct Prepared<'r> {
+    ctx: &'r DtoCtx,
+    sges: OneOrMore<bindings::ib_sge>,
+    nwr: u32,
+    /// Bytes of the local segments.
+    total: u64,
+    signalled: bool,
+}
+
 struct CtxState {
     cookie: u64,
     op: DtoOp,
@@ -265,6 +327,10 @@ struct CtxState {
     nwr: u32,
     status: DtoStatus,
     imm: u32,
+    /// RECV: `RKDAPL_EVENT_*` flags of the completion.
+    recv_flags: u32,
+    /// RECV with `RKDAPL_EVENT_INVALIDATED`: the rkey the peer invalidated.
+    inv_rkey: u32,
     lmrs: KVec<Arc<Lmr>>,
     rmr: Option<Arc<Rmr>>,
     /// The post call failed after posting some work requests: their completions release
@@ -329,6 +395,8 @@ pub(crate) struct RingShared {
     /// Free work-request slots of the queue.
     credits: AtomicU32,
     evd: Arc<Evd>,
+    /// The EP's PZ, for the receive queue: a SEND with invalidate ends the grant it names.
+    pz: Option<Arc<Pz>>,
     ep_handle: AtomicUsize,
     /// The EP's number (debugfs directory, trace events, log lines).
     ep_id: u32,
@@ -370,6 +438,15 @@ unsafe impl CqeDone for DtoCtx {
             // In-order completion: unsignalled DTOs posted before this one are done too.
             this.ring.reap_before(this.seq.load(Ordering::Acquire));
         }
+        let inv_rkey = wc.invalidated_rkey();
+        if let (Some(rkey), Some(pz)) = (inv_rkey, this.ring.pz.as_ref()) {
+            // The device invalidated the rkey before completing the RECV; end the grant first,
+            // so that a consumer seeing the event finds the RMR unbound. Completions run in
+            // process context (`IB_POLL_WORKQUEUE`), where the RMR's mutex may be taken.
+            if let Some(rmr) = pz.take_grant(rkey) {
+                rmr.remote_invalidated(rkey);
+            }
+        }
         let mut st = this.st.lock();
         st.pending = st.pending.saturating_sub(1);
         if !wc.is_ok() {
@@ -388,8 +465,20 @@ unsafe impl CqeDone for DtoCtx {
             }
         }
         if st.op == DtoOp::Recv && wc.is_ok() {
+            // For an RDMA WRITE with immediate, the length the peer wrote to its grant.
             st.len = u64::from(wc.byte_len());
             st.imm = wc.imm_data().unwrap_or(0);
+            st.recv_flags = 0;
+            if wc.imm_data().is_some() {
+                st.recv_flags |= EVENT_WITH_IMM;
+            }
+            if wc.opcode() == bindings::ib_wc_opcode_IB_WC_RECV_RDMA_WITH_IMM {
+                st.recv_flags |= EVENT_RDMA_WRITE_IMM;
+            }
+            if let Some(rkey) = inv_rkey {
+                st.recv_flags |= EVENT_INVALIDATED;
+                st.inv_rkey = rkey;
+            }
         }
         if st.pending == 0 {
             this.finish(st);
@@ -416,6 +505,8 @@ impl DtoCtx {
         };
         ev.op = st.op as u32;
         ev.immediate = st.imm;
+        ev.flags = st.recv_flags;
+        ev.invalidated_rkey = st.inv_rkey;
         ring.stats.completed(st.op, st.status, ev.transferred_length);
         trace::completion(ring.ep_id, ev.op, ev.cookie, ev.status, ev.transferred_length);
         let silent = core::mem::replace(&mut st.silent, false)
@@ -486,7 +577,15 @@ pub(crate) struct DtoRing {
 impl DtoRing {
     /// `n` contexts for a queue of `depth` work requests of EP number `ep_id`, whose
     /// completions go to `evd`.
-    pub(crate) fn new(n: u32, depth: u32, ep_id: u32, evd: Arc<Evd>) -> Result<DtoRing> {
+    /// `pz` is given for a receive queue: completions of SENDs with invalidate end the
+    /// grant of that PZ they name.
+    pub(crate) fn new(
+        n: u32,
+        depth: u32,
+        ep_id: u32,
+        evd: Arc<Evd>,
+        pz: Option<Arc<Pz>>,
+    ) -> Result<DtoRing> {
         let n = n.min(u32::from(u16::MAX));
         let mut free = KVec::with_capacity(n as usize, GFP_KERNEL)?;
         for i in 0..n {
@@ -501,6 +600,7 @@ impl DtoRing {
                 free <- new_spinlock_irq!(free, "rkdapl_dto_free"),
                 credits: AtomicU32::new(depth),
                 evd,
+                pz,
                 ep_handle: AtomicUsize::new(0),
                 ep_id,
                 stats: DtoStats::default(),
@@ -531,6 +631,8 @@ impl DtoRing {
                             nwr: 0,
                             status: DtoStatus::Success,
                             imm: 0,
+                            recv_flags: 0,
+                            inv_rkey: 0,
                             lmrs: KVec::new(),
                             rmr: None,
                             silent: false,
@@ -623,6 +725,8 @@ impl DtoRing {
         st.nwr = nwr;
         st.status = DtoStatus::Success;
         st.imm = 0;
+        st.recv_flags = 0;
+        st.inv_rkey = 0;
         st.rmr = rmr;
         st.silent = false;
         st.lmrs.clear();
@@ -657,109 +761,194 @@ impl DtoRing {
         Ok((sges, total))
     }
 
-    /// Posts a send-queue DTO (send, RDMA write, RDMA read) on `qp`. Any context.
-    ///
-    /// # Errors
-    ///
-    /// `-ERANGE` for a segment outside its LMR, `-EACCES` for an RDMA READ into an LMR without
-    /// local write, `-EMSGSIZE` for a DTO needing more work requests than allowed (or a send
-    /// needing more SGEs than one work request holds), `-ENOSPC` if too many DTOs are
-    /// outstanding, `-ENOMEM`, or the driver's error.
-    ///
-    /// With `suppress` a successful DTO reports no event; a DTO of one work request is then
-    /// posted unsignalled (see the module documentation). The caller serialises posts to
-    /// `qp`'s send queue (the EP's connection lock), so that posting order is sequence order.
-    #[expect(clippy::too_many_arguments)]
-    pub(crate) fn post_send(
-        &self,
-        qp: &Qp,
-        max_sge: u32,
-        op: DtoOp,
-        segs: &[Segment],
-        remote: Option<(u64, u32)>,
-        cookie: u64,
-        suppress: bool,
-    ) -> Result {
-        let r = self.do_post_send(qp, max_sge, op, segs, remote, cookie, suppress);
-        self.account(op, cookie, r)
-    }
-
-    #[expect(clippy::too_many_arguments)]
-    fn do_post_send(
-        &self,
-        qp: &Qp,
-        max_sge: u32,
-        op: DtoOp,
-        segs: &[Segment],
-        remote: Option<(u64, u32)>,
-        cookie: u64,
-        suppress: bool,
-    ) -> Result<(u64, u32)> {
-        let (sges, total) = Self::sges(segs, op == DtoOp::RdmaRead)?;
-        let sges = sges.as_slice();
-        let max_sge = max_sge.max(1) as usize;
-        let nwr = sges.len().div_ceil(max_sge).max(1);
-        if nwr > crate::ep::MAX_WR_PER_DTO as usize || (op == DtoOp::Send && nwr > 1) {
+    /// Takes a context for `d` and arms it: the first step of posting it. Any context.
+    fn prepare(&self, d: &SendDto<'_>, max_sge: usize) -> Result<Prepared<'_>> {
+        let one_wr = matches!(d.op, DtoOp::Send | DtoOp::SendInvalidate);
+        let rdma = matches!(d.op, DtoOp::RdmaWrite | DtoOp::RdmaWriteImm | DtoOp::RdmaRead);
+        if !(one_wr || rdma) || rdma != d.remote.is_some() {
+            return Err(EINVAL);
+        }
+        // IB spec 9.2.3: the solicited-event bit exists on SENDs and RDMA WRITEs with immediate.
+        if d.flags.solicited && !(one_wr || d.op == DtoOp::RdmaWriteImm) {
+            return Err(EINVAL);
+        }
+        let (sges, total) = Self::sges(d.segs, d.op == DtoOp::RdmaRead)?;
+        let nwr = sges.as_slice().len().div_ceil(max_sge).max(1);
+        if nwr > crate::ep::MAX_WR_PER_DTO as usize || (one_wr && nwr > 1) {
             return Err(EMSGSIZE);
         }
         let nwr = nwr as u32;
         let ctx = self.take(nwr)?;
-        if let Err(e) = Self::arm(ctx, op, cookie, total, nwr, segs, None, suppress) {
+        if let Err(e) = Self::arm(ctx, d.op, d.cookie, total, nwr, d.segs, None, d.flags.suppress)
+        {
             self.untake(ctx, nwr);
             return Err(e);
         }
         // Unsignalled only for one work request (a multi-WR DTO whose first ones succeeded
         // and a later one failed could not be counted), and only while fewer than half of
         // the contexts wait unsignalled; otherwise signalled, and still silent on success.
-        let flags = if suppress
+        let unsignalled = d.flags.suppress
             && nwr == 1
             && self.shared.n_unsignalled.load(Ordering::Acquire) < self.ctxs.len() / 2
             && self.shared.unsignalled.lock().push((
                 ctx.seq.load(Ordering::Acquire),
                 ctx as *const DtoCtx as usize,
-            )) {
+            ));
+        if unsignalled {
             self.shared.n_unsignalled.fetch_add(1, Ordering::AcqRel);
-            SendFlags::empty()
-        } else {
-            SendFlags::SIGNALED
-        };
-        let mut wrs = OneOrMore::Empty;
-        let mut pushed = Ok(());
-        let mut offset = 0u64;
-        let mut add = |chunk: &[bindings::ib_sge]| {
-            let bytes: u64 = chunk.iter().map(|s| u64::from(s.length)).sum();
-            let at = offset;
-            offset += bytes;
-            let wop = match (op, remote) {
-                (DtoOp::RdmaWrite, Some((addr, rkey))) => SendOp::Write {
-                    remote_addr: addr.wrapping_add(at),
+        }
+        Ok(Prepared {
+            ctx,
+            sges,
+            nwr,
+            total,
+            signalled: !unsignalled,
+        })
+    }
+
+    /// Appends the work requests of the prepared DTO `p` (described by `d`) to `wrs`. Large
+    /// RDMA DTOs are split into work requests of `max_sge` SGEs, each at its offset of the
+    /// remote range; only the last carries the immediate data and the solicited bit, only the
+    /// first the fence.
+    fn push_wrs(
+        d: &SendDto<'_>,
+        p: &Prepared<'_>,
+        max_sge: usize,
+        wrs: &mut OneOrMore<SendWr>,
+    ) -> Result {
+        let sges = p.sges.as_slice();
+        let (addr, rkey) = d.remote.unwrap_or((0, 0));
+        let mut at = 0u64;
+        for i in 0..p.nwr as usize {
+            let chunk = sges
+                .get(i * max_sge..sges.len().min((i + 1) * max_sge))
+                .unwrap_or(&[]);
+            let last = i + 1 == p.nwr as usize;
+            let mut flags = if p.signalled {
+                SendFlags::SIGNALED
+            } else {
+                SendFlags::empty()
+            };
+            if i == 0 && d.flags.fence {
+                flags = flags | SendFlags::FENCE;
+            }
+            if last && d.flags.solicited {
+                flags = flags | SendFlags::SOLICITED;
+            }
+            let remote_addr = addr.wrapping_add(at);
+            let op = match d.op {
+                DtoOp::RdmaWriteImm if last => SendOp::WriteImm {
+                    remote_addr,
                     rkey,
+                    imm: d.imm,
                 },
-                (DtoOp::RdmaRead, Some((addr, rkey))) => SendOp::Read {
-                    remote_addr: addr.wrapping_add(at),
-                    rkey,
+                DtoOp::RdmaWrite | DtoOp::RdmaWriteImm => SendOp::Write { remote_addr, rkey },
+                DtoOp::RdmaRead => SendOp::Read { remote_addr, rkey },
+                DtoOp::SendInvalidate => SendOp::SendInv {
+                    rkey: d.invalidate_rkey,
                 },
                 _ => SendOp::Send,
             };
-            if pushed.is_ok() {
-                pushed = wrs.push(SendWr::new(wop, &ctx.cqe, chunk, flags), GFP_ATOMIC);
+            at += chunk.iter().map(|s| u64::from(s.length)).sum::<u64>();
+            wrs.push(SendWr::new(op, &p.ctx.cqe, chunk, flags), GFP_ATOMIC)?;
+        }
+        Ok(())
+    }
+
+    /// Posts a chain of send-queue DTOs on `qp`, in order, as one `ib_post_send` call. Any
+    /// context.
+    ///
+    /// # Errors
+    ///
+    /// The first error and how many DTOs, from the start of `dtos`, were posted before it
+    /// (those report their completions; the rest never do):
+    /// `-EINVAL` for an operation that is not a send-queue DTO, a missing or superfluous
+    /// remote range or the solicited flag on an RDMA WRITE or READ, `-ERANGE` for a segment
+    /// outside its LMR, `-EACCES` for an RDMA READ into an LMR without local write,
+    /// `-EMSGSIZE` for a DTO needing more work requests than allowed (or a SEND needing more
+    /// SGEs than one work request holds), `-ENOSPC` if too many DTOs are outstanding,
+    /// `-ENOMEM`, or the driver's error.
+    ///
+    /// With `flags.suppress` a successful DTO reports no event; a DTO of one work request is
+    /// then posted unsignalled (see the module documentation). The caller serialises posts to
+    /// `qp`'s send queue (the EP's connection lock), so that posting order is sequence order.
+    pub(crate) fn post_chain(
+        &self,
+        qp: &Qp,
+        max_sge: u32,
+        dtos: &[SendDto<'_>],
+    ) -> core::result::Result<(), (Error, usize)> {
+        let max_sge = max_sge.max(1) as usize;
+        // First every DTO takes and arms its context, so that the SGE lists are in their
+        // final place before work requests point at them.
+        let mut prep = OneOrMore::Empty;
+        let mut first_err = None;
+        for d in dtos {
+            let p = match self.prepare(d, max_sge) {
+                Ok(p) => p,
+                Err(e) => {
+                    let _ = self.account(d.op, d.cookie, Err(e));
+                    first_err = Some(e);
+                    break;
+                }
+            };
+            let (ctx, nwr) = (p.ctx, p.nwr);
+            if let Err(e) = prep.push(p, GFP_ATOMIC) {
+                self.untake(ctx, nwr);
+                let _ = self.account(d.op, d.cookie, Err(e));
+                first_err = Some(e);
+                break;
             }
+        }
+        let prep = prep.as_slice();
+        let nwr: usize = prep.iter().map(|p| p.nwr as usize).sum();
+        let mut wrs = OneOrMore::Empty;
+        let built = wrs.reserve(nwr, GFP_ATOMIC).and_then(|()| {
+            prep.iter()
+                .zip(dtos)
+                .try_for_each(|(p, d)| Self::push_wrs(d, p, max_sge, &mut wrs))
+        });
+        let r = match built {
+            // SGEs come from LMRs of this EP's device with the PZ's lkey; each context holds
+            // those LMRs (busy, so `rkdapl_lmr_free` refuses) until its last completion.
+            // SAFETY: As above; the contexts outlive their completions (`CqeDone` impl).
+            Ok(()) => unsafe { qp.post_send(wrs.as_mut_slice()) },
+            Err(e) => Err((e, 0)),
         };
-        if sges.is_empty() {
-            add(&[]);
-        } else {
-            sges.chunks(max_sge).for_each(&mut add);
+        let posted_wrs = match r {
+            Ok(()) => nwr,
+            Err((_, n)) => n,
+        };
+        // Settle each DTO: wholly posted, partly posted (its posted work requests complete
+        // silently), or not posted at all.
+        let mut start = 0usize;
+        let mut posted = 0usize;
+        for (p, d) in prep.iter().zip(dtos) {
+            let end = start + p.nwr as usize;
+            if end <= posted_wrs {
+                let _ = self.account(d.op, d.cookie, Ok((p.total, p.nwr)));
+                posted += 1;
+            } else if let Err((e, _)) = r {
+                let res = if start < posted_wrs {
+                    Err((e, posted_wrs - start))
+                } else {
+                    Err((e, 0))
+                };
+                if start <= posted_wrs {
+                    // The DTO the chain stopped at is the one refused.
+                    let _ = self.finish_post(p.ctx, d.op, p.nwr, res);
+                    let _ = self.account(d.op, d.cookie, Err(e));
+                    first_err = Some(e);
+                } else {
+                    self.untake(p.ctx, p.nwr);
+                }
+            }
+            start = end;
         }
-        if let Err(e) = pushed {
-            self.untake(ctx, nwr);
-            return Err(e);
+        match first_err {
+            None => Ok(()),
+            Some(e) => Err((e, posted)),
         }
-        // SGEs come from LMRs of this EP's device with the PZ's lkey; the context holds those
-        // LMRs (busy, so `rkdapl_lmr_free` refuses) until its last completion.
-        // SAFETY: As above; the context outlives its completions (`CqeDone` impl).
-        let r = unsafe { qp.post_send(wrs.as_mut_slice()) };
-        self.finish_post(ctx, op, nwr, r)?;
-        Ok((total, nwr))
     }
 
     /// Handles a failed post of the `nwr` work requests of DTO `ctx`.

@@ -16,7 +16,7 @@
 use crate::{
     abi::trace,
     debugfs::EpDir,
-    dto::{DtoOp, DtoRing, Segment},
+    dto::{DtoRing, Segment, SendDto},
     evd::{Evd, Event, EventType},
     ia::Ia,
     lmr::Lmr,
@@ -251,8 +251,14 @@ impl Ep {
             ia.owner,
         )?;
         let id = crate::ia::next_ep_id();
-        let sq = DtoRing::new(attr.max_request_dtos, sq_depth, id, dto_evd.clone())?;
-        let rq = DtoRing::new(attr.max_recv_dtos, attr.max_recv_dtos, id, dto_evd.clone())?;
+        let sq = DtoRing::new(attr.max_request_dtos, sq_depth, id, dto_evd.clone(), None)?;
+        let rq = DtoRing::new(
+            attr.max_recv_dtos,
+            attr.max_recv_dtos,
+            id,
+            dto_evd.clone(),
+            Some(pz.clone()),
+        )?;
         let ep = Arc::pin_init(
             try_pin_init!(Ep {
                 id,
@@ -607,26 +613,19 @@ impl Ep {
         a.max_send_sge.min(a.max_sge_rd)
     }
 
-    /// Posts a send-queue DTO. Any context.
+    /// Posts a chain of send-queue DTOs, in order, in one call to the driver. Any context.
     ///
     /// # Errors
     ///
-    /// `-ENOTCONN` unless CONNECTED, otherwise as [`DtoRing::post_send`].
-    pub(crate) fn post_dto(
-        &self,
-        op: DtoOp,
-        segs: &[Segment],
-        remote: Option<(u64, u32)>,
-        cookie: u64,
-        suppress: bool,
-    ) -> Result {
+    /// The first error and how many DTOs were posted before it: `-ENOTCONN` (none) unless
+    /// CONNECTED, otherwise as [`DtoRing::post_chain`].
+    pub(crate) fn post_chain(&self, dtos: &[SendDto<'_>]) -> core::result::Result<(), (Error, usize)> {
         let c = self.conn.lock();
         if c.state != EpState::Connected {
-            return Err(ENOTCONN);
+            return Err((ENOTCONN, 0));
         }
-        let qp = c.id.as_ref().and_then(|id| id.qp()).ok_or(ENOTCONN)?;
-        self.sq
-            .post_send(qp, self.max_send_sge(), op, segs, remote, cookie, suppress)
+        let qp = c.id.as_ref().and_then(|id| id.qp()).ok_or((ENOTCONN, 0))?;
+        self.sq.post_chain(qp, self.max_send_sge(), dtos)
     }
 
     /// Posts a RECV; allowed as soon as the EP has a QP (while connecting, too). Any context.

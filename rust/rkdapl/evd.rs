@@ -47,9 +47,18 @@ pub(crate) struct Event {
     pub(crate) transferred_length: u64,
     pub(crate) op: u32,
     pub(crate) immediate: u32,
+    pub(crate) flags: u32,
+    pub(crate) invalidated_rkey: u32,
     pub(crate) private_data_len: u32,
     pub(crate) private_data: [u8; MAX_PRIVATE_DATA],
 }
+
+// The C side checks the same size and offsets (`exports.c`).
+const _: () = {
+    assert!(core::mem::size_of::<Event>() == 120);
+    assert!(core::mem::offset_of!(Event, flags) == 48);
+    assert!(core::mem::offset_of!(Event, private_data) == 60);
+};
 
 impl Event {
     pub(crate) fn new(kind: EventType) -> Event {
@@ -62,6 +71,8 @@ impl Event {
             transferred_length: 0,
             op: 0,
             immediate: 0,
+            flags: 0,
+            invalidated_rkey: 0,
             private_data_len: 0,
             private_data: [0; MAX_PRIVATE_DATA],
         }

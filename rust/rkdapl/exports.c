@@ -37,3 +37,17 @@ EXPORT_SYMBOL_GPL(rkdapl_post_send);
 EXPORT_SYMBOL_GPL(rkdapl_post_recv);
 EXPORT_SYMBOL_GPL(rkdapl_post_rdma_write);
 EXPORT_SYMBOL_GPL(rkdapl_post_rdma_read);
+EXPORT_SYMBOL_GPL(rkdapl_post_rdma_write_imm);
+EXPORT_SYMBOL_GPL(rkdapl_post_send_with_invalidate);
+EXPORT_SYMBOL_GPL(rkdapl_post_chain);
+
+/*
+ * The Rust side declares these structures again (rust/rkdapl/evd.rs, abi/mod.rs) and checks
+ * the same sizes, so that a field added on one side only fails the build.
+ */
+static_assert(sizeof(struct rkdapl_event) == 120);
+static_assert(offsetof(struct rkdapl_event, flags) == 48);
+static_assert(offsetof(struct rkdapl_event, private_data) == 60);
+static_assert(sizeof(struct rkdapl_dto) == 64);
+static_assert(offsetof(struct rkdapl_dto, remote) == 24);
+static_assert(offsetof(struct rkdapl_dto, cookie) == 56);

@@ -2,12 +2,12 @@
 
 //! PZ: protection zone (DAT 2.0 section 6.6), an IB protection domain.
 
-use crate::ia::Ia;
+use crate::{ia::Ia, rmr::Rmr};
 use kernel::{
-    new_mutex,
+    new_mutex, new_spinlock_irq,
     prelude::*,
     rdma::{device::Device, pd::Pd},
-    sync::{Arc, Mutex},
+    sync::{Arc, Mutex, SpinLockIrq},
 };
 
 /// A protection zone: EPs, LMRs and RMRs of one PZ may be used together.
@@ -22,6 +22,12 @@ pub(crate) struct Pz {
     pd: Mutex<Option<Arc<Pd>>>,
     /// The PD's local DMA lkey, used by every local SGE.
     pub(crate) lkey: u32,
+    /// The RMRs of the PZ that are bound, with their rkeys: a peer's SEND with invalidate
+    /// names an rkey, and its RECV completion ends that grant (`take_grant`). An RMR is
+    /// listed from its bind until its unbind, its remote invalidation, `rkdapl_rmr_free` or
+    /// device removal.
+    #[pin]
+    grants: SpinLockIrq<KVec<(u32, Arc<Rmr>)>>,
 }
 
 impl Pz {
@@ -35,7 +41,12 @@ impl Pz {
         let pd = Arc::new(Pd::new(dev, ia.owner)?, GFP_KERNEL)?;
         let lkey = pd.local_dma_lkey();
         Arc::pin_init(
-            pin_init!(Pz { ia, pd <- new_mutex!(Some(pd), "rkdapl_pz_pd"), lkey }),
+            pin_init!(Pz {
+                ia,
+                pd <- new_mutex!(Some(pd), "rkdapl_pz_pd"),
+                lkey,
+                grants <- new_spinlock_irq!(KVec::new(), "rkdapl_pz_grants"),
+            }),
             GFP_KERNEL,
         )
     }
@@ -49,10 +60,38 @@ impl Pz {
         self.pd.lock().clone().ok_or(ENODEV)
     }
 
+    /// Lists `rmr` as bound with `rkey`. Any context.
+    ///
+    /// # Errors
+    ///
+    /// `-ENOMEM`.
+    pub(crate) fn add_grant(&self, rkey: u32, rmr: &Arc<Rmr>) -> Result {
+        self.grants.lock().push((rkey, rmr.clone()), GFP_ATOMIC)?;
+        Ok(())
+    }
+
+    /// Takes `rmr` off the list of bound RMRs. Any context; the reference is dropped by the
+    /// caller's caller (it may be the last one only when called from the RMR's owner, who
+    /// holds another).
+    pub(crate) fn remove_grant(&self, rmr: &Rmr) -> Option<Arc<Rmr>> {
+        let mut g = self.grants.lock();
+        let i = g.iter().position(|(_, r)| core::ptr::eq(&**r, rmr))?;
+        g.remove(i).ok().map(|(_, r)| r)
+    }
+
+    /// Takes the RMR bound with `rkey` off the list, if one is. Any context.
+    pub(crate) fn take_grant(&self, rkey: u32) -> Option<Arc<Rmr>> {
+        let mut g = self.grants.lock();
+        let i = g.iter().position(|(k, _)| *k == rkey)?;
+        g.remove(i).ok().map(|(_, r)| r)
+    }
+
     /// Device removal: releases the PZ's reference to the PD (the PD goes when its QPs and MRs
     /// are gone, which removal ensures first). Process context; sleeps.
     pub(crate) fn revoke(&self) {
         let pd = self.pd.lock().take();
         drop(pd);
+        let grants = core::mem::take(&mut *self.grants.lock());
+        drop(grants);
     }
 }

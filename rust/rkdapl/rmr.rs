@@ -6,6 +6,10 @@
 //! and the granted rights, posted on an EP (`IB_WR_REG_MR`). The peer may then RDMA READ or
 //! WRITE exactly that range with the rkey; unbinding posts `IB_WR_LOCAL_INV`, after which the
 //! rkey is refused. Rebinding advances the key, so an old rkey never becomes valid again.
+//!
+//! The peer may end the grant itself with a SEND with invalidate naming the rkey (IB spec
+//! 10.6.5): the device invalidates the MR before completing the RECV, and the RECV's
+//! completion ends the binding here (`Pz::take_grant`, [`Rmr::remote_invalidated`]).
 
 use crate::{
     ep::Ep,
@@ -118,7 +122,12 @@ impl Rmr {
         mr.map(region, offset, length)
             .map_err(|e| if e == EINVAL { ERANGE } else { e })?;
         let (rkey, addr) = (mr.rkey(), mr.iova());
-        ep.post_rmr(mr, self, Some(lmr.clone()), Some(access), cookie)?;
+        // Listed before the bind is posted: a SEND with invalidate can only follow it.
+        self.pz.add_grant(rkey, self)?;
+        if let Err(e) = ep.post_rmr(mr, self, Some(lmr.clone()), Some(access), cookie) {
+            drop(self.pz.remove_grant(self));
+            return Err(e);
+        }
         st.bound = Some(Binding::new(lmr));
         Ok((rkey, addr))
     }
@@ -139,11 +148,29 @@ impl Rmr {
         let mr = st.mr.as_ref().ok_or(ENODEV)?;
         ep.post_rmr(mr, self, Some(lmr), None, cookie)?;
         st.bound = None;
+        drop(self.pz.remove_grant(self));
         Ok(())
+    }
+
+    /// The peer invalidated `rkey` with a SEND with invalidate: if it is this RMR's current
+    /// grant, the RMR is unbound (the granted LMR is no longer busy) and may be bound again.
+    /// Process context (the receive CQ's completion work); may sleep.
+    pub(crate) fn remote_invalidated(&self, rkey: u32) {
+        let mut st = self.st.lock();
+        if st.bound.is_some() && st.mr.as_ref().map(|m| m.rkey()) == Some(rkey) {
+            st.bound = None;
+        }
+    }
+
+    /// `rkdapl_rmr_free`: the consumer lets go of the RMR; a peer's SEND with invalidate no
+    /// longer finds it. Any context.
+    pub(crate) fn release(&self) {
+        drop(self.pz.remove_grant(self));
     }
 
     /// Device removal: drops the grant and deregisters the MR. Process context; sleeps.
     pub(crate) fn revoke(&self) {
+        drop(self.pz.remove_grant(self));
         let (mr, bound) = {
             let mut st = self.st.lock();
             (st.mr.take(), st.bound.take())

@@ -12,7 +12,7 @@ pub(crate) mod inet;
 pub(crate) mod trace;
 
 use crate::{
-    dto::{DtoOp, OneOrMore, Segment},
+    dto::{DtoFlags, DtoOp, OneOrMore, SendDto, Segment},
     ep::{Ep, EpAttr},
     evd::{Evd, Event},
     ia::Ia,
@@ -43,7 +43,7 @@ pub(crate) struct LmrTriplet {
 
 /// `struct rkdapl_rmr_triplet`.
 #[repr(C)]
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 pub(crate) struct RmrTriplet {
     address: u64,
     rkey: u32,
@@ -347,7 +347,7 @@ pub(crate) extern "C" fn rkdapl_rmr_unbind(rmr: *mut c_void, ep: *mut c_void, co
 /// See `rkdapl_rmr_free` in `include/rkdapl.h`.
 #[no_mangle]
 pub(crate) extern "C" fn rkdapl_rmr_free(rmr: *mut c_void) -> c_int {
-    errno(Handles::remove::<Rmr>(rmr, Kind::Rmr).map(drop))
+    errno(Handles::remove::<Rmr>(rmr, Kind::Rmr).map(|r| r.release()))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -557,44 +557,117 @@ pub(crate) extern "C" fn rkdapl_cr_reject(
 
 /// `RKDAPL_COMPLETION_SUPPRESS`: no event for a send-queue DTO that succeeds.
 const COMPLETION_SUPPRESS: u32 = 1 << 0;
-const COMPLETION_FLAGS_ALL: u32 = COMPLETION_SUPPRESS;
+/// `RKDAPL_COMPLETION_SOLICITED_WAIT`: the solicited-event bit.
+const COMPLETION_SOLICITED_WAIT: u32 = 1 << 1;
+/// `RKDAPL_COMPLETION_BARRIER_FENCE`: start after earlier RDMA READs completed.
+const COMPLETION_BARRIER_FENCE: u32 = 1 << 2;
+const COMPLETION_FLAGS_ALL: u32 =
+    COMPLETION_SUPPRESS | COMPLETION_SOLICITED_WAIT | COMPLETION_BARRIER_FENCE;
 
-fn post(
-    ep: *mut c_void,
-    iov: *const LmrTriplet,
-    num: u32,
-    remote: *const RmrTriplet,
-    op: DtoOp,
-    cookie: u64,
+/// Longest chain `rkdapl_post_chain` takes, in DTOs (an EP never has more outstanding).
+const MAX_CHAIN: u32 = 4096;
+
+/// `struct rkdapl_dto`: one send-queue DTO of `rkdapl_post_chain`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub(crate) struct Dto {
+    op: u32,
     flags: u32,
-) -> c_int {
-    errno((|| {
-        if flags & !COMPLETION_FLAGS_ALL != 0 {
+    iov: *const LmrTriplet,
+    num_iov: u32,
+    immediate: u32,
+    remote: RmrTriplet,
+    invalidate_rkey: u32,
+    reserved: u32,
+    cookie: u64,
+}
+
+// The C side checks the same size and offsets (`exports.c`).
+const _: () = {
+    assert!(core::mem::size_of::<Dto>() == 64);
+    assert!(core::mem::offset_of!(Dto, remote) == 24);
+    assert!(core::mem::offset_of!(Dto, cookie) == 56);
+};
+
+impl Dto {
+    /// A DTO of the single-DTO post calls; `remote` may be NULL for SENDs only.
+    fn new(
+        op: DtoOp,
+        iov: *const LmrTriplet,
+        num_iov: u32,
+        remote: *const RmrTriplet,
+        cookie: u64,
+        flags: u32,
+    ) -> Result<Dto> {
+        let remote = match op {
+            DtoOp::Send | DtoOp::SendInvalidate => RmrTriplet::default(),
+            _ if remote.is_null() => return Err(EINVAL),
+            // SAFETY: A non-NULL `remote` points to a `struct rkdapl_rmr_triplet`.
+            _ => unsafe { remote.read() },
+        };
+        Ok(Dto {
+            op: op as u32,
+            flags,
+            iov,
+            num_iov,
+            immediate: 0,
+            remote,
+            invalidate_rkey: 0,
+            reserved: 0,
+            cookie,
+        })
+    }
+
+    /// The DTO to post over `segs` (this DTO's segments, see [`segments`]).
+    fn to_send<'a>(&self, segs: &'a [Segment]) -> Result<SendDto<'a>> {
+        if self.flags & !COMPLETION_FLAGS_ALL != 0 || self.reserved != 0 {
             return Err(EINVAL);
         }
-        let suppress = flags & COMPLETION_SUPPRESS != 0;
-        if suppress && op == DtoOp::Recv {
+        let op = match self.op {
+            x if x == DtoOp::Send as u32 => DtoOp::Send,
+            x if x == DtoOp::RdmaWrite as u32 => DtoOp::RdmaWrite,
+            x if x == DtoOp::RdmaRead as u32 => DtoOp::RdmaRead,
+            x if x == DtoOp::RdmaWriteImm as u32 => DtoOp::RdmaWriteImm,
+            x if x == DtoOp::SendInvalidate as u32 => DtoOp::SendInvalidate,
+            _ => return Err(EINVAL),
+        };
+        let remote = match op {
+            DtoOp::Send | DtoOp::SendInvalidate => None,
+            _ => {
+                let total: u64 = segs.iter().map(|s| s.length).sum();
+                if self.remote.length != 0 && self.remote.length != total {
+                    return Err(EINVAL);
+                }
+                Some((self.remote.address, self.remote.rkey))
+            }
+        };
+        Ok(SendDto {
+            op,
+            segs,
+            remote,
+            imm: self.immediate,
+            invalidate_rkey: self.invalidate_rkey,
+            cookie: self.cookie,
+            flags: DtoFlags {
+                suppress: self.flags & COMPLETION_SUPPRESS != 0,
+                solicited: self.flags & COMPLETION_SOLICITED_WAIT != 0,
+                fence: self.flags & COMPLETION_BARRIER_FENCE != 0,
+            },
+        })
+    }
+}
+
+/// Posts one send-queue DTO.
+fn post_one(ep: *mut c_void, d: Result<Dto>) -> c_int {
+    errno((|| {
+        let d = d?;
+        if d.flags & !COMPLETION_FLAGS_ALL != 0 {
             return Err(EINVAL);
         }
         let e: Arc<Ep> = Handles::get(ep, Kind::Ep)?;
-        let segs = segments(iov, num, &e.pz)?;
-        let segs = segs.as_slice();
-        match op {
-            DtoOp::Send => e.post_dto(op, segs, None, cookie, suppress),
-            DtoOp::Recv => e.post_recv(segs, cookie),
-            _ => {
-                if remote.is_null() {
-                    return Err(EINVAL);
-                }
-                // SAFETY: A non-NULL `remote` points to a `struct rkdapl_rmr_triplet`.
-                let r = unsafe { remote.read() };
-                let total: u64 = segs.iter().map(|s| s.length).sum();
-                if r.length != 0 && r.length != total {
-                    return Err(EINVAL);
-                }
-                e.post_dto(op, segs, Some((r.address, r.rkey)), cookie, suppress)
-            }
-        }
+        let segs = segments(d.iov, d.num_iov, &e.pz)?;
+        let sd = d.to_send(segs.as_slice())?;
+        e.post_chain(core::slice::from_ref(&sd)).map_err(|(e, _)| e)
     })())
 }
 
@@ -607,14 +680,34 @@ pub(crate) extern "C" fn rkdapl_post_send(
     cookie: u64,
     flags: u32,
 ) -> c_int {
-    post(
-        ep,
+    let d = Dto::new(DtoOp::Send, iov, num_iov, core::ptr::null(), cookie, flags);
+    post_one(ep, d)
+}
+
+/// See `rkdapl_post_send_with_invalidate` in `include/rkdapl.h`.
+#[no_mangle]
+pub(crate) extern "C" fn rkdapl_post_send_with_invalidate(
+    ep: *mut c_void,
+    iov: *const LmrTriplet,
+    num_iov: u32,
+    rkey: u32,
+    cookie: u64,
+    flags: u32,
+) -> c_int {
+    let d = Dto::new(
+        DtoOp::SendInvalidate,
         iov,
         num_iov,
         core::ptr::null(),
-        DtoOp::Send,
         cookie,
         flags,
+    );
+    post_one(
+        ep,
+        d.map(|d| Dto {
+            invalidate_rkey: rkey,
+            ..d
+        }),
     )
 }
 
@@ -627,15 +720,15 @@ pub(crate) extern "C" fn rkdapl_post_recv(
     cookie: u64,
     flags: u32,
 ) -> c_int {
-    post(
-        ep,
-        iov,
-        num_iov,
-        core::ptr::null(),
-        DtoOp::Recv,
-        cookie,
-        flags,
-    )
+    errno((|| {
+        // No completion flag applies to a RECV.
+        if flags != 0 {
+            return Err(EINVAL);
+        }
+        let e: Arc<Ep> = Handles::get(ep, Kind::Ep)?;
+        let segs = segments(iov, num_iov, &e.pz)?;
+        e.post_recv(segs.as_slice(), cookie)
+    })())
 }
 
 /// See `rkdapl_post_rdma_write` in `include/rkdapl.h`.
@@ -648,7 +741,22 @@ pub(crate) extern "C" fn rkdapl_post_rdma_write(
     cookie: u64,
     flags: u32,
 ) -> c_int {
-    post(ep, iov, num_iov, remote, DtoOp::RdmaWrite, cookie, flags)
+    post_one(ep, Dto::new(DtoOp::RdmaWrite, iov, num_iov, remote, cookie, flags))
+}
+
+/// See `rkdapl_post_rdma_write_imm` in `include/rkdapl.h`.
+#[no_mangle]
+pub(crate) extern "C" fn rkdapl_post_rdma_write_imm(
+    ep: *mut c_void,
+    iov: *const LmrTriplet,
+    num_iov: u32,
+    remote: *const RmrTriplet,
+    immediate: u32,
+    cookie: u64,
+    flags: u32,
+) -> c_int {
+    let d = Dto::new(DtoOp::RdmaWriteImm, iov, num_iov, remote, cookie, flags);
+    post_one(ep, d.map(|d| Dto { immediate, ..d }))
 }
 
 /// See `rkdapl_post_rdma_read` in `include/rkdapl.h`.
@@ -661,7 +769,63 @@ pub(crate) extern "C" fn rkdapl_post_rdma_read(
     cookie: u64,
     flags: u32,
 ) -> c_int {
-    post(ep, iov, num_iov, remote, DtoOp::RdmaRead, cookie, flags)
+    post_one(ep, Dto::new(DtoOp::RdmaRead, iov, num_iov, remote, cookie, flags))
+}
+
+/// See `rkdapl_post_chain` in `include/rkdapl.h`.
+#[no_mangle]
+pub(crate) extern "C" fn rkdapl_post_chain(
+    ep: *mut c_void,
+    dtos: *const Dto,
+    n: u32,
+    posted: *mut u32,
+) -> c_int {
+    let mut done = 0usize;
+    let r = (|| {
+        if dtos.is_null() || n == 0 || n > MAX_CHAIN {
+            return Err(EINVAL);
+        }
+        let e: Arc<Ep> = Handles::get(ep, Kind::Ep)?;
+        // SAFETY: The C caller passes `n` readable DTOs at `dtos` (not NULL, checked).
+        let ds = unsafe { core::slice::from_raw_parts(dtos, n as usize) };
+        // Every DTO up to the first bad one is posted, as `ib_post_send` does with a chain.
+        let mut bad = None;
+        let mut segv = KVec::with_capacity(ds.len(), GFP_ATOMIC)?;
+        for d in ds {
+            match segments(d.iov, d.num_iov, &e.pz) {
+                Ok(s) => segv.push(s, GFP_ATOMIC)?,
+                Err(err) => {
+                    bad = Some(err);
+                    break;
+                }
+            }
+        }
+        let mut sds = KVec::with_capacity(segv.len(), GFP_ATOMIC)?;
+        for (d, s) in ds.iter().zip(segv.iter()) {
+            match d.to_send(s.as_slice()) {
+                Ok(sd) => sds.push(sd, GFP_ATOMIC)?,
+                Err(err) => {
+                    bad = Some(err);
+                    break;
+                }
+            }
+        }
+        match e.post_chain(&sds) {
+            Ok(()) => {
+                done = sds.len();
+                bad.map_or(Ok(()), Err)
+            }
+            Err((err, p)) => {
+                done = p;
+                Err(err)
+            }
+        }
+    })();
+    if !posted.is_null() {
+        // SAFETY: A non-NULL `posted` points to a writable `__u32`.
+        unsafe { posted.write(done as u32) };
+    }
+    errno(r)
 }
 
 // ---------------------------------------------------------------------------------------------

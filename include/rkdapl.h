@@ -766,8 +766,9 @@ int rkdapl_post_rdma_write_imm(struct rkdapl_ep *ep, const struct rkdapl_lmr_tri
  * as NFS/RDMA and iSER use it): the peer's device invalidates @rkey before it completes the
  * RECV the SEND consumes, so the peer need not post its own unbind. The peer's event has
  * %RKDAPL_EVENT_INVALIDATED and @rkey; its RMR is unbound by then. An @rkey the peer's device
- * cannot invalidate (not an rkey of the peer's PD, or already invalid) fails the SEND with a
- * remote error status and breaks the connection, as IB defines it.
+ * cannot invalidate (not one of its rkeys, or already invalid) fails the peer's RECV and
+ * breaks the connection (IB spec class J error); depending on the device this side's SEND
+ * completes in error or, as on rdma_rxe, successfully before the disconnect.
  * Context: any context (does not sleep).
  * Return: as rkdapl_post_send().
  */

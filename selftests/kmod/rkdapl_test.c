@@ -275,6 +275,7 @@ struct side {
 	u64 raddr, rgranted;
 	int nstash;
 	struct rkdapl_event stash[STASH];
+	struct rkdapl_event last;	/* the last event dto_expect() accepted */
 };
 
 static u64 next_cookie(struct side *s)
@@ -359,6 +360,7 @@ static int dto_expect(struct side *s, u64 cookie, u32 op, s64 len, char *why)
 			 opname(op), ev.transferred_length, len);
 		return -EPROTO;
 	}
+	s->last = ev;
 	return 0;
 }
 
@@ -410,6 +412,16 @@ enum tcmd {
 	CMD_BYE,		/* unbind the grant; the client disconnects next */
 	CMD_READY,		/* server -> client: prepared (status 0) or not */
 	CMD_RESULT,		/* server -> client: verified (status 0) or not */
+	/*
+	 * Poison the granted buffer and post a RECV for an RDMA WRITE with immediate (addr:
+	 * the length it writes, seed: its immediate data); after it, RESULT.
+	 */
+	CMD_WRITE_IMM_PREP,
+	/*
+	 * Sent with SEND with invalidate of the grant's rkey: check that the grant ended, bind
+	 * it again and answer RESULT with the new rkey and address.
+	 */
+	CMD_INVALIDATED,
 };
 
 struct tmsg {
@@ -425,7 +437,8 @@ struct tmsg {
 	char why[96];
 };
 
-static int send_msg(struct side *s, struct tmsg *m, char *why)
+/* Sends a message; with @inv_rkey != 0 as SEND with invalidate of that rkey. */
+static int send_msg_inv(struct side *s, struct tmsg *m, u32 inv_rkey, char *why)
 {
 	struct rkdapl_lmr_triplet t = { s->msg_lmr, 0, sizeof(*m) };
 	u64 c = next_cookie(s);
@@ -434,13 +447,20 @@ static int send_msg(struct side *s, struct tmsg *m, char *why)
 	m->magic = TMSG_MAGIC;
 	memcpy(s->msg, m, sizeof(*m));
 	rkdapl_lmr_sync_rdma_read(s->msg_lmr, 0, sizeof(*m));
-	r = rkdapl_post_send(s->ep, &t, 1, c, 0);
+	r = inv_rkey ? rkdapl_post_send_with_invalidate(s->ep, &t, 1, inv_rkey, c, 0) :
+		       rkdapl_post_send(s->ep, &t, 1, c, 0);
 	if (r) {
 		snprintf(why, WHY, "%s: post_send(message) = %d %s", s->who, r, ename(r));
 		s->dead = true;
 		return r;
 	}
-	return dto_expect(s, c, RKDAPL_DTO_SEND, sizeof(*m), why);
+	return dto_expect(s, c, inv_rkey ? RKDAPL_DTO_SEND_INVALIDATE : RKDAPL_DTO_SEND,
+			  sizeof(*m), why);
+}
+
+static int send_msg(struct side *s, struct tmsg *m, char *why)
+{
+	return send_msg_inv(s, m, 0, why);
 }
 
 static int post_rx(struct side *s, char *why)
@@ -720,6 +740,98 @@ static int srv_command(struct side *s, struct tmsg *m, char *why)
 		r = post_rx(s, why);
 		return r ?: srv_reply(s, m, m->cmd == CMD_CHECK ? CMD_RESULT : CMD_READY, st, bad,
 				      text, why);
+
+	case CMD_WRITE_IMM_PREP:
+		if (len > s->rlen || s->dlen < GUARD) {
+			r = post_rx(s, why);
+			return r ?: srv_reply(s, m, CMD_READY, -EMSGSIZE, -1, "too long", why);
+		}
+		g = min_t(u64, GUARD, s->rlen - len);
+		pat_fill(s->rbuf, 0, len + g, poison_seed(m->seed));
+		rkdapl_lmr_sync_rdma_read(s->r_lmr, 0, len + g);
+		pat_fill(s->dbuf, 0, GUARD, poison_seed(m->seed));
+		rkdapl_lmr_sync_rdma_read(s->d_lmr, 0, GUARD);
+		/* The RECV the write consumes goes first: RECVs are consumed in order. */
+		t = (struct rkdapl_lmr_triplet){ s->d_lmr, 0, GUARD };
+		dc = next_cookie(s);
+		r = rkdapl_post_recv(s->ep, &t, 1, dc, 0);
+		if (r) {
+			snprintf(text, sizeof(text), "server: post_recv(imm) = %d %s", r, ename(r));
+			r = post_rx(s, why);
+			return r ?: srv_reply(s, m, CMD_READY, -EIO, -1, text, why);
+		}
+		r = post_rx(s, why);
+		r = r ?: srv_reply(s, m, CMD_READY, 0, -1, NULL, why);
+		r = r ?: wait_cookie(s, dc, &ev);
+		if (r) {
+			snprintf(why, WHY, "server: no RECV completion for the write: %d %s", r,
+				 ename(r));
+			s->dead = true;
+			return r;
+		}
+		if (ev.op != RKDAPL_DTO_RECV || ev.status != RKDAPL_DTO_SUCCESS ||
+		    ev.flags != (RKDAPL_EVENT_WITH_IMM | RKDAPL_EVENT_RDMA_WRITE_IMM) ||
+		    ev.immediate != m->seed || ev.transferred_length != m->addr) {
+			snprintf(text, sizeof(text),
+				 "server: RECV op %u status %d flags %#x imm %#x (want %#x) length %llu (want %llu)",
+				 ev.op, ev.status, ev.flags, ev.immediate, m->seed,
+				 ev.transferred_length, m->addr);
+			st = -EIO;
+		} else {
+			rkdapl_lmr_sync_rdma_write(s->r_lmr, 0, len + g);
+			rkdapl_lmr_sync_rdma_write(s->d_lmr, 0, GUARD);
+			bad = pat_check(s->rbuf, 0, len, m->seed);
+			if (bad >= 0) {
+				snprintf(text, sizeof(text), "server: granted buffer byte %lld wrong",
+					 bad);
+				st = -EILSEQ;
+			} else if ((bad = pat_check(s->rbuf, len, g, poison_seed(m->seed))) >= 0) {
+				snprintf(text, sizeof(text), "server: written past the end, at %lld",
+					 bad);
+				st = -EOVERFLOW;
+			} else if ((bad = pat_check(s->dbuf, 0, GUARD, poison_seed(m->seed))) >= 0) {
+				snprintf(text, sizeof(text), "server: RECV buffer written at %lld", bad);
+				st = -EIO;
+			}
+		}
+		return srv_reply(s, m, CMD_RESULT, st, bad, text, why);
+
+	case CMD_INVALIDATED: {
+		struct tmsg a = { .cmd = CMD_RESULT, .seq = m->seq };
+		u32 old = s->rkey;
+
+		if (!(s->last.flags & RKDAPL_EVENT_INVALIDATED) || s->last.invalidated_rkey != old) {
+			snprintf(text, sizeof(text), "server: message RECV flags %#x rkey %#x, grant %#x",
+				 s->last.flags, s->last.invalidated_rkey, old);
+			st = -EPROTO;
+		}
+		r = rkdapl_rmr_unbind(s->rmr, s->ep, next_cookie(s));
+		if (!st && r != -EINVAL) {
+			snprintf(text, sizeof(text), "server: rmr_unbind after invalidation = %d %s",
+				 r, ename(r));
+			st = -EPROTO;
+		}
+		tap(!st, "server: a SEND with invalidate of the grant's rkey ended the grant",
+		    "%s", text);
+		dc = next_cookie(s);
+		r = rkdapl_rmr_bind(s->rmr, s->r_lmr, 0, s->rlen,
+				    RKDAPL_MEM_REMOTE_READ | RKDAPL_MEM_REMOTE_WRITE, s->ep, dc,
+				    &s->rkey, &s->raddr);
+		r = r ?: dto_expect(s, dc, RKDAPL_DTO_RMR_BIND, -1, why);
+		if (r && !st) {
+			snprintf(text, sizeof(text), "server: rmr_bind again = %d %s", r, ename(r));
+			st = r;
+		}
+		r = post_rx(s, why);
+		if (r)
+			return r;
+		a.status = st;
+		a.rkey = s->rkey;
+		a.addr = s->raddr;
+		a.len = s->rlen;
+		strscpy(a.why, text, sizeof(a.why));
+		return send_msg(s, &a, why);
+	}
 
 	case CMD_BYE:
 		dc = next_cookie(s);
@@ -1041,6 +1153,94 @@ static int do_rdma_read(struct side *s, u64 len, u32 seed, char *why)
 	return 0;
 }
 
+/* WRITE @wlen bytes, then WRITE_IMM @len - @wlen bytes, in one chain if @chain. */
+static int write_imm_common(struct side *s, u64 len, u32 seed, bool chain, char *why)
+{
+	u64 wlen = chain ? len / 2 : 0;
+	struct rkdapl_lmr_triplet t[2] = { { s->r_lmr, 0, wlen }, { s->r_lmr, wlen, len - wlen } };
+	struct rkdapl_dto d[2] = {
+		{ .op = RKDAPL_DTO_RDMA_WRITE, .iov = &t[0], .num_iov = 1,
+		  .remote = { s->raddr, s->rkey, 0, wlen } },
+		{ .op = RKDAPL_DTO_RDMA_WRITE_IMM, .iov = &t[1], .num_iov = 1, .immediate = seed,
+		  .remote = { s->raddr + wlen, s->rkey, 0, len - wlen } },
+	};
+	struct tmsg m = { .cmd = CMD_WRITE_IMM_PREP, .seq = ++s->seq, .len = len, .seed = seed,
+			  .addr = len - wlen };
+	struct tmsg rep;
+	u32 posted = 0;
+	int r;
+
+	r = send_msg(s, &m, why);
+	r = r ?: recv_msg(s, &rep, why);
+	r = r ?: post_rx(s, why);
+	r = r ?: answer_ok(&rep, CMD_READY, why);
+	if (r)
+		return r;
+	pat_fill(s->rbuf, 0, len, seed);
+	if (len)
+		rkdapl_lmr_sync_rdma_read(s->r_lmr, 0, len);
+	d[0].cookie = next_cookie(s);
+	d[1].cookie = next_cookie(s);
+	if (chain)
+		r = rkdapl_post_chain(s->ep, d, 2, &posted);
+	else
+		r = rkdapl_post_rdma_write_imm(s->ep, &t[1], 1, &d[1].remote, seed, d[1].cookie,
+					       0);
+	if (r) {
+		snprintf(why, WHY, "%s(%llu bytes) = %d %s, posted %u",
+			 chain ? "post_chain" : "post_rdma_write_imm", len, r, ename(r), posted);
+		s->dead = true;	/* the server waits for the write */
+		return r;
+	}
+	if (chain)
+		r = dto_expect(s, d[0].cookie, RKDAPL_DTO_RDMA_WRITE, wlen, why);
+	r = r ?: dto_expect(s, d[1].cookie, RKDAPL_DTO_RDMA_WRITE_IMM, len - wlen, why);
+	r = r ?: recv_msg(s, &rep, why);
+	r = r ?: post_rx(s, why);
+	if (!r && rep.seq != m.seq) {
+		snprintf(why, WHY, "result has seq %u, expected %u", rep.seq, m.seq);
+		s->dead = true;
+		r = -EPROTO;
+	}
+	return r ?: answer_ok(&rep, CMD_RESULT, why);
+}
+
+static int do_rdma_write_imm(struct side *s, u64 len, u32 seed, char *why)
+{
+	return write_imm_common(s, len, seed, false, why);
+}
+
+static int do_chain(struct side *s, u64 len, u32 seed, char *why)
+{
+	return write_imm_common(s, len, seed, true, why);
+}
+
+/*
+ * The command message goes as SEND with invalidate of the grant's rkey; the server checks
+ * that the grant ended and binds it again: the new grant is used from here on.
+ */
+static int do_invalidate(struct side *s, char *why)
+{
+	struct tmsg m = { .cmd = CMD_INVALIDATED, .seq = ++s->seq };
+	struct tmsg rep;
+	int r;
+
+	r = send_msg_inv(s, &m, s->rkey, why);
+	r = r ?: recv_msg(s, &rep, why);
+	r = r ?: post_rx(s, why);
+	r = r ?: answer_ok(&rep, CMD_RESULT, why);
+	if (r)
+		return r;
+	if (rep.rkey == s->rkey || rep.len != s->rgranted) {
+		snprintf(why, WHY, "new grant: rkey %#x (old %#x), %llu bytes", rep.rkey, s->rkey,
+			 rep.len);
+		return -EPROTO;
+	}
+	s->rkey = rep.rkey;
+	s->raddr = rep.addr;
+	return 0;
+}
+
 static int client_run(void)
 {
 	static const struct {
@@ -1050,6 +1250,8 @@ static int client_run(void)
 		{ "send", do_send },
 		{ "rdma_write", do_rdma_write },
 		{ "rdma_read", do_rdma_read },
+		{ "rdma_write_imm", do_rdma_write_imm },
+		{ "chain of rdma_write + rdma_write_imm", do_chain },
 	};
 	struct side *s = kzalloc(sizeof(*s), GFP_KERNEL);
 	struct rkdapl_event ev = {};
@@ -1088,6 +1290,10 @@ static int client_run(void)
 	s->rkey = m.rkey;
 	s->raddr = m.addr;
 	s->rgranted = m.len;
+	r = do_invalidate(s, why);
+	if (!tap(!r, "client: send_with_invalidate ends the server's grant; it grants again with a new rkey",
+		 "%s", why))
+		goto bye;
 
 	for (i = 0; i < ARRAY_SIZE(ops); i++) {
 		for (j = 0; j < ARRAY_SIZE(sizes); j++) {

@@ -20,7 +20,9 @@
  *                               <-----------   SEND advertisement {nseg, {addr, rkey, len}[]}
  *     RDMA WRITE pattern into the segments (timed)
  *     RDMA READ it back (timed), compare
- *     SEND done {checksum}      ----------->   compare its buffer with the pattern + checksum
+ *     SEND with invalidate of segment 0's rkey:
+ *       done {checksum}         ----------->   compare its buffer with the pattern + checksum;
+ *                                              the RECV says the client ended grant 0
  *                               <-----------   SEND verdict {ok}
  *     disconnect                ----------->   DISCONNECTED
  */
@@ -145,6 +147,8 @@ struct sample {
 	u32 sends_posted, sends_done;
 	u32 recvs_posted, recvs_done;
 	u64 rx_len;
+	u32 rx_flags;		/* &enum rkdapl_event_flags of the last RECV */
+	u32 rx_inv_rkey;	/* its invalidated rkey */
 	u32 binds_done;
 	u32 rdma_done;
 	u64 rdma_bytes;
@@ -292,6 +296,7 @@ static void sample_dto_event(struct sample *s, const struct rkdapl_event *ev)
 	}
 	switch (ev->op) {
 	case RKDAPL_DTO_SEND:
+	case RKDAPL_DTO_SEND_INVALIDATE:
 		want_kind = K_SEND;
 		break;
 	case RKDAPL_DTO_RECV:
@@ -330,6 +335,8 @@ static void sample_dto_event(struct sample *s, const struct rkdapl_event *ev)
 			goto bad_cookie;
 		s->recvs_done++;
 		s->rx_len = ev->transferred_length;
+		s->rx_flags = ev->flags;
+		s->rx_inv_rkey = ev->invalidated_rkey;
 		break;
 	default:	/* RDMA and binds: each index of the current batch exactly once */
 		if (!s->seen || idx >= s->nseen || test_and_set_bit(idx, s->seen))
@@ -537,18 +544,31 @@ static int sample_post_recv(struct sample *s)
 	return ret;
 }
 
-/* Posts a SEND of the first len bytes of s->tx. */
-static int sample_post_send(struct sample *s, u32 len)
+/*
+ * Posts a SEND of the first len bytes of s->tx; with inv_rkey != 0 a SEND with invalidate,
+ * which also ends the peer's grant of that rkey.
+ */
+static int sample_post_send_inv(struct sample *s, u32 len, u32 inv_rkey)
 {
 	struct rkdapl_lmr_triplet iov = { .lmr = s->tx_lmr, .offset = 0, .length = len };
+	u64 cookie = COOKIE(K_SEND, s->sends_posted);
 	int ret;
 
-	ret = CHECK(s, rkdapl_post_send(s->ep, &iov, 1, COOKIE(K_SEND, s->sends_posted), 0));
+	if (inv_rkey)
+		ret = CHECK(s, rkdapl_post_send_with_invalidate(s->ep, &iov, 1, inv_rkey, cookie,
+								 0));
+	else
+		ret = CHECK(s, rkdapl_post_send(s->ep, &iov, 1, cookie, 0));
 	if (ret)
 		return ret;
 	s->sends_posted++;
 	s->sq_inflight++;
 	return 0;
+}
+
+static int sample_post_send(struct sample *s, u32 len)
+{
+	return sample_post_send_inv(s, len, 0);
 }
 
 /* Sends the first len bytes of s->tx and waits for the completion. */
@@ -885,6 +905,14 @@ static int server_run(struct sample *s)
 	bad = pattern_check(s->payload, n);
 	csum = checksum(s->payload, n);
 	ok = bad == n && csum == s->rx->checksum && s->rx->size == n && s->rx->ok;
+	if (!(s->rx_flags & RKDAPL_EVENT_INVALIDATED) || s->rx_inv_rkey != s->segs[0].rkey) {
+		pr_err("server: the done message did not end grant 0 (flags %#x, rkey %#x, grant %#x)\n",
+		       s->rx_flags, s->rx_inv_rkey, s->segs[0].rkey);
+		ok = false;
+	} else {
+		pr_info("server: the client's done message ended the grant of segment 0 (rkey %#x)\n",
+			s->rx_inv_rkey);
+	}
 	if (bad != n)
 		pr_err("server: payload differs from the pattern at offset %llu\n", bad);
 	if (csum != s->rx->checksum || s->rx->size != n)
@@ -1159,7 +1187,10 @@ static int client_run(struct sample *s)
 	s->tx->ok = ok;
 	s->tx->size = size;
 	s->tx->checksum = csum;
-	ret = sample_send(s, sizeof(struct sample_msg), "the done message's SEND");
+	/* the done message also ends the grant of segment 0: the server need not unbind it */
+	ret = sample_post_send_inv(s, sizeof(struct sample_msg), s->segs[0].rkey);
+	ret = ret ?: sample_wait_for(s, s->sends_done == s->sends_posted,
+				     "the done message's SEND with invalidate");
 	if (ret)
 		return ret;
 	ret = sample_recv(s, MSG_VERDICT, sizeof(struct sample_msg), "the server's verdict");

@@ -316,6 +316,55 @@ int __rkdapl_ia_open(const char *name, struct rkdapl_ia **ia, const char *owner)
 #define rkdapl_ia_open(name, ia) __rkdapl_ia_open(name, ia, KBUILD_MODNAME)
 
 /**
+ * __rkdapl_ia_open_addr() - open an IA on the RDMA device that has a local IP address
+ * @addr: a local &struct sockaddr_in or &struct sockaddr_in6 (its port is ignored).
+ * @ia: the new IA.
+ * @owner: as for __rkdapl_ia_open().
+ *
+ * The device is the one rdma_cm binds @addr to (rdma_bind_addr(): the GID table of a RoCE
+ * port, the netdev of an iWARP one): the device connections from or to that address use.
+ * Call it through rkdapl_ia_open_addr().
+ * Context: process context, may sleep.
+ * Return: 0; -EINVAL for NULL arguments or an empty @owner; -EAFNOSUPPORT for another address
+ * family; -EADDRNOTAVAIL if no RDMA device has @addr; -ENOMEM.
+ */
+int __rkdapl_ia_open_addr(const struct sockaddr *addr, struct rkdapl_ia **ia, const char *owner);
+
+/**
+ * rkdapl_ia_open_addr() - open an IA by local IP address, owned by this module
+ * @addr: a local IPv4 or IPv6 address.
+ * @ia: the new IA.
+ *
+ * See __rkdapl_ia_open_addr().
+ */
+#define rkdapl_ia_open_addr(addr, ia) __rkdapl_ia_open_addr(addr, ia, KBUILD_MODNAME)
+
+struct net_device;
+
+/**
+ * __rkdapl_ia_open_netdev() - open an IA on the RDMA device of a network device
+ * @ndev: a network device one of whose ports is an RDMA port (RoCE: the netdev given to
+ *	`rdma link add`, iWARP: the NIC); the caller holds a reference for the call.
+ * @ia: the new IA.
+ * @owner: as for __rkdapl_ia_open().
+ *
+ * The device is ib_device_get_by_netdev()'s. Call it through rkdapl_ia_open_netdev().
+ * Context: process context, may sleep.
+ * Return: 0; -EINVAL for NULL arguments or an empty @owner; -ENODEV if no RDMA device uses
+ * @ndev; -ENOMEM.
+ */
+int __rkdapl_ia_open_netdev(struct net_device *ndev, struct rkdapl_ia **ia, const char *owner);
+
+/**
+ * rkdapl_ia_open_netdev() - open an IA by network device, owned by this module
+ * @ndev: the network device.
+ * @ia: the new IA.
+ *
+ * See __rkdapl_ia_open_netdev().
+ */
+#define rkdapl_ia_open_netdev(ndev, ia) __rkdapl_ia_open_netdev(ndev, ia, KBUILD_MODNAME)
+
+/**
  * rkdapl_ia_close() - close an IA handle
  * @ia: the IA.
  *
@@ -330,10 +379,63 @@ int rkdapl_ia_close(struct rkdapl_ia *ia);
  * @ia: the IA.
  * @attr: filled in.
  *
+ * The limits are read when the IA is opened (DAT 2.0 dat_ia_query(); port state, MTU and
+ * message size are per port: rkdapl_ia_query_port()).
  * Context: any context.
- * Return: 0; -EINVAL for a bad handle or NULL @attr.
+ * Return: 0; -EINVAL for a bad handle or NULL @attr; -ENODEV once the device was removed.
  */
 int rkdapl_ia_query(struct rkdapl_ia *ia, struct rkdapl_ia_attr *attr);
+
+/**
+ * enum rkdapl_port_state - state of a port (IB spec 14.2.5.6, enum ib_port_state)
+ * @RKDAPL_PORT_DOWN: no link.
+ * @RKDAPL_PORT_INIT: link up, not configured (InfiniBand: no SM yet).
+ * @RKDAPL_PORT_ARMED: configured, not yet active.
+ * @RKDAPL_PORT_ACTIVE: connections can be made.
+ * @RKDAPL_PORT_ACTIVE_DEFER: active, going down soon.
+ */
+enum rkdapl_port_state {
+	RKDAPL_PORT_DOWN = 1,
+	RKDAPL_PORT_INIT = 2,
+	RKDAPL_PORT_ARMED = 3,
+	RKDAPL_PORT_ACTIVE = 4,
+	RKDAPL_PORT_ACTIVE_DEFER = 5,
+};
+
+/**
+ * struct rkdapl_port_attr - a port of an IA's device, now (struct ib_port_attr)
+ * @port: the port number queried (1-based).
+ * @port_count: ports of the device.
+ * @state: &enum rkdapl_port_state.
+ * @phys_state: physical state (IB spec 14.2.5.6: 5 is LinkUp, 3 Disabled).
+ * @active_mtu: path MTU in use, in bytes (256..4096; RoCE derives it from the netdev's MTU).
+ * @max_mtu: largest path MTU the port supports, in bytes.
+ * @max_msg_size: largest message a DTO may move, in bytes.
+ * @link_layer: 1 InfiniBand, 2 Ethernet (RoCE, iWARP).
+ */
+struct rkdapl_port_attr {
+	__u32 port;
+	__u32 port_count;
+	__u32 state;
+	__u32 phys_state;
+	__u32 active_mtu;
+	__u32 max_mtu;
+	__u32 max_msg_size;
+	__u32 link_layer;
+};
+
+/**
+ * rkdapl_ia_query_port() - the state of a port of the IA's device
+ * @ia: the IA.
+ * @port: the port number, 1..&rkdapl_port_attr.port_count (rdma_rxe has one port).
+ * @attr: filled in.
+ *
+ * Asks the driver now (ib_query_port()): a port goes DOWN when its link does.
+ * Context: process context, may sleep (Ethernet drivers take the RTNL lock).
+ * Return: 0; -EINVAL for a bad handle, NULL @attr or a port out of range; -ENODEV once the
+ * device was removed; or the driver's error.
+ */
+int rkdapl_ia_query_port(struct rkdapl_ia *ia, __u32 port, struct rkdapl_port_attr *attr);
 
 /**
  * rkdapl_pz_create() - create a protection zone (an IB PD)

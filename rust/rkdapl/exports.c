@@ -10,6 +10,9 @@
 EXPORT_SYMBOL_GPL(__rkdapl_ia_open);
 EXPORT_SYMBOL_GPL(rkdapl_ia_close);
 EXPORT_SYMBOL_GPL(rkdapl_ia_query);
+EXPORT_SYMBOL_GPL(__rkdapl_ia_open_addr);
+EXPORT_SYMBOL_GPL(__rkdapl_ia_open_netdev);
+EXPORT_SYMBOL_GPL(rkdapl_ia_query_port);
 EXPORT_SYMBOL_GPL(rkdapl_pz_create);
 EXPORT_SYMBOL_GPL(rkdapl_pz_free);
 EXPORT_SYMBOL_GPL(rkdapl_lmr_create);

@@ -4,15 +4,28 @@
 //! module level: the devices its ib_client was given and the debugfs root.
 
 use crate::debugfs::{self, IaInfo};
-use core::sync::atomic::{AtomicU32, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::{
+    bindings,
     debugfs::{Dir, File},
     new_mutex,
     prelude::*,
-    rdma::device::{Device, DeviceAttrs},
+    rdma::{
+        cm::{CmEvent, CmHandler, CmId, CmIdRef, ConnRequest, SockAddr},
+        device::{Device, DeviceAttrs, PortAttrs},
+    },
     str::CString,
-    sync::{aref::ARef, lock::mutex::MutexGuard, Arc, Mutex},
+    sync::{aref::ARef, lock::mutex::MutexGuard, Arc, ArcBorrow, Mutex},
 };
+
+/// The handler of the CM id [`Ia::open_by_addr`] binds to find an address's device: binding
+/// makes no events, and the id never listens.
+struct AddrProbe;
+
+impl CmHandler for AddrProbe {
+    fn event(_this: ArcBorrow<'_, Self>, _id: &CmIdRef, _ev: &CmEvent<'_>) {}
+    fn connect_request(_l: ArcBorrow<'_, Self>, _req: ConnRequest<'_, Self>, _ev: &CmEvent<'_>) {}
+}
 
 /// Module-wide state.
 struct Registry {
@@ -122,6 +135,8 @@ pub(crate) type LiveDev<'a> = MutexGuard<'a, Option<ARef<Device>>>;
 pub(crate) struct Ia {
     #[pin]
     live: Mutex<Option<ARef<Device>>>,
+    /// Set once the device was removed (`live` emptied), for callers that cannot sleep.
+    removed: AtomicBool,
     /// The device's address, to recognise it at removal (valid for comparison while `live`
     /// holds a reference: the address cannot be reused before).
     dev_ptr: usize,
@@ -145,6 +160,52 @@ impl Ia {
     /// `-ENODEV` if no such device is registered, `-EINVAL` for an empty owner name,
     /// `-ENOMEM`.
     pub(crate) fn open(name: &CStr, owner: &CStr) -> Result<Arc<Ia>> {
+        Self::open_where(|d| d.name() == name, owner)
+    }
+
+    /// Opens the RDMA device the local IP address `addr` is on, as rdma_cm finds it for a
+    /// bind (`rdma_bind_addr`: the GID table of RoCE ports, the netdev of iWARP ones); the port
+    /// in `addr` is ignored. May sleep.
+    ///
+    /// # Errors
+    ///
+    /// `-EADDRNOTAVAIL` if no RDMA device has that address, `-EINVAL` for an empty owner
+    /// name, `-ENODEV`, `-ENOMEM`, or rdma_cm's error.
+    pub(crate) fn open_by_addr(addr: &SockAddr, owner: &CStr) -> Result<Arc<Ia>> {
+        if owner.is_empty() {
+            return Err(EINVAL);
+        }
+        let caller = intern(&mut REGISTRY.lock(), owner)?;
+        let mut addr = *addr;
+        addr.set_port(0);
+        let id = CmId::new(Arc::new(AddrProbe, GFP_KERNEL)?, caller)?;
+        id.bind_addr(&addr).map_err(|e| if e == ENODEV { EADDRNOTAVAIL } else { e })?;
+        let dev = id.device().ok_or(EADDRNOTAVAIL)?.as_raw();
+        // The id holds the device until it is dropped, after the lookup.
+        Self::open_where(|d| d.as_raw() == dev, owner)
+    }
+
+    /// Opens the RDMA device one of whose ports is the network device `ndev` (RoCE, iWARP).
+    /// May sleep.
+    ///
+    /// # Errors
+    ///
+    /// `-ENODEV` if no RDMA device uses `ndev`, `-EINVAL` for an empty owner name, `-ENOMEM`.
+    ///
+    /// # Safety
+    ///
+    /// `ndev` points to a live `struct net_device` for the duration of the call.
+    pub(crate) unsafe fn open_by_netdev(
+        ndev: *mut bindings::net_device,
+        owner: &CStr,
+    ) -> Result<Arc<Ia>> {
+        // SAFETY: The caller guarantees `ndev`.
+        let dev = unsafe { Device::get_by_netdev(ndev) }.ok_or(ENODEV)?;
+        Self::open_where(|d| d.as_raw() == dev.as_raw(), owner)
+    }
+
+    /// Opens the first device of the ib_client's list for which `pick` is true. May sleep.
+    fn open_where(pick: impl Fn(&Device) -> bool, owner: &CStr) -> Result<Arc<Ia>> {
         if owner.is_empty() {
             return Err(EINVAL);
         }
@@ -153,7 +214,7 @@ impl Ia {
             let dev = reg
                 .devices
                 .iter()
-                .find(|d| d.name() == name)
+                .find(|d| pick(d))
                 .ok_or(ENODEV)?
                 .clone();
             let root = reg.debugfs.clone().ok_or(ENODEV)?;
@@ -173,6 +234,7 @@ impl Ia {
         Arc::pin_init(
             try_pin_init!(Ia {
                 live <- new_mutex!(Some(dev), "rkdapl_ia_live"),
+                removed: AtomicBool::new(false),
                 dev_ptr,
                 dev_name,
                 attrs,
@@ -187,6 +249,19 @@ impl Ia {
     /// The device's limits (kept after a removal).
     pub(crate) fn attrs(&self) -> DeviceAttrs {
         self.attrs
+    }
+
+    /// The state of port `port` of the IA's device now, and the device's port count.
+    /// Process context; may sleep.
+    ///
+    /// # Errors
+    ///
+    /// `-ENODEV` once the device was removed, `-EINVAL` for a port out of range, or the
+    /// driver's error.
+    pub(crate) fn query_port(&self, port: u32) -> Result<(PortAttrs, u32)> {
+        let live = self.live()?;
+        let dev = live.as_ref().ok_or(ENODEV)?;
+        Ok((dev.query_port(port)?, dev.phys_port_cnt()))
     }
 
     /// Locks the IA live: while the guard is held the device stays registered and no object of
@@ -217,6 +292,13 @@ impl Ia {
     /// Device removal: no more objects or device resources for this IA; drops its device
     /// reference. The IA's objects must be revoked afterwards. Process context; sleeps.
     pub(crate) fn revoke(&self) -> Option<ARef<Device>> {
-        self.live.lock().take()
+        let mut live = self.live.lock();
+        self.removed.store(true, Ordering::Release);
+        live.take()
+    }
+
+    /// Whether the device was removed. Any context.
+    pub(crate) fn is_removed(&self) -> bool {
+        self.removed.load(Ordering::Acquire)
     }
 }

@@ -45,6 +45,9 @@
 #include <linux/in.h>
 #include <linux/un.h>
 #include <linux/string.h>
+#include <linux/netdevice.h>
+#include <linux/inetdevice.h>
+#include <linux/log2.h>
 #include "../../include/rkdapl.h"
 
 static char *role = "badarg";
@@ -2605,6 +2608,80 @@ static int badarg_connected_free(struct bctx *b)
 	return bad;
 }
 
+/* Opening an IA by address and by network device; port attributes. */
+static void ia_open_forms(struct bctx *b)
+{
+	struct rkdapl_ia_attr attr = {};
+	struct rkdapl_port_attr pa;
+	struct rkdapl_ia *ia = NULL;
+	struct net_device *nd = NULL;
+	struct sockaddr_in sin, other;
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	int r;
+
+	if (parse_peer(&sin, 7777)) {
+		tap(false, "ia_open_addr(this guest's address)", "no address: peer=%s", peer);
+		return;
+	}
+	r = rkdapl_ia_open_addr((struct sockaddr *)&sin, &ia);
+	r = r ?: rkdapl_ia_query(ia, &attr);
+	tap(!r && !strcmp(attr.name, dev), "ia_open_addr(this guest's IPv4 address, any port) opens its device",
+	    "%d %s, device '%.16s', want %s", r, ename(r), attr.name, dev);
+	if (ia)
+		expect(rkdapl_ia_close(ia), 0, "ia_close of the IA opened by address");
+	ia = NULL;
+	other = sin;
+	other.sin_addr.s_addr = htonl(0x0afffffe);	/* 10.255.255.254: not on this guest */
+	expect(rkdapl_ia_open_addr((struct sockaddr *)&other, &ia), -EADDRNOTAVAIL,
+	       "ia_open_addr(an address no device has)");
+	expect(rkdapl_ia_open_addr((struct sockaddr *)&sun, &ia), -EAFNOSUPPORT,
+	       "ia_open_addr(AF_UNIX)");
+	expect(rkdapl_ia_open_addr(NULL, &ia), -EINVAL, "ia_open_addr(NULL addr)");
+	expect(rkdapl_ia_open_addr((struct sockaddr *)&sin, NULL), -EINVAL, "ia_open_addr(NULL ia)");
+
+	nd = ip_dev_find(&init_net, sin.sin_addr.s_addr);
+	if (!tap(nd != NULL, "the network device of this guest's address", "ip_dev_find failed"))
+		return;
+	memset(&attr, 0, sizeof(attr));
+	r = rkdapl_ia_open_netdev(nd, &ia);
+	r = r ?: rkdapl_ia_query(ia, &attr);
+	tap(!r && !strcmp(attr.name, dev), "ia_open_netdev(the guest's NIC) opens its device",
+	    "%d %s, %s -> '%.16s', want %s", r, ename(r), nd->name, attr.name, dev);
+	if (ia) {
+		memset(&pa, 0xa5, sizeof(pa));
+		r = rkdapl_ia_query_port(ia, 1, &pa);
+		tap(!r && pa.port == 1 && pa.port_count == 1 && pa.state == RKDAPL_PORT_ACTIVE &&
+		    pa.link_layer == 2 && is_power_of_2(pa.active_mtu) && pa.active_mtu >= 256 &&
+		    pa.active_mtu <= pa.max_mtu && pa.max_mtu <= 4096 &&
+		    pa.active_mtu <= nd->mtu && 2 * pa.active_mtu > nd->mtu - 100 &&
+		    pa.max_msg_size >= BIGBUF,
+		    "ia_query_port(1): ACTIVE, Ethernet, the IB MTU that fits the NIC's MTU, max message >= 1 MiB",
+		    "%d %s: port %u of %u, state %u phys %u, mtu %u (max %u; %s mtu %u), max_msg_size %u, link layer %u",
+		    r, ename(r), pa.port, pa.port_count, pa.state, pa.phys_state, pa.active_mtu,
+		    pa.max_mtu, nd->name, nd->mtu, pa.max_msg_size, pa.link_layer);
+		pr_info("rkdapl_test: # %s port 1: state %u, active_mtu %u, max_mtu %u, max_msg_size %u, link_layer %u\n",
+			dev, pa.state, pa.active_mtu, pa.max_mtu, pa.max_msg_size, pa.link_layer);
+		expect(rkdapl_ia_query_port(ia, 0, &pa), -EINVAL, "ia_query_port(port 0)");
+		expect(rkdapl_ia_query_port(ia, 2, &pa), -EINVAL, "ia_query_port(port 2 of 1)");
+		expect(rkdapl_ia_query_port(ia, 1, NULL), -EINVAL, "ia_query_port(NULL attr)");
+		expect(rkdapl_ia_query_port(NULL, 1, &pa), -EINVAL, "ia_query_port(NULL ia)");
+		expect(rkdapl_ia_query_port(b->foreign, 1, &pa), -EINVAL,
+		       "ia_query_port(foreign object)");
+		expect(rkdapl_ia_close(ia), 0, "ia_close of the IA opened by network device");
+		ia = NULL;
+	}
+	dev_put(nd);
+	nd = dev_get_by_name(&init_net, "lo");
+	if (nd) {
+		expect(rkdapl_ia_open_netdev(nd, &ia), -ENODEV,
+		       "ia_open_netdev(lo, no RDMA device on it)");
+		dev_put(nd);
+	}
+	expect(rkdapl_ia_open_netdev(NULL, &ia), -EINVAL, "ia_open_netdev(NULL)");
+	if (ia)
+		rkdapl_ia_close(ia);
+}
+
 static int badarg_run(void)
 {
 	struct bctx *b = kzalloc(sizeof(*b), GFP_KERNEL);
@@ -2681,6 +2758,7 @@ static int badarg_run(void)
 	expect(rkdapl_ia_query((struct rkdapl_ia *)b->pz, &attr), -EINVAL, "ia_query(PZ handle)");
 	expect(rkdapl_ia_close(NULL), -EINVAL, "ia_close(NULL)");
 	expect(rkdapl_ia_close(f), -EINVAL, "ia_close(foreign object)");
+	ia_open_forms(b);
 	expect(rkdapl_ia_close((struct rkdapl_ia *)b->evd), -EINVAL, "ia_close(EVD handle)");
 	r = rkdapl_ia_open(dev, &ia2);
 	if (tap(!r, "ia_open of a second IA", "%d %s", r, ename(r))) {

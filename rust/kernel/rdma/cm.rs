@@ -105,6 +105,13 @@ impl SockAddr {
         u16::from_be(unsafe { (*(&raw const self.0).cast::<bindings::sockaddr_in>()).sin_port })
     }
 
+    /// Sets the port (host order).
+    pub fn set_port(&mut self, port: u16) {
+        // SAFETY: Both `sockaddr_in` and `sockaddr_in6` keep the port at the same offset, inside
+        // the storage.
+        unsafe { (*(&raw mut self.0).cast::<bindings::sockaddr_in>()).sin_port = port.to_be() };
+    }
+
     /// The address as a `sockaddr` pointer for C.
     pub fn as_ptr(&self) -> *mut bindings::sockaddr {
         (&raw const self.0).cast_mut().cast()

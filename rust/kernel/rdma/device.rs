@@ -4,7 +4,13 @@
 //!
 //! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h)
 
-use crate::{bindings, prelude::*, sync::aref::AlwaysRefCounted, types::Opaque};
+use crate::{
+    bindings,
+    error::to_result,
+    prelude::*,
+    sync::aref::{ARef, AlwaysRefCounted},
+    types::Opaque,
+};
 use core::ptr::NonNull;
 
 /// A registered RDMA device.
@@ -47,7 +53,76 @@ pub struct DeviceAttrs {
     pub max_fast_reg_page_list_len: u32,
 }
 
+/// The state of a port (`enum ib_port_state`, IB spec 14.2.5.6 PortState).
+pub type PortState = u32;
+
+/// What a port is now (`struct ib_port_attr`, IB spec 14.2.5.6 PortInfo).
+#[derive(Clone, Copy, Debug)]
+pub struct PortAttrs {
+    /// `IB_PORT_DOWN` (1), `IB_PORT_INIT`, `IB_PORT_ARMED`, `IB_PORT_ACTIVE` (4), ...
+    pub state: PortState,
+    /// Physical state (`enum ib_port_phys_state`: 5 is LinkUp).
+    pub phys_state: u8,
+    /// Path MTU in use, in bytes (256..4096).
+    pub active_mtu: u32,
+    /// Largest path MTU the port supports, in bytes.
+    pub max_mtu: u32,
+    /// Largest message, in bytes.
+    pub max_msg_sz: u32,
+    /// `IB_LINK_LAYER_INFINIBAND` (1) or `IB_LINK_LAYER_ETHERNET` (2, RoCE and iWARP).
+    pub link_layer: u32,
+}
+
+/// Bytes of an `enum ib_mtu` (`ib_mtu_enum_to_int`): 0 for an unknown value.
+fn mtu_bytes(mtu: bindings::ib_mtu) -> u32 {
+    match mtu {
+        1..=5 => 128 << mtu,
+        _ => 0,
+    }
+}
+
 impl Device {
+    /// The RDMA device of which `ndev` is a port's network device (RoCE, iWARP), with a
+    /// reference (`ib_device_get_by_netdev`). Any context.
+    ///
+    /// # Safety
+    ///
+    /// `ndev` points to a live `struct net_device` for the duration of the call.
+    pub unsafe fn get_by_netdev(ndev: *mut bindings::net_device) -> Option<ARef<Device>> {
+        // SAFETY: The caller guarantees `ndev`; ib_core only compares the pointer.
+        let dev = unsafe {
+            bindings::ib_device_get_by_netdev(ndev, bindings::rdma_driver_id_RDMA_DRIVER_UNKNOWN)
+        };
+        // SAFETY: A non-NULL result carries a registration reference, which the `ARef` owns
+        // and drops with `ib_device_put` (`dec_ref`).
+        NonNull::new(dev.cast::<Device>()).map(|d| unsafe { ARef::from_raw(d) })
+    }
+
+    /// The attributes of port `port` (`1..=phys_port_cnt`), queried now (`ib_query_port`).
+    /// Process context; may sleep (drivers of Ethernet ports take the RTNL lock).
+    ///
+    /// # Errors
+    ///
+    /// `-EINVAL` for a port number out of range, or the driver's error.
+    pub fn query_port(&self, port: u32) -> Result<PortAttrs> {
+        if port == 0 || port > self.phys_port_cnt() {
+            return Err(EINVAL);
+        }
+        let mut a = bindings::ib_port_attr::default();
+        // SAFETY: The device is live (type invariant), `port` is in range, `a` is writable.
+        to_result(unsafe { bindings::ib_query_port(self.as_raw(), port, &mut a) })?;
+        // SAFETY: As above.
+        let link_layer = unsafe { bindings::rdma_port_get_link_layer(self.as_raw(), port) };
+        Ok(PortAttrs {
+            state: a.state,
+            phys_state: a.phys_state,
+            active_mtu: mtu_bytes(a.active_mtu),
+            max_mtu: mtu_bytes(a.max_mtu),
+            max_msg_sz: a.max_msg_sz,
+            link_layer,
+        })
+    }
+
     /// Borrows a `Device` from a raw pointer.
     ///
     /// # Safety

@@ -161,6 +161,92 @@ pub(crate) extern "C" fn __rkdapl_ia_open(
     })())
 }
 
+/// The NUL-terminated module name a C caller passes as `owner`.
+fn owner_name<'a>(owner: *const c_char) -> Result<&'a CStr> {
+    if owner.is_null() {
+        return Err(EINVAL);
+    }
+    // SAFETY: The C caller passes a NUL-terminated module name (not NULL, checked); it is
+    // copied before the call returns.
+    Ok(unsafe { CStr::from_char_ptr(owner) })
+}
+
+/// See `rkdapl_ia_open_addr` in `include/rkdapl.h` (a macro passing `KBUILD_MODNAME`).
+#[no_mangle]
+pub(crate) extern "C" fn __rkdapl_ia_open_addr(
+    addr: *const bindings::sockaddr,
+    ia: *mut *mut c_void,
+    owner: *const c_char,
+) -> c_int {
+    errno((|| {
+        let owner = owner_name(owner)?;
+        if ia.is_null() {
+            return Err(EINVAL);
+        }
+        // SAFETY: A non-NULL `addr` points to a `sockaddr_in` or `sockaddr_in6`, as its family
+        // says (the C API's contract); `from_raw` refuses NULL and other families.
+        let addr = unsafe { SockAddr::from_raw(addr) }?;
+        publish(Ia::open_by_addr(&addr, owner)?, Kind::Ia, ia).map(|_| ())
+    })())
+}
+
+/// See `rkdapl_ia_open_netdev` in `include/rkdapl.h` (a macro passing `KBUILD_MODNAME`).
+#[no_mangle]
+pub(crate) extern "C" fn __rkdapl_ia_open_netdev(
+    ndev: *mut bindings::net_device,
+    ia: *mut *mut c_void,
+    owner: *const c_char,
+) -> c_int {
+    errno((|| {
+        let owner = owner_name(owner)?;
+        if ndev.is_null() || ia.is_null() {
+            return Err(EINVAL);
+        }
+        // SAFETY: The C caller holds a reference to `ndev` (not NULL, checked) for the call.
+        let opened = unsafe { Ia::open_by_netdev(ndev, owner) }?;
+        publish(opened, Kind::Ia, ia).map(|_| ())
+    })())
+}
+
+/// `struct rkdapl_port_attr`.
+#[repr(C)]
+pub(crate) struct PortAttr {
+    port: u32,
+    port_count: u32,
+    state: u32,
+    phys_state: u32,
+    active_mtu: u32,
+    max_mtu: u32,
+    max_msg_size: u32,
+    link_layer: u32,
+}
+
+/// See `rkdapl_ia_query_port` in `include/rkdapl.h`.
+#[no_mangle]
+pub(crate) extern "C" fn rkdapl_ia_query_port(
+    ia: *mut c_void,
+    port: u32,
+    attr: *mut PortAttr,
+) -> c_int {
+    errno((|| {
+        let ia: Arc<Ia> = Handles::get(ia, Kind::Ia)?;
+        let (a, n) = ia.query_port(port)?;
+        put(
+            attr,
+            PortAttr {
+                port,
+                port_count: n,
+                state: a.state,
+                phys_state: u32::from(a.phys_state),
+                active_mtu: a.active_mtu,
+                max_mtu: a.max_mtu,
+                max_msg_size: a.max_msg_sz,
+                link_layer: a.link_layer,
+            },
+        )
+    })())
+}
+
 /// See `rkdapl_ia_close` in `include/rkdapl.h`.
 #[no_mangle]
 pub(crate) extern "C" fn rkdapl_ia_close(ia: *mut c_void) -> c_int {
@@ -186,7 +272,9 @@ pub(crate) extern "C" fn rkdapl_ia_query(ia: *mut c_void, attr: *mut IaAttr) -> 
             reserved: 0,
         };
         // A removed device's IA answers -ENODEV: the consumer should free its objects.
-        drop(ia.live()?);
+        if ia.is_removed() {
+            return Err(ENODEV);
+        }
         let n = ia.dev_name.to_bytes();
         let n = &n[..n.len().min(63)];
         out.name[..n.len()].copy_from_slice(n);

@@ -602,10 +602,60 @@ int rkdapl_evd_wait(struct rkdapl_evd *evd, __u32 timeout_ms, struct rkdapl_even
  * rkdapl_evd_free() - free an EVD handle (EPs using it keep it until they are freed)
  * @evd: the EVD.
  *
- * Context: process context.
+ * An upcall set on the EVD is disabled first, as by rkdapl_evd_modify_upcall(); events that
+ * come afterwards for EPs still using the EVD are queued and dropped with it.
+ * Context: process context, may sleep.
  * Return: 0; -EINVAL for a bad handle.
  */
 int rkdapl_evd_free(struct rkdapl_evd *evd);
+
+/**
+ * typedef rkdapl_upcall_fn - an EVD's upcall (DAT 2.0 DAT_UPCALL_FUNC)
+ * @ctx: the pointer given to rkdapl_evd_modify_upcall().
+ * @event: the event, valid during the call only.
+ *
+ * Called in process context: from ib_core's completion work (IB_POLL_WORKQUEUE) for DTO
+ * and RMR bind completions, from rdma_cm's event handler for connection events and
+ * requests, or from device removal; never in interrupt or softirq context, and with no
+ * rkdapl lock held. It must not sleep (it holds up the completions of its CQ or the events
+ * of its CM id meanwhile) and must not call rkdapl functions that may sleep (freeing an EP,
+ * accepting a CR, ...): post DTOs, dequeue, and hand the rest to a work item.
+ */
+typedef void (*rkdapl_upcall_fn)(void *ctx, const struct rkdapl_event *event);
+
+/**
+ * enum rkdapl_upcall_policy - how an EVD delivers events (DAT 2.0 DAT_UPCALL_POLICY)
+ * @RKDAPL_UPCALL_DISABLE: queue events for rkdapl_evd_dequeue() and rkdapl_evd_wait().
+ * @RKDAPL_UPCALL_SINGLE_INSTANCE: call the upcall for each event, one call at a time: a
+ *	call for one EP waits for a call for another EP to return.
+ * @RKDAPL_UPCALL_MANY: call the upcall for each event; calls for different EPs or PSPs may
+ *	run at the same time on different CPUs. Events of one EP's send queue (or receive queue,
+ *	or connection) still come one at a time, in order.
+ */
+enum rkdapl_upcall_policy {
+	RKDAPL_UPCALL_DISABLE = 0,
+	RKDAPL_UPCALL_SINGLE_INSTANCE = 1,
+	RKDAPL_UPCALL_MANY = 2,
+};
+
+/**
+ * rkdapl_evd_modify_upcall() - deliver an EVD's events by upcall, or queue them again
+ * @evd: the EVD.
+ * @policy: &enum rkdapl_upcall_policy.
+ * @upcall: the function (NULL with %RKDAPL_UPCALL_DISABLE).
+ * @ctx: passed to @upcall.
+ *
+ * DAT 2.0 dat_evd_modify_upcall(). While an upcall is set, each new event goes to it and is
+ * not queued (so nothing can overflow); events queued before stay queued for
+ * rkdapl_evd_dequeue(). Changing or disabling the upcall waits until calls of the old one
+ * have returned, so @ctx of the old one may be freed when this returns. Module unload
+ * disables the upcalls of the EVDs the module left open.
+ * Context: process context, may sleep; not from the upcall itself.
+ * Return: 0; -EINVAL for a bad handle, an unknown @policy or a NULL @upcall with a policy
+ * other than %RKDAPL_UPCALL_DISABLE.
+ */
+int rkdapl_evd_modify_upcall(struct rkdapl_evd *evd, __u32 policy, rkdapl_upcall_fn upcall,
+			     void *ctx);
 
 /**
  * rkdapl_ep_create() - create an unconnected endpoint

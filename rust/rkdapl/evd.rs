@@ -7,13 +7,48 @@
 //! completion work and rdma_cm's event work. A full queue never drops an event silently: the
 //! number lost is reported by an `RKDAPL_ASYNC_EVD_OVERFLOW` event, which the next dequeue
 //! returns before anything else.
+//!
+//! Upcall mode (DAT 2.0 `dat_evd_modify_upcall`): with an upcall set, each new event is handed
+//! to the consumer's function instead of being queued. Events are posted only from process
+//! context (the CQs' completion work, rdma_cm's event handlers, device removal), with no
+//! rkdapl lock held, so the upcall runs there too. `SINGLE_INSTANCE` serialises the calls
+//! with a mutex; `MANY` lets calls for different sources (EPs, PSPs) run at once. Disabling
+//! waits for calls in progress, so that the consumer may free the upcall's context after.
 
-use kernel::{
-    new_condvar, new_spinlock_irq, pr_warn_once,
-    prelude::*,
-    sync::{Arc, CondVar, CondVarTimeoutResult, SpinLockIrq},
-    time::msecs_to_jiffies,
+use core::{
+    ffi::c_void,
+    sync::atomic::{AtomicU32, Ordering},
 };
+use kernel::{
+    new_condvar, new_mutex, new_spinlock_irq, pr_warn_once,
+    prelude::*,
+    sync::{Arc, CondVar, CondVarTimeoutResult, Mutex, SpinLockIrq},
+    time::{delay::fsleep, msecs_to_jiffies, Delta},
+};
+
+/// The consumer's upcall (`rkdapl_upcall_fn`): its context pointer and the event.
+pub(crate) type UpcallFn = unsafe extern "C" fn(ctx: *mut c_void, ev: *const Event);
+
+/// Upcall policies (`enum rkdapl_upcall_policy`, DAT's `DAT_UPCALL_POLICY`).
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum UpcallPolicy {
+    Disable = 0,
+    SingleInstance = 1,
+    Many = 2,
+}
+
+/// An enabled upcall.
+#[derive(Clone, Copy)]
+struct Upcall {
+    f: UpcallFn,
+    ctx: *mut c_void,
+    single: bool,
+}
+
+// SAFETY: `ctx` is the consumer's opaque pointer, only passed back to its own function, which
+// the consumer made callable from any thread (the C API's contract).
+unsafe impl Send for Upcall {}
 
 /// Private data bytes an event carries at most (`RKDAPL_MAX_PRIVATE_DATA`).
 pub(crate) const MAX_PRIVATE_DATA: usize = 56;
@@ -119,6 +154,14 @@ pub(crate) struct Evd {
     q: SpinLockIrq<Queue>,
     #[pin]
     cv: CondVar,
+    /// The upcall, if enabled; read and `running` raised under this lock.
+    #[pin]
+    upcall: SpinLockIrq<Option<Upcall>>,
+    /// Upcalls in progress.
+    running: AtomicU32,
+    /// Serialises `SINGLE_INSTANCE` upcalls.
+    #[pin]
+    single: Mutex<()>,
 }
 
 /// Largest EVD, in entries.
@@ -139,13 +182,76 @@ impl Evd {
                 owner,
                 q <- new_spinlock_irq!(Queue { ring, head: 0, len: 0, lost: 0, lost_total: 0 }, "rkdapl_evd"),
                 cv <- new_condvar!("rkdapl_evd_wait"),
+                upcall <- new_spinlock_irq!(None, "rkdapl_evd_upcall"),
+                running: AtomicU32::new(0),
+                single <- new_mutex!((), "rkdapl_evd_upcall_single"),
             }),
             GFP_KERNEL,
         )
     }
 
-    /// Queues `ev`; any context. A full queue counts the loss (reported as an overflow event).
+    /// Sets (or with `Disable`, clears) the upcall. Clearing waits until calls in progress
+    /// have returned. Process context; may sleep; not from the upcall itself.
+    ///
+    /// # Errors
+    ///
+    /// `-EINVAL` for a policy other than `Disable` without a function.
+    pub(crate) fn modify_upcall(
+        &self,
+        policy: UpcallPolicy,
+        f: Option<UpcallFn>,
+        ctx: *mut c_void,
+    ) -> Result {
+        let up = match (policy, f) {
+            (UpcallPolicy::Disable, _) => None,
+            (_, None) => return Err(EINVAL),
+            (p, Some(f)) => Some(Upcall {
+                f,
+                ctx,
+                single: p == UpcallPolicy::SingleInstance,
+            }),
+        };
+        *self.upcall.lock() = up;
+        // Calls that read the old upcall raised `running` under the lock: wait for them.
+        while self.running.load(Ordering::Acquire) != 0 {
+            fsleep(Delta::from_millis(1));
+        }
+        Ok(())
+    }
+
+    /// Clears the upcall and waits for calls in progress (`rkdapl_evd_free`, consumer
+    /// unload). Process context; sleeps.
+    pub(crate) fn disable_upcall(&self) {
+        let _ = self.modify_upcall(UpcallPolicy::Disable, None, core::ptr::null_mut());
+    }
+
+    /// Hands `ev` to the upcall if one is set; gives it back otherwise. Process context.
+    fn try_upcall(&self, ev: Event) -> Option<Event> {
+        let up = {
+            let g = self.upcall.lock();
+            let Some(up) = *g else {
+                return Some(ev);
+            };
+            self.running.fetch_add(1, Ordering::AcqRel);
+            up
+        };
+        let serial = up.single.then(|| self.single.lock());
+        // SAFETY: The consumer set `f` and `ctx` with `rkdapl_evd_modify_upcall`, whose contract
+        // makes the call valid until the upcall is disabled; disabling waits for this call
+        // (`running`). `ev` is valid for the call.
+        unsafe { (up.f)(up.ctx, &ev) };
+        drop(serial);
+        self.running.fetch_sub(1, Ordering::AcqRel);
+        None
+    }
+
+    /// Queues `ev`, or hands it to the upcall; process context (see the module
+    /// documentation), with no rkdapl lock held. A full queue counts the loss (reported as an
+    /// overflow event).
     pub(crate) fn post(&self, ev: Event) {
+        let Some(ev) = self.try_upcall(ev) else {
+            return;
+        };
         let mut q = self.q.lock();
         let cap = q.ring.len();
         if q.len == cap {

@@ -27,6 +27,7 @@ EXPORT_SYMBOL_GPL(rkdapl_evd_create);
 EXPORT_SYMBOL_GPL(rkdapl_evd_dequeue);
 EXPORT_SYMBOL_GPL(rkdapl_evd_wait);
 EXPORT_SYMBOL_GPL(rkdapl_evd_free);
+EXPORT_SYMBOL_GPL(rkdapl_evd_modify_upcall);
 EXPORT_SYMBOL_GPL(rkdapl_ep_create);
 EXPORT_SYMBOL_GPL(rkdapl_ep_connect);
 EXPORT_SYMBOL_GPL(rkdapl_ep_disconnect);

@@ -228,6 +228,10 @@ pub(crate) fn owner_gone(name: &CStr) {
     if left.iter().all(|n| *n == 0) {
         return;
     }
+    // The module's code and the upcalls' contexts are going: no upcall from here on.
+    for (_, e) in o.evds.iter() {
+        e.disable_upcall();
+    }
     let devs = o.revoke(false);
     drop(devs);
     // The handles' references, children first; the objects go with the last reference.

@@ -48,6 +48,7 @@
 #include <linux/netdevice.h>
 #include <linux/inetdevice.h>
 #include <linux/log2.h>
+#include <linux/preempt.h>
 #include "../../include/rkdapl.h"
 
 static char *role = "badarg";
@@ -1733,6 +1734,200 @@ static void dto_forms_chain(struct bctx *b, struct rkdapl_lmr *lmr_r, u8 *rbuf,
 	kfree(many);
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* EVD upcalls */
+
+#define UPC_MAX 64
+#define UPC_CHAINED 0xc0ffee00ull
+
+struct upc {
+	struct bctx *b;
+	struct rkdapl_rmr_triplet rt;
+	atomic_t n, inside, max_inside, not_task;
+	u64 cookie[UPC_MAX];
+	u32 op[UPC_MAX];
+	s32 status[UPC_MAX];
+	int chain_ret;
+	bool chained;
+	bool spun;
+};
+
+static void test_upcall(void *ctx, const struct rkdapl_event *ev)
+{
+	struct upc *u = ctx;
+	int in = atomic_inc_return(&u->inside), i;
+
+	if (in > atomic_read(&u->max_inside))
+		atomic_set(&u->max_inside, in);
+	if (!in_task() || irqs_disabled())
+		atomic_inc(&u->not_task);
+	if (!u->spun && ev->op == RKDAPL_DTO_RDMA_WRITE) {
+		/*
+		 * Hold the first WRITE's call for up to 200 ms, or until a second call is inside:
+		 * meanwhile the server's SENDs complete the client's RECVs from the receive CQ's
+		 * work, which SINGLE_INSTANCE must keep out and MANY lets in.
+		 */
+		unsigned long until = jiffies + msecs_to_jiffies(200);
+
+		u->spun = true;
+		while (atomic_read(&u->inside) < 2 && time_before(jiffies, until))
+			udelay(100);
+	}
+	i = atomic_read(&u->n);
+	if (i < UPC_MAX) {
+		u->cookie[i] = ev->cookie;
+		u->op[i] = ev->op;
+		u->status[i] = ev->status;
+	}
+	if (!u->chained && ev->op == RKDAPL_DTO_RDMA_WRITE) {
+		/* the any-context calls work from the upcall: post one more WRITE */
+		struct rkdapl_lmr_triplet t = { u->b->lmr_b, 0, 64 };
+
+		u->chained = true;
+		u->chain_ret = rkdapl_post_rdma_write(u->b->c->ep, &t, 1, &u->rt, UPC_CHAINED, 0);
+	}
+	atomic_dec(&u->inside);
+	atomic_inc(&u->n);
+}
+
+/* Waits until @u has seen @n events; returns how many it saw. */
+static int upc_wait(struct upc *u, int n)
+{
+	unsigned long deadline = jiffies + msecs_to_jiffies(timeout_ms);
+
+	while (atomic_read(&u->n) < n && time_before(jiffies, deadline))
+		msleep(5);
+	msleep(50);	/* anything beyond n */
+	return atomic_read(&u->n);
+}
+
+static void upcall_tests(struct bctx *b)
+{
+	enum { N = 16 };
+	struct rkdapl_lmr_triplet t;
+	struct rkdapl_rmr_triplet rt;
+	struct rkdapl_rmr *rmr_u = NULL;
+	struct rkdapl_event ev = {};
+	struct upc *u = kzalloc(sizeof(*u), GFP_KERNEL);
+	char why[WHY] = "";
+	u64 last_w = 0, last_r = 0, sc[N], c;
+	int r, i, got, bad = 0, posted = 0, chained = 0;
+
+	if (!u) {
+		tap(false, "upcall tests", "out of memory");
+		return;
+	}
+	u->b = b;
+	expect(rkdapl_evd_modify_upcall(b->c->dto_evd, RKDAPL_UPCALL_SINGLE_INSTANCE, NULL, u),
+	       -EINVAL, "evd_modify_upcall(SINGLE_INSTANCE, NULL function)");
+	expect(rkdapl_evd_modify_upcall(b->c->dto_evd, 3, test_upcall, u), -EINVAL,
+	       "evd_modify_upcall(policy 3)");
+	expect(rkdapl_evd_modify_upcall(NULL, RKDAPL_UPCALL_MANY, test_upcall, u), -EINVAL,
+	       "evd_modify_upcall(NULL EVD)");
+	expect(rkdapl_evd_modify_upcall(b->foreign, RKDAPL_UPCALL_MANY, test_upcall, u), -EINVAL,
+	       "evd_modify_upcall(foreign object)");
+
+	r = pair_connect(b, why);
+	r = r ?: rkdapl_rmr_create(b->pz, &rmr_u);
+	r = r ?: grant(b, rmr_u, b->lmr_a, 0, 8192, RKDAPL_MEM_REMOTE_WRITE, &rt, why);
+	if (!tap(!r, "upcalls: connection and grant", "%d %s %s", r, ename(r), why))
+		goto out;
+	rt.length = 64;
+	u->rt = rt;
+
+	/*
+	 * SINGLE_INSTANCE: the client's RECVs (receive CQ) and WRITEs (send CQ) complete from two
+	 * completion works at once; the upcall must see one call at a time, in process context.
+	 */
+	r = rkdapl_evd_modify_upcall(b->c->dto_evd, RKDAPL_UPCALL_SINGLE_INSTANCE, test_upcall, u);
+	tap(!r, "evd_modify_upcall(SINGLE_INSTANCE)", "%d %s", r, ename(r));
+	for (i = 0; !r && i < N; i++) {
+		t = (struct rkdapl_lmr_triplet){ b->lmr_b, 8192 + i * 64, 64 };
+		r = rkdapl_post_recv(b->c->ep, &t, 1, 0x5000 + i, 0);
+	}
+	for (i = 0; !r && i < N; i++) {
+		t = (struct rkdapl_lmr_triplet){ b->lmr_b, 0, 64 };
+		sc[i] = next_cookie(b->s);
+		r = rkdapl_post_send(b->s->ep, &t, 1, sc[i], 0);
+		t = (struct rkdapl_lmr_triplet){ b->lmr_b, i * 64, 64 };
+		r = r ?: rkdapl_post_rdma_write(b->c->ep, &t, 1, &rt, 0x6000 + i, 0);
+		posted += !r;
+	}
+	got = upc_wait(u, 2 * N + 1);
+	for (i = 0; i < min(got, UPC_MAX); i++) {
+		if (u->status[i] != RKDAPL_DTO_SUCCESS)
+			bad++;
+		if (u->cookie[i] == UPC_CHAINED)
+			chained++;
+		else if (u->op[i] == RKDAPL_DTO_RDMA_WRITE && u->cookie[i] > last_w)
+			last_w = u->cookie[i];
+		else if (u->op[i] == RKDAPL_DTO_RECV && u->cookie[i] > last_r)
+			last_r = u->cookie[i];
+		else
+			bad++;	/* out of order, or an unexpected event */
+	}
+	tap(!r && posted == N && got == 2 * N + 1 && !bad && chained == 1 && !u->chain_ret,
+	    "upcall SINGLE_INSTANCE: 16 RECV and 17 WRITE completions, in order per queue, all successful, one WRITE posted from the upcall",
+	    "post %d %s, posted %d, upcalls %d (want %d), bad %d, chained %d (post %d)", r,
+	    ename(r), posted, got, 2 * N + 1, bad, chained, u->chain_ret);
+	tap(atomic_read(&u->max_inside) == 1 && !atomic_read(&u->not_task),
+	    "upcall SINGLE_INSTANCE: one call at a time, each in process context with interrupts on",
+	    "at most %d at once, %d calls in atomic context", atomic_read(&u->max_inside),
+	    atomic_read(&u->not_task));
+	r = rkdapl_evd_dequeue(b->c->dto_evd, &ev);
+	tap(r == -EAGAIN, "upcall mode: nothing is queued on the EVD", "evd_dequeue = %d %s, event %u",
+	    r, ename(r), ev.type);
+	for (i = 0; i < N; i++)
+		wait_cookie(b->s, sc[i], &ev);
+
+	/* disabled: events are queued again, the upcall is not called */
+	r = rkdapl_evd_modify_upcall(b->c->dto_evd, RKDAPL_UPCALL_DISABLE, NULL, NULL);
+	got = atomic_read(&u->n);
+	t = (struct rkdapl_lmr_triplet){ b->lmr_b, 0, 64 };
+	c = next_cookie(b->c);
+	r = r ?: rkdapl_post_rdma_write(b->c->ep, &t, 1, &rt, c, 0);
+	r = r ?: wait_cookie(b->c, c, &ev);
+	tap(!r && ev.status == RKDAPL_DTO_SUCCESS && atomic_read(&u->n) == got,
+	    "upcall disabled: the next completion is queued and dequeued, no upcall",
+	    "%d %s, status %d, upcalls %d then %d", r, ename(r), ev.status, got,
+	    atomic_read(&u->n));
+
+	/* MANY */
+	atomic_set(&u->n, 0);
+	atomic_set(&u->max_inside, 0);
+	u->chained = true;	/* no WRITE from the upcall this time */
+	u->spun = false;
+	r = rkdapl_evd_modify_upcall(b->c->dto_evd, RKDAPL_UPCALL_MANY, test_upcall, u);
+	for (i = 0; !r && i < N; i++) {
+		t = (struct rkdapl_lmr_triplet){ b->lmr_b, 8192 + i * 64, 64 };
+		r = rkdapl_post_recv(b->c->ep, &t, 1, 0x7000 + i, 0);
+	}
+	for (i = 0; !r && i < N; i++) {
+		t = (struct rkdapl_lmr_triplet){ b->lmr_b, 0, 64 };
+		sc[i] = next_cookie(b->s);
+		r = rkdapl_post_send(b->s->ep, &t, 1, sc[i], 0);
+		r = r ?: rkdapl_post_rdma_write(b->c->ep, &t, 1, &rt, 0x8000 + i, 0);
+	}
+	got = upc_wait(u, 2 * N);
+	tap(!r && got == 2 * N && !atomic_read(&u->not_task),
+	    "upcall MANY: every completion reaches the upcall, in process context",
+	    "%d %s, upcalls %d (want %d)", r, ename(r), got, 2 * N);
+	tap(atomic_read(&u->max_inside) == 2,
+	    "upcall MANY: a RECV completion's call runs while a WRITE completion's call is held (2 at once)",
+	    "at most %d at once", atomic_read(&u->max_inside));
+	for (i = 0; i < N; i++)
+		wait_cookie(b->s, sc[i], &ev);
+	/* rkdapl_evd_free() and module unload disable the upcall too; here explicitly */
+	expect(rkdapl_evd_modify_upcall(b->c->dto_evd, RKDAPL_UPCALL_DISABLE, NULL, NULL), 0,
+	       "evd_modify_upcall(DISABLE)");
+out:
+	rkdapl_evd_modify_upcall(b->c->dto_evd, RKDAPL_UPCALL_DISABLE, NULL, NULL);
+	pair_close(b);
+	if (rmr_u)
+		expect(rkdapl_rmr_free(rmr_u), 0, "rmr_free of the upcall test's grant");
+	kfree(u);
+}
+
 /* The DTO forms beyond SEND/RECV/WRITE/READ, on a fresh loopback pair. */
 static void dto_forms(struct bctx *b)
 {
@@ -2545,6 +2740,7 @@ static void badarg_connected(struct bctx *b)
 	}
 
 	dto_forms(b);
+	upcall_tests(b);
 
 	/* --- nobody listening --- */
 	r = rkdapl_ep_create(b->pz, b->c->dto_evd, b->c->conn_evd, NULL, &c2);

@@ -480,7 +480,29 @@ pub(crate) extern "C" fn rkdapl_evd_wait(evd: *mut c_void, timeout_ms: u32, even
 /// See `rkdapl_evd_free` in `include/rkdapl.h`.
 #[no_mangle]
 pub(crate) extern "C" fn rkdapl_evd_free(evd: *mut c_void) -> c_int {
-    errno(Handles::remove::<Evd>(evd, Kind::Evd).map(drop))
+    // EPs may keep the EVD alive: its upcall, into the consumer, ends here.
+    errno(Handles::remove::<Evd>(evd, Kind::Evd).map(|e| e.disable_upcall()))
+}
+
+/// See `rkdapl_evd_modify_upcall` in `include/rkdapl.h`.
+#[no_mangle]
+pub(crate) extern "C" fn rkdapl_evd_modify_upcall(
+    evd: *mut c_void,
+    policy: u32,
+    upcall: Option<crate::evd::UpcallFn>,
+    ctx: *mut c_void,
+) -> c_int {
+    use crate::evd::UpcallPolicy;
+    errno((|| {
+        let policy = match policy {
+            0 => UpcallPolicy::Disable,
+            1 => UpcallPolicy::SingleInstance,
+            2 => UpcallPolicy::Many,
+            _ => return Err(EINVAL),
+        };
+        let e: Arc<Evd> = Handles::get(evd, Kind::Evd)?;
+        e.modify_upcall(policy, upcall, ctx)
+    })())
 }
 
 // ---------------------------------------------------------------------------------------------

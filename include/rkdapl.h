@@ -67,8 +67,12 @@ enum rkdapl_mem_priv {
  * @RKDAPL_CONNECTION_EVENT_TIMED_OUT: the connect timeout passed.
  * @RKDAPL_CONNECTION_EVENT_DISCONNECTED: the connection ended (either side disconnected).
  * @RKDAPL_CONNECTION_EVENT_BROKEN: the connection was lost, e.g. the device went away.
- * @RKDAPL_ASYNC_EVD_OVERFLOW: the EVD was full; @transferred_length events were lost.
- * @RKDAPL_ASYNC_IA_CATASTROPHIC: the IA's device failed.
+ * @RKDAPL_ASYNC_EVD_OVERFLOW: the EVD @evd was full; @transferred_length events were lost.
+ *	Reported in @evd itself, before its next event, and, once per overflow, on the IA's
+ *	async EVD (rkdapl_ia_set_async_evd()), with @transferred_length 1.
+ * @RKDAPL_ASYNC_IA_CATASTROPHIC: on the IA's async EVD: the device went away (unregistered,
+ *	e.g. `rdma link delete` or the driver unloaded), @status -ENODEV. Reported before the
+ *	EPs' %RKDAPL_CONNECTION_EVENT_BROKEN; free everything on the IA.
  */
 enum rkdapl_event_type {
 	RKDAPL_DTO_COMPLETION_EVENT = 1,
@@ -183,6 +187,7 @@ enum rkdapl_ep_state {
  * @ep: the EP the event is about (DTO and connection events).
  * @cr: the connection request (%RKDAPL_CONNECTION_REQUEST_EVENT); pass it to
  *	rkdapl_cr_accept() or rkdapl_cr_reject().
+ * @evd: the EVD that overflowed (%RKDAPL_ASYNC_EVD_OVERFLOW).
  * @cookie: the consumer's cookie of the DTO, bind or unbind.
  * @transferred_length: bytes moved by a successful DTO (RECV: bytes received); for
  *	%RKDAPL_ASYNC_EVD_OVERFLOW, the number of events lost.
@@ -199,6 +204,7 @@ struct rkdapl_event {
 	__s32 status;
 	struct rkdapl_ep *ep;
 	struct rkdapl_cr *cr;
+	struct rkdapl_evd *evd;
 	__u64 cookie;
 	__u64 transferred_length;
 	__u32 op;
@@ -576,6 +582,21 @@ int rkdapl_rmr_free(struct rkdapl_rmr *rmr);
  * Return: 0; -EINVAL for a bad handle, NULL @evd or @qlen out of range; -ENOMEM.
  */
 int rkdapl_evd_create(struct rkdapl_ia *ia, __u32 qlen, struct rkdapl_evd **evd);
+
+/**
+ * rkdapl_ia_set_async_evd() - choose the EVD that receives an IA's asynchronous events
+ * @ia: the IA.
+ * @evd: an EVD created on @ia, or NULL for none (the default).
+ *
+ * DAT 2.0's async EVD (dat_ia_open()'s async_evd_handle): it receives
+ * %RKDAPL_ASYNC_IA_CATASTROPHIC when the device goes away and %RKDAPL_ASYNC_EVD_OVERFLOW
+ * when another EVD of the IA overflows. Without one, those events are not reported there
+ * (the EPs still report BROKEN, the EVD its own overflow). rkdapl_evd_free() of the async
+ * EVD unsets it.
+ * Context: process context.
+ * Return: 0; -EINVAL for a bad handle; -EXDEV for an EVD of another IA.
+ */
+int rkdapl_ia_set_async_evd(struct rkdapl_ia *ia, struct rkdapl_evd *evd);
 
 /**
  * rkdapl_evd_dequeue() - take the oldest event without waiting

@@ -67,7 +67,7 @@ removal_suite() {
 		sleep 1
 	done
 	[[ $REPLY == *": ok" ]]
-	t_check $? "removal: the consumer gets BROKEN on both EPs (-ENODEV), every posted RECV FLUSHED, -ENODEV/-ENOTCONN after" \
+	t_check $? "removal: the consumer gets IA_CATASTROPHIC on its async EVD and BROKEN on both EPs (-ENODEV), every posted RECV FLUSHED, -ENODEV/-ENOTCONN after" \
 		"${REPLY:-no 'rkdapl_observe: removal:' line in dmesg}"
 	rm_dmesg_line "rkdapl: device rxe0: revoked"
 	[[ $REPLY == *"revoked 1 IA(s), 2 EP(s), 1 PSP(s)"* ]]
@@ -107,8 +107,8 @@ unload_suite() {
 	rmmod rkdapl_observe || rc=$?
 	t_check $rc "unload: rmmod of a consumer that still holds its objects" "rmmod exit $rc"
 	rm_dmesg_line "rkdapl: rkdapl_observe went away with objects open"
-	[[ $REPLY == *"freed 1 IA(s), 2 EP(s), 1 PSP(s), 0 CR(s), 1 RMR(s), 2 LMR(s), 1 PZ(s), 5 EVD(s)"* ]]
-	t_check $? "unload: rkdapl frees every object the consumer left open (IA, 2 EPs, PSP, RMR, 2 LMRs, PZ, 5 EVDs)" \
+	[[ $REPLY == *"freed 1 IA(s), 2 EP(s), 1 PSP(s), 0 CR(s), 1 RMR(s), 2 LMR(s), 1 PZ(s), 6 EVD(s)"* ]]
+	t_check $? "unload: rkdapl frees every object the consumer left open (IA, 2 EPs, PSP, RMR, 2 LMRs, PZ, 6 EVDs)" \
 		"${REPLY:-no 'went away with objects open' line}"
 	{ rdma res show cm_id; rdma res show cq; rdma res show pd; rdma res show mr; } > /tmp/rm-res.txt 2>&1
 	obs_count 'rkdapl_observe' /tmp/rm-res.txt

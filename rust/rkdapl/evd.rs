@@ -17,7 +17,7 @@
 
 use core::{
     ffi::c_void,
-    sync::atomic::{AtomicU32, Ordering},
+    sync::atomic::{AtomicU32, AtomicUsize, Ordering},
 };
 use kernel::{
     new_condvar, new_mutex, new_spinlock_irq, pr_warn_once,
@@ -68,6 +68,7 @@ pub(crate) enum EventType {
     Disconnected = 9,
     Broken = 10,
     AsyncEvdOverflow = 11,
+    AsyncIaCatastrophic = 12,
 }
 
 /// One event, laid out as `struct rkdapl_event`.
@@ -78,6 +79,7 @@ pub(crate) struct Event {
     pub(crate) status: i32,
     pub(crate) ep: usize,
     pub(crate) cr: usize,
+    pub(crate) evd: usize,
     pub(crate) cookie: u64,
     pub(crate) transferred_length: u64,
     pub(crate) op: u32,
@@ -90,9 +92,9 @@ pub(crate) struct Event {
 
 // The C side checks the same size and offsets (`exports.c`).
 const _: () = {
-    assert!(core::mem::size_of::<Event>() == 120);
-    assert!(core::mem::offset_of!(Event, flags) == 48);
-    assert!(core::mem::offset_of!(Event, private_data) == 60);
+    assert!(core::mem::size_of::<Event>() == 128);
+    assert!(core::mem::offset_of!(Event, flags) == 56);
+    assert!(core::mem::offset_of!(Event, private_data) == 68);
 };
 
 impl Event {
@@ -102,6 +104,7 @@ impl Event {
             status: 0,
             ep: 0,
             cr: 0,
+            evd: 0,
             cookie: 0,
             transferred_length: 0,
             op: 0,
@@ -140,6 +143,43 @@ fn wrap(i: usize, cap: usize) -> usize {
     }
 }
 
+/// Where an IA's asynchronous events go (`rkdapl_ia_set_async_evd`): shared by the IA and its
+/// EVDs, which report their overflows there.
+///
+/// # Invariants
+///
+/// `evd`, if set, is an EVD of the same IA; the reference cycle it makes (that EVD holds this
+/// slot) is broken when the EVD is closed ([`Evd::close`]) or the slot reset.
+#[pin_data]
+pub(crate) struct AsyncSlot {
+    #[pin]
+    evd: SpinLockIrq<Option<Arc<Evd>>>,
+}
+
+impl AsyncSlot {
+    pub(crate) fn new() -> Result<Arc<AsyncSlot>> {
+        Arc::pin_init(
+            pin_init!(AsyncSlot { evd <- new_spinlock_irq!(None, "rkdapl_ia_async_evd") }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// Sets (or clears) the async EVD. Any context; the old one is dropped by the caller's
+    /// caller (it may hold the last reference only if its handle was freed, which clears the
+    /// slot first).
+    pub(crate) fn set(&self, evd: Option<Arc<Evd>>) -> Option<Arc<Evd>> {
+        core::mem::replace(&mut *self.evd.lock(), evd)
+    }
+
+    /// Posts `ev` on the async EVD, if one is set. Process context, no rkdapl lock held.
+    pub(crate) fn post(&self, ev: Event) {
+        let evd = self.evd.lock().clone();
+        if let Some(evd) = evd {
+            evd.post(ev);
+        }
+    }
+}
+
 /// An event dispatcher.
 ///
 /// # Invariants
@@ -162,6 +202,10 @@ pub(crate) struct Evd {
     /// Serialises `SINGLE_INSTANCE` upcalls.
     #[pin]
     single: Mutex<()>,
+    /// The async-event slot of the EVD's IA: overflows are reported there too.
+    ia_slot: Arc<AsyncSlot>,
+    /// The C handle, reported in overflow events.
+    handle: AtomicUsize,
 }
 
 /// Largest EVD, in entries.
@@ -169,7 +213,7 @@ pub(crate) const MAX_EVD_QLEN: u32 = 1 << 16;
 
 impl Evd {
     /// An EVD holding `qlen` events (1..=65536), of the consumer `owner`. May sleep.
-    pub(crate) fn new(qlen: u32, owner: &'static CStr) -> Result<Arc<Evd>> {
+    pub(crate) fn new(qlen: u32, owner: &'static CStr, ia_slot: Arc<AsyncSlot>) -> Result<Arc<Evd>> {
         if qlen == 0 || qlen > MAX_EVD_QLEN {
             return Err(EINVAL);
         }
@@ -185,6 +229,8 @@ impl Evd {
                 upcall <- new_spinlock_irq!(None, "rkdapl_evd_upcall"),
                 running: AtomicU32::new(0),
                 single <- new_mutex!((), "rkdapl_evd_upcall_single"),
+                ia_slot,
+                handle: AtomicUsize::new(0),
             }),
             GFP_KERNEL,
         )
@@ -219,10 +265,27 @@ impl Evd {
         Ok(())
     }
 
-    /// Clears the upcall and waits for calls in progress (`rkdapl_evd_free`, consumer
-    /// unload). Process context; sleeps.
-    pub(crate) fn disable_upcall(&self) {
+    /// The consumer lets go of the EVD (`rkdapl_evd_free`, consumer unload): no upcalls from
+    /// now on (waits for calls in progress), and it is no longer its IA's async EVD. EPs
+    /// still using it keep it, as a queue. Process context; sleeps.
+    pub(crate) fn close(self: &Arc<Self>) {
         let _ = self.modify_upcall(UpcallPolicy::Disable, None, core::ptr::null_mut());
+        let mut g = self.ia_slot.evd.lock();
+        if g.as_ref().is_some_and(|e| Arc::ptr_eq(e, self)) {
+            let old = g.take();
+            drop(g);
+            drop(old);
+        }
+    }
+
+    /// Records the C handle, reported in overflow events.
+    pub(crate) fn set_handle(&self, h: usize) {
+        self.handle.store(h, Ordering::Relaxed);
+    }
+
+    /// Whether the EVD belongs to the IA whose async slot is `slot`.
+    pub(crate) fn same_ia(&self, slot: &Arc<AsyncSlot>) -> bool {
+        Arc::ptr_eq(&self.ia_slot, slot)
     }
 
     /// Hands `ev` to the upcall if one is set; gives it back otherwise. Process context.
@@ -257,11 +320,22 @@ impl Evd {
         if q.len == cap {
             q.lost += 1;
             q.lost_total += 1;
+            let first = q.lost == 1;
             drop(q);
             pr_warn_once!(
                 "an EVD of {} entries overflowed; losses are reported as overflow events\n",
                 cap
             );
+            // The IA's async EVD learns of each overflow episode (not of its own: that one is
+            // reported in its queue only).
+            let is_async = self.ia_slot.evd.lock().as_ref().is_some_and(|e| core::ptr::eq(&**e, self));
+            if first && !is_async {
+                let mut a = Event::new(EventType::AsyncEvdOverflow);
+                a.evd = self.handle.load(Ordering::Relaxed);
+                a.status = -(EOVERFLOW.to_errno().abs());
+                a.transferred_length = 1;
+                self.ia_slot.post(a);
+            }
         } else {
             let tail = wrap(q.head + q.len, cap);
             if let Some(slot) = q.ring.get_mut(tail) {
@@ -273,9 +347,10 @@ impl Evd {
         self.cv.notify_all();
     }
 
-    fn pop(q: &mut Queue) -> Option<Event> {
+    fn pop(&self, q: &mut Queue) -> Option<Event> {
         if q.lost > 0 {
             let mut ev = Event::new(EventType::AsyncEvdOverflow);
+            ev.evd = self.handle.load(Ordering::Relaxed);
             ev.transferred_length = q.lost;
             ev.status = -(EOVERFLOW.to_errno().abs());
             q.lost = 0;
@@ -305,7 +380,7 @@ impl Evd {
     ///
     /// `-EAGAIN` if the queue is empty.
     pub(crate) fn dequeue(&self) -> Result<Event> {
-        Self::pop(&mut self.q.lock()).ok_or(EAGAIN)
+        self.pop(&mut self.q.lock()).ok_or(EAGAIN)
     }
 
     /// Waits up to `timeout_ms` milliseconds for an event; process context, sleeps
@@ -318,11 +393,11 @@ impl Evd {
         let mut left = msecs_to_jiffies(timeout_ms);
         let mut q = self.q.lock();
         loop {
-            if let Some(ev) = Self::pop(&mut q) {
+            if let Some(ev) = self.pop(&mut q) {
                 return Ok(ev);
             }
             match self.cv.wait_interruptible_timeout(&mut q, left) {
-                CondVarTimeoutResult::Timeout => return Self::pop(&mut q).ok_or(ETIMEDOUT),
+                CondVarTimeoutResult::Timeout => return self.pop(&mut q).ok_or(ETIMEDOUT),
                 CondVarTimeoutResult::Signal { .. } => return Err(EINTR),
                 CondVarTimeoutResult::Woken { jiffies } => left = jiffies,
             }

@@ -13,6 +13,7 @@ EXPORT_SYMBOL_GPL(rkdapl_ia_query);
 EXPORT_SYMBOL_GPL(__rkdapl_ia_open_addr);
 EXPORT_SYMBOL_GPL(__rkdapl_ia_open_netdev);
 EXPORT_SYMBOL_GPL(rkdapl_ia_query_port);
+EXPORT_SYMBOL_GPL(rkdapl_ia_set_async_evd);
 EXPORT_SYMBOL_GPL(rkdapl_pz_create);
 EXPORT_SYMBOL_GPL(rkdapl_pz_free);
 EXPORT_SYMBOL_GPL(rkdapl_lmr_create);
@@ -49,9 +50,9 @@ EXPORT_SYMBOL_GPL(rkdapl_post_chain);
  * The Rust side declares these structures again (rust/rkdapl/evd.rs, abi/mod.rs) and checks
  * the same sizes, so that a field added on one side only fails the build.
  */
-static_assert(sizeof(struct rkdapl_event) == 120);
-static_assert(offsetof(struct rkdapl_event, flags) == 48);
-static_assert(offsetof(struct rkdapl_event, private_data) == 60);
+static_assert(sizeof(struct rkdapl_event) == 128);
+static_assert(offsetof(struct rkdapl_event, flags) == 56);
+static_assert(offsetof(struct rkdapl_event, private_data) == 68);
 static_assert(sizeof(struct rkdapl_dto) == 64);
 static_assert(offsetof(struct rkdapl_dto, remote) == 24);
 static_assert(offsetof(struct rkdapl_dto, cookie) == 56);

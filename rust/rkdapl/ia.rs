@@ -3,7 +3,10 @@
 //! IA: interface adapter (DAT 2.0 section 6.1), an open RDMA device, and what rkdapl knows at
 //! module level: the devices its ib_client was given and the debugfs root.
 
-use crate::debugfs::{self, IaInfo};
+use crate::{
+    debugfs::{self, IaInfo},
+    evd::{AsyncSlot, Event, EventType},
+};
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::{
     bindings,
@@ -149,6 +152,8 @@ pub(crate) struct Ia {
     /// The IA's debugfs directory, parent of its EPs' directories.
     pub(crate) dir: Dir,
     _info: Pin<KBox<File<IaInfo>>>,
+    /// Where the IA's asynchronous events go (`rkdapl_ia_set_async_evd`).
+    pub(crate) async_slot: Arc<AsyncSlot>,
 }
 
 impl Ia {
@@ -231,6 +236,7 @@ impl Ia {
         let dev_name = CString::try_from(dev.name())?;
         let attrs = dev.attrs();
         let dev_ptr = dev.as_raw() as usize;
+        let async_slot = AsyncSlot::new()?;
         Arc::pin_init(
             try_pin_init!(Ia {
                 live <- new_mutex!(Some(dev), "rkdapl_ia_live"),
@@ -241,6 +247,7 @@ impl Ia {
                 owner,
                 dir,
                 _info: info,
+                async_slot,
             }),
             GFP_KERNEL,
         )
@@ -295,6 +302,14 @@ impl Ia {
         let mut live = self.live.lock();
         self.removed.store(true, Ordering::Release);
         live.take()
+    }
+
+    /// Reports the device's removal on the async EVD: `RKDAPL_ASYNC_IA_CATASTROPHIC`, status
+    /// `-ENODEV`. Process context.
+    pub(crate) fn report_catastrophic(&self) {
+        let mut ev = Event::new(EventType::AsyncIaCatastrophic);
+        ev.status = ENODEV.to_errno();
+        self.async_slot.post(ev);
     }
 
     /// Whether the device was removed. Any context.

@@ -146,6 +146,12 @@ impl Objects {
     fn revoke(&self, broken: bool) -> KVec<kernel::sync::aref::ARef<Device>> {
         // No new objects, connections or grants from here on; calls in progress have finished.
         let mut devs = KVec::new();
+        if broken {
+            // The consumer hears of the removal first on its IA's async EVD.
+            for (_, ia) in self.ias.iter() {
+                ia.report_catastrophic();
+            }
+        }
         for (_, ia) in self.ias.iter() {
             if let Some(d) = ia.revoke() {
                 let _ = devs.push(d, GFP_KERNEL);
@@ -230,7 +236,7 @@ pub(crate) fn owner_gone(name: &CStr) {
     }
     // The module's code and the upcalls' contexts are going: no upcall from here on.
     for (_, e) in o.evds.iter() {
-        e.disable_upcall();
+        e.close();
     }
     let devs = o.revoke(false);
     drop(devs);

@@ -69,7 +69,7 @@ MODULE_PARM_DESC(traffic, "keep RECVs posted and RDMA traffic running until the 
 static struct obs {
 	struct rkdapl_ia *ia;
 	struct rkdapl_pz *pz;
-	struct rkdapl_evd *c_dto, *c_conn, *s_dto, *s_conn, *psp_evd;
+	struct rkdapl_evd *c_dto, *c_conn, *s_dto, *s_conn, *psp_evd, *async;
 	struct rkdapl_psp *psp;
 	struct rkdapl_ep *c_ep, *s_ep;
 	u8 *c_buf, *s_buf;
@@ -116,6 +116,7 @@ static int obs_free(void)
 	FREE(rkdapl_evd_free, o.s_dto);
 	FREE(rkdapl_evd_free, o.s_conn);
 	FREE(rkdapl_evd_free, o.psp_evd);
+	FREE(rkdapl_evd_free, o.async);
 	FREE(rkdapl_pz_free, o.pz);
 	FREE(rkdapl_ia_close, o.ia);
 #undef FREE
@@ -272,7 +273,7 @@ static int traffic_fn(void *arg)
 	struct rkdapl_ia_attr attr;
 	struct rkdapl_pz *pz = NULL;
 	struct rkdapl_event ev;
-	int c_broken, s_broken, pz_r, query_r, sync_r, send_r, i;
+	int c_broken, s_broken, cat, pz_r, query_r, sync_r, send_r, i;
 	u64 cookie = 10000;
 	bool ok;
 
@@ -295,6 +296,7 @@ static int traffic_fn(void *arg)
 		return 0;
 
 	/* The device is going: what the consumer gets. */
+	cat = tr_conn(o.async, RKDAPL_ASYNC_IA_CATASTROPHIC, 20000);
 	c_broken = tr_conn(o.c_conn, RKDAPL_CONNECTION_EVENT_BROKEN, 20000);
 	s_broken = tr_conn(o.s_conn, RKDAPL_CONNECTION_EVENT_BROKEN, 20000);
 	tr_drain(o.c_dto, 0, 2000);
@@ -305,11 +307,11 @@ static int traffic_fn(void *arg)
 	query_r = rkdapl_ia_query(o.ia, &attr);
 	sync_r = rkdapl_lmr_sync_rdma_write(o.s_lmr, 0, 8);
 	send_r = rkdapl_post_send(o.c_ep, &t, 1, 1, 0);
-	ok = c_broken == -ENODEV && s_broken == -ENODEV &&
+	ok = cat == -ENODEV && c_broken == -ENODEV && s_broken == -ENODEV &&
 	     tr.flushed_recv[0] == RECV_POSTED && tr.flushed_recv[1] == RECV_POSTED &&
 	     pz_r == -ENODEV && query_r == -ENODEV && sync_r == -ENODEV && send_r == -ENOTCONN;
-	pr_info("removal: traffic stopped after %u DTOs (post %d, status %d); BROKEN client %d server %d; RECVs flushed client %u/%u server %u/%u; pz_create %d ia_query %d lmr_sync %d post_send %d: %s\n",
-		tr.dtos, tr.stop_post, tr.stop_status, c_broken, s_broken, tr.flushed_recv[0],
+	pr_info("removal: traffic stopped after %u DTOs (post %d, status %d); IA_CATASTROPHIC %d; BROKEN client %d server %d; RECVs flushed client %u/%u server %u/%u; pz_create %d ia_query %d lmr_sync %d post_send %d: %s\n",
+		tr.dtos, tr.stop_post, tr.stop_status, cat, c_broken, s_broken, tr.flushed_recv[0],
 		RECV_POSTED, tr.flushed_recv[1], RECV_POSTED, pz_r, query_r, sync_r, send_r,
 		ok ? "ok" : "FAILED");
 	while (!kthread_should_stop())
@@ -360,6 +362,10 @@ static int __init rkdapl_observe_init(void)
 		r = rkdapl_evd_create(o.ia, 16, &o.s_conn);
 	if (!r)
 		r = rkdapl_evd_create(o.ia, 16, &o.psp_evd);
+	if (!r)
+		r = rkdapl_evd_create(o.ia, 16, &o.async);
+	if (!r)
+		r = rkdapl_ia_set_async_evd(o.ia, o.async);
 	if (r) {
 		pr_err("ia_open/pz_create/evd_create: %d\n", r);
 		goto fail;

@@ -1928,6 +1928,75 @@ out:
 	kfree(u);
 }
 
+/*
+ * The IA's async EVD: argument errors, and an overflow of another EVD of the IA reported
+ * there (connection requests into a PSP EVD of one entry).
+ */
+static void async_evd_tests(struct bctx *b)
+{
+	struct rkdapl_evd *small = NULL, *async = NULL, *other = NULL;
+	struct rkdapl_ia *ia2 = NULL;
+	struct rkdapl_psp *psp = NULL;
+	struct rkdapl_ep *ep[2] = {};
+	struct rkdapl_event ev = {};
+	struct sockaddr_in to = b->self;
+	int r, i;
+
+	r = rkdapl_evd_create(b->ia, 1, &small);
+	r = r ?: rkdapl_evd_create(b->ia, 8, &async);
+	r = r ?: rkdapl_ia_open(dev, &ia2);
+	r = r ?: rkdapl_evd_create(ia2, 8, &other);
+	if (!tap(!r, "async EVD: setup", "%d %s", r, ename(r)))
+		goto out;
+	expect(rkdapl_ia_set_async_evd(NULL, async), -EINVAL, "ia_set_async_evd(NULL IA)");
+	expect(rkdapl_ia_set_async_evd(b->ia, b->foreign), -EINVAL,
+	       "ia_set_async_evd(foreign object)");
+	expect(rkdapl_ia_set_async_evd(b->ia, other), -EXDEV,
+	       "ia_set_async_evd(an EVD of another IA)");
+	expect(rkdapl_ia_set_async_evd(b->ia, async), 0, "ia_set_async_evd(EVD of the IA)");
+
+	to.sin_port = htons(port + 5);
+	r = rkdapl_psp_create(b->ia, port + 5, 8, small, &psp);
+	for (i = 0; !r && i < 2; i++) {
+		r = rkdapl_ep_create(b->pz, b->evd, b->evd, NULL, &ep[i]);
+		r = r ?: rkdapl_ep_connect(ep[i], (struct sockaddr *)&to, 5000, NULL, 0);
+	}
+	r = r ?: conn_expect(async, NULL, RKDAPL_ASYNC_EVD_OVERFLOW, timeout_ms, &ev);
+	tap(!r && ev.evd == small && ev.status == -EOVERFLOW && ev.transferred_length == 1,
+	    "async EVD: two connection requests into a PSP EVD of 1 entry: RKDAPL_ASYNC_EVD_OVERFLOW naming that EVD",
+	    "%d %s, event %u (%s) evd %s status %d lost %llu", r, ename(r), ev.type,
+	    evname(ev.type), ev.evd == small ? "right" : "wrong", ev.status,
+	    ev.transferred_length);
+	memset(&ev, 0, sizeof(ev));
+	r = rkdapl_evd_dequeue(small, &ev);
+	tap(!r && ev.type == RKDAPL_ASYNC_EVD_OVERFLOW && ev.evd == small &&
+	    ev.transferred_length == 1,
+	    "the full EVD itself reports the loss first (1 event lost)",
+	    "%d %s, event %u (%s), lost %llu", r, ename(r), ev.type, evname(ev.type),
+	    ev.transferred_length);
+	r = rkdapl_evd_dequeue(small, &ev);
+	tap(!r && ev.type == RKDAPL_CONNECTION_REQUEST_EVENT, "then the connection request it kept",
+	    "%d %s, event %u (%s)", r, ename(r), ev.type, evname(ev.type));
+	if (!r && ev.type == RKDAPL_CONNECTION_REQUEST_EVENT)
+		rkdapl_cr_reject(ev.cr, NULL, 0);
+	expect(rkdapl_evd_dequeue(async, &ev), -EAGAIN, "async EVD: nothing else queued");
+out:
+	for (i = 0; i < 2; i++)
+		if (ep[i])
+			rkdapl_ep_free(ep[i]);
+	if (psp)
+		expect(rkdapl_psp_free(psp), 0, "psp_free of the overflow test's PSP");
+	evd_drain(b->evd);
+	if (async)
+		expect(rkdapl_evd_free(async), 0, "evd_free of the async EVD (unsets it)");
+	if (small)
+		rkdapl_evd_free(small);
+	if (other)
+		rkdapl_evd_free(other);
+	if (ia2)
+		rkdapl_ia_close(ia2);
+}
+
 /* The DTO forms beyond SEND/RECV/WRITE/READ, on a fresh loopback pair. */
 static void dto_forms(struct bctx *b)
 {
@@ -2741,6 +2810,7 @@ static void badarg_connected(struct bctx *b)
 
 	dto_forms(b);
 	upcall_tests(b);
+	async_evd_tests(b);
 
 	/* --- nobody listening --- */
 	r = rkdapl_ep_create(b->pz, b->c->dto_evd, b->c->conn_evd, NULL, &c2);

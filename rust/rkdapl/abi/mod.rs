@@ -247,6 +247,25 @@ pub(crate) extern "C" fn rkdapl_ia_query_port(
     })())
 }
 
+/// See `rkdapl_ia_set_async_evd` in `include/rkdapl.h`.
+#[no_mangle]
+pub(crate) extern "C" fn rkdapl_ia_set_async_evd(ia: *mut c_void, evd: *mut c_void) -> c_int {
+    errno((|| {
+        let ia: Arc<Ia> = Handles::get(ia, Kind::Ia)?;
+        let e = if evd.is_null() {
+            None
+        } else {
+            let e: Arc<Evd> = Handles::get(evd, Kind::Evd)?;
+            if !e.same_ia(&ia.async_slot) {
+                return Err(EXDEV);
+            }
+            Some(e)
+        };
+        drop(ia.async_slot.set(e));
+        Ok(())
+    })())
+}
+
 /// See `rkdapl_ia_close` in `include/rkdapl.h`.
 #[no_mangle]
 pub(crate) extern "C" fn rkdapl_ia_close(ia: *mut c_void) -> c_int {
@@ -449,7 +468,10 @@ pub(crate) extern "C" fn rkdapl_evd_create(ia: *mut c_void, qlen: u32, evd: *mut
             return Err(EINVAL);
         }
         let ia: Arc<Ia> = Handles::get(ia, Kind::Ia)?;
-        publish(Evd::new(qlen, ia.owner)?, Kind::Evd, evd).map(|_| ())
+        let e = Evd::new(qlen, ia.owner, ia.async_slot.clone())?;
+        let h = publish(e.clone(), Kind::Evd, evd)?;
+        e.set_handle(h);
+        Ok(())
     })())
 }
 
@@ -481,7 +503,7 @@ pub(crate) extern "C" fn rkdapl_evd_wait(evd: *mut c_void, timeout_ms: u32, even
 #[no_mangle]
 pub(crate) extern "C" fn rkdapl_evd_free(evd: *mut c_void) -> c_int {
     // EPs may keep the EVD alive: its upcall, into the consumer, ends here.
-    errno(Handles::remove::<Evd>(evd, Kind::Evd).map(|e| e.disable_upcall()))
+    errno(Handles::remove::<Evd>(evd, Kind::Evd).map(|e| e.close()))
 }
 
 /// See `rkdapl_evd_modify_upcall` in `include/rkdapl.h`.

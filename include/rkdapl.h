@@ -280,10 +280,15 @@ struct rkdapl_ia_attr {
  *	On the passive side both are further clamped to the connecting peer's request
  *	(rkdapl_cr_accept()); the active side gets the passive side's answer through the IB CM.
  * @retry_count: transport retries, 1..7 (default 7). After the last one the DTO in flight
- *	completes with %RKDAPL_DTO_TRANSPORT_ERROR: that is how a dead peer is noticed. rdma_rxe
- *	treats 7 as "retry forever" (the IB spec gives that meaning only to @rnr_retry_count), so
- *	on rxe use 6 or less where a dead peer must be detected.
- * @rnr_retry_count: retries while the peer has no RECV posted, 1..7, 7 = forever (default 7).
+ *	completes with %RKDAPL_DTO_TRANSPORT_ERROR: that is how a dead peer is noticed. The IB CM
+ *	takes it from the connecting (active) side's EP for both ends of the connection; the
+ *	accepting side's value is not used. rdma_rxe treats 7 as "retry forever" (the IB spec
+ *	gives that meaning only to @rnr_retry_count), so on rxe use 6 or less where a dead peer
+ *	must be detected.
+ * @rnr_retry_count: how often the peer retries a SEND (or RDMA WRITE with immediate) that
+ *	finds no RECV posted on this EP, 1..7, 7 = forever (default 7); after the last retry the
+ *	peer's DTO completes with %RKDAPL_DTO_RECEIVER_NOT_READY. The IB CM carries each side's
+ *	value to the other side's QP (REQ and REP), so it is set by the receiving EP.
  */
 struct rkdapl_ep_attr {
 	__u32 max_request_dtos;
@@ -483,6 +488,73 @@ int rkdapl_pz_free(struct rkdapl_pz *pz);
  */
 int rkdapl_lmr_create(struct rkdapl_pz *pz, void *addr, __u64 length, __u32 privileges,
 		      struct rkdapl_lmr **lmr);
+
+struct page;
+struct scatterlist;
+
+/**
+ * rkdapl_lmr_create_pages() - register an array of pages as a local memory region
+ * @pz: the PZ.
+ * @pages: @npages pages, in region order; they need not be contiguous, in low memory or
+ *	mapped in the kernel (alloc_pages(), pin_user_pages(), a page cache folio's pages).
+ *	They must stay allocated until rkdapl_lmr_free() returns; rkdapl takes no reference.
+ * @npages: entries in @pages, at least 1.
+ * @offset: where the region starts in the first page, in bytes, below PAGE_SIZE.
+ * @length: bytes, at least 1, within the pages from @offset.
+ * @privileges: &enum rkdapl_mem_priv mask.
+ * @lmr: the new LMR.
+ *
+ * DAT 2.0's physical memory kinds (DAT_MEM_TYPE_PHYSICAL) in Linux terms. DTOs name the
+ * region by offset as usual; the CPU reaches the memory through the pages (kmap_local_page()),
+ * with the DMA sync rules of rkdapl_lmr_create().
+ * Context: process context, may sleep.
+ * Return: 0; -EINVAL for a bad handle, NULL @pages/@lmr, @npages 0, @offset of a page or more,
+ * zero @length or one beyond the pages, unknown privileges; -EFAULT for a NULL page within the
+ * range; -ENODEV after device removal; -ENOMEM; -EIO if the DMA mapping fails.
+ */
+int rkdapl_lmr_create_pages(struct rkdapl_pz *pz, struct page **pages, __u32 npages,
+			    __u32 offset, __u64 length, __u32 privileges, struct rkdapl_lmr **lmr);
+
+/**
+ * rkdapl_lmr_create_sg() - register a scatterlist the caller built as a local memory region
+ * @pz: the PZ.
+ * @sgl: @nents entries set with sg_set_page() (a page, an offset and a length each; chained
+ *	lists work), not DMA-mapped. rkdapl maps a copy: the list itself may be freed when this
+ *	returns, its pages must stay allocated until rkdapl_lmr_free() returns.
+ * @nents: entries, at least 1.
+ * @privileges: &enum rkdapl_mem_priv mask.
+ * @lmr: the new LMR.
+ *
+ * The region is the entries one after the other (offset 0 is the first entry's first byte).
+ * Any entry layout works for local DTOs; an RMR grant over part of it needs the entries it
+ * covers to meet at page boundaries (-E2BIG from rkdapl_rmr_bind() otherwise), as for any
+ * FRWR registration.
+ * Context: process context, may sleep.
+ * Return: 0; -EINVAL for a bad handle, NULL @sgl/@lmr, @nents 0, a list shorter than @nents,
+ * an entry without a page or of zero length, unknown privileges; -ENODEV after device removal;
+ * -ENOMEM; -EIO if the DMA mapping fails.
+ */
+int rkdapl_lmr_create_sg(struct rkdapl_pz *pz, struct scatterlist *sgl, __u32 nents,
+			 __u32 privileges, struct rkdapl_lmr **lmr);
+
+/**
+ * rkdapl_lmr_alloc() - allocate zeroed memory and register it as a local memory region
+ * @pz: the PZ.
+ * @length: bytes, 1..1 GiB.
+ * @privileges: &enum rkdapl_mem_priv mask.
+ * @addr: set to the memory's kernel address (kvmalloc(): physically contiguous when it can
+ *	be, vmalloc otherwise; page aligned from PAGE_SIZE up).
+ * @lmr: the new LMR.
+ *
+ * The memory belongs to the LMR: rkdapl_lmr_free() unmaps and frees it (and so does the
+ * consumer's unload, for an LMR left open). Use it through @addr with the DMA sync rules of
+ * rkdapl_lmr_create(), until rkdapl_lmr_free() returns 0.
+ * Context: process context, may sleep.
+ * Return: 0; -EINVAL for a bad handle, NULL @addr/@lmr, @length 0 or above 1 GiB, unknown
+ * privileges; -ENODEV after device removal; -ENOMEM; -EIO if the DMA mapping fails.
+ */
+int rkdapl_lmr_alloc(struct rkdapl_pz *pz, __u64 length, __u32 privileges, void **addr,
+		     struct rkdapl_lmr **lmr);
 
 /**
  * rkdapl_lmr_free() - free an LMR and unmap its buffer

@@ -146,3 +146,14 @@ __rust_helper void rust_helper_sg_set_dma(struct scatterlist *sg, dma_addr_t add
 }
 
 #endif /* IS_BUILTIN(CONFIG_INFINIBAND) */
+
+__rust_helper struct page *rust_helper_sg_page(struct scatterlist *sg)
+{
+	return sg_page(sg);
+}
+
+__rust_helper void rust_helper_sg_set_page(struct scatterlist *sg, struct page *page,
+					  unsigned int len, unsigned int offset)
+{
+	sg_set_page(sg, page, len, offset);
+}

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! LMR: local memory region (DAT 2.0 section 6.7), a kernel buffer mapped for the device and
-//! reachable by local DTOs with the PZ's local DMA lkey.
+//! LMR: local memory region (DAT 2.0 section 6.7), kernel memory mapped for the device and
+//! reachable by local DTOs with the PZ's local DMA lkey: the consumer's buffer (kmalloc'd or
+//! vmalloc'd), an array of its pages, a scatterlist it built, or a buffer rkdapl allocates
+//! and frees with the LMR.
 
 use crate::pz::Pz;
 use core::sync::atomic::{AtomicU32, Ordering};
@@ -25,6 +27,9 @@ pub(crate) struct Lmr {
     pub(crate) pz: Arc<Pz>,
     #[pin]
     pub(crate) region: Revocable<DmaRegion>,
+    /// `rkdapl_lmr_alloc`: the memory rkdapl allocated, freed after the region is unmapped
+    /// (fields drop in declaration order).
+    buf: Option<KVVec<u8>>,
     /// The region's length in bytes.
     pub(crate) len: u64,
     pub(crate) privileges: u32,
@@ -39,6 +44,20 @@ impl Lmr {
     ///
     /// `-EINVAL` for unknown privilege bits or a region mapped for another device.
     pub(crate) fn new(pz: Arc<Pz>, region: DmaRegion, privileges: u32) -> Result<Arc<Lmr>> {
+        Self::with_buffer(pz, region, privileges, None)
+    }
+
+    /// Wraps a region mapping `buf`, which the LMR owns and frees after unmapping it.
+    ///
+    /// # Errors
+    ///
+    /// As [`Lmr::new`].
+    pub(crate) fn with_buffer(
+        pz: Arc<Pz>,
+        region: DmaRegion,
+        privileges: u32,
+        buf: Option<KVVec<u8>>,
+    ) -> Result<Arc<Lmr>> {
         if privileges & !MEM_ALL != 0 || !pz.ia.same_device(region.device()) {
             return Err(EINVAL);
         }
@@ -47,6 +66,7 @@ impl Lmr {
             pin_init!(Lmr {
                 pz,
                 region <- Revocable::new(region),
+                buf,
                 len,
                 privileges,
                 inflight: AtomicU32::new(0),

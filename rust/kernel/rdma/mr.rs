@@ -5,9 +5,11 @@
 //! C headers: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h),
 //! [`include/linux/scatterlist.h`](srctree/include/linux/scatterlist.h).
 //!
-//! A [`DmaRegion`] is a kernel buffer (linear-map memory such as kmalloc'd or page-allocated
-//! buffers, or vmalloc'd memory, mapped page by page) turned into a scatterlist and mapped for
-//! the device with `ib_dma_map_sg`. The local HCA reaches it with the PD's local DMA lkey, one
+//! A [`DmaRegion`] is kernel memory turned into a scatterlist and mapped for the device with
+//! `ib_dma_map_sg`: a buffer by its address (linear-map memory such as kmalloc'd or
+//! page-allocated buffers, or vmalloc'd memory, mapped page by page,
+//! [`DmaRegion::new`]), an array of pages ([`DmaRegion::from_pages`]) or a scatterlist the
+//! caller built ([`DmaRegion::from_sg`]). The local HCA reaches it with the PD's local DMA lkey, one
 //! SGE per DMA segment ([`DmaRegion::sges`]).
 //!
 //! A [`FrMr`] is a fast registration memory region (`IB_MR_TYPE_MEM_REG`, "FRWR"): a page list
@@ -105,29 +107,127 @@ impl DmaRegion {
             }
             pages.push(page, GFP_KERNEL)?;
         }
+        // SAFETY: The pages are those of the caller's buffer, which it keeps allocated.
+        unsafe { Self::from_pages_at(dev, &pages, addr - first, len, addr) }
+    }
+
+    /// Maps `len` bytes of the pages `pages`, starting `offset` bytes into the first page
+    /// (`offset < PAGE_SIZE`), for DMA by `dev`. The pages need not be contiguous, mapped in
+    /// the kernel or in low memory; the region has no kernel address ([`Self::addr`] is 0).
+    /// May sleep.
+    ///
+    /// # Errors
+    ///
+    /// `-EINVAL` for no pages, a zero length, an offset of a page or more or a length beyond
+    /// the pages, `-EFAULT` for a NULL page, `-ENOMEM`, `-EIO` if the mapping fails.
+    ///
+    /// # Safety
+    ///
+    /// The pages the range covers stay allocated until the returned region is dropped.
+    pub unsafe fn from_pages(
+        dev: &Device,
+        pages: &[*mut bindings::page],
+        offset: usize,
+        len: usize,
+    ) -> Result<DmaRegion> {
+        let cap = pages.len().checked_mul(PAGE_SIZE).ok_or(EINVAL)?;
+        if pages.is_empty() || offset >= PAGE_SIZE || len == 0 || len > cap - offset {
+            return Err(EINVAL);
+        }
+        let used = &pages[..(offset + len).div_ceil(PAGE_SIZE)];
+        if used.iter().any(|p| p.is_null()) {
+            return Err(EFAULT);
+        }
+        // SAFETY: The caller keeps the pages allocated.
+        unsafe { Self::from_pages_at(dev, used, offset, len, 0) }
+    }
+
+    /// Maps a copy of the caller's scatterlist `sgl` of `nents` entries (each a page, an offset
+    /// and a length, as `sg_set_page` sets them; not DMA-mapped) for DMA by `dev`. The region
+    /// is the entries one after the other; the caller's list is not modified and may be freed
+    /// once this returns. May sleep.
+    ///
+    /// # Errors
+    ///
+    /// `-EINVAL` for NULL, no entries, a list shorter than `nents`, an entry without a page or
+    /// of zero length, `-ENOMEM`, `-EIO` if the mapping fails.
+    ///
+    /// # Safety
+    ///
+    /// `sgl` is a valid scatterlist of at least `nents` entries (chained or not) for the call,
+    /// and the pages it names stay allocated until the returned region is dropped.
+    pub unsafe fn from_sg(
+        dev: &Device,
+        sgl: *mut bindings::scatterlist,
+        nents: usize,
+    ) -> Result<DmaRegion> {
+        if sgl.is_null() || nents == 0 || nents > u32::MAX as usize {
+            return Err(EINVAL);
+        }
         let mut table = bindings::sg_table::default();
-        // SAFETY: `pages` holds `npages` valid pages; `table` is a zeroed table to fill. The
-        // largest segment is 2 GiB, a multiple of the page size.
+        // SAFETY: `table` is a zeroed table; on failure `sg_alloc_table` frees what it took.
+        to_result(unsafe { bindings::sg_alloc_table(&mut table, nents as u32, GFP_KERNEL.as_raw()) })?;
+        // From here the region owns the table: an error return frees it (`Drop`, nothing
+        // mapped yet).
+        let mut region = DmaRegion {
+            dev: dev.into(),
+            table,
+            segs: KVec::new(),
+            addr: 0,
+            len: 0,
+        };
+        let (mut src, mut dst, mut len) = (sgl, region.table.sgl, 0usize);
+        for _ in 0..nents {
+            if src.is_null() || dst.is_null() {
+                return Err(EINVAL);
+            }
+            // SAFETY: `src` is an entry of the caller's list (caller's guarantee), `dst` one of
+            // the `nents` entries of the new table.
+            unsafe {
+                let page = bindings::sg_page(src);
+                let (l, o) = ((*src).length, (*src).offset);
+                if page.is_null() || l == 0 {
+                    return Err(EINVAL);
+                }
+                bindings::sg_set_page(dst, page, l, o);
+                len = len.checked_add(l as usize).ok_or(EINVAL)?;
+                src = bindings::sg_next(src);
+                dst = bindings::sg_next(dst);
+            }
+        }
+        region.len = len;
+        // SAFETY: The table names the caller's pages, which it keeps allocated.
+        unsafe { region.map() }?;
+        Ok(region)
+    }
+
+    /// Maps `len` bytes of `pages` from `offset` into the first; `addr` is the kernel address
+    /// of the first byte, or 0.
+    ///
+    /// # Safety
+    ///
+    /// The pages stay allocated until the region is dropped.
+    unsafe fn from_pages_at(
+        dev: &Device,
+        pages: &[*mut bindings::page],
+        offset: usize,
+        len: usize,
+        addr: usize,
+    ) -> Result<DmaRegion> {
+        let mut table = bindings::sg_table::default();
+        // SAFETY: `pages` holds valid pages; `table` is a zeroed table to fill; the function
+        // only reads the page array. The largest segment is 2 GiB, a multiple of the page size.
         to_result(unsafe {
             bindings::sg_alloc_table_from_pages_segment(
                 &mut table,
-                pages.as_mut_ptr(),
-                npages as u32,
-                (addr - first) as u32,
+                pages.as_ptr().cast_mut(),
+                pages.len() as u32,
+                offset as u32,
                 len,
                 1 << 31,
                 GFP_KERNEL.as_raw(),
             )
         })?;
-        // SAFETY: `table` was just filled; its pages are valid for DMA (caller's guarantee).
-        let nents = unsafe {
-            bindings::ib_dma_map_sg(
-                dev.as_raw(),
-                table.sgl,
-                table.orig_nents as i32,
-                bindings::dma_data_direction::DMA_BIDIRECTIONAL,
-            )
-        };
         let mut region = DmaRegion {
             dev: dev.into(),
             table,
@@ -135,17 +235,37 @@ impl DmaRegion {
             addr,
             len,
         };
+        // SAFETY: The caller keeps the pages allocated.
+        unsafe { region.map() }?;
+        Ok(region)
+    }
+
+    /// Maps the region's table on its device and records the DMA segments.
+    ///
+    /// # Safety
+    ///
+    /// The table's pages stay allocated until the region is dropped.
+    unsafe fn map(&mut self) -> Result {
+        // SAFETY: The table was just filled; its pages are valid for DMA (caller's guarantee).
+        let nents = unsafe {
+            bindings::ib_dma_map_sg(
+                self.dev.as_raw(),
+                self.table.sgl,
+                self.table.orig_nents as i32,
+                bindings::dma_data_direction::DMA_BIDIRECTIONAL,
+            )
+        };
         if nents <= 0 {
-            region.table.nents = 0;
+            self.table.nents = 0;
             return Err(EIO);
         }
-        region.table.nents = nents as u32;
-        let mut sg = region.table.sgl;
+        self.table.nents = nents as u32;
+        let mut sg = self.table.sgl;
         let mut off = 0u64;
         for _ in 0..nents {
             // SAFETY: `sg` walks the `nents` mapped entries of the table.
             let (dma, l) = unsafe { (bindings::sg_dma_address(sg), bindings::sg_dma_len(sg)) };
-            region.segs.push(
+            self.segs.push(
                 Seg {
                     off,
                     dma,
@@ -157,7 +277,7 @@ impl DmaRegion {
             // SAFETY: As above; `sg_next` returns NULL after the last entry.
             sg = unsafe { bindings::sg_next(sg) };
         }
-        Ok(region)
+        Ok(())
     }
 
     /// Length of the region in bytes.
@@ -170,7 +290,8 @@ impl DmaRegion {
         self.len == 0
     }
 
-    /// The kernel virtual address the region starts at.
+    /// The kernel virtual address the region starts at (0 for one made from pages or a
+    /// scatterlist).
     pub fn addr(&self) -> usize {
         self.addr
     }
@@ -350,7 +471,8 @@ impl Drop for DmaRegion {
                 )
             };
         }
-        // SAFETY: The table was allocated by `sg_alloc_table_from_pages_segment`.
+        // SAFETY: The table was allocated by `sg_alloc_table_from_pages_segment` or
+        // `sg_alloc_table`.
         unsafe { bindings::sg_free_table(&mut self.table) };
     }
 }

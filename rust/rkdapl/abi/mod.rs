@@ -356,6 +356,102 @@ pub(crate) extern "C" fn rkdapl_lmr_create(
     })())
 }
 
+/// The device of `pz`'s IA, held live for `f`, which makes the region of a new LMR; the LMR
+/// is published while the IA is live, so a device removal sees it.
+fn lmr_create_with(
+    pz: *mut c_void,
+    lmr: *mut *mut c_void,
+    privileges: u32,
+    f: impl FnOnce(&kernel::rdma::device::Device) -> Result<(DmaRegion, Option<KVVec<u8>>)>,
+) -> Result<usize> {
+    if lmr.is_null() {
+        return Err(EINVAL);
+    }
+    let pz: Arc<Pz> = Handles::get(pz, Kind::Pz)?;
+    let ia = pz.ia.clone();
+    let live = ia.live()?;
+    let dev = live.as_ref().ok_or(ENODEV)?;
+    let (region, buf) = f(dev)?;
+    publish(Lmr::with_buffer(pz, region, privileges, buf)?, Kind::Lmr, lmr)
+}
+
+/// See `rkdapl_lmr_create_pages` in `include/rkdapl.h`.
+#[no_mangle]
+pub(crate) extern "C" fn rkdapl_lmr_create_pages(
+    pz: *mut c_void,
+    pages: *const *mut bindings::page,
+    npages: u32,
+    offset: u32,
+    length: u64,
+    privileges: u32,
+    lmr: *mut *mut c_void,
+) -> c_int {
+    errno((|| {
+        if pages.is_null() || npages == 0 {
+            return Err(EINVAL);
+        }
+        let len = usize::try_from(length).map_err(|_| EINVAL)?;
+        // SAFETY: The C caller passes `npages` readable page pointers at `pages` (not NULL,
+        // checked).
+        let pages = unsafe { core::slice::from_raw_parts(pages, npages as usize) };
+        lmr_create_with(pz, lmr, privileges, |dev| {
+            // SAFETY: The C caller keeps the pages allocated until `rkdapl_lmr_free` returns
+            // (kernel-doc of `rkdapl_lmr_create_pages`), which drops the region.
+            Ok((unsafe { DmaRegion::from_pages(dev, pages, offset as usize, len) }?, None))
+        })
+        .map(|_| ())
+    })())
+}
+
+/// See `rkdapl_lmr_create_sg` in `include/rkdapl.h`.
+#[no_mangle]
+pub(crate) extern "C" fn rkdapl_lmr_create_sg(
+    pz: *mut c_void,
+    sgl: *mut bindings::scatterlist,
+    nents: u32,
+    privileges: u32,
+    lmr: *mut *mut c_void,
+) -> c_int {
+    errno(
+        lmr_create_with(pz, lmr, privileges, |dev| {
+            // SAFETY: The C caller passes a scatterlist of `nents` entries and keeps its pages
+            // allocated until `rkdapl_lmr_free` returns (kernel-doc of `rkdapl_lmr_create_sg`);
+            // `from_sg` refuses NULL.
+            Ok((unsafe { DmaRegion::from_sg(dev, sgl, nents as usize) }?, None))
+        })
+        .map(|_| ()),
+    )
+}
+
+/// Largest `rkdapl_lmr_alloc`, in bytes.
+const MAX_LMR_ALLOC: u64 = 1 << 30;
+
+/// See `rkdapl_lmr_alloc` in `include/rkdapl.h`.
+#[no_mangle]
+pub(crate) extern "C" fn rkdapl_lmr_alloc(
+    pz: *mut c_void,
+    length: u64,
+    privileges: u32,
+    addr: *mut *mut c_void,
+    lmr: *mut *mut c_void,
+) -> c_int {
+    errno((|| {
+        if addr.is_null() || length == 0 || length > MAX_LMR_ALLOC {
+            return Err(EINVAL);
+        }
+        let mut at = 0usize;
+        lmr_create_with(pz, lmr, privileges, |dev| {
+            let buf = KVVec::from_elem(0u8, length as usize, GFP_KERNEL)?;
+            at = buf.as_ptr() as usize;
+            // SAFETY: The LMR owns `buf` and drops it only after the region (field order of
+            // `Lmr`); the vector's heap memory does not move when the vector does.
+            let region = unsafe { DmaRegion::new(dev, at, length as usize) }?;
+            Ok((region, Some(buf)))
+        })?;
+        put(addr, at as *mut c_void)
+    })())
+}
+
 /// See `rkdapl_lmr_free` in `include/rkdapl.h`.
 #[no_mangle]
 pub(crate) extern "C" fn rkdapl_lmr_free(lmr: *mut c_void) -> c_int {

@@ -45,5 +45,5 @@ docs: deps
 clean:
 	rm -rf out
 	find . -name '*.o' -o -name '*.ko' -o -name '*.mod' -o -name '*.mod.c' -o -name '.*.cmd' \
-		-o -name 'modules.order' -o -name 'Module.symvers' -o -name '*.rmeta' | xargs rm -f
+		-o -name 'modules.order' -o -name 'Module.symvers' -o -name '*.rmeta' -o -name '*_generated.h' | xargs rm -f
 endif

@@ -3,6 +3,8 @@
 #   module: load rkdapl.ko, rmmod refused while a consumer holds it
 #   badarg:    rkdapl_test role=badarg (bad arguments; state errors on loopback connections)
 #   loopback:  rkdapl_test role=loopback (server kthread + client over the guest's own IP)
+#   rust:      samples/rust/rkdapl_rust_sample.ko, a Rust consumer of rkdapl's Rust API
+#              (selftests/rust.sh)
 #   observe:   rkdapl_observe.ko holds a live connection; rdma res, debugfs and trace events
 #              are checked against it (selftests/observe.sh)
 #   removal:   rdma link delete rxe0 under live traffic, then rxe0 re-added (selftests/removal.sh;
@@ -25,6 +27,7 @@ set -u
 . "$RKDAPL_TOP/selftests/faults.sh" || exit 1
 . "$RKDAPL_TOP/selftests/rping.sh" || exit 1
 . "$RKDAPL_TOP/selftests/peerkill.sh" || exit 1
+. "$RKDAPL_TOP/selftests/rust.sh" || exit 1
 
 # Starts the two-guest server, signals a.listening once its PSP exists, and stops it if guest
 # B ends without finishing the session.
@@ -57,6 +60,7 @@ if load_provider; then
 	check_refcount
 	run_kmod badarg 1200 -- role=badarg dev=rxe0 peer="$RKDAPL_IP" port=7490
 	run_kmod loopback 1200 -- role=loopback dev=rxe0 peer="$RKDAPL_IP" port=7500
+	rust_suite
 	observe_suite
 	if [ "${RKDAPL_PAIR:-1}" = 1 ]; then
 		serve_two_guest

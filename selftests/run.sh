@@ -21,7 +21,7 @@ one=0
 [ "${1:-}" = --one ] && one=1
 
 kdir=$("$top/scripts/modules.sh" "${FLAVOUR:-debug}" | tail -n 1) || die "scripts/modules.sh failed"
-for f in rkdapl.ko selftests/kmod/rkdapl_test.ko samples/rkdapl_rping.ko; do
+for f in rkdapl.ko rkdapl_rust_sample.ko selftests/kmod/rkdapl_test.ko samples/rkdapl_rping.ko; do
 	[ -f "$top/$f" ] || die "no $f after scripts/modules.sh"
 done
 

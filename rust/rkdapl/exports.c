@@ -49,6 +49,10 @@ EXPORT_SYMBOL_GPL(rkdapl_post_rdma_write_imm);
 EXPORT_SYMBOL_GPL(rkdapl_post_send_with_invalidate);
 EXPORT_SYMBOL_GPL(rkdapl_post_chain);
 
+/* The Rust API (rust/rkdapl/api.rs) for Rust consumer modules: its symbols, listed at build. */
+#define EXPORT_SYMBOL_RUST_GPL(sym) extern int sym; EXPORT_SYMBOL_GPL(sym)
+#include "exports_rkdapl_generated.h"
+
 /*
  * The Rust side declares these structures again (rust/rkdapl/evd.rs, abi/mod.rs) and checks
  * the same sizes, so that a field added on one side only fails the build.

@@ -4,13 +4,15 @@
 //!
 //! The DAT 2.0 / kDAPL object model (IA, PZ, LMR, RMR, EVD, EP, PSP, CR, DTOs with cookies)
 //! on Linux's own RDMA stack: ib_core verbs and completion queues, rdma_cm connections, through
-//! the `kernel::rdma` layer. C modules use it through `include/rkdapl.h` ([`abi`]).
+//! the `kernel::rdma` layer. C modules use it through `include/rkdapl.h` ([`abi`]), Rust
+//! modules through [`api`].
 //!
 //! One file per DAT object; [`dto`] holds the data path and [`abi`] the C entry points.
 
 use kernel::{prelude::*, rdma::client, rdma::device::Device};
 
 mod abi;
+pub mod api;
 mod debugfs;
 mod dto;
 mod ep;

@@ -36,19 +36,19 @@ const MAX_IOV: u32 = 256;
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub(crate) struct LmrTriplet {
-    lmr: *const c_void,
-    offset: u64,
-    length: u64,
+    pub(crate) lmr: *const c_void,
+    pub(crate) offset: u64,
+    pub(crate) length: u64,
 }
 
 /// `struct rkdapl_rmr_triplet`.
 #[repr(C)]
 #[derive(Clone, Copy, Default)]
 pub(crate) struct RmrTriplet {
-    address: u64,
-    rkey: u32,
-    reserved: u32,
-    length: u64,
+    pub(crate) address: u64,
+    pub(crate) rkey: u32,
+    pub(crate) reserved: u32,
+    pub(crate) length: u64,
 }
 
 /// `struct rkdapl_ia_attr`.

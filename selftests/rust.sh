@@ -1,0 +1,31 @@
+#!/bin/bash
+# Sourced by selftests/guest-a.sh (after guest-lib.sh): the Rust consumer.
+#
+#   rust_suite   loads samples/rust/rkdapl_rust_sample.ko, a Rust module built against rkdapl's
+#                crate metadata that uses rkdapl's Rust API (rust/rkdapl/api.rs), not its C
+#                ABI: a loopback connection through a PSP with private data both ways, an RMR
+#                grant, RDMA WRITE and READ of 64 KiB and a SEND, every byte compared in the
+#                module (insmod fails otherwise). Then unloads it and checks that nothing of it
+#                is left in rdma res (its objects freed themselves when dropped).
+
+rust_suite() {
+	local rc=0 line
+	_log "rust: insmod rkdapl_rust_sample.ko addr=$RKDAPL_IP"
+	local ip
+	IFS=. read -r a b c d <<< "$RKDAPL_IP"
+	ip=$(( (a << 24) | (b << 16) | (c << 8) | d ))
+	timeout -k 10 300 insmod "$RKDAPL_TOP/rkdapl_rust_sample.ko" addr=$ip port=7485 || rc=$?
+	line=$(dmesg | grep 'rkdapl_rust_sample: ' | tail -n 1)
+	[ $rc = 0 ] && [[ $line == *"moved 65536 bytes by RDMA WRITE and READ and a 15-byte SEND through rkdapl's Rust API, ok"* ]]
+	t_check $? "rust: a Rust module on rkdapl's Rust API: loopback connection, grant, 64 KiB RDMA WRITE and READ, SEND; bytes compared" \
+		"insmod exit $rc; ${line:-no line from the module}"
+	rdma res show cm_id > /tmp/rust-res.txt 2>&1
+	rdma res show pd >> /tmp/rust-res.txt 2>&1
+	rdma res show mr >> /tmp/rust-res.txt 2>&1
+	! grep -q rkdapl_rust_sample /tmp/rust-res.txt
+	t_check $? "rust: the Rust consumer's objects freed themselves (nothing of it in rdma res)" \
+		"$(grep -c rkdapl_rust_sample /tmp/rust-res.txt) rdma res lines name it"
+	rc=0
+	module_loaded rkdapl_rust_sample && { rmmod rkdapl_rust_sample || rc=$?; }
+	t_check $rc "rust: rmmod of the Rust consumer" "rmmod exit $rc"
+}

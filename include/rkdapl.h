@@ -135,7 +135,9 @@ enum rkdapl_event_flags {
  * enum rkdapl_dto_status - completion status of a DTO (DAT_DTO_COMPLETION_STATUS)
  * @RKDAPL_DTO_SUCCESS: completed.
  * @RKDAPL_DTO_FLUSHED: not executed: the EP was disconnected or freed first.
- * @RKDAPL_DTO_LOCAL_LENGTH_ERROR: a received message did not fit the RECV's buffer.
+ * @RKDAPL_DTO_LOCAL_LENGTH_ERROR: a received message did not fit the RECV's buffer (rdma_rxe
+ *	reports that RECV as %RKDAPL_DTO_LOCAL_EP_ERROR; the sender's SEND completes
+ *	%RKDAPL_DTO_REMOTE_RESPONDER_ERROR, and the connection breaks).
  * @RKDAPL_DTO_LOCAL_EP_ERROR: the local QP could not process the request.
  * @RKDAPL_DTO_LOCAL_PROTECTION_ERROR: local memory failed its key or privileges.
  * @RKDAPL_DTO_BAD_RESPONSE: the peer answered with a malformed response.
@@ -809,6 +811,22 @@ int rkdapl_ep_disconnect(struct rkdapl_ep *ep);
  * Return: 0; -EINVAL for a bad handle or NULL @state.
  */
 int rkdapl_ep_get_state(struct rkdapl_ep *ep, __u32 *state);
+
+/**
+ * rkdapl_ep_query() - the EP's attributes, and what connecting settled
+ * @ep: the EP.
+ * @attr: filled in: the attributes the EP was created with, defaults and device limits
+ *	applied; once the connection got as far as the IB CM's REQ/REP (accepted, or
+ *	established on the connecting side), &rkdapl_ep_attr.max_rdma_read_in and
+ *	&rkdapl_ep_attr.max_rdma_read_out are the values settled with the peer: this EP serves
+ *	at most max_rdma_read_in of the peer's RDMA READs at once and issues at most
+ *	max_rdma_read_out, each no more than the peer's opposite number.
+ *
+ * DAT 2.0 dat_ep_query().
+ * Context: any context.
+ * Return: 0; -EINVAL for a bad handle or NULL @attr.
+ */
+int rkdapl_ep_query(struct rkdapl_ep *ep, struct rkdapl_ep_attr *attr);
 
 /**
  * rkdapl_ep_free() - disconnect (abruptly) and free an EP

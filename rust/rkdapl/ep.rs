@@ -190,6 +190,9 @@ pub(crate) struct Conn {
     pub(crate) id: Option<Arc<EpCmId>>,
     /// Whether the consumer was told the connection is up (so a later loss is reported).
     pub(crate) was_connected: bool,
+    /// RDMA READs the peer may have in flight against us and we against the peer, as
+    /// settled with the peer through the IB CM (REQ/REP), once connecting got that far.
+    pub(crate) rd: Option<(u32, u32)>,
 }
 
 /// An endpoint.
@@ -272,7 +275,12 @@ impl Ep {
                 rq,
                 handle: AtomicUsize::new(0),
                 conn <- new_spinlock_irq!(
-                    Conn { state: EpState::Unconnected, id: None, was_connected: false },
+                    Conn {
+                        state: EpState::Unconnected,
+                        id: None,
+                        was_connected: false,
+                        rd: None
+                    },
                     "rkdapl_ep_conn"
                 ),
                 pending <- new_mutex!(None, "rkdapl_ep_pending"),
@@ -458,6 +466,13 @@ impl Ep {
                     let mut c = self.conn.lock();
                     c.state = EpState::Connected;
                     c.was_connected = true;
+                    if c.rd.is_none() {
+                        // Active side: the passive side's answer (REP), which it clamped to
+                        // this side's request; the IB CM hands it over from this side's view
+                        // (the READs we serve, the READs we issue: cm.c swaps the REP's).
+                        let (rr, id) = ev.conn_param();
+                        c.rd = Some((u32::from(rr), u32::from(id)));
+                    }
                 }
                 self.conn_event(EventType::Established, 0, ev.private_data());
             }
@@ -523,9 +538,14 @@ impl Ep {
             c.id = Some(id.clone());
         }
         *id.handler().target.lock() = CmTarget::Ep(self.clone());
-        let r = self
-            .create_qp(&id)
-            .and_then(|()| id.accept(&self.conn_param(private_data, Some(peer_rd))));
+        let param = self.conn_param(private_data, Some(peer_rd));
+        // What this side's QP gets: it serves `responder_resources` READs and issues
+        // `initiator_depth`.
+        self.conn.lock().rd = Some((
+            u32::from(param.responder_resources),
+            u32::from(param.initiator_depth),
+        ));
+        let r = self.create_qp(&id).and_then(|()| id.accept(&param));
         if let Err(e) = r {
             let id = {
                 let mut c = self.conn.lock();
@@ -538,6 +558,17 @@ impl Ep {
             return Err(e);
         }
         Ok(())
+    }
+
+    /// The EP's attributes: those it was created with, defaults resolved, and once connected
+    /// the RDMA READ limits settled with the peer. Any context.
+    pub(crate) fn query(&self) -> EpAttr {
+        let mut a = self.attr;
+        if let Some((rd_in, rd_out)) = self.conn.lock().rd {
+            a.max_rdma_read_in = rd_in;
+            a.max_rdma_read_out = rd_out;
+        }
+        a
     }
 
     /// Starts a graceful disconnect; `RKDAPL_CONNECTION_EVENT_DISCONNECTED` follows. May sleep.

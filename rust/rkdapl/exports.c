@@ -36,6 +36,7 @@ EXPORT_SYMBOL_GPL(rkdapl_ep_create);
 EXPORT_SYMBOL_GPL(rkdapl_ep_connect);
 EXPORT_SYMBOL_GPL(rkdapl_ep_disconnect);
 EXPORT_SYMBOL_GPL(rkdapl_ep_get_state);
+EXPORT_SYMBOL_GPL(rkdapl_ep_query);
 EXPORT_SYMBOL_GPL(rkdapl_ep_free);
 EXPORT_SYMBOL_GPL(rkdapl_psp_create);
 EXPORT_SYMBOL_GPL(rkdapl_psp_free);

@@ -36,6 +36,7 @@
 #include <linux/vmalloc.h>
 #include <linux/mm.h>
 #include <linux/kthread.h>
+#include <linux/sched/signal.h>
 #include <linux/completion.h>
 #include <linux/mutex.h>
 #include <linux/jiffies.h>
@@ -2252,10 +2253,128 @@ static void rnr_tests(struct bctx *b)
 	tap(!r && ev.status == RKDAPL_DTO_RECEIVER_NOT_READY,
 	    "an RDMA WRITE with immediate with no RECV posted at the peer completes RECEIVER_NOT_READY",
 	    "%d %s, status %d (%s)", r, ename(r), ev.status, stname(ev.status));
+
+	/* a SEND longer than the peer's RECV buffer */
+	pair_close(b);
+	r = pair_connect(b, why);
+	if (r) {
+		tap(false, "local length: connection", "%s", why);
+		goto out;
+	}
+	{
+		struct rkdapl_lmr_triplet rx = { b->lmr_b, 8192, 16 };
+		u64 rc = next_cookie(b->s);
+		struct rkdapl_event sev = {};
+
+		memset(b->bufb + 8192, 0x77, 64);
+		r = rkdapl_post_recv(b->s->ep, &rx, 1, rc, 0);
+		c = next_cookie(b->c);
+		r = r ?: rkdapl_post_send(b->c->ep, &t, 1, c, 0);
+		r = r ?: wait_cookie(b->s, rc, &sev);
+		r = r ?: wait_cookie(b->c, c, &ev);
+		/*
+		 * IB spec 9.9.3.1.2 (class C, RC): the responder NAKs Invalid Request and fails
+		 * the RECV; rdma_rxe reports it as a local QP error, others as a length error.
+		 */
+		tap(!r && (sev.status == RKDAPL_DTO_LOCAL_LENGTH_ERROR ||
+			   sev.status == RKDAPL_DTO_LOCAL_EP_ERROR) &&
+		    ev.status == RKDAPL_DTO_REMOTE_RESPONDER_ERROR &&
+		    all_bytes(b->bufb + 8192 + 16, 48, 0x77),
+		    "a 64-byte SEND into a 16-byte RECV: the RECV fails (LOCAL_LENGTH or, on rxe, LOCAL_EP), the SEND REMOTE_RESPONDER_ERROR, nothing written past the RECV buffer",
+		    "%d %s, RECV status %d (%s), SEND status %d (%s)", r, ename(r), sev.status,
+		    stname(sev.status), ev.status, stname(ev.status));
+	}
 out:
 	pair_close(b);
 	if (rmr)
 		rkdapl_rmr_free(rmr);
+}
+
+/*
+ * RDMA READ limits settled between the two sides: the client asks to serve 2 and issue 3,
+ * the server to serve 5 and issue 1; each side ends up issuing no more than the other serves.
+ */
+static void rd_negotiation_test(struct bctx *b)
+{
+	struct rkdapl_ep_attr ca = { .max_request_iov = 256, .max_rdma_read_in = 2,
+				     .max_rdma_read_out = 3 };
+	struct rkdapl_ep_attr sa = { .max_request_iov = 256, .max_rdma_read_in = 5,
+				     .max_rdma_read_out = 1 };
+	struct rkdapl_ep_attr q = {}, cq = {}, sq = {};
+	struct rkdapl_ep *e = NULL;
+	char why[WHY] = "";
+	int r;
+
+	r = rkdapl_ep_create(b->pz, b->evd, b->evd, NULL, &e);
+	r = r ?: rkdapl_ep_query(e, &q);
+	tap(!r && q.max_rdma_read_in == min(4u, b->attr.max_rdma_read_in) &&
+	    q.max_rdma_read_out == min(4u, b->attr.max_rdma_read_out) && q.max_request_dtos == 64 &&
+	    q.retry_count == 7 && q.rnr_retry_count == 7,
+	    "ep_query of an unconnected EP: the defaults (64 DTOs, 4 RDMA READs each way, retries 7)",
+	    "%d %s: dtos %u, read in %u out %u, retry %u rnr %u", r, ename(r), q.max_request_dtos,
+	    q.max_rdma_read_in, q.max_rdma_read_out, q.retry_count, q.rnr_retry_count);
+	expect(rkdapl_ep_query(e, NULL), -EINVAL, "ep_query(NULL attr)");
+	expect(rkdapl_ep_query(b->foreign, &q), -EINVAL, "ep_query(foreign object)");
+	if (e)
+		rkdapl_ep_free(e);
+	r = pair_connect_attr(b, &ca, &sa, why);
+	r = r ?: rkdapl_ep_query(b->c->ep, &cq);
+	r = r ?: rkdapl_ep_query(b->s->ep, &sq);
+	tap(!r && cq.max_rdma_read_out == 3 && sq.max_rdma_read_in == 3 &&
+	    sq.max_rdma_read_out == 1 && cq.max_rdma_read_in == 1,
+	    "RDMA READ limits settled (client asks in 2 out 3, server in 5 out 1): client in 1 out 3, server in 3 out 1",
+	    "%d %s %s: client in %u out %u, server in %u out %u", r, ename(r), why,
+	    cq.max_rdma_read_in, cq.max_rdma_read_out, sq.max_rdma_read_in,
+	    sq.max_rdma_read_out);
+	pair_close(b);
+}
+
+/* rkdapl_evd_wait() in a kthread that gets a signal: -EINTR. */
+struct intr_ctx {
+	struct rkdapl_evd *evd;
+	struct completion waiting, done;
+	int ret;
+};
+
+static int intr_fn(void *arg)
+{
+	struct intr_ctx *x = arg;
+	struct rkdapl_event ev;
+
+	allow_signal(SIGUSR1);
+	complete(&x->waiting);
+	x->ret = rkdapl_evd_wait(x->evd, 20000, &ev);
+	complete(&x->done);
+	while (!kthread_should_stop())
+		schedule_timeout_interruptible(HZ / 10);
+	return 0;
+}
+
+static void evd_intr_test(struct bctx *b)
+{
+	struct intr_ctx x = { .ret = 1 };
+	struct task_struct *t;
+	unsigned long t0 = jiffies;
+	int r;
+
+	r = rkdapl_evd_create(b->ia, 4, &x.evd);
+	init_completion(&x.waiting);
+	init_completion(&x.done);
+	t = r ? ERR_PTR(r) : kthread_run(intr_fn, &x, "rkdapl_intr");
+	if (!tap(!IS_ERR(t), "evd_wait interrupted: setup", "%ld", PTR_ERR(t)))
+		goto out;
+	wait_for_completion(&x.waiting);
+	msleep(200);
+	send_sig(SIGUSR1, t, 1);
+	r = wait_for_completion_timeout(&x.done, msecs_to_jiffies(30000)) ? 0 : -ETIMEDOUT;
+	tap(!r && x.ret == -EINTR && time_before(jiffies, t0 + msecs_to_jiffies(10000)),
+	    "evd_wait(20 s) in a thread that gets a signal returns -EINTR at once",
+	    "%d %s, evd_wait = %d %s after %u ms", r, ename(r), x.ret, ename(x.ret),
+	    jiffies_to_msecs(jiffies - t0));
+	kthread_stop(t);
+out:
+	if (x.evd)
+		rkdapl_evd_free(x.evd);
 }
 
 /*
@@ -3143,6 +3262,8 @@ static void badarg_connected(struct bctx *b)
 	async_evd_tests(b);
 	lmr_kinds(b);
 	rnr_tests(b);
+	evd_intr_test(b);
+	rd_negotiation_test(b);
 
 	/* --- nobody listening --- */
 	r = rkdapl_ep_create(b->pz, b->c->dto_evd, b->c->conn_evd, NULL, &c2);

@@ -703,6 +703,15 @@ pub(crate) extern "C" fn rkdapl_ep_free(ep: *mut c_void) -> c_int {
 // ---------------------------------------------------------------------------------------------
 // PSP and CR
 
+/// See `rkdapl_ep_query` in `include/rkdapl.h`.
+#[no_mangle]
+pub(crate) extern "C" fn rkdapl_ep_query(ep: *mut c_void, attr: *mut EpAttr) -> c_int {
+    errno((|| {
+        let e: Arc<Ep> = Handles::get(ep, Kind::Ep)?;
+        put(attr, e.query())
+    })())
+}
+
 /// See `rkdapl_psp_create` in `include/rkdapl.h`.
 #[no_mangle]
 pub(crate) extern "C" fn rkdapl_psp_create(

@@ -290,7 +290,8 @@ impl Lmr {
         self.len == 0
     }
 
-    /// Copies `data` to offset `off` and makes it visible to the device
+    /// Copies `data` to offset `off` (`&mut`: no other CPU access meanwhile) and makes it
+    /// visible to the device
     /// (`rkdapl_lmr_sync_rdma_read`), for a SEND, an RDMA WRITE source or a peer's READ. Do not
     /// change memory a posted DTO is sending. Any context.
     ///
@@ -298,7 +299,7 @@ impl Lmr {
     ///
     /// `ERANGE` if the range leaves the LMR, `ENODEV` after device removal.
     #[inline(never)]
-    pub fn write(&self, off: usize, data: &[u8]) -> Result {
+    pub fn write(&mut self, off: usize, data: &[u8]) -> Result {
         let end = off.checked_add(data.len()).ok_or(ERANGE)?;
         if end > self.len {
             return Err(ERANGE);
@@ -592,7 +593,8 @@ impl Cr {
             private_data.as_ptr().cast(),
             private_data.len() as u32,
         ));
-        if r.is_err() {
+        // These are refused before the request is consumed; after, it is gone.
+        if matches!(r, Err(e) if e == EISCONN || e == EXDEV || e == EINVAL) {
             abi::rkdapl_cr_reject(h.raw(), core::ptr::null(), 0);
         }
         r

@@ -221,21 +221,22 @@ pub(crate) enum OneOrMore<T> {
 }
 
 impl<T> OneOrMore<T> {
-    /// Appends `v`; allocates only from the second item on.
+    /// Appends `v`; allocates only from the second item on. On failure the list keeps what
+    /// it held (and `v` is dropped).
     pub(crate) fn push(&mut self, v: T, flags: kernel::alloc::Flags) -> Result {
-        *self = match core::mem::replace(self, OneOrMore::Empty) {
-            OneOrMore::Empty => OneOrMore::One(v),
-            OneOrMore::One(first) => {
+        match self {
+            OneOrMore::Empty => *self = OneOrMore::One(v),
+            OneOrMore::One(_) => {
                 let mut k = KVec::with_capacity(4, flags)?;
-                k.push(first, flags)?;
-                k.push(v, flags)?;
-                OneOrMore::More(k)
+                if let OneOrMore::One(first) = core::mem::replace(self, OneOrMore::Empty) {
+                    // Cannot fail: the capacity is 4.
+                    let _ = k.push_within_capacity(first);
+                }
+                let _ = k.push_within_capacity(v);
+                *self = OneOrMore::More(k);
             }
-            OneOrMore::More(mut k) => {
-                k.push(v, flags)?;
-                OneOrMore::More(k)
-            }
-        };
+            OneOrMore::More(k) => k.push(v, flags)?,
+        }
         Ok(())
     }
 
@@ -438,7 +439,8 @@ unsafe impl CqeDone for DtoCtx {
             // In-order completion: unsignalled DTOs posted before this one are done too.
             this.ring.reap_before(this.seq.load(Ordering::Acquire));
         }
-        let inv_rkey = wc.invalidated_rkey();
+        // The flags of a failed completion are undefined (IB spec 11.4.2.1).
+        let inv_rkey = wc.is_ok().then(|| wc.invalidated_rkey()).flatten();
         if let (Some(rkey), Some(pz)) = (inv_rkey, this.ring.pz.as_ref()) {
             // The device invalidated the rkey before completing the RECV; end the grant first,
             // so that a consumer seeing the event finds the RMR unbound. Completions run in
@@ -880,8 +882,10 @@ impl DtoRing {
     ) -> core::result::Result<(), (Error, usize)> {
         let max_sge = max_sge.max(1) as usize;
         // First every DTO takes and arms its context, so that the SGE lists are in their
-        // final place before work requests point at them.
+        // final place before work requests point at them. Room for all of them first, so
+        // that no context is taken before an allocation that could fail.
         let mut prep = OneOrMore::Empty;
+        prep.reserve(dtos.len(), GFP_ATOMIC).map_err(|e| (e, 0))?;
         let mut first_err = None;
         for d in dtos {
             let p = match self.prepare(d, max_sge) {

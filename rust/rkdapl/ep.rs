@@ -550,6 +550,7 @@ impl Ep {
             let id = {
                 let mut c = self.conn.lock();
                 c.state = EpState::Unconnected;
+                c.rd = None;
                 c.id.take()
             };
             if let Some(id) = id {

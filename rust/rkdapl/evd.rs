@@ -50,6 +50,13 @@ struct Upcall {
 // the consumer made callable from any thread (the C API's contract).
 unsafe impl Send for Upcall {}
 
+/// The upcall now, and its generation: each change starts a new one, and calls count in
+/// `running[gen % 2]`, so a change waits only for the calls of the upcall it replaced.
+struct UpcallState {
+    up: Option<Upcall>,
+    gen: usize,
+}
+
 /// Private data bytes an event carries at most (`RKDAPL_MAX_PRIVATE_DATA`).
 pub(crate) const MAX_PRIVATE_DATA: usize = 56;
 
@@ -196,9 +203,12 @@ pub(crate) struct Evd {
     cv: CondVar,
     /// The upcall, if enabled; read and `running` raised under this lock.
     #[pin]
-    upcall: SpinLockIrq<Option<Upcall>>,
-    /// Upcalls in progress.
-    running: AtomicU32,
+    upcall: SpinLockIrq<UpcallState>,
+    /// Upcalls in progress, per generation parity.
+    running: [AtomicU32; 2],
+    /// Serialises changes of the upcall.
+    #[pin]
+    modify: Mutex<()>,
     /// Serialises `SINGLE_INSTANCE` upcalls.
     #[pin]
     single: Mutex<()>,
@@ -226,8 +236,9 @@ impl Evd {
                 owner,
                 q <- new_spinlock_irq!(Queue { ring, head: 0, len: 0, lost: 0, lost_total: 0 }, "rkdapl_evd"),
                 cv <- new_condvar!("rkdapl_evd_wait"),
-                upcall <- new_spinlock_irq!(None, "rkdapl_evd_upcall"),
-                running: AtomicU32::new(0),
+                upcall <- new_spinlock_irq!(UpcallState { up: None, gen: 0 }, "rkdapl_evd_upcall"),
+                running: [AtomicU32::new(0), AtomicU32::new(0)],
+                modify <- new_mutex!((), "rkdapl_evd_upcall_modify"),
                 single <- new_mutex!((), "rkdapl_evd_upcall_single"),
                 ia_slot,
                 handle: AtomicUsize::new(0),
@@ -257,9 +268,17 @@ impl Evd {
                 single: p == UpcallPolicy::SingleInstance,
             }),
         };
-        *self.upcall.lock() = up;
-        // Calls that read the old upcall raised `running` under the lock: wait for them.
-        while self.running.load(Ordering::Acquire) != 0 {
+        let _serial = self.modify.lock();
+        let old = {
+            let mut st = self.upcall.lock();
+            let old = st.gen;
+            st.up = up;
+            st.gen = old.wrapping_add(1);
+            old
+        };
+        // Calls of the old upcall raised their counter under the lock: wait for them (calls of
+        // the new one count in the other counter, so steady traffic cannot hold this up).
+        while self.running[old & 1].load(Ordering::Acquire) != 0 {
             fsleep(Delta::from_millis(1));
         }
         Ok(())
@@ -290,13 +309,14 @@ impl Evd {
 
     /// Hands `ev` to the upcall if one is set; gives it back otherwise. Process context.
     fn try_upcall(&self, ev: Event) -> Option<Event> {
-        let up = {
+        let (up, idx) = {
             let g = self.upcall.lock();
-            let Some(up) = *g else {
+            let Some(up) = g.up else {
                 return Some(ev);
             };
-            self.running.fetch_add(1, Ordering::AcqRel);
-            up
+            let idx = g.gen & 1;
+            self.running[idx].fetch_add(1, Ordering::AcqRel);
+            (up, idx)
         };
         let serial = up.single.then(|| self.single.lock());
         // SAFETY: The consumer set `f` and `ctx` with `rkdapl_evd_modify_upcall`, whose contract
@@ -304,7 +324,7 @@ impl Evd {
         // (`running`). `ev` is valid for the call.
         unsafe { (up.f)(up.ctx, &ev) };
         drop(serial);
-        self.running.fetch_sub(1, Ordering::AcqRel);
+        self.running[idx].fetch_sub(1, Ordering::AcqRel);
         None
     }
 

@@ -88,7 +88,7 @@ fn run() -> Result {
     let ia = Ia::open_addr(&here, OWNER)?;
     let pz = Pz::new(&ia)?;
     let (c_evd, s_evd, psp_evd) = (Evd::new(&ia, 64)?, Evd::new(&ia, 64)?, Evd::new(&ia, 8)?);
-    let c_lmr = Lmr::alloc(&pz, size + 64, MEM_LOCAL_WRITE)?;
+    let mut c_lmr = Lmr::alloc(&pz, size + 64, MEM_LOCAL_WRITE)?;
     let s_lmr = Lmr::alloc(&pz, size, MEM_LOCAL_WRITE | MEM_REMOTE_READ | MEM_REMOTE_WRITE)?;
     let psp = Psp::new(&ia, port.value(), 4, &psp_evd)?;
 

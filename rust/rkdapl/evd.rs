@@ -17,7 +17,7 @@
 
 use core::{
     ffi::c_void,
-    sync::atomic::{AtomicU32, AtomicUsize, Ordering},
+    sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering},
 };
 use kernel::{
     new_condvar, new_mutex, new_spinlock_irq, pr_warn_once,
@@ -171,11 +171,20 @@ impl AsyncSlot {
         )
     }
 
-    /// Sets (or clears) the async EVD. Any context; the old one is dropped by the caller's
-    /// caller (it may hold the last reference only if its handle was freed, which clears the
-    /// slot first).
-    pub(crate) fn set(&self, evd: Option<Arc<Evd>>) -> Option<Arc<Evd>> {
-        core::mem::replace(&mut *self.evd.lock(), evd)
+    /// Sets (or clears) the async EVD; returns the old one for the caller to drop. Any
+    /// context.
+    ///
+    /// # Errors
+    ///
+    /// `-EINVAL` for an EVD already closed (its handle freed meanwhile): it could never be
+    /// taken out of the slot again.
+    pub(crate) fn set(&self, evd: Option<Arc<Evd>>) -> Result<Option<Arc<Evd>>> {
+        let mut g = self.evd.lock();
+        // `Evd::close` sets `closed` before it looks at the slot under this lock.
+        if evd.as_ref().is_some_and(|e| e.closed.load(Ordering::Acquire)) {
+            return Err(EINVAL);
+        }
+        Ok(core::mem::replace(&mut *g, evd))
     }
 
     /// Posts `ev` on the async EVD, if one is set. Process context, no rkdapl lock held.
@@ -209,6 +218,8 @@ pub(crate) struct Evd {
     /// Serialises changes of the upcall.
     #[pin]
     modify: Mutex<()>,
+    /// Set by [`Evd::close`]: no upcall and no async-EVD role from then on.
+    closed: AtomicBool,
     /// Serialises `SINGLE_INSTANCE` upcalls.
     #[pin]
     single: Mutex<()>,
@@ -239,6 +250,7 @@ impl Evd {
                 upcall <- new_spinlock_irq!(UpcallState { up: None, gen: 0 }, "rkdapl_evd_upcall"),
                 running: [AtomicU32::new(0), AtomicU32::new(0)],
                 modify <- new_mutex!((), "rkdapl_evd_upcall_modify"),
+                closed: AtomicBool::new(false),
                 single <- new_mutex!((), "rkdapl_evd_upcall_single"),
                 ia_slot,
                 handle: AtomicUsize::new(0),
@@ -271,6 +283,11 @@ impl Evd {
         let _serial = self.modify.lock();
         let old = {
             let mut st = self.upcall.lock();
+            // A call that found the handle before `rkdapl_evd_free` must not enable an upcall
+            // after it (the consumer may free the context or unload).
+            if up.is_some() && self.closed.load(Ordering::Acquire) {
+                return Err(EINVAL);
+            }
             let old = st.gen;
             st.up = up;
             st.gen = old.wrapping_add(1);
@@ -288,6 +305,11 @@ impl Evd {
     /// now on (waits for calls in progress), and it is no longer its IA's async EVD. EPs
     /// still using it keep it, as a queue. Process context; sleeps.
     pub(crate) fn close(self: &Arc<Self>) {
+        // Under the upcall lock, so that `modify_upcall` sees it before enabling anything.
+        {
+            let _g = self.upcall.lock();
+            self.closed.store(true, Ordering::Release);
+        }
         let _ = self.modify_upcall(UpcallPolicy::Disable, None, core::ptr::null_mut());
         let mut g = self.ia_slot.evd.lock();
         if g.as_ref().is_some_and(|e| Arc::ptr_eq(e, self)) {

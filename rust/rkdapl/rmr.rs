@@ -46,6 +46,9 @@ struct RmrState {
     /// The FRWR MR; `None` once the device was removed.
     mr: Option<FrMr>,
     bound: Option<Binding>,
+    /// Set by [`Rmr::release`] (`rkdapl_rmr_free`): a bind racing the free is refused, so no
+    /// grant is listed for an RMR nobody can unbind.
+    released: bool,
 }
 
 /// A remote memory region.
@@ -67,7 +70,7 @@ impl Rmr {
         let pages = pz.ia.attrs().max_fast_reg_page_list_len.max(1);
         let mr = Some(FrMr::new(&pz.pd()?, pages)?);
         Arc::pin_init(
-            pin_init!(Rmr { pz, st <- new_mutex!(RmrState { mr, bound: None }, "rkdapl_rmr") }),
+            pin_init!(Rmr { pz, st <- new_mutex!(RmrState { mr, bound: None, released: false }, "rkdapl_rmr") }),
             GFP_KERNEL,
         )
     }
@@ -114,6 +117,9 @@ impl Rmr {
         // only after taking the IA's live lock and finding it free) while it is borrowed here.
         let region = unsafe { lmr.region.access() };
         let mut st = self.st.lock();
+        if st.released {
+            return Err(EINVAL);
+        }
         if st.bound.is_some() {
             return Err(EBUSY);
         }
@@ -163,8 +169,9 @@ impl Rmr {
     }
 
     /// `rkdapl_rmr_free`: the consumer lets go of the RMR; a peer's SEND with invalidate no
-    /// longer finds it. Any context.
+    /// longer finds it, and binding it is refused. Process context (takes its mutex).
     pub(crate) fn release(&self) {
+        self.st.lock().released = true;
         drop(self.pz.remove_grant(self));
     }
 

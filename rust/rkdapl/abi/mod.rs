@@ -261,7 +261,7 @@ pub(crate) extern "C" fn rkdapl_ia_set_async_evd(ia: *mut c_void, evd: *mut c_vo
             }
             Some(e)
         };
-        drop(ia.async_slot.set(e));
+        drop(ia.async_slot.set(e)?);
         Ok(())
     })())
 }

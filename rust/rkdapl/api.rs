@@ -92,6 +92,19 @@ impl Handle {
     }
 }
 
+/// `impl Drop for $t` that frees the handle with the C call `$free` (its result is not
+/// needed: the handle is valid, and a refusal leaves it for the consumer's unload).
+macro_rules! frees_on_drop {
+    ($t:ident, $free:ident) => {
+        impl Drop for $t {
+            #[inline(never)]
+            fn drop(&mut self) {
+                abi::$free(self.0.raw());
+            }
+        }
+    };
+}
+
 /// An interface adapter: an open RDMA device (`rkdapl_ia_open`).
 pub struct Ia(Handle);
 
@@ -123,12 +136,7 @@ impl Ia {
     }
 }
 
-impl Drop for Ia {
-    #[inline(never)]
-    fn drop(&mut self) {
-        abi::rkdapl_ia_close(self.0.raw());
-    }
-}
+frees_on_drop!(Ia, rkdapl_ia_close);
 
 /// A protection zone, an IB PD (`rkdapl_pz_create`).
 pub struct Pz(Handle);
@@ -147,12 +155,7 @@ impl Pz {
     }
 }
 
-impl Drop for Pz {
-    #[inline(never)]
-    fn drop(&mut self) {
-        abi::rkdapl_pz_free(self.0.raw());
-    }
-}
+frees_on_drop!(Pz, rkdapl_pz_free);
 
 /// One event taken from an [`Evd`] (`struct rkdapl_event`).
 pub struct Event(RawEvent);
@@ -239,12 +242,7 @@ impl Evd {
     }
 }
 
-impl Drop for Evd {
-    #[inline(never)]
-    fn drop(&mut self) {
-        abi::rkdapl_evd_free(self.0.raw());
-    }
-}
+frees_on_drop!(Evd, rkdapl_evd_free);
 
 /// A local memory region over memory rkdapl allocated (`rkdapl_lmr_alloc`).
 ///
@@ -414,12 +412,7 @@ impl Rmr {
     }
 }
 
-impl Drop for Rmr {
-    #[inline(never)]
-    fn drop(&mut self) {
-        abi::rkdapl_rmr_free(self.0.raw());
-    }
-}
+frees_on_drop!(Rmr, rkdapl_rmr_free);
 
 /// An endpoint: one reliable connection (`rkdapl_ep_create`).
 pub struct Ep(Handle);
@@ -509,8 +502,7 @@ impl Ep {
         remote: &RemoteRegion,
         cookie: u64,
     ) -> Result {
-        let (t, r) = (lmr.triplet(off, len), Self::remote(remote));
-        to_result(abi::rkdapl_post_rdma_write(self.0.raw(), &t, 1, &r, cookie, 0))
+        self.post_rdma(abi::rkdapl_post_rdma_write, lmr, off, len, remote, cookie)
     }
 
     /// RDMA READ of `len` bytes at the start of `remote` into `[off, off + len)` of `lmr`
@@ -528,26 +520,38 @@ impl Ep {
         remote: &RemoteRegion,
         cookie: u64,
     ) -> Result {
-        let (t, r) = (lmr.triplet(off, len), Self::remote(remote));
-        to_result(abi::rkdapl_post_rdma_read(self.0.raw(), &t, 1, &r, cookie, 0))
+        self.post_rdma(abi::rkdapl_post_rdma_read, lmr, off, len, remote, cookie)
     }
 
-    fn remote(r: &RemoteRegion) -> RmrTriplet {
-        RmrTriplet {
-            address: r.address,
-            rkey: r.rkey,
+    /// One RDMA DTO through the C entry point `post`.
+    fn post_rdma(
+        &self,
+        post: extern "C" fn(
+            *mut c_void,
+            *const LmrTriplet,
+            u32,
+            *const RmrTriplet,
+            u64,
+            u32,
+        ) -> kernel::ffi::c_int,
+        lmr: &Lmr,
+        off: u64,
+        len: u64,
+        remote: &RemoteRegion,
+        cookie: u64,
+    ) -> Result {
+        let t = lmr.triplet(off, len);
+        let r = RmrTriplet {
+            address: remote.address,
+            rkey: remote.rkey,
             reserved: 0,
             length: 0,
-        }
+        };
+        to_result(post(self.0.raw(), &t, 1, &r, cookie, 0))
     }
 }
 
-impl Drop for Ep {
-    #[inline(never)]
-    fn drop(&mut self) {
-        abi::rkdapl_ep_free(self.0.raw());
-    }
-}
+frees_on_drop!(Ep, rkdapl_ep_free);
 
 /// A listening port (`rkdapl_psp_create`); connection requests arrive on its EVD.
 pub struct Psp(Handle);
@@ -567,12 +571,7 @@ impl Psp {
     }
 }
 
-impl Drop for Psp {
-    #[inline(never)]
-    fn drop(&mut self) {
-        abi::rkdapl_psp_free(self.0.raw());
-    }
-}
+frees_on_drop!(Psp, rkdapl_psp_free);
 
 /// A connection request from [`Event::take_cr`]; rejected if dropped unanswered.
 pub struct Cr(Option<Handle>);

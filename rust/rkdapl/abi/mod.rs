@@ -898,9 +898,6 @@ impl Dto {
 fn post_one(ep: *mut c_void, d: Result<Dto>) -> c_int {
     errno((|| {
         let d = d?;
-        if d.flags & !COMPLETION_FLAGS_ALL != 0 {
-            return Err(EINVAL);
-        }
         let e: Arc<Ep> = Handles::get(ep, Kind::Ep)?;
         let segs = segments(d.iov, d.num_iov, &e.pz)?;
         let sd = d.to_send(segs.as_slice())?;

@@ -2,8 +2,10 @@
 #
 #   make demo    set everything up, build, boot two QEMU guests and move verified bytes
 #   make check   the same set-up, then the selftests; ends with "N passed, N failed"
-#   make bench   rkdapl vs raw verbs vs perftest, bandwidth and latency, in out/bench-<ts>
-#                (release kernel if built, else debug; FLAVOUR=release|debug to choose)
+#   make bench   rkdapl vs raw verbs vs perftest in one guest under QEMU -icount (deterministic:
+#                virtual-time rates, instructions per post and per DTO), in out/bench-<ts>
+#   make bench-wall  the indicative two-guest wall-clock matrix (TCG: figures move 2-3x)
+#                (both on the release kernel, built if missing; FLAVOUR=debug to measure that)
 #   make docs    C API reference (kernel-doc), the Rust layer's rustdoc and the guide, in out/docs
 #
 # Everything is cached under $(RKDAPL_CACHE) (default ~/.cache/rkdapl); KDIR=/path uses an
@@ -18,7 +20,7 @@ ifneq ($(KERNELRELEASE),)
 include $(src)/Kbuild
 else
 
-.PHONY: all deps kernel modules demo check bench docs clean
+.PHONY: all deps kernel modules demo check bench bench-wall docs clean
 all: modules
 
 deps:
@@ -37,7 +39,10 @@ check: modules
 	selftests/run.sh
 
 bench: deps
-	scripts/bench.sh
+	scripts/bench.sh det
+
+bench-wall: deps
+	scripts/bench.sh wall
 
 docs: deps
 	scripts/docs.sh $(FLAVOUR)

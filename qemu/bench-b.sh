@@ -53,7 +53,7 @@ krun() {
 	wait $pid || rc=$?
 	if [ $rc = 0 ]; then
 		echo "$(cat /sys/kernel/debug/$d/result) rep=$REP" >> "$RKDAPL_SYNC/kresults.txt"
-		say "$tool $mode $op $kind $size x$n signal $sig: $(cut -d' ' -f10- /sys/kernel/debug/$d/result) ($((SECONDS - t0)) s)"
+		say "$tool $mode $op $kind $size x$n signal $sig: $(cut -d' ' -f13- /sys/kernel/debug/$d/result) ($((SECONDS - t0)) s)"
 	else
 		echo "fail tool=$tool op=$op kind=$kind size=$size iters=$n mode=$mode rc=$rc rep=$REP" >> "$RKDAPL_SYNC/kresults.txt"
 		say "$tool $mode $op $kind $size x$n: FAILED ($rc); $(dmesg | grep "$d:" | tail -3 | tr '\n' ' ')"
@@ -107,7 +107,7 @@ ptrun() {
 }
 
 main() {
-	local top=$RKDAPL_TOP size op tool mode nb nl rc=0
+	local top=$RKDAPL_TOP size op tool mode nb nl rc=0 order
 	local sizes=${RKDAPL_BENCH_SIZES:-2 64 4096 65536 1048576 4194304}
 	local budget=${RKDAPL_BENCH_BYTES:-4194304} imax=${RKDAPL_BENCH_ITERS:-200}
 	local tools=${RKDAPL_BENCH_TOOLS:-rkdapl raw perftest}
@@ -131,10 +131,14 @@ main() {
 	# Passes over the whole matrix, not repeats of one run: a slow spell of the host then
 	# hits every tool alike instead of one tool's figures.
 	for ((REP = 1; REP <= reps; REP++)); do
+	# The tools' order alternates between passes (rkdapl first, then last, ...): a tool that
+	# always ran just before another would carry any drift of the host into their ratio.
+	order=$tools
+	[ $((REP % 2)) = 0 ] && order=$(echo "$tools" | tr ' ' '\n' | tac | tr '\n' ' ')
 	for size in $sizes; do
 		nb=$(iters "$size" "$budget" "$imax")
 		nl=$(iters "$size" $((budget / 2)) "$imax")
-		for tool in $tools; do
+		for tool in $order; do
 			if [ "$tool" = perftest ]; then
 				for op in write read send; do ptrun $op bw "$size" "$nb"; done
 				for op in write read; do ptrun $op lat "$size" "$nl"; done

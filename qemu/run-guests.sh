@@ -12,7 +12,8 @@
 #      RKDAPL_OUT    log dir (default out/run-<timestamp>)
 #      RKDAPL_MEM (1G), RKDAPL_CPUS (2), RKDAPL_TIMEOUT (900 s per guest),
 #      RKDAPL_BOOT_TIMEOUT (300 s for a guest to reach its harness; see below)
-#      RKDAPL_APPEND (extra kernel args), RKDAPL_KUNIT=rdma|all|0, RKDAPL_UDEV=1
+#      RKDAPL_APPEND (extra kernel args), RKDAPL_KUNIT=rdma|all|0, RKDAPL_UDEV=1,
+#      RKDAPL_QEMU_OPTS (extra QEMU options, e.g. make bench's -icount shift=0,sleep=off)
 #      any other exported RKDAPL_* variable is passed to the guests.
 # In the guest: RKDAPL_ROLE=a|b, RKDAPL_IP, RKDAPL_PEER_IP, RKDAPL_SYNC (shared
 # rw dir for barriers and results), RKDAPL_TOP, RKDAPL_MODROOT.
@@ -80,7 +81,7 @@ start_guest() {
 	timeout -k 10 "$tmo" $hide_udev "$VNG" -r "$kernel" --disable-kvm --skip-modules --force-9p \
 		--verbose --name "rkdapl-$r" --memory "${RKDAPL_MEM:-1G}" --cpus "${RKDAPL_CPUS:-2}" \
 		--rwdir="$sync" --append "$kargs" \
-		--qemu-opts="-netdev socket,id=r0,$5 -device virtio-net-pci,netdev=r0,mac=$4 -pidfile $sync/qemu-$r.pid" \
+		--qemu-opts="-netdev socket,id=r0,$5 -device virtio-net-pci,netdev=r0,mac=$4 -pidfile $sync/qemu-$r.pid ${RKDAPL_QEMU_OPTS:-}" \
 		-- "bash $(printf %q "$top/qemu/guest-run.sh") $(printf %q "$env") $(printf %q "$6")" \
 		</dev/null >"$out/console-$r.log" 2>&1 &
 	pid[$r]=$!

@@ -14,10 +14,12 @@
  *	client sends op=stop or the writer gets a signal). size is the buffer the server
  *	grants (RDMA) or receives into (SEND); clients' sizes must not exceed it.
  *   client addr=10.77.0.1 [port=7700] [dev=rxe0] [op=write|read|send] [kind=bw|lat]
- *	  [size=65536] [iters=200] [txdepth=16] [signal=1] [mode=poll|event] [timeout_ms=60000]
+ *	  [size=65536] [iters=200] [txdepth=16] [signal=1] [batch=1] [mode=poll|event]
+ *	  [cq=default|direct|softirq|wq|unbound] [inline=0] [timeout_ms=60000]
  *	One session: connect, learn the server's buffer, run the test, disconnect, and print
- *	   "<tool>: result tool=<t> op=<op> kind=<k> size=<n> iters=<n> txdepth=<n> signal=<n> mode=<m>
- *	    MBps=<x> Mmsgps=<x> lat_med_us=<x> lat_p99_us=<x> post_ns=<x>"
+ *	   "<tool>: result tool=<t> op=<op> kind=<k> size=<n> iters=<n> txdepth=<n> signal=<n>
+ *	    batch=<n> inline=<n> mode=<m> cq=<c> MBps=<x> Mmsgps=<x> lat_med_us=<x> lat_p99_us=<x>
+ *	    post_ns=<x> empty_ns=<n> dto_ns=<n>"
  *	bw keeps txdepth DTOs in flight; lat has one in flight (ping-pong with the responder:
  *	post, wait for the completion). lat_* are the per-DTO post-to-completion times (for bw
  *	they include the queueing behind the txdepth - 1 DTOs ahead). MBps is 10^6 bytes/s of
@@ -30,6 +32,19 @@
  *	ib_post_send()), made with interrupts off: the CPU cost of posting one DTO, including
  *	rxe's own enqueueing, unblurred by the network's round trip and by rxe's receive path.
  *	The median, because the guest's clock also runs while the host deschedules its vCPU.
+ *	batch=N (bw only, 1..min(txdepth, 32)): post up to N DTOs in one call (rkdapl_post_chain(), or
+ *	one ib_post_send() of a list of N work requests); post_ns is then the call's time
+ *	divided by the DTOs it posted.
+ *	cq= (raw_perf only) chooses the client CQ's polling context: direct (IB_POLL_DIRECT,
+ *	drained by the waiting task; mode=poll's default), softirq (IB_POLL_SOFTIRQ; mode=event's
+ *	default) or wq (IB_POLL_WORKQUEUE, rkdapl's own choice: with mode=poll the task spins on
+ *	the completion counter the callbacks advance, with mode=event it sleeps until woken) or
+ *	unbound (IB_POLL_UNBOUND_WORKQUEUE: the same, on a worker of any CPU).
+ *	rkdapl_perf accepts only cq=default. cq=direct needs mode=poll.
+ *	inline=N (raw_perf only): the QP is created with max_inline_data N, and DTOs of at most
+ *	N bytes other than READs are posted with IB_SEND_INLINE.
+ *	empty_ns is the median of an empty timed bracket (post_ns minus it is the call's own
+ *	cost); dto_ns is the run's time per DTO (see perf_report()).
  *	op=stop asks the server to stop serving. mode is the client's; servers always sleep
  *	until an event comes.
  *   ceiling [size=1048576] [iters=64]
@@ -46,7 +61,7 @@
  *     connect                       ----->    accept (a 64-byte RECV posted for the hello)
  *     SEND hello {op, kind, size, iters, txdepth, mode}
  *                                   ----->    grant the buffer for remote read + write;
- *                                             op=send: post min(iters, 256) RECVs of size
+ *                                             op=send: post min(iters, 1024) RECVs of size
  *                                   <-----    SEND advert {addr, rkey, len}
  *     iters DTOs (write/read: into/from [addr, addr + size); send: SENDs of size)
  *                                             op=send: reposts RECVs until iters were posted
@@ -72,14 +87,17 @@
 #define PERF_MAX_SIZE (4u << 20)	/* kmalloc's largest buffer (MAX_PAGE_ORDER) */
 #define PERF_MAX_ITERS 1000000u
 #define PERF_MAX_TXDEPTH 256u
-#define PERF_RECV_DEPTH 256u		/* data RECVs the server keeps posted for op=send */
+#define PERF_MAX_BATCH 32u		/* DTOs in one post call (batch=) */
+#define PERF_RECV_DEPTH 1024u		/* data RECVs the server keeps posted for op=send */
 #define PERF_MSG_BYTES 64u		/* control message buffers */
-#define PERF_LINE_MAX 256u
+#define PERF_LINE_MAX 384u
 
 enum perf_op { PERF_OP_WRITE = 1, PERF_OP_READ, PERF_OP_SEND, PERF_OP_STOP };
 enum perf_kind { PERF_BW = 1, PERF_LAT };
 enum perf_mode { PERF_POLL = 1, PERF_EVENT };
 enum perf_cmd { PERF_CMD_SERVER = 1, PERF_CMD_CLIENT, PERF_CMD_CEILING };
+/* raw_perf's completion context: the default follows mode (poll: direct, event: softirq) */
+enum perf_cq { PERF_CQ_DEFAULT = 0, PERF_CQ_DIRECT, PERF_CQ_SOFTIRQ, PERF_CQ_WQ, PERF_CQ_UNBOUND };
 
 /* The only message, both ways: the hello fills op..mode, the advert addr..len. */
 struct perf_msg {
@@ -100,8 +118,8 @@ struct perf_args {
 	char dev[32];
 	struct sockaddr_in sin;	/* client: the server; server: the port */
 	bool have_addr;
-	u32 op, kind, mode;
-	u32 size, iters, txdepth, signal, sessions, timeout_ms;
+	u32 op, kind, mode, cq;
+	u32 size, iters, txdepth, signal, batch, inline_max, sessions, timeout_ms;
 };
 
 static const char *const perf_op_names[] = {
@@ -110,6 +128,10 @@ static const char *const perf_op_names[] = {
 };
 static const char *const perf_kind_names[] = { [PERF_BW] = "bw", [PERF_LAT] = "lat" };
 static const char *const perf_mode_names[] = { [PERF_POLL] = "poll", [PERF_EVENT] = "event" };
+static const char *const perf_cq_names[] = {
+	[PERF_CQ_DEFAULT] = "default", [PERF_CQ_DIRECT] = "direct", [PERF_CQ_SOFTIRQ] = "softirq",
+	[PERF_CQ_WQ] = "wq", [PERF_CQ_UNBOUND] = "unbound",
+};
 
 #define PERF_NAME(tab, i) ((i) < ARRAY_SIZE(tab) && (tab)[i] ? (tab)[i] : "?")
 
@@ -161,6 +183,7 @@ static int perf_parse(char *line, struct perf_args *a)
 	a->iters = 200;
 	a->txdepth = 16;
 	a->signal = 1;
+	a->batch = 1;
 	a->timeout_ms = 60000;
 
 	line = strim(line);
@@ -212,6 +235,12 @@ static int perf_parse(char *line, struct perf_args *a)
 			ret = perf_u32(val, 1, PERF_MAX_TXDEPTH, &a->txdepth);
 		} else if (!strcmp(tok, "signal")) {
 			ret = perf_u32(val, 1, PERF_MAX_TXDEPTH, &a->signal);
+		} else if (!strcmp(tok, "batch")) {
+			ret = perf_u32(val, 1, PERF_MAX_BATCH, &a->batch);
+		} else if (!strcmp(tok, "inline")) {
+			ret = perf_u32(val, 0, 4096, &a->inline_max);
+		} else if (!strcmp(tok, "cq")) {
+			ret = perf_lookup(perf_cq_names, ARRAY_SIZE(perf_cq_names), val, &a->cq);
 		} else if (!strcmp(tok, "sessions")) {
 			ret = perf_u32(val, 0, U32_MAX, &a->sessions);
 		} else if (!strcmp(tok, "timeout_ms")) {
@@ -227,7 +256,7 @@ static int perf_parse(char *line, struct perf_args *a)
 	if (a->cmd == PERF_CMD_CLIENT && !a->have_addr)
 		return -EINVAL;
 	/* a window of txdepth DTOs must hold a signalled one, or the client waits forever */
-	if (a->signal > a->txdepth)
+	if (a->signal > a->txdepth || a->batch > a->txdepth)
 		return -EINVAL;
 	return 0;
 }
@@ -272,12 +301,47 @@ static inline bool perf_signalled(const struct perf_args *a, u32 i)
 	return (i + 1) % perf_signal(a) == 0 || i + 1 >= a->iters;
 }
 
+/*
+ * Whether the client may post now: with @batch DTOs per call it waits until a whole batch
+ * (or the rest of the run) fits in the window of @depth DTOs in flight.
+ */
+static inline bool perf_may_post(const struct perf_args *a, u32 posted, u32 done, u32 depth,
+				 u32 batch)
+{
+	return posted < a->iters && posted - done + min(batch, a->iters - posted) <= depth;
+}
+
 /* The first signalled DTO at or after @i: the one a completion reports. */
 static inline u32 perf_next_signalled(const struct perf_args *a, u32 i)
 {
 	while (!perf_signalled(a, i))
 		i++;
 	return i;
+}
+
+/*
+ * perf_empty_ns() - the median time of an empty timed bracket, in ns
+ *
+ * The same two ktime_get_ns() calls with interrupts off that time each post call, with
+ * nothing between them: post_ns minus this is the post call's own cost. Under QEMU's
+ * -icount shift=0 one guest instruction is one virtual ns, so the difference counts
+ * instructions.
+ * Context: process context.
+ */
+static u64 perf_empty_ns(void)
+{
+	u64 t[63], t0;
+	unsigned long flags;
+	u32 i;
+
+	for (i = 0; i < ARRAY_SIZE(t); i++) {
+		local_irq_save(flags);
+		t0 = ktime_get_ns();
+		t[i] = ktime_get_ns() - t0;
+		local_irq_restore(flags);
+	}
+	sort(t, ARRAY_SIZE(t), sizeof(*t), perf_cmp_u64, NULL);
+	return t[ARRAY_SIZE(t) / 2];
 }
 
 /* The last result line, for the debugfs "result" file. */
@@ -298,8 +362,13 @@ static void perf_set_result(const char *line)
  * @total_ns: first post to last completion.
  * @samples: per-DTO times in ns, one per signalled DTO; sorted here.
  * @nsamples: entries in @samples.
- * @post_cost: @a->iters times spent inside each post call, in ns; sorted here.
+ * @post_cost: @a->iters times spent inside each post call, in ns; sorted here. With
+ *	batch=N a chain's call time is shared among its DTOs.
  *
+ * Besides the rates, the line carries empty_ns (perf_empty_ns(): subtract it from post_ns for
+ * the call's own cost) and dto_ns, @total_ns per DTO: under -icount shift=0 the instructions
+ * all vCPUs executed per DTO (post, device work, completion, event), pipelined txdepth deep
+ * for bw and one at a time for lat.
  * Context: process context (sorts up to PERF_MAX_ITERS entries).
  */
 static void perf_report(const char *tool, const struct perf_args *a, u64 total_ns, u64 *samples,
@@ -319,11 +388,13 @@ static void perf_report(const char *tool, const struct perf_args *a, u64 total_n
 	sort(post_cost, n, sizeof(*post_cost), perf_cmp_u64, NULL);
 	post = post_cost[(n - 1) / 2] * 10;			/* ns x 10 */
 	snprintf(line, sizeof(line),
-		 "result tool=%s op=%s kind=%s size=%u iters=%u txdepth=%u signal=%u mode=%s MBps=%s Mmsgps=%s lat_med_us=%s lat_p99_us=%s post_ns=%s",
+		 "result tool=%s op=%s kind=%s size=%u iters=%u txdepth=%u signal=%u batch=%u inline=%u mode=%s cq=%s MBps=%s Mmsgps=%s lat_med_us=%s lat_p99_us=%s post_ns=%s empty_ns=%llu dto_ns=%llu",
 		 tool, PERF_NAME(perf_op_names, a->op), PERF_NAME(perf_kind_names, a->kind),
 		 a->size, a->iters, a->kind == PERF_LAT ? 1 : a->txdepth, perf_signal(a),
-		 PERF_NAME(perf_mode_names, a->mode), perf_fix(mbps, 4).s, perf_fix(mmsg, 6).s,
-		 perf_fix(med, 2).s, perf_fix(p99, 2).s, perf_fix(post, 1).s);
+		 a->kind == PERF_LAT ? 1 : a->batch, a->inline_max, PERF_NAME(perf_mode_names, a->mode),
+		 PERF_NAME(perf_cq_names, a->cq), perf_fix(mbps, 4).s, perf_fix(mmsg, 6).s,
+		 perf_fix(med, 2).s, perf_fix(p99, 2).s, perf_fix(post, 1).s, perf_empty_ns(),
+		 div_u64(total_ns, n));
 	pr_info("%s\n", line);
 	perf_set_result(line);
 }

@@ -49,6 +49,8 @@ struct raw {
 	struct ib_mr *mr;
 	bool have_qp;
 	bool direct;			/* the CQ is IB_POLL_DIRECT */
+	bool spin;			/* wait by spinning on the counters (mode=poll) */
+	u32 inline_max;			/* the QP's max_inline_data */
 	struct perf_msg *tx, *rx;
 	void *buf;
 	u32 buf_len;
@@ -67,6 +69,7 @@ struct raw {
 	u64 *post_cost;			/* client: time inside each ib_post_send() */
 	u32 nsamples;			/* client: entries in samples (signalled DTOs) */
 	struct ib_cqe data_cqe, ctl_send_cqe, ctl_recv_cqe, reg_cqe;
+	struct ib_rdma_wr wrs[PERF_MAX_BATCH];	/* client: the list of one post call */
 };
 
 static void raw_fail(struct raw *r, int err)
@@ -201,8 +204,9 @@ static int raw_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 /*
  * Waits until cond holds (0), a completion failed (its errno), the connection went away
  * (-ECONNRESET, printed only if a completion failed too) or the deadline passed
- * (-ETIMEDOUT); -EINTR on a signal. A direct CQ is
- * polled in a spin loop, anything else is waited for on r->wq.
+ * (-ETIMEDOUT); -EINTR on a signal. With mode=poll the task spins (draining a direct CQ
+ * itself, or watching the counters the softirq or workqueue callbacks advance); otherwise it
+ * waits on r->wq.
  */
 #define raw_wait_for(r, cond, what)						\
 ({										\
@@ -216,8 +220,9 @@ static int raw_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 			__ret = -ECONNRESET;					\
 			break;							\
 		}								\
-		if ((r)->direct) {						\
-			ib_process_cq_direct((r)->cq, 16);			\
+		if ((r)->spin) {						\
+			if ((r)->direct)					\
+				ib_process_cq_direct((r)->cq, 16);		\
 			__ret = perf_spin((r)->deadline, &__spins);		\
 		} else {							\
 			long __t = wait_event_interruptible_timeout((r)->wq,	\
@@ -247,7 +252,29 @@ static int raw_map(struct raw *r, void *p, u32 len, u64 *dma)
 }
 
 /* PD, CQ, QP on @id, the buffers and their DMA mappings. Context: may sleep. */
-static int raw_setup(struct raw *r, struct rdma_cm_id *id, bool direct, u32 sq, u32 rq)
+/* The client CQ's polling context: cq=, else direct for mode=poll and softirq for event. */
+static enum ib_poll_context raw_poll_ctx(const struct perf_args *a)
+{
+	switch (a->cq) {
+	case PERF_CQ_DIRECT:
+		return IB_POLL_DIRECT;
+	case PERF_CQ_SOFTIRQ:
+		return IB_POLL_SOFTIRQ;
+	case PERF_CQ_WQ:
+		return IB_POLL_WORKQUEUE;
+	case PERF_CQ_UNBOUND:
+		return IB_POLL_UNBOUND_WORKQUEUE;
+	default:
+		return a->mode == PERF_POLL ? IB_POLL_DIRECT : IB_POLL_SOFTIRQ;
+	}
+}
+
+/*
+ * Allocates the PD, the CQ (polled in @poll_ctx), the QP and the buffers of a connection.
+ * @inline_max: the QP's max_inline_data (0: none).
+ */
+static int raw_setup(struct raw *r, struct rdma_cm_id *id, enum ib_poll_context poll_ctx,
+		     u32 sq, u32 rq, u32 inline_max)
 {
 	struct ib_qp_init_attr qp = {};
 	int ret;
@@ -259,13 +286,14 @@ static int raw_setup(struct raw *r, struct rdma_cm_id *id, bool direct, u32 sq, 
 		r->pd = NULL;
 		return ret;
 	}
-	r->cq = ib_alloc_cq(r->dev, r, sq + rq + 2, 0, direct ? IB_POLL_DIRECT : IB_POLL_SOFTIRQ);
+	r->cq = ib_alloc_cq(r->dev, r, sq + rq + 2, 0, poll_ctx);
 	if (IS_ERR(r->cq)) {
 		ret = PTR_ERR(r->cq);
 		r->cq = NULL;
 		return ret;
 	}
-	r->direct = direct;
+	r->direct = poll_ctx == IB_POLL_DIRECT;
+	r->spin = r->direct || (r->a.cmd == PERF_CMD_CLIENT && r->a.mode == PERF_POLL);
 	qp.qp_context = r;
 	qp.send_cq = r->cq;
 	qp.recv_cq = r->cq;
@@ -273,12 +301,14 @@ static int raw_setup(struct raw *r, struct rdma_cm_id *id, bool direct, u32 sq, 
 	qp.cap.max_recv_wr = rq + 1;
 	qp.cap.max_send_sge = 1;
 	qp.cap.max_recv_sge = 1;
+	qp.cap.max_inline_data = inline_max;
 	qp.sq_sig_type = IB_SIGNAL_REQ_WR;	/* signal=N leaves the others unsignalled */
 	qp.qp_type = IB_QPT_RC;
 	ret = rdma_create_qp(id, r->pd, &qp);
 	if (ret)
 		return ret;
 	r->have_qp = true;
+	r->inline_max = qp.cap.max_inline_data;
 	r->tx = kzalloc(PERF_MSG_BYTES, GFP_KERNEL);
 	r->rx = kzalloc(PERF_MSG_BYTES, GFP_KERNEL);
 	r->buf = kzalloc(r->buf_len, GFP_KERNEL | __GFP_NOWARN);
@@ -335,6 +365,8 @@ static void raw_teardown(struct raw *r)
 		r->id = NULL;
 	}
 	r->direct = false;
+	r->spin = false;
+	r->inline_max = 0;
 	r->addr_ok = false;
 	r->route_ok = false;
 	r->established = false;
@@ -458,7 +490,7 @@ static int server_session(struct raw *r, bool *stop)
 	r->id = r->pending;
 	WRITE_ONCE(r->pending, NULL);
 	r->deadline = jiffies + msecs_to_jiffies(r->a.timeout_ms);
-	ret = raw_setup(r, r->id, false, 8, PERF_RECV_DEPTH + 1);
+	ret = raw_setup(r, r->id, IB_POLL_SOFTIRQ, 8, PERF_RECV_DEPTH + 1, 0);
 	if (ret) {
 		rdma_reject(r->id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);
 		return ret;
@@ -618,7 +650,8 @@ static int client_connect(struct raw *r)
 			if (strcmp(dev_name(&r->id->device->dev), r->a.dev))
 				pr_warn("client: the route is on %s, not dev=%s\n",
 					dev_name(&r->id->device->dev), r->a.dev);
-			ret = raw_setup(r, r->id, r->a.mode == PERF_POLL, r->a.txdepth + 4, 2);
+			ret = raw_setup(r, r->id, raw_poll_ctx(&r->a), r->a.txdepth + 4, 2,
+					r->a.inline_max);
 			if (!ret)
 				ret = raw_ctl_post_recv(r);
 			param.responder_resources = min_t(u32, 16, r->dev->attrs.max_qp_rd_atom);
@@ -648,39 +681,60 @@ static int client_connect(struct raw *r)
 	}
 }
 
-static int client_post(struct raw *r, u64 raddr, u32 rkey)
+/*
+ * Posts @n data DTOs (1..batch) as one list of work requests in one ib_post_send() call.
+ * Context: process context (interrupts are turned off around the call).
+ */
+static int client_post(struct raw *r, u64 raddr, u32 rkey, u32 n)
 {
 	struct ib_sge sge = { .addr = r->buf_dma, .length = r->a.size,
 			      .lkey = r->pd->local_dma_lkey };
-	struct ib_rdma_wr wr = {
-		.wr = { .wr_cqe = &r->data_cqe, .sg_list = &sge, .num_sge = 1,
-		},
-		.remote_addr = raddr, .rkey = rkey,
-	};
-	u32 i = r->data_posted;
+	struct ib_rdma_wr *wrs = r->wrs;
+	const struct ib_send_wr *bad = NULL;
+	u32 i0 = r->data_posted, k;
 	unsigned long flags;
+	u64 t0, cost;
 	int ret;
 
-	wr.wr.send_flags = perf_signalled(&r->a, i) ? IB_SEND_SIGNALED : 0;
-	wr.wr.opcode = r->a.op == PERF_OP_WRITE ? IB_WR_RDMA_WRITE :
-		       r->a.op == PERF_OP_READ ? IB_WR_RDMA_READ : IB_WR_SEND;
+	for (k = 0; k < n; k++) {
+		struct ib_rdma_wr *wr = &wrs[k];
+
+		memset(wr, 0, sizeof(*wr));
+		wr->wr.wr_cqe = &r->data_cqe;
+		wr->wr.sg_list = &sge;
+		wr->wr.num_sge = 1;
+		wr->wr.next = k + 1 < n ? &wrs[k + 1].wr : NULL;
+		wr->remote_addr = raddr;
+		wr->rkey = rkey;
+		wr->wr.send_flags = perf_signalled(&r->a, i0 + k) ? IB_SEND_SIGNALED : 0;
+		wr->wr.opcode = r->a.op == PERF_OP_WRITE ? IB_WR_RDMA_WRITE :
+				r->a.op == PERF_OP_READ ? IB_WR_RDMA_READ : IB_WR_SEND;
+		if (r->a.op != PERF_OP_READ && r->a.size <= r->inline_max)
+			wr->wr.send_flags |= IB_SEND_INLINE;
+	}
 	/* as in rkdapl_perf: post_ns is the call's own CPU time (interrupts off) */
 	local_irq_save(flags);
-	r->post_ns[i] = ktime_get_ns();
-	ret = ib_post_send(r->id->qp, &wr.wr, NULL);
-	r->post_cost[i] = ktime_get_ns() - r->post_ns[i];
+	t0 = ktime_get_ns();
+	for (k = 0; k < n; k++)
+		r->post_ns[i0 + k] = t0;
+	ret = ib_post_send(r->id->qp, &wrs[0].wr, &bad);
+	cost = div_u64(ktime_get_ns() - t0, n);
 	local_irq_restore(flags);
-	if (ret)
-		pr_err("%s: ib_post_send(opcode %d): %d\n", r->who, wr.wr.opcode, ret);
-	if (!ret)
-		r->data_posted++;
-	return ret;
+	for (k = 0; k < n; k++)
+		r->post_cost[i0 + k] = cost;
+	if (ret) {
+		pr_err("%s: ib_post_send(opcode %d): %d\n", r->who, wrs[0].wr.opcode, ret);
+		return ret;
+	}
+	r->data_posted += n;
+	return 0;
 }
 
 /* One client session and its result line. Context: process context, may sleep. */
 static int client_run(struct raw *r)
 {
 	u32 depth = r->a.kind == PERF_LAT ? 1 : r->a.txdepth, rkey;
+	u32 batch = r->a.kind == PERF_LAT ? 1 : r->a.batch;
 	u64 t0, t1, raddr;
 	int ret;
 
@@ -726,15 +780,19 @@ static int client_run(struct raw *r)
 
 	t0 = ktime_get_ns();
 	while (READ_ONCE(r->data_done) < r->a.iters) {
-		while (r->data_posted < r->a.iters &&
-		       r->data_posted - READ_ONCE(r->data_done) < depth) {
-			ret = client_post(r, raddr, rkey);
+		while (perf_may_post(&r->a, r->data_posted, READ_ONCE(r->data_done), depth,
+				     batch)) {
+			u32 room = depth - (r->data_posted - READ_ONCE(r->data_done));
+
+			ret = client_post(r, raddr, rkey,
+					  min3(room, r->a.iters - r->data_posted, batch));
 			if (ret)
 				return ret;
 		}
 		/* for a free slot while there is more to post, then for the last completion */
 		ret = raw_wait_for(r, r->data_posted < r->a.iters ?
-				   r->data_posted - READ_ONCE(r->data_done) < depth :
+				   perf_may_post(&r->a, r->data_posted, READ_ONCE(r->data_done),
+						 depth, batch) :
 				   READ_ONCE(r->data_done) == r->a.iters, "completions");
 		if (ret)
 			return ret;
@@ -775,6 +833,13 @@ static ssize_t raw_ctl_write(struct file *file, const char __user *ubuf, size_t 
 	kfree(line);
 	if (ret) {
 		pr_err("bad command (%d); see the header of samples/perf_common.h\n", ret);
+		kfree(r);
+		return ret;
+	}
+	/* a direct CQ is drained by the waiting task: it must spin */
+	if (!ret && r->a.cq == PERF_CQ_DIRECT && r->a.mode != PERF_POLL)
+		ret = -EINVAL;
+	if (ret) {
 		kfree(r);
 		return ret;
 	}

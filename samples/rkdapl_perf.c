@@ -67,6 +67,7 @@ struct perf {
 	u64 *samples;			/* client: post-to-completion of each DTO */
 	u64 *post_cost;			/* client: time inside each post call */
 	u32 nsamples;			/* client: entries in samples (signalled DTOs) */
+	struct rkdapl_dto dtos[PERF_MAX_BATCH];	/* client: the chain of one post call */
 };
 
 static const char *const event_names[] = {
@@ -629,15 +630,32 @@ static int client_connect(struct perf *p)
 	}
 }
 
-static int client_post(struct perf *p, const struct rkdapl_rmr_triplet *rem)
+/*
+ * Posts @n data DTOs: one rkdapl_post_*() call, or for @n > 1 (batch=) one
+ * rkdapl_post_chain() call. Context: process context (interrupts are turned off around the
+ * call).
+ */
+static int client_post(struct perf *p, const struct rkdapl_rmr_triplet *rem, u32 n)
 {
 	struct rkdapl_lmr_triplet iov = { .lmr = p->buf_lmr, .length = p->a.size };
-	u32 i = p->data_posted;
-	u64 cookie = COOKIE(K_DATA, i);
-	u32 dto_flags = perf_signalled(&p->a, i) ? 0 : RKDAPL_COMPLETION_SUPPRESS;
+	struct rkdapl_dto *dtos = p->dtos;
+	u32 i0 = p->data_posted, k, posted = 0;
+	u64 cookie = COOKIE(K_DATA, i0), t0, cost;
+	u32 dto_flags = perf_signalled(&p->a, i0) ? 0 : RKDAPL_COMPLETION_SUPPRESS;
 	unsigned long flags;
 	int ret;
 
+	for (k = 0; n > 1 && k < n; k++) {
+		dtos[k] = (struct rkdapl_dto) {
+			.op = p->a.op == PERF_OP_WRITE ? RKDAPL_DTO_RDMA_WRITE :
+			      p->a.op == PERF_OP_READ ? RKDAPL_DTO_RDMA_READ : RKDAPL_DTO_SEND,
+			.flags = perf_signalled(&p->a, i0 + k) ? 0 : RKDAPL_COMPLETION_SUPPRESS,
+			.iov = &iov,
+			.num_iov = 1,
+			.remote = *rem,
+			.cookie = COOKIE(K_DATA, i0 + k),
+		};
+	}
 	/*
 	 * Interrupts are off across the call (rkdapl_post_*() may be called from any context)
 	 * so that post_ns is the call's own CPU time: otherwise the rxe work the post wakes may
@@ -645,25 +663,34 @@ static int client_post(struct perf *p, const struct rkdapl_rmr_triplet *rem)
 	 * the call.
 	 */
 	local_irq_save(flags);
-	p->post_ns[i] = ktime_get_ns();
-	switch (p->a.op) {
-	case PERF_OP_WRITE:
-		ret = rkdapl_post_rdma_write(p->ep, &iov, 1, rem, cookie, dto_flags);
-		break;
-	case PERF_OP_READ:
-		ret = rkdapl_post_rdma_read(p->ep, &iov, 1, rem, cookie, dto_flags);
-		break;
-	default:
-		ret = rkdapl_post_send(p->ep, &iov, 1, cookie, dto_flags);
-		break;
+	t0 = ktime_get_ns();
+	for (k = 0; k < n; k++)
+		p->post_ns[i0 + k] = t0;
+	if (n > 1) {
+		ret = rkdapl_post_chain(p->ep, dtos, n, &posted);
+	} else {
+		switch (p->a.op) {
+		case PERF_OP_WRITE:
+			ret = rkdapl_post_rdma_write(p->ep, &iov, 1, rem, cookie, dto_flags);
+			break;
+		case PERF_OP_READ:
+			ret = rkdapl_post_rdma_read(p->ep, &iov, 1, rem, cookie, dto_flags);
+			break;
+		default:
+			ret = rkdapl_post_send(p->ep, &iov, 1, cookie, dto_flags);
+			break;
+		}
+		posted = ret ? 0 : 1;
 	}
-	p->post_cost[i] = ktime_get_ns() - p->post_ns[i];
+	cost = div_u64(ktime_get_ns() - t0, n);
 	local_irq_restore(flags);
+	for (k = 0; k < n; k++)
+		p->post_cost[i0 + k] = cost;
+	p->data_posted += posted;
 	if (ret) {
-		pr_err("client: posting DTO %u: %d\n", i, ret);
+		pr_err("client: posting DTO %u: %d\n", i0 + posted, ret);
 		return ret;
 	}
-	p->data_posted++;
 	return 0;
 }
 
@@ -672,6 +699,7 @@ static int client_run(struct perf *p)
 {
 	struct rkdapl_rmr_triplet rem = {};
 	u32 depth = p->a.kind == PERF_LAT ? 1 : p->a.txdepth;
+	u32 batch = p->a.kind == PERF_LAT ? 1 : p->a.batch;
 	u64 t0, t1;
 	int ret;
 
@@ -726,14 +754,17 @@ static int client_run(struct perf *p)
 
 	t0 = ktime_get_ns();
 	while (p->data_done < p->a.iters) {
-		while (p->data_posted < p->a.iters && p->data_posted - p->data_done < depth) {
-			ret = client_post(p, &rem);
+		while (perf_may_post(&p->a, p->data_posted, p->data_done, depth, batch)) {
+			u32 room = depth - (p->data_posted - p->data_done);
+
+			ret = client_post(p, &rem, min3(room, p->a.iters - p->data_posted, batch));
 			if (ret)
 				return ret;
 		}
-		/* for a free slot while there is more to post, then for the last completion */
+		/* for room to post while there is more to post, then for the last completion */
 		ret = perf_wait_for(p, p->data_posted < p->a.iters ?
-				    p->data_posted - p->data_done < depth :
+				    perf_may_post(&p->a, p->data_posted, p->data_done, depth,
+						  batch) :
 				    p->data_done == p->a.iters, "completions");
 		if (ret)
 			return ret;
@@ -774,6 +805,9 @@ static ssize_t perf_ctl_write(struct file *file, const char __user *ubuf, size_t
 	}
 	ret = perf_parse(line, &p->a);
 	kfree(line);
+	/* rkdapl chooses its own completion context and inline use */
+	if (!ret && (p->a.cq != PERF_CQ_DEFAULT || p->a.inline_max))
+		ret = -EINVAL;
 	if (ret) {
 		pr_err("bad command (%d); see the header of samples/perf_common.h\n", ret);
 		kfree(p);

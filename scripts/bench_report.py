@@ -25,12 +25,12 @@ import re
 import sys
 
 FIELDS = ["tool", "op", "kind", "size", "MBps", "Mmsgps", "lat_med_us", "lat_p99_us",
-          "post_ns", "rep"]
+          "post_ns", "empty_ns", "dto_ns", "rep"]
 VALUES = ["MBps", "Mmsgps", "lat_med_us", "lat_p99_us", "post_ns"]
 MIB = 1048576 / 1e6
 
 
-def kernel_rows(path):
+def kernel_rows(path, base_mode="poll"):
     rows, fails = [], []
     if not os.path.exists(path):
         return rows, fails
@@ -39,10 +39,16 @@ def kernel_rows(path):
         if line.startswith("result "):
             row = {k: kv.get(k, "") for k in FIELDS}
             row["rep"] = row["rep"] or "1"
-            if kv.get("mode", "poll") != "poll":     # e.g. "rkdapl-event"
+            if kv.get("mode", base_mode) != base_mode:  # e.g. "rkdapl-event"
                 row["tool"] += "-" + kv["mode"]
             if kv.get("signal", "1") != "1":         # e.g. "rkdapl-sig16"
                 row["tool"] += "-sig" + kv["signal"]
+            if kv.get("batch", "1") != "1":          # e.g. "rkdapl-batch8"
+                row["tool"] += "-batch" + kv["batch"]
+            if kv.get("cq", "default") != "default":  # e.g. "raw-cqwq"
+                row["tool"] += "-cq" + kv["cq"]
+            if kv.get("inline", "0") != "0":         # e.g. "raw-inline64"
+                row["tool"] += "-inline" + kv["inline"]
             rows.append(row)
         elif line.startswith("fail "):
             fails.append(line.strip())
@@ -65,9 +71,8 @@ def perftest_rows(sync):
                          f" ({os.path.basename(path)})")
             continue
         n = nums[-1]
-        row = {"tool": "perftest", "op": op, "kind": kind, "size": n[0],
-               "MBps": "", "Mmsgps": "", "lat_med_us": "", "lat_p99_us": "", "post_ns": "",
-               "rep": rep or "1"}
+        row = {k: "" for k in FIELDS}
+        row.update({"tool": "perftest", "op": op, "kind": kind, "size": n[0], "rep": rep or "1"})
         if kind == "bw":    # bytes iters peak avg msgrate
             # the average BW column has 2 decimals of MiB/s (0.00 at the smallest sizes here),
             # MsgRate 6 decimals of Mpps (coarse at the largest): take the finer one
@@ -75,6 +80,8 @@ def perftest_rows(sync):
             mbps = avg * MIB if avg >= 10 else float(n[4]) * int(n[0])
             row["MBps"] = f"{mbps:.4f}"
             row["Mmsgps"] = n[4]
+            if float(n[4]) > 0:
+                row["dto_ns"] = f"{1000 / float(n[4]):.0f}"
         else:               # bytes iters min max typical avg stdev p99 p99.9
             row["lat_med_us"] = n[4]
             row["lat_p99_us"] = n[7] if len(n) > 7 else ""

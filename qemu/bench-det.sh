@@ -1,0 +1,232 @@
+#!/bin/bash
+# Runs INSIDE the one guest of `make bench` (scripts/bench.sh -> qemu/run-guests.sh --one),
+# which QEMU runs with -icount shift=0,sleep=off: every guest instruction advances the virtual
+# clock by 1 ns, idle time is skipped, and ktime in the guest counts instructions executed
+# (by all vCPUs together) instead of host time. Both ends of every connection are in this
+# guest (rxe loops packets to its own address back without the NIC), so no host I/O lands
+# inside a measurement: the figures repeat.
+#
+# Per pass, per size: samples/rkdapl_perf.ko (tool=rkdapl) and samples/raw_perf.ko
+# (tool=raw) run RDMA WRITE/READ/SEND bandwidth and latency (mode=event: the client sleeps
+# until its completion comes, as a kernel ULP does; a spinning client would burn virtual
+# time), then perftest's ib_read_bw and ib_send_bw with -e (sleeping on CQ events, for the
+# same reason; ib_write_bw has no -e, see main). The guest has 4 vCPUs: idle ones cost no
+# virtual time, and perftest's user-space polling between its runs' phases leaves rxe room. Then the extra runs (RKDAPL_BENCH_EXTRA, one per line, the
+# tool's ctl arguments after "tool op kind size"): the fast paths before and after, and the
+# READ-gap test (raw_perf with rkdapl's completion context, IB_POLL_WORKQUEUE). Last, outside
+# the measured passes, one traced READ run of each tool for the READ-gap evidence
+# (rdma_core:cq_schedule/cq_process/cq_poll).
+#
+# Output in $RKDAPL_SYNC: kresults.txt (result lines with rep=<pass>, "fail ..." lines),
+# pt-b-<n>.txt (perftest client output), ceiling.txt, trace-<tool>.txt.
+# scripts/bench_report.py turns them into the CSV, the plot and the tables.
+#
+# Env (defaults): RKDAPL_BENCH_SIZES ("64 4096 65536 1048576 4194304"), RKDAPL_BENCH_BYTES
+# (bytes a bandwidth run moves, 16 MiB), RKDAPL_BENCH_ITERS (most iterations, 1000; latency
+# runs at most 200), RKDAPL_BENCH_TXDEPTH (16), RKDAPL_BENCH_REPEAT (3),
+# RKDAPL_BENCH_TOOLS ("rkdapl raw perftest"), RKDAPL_BENCH_PERFTEST_OPS ("read send"; see
+# main), RKDAPL_BENCH_EXTRA (see extra_runs),
+# RKDAPL_BENCH_TRACE (1), RKDAPL_BENCH_TIMEOUT_S (each run, 600 virtual seconds).
+#
+# Everything is in functions that bash reads before running them.
+set -u
+
+. "$RKDAPL_TOP/qemu/bench-lib.sh"
+
+# iters SIZE BUDGET MAX: BUDGET / SIZE clamped to 5..MAX (perftest wants at least 5).
+iters() {
+	local n=$(($2 / $1))
+	[ $n -gt "$3" ] && n=$3
+	[ $n -lt 5 ] && n=5
+	echo $n
+}
+
+listening() {
+	rdma res show cm_id 2>/dev/null | grep -q "LISTEN.*:$1\b"
+}
+
+# krun TOOL OP KIND SIZE ITERS [KEY=VALUE...]: one kernel client run, in the foreground (a
+# background watcher would wake inside the measurement; the tool times out by itself).
+krun() {
+	local tool=$1 op=$2 kind=$3 size=$4 n=$5 port=7700 d=rkdapl_perf t0=$SECONDS
+	shift 5
+	[ "$tool" = raw ] && { port=7710; d=raw_perf; }
+	local cmd="client addr=$RKDAPL_IP port=$port op=$op kind=$kind size=$size iters=$n txdepth=$TXD mode=event timeout_ms=$((TMO * 1000)) $*"
+	if echo "$cmd" > /sys/kernel/debug/$d/ctl; then
+		echo "$(cat /sys/kernel/debug/$d/result) rep=$REP" >> "$RKDAPL_SYNC/kresults.txt"
+		say "$tool $op $kind $size x$n $*: $(cut -d' ' -f13- /sys/kernel/debug/$d/result) ($((SECONDS - t0)) s)"
+	else
+		echo "fail tool=$tool op=$op kind=$kind size=$size iters=$n $* rep=$REP" >> "$RKDAPL_SYNC/kresults.txt"
+		say "$tool $op $kind $size x$n $*: FAILED; $(dmesg | grep "$d:" | tail -3 | tr '\n' ' ')"
+		FAILS=$((FAILS + 1))
+	fi
+}
+
+# ptrun OP SIZE ITERS: one perftest bandwidth run, server and client in this guest, both
+# sleeping on CQ events (-e).
+ptrun() {
+	local op=$1 size=$2 n=$3 prog="ib_${1}_bw" args i spid rc=0 t0=$SECONDS
+	local out=$RKDAPL_SYNC/pt-b-$PTN.txt
+	# -e (sleep on CQ events) where perftest offers it: it refuses it for WRITE, whose client
+	# (and server, in its end-of-test handshake) then spin in user space.
+	args="-d rxe0 -R -F -s $size -n $n -t $((TXD < n ? TXD : n))"
+	[ "$op" = write ] || args+=" -e"
+	echo "# perftest $op bw $size $n $REP" > "$out"
+	for ((i = 0; i < 100; i++)); do
+		listening 18515 || break
+		sleep 0.1
+	done
+	# shellcheck disable=SC2086  # the command line is split on purpose
+	timeout -k 5 "$TMO" $prog $args > "$RKDAPL_SYNC/pt-a-$PTN.txt" 2>&1 &
+	spid=$!
+	for ((i = 0; i < 300; i++)); do
+		listening 18515 && break
+		kill -0 $spid 2>/dev/null || break
+		sleep 0.1
+	done
+	# shellcheck disable=SC2086
+	timeout -k 5 "$TMO" $prog $args "$RKDAPL_IP" >> "$out" 2>&1 || rc=$?
+	echo "exit $rc" >> "$out"
+	[ $rc = 0 ] || kill -TERM $spid 2>/dev/null
+	wait $spid
+	if [ $rc = 0 ]; then
+		say "perftest $op bw $size x$n: $(grep -E '^ *[0-9]+ +[0-9]+ ' "$out" | tail -1 | tr -s ' ') ($((SECONDS - t0)) s)"
+	else
+		say "perftest $op bw $size x$n: FAILED ($rc): $(tail -3 "$out" | tr '\n' ' ')"
+		FAILS=$((FAILS + 1))
+	fi
+	PTN=$((PTN + 1))
+}
+
+# The extra runs, one per line: "TOOL OP KIND SIZE [KEY=VALUE...]" (ITERS from the budget).
+# Fast paths: batch=8 (chained posting), signal=4 (selective signalling) on 64-byte WRITEs;
+# inline=64 for raw's baseline. The READ-gap test: raw_perf READs with cq=wq, the
+# IB_POLL_WORKQUEUE context rkdapl's EVDs use, once sleeping (mode=event) and once spinning on
+# the completion counter (mode=poll) as the issue asks; each next to raw's own softirq figures.
+DEFAULT_EXTRA="rkdapl write bw 64 batch=8
+raw write bw 64 batch=8
+rkdapl write bw 64 signal=4
+raw write bw 64 signal=4
+raw write bw 64 inline=64
+raw send bw 64 inline=64
+raw read bw 64 cq=wq
+raw read bw 4096 cq=wq
+raw read bw 65536 cq=wq
+raw read bw 1048576 cq=wq
+raw read bw 4194304 cq=wq
+raw read bw 65536 cq=wq mode=poll
+raw read bw 1048576 cq=wq mode=poll
+raw read bw 65536 cq=unbound
+raw read bw 1048576 cq=unbound
+raw write bw 65536 cq=wq
+raw write bw 65536 cq=unbound
+raw read lat 64 cq=wq
+raw write lat 64 cq=wq
+raw send lat 64 cq=wq"
+
+extra_runs() {
+	local line tool op kind size rest n
+	while read -r tool op kind size rest; do
+		[ -n "$tool" ] || continue
+		n=$(iters "$size" "$BUDGET" "$IMAX")
+		[ "$kind" = lat ] && n=$(iters "$size" $((BUDGET / 4)) "$LMAX")
+		# a later mode= overrides krun's mode=event
+		# shellcheck disable=SC2086
+		krun "$tool" "$op" "$kind" "$size" "$n" $rest
+	done <<< "${RKDAPL_BENCH_EXTRA-$DEFAULT_EXTRA}"
+}
+
+# trace_read TOOL SIZE: one READ bandwidth run with ib_core's CQ trace events on, into
+# trace-<tool>.txt (not a measurement: tracing costs instructions).
+trace_read() {
+	local t=/sys/kernel/tracing
+	[ -d $t/events/rdma_core ] || mount -t tracefs nodev $t 2>/dev/null
+	[ -d $t/events/rdma_core ] || { say "no rdma_core trace events"; return 0; }
+	echo 0 > $t/tracing_on
+	echo > $t/trace
+	echo 16384 > $t/buffer_size_kb
+	for e in cq_schedule cq_process cq_poll cq_reschedule cq_modify; do
+		[ -e $t/events/rdma_core/$e/enable ] && echo 1 > $t/events/rdma_core/$e/enable
+	done
+	echo 1 > $t/tracing_on
+	REP=trace krun "$1" read bw "$2" "$(iters "$2" "$BUDGET" "$IMAX")" ${3:-}
+	echo 0 > $t/tracing_on
+	cat $t/trace > "$RKDAPL_SYNC/trace-$1${3:+-${3//=/}}.txt"
+	echo 0 > $t/events/rdma_core/enable
+}
+
+main() {
+	local top=$RKDAPL_TOP size op tool nb nl rc=0 to
+	local sizes=${RKDAPL_BENCH_SIZES:-64 4096 65536 1048576 4194304}
+	local tools=${RKDAPL_BENCH_TOOLS:-rkdapl raw perftest}
+	local reps=${RKDAPL_BENCH_REPEAT:-3}
+	BUDGET=${RKDAPL_BENCH_BYTES:-16777216}
+	IMAX=${RKDAPL_BENCH_ITERS:-1000}
+	LMAX=200
+	TXD=${RKDAPL_BENCH_TXDEPTH:-16}
+	TMO=${RKDAPL_BENCH_TIMEOUT_S:-600}
+	# ib_write_bw refuses -e: its client and server spin, and under -icount spinning vCPUs
+	# take the emulated CPU from rxe's workers (seen: one 64-byte WRITE per 3.4 ms, a timer
+	# tick; 64 KiB did not finish in 60 virtual s), so it is left out unless asked for.
+	PTOPS=${RKDAPL_BENCH_PERFTEST_OPS:-read send}
+	FAILS=0
+	PTN=0
+	REP=0
+	set_mtu
+	: > "$RKDAPL_SYNC/kresults.txt"
+	insmod "$top/rkdapl.ko" && insmod "$top/samples/rkdapl_perf.ko" &&
+		insmod "$top/samples/raw_perf.ko" || { say "insmod failed"; return 1; }
+	echo "ceiling size=1048576 iters=32" > /sys/kernel/debug/rkdapl_perf/ctl &&
+		cat /sys/kernel/debug/rkdapl_perf/result > "$RKDAPL_SYNC/ceiling.txt"
+	say "$(cat "$RKDAPL_SYNC/ceiling.txt")"
+	to=3600000	# the longest the tools take (ms of virtual time)
+	(echo "server port=7700 size=4194304 timeout_ms=$to" > /sys/kernel/debug/rkdapl_perf/ctl
+	 echo $? > /run/bench-rkdapl-server.rc) &
+	KPID1=$!
+	(echo "server port=7710 size=4194304 timeout_ms=$to" > /sys/kernel/debug/raw_perf/ctl
+	 echo $? > /run/bench-raw-server.rc) &
+	KPID2=$!
+	for ((i = 0; i < 300; i++)); do
+		listening 7700 && listening 7710 && break
+		sleep 0.2
+	done
+	say "icount: $(grep -o 'icount[^ ]*' /proc/cmdline || echo 'see the QEMU command line'); sizes $sizes; tools $tools; txdepth $TXD; $reps passes"
+	for ((REP = 1; REP <= reps; REP++)); do
+		for size in $sizes; do
+			nb=$(iters "$size" "$BUDGET" "$IMAX")
+			nl=$(iters "$size" $((BUDGET / 4)) "$LMAX")
+			for tool in $tools; do
+				if [ "$tool" = perftest ]; then
+					for op in $PTOPS; do ptrun $op "$size" "$nb"; done
+					continue
+				fi
+				for op in write read send; do krun "$tool" $op bw "$size" "$nb"; done
+				for op in write read send; do krun "$tool" $op lat "$size" "$nl"; done
+			done
+		done
+		extra_runs
+	done
+	if [ "${RKDAPL_BENCH_TRACE:-1}" = 1 ]; then
+		trace_read rkdapl 1048576
+		trace_read raw 1048576
+		trace_read raw 1048576 cq=wq
+	fi
+	for tool in rkdapl_perf raw_perf; do
+		port=7700
+		[ $tool = raw_perf ] && port=7710
+		echo "client addr=$RKDAPL_IP port=$port op=stop" > /sys/kernel/debug/$tool/ctl ||
+			{ say "$tool: stop failed"; rc=1; }
+	done
+	wait $KPID1 $KPID2
+	for r in rkdapl raw; do
+		[ "$(cat /run/bench-$r-server.rc 2>/dev/null)" = 0 ] || { say "$r server failed"; rc=1; }
+	done
+	rdma statistic show link rxe0/1 > "$RKDAPL_SYNC/rxe-stats.txt" 2>&1
+	rmmod raw_perf rkdapl_perf rkdapl || rc=1
+	say "done: $FAILS failed runs"
+	[ $FAILS = 0 ] || rc=1
+	return $rc
+}
+
+main "$@"
+exit $?

@@ -15,10 +15,11 @@
  *	grants (RDMA) or receives into (SEND); clients' sizes must not exceed it.
  *   client addr=10.77.0.1 [port=7700] [dev=rxe0] [op=write|read|send] [kind=bw|lat]
  *	  [size=65536] [iters=200] [txdepth=16] [signal=1] [batch=1] [mode=poll|event]
- *	  [cq=default|direct|softirq|wq|unbound] [inline=0] [timeout_ms=60000]
+ *	  [cq=default|direct|softirq|wq|unbound] [inline=0] [buf=kmalloc|vmalloc]
+ *	  [timeout_ms=60000]
  *	One session: connect, learn the server's buffer, run the test, disconnect, and print
  *	   "<tool>: result tool=<t> op=<op> kind=<k> size=<n> iters=<n> txdepth=<n> signal=<n>
- *	    batch=<n> inline=<n> mode=<m> cq=<c> MBps=<x> Mmsgps=<x> lat_med_us=<x> lat_p99_us=<x>
+ *	    batch=<n> inline=<n> buf=<b> mode=<m> cq=<c> MBps=<x> Mmsgps=<x> lat_med_us=<x> lat_p99_us=<x>
  *	    post_ns=<x> empty_ns=<n> dto_ns=<n>"
  *	bw keeps txdepth DTOs in flight; lat has one in flight (ping-pong with the responder:
  *	post, wait for the completion). lat_* are the per-DTO post-to-completion times (for bw
@@ -43,6 +44,9 @@
  *	rkdapl_perf accepts only cq=default. cq=direct needs mode=poll.
  *	inline=N (raw_perf only): the QP is created with max_inline_data N, and DTOs of at most
  *	N bytes other than READs are posted with IB_SEND_INLINE.
+ *	buf=vmalloc (rkdapl_perf only): the client's data buffer is vmalloc'd, so a DTO's SGEs
+ *	are its pages and a large one is split into several work requests (at most 8: up to
+ *	1 MiB with rxe's 32 SGEs per work request).
  *	empty_ns is the median of an empty timed bracket (post_ns minus it is the call's own
  *	cost); dto_ns is the run's time per DTO (see perf_report()).
  *	op=stop asks the server to stop serving. mode is the client's; servers always sleep
@@ -119,6 +123,7 @@ struct perf_args {
 	struct sockaddr_in sin;	/* client: the server; server: the port */
 	bool have_addr;
 	u32 op, kind, mode, cq;
+	bool vmalloc;		/* buf=vmalloc: the client's data buffer is vmalloc'd */
 	u32 size, iters, txdepth, signal, batch, inline_max, sessions, timeout_ms;
 };
 
@@ -239,6 +244,11 @@ static int perf_parse(char *line, struct perf_args *a)
 			ret = perf_u32(val, 1, PERF_MAX_BATCH, &a->batch);
 		} else if (!strcmp(tok, "inline")) {
 			ret = perf_u32(val, 0, 4096, &a->inline_max);
+		} else if (!strcmp(tok, "buf")) {
+			if (!strcmp(val, "vmalloc"))
+				a->vmalloc = true;
+			else if (strcmp(val, "kmalloc"))
+				return -EINVAL;
 		} else if (!strcmp(tok, "cq")) {
 			ret = perf_lookup(perf_cq_names, ARRAY_SIZE(perf_cq_names), val, &a->cq);
 		} else if (!strcmp(tok, "sessions")) {
@@ -388,10 +398,11 @@ static void perf_report(const char *tool, const struct perf_args *a, u64 total_n
 	sort(post_cost, n, sizeof(*post_cost), perf_cmp_u64, NULL);
 	post = post_cost[(n - 1) / 2] * 10;			/* ns x 10 */
 	snprintf(line, sizeof(line),
-		 "result tool=%s op=%s kind=%s size=%u iters=%u txdepth=%u signal=%u batch=%u inline=%u mode=%s cq=%s MBps=%s Mmsgps=%s lat_med_us=%s lat_p99_us=%s post_ns=%s empty_ns=%llu dto_ns=%llu",
+		 "result tool=%s op=%s kind=%s size=%u iters=%u txdepth=%u signal=%u batch=%u inline=%u buf=%s mode=%s cq=%s MBps=%s Mmsgps=%s lat_med_us=%s lat_p99_us=%s post_ns=%s empty_ns=%llu dto_ns=%llu",
 		 tool, PERF_NAME(perf_op_names, a->op), PERF_NAME(perf_kind_names, a->kind),
 		 a->size, a->iters, a->kind == PERF_LAT ? 1 : a->txdepth, perf_signal(a),
-		 a->kind == PERF_LAT ? 1 : a->batch, a->inline_max, PERF_NAME(perf_mode_names, a->mode),
+		 a->kind == PERF_LAT ? 1 : a->batch, a->inline_max,
+		 a->vmalloc ? "vmalloc" : "kmalloc", PERF_NAME(perf_mode_names, a->mode),
 		 PERF_NAME(perf_cq_names, a->cq), perf_fix(mbps, 4).s, perf_fix(mmsg, 6).s,
 		 perf_fix(med, 2).s, perf_fix(p99, 2).s, perf_fix(post, 1).s, perf_empty_ns(),
 		 div_u64(total_ns, n));

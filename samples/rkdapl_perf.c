@@ -298,9 +298,9 @@ static int perf_ctl_recv(struct perf *p, const char *what)
 }
 
 static int perf_alloc_lmr(struct perf *p, void **buf, u32 len, u32 priv,
-			  struct rkdapl_lmr **lmr)
+			  struct rkdapl_lmr **lmr, bool vmalloc)
 {
-	*buf = kzalloc(len, GFP_KERNEL | __GFP_NOWARN);
+	*buf = vmalloc ? vzalloc(len) : kzalloc(len, GFP_KERNEL | __GFP_NOWARN);
 	if (!*buf) {
 		pr_err("%s: out of memory for %u bytes\n", p->who, len);
 		return -ENOMEM;
@@ -315,7 +315,7 @@ static void perf_free_lmr(struct perf *p, struct rkdapl_lmr **lmr, void *bufp)
 	if (*lmr && CHECK(p, rkdapl_lmr_free(*lmr)))
 		*buf = NULL;	/* still in use: leak rather than free under the device */
 	*lmr = NULL;
-	kfree(*buf);
+	kvfree(*buf);
 	*buf = NULL;
 }
 
@@ -330,14 +330,15 @@ static int perf_open(struct perf *p, u32 evd_len, u32 buf_len)
 	if (!ret)
 		ret = CHECK(p, rkdapl_evd_create(p->ia, evd_len, &p->evd));
 	if (!ret)
-		ret = perf_alloc_lmr(p, (void **)&p->tx, PERF_MSG_BYTES, 0, &p->tx_lmr);
+		ret = perf_alloc_lmr(p, (void **)&p->tx, PERF_MSG_BYTES, 0, &p->tx_lmr, false);
 	if (!ret)
 		ret = perf_alloc_lmr(p, (void **)&p->rx, PERF_MSG_BYTES, RKDAPL_MEM_LOCAL_WRITE,
-				     &p->rx_lmr);
+				     &p->rx_lmr, false);
 	if (!ret)
 		ret = perf_alloc_lmr(p, &p->buf, buf_len,
 				     RKDAPL_MEM_LOCAL_WRITE | RKDAPL_MEM_REMOTE_READ |
-				     RKDAPL_MEM_REMOTE_WRITE, &p->buf_lmr);
+				     RKDAPL_MEM_REMOTE_WRITE, &p->buf_lmr,
+				     p->a.cmd == PERF_CMD_CLIENT && p->a.vmalloc);
 	p->buf_len = buf_len;
 	return ret;
 }

@@ -49,6 +49,8 @@ def kernel_rows(path, base_mode="poll"):
                 row["tool"] += "-cq" + kv["cq"]
             if kv.get("inline", "0") != "0":         # e.g. "raw-inline64"
                 row["tool"] += "-inline" + kv["inline"]
+            if kv.get("buf", "kmalloc") != "kmalloc":  # "rkdapl-vmalloc"
+                row["tool"] += "-" + kv["buf"]
             rows.append(row)
         elif line.startswith("fail "):
             fails.append(line.strip())

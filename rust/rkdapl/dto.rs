@@ -4,10 +4,14 @@
 //!
 //! Each EP has two rings of contexts, one for its send queue (send, RDMA write/read, RMR
 //! bind) and one for RECVs. A DTO takes a free context, keeps the LMRs it touches busy, and is
-//! posted as one or more work requests that all point at the context's `ib_cqe` and are all
-//! signalled (but see selective signalling below), so every posted work request yields exactly
-//! one completion, flushed ones included. When the last one arrives the context reports one event with the DTO's cookie
-//! and the first error, releases the LMRs and goes back on the free list.
+//! posted as one or more work requests. Only the last is signalled and points at the context's
+//! `ib_cqe` (as `rdma_rw` posts its contexts, `drivers/infiniband/core/rw.c`; but see selective
+//! signalling below): send-queue work requests complete in order, so its completion, flushed
+//! or not, comes after every earlier one of the DTO. The earlier ones point at a second entry
+//! of the context and complete only if they fail; that completion records the error, which
+//! the last work request (then flushed) reports. So a DTO yields one completion however many
+//! work requests it took. With it the context reports one event with the DTO's cookie and
+//! the first error, releases the LMRs and goes back on the free list.
 //!
 //! Selective signalling (`RKDAPL_COMPLETION_SUPPRESS`, DAT's `DAT_COMPLETION_SUPPRESS_FLAG`): a
 //! send-queue DTO of one work request may be posted unsignalled. It then yields a completion
@@ -316,13 +320,15 @@ struct Prepared<'r> {
     /// Bytes of the local segments.
     total: u64,
     signalled: bool,
+    /// Posted with `IB_SEND_INLINE`: `sges` hold kernel virtual addresses.
+    inline: bool,
 }
 
 struct CtxState {
     cookie: u64,
     op: DtoOp,
     len: u64,
-    /// Work requests posted and not yet completed.
+    /// Signalled work requests posted and not yet completed (0 or 1: the DTO's last).
     pending: u32,
     /// Send-queue slots the posted work requests hold, returned at the last completion.
     nwr: u32,
@@ -339,6 +345,10 @@ struct CtxState {
     silent: bool,
     /// `RKDAPL_COMPLETION_SUPPRESS`: no event if the DTO succeeds.
     suppress: bool,
+    /// The post call stopped inside the DTO: its posted work requests are unsignalled ones
+    /// that report nothing if they succeed. Finished (silently) at teardown, once the QP is
+    /// drained (`DtoRing::reap_all`).
+    orphan: bool,
 }
 
 /// The unsignalled DTOs of a send queue, oldest first: (sequence number, context address).
@@ -415,12 +425,15 @@ pub(crate) struct RingShared {
 ///
 /// # Invariants
 ///
-/// `cqe` is the first field and was made by `Cqe::new::<DtoCtx>()`. While `st.pending` is
-/// non-zero the context is off the free list and owned by its posted work requests.
+/// `cqe` is the first field and was made by `Cqe::new::<DtoCtx>()`; `early` was made by
+/// `EarlyCqe::new()`. While `st.pending` is non-zero the context is off the free list and owned
+/// by its posted work requests.
 #[repr(C)]
 #[pin_data]
 pub(crate) struct DtoCtx {
     cqe: Cqe,
+    /// The entry of the DTO's unsignalled work requests before its last.
+    early: EarlyCqe,
     ring: Arc<RingShared>,
     idx: u16,
     /// Sequence number of the current send-queue DTO; written under `st`.
@@ -484,6 +497,50 @@ unsafe impl CqeDone for DtoCtx {
         }
         if st.pending == 0 {
             this.finish(st);
+        }
+    }
+}
+
+/// The completion entry of a DTO's work requests before its last: they are unsignalled, so
+/// they complete only in error (or flushed after an error), and then only record the status.
+///
+/// # Invariants
+///
+/// Every `EarlyCqe` is the `early` field of a [`DtoCtx`].
+#[repr(C)]
+struct EarlyCqe {
+    cqe: Cqe,
+}
+
+impl EarlyCqe {
+    /// Only for [`DtoCtx::early`] (the type invariant).
+    fn new() -> EarlyCqe {
+        EarlyCqe {
+            cqe: Cqe::new::<EarlyCqe>(),
+        }
+    }
+}
+
+// SAFETY: `EarlyCqe` is `repr(C)` with its `Cqe` first, made by `Cqe::new::<EarlyCqe>()`; it is
+// a field of a `DtoCtx`, which outlives every completion of its work requests (see the
+// `CqeDone` impl of `DtoCtx`).
+unsafe impl CqeDone for EarlyCqe {
+    fn done(this: &Self, wc: &Wc) {
+        let at = core::ptr::from_ref(this).cast::<u8>();
+        // SAFETY: By the type invariant `this` is the `early` field of a `DtoCtx`, so stepping
+        // back by that field's offset gives the context, which is alive (see above).
+        let ctx = unsafe { &*at.sub(core::mem::offset_of!(DtoCtx, early)).cast::<DtoCtx>() };
+        if wc.is_ok() {
+            // Cannot happen: these work requests are unsignalled.
+            return;
+        }
+        let status = DtoStatus::from_wc(wc);
+        let mut st = ctx.st.lock();
+        if st.status == DtoStatus::Success {
+            st.status = status;
+        }
+        if status != DtoStatus::Flushed {
+            trace::log_dto_error(ctx.ring.ep_id, st.op as u32, st.cookie, status as i32, wc.status());
         }
     }
 }
@@ -621,6 +678,7 @@ impl DtoRing {
             let c = KBox::pin_init(
                 pin_init!(DtoCtx {
                     cqe: Cqe::new::<DtoCtx>(),
+                    early: EarlyCqe::new(),
                     ring,
                     idx: i as u16,
                     seq: AtomicU64::new(0),
@@ -639,6 +697,7 @@ impl DtoRing {
                             rmr: None,
                             silent: false,
                             suppress: false,
+                            orphan: false,
                         },
                         "rkdapl_dto_ctx"
                     ),
@@ -651,9 +710,18 @@ impl DtoRing {
     }
 
     /// Finishes the unsignalled DTOs still outstanding once the QP is drained (they
-    /// succeeded: a failed or flushed work request would have completed). Process context.
+    /// succeeded: a failed or flushed work request would have completed), and the DTOs a post
+    /// call stopped inside of. Process context.
     pub(crate) fn reap_all(&self) {
         self.shared.reap_before(u64::MAX);
+        for ctx in &self.ctxs {
+            let mut st = ctx.st.lock();
+            if st.orphan && st.pending > 0 {
+                st.orphan = false;
+                st.pending = 0;
+                ctx.finish(st);
+            }
+        }
     }
 
     pub(crate) fn set_ep_handle(&self, h: usize) {
@@ -723,8 +791,10 @@ impl DtoRing {
         st.cookie = cookie;
         st.op = op;
         st.len = len;
-        st.pending = nwr;
+        // One signalled work request per DTO, its last (see the module documentation).
+        st.pending = 1;
         st.nwr = nwr;
+        st.orphan = false;
         st.status = DtoStatus::Success;
         st.imm = 0;
         st.recv_flags = 0;
@@ -763,8 +833,47 @@ impl DtoRing {
         Ok((sges, total))
     }
 
-    /// Takes a context for `d` and arms it: the first step of posting it. Any context.
-    fn prepare(&self, d: &SendDto<'_>, max_sge: usize) -> Result<Prepared<'_>> {
+    /// The SGEs of an inline DTO over `segs`, or `None` if it cannot go inline: inline data
+    /// (`IB_SEND_INLINE`) is copied by the CPU when the work request is posted, so an SGE
+    /// names the segment's kernel virtual address, which only virtually contiguous LMRs have
+    /// (`Lmr::cpu_addr`), and all of it must fit in the QP's `max_inline` bytes. Checks the
+    /// segments as [`Self::sges`] does.
+    fn inline_sges(
+        segs: &[Segment],
+        max_inline: u32,
+        max_sge: usize,
+    ) -> Result<Option<(OneOrMore<bindings::ib_sge>, u64)>> {
+        let total = segs.iter().map(|s| s.length).fold(0u64, u64::saturating_add);
+        if total == 0 || total > u64::from(max_inline) || segs.len() > max_sge {
+            return Ok(None);
+        }
+        let mut sges = OneOrMore::Empty;
+        for s in segs {
+            let Some(va) = s.lmr.cpu_addr else {
+                return Ok(None);
+            };
+            let end = s.offset.checked_add(s.length).ok_or(ERANGE)?;
+            if end > s.lmr.len {
+                return Err(ERANGE);
+            }
+            // After a device removal the LMR's memory is no longer the device's to use.
+            drop(s.lmr.region.try_access().ok_or(ENODEV)?);
+            sges.push(
+                bindings::ib_sge {
+                    addr: (va as u64).wrapping_add(s.offset),
+                    // Cannot truncate: `total` fits in `max_inline`.
+                    length: s.length as u32,
+                    lkey: s.lmr.lkey(),
+                },
+                GFP_ATOMIC,
+            )?;
+        }
+        Ok(Some((sges, total)))
+    }
+
+    /// Takes a context for `d` and arms it: the first step of posting it. SENDs and RDMA
+    /// WRITEs of at most `max_inline` bytes go inline where their LMRs allow it. Any context.
+    fn prepare(&self, d: &SendDto<'_>, max_sge: usize, max_inline: u32) -> Result<Prepared<'_>> {
         let one_wr = matches!(d.op, DtoOp::Send | DtoOp::SendInvalidate);
         let rdma = matches!(d.op, DtoOp::RdmaWrite | DtoOp::RdmaWriteImm | DtoOp::RdmaRead);
         if !(one_wr || rdma) || rdma != d.remote.is_some() {
@@ -774,7 +883,16 @@ impl DtoRing {
         if d.flags.solicited && !(one_wr || d.op == DtoOp::RdmaWriteImm) {
             return Err(EINVAL);
         }
-        let (sges, total) = Self::sges(d.segs, d.op == DtoOp::RdmaRead)?;
+        let inline = if d.op == DtoOp::RdmaRead {
+            None
+        } else {
+            Self::inline_sges(d.segs, max_inline, max_sge)?
+        };
+        let is_inline = inline.is_some();
+        let (sges, total) = match inline {
+            Some(x) => x,
+            None => Self::sges(d.segs, d.op == DtoOp::RdmaRead)?,
+        };
         let nwr = sges.as_slice().len().div_ceil(max_sge).max(1);
         if nwr > crate::ep::MAX_WR_PER_DTO as usize || (one_wr && nwr > 1) {
             return Err(EMSGSIZE);
@@ -805,13 +923,14 @@ impl DtoRing {
             nwr,
             total,
             signalled: !unsignalled,
+            inline: is_inline,
         })
     }
 
     /// Appends the work requests of the prepared DTO `p` (described by `d`) to `wrs`. Large
     /// RDMA DTOs are split into work requests of `max_sge` SGEs, each at its offset of the
-    /// remote range; only the last carries the immediate data and the solicited bit, only the
-    /// first the fence.
+    /// remote range; only the last is signalled and carries the immediate data and the
+    /// solicited bit, only the first the fence.
     fn push_wrs(
         d: &SendDto<'_>,
         p: &Prepared<'_>,
@@ -826,13 +945,16 @@ impl DtoRing {
                 .get(i * max_sge..sges.len().min((i + 1) * max_sge))
                 .unwrap_or(&[]);
             let last = i + 1 == p.nwr as usize;
-            let mut flags = if p.signalled {
+            let mut flags = if p.signalled && last {
                 SendFlags::SIGNALED
             } else {
                 SendFlags::empty()
             };
             if i == 0 && d.flags.fence {
                 flags = flags | SendFlags::FENCE;
+            }
+            if p.inline {
+                flags = flags | SendFlags::INLINE;
             }
             if last && d.flags.solicited {
                 flags = flags | SendFlags::SOLICITED;
@@ -852,7 +974,9 @@ impl DtoRing {
                 _ => SendOp::Send,
             };
             at += chunk.iter().map(|s| u64::from(s.length)).sum::<u64>();
-            wrs.push(SendWr::new(op, &p.ctx.cqe, chunk, flags), GFP_ATOMIC)?;
+            // All but the last are unsignalled and report only a failure (`EarlyCqe`).
+            let cqe = if last { &p.ctx.cqe } else { &p.ctx.early.cqe };
+            wrs.push(SendWr::new(op, cqe, chunk, flags), GFP_ATOMIC)?;
         }
         Ok(())
     }
@@ -872,12 +996,15 @@ impl DtoRing {
     /// `-ENOMEM`, or the driver's error.
     ///
     /// With `flags.suppress` a successful DTO reports no event; a DTO of one work request is
-    /// then posted unsignalled (see the module documentation). The caller serialises posts to
+    /// then posted unsignalled (see the module documentation). SENDs and RDMA WRITEs of at
+    /// most `max_inline` bytes (the QP's inline capacity) over virtually contiguous LMRs are
+    /// posted inline. The caller serialises posts to
     /// `qp`'s send queue (the EP's connection lock), so that posting order is sequence order.
     pub(crate) fn post_chain(
         &self,
         qp: &Qp,
         max_sge: u32,
+        max_inline: u32,
         dtos: &[SendDto<'_>],
     ) -> core::result::Result<(), (Error, usize)> {
         let max_sge = max_sge.max(1) as usize;
@@ -888,7 +1015,7 @@ impl DtoRing {
         prep.reserve(dtos.len(), GFP_ATOMIC).map_err(|e| (e, 0))?;
         let mut first_err = None;
         for d in dtos {
-            let p = match self.prepare(d, max_sge) {
+            let p = match self.prepare(d, max_sge, max_inline) {
                 Ok(p) => p,
                 Err(e) => {
                     let _ = self.account(d.op, d.cookie, Err(e));
@@ -913,8 +1040,10 @@ impl DtoRing {
                 .try_for_each(|(p, d)| Self::push_wrs(d, p, max_sge, &mut wrs))
         });
         let r = match built {
-            // SGEs come from LMRs of this EP's device with the PZ's lkey; each context holds
-            // those LMRs (busy, so `rkdapl_lmr_free` refuses) until its last completion.
+            // SGEs come from LMRs of this EP's device with the PZ's lkey (inline ones: the
+            // kernel virtual addresses of virtually contiguous LMRs, checked to lie inside
+            // them, which the driver copies during this call); each context holds those LMRs
+            // (busy, so `rkdapl_lmr_free` refuses) until its completion.
             // SAFETY: As above; the contexts outlive their completions (`CqeDone` impl).
             Ok(()) => unsafe { qp.post_send(wrs.as_mut_slice()) },
             Err(e) => Err((e, 0)),
@@ -970,20 +1099,17 @@ impl DtoRing {
                 Err(e)
             }
             Err((e, posted)) => {
-                // The posted ones complete (in error: the QP is failing) and release the
-                // context without an event; the rest never will. Some of the posted ones may
-                // have completed already, so drop the unposted from the count instead of
-                // setting it, and finish here if nothing is left.
+                // The posted ones are unsignalled work requests before the DTO's last, which
+                // was not posted: they report nothing if they succeed. The context keeps their
+                // queue slots and LMRs until teardown finishes it, without an event, after the
+                // drain (the QP is failing, or the driver would have taken the whole chain).
                 self.shared.stats.posted(op);
                 let unposted = nwr - posted as u32;
                 let mut st = ctx.st.lock();
-                st.pending -= unposted;
                 st.nwr -= unposted;
                 st.silent = true;
+                st.orphan = true;
                 self.shared.credits.fetch_add(unposted, Ordering::AcqRel);
-                if st.pending == 0 {
-                    ctx.finish(st);
-                }
                 Err(e)
             }
         }

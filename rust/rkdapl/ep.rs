@@ -193,6 +193,9 @@ pub(crate) struct Conn {
     /// RDMA READs the peer may have in flight against us and we against the peer, as
     /// settled with the peer through the IB CM (REQ/REP), once connecting got that far.
     pub(crate) rd: Option<(u32, u32)>,
+    /// Bytes of inline data the QP takes per work request, as the device granted it (0
+    /// before the QP exists): small SENDs and RDMA WRITEs go inline (see `dto`).
+    pub(crate) max_inline: u32,
 }
 
 /// An endpoint.
@@ -279,7 +282,8 @@ impl Ep {
                         state: EpState::Unconnected,
                         id: None,
                         was_connected: false,
-                        rd: None
+                        rd: None,
+                        max_inline: 0,
                     },
                     "rkdapl_ep_conn"
                 ),
@@ -318,7 +322,9 @@ impl Ep {
         let pd = self.pz.pd()?;
         let cqs = self.cqs.lock();
         let (send_cq, recv_cq) = cqs.as_ref().ok_or(ENODEV)?;
-        id.create_qp(&pd, &self.qp_init(send_cq, recv_cq))
+        let cap = id.create_qp(&pd, &self.qp_init(send_cq, recv_cq))?;
+        self.conn.lock().max_inline = cap.max_inline_data;
+        Ok(())
     }
 
     fn qp_init<'a>(&self, send_cq: &'a Cq, recv_cq: &'a Cq) -> QpInit<'a> {
@@ -657,7 +663,7 @@ impl Ep {
             return Err((ENOTCONN, 0));
         }
         let qp = c.id.as_ref().and_then(|id| id.qp()).ok_or((ENOTCONN, 0))?;
-        self.sq.post_chain(qp, self.max_send_sge(), dtos)
+        self.sq.post_chain(qp, self.max_send_sge(), c.max_inline, dtos)
     }
 
     /// Posts a RECV; allowed as soon as the EP has a QP (while connecting, too). Any context.

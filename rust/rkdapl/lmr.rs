@@ -32,22 +32,34 @@ pub(crate) struct Lmr {
     buf: Option<KVVec<u8>>,
     /// The region's length in bytes.
     pub(crate) len: u64,
+    /// The kernel virtual address of the region's first byte when the region is virtually
+    /// contiguous (a kmalloc'd or vmalloc'd buffer, or rkdapl's own): what inline work requests
+    /// name, since the CPU copies inline data at post time. `None` for page arrays and
+    /// scatterlists.
+    pub(crate) cpu_addr: Option<usize>,
     pub(crate) privileges: u32,
     /// DTOs and RMR bindings currently using the region.
     pub(crate) inflight: AtomicU32,
 }
 
 impl Lmr {
-    /// Wraps a mapped region. `privileges` is a mask of `MEM_*`.
+    /// Wraps a mapped region. `privileges` is a mask of `MEM_*`; `cpu_addr` is the kernel
+    /// virtual address of its first byte if it is virtually contiguous.
     ///
     /// # Errors
     ///
     /// `-EINVAL` for unknown privilege bits or a region mapped for another device.
-    pub(crate) fn new(pz: Arc<Pz>, region: DmaRegion, privileges: u32) -> Result<Arc<Lmr>> {
-        Self::with_buffer(pz, region, privileges, None)
+    pub(crate) fn new(
+        pz: Arc<Pz>,
+        region: DmaRegion,
+        privileges: u32,
+        cpu_addr: Option<usize>,
+    ) -> Result<Arc<Lmr>> {
+        Self::with_buffer(pz, region, privileges, None, cpu_addr)
     }
 
-    /// Wraps a region mapping `buf`, which the LMR owns and frees after unmapping it.
+    /// Wraps a region mapping `buf`, which the LMR owns and frees after unmapping it (its
+    /// address is then the region's `cpu_addr`).
     ///
     /// # Errors
     ///
@@ -57,17 +69,20 @@ impl Lmr {
         region: DmaRegion,
         privileges: u32,
         buf: Option<KVVec<u8>>,
+        cpu_addr: Option<usize>,
     ) -> Result<Arc<Lmr>> {
         if privileges & !MEM_ALL != 0 || !pz.ia.same_device(region.device()) {
             return Err(EINVAL);
         }
         let len = region.len() as u64;
+        let cpu_addr = buf.as_ref().map(|b| b.as_ptr() as usize).or(cpu_addr);
         Arc::pin_init(
             pin_init!(Lmr {
                 pz,
                 region <- Revocable::new(region),
                 buf,
                 len,
+                cpu_addr,
                 privileges,
                 inflight: AtomicU32::new(0),
             }),

@@ -17,7 +17,7 @@
 use super::{
     device::Device,
     pd::Pd,
-    qp::{Qp, QpInit},
+    qp::{Qp, QpCap, QpInit},
 };
 use crate::{
     bindings,
@@ -357,19 +357,23 @@ impl CmIdRef {
         to_result(unsafe { bindings::rdma_listen(self.as_raw(), backlog) })
     }
 
-    /// Creates the id's RC QP in `pd`. The QP is destroyed with the id (after it). May sleep.
+    /// Creates the id's RC QP in `pd` and returns the capacities the device granted, which
+    /// may exceed those asked for (`rdma_create_qp` writes them back: e.g. rxe grants as many
+    /// bytes of inline data as its work-queue entries hold SGEs). The QP is destroyed with the
+    /// id (after it). May sleep.
     ///
     /// # Errors
     ///
     /// `-EBUSY` if the id already has a QP, `-EINVAL` for capacities the device refuses, or
     /// the driver's error.
-    pub fn create_qp(&self, pd: &Pd, init: &QpInit<'_>) -> Result {
+    pub fn create_qp(&self, pd: &Pd, init: &QpInit<'_>) -> Result<QpCap> {
         if self.qp().is_some() {
             return Err(EBUSY);
         }
         let mut attr = init.to_c();
         // SAFETY: The id is live and bound to the PD's device; `attr` is valid for the call.
-        to_result(unsafe { bindings::rdma_create_qp(self.as_raw(), pd.as_raw(), &mut attr) })
+        to_result(unsafe { bindings::rdma_create_qp(self.as_raw(), pd.as_raw(), &mut attr) })?;
+        Ok(QpCap::from_c(&attr.cap))
     }
 
     /// Sends a connect request. Only from this id's own event handler (rdma_cm's handler

@@ -27,7 +27,8 @@ pub struct QpCap {
     pub max_send_sge: u32,
     /// SGEs per RECV work request.
     pub max_recv_sge: u32,
-    /// Bytes of inline data per SEND.
+    /// Bytes of inline data per SEND-queue work request (posted with [`SendFlags::INLINE`]:
+    /// the CPU copies them at post time, the SGE addresses are kernel virtual addresses).
     pub max_inline_data: u32,
     /// RDMA READ/WRITE contexts for `rdma_rw` (0 if unused).
     pub max_rdma_ctxs: u32,
@@ -41,6 +42,19 @@ pub struct QpInit<'a> {
     pub recv_cq: &'a Cq,
     /// Queue sizes.
     pub cap: QpCap,
+}
+
+impl QpCap {
+    pub(crate) fn from_c(c: &bindings::ib_qp_cap) -> QpCap {
+        QpCap {
+            max_send_wr: c.max_send_wr,
+            max_recv_wr: c.max_recv_wr,
+            max_send_sge: c.max_send_sge,
+            max_recv_sge: c.max_recv_sge,
+            max_inline_data: c.max_inline_data,
+            max_rdma_ctxs: c.max_rdma_ctxs,
+        }
+    }
 }
 
 impl QpInit<'_> {

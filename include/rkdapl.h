@@ -966,7 +966,13 @@ int rkdapl_post_recv(struct rkdapl_ep *ep, const struct rkdapl_lmr_triplet *iov,
  * @flags: &enum rkdapl_completion_flags but %RKDAPL_COMPLETION_SOLICITED_WAIT.
  *
  * Large writes are split into several work requests (at most 8 x &rkdapl_ia_attr.max_iov
- * DMA segments); one completion event reports the whole DTO.
+ * DMA segments); only the last is signalled (as rdma_rw does), and one completion event
+ * reports the whole DTO with the first work request's error, if one failed.
+ * A SEND or RDMA WRITE whose segments all lie in LMRs over virtually contiguous memory
+ * (rkdapl_lmr_create() and rkdapl_lmr_alloc() LMRs) and fit the QP's inline capacity
+ * (what the device grants: 512 bytes with rxe) is posted inline (IB_SEND_INLINE): the driver
+ * copies the bytes during the call. Nothing changes for the consumer: the LMRs stay busy
+ * until the completion event, as for any DTO.
  * Context: any context (does not sleep).
  * Return: 0; as rkdapl_post_send(), plus -EINVAL for NULL @remote or a remote length that is
  * neither 0 nor the local total.

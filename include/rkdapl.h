@@ -907,8 +907,9 @@ int rkdapl_cr_reject(struct rkdapl_cr *cr, const void *private_data, __u32 priva
  *	DAT_COMPLETION_SUPPRESS_FLAG; selective signalling, IB spec 10.8.3): a failed or
  *	flushed DTO still reports its event. A DTO of one work request is posted unsignalled:
  *	it makes no CQ entry, and its resources (the DTO's slot, the LMRs it keeps busy) come
- *	back when a later DTO on the same EP completes, or when the EP is disconnected or
- *	freed. So that suppressed DTOs cannot take every slot, rkdapl signals one anyway (still
+ *	back when a later DTO on the same EP completes successfully, or when the EP is freed
+ *	or its device removed (not at disconnect: work flushed then reports nothing for
+ *	them). So that suppressed DTOs cannot take every slot, rkdapl signals one anyway (still
  *	without an event) once half of &rkdapl_ep_attr.max_request_dtos wait unsignalled. A
  *	consumer reusing the memory of suppressed DTOs needs a later signalled DTO's event to
  *	know they are done. Not for rkdapl_post_recv().
@@ -930,6 +931,12 @@ enum rkdapl_completion_flags {
  *
  * The peer must have a RECV posted that is large enough (else it retries while
  * &rkdapl_ep_attr.rnr_retry_count allows, then %RKDAPL_DTO_RECEIVER_NOT_READY).
+ * A SEND or RDMA WRITE (also with immediate, and in rkdapl_post_chain()) whose segments all
+ * lie in LMRs over virtually contiguous memory (rkdapl_lmr_create() and rkdapl_lmr_alloc()
+ * LMRs) and fit the QP's inline capacity (what the device grants: 512 bytes with rxe) is
+ * posted inline (IB_SEND_INLINE): the driver copies the bytes during the call, after rkdapl
+ * has synced them for the CPU. Nothing else changes for the consumer: the LMRs stay busy
+ * until the completion event, as for any DTO.
  * Context: any context (does not sleep).
  * Return: 0; -EINVAL for a bad handle, NULL @iov with @num_iov > 0, more than 256 segments
  * or unknown flags; -EXDEV for an LMR of another PZ; -ERANGE for a segment outside its LMR;
@@ -967,12 +974,8 @@ int rkdapl_post_recv(struct rkdapl_ep *ep, const struct rkdapl_lmr_triplet *iov,
  *
  * Large writes are split into several work requests (at most 8 x &rkdapl_ia_attr.max_iov
  * DMA segments); only the last is signalled (as rdma_rw does), and one completion event
- * reports the whole DTO with the first work request's error, if one failed.
- * A SEND or RDMA WRITE whose segments all lie in LMRs over virtually contiguous memory
- * (rkdapl_lmr_create() and rkdapl_lmr_alloc() LMRs) and fit the QP's inline capacity
- * (what the device grants: 512 bytes with rxe) is posted inline (IB_SEND_INLINE): the driver
- * copies the bytes during the call. Nothing changes for the consumer: the LMRs stay busy
- * until the completion event, as for any DTO.
+ * reports the whole DTO with the first error, if one failed. Small ones may go inline, as
+ * rkdapl_post_send() says.
  * Context: any context (does not sleep).
  * Return: 0; as rkdapl_post_send(), plus -EINVAL for NULL @remote or a remote length that is
  * neither 0 nor the local total.

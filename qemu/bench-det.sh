@@ -27,7 +27,11 @@
 # RKDAPL_BENCH_TOOLS ("rkdapl raw perftest"), RKDAPL_BENCH_PERFTEST_OPS ("send"; see main),
 # RKDAPL_BENCH_PERFTEST_TIMEOUT_S (20), RKDAPL_BENCH_PERFTEST_MAX (largest size, 1 MiB),
 # RKDAPL_BENCH_EXTRA (see extra_runs),
-# RKDAPL_BENCH_TRACE (1), RKDAPL_BENCH_TIMEOUT_S (each run, 600 virtual seconds).
+# RKDAPL_BENCH_TRACE (1), RKDAPL_BENCH_TIMEOUT_S (each run, 600 virtual seconds),
+# RKDAPL_BENCH_BASELINE (a directory holding another revision's rkdapl.ko and
+# samples/rkdapl_perf.ko, built for the same kernel: each pass then also runs the rkdapl runs
+# with those modules, reported as tool rkdapl-base, so that before and after are measured in
+# one boot; across boots 64-byte figures differ by up to 4%, within one by 0.1%).
 #
 # Everything is in functions that bash reads before running them.
 set -u
@@ -62,10 +66,12 @@ krun() {
 	[ "$tool" = raw ] && { port=7710; d=raw_perf; }
 	local cmd="client addr=$RKDAPL_IP port=$port op=$op kind=$kind size=$size iters=$n txdepth=$TXD mode=event timeout_ms=$((TMO * 1000)) $*"
 	if ctl "$CLIENT_CPU" "$cmd" /sys/kernel/debug/$d/ctl; then
-		echo "$(cat /sys/kernel/debug/$d/result) rep=$REP" >> "$RKDAPL_SYNC/kresults.txt"
+		# the baseline's rkdapl_perf reports as tool=rkdapl-base
+		sed "s/ tool=rkdapl / tool=rkdapl$TAG /" /sys/kernel/debug/$d/result |
+			sed "s/\$/ rep=$REP/" >> "$RKDAPL_SYNC/kresults.txt"
 		say "$tool $op $kind $size x$n $*: $(cut -d' ' -f13- /sys/kernel/debug/$d/result) ($((SECONDS - t0)) s)"
 	else
-		echo "fail tool=$tool op=$op kind=$kind size=$size iters=$n $* rep=$REP" >> "$RKDAPL_SYNC/kresults.txt"
+		echo "fail tool=$tool$TAG op=$op kind=$kind size=$size iters=$n $* rep=$REP" >> "$RKDAPL_SYNC/kresults.txt"
 		say "$tool $op $kind $size x$n $*: FAILED; $(dmesg | grep "$d:" | tail -3 | tr '\n' ' ')"
 		FAILS=$((FAILS + 1))
 	fi
@@ -141,9 +147,10 @@ raw write lat 64 cq=unbound
 raw send lat 64 cq=unbound"
 
 extra_runs() {
-	local line tool op kind size rest n
+	local line tool op kind size rest n only=${1:-}
 	while read -r tool op kind size rest; do
 		[ -n "$tool" ] || continue
+		[ -z "$only" ] || [ "$tool" = "$only" ] || continue
 		n=$(iters "$size" "$BUDGET" "$IMAX")
 		[ "$kind" = lat ] && n=$(iters "$size" $((BUDGET / 4)) "$LMAX")
 		# a later mode= overrides krun's mode=event
@@ -169,6 +176,48 @@ trace_read() {
 	echo 0 > $t/tracing_on
 	cat $t/trace > "$RKDAPL_SYNC/trace-$1${3:+-${3//=/}}.txt"
 	echo 0 > $t/events/rdma_core/enable
+}
+
+# rkdapl_load DIR: rkdapl.ko and samples/rkdapl_perf.ko of DIR loaded, its server started on
+# port 7700 (pinned, in the background: KPID1).
+rkdapl_load() {
+	local i
+	insmod "$1/rkdapl.ko" && insmod "$1/samples/rkdapl_perf.ko" || { say "insmod from $1 failed"; return 1; }
+	(ctl "$SERVER_CPU" "server port=7700 size=4194304 timeout_ms=3600000" /sys/kernel/debug/rkdapl_perf/ctl
+	 echo $? > /run/bench-rkdapl-server.rc) &
+	KPID1=$!
+	for ((i = 0; i < 300; i++)); do
+		listening 7700 && return 0
+		sleep 0.2
+	done
+	say "rkdapl server from $1 not listening"
+	return 1
+}
+
+# rkdapl_unload: stops the rkdapl_perf server and unloads rkdapl_perf and rkdapl.
+rkdapl_unload() {
+	ctl "$CLIENT_CPU" "client addr=$RKDAPL_IP port=7700 op=stop" /sys/kernel/debug/rkdapl_perf/ctl ||
+		{ say "rkdapl_perf: stop failed"; return 1; }
+	wait $KPID1
+	[ "$(cat /run/bench-rkdapl-server.rc 2>/dev/null)" = 0 ] || { say "rkdapl server failed"; return 1; }
+	rmmod rkdapl_perf rkdapl
+}
+
+# baseline_pass SIZES: the rkdapl runs of one pass (and its rkdapl extra runs) with the
+# modules of RKDAPL_BENCH_BASELINE, reported as tool rkdapl-base; then back to this tree's.
+baseline_pass() {
+	local size op nb nl
+	rkdapl_unload && rkdapl_load "$BASE" || return 1
+	TAG=-base
+	for size in $1; do
+		nb=$(iters "$size" "$BUDGET" "$IMAX")
+		nl=$(iters "$size" $((BUDGET / 4)) "$LMAX")
+		for op in write read send; do krun rkdapl $op bw "$size" "$nb"; done
+		for op in write read send; do krun rkdapl $op lat "$size" "$nl"; done
+	done
+	extra_runs rkdapl
+	TAG=
+	rkdapl_unload && rkdapl_load "$RKDAPL_TOP"
 }
 
 main() {
@@ -201,6 +250,8 @@ main() {
 	# values (an IPI or not) from pass to pass, by up to 28%.
 	CLIENT_CPU=1
 	SERVER_CPU=2
+	TAG=
+	BASE=${RKDAPL_BENCH_BASELINE:-}
 	echo 8 > /sys/devices/virtual/workqueue/cpumask || say "cannot pin unbound workqueues"
 	set_mtu
 	: > "$RKDAPL_SYNC/kresults.txt"
@@ -238,6 +289,9 @@ main() {
 			done
 		done
 		extra_runs
+		if [ -n "$BASE" ]; then
+			baseline_pass "$sizes" || { say "baseline pass failed"; FAILS=$((FAILS + 1)); BASE=; }
+		fi
 	done
 	if [ "${RKDAPL_BENCH_TRACE:-1}" = 1 ]; then
 		trace_read rkdapl 1048576

@@ -328,7 +328,9 @@ struct CtxState {
     cookie: u64,
     op: DtoOp,
     len: u64,
-    /// Signalled work requests posted and not yet completed (0 or 1: the DTO's last).
+    /// 1 from arming until the DTO is finished: by its last work request's completion, or,
+    /// for one posted unsignalled or stopped inside by its post call, when a later
+    /// completion or the teardown reaps it; 0 while the context is free.
     pending: u32,
     /// Send-queue slots the posted work requests hold, returned at the last completion.
     nwr: u32,
@@ -340,14 +342,15 @@ struct CtxState {
     inv_rkey: u32,
     lmrs: KVec<Arc<Lmr>>,
     rmr: Option<Arc<Rmr>>,
-    /// The post call failed after posting some work requests: their completions release
-    /// the context but report no event (the caller was given the error).
+    /// The post call failed after posting some of the DTO's work requests (the caller was
+    /// given the error): the context is finished without an event.
     silent: bool,
     /// `RKDAPL_COMPLETION_SUPPRESS`: no event if the DTO succeeds.
     suppress: bool,
     /// The post call stopped inside the DTO: its posted work requests are unsignalled ones
-    /// that report nothing if they succeed. Finished (silently) at teardown, once the QP is
-    /// drained (`DtoRing::reap_all`).
+    /// that report nothing if they succeed. Finished (silently) by a later successful
+    /// completion (`RingShared::reap_before`) or at teardown, once the QP is drained
+    /// (`DtoRing::reap_all`).
     orphan: bool,
 }
 
@@ -526,10 +529,11 @@ impl EarlyCqe {
 // `CqeDone` impl of `DtoCtx`).
 unsafe impl CqeDone for EarlyCqe {
     fn done(this: &Self, wc: &Wc) {
-        let at = core::ptr::from_ref(this).cast::<u8>();
-        // SAFETY: By the type invariant `this` is the `early` field of a `DtoCtx`, so stepping
-        // back by that field's offset gives the context, which is alive (see above).
-        let ctx = unsafe { &*at.sub(core::mem::offset_of!(DtoCtx, early)).cast::<DtoCtx>() };
+        let field = core::ptr::from_ref(this).cast_mut();
+        // SAFETY: By the type invariant `this` is the `early` field of a `DtoCtx`, so the
+        // containing struct starts that field's offset before it, in the same allocation, and
+        // is alive (see above); it is only read through shared references.
+        let ctx = unsafe { &*kernel::container_of!(field, DtoCtx, early) };
         if wc.is_ok() {
             // Cannot happen: these work requests are unsignalled.
             return;
@@ -605,8 +609,8 @@ impl RingShared {
                 return;
             };
             self.n_unsignalled.fetch_sub(1, Ordering::AcqRel);
-            // SAFETY: `addr` is the address of a context of this ring (`DtoRing::post_send`
-            // pushes only those). Contexts are pinned in their `DtoRing`, which is dropped only
+            // SAFETY: `addr` is the address of a context of this ring (`DtoRing::prepare` and
+            // `DtoRing::finish_post` push only those). Contexts are pinned in their `DtoRing`, which is dropped only
             // after the QP is drained and this queue reaped (`DtoRing::reap_all`), and
             // completions stop with the drain, so the context is alive.
             let ctx = unsafe { &*(addr as *const DtoCtx) };
@@ -856,8 +860,14 @@ impl DtoRing {
             if end > s.lmr.len {
                 return Err(ERANGE);
             }
-            // After a device removal the LMR's memory is no longer the device's to use.
-            drop(s.lmr.region.try_access().ok_or(ENODEV)?);
+            // After a device removal the LMR's memory is no longer the device's to use. The
+            // CPU reads the bytes now: make what the device wrote there (a RECV or READ being
+            // forwarded) visible first; `sync_inline_back` returns the range afterwards.
+            s.lmr
+                .region
+                .try_access()
+                .ok_or(ENODEV)?
+                .sync_for_cpu(s.offset, s.length);
             sges.push(
                 bindings::ib_sge {
                     addr: (va as u64).wrapping_add(s.offset),
@@ -869,6 +879,17 @@ impl DtoRing {
             )?;
         }
         Ok(Some((sges, total)))
+    }
+
+    /// Hands the segments of an inline DTO back to the device once the driver has copied
+    /// them (`inline_sges` synced them for the CPU), as the DMA API wants before the device
+    /// may use them again. A no-op on DMA-coherent machines. Any context.
+    fn sync_inline_back(segs: &[Segment]) {
+        for s in segs {
+            if let Some(r) = s.lmr.region.try_access() {
+                r.sync_for_device(s.offset, s.length);
+            }
+        }
     }
 
     /// Takes a context for `d` and arms it: the first step of posting it. SENDs and RDMA
@@ -904,8 +925,8 @@ impl DtoRing {
             self.untake(ctx, nwr);
             return Err(e);
         }
-        // Unsignalled only for one work request (a multi-WR DTO whose first ones succeeded
-        // and a later one failed could not be counted), and only while fewer than half of
+        // Unsignalled only for one work request (kept simple: a DTO split into several has
+        // one signalled work request already, its last), and only while fewer than half of
         // the contexts wait unsignalled; otherwise signalled, and still silent on success.
         let unsignalled = d.flags.suppress
             && nwr == 1
@@ -1048,12 +1069,17 @@ impl DtoRing {
             Ok(()) => unsafe { qp.post_send(wrs.as_mut_slice()) },
             Err(e) => Err((e, 0)),
         };
+        for (p, d) in prep.iter().zip(dtos) {
+            if p.inline {
+                Self::sync_inline_back(d.segs);
+            }
+        }
         let posted_wrs = match r {
             Ok(()) => nwr,
             Err((_, n)) => n,
         };
-        // Settle each DTO: wholly posted, partly posted (its posted work requests complete
-        // silently), or not posted at all.
+        // Settle each DTO: wholly posted, partly posted (finished silently once reaped, see
+        // `finish_post`), or not posted at all.
         let mut start = 0usize;
         let mut posted = 0usize;
         for (p, d) in prep.iter().zip(dtos) {
@@ -1100,16 +1126,25 @@ impl DtoRing {
             }
             Err((e, posted)) => {
                 // The posted ones are unsignalled work requests before the DTO's last, which
-                // was not posted: they report nothing if they succeed. The context keeps their
-                // queue slots and LMRs until teardown finishes it, without an event, after the
-                // drain (the QP is failing, or the driver would have taken the whole chain).
+                // was not posted: they report nothing if they succeed. Like an unsignalled
+                // DTO, the context is finished, without an event, by the next successful
+                // completion on the queue (completions come in order, so they are done) or at
+                // teardown after the drain; until then it keeps their slots and LMRs. It counts
+                // as failed in the statistics (the caller got the error).
                 self.shared.stats.posted(op);
                 let unposted = nwr - posted as u32;
-                let mut st = ctx.st.lock();
-                st.nwr -= unposted;
-                st.silent = true;
-                st.orphan = true;
+                {
+                    let mut st = ctx.st.lock();
+                    st.nwr -= unposted;
+                    st.silent = true;
+                    st.orphan = true;
+                    st.status = DtoStatus::Generic;
+                }
                 self.shared.credits.fetch_add(unposted, Ordering::AcqRel);
+                let entry = (ctx.seq.load(Ordering::Acquire), ctx as *const DtoCtx as usize);
+                if self.shared.unsignalled.lock().push(entry) {
+                    self.shared.n_unsignalled.fetch_add(1, Ordering::AcqRel);
+                }
                 Err(e)
             }
         }

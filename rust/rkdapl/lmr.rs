@@ -22,6 +22,11 @@ pub(crate) const MEM_ALL: u32 = MEM_LOCAL_WRITE | MEM_REMOTE_READ | MEM_REMOTE_W
 ///
 /// The region (the DMA mapping) is revocable: device removal unmaps it after every EP of the
 /// device has been drained, and later uses get `-ENODEV`.
+///
+/// # Invariants
+///
+/// If `cpu_addr` is `Some(a)`, the `len` bytes from kernel virtual address `a` are the memory
+/// `region` maps, readable for as long as the LMR exists.
 #[pin_data]
 pub(crate) struct Lmr {
     pub(crate) pz: Arc<Pz>,
@@ -43,28 +48,44 @@ pub(crate) struct Lmr {
 }
 
 impl Lmr {
-    /// Wraps a mapped region. `privileges` is a mask of `MEM_*`; `cpu_addr` is the kernel
-    /// virtual address of its first byte if it is virtually contiguous.
+    /// Wraps a region that maps the virtually contiguous memory at kernel virtual address
+    /// `addr` (a kmalloc'd or vmalloc'd buffer), which inline DTOs then read directly.
+    ///
+    /// # Safety
+    ///
+    /// The region's bytes are the ones at `addr`, and they stay allocated and readable as long
+    /// as the LMR exists.
+    ///
+    /// # Errors
+    ///
+    /// As [`Lmr::with_buffer`].
+    pub(crate) unsafe fn with_cpu_addr(
+        pz: Arc<Pz>,
+        region: DmaRegion,
+        privileges: u32,
+        addr: usize,
+    ) -> Result<Arc<Lmr>> {
+        Self::build(pz, region, privileges, None, Some(addr))
+    }
+
+    /// Wraps a mapped region (`privileges`: a mask of `MEM_*`); with `buf`, the memory it
+    /// maps, which the LMR owns and frees after unmapping it.
     ///
     /// # Errors
     ///
     /// `-EINVAL` for unknown privilege bits or a region mapped for another device.
-    pub(crate) fn new(
+    pub(crate) fn with_buffer(
         pz: Arc<Pz>,
         region: DmaRegion,
         privileges: u32,
-        cpu_addr: Option<usize>,
+        buf: Option<KVVec<u8>>,
     ) -> Result<Arc<Lmr>> {
-        Self::with_buffer(pz, region, privileges, None, cpu_addr)
+        Self::build(pz, region, privileges, buf, None)
     }
 
-    /// Wraps a region mapping `buf`, which the LMR owns and frees after unmapping it (its
-    /// address is then the region's `cpu_addr`).
-    ///
-    /// # Errors
-    ///
-    /// As [`Lmr::new`].
-    pub(crate) fn with_buffer(
+    /// INVARIANT: `cpu_addr` is given only by [`Lmr::with_cpu_addr`], whose caller vouches
+    /// for it, or derived here from `buf`, which the region maps and the LMR owns.
+    fn build(
         pz: Arc<Pz>,
         region: DmaRegion,
         privileges: u32,

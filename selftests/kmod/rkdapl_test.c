@@ -2992,6 +2992,65 @@ static void badarg_connected(struct bctx *b)
 	if (!r)
 		r = rkdapl_rmr_create(b->pz, &b->rmr);
 
+	/*
+	 * --- a DTO split into work requests reports the first one's error ---
+	 * A write from 2 x max_iov vmalloc'd pages takes two work requests; rkdapl signals only
+	 * the second. The first overruns a 4096-byte grant: its error completion must set the
+	 * DTO's status, not the flush of the second that follows it.
+	 */
+	if (!r) {
+		u32 npages = 2 * maxiov;
+		u8 *big = vzalloc((size_t)npages * PAGE_SIZE);
+		struct rkdapl_lmr *lmr_big = NULL;
+
+		r = big ? rkdapl_lmr_create(b->pz, big, (u64)npages * PAGE_SIZE,
+					    RKDAPL_MEM_LOCAL_WRITE, &lmr_big) : -ENOMEM;
+		if (!r)
+			r = pair_connect(b, why);
+		else
+			snprintf(why, WHY, "vmalloc LMR of %u pages: %d %s", npages, r, ename(r));
+		if (!r)
+			r = grant(b, b->rmr, b->lmr_a, 0, 4096, RKDAPL_MEM_REMOTE_WRITE, &rt, why);
+		if (tap(!r, "new connection, a 4096-byte grant, a vmalloc LMR of 2 x max_iov pages",
+			"%s", why)) {
+			struct rkdapl_lmr_triplet t = { lmr_big, 0, (u64)npages * PAGE_SIZE };
+			struct rkdapl_event ev = {};
+			u64 c = next_cookie(b->c);
+
+			rt.length = t.length;
+			r = rkdapl_post_rdma_write(b->c->ep, &t, 1, &rt, c, 0);
+			if (r)
+				snprintf(why, WHY, "post_rdma_write = %d %s", r, ename(r));
+			else
+				r = wait_cookie(b->c, c, &ev);
+			if (!r)
+				snprintf(why, WHY, "completion status %d (%s), op %u", ev.status,
+					 stname(ev.status), ev.op);
+			tap(!r && ev.status == RKDAPL_DTO_REMOTE_ACCESS_ERROR,
+			    "rdma_write split into 2 work requests, the first outside the grant -> REMOTE_ACCESS_ERROR (not FLUSHED), one event",
+			    "%s", why);
+			/* one event per DTO: nothing more for that cookie (flushed RECVs may come) */
+			if (!r) {
+				int dup = 0;
+
+				msleep(50);
+				while (!rkdapl_evd_dequeue(b->c->dto_evd, &ev))
+					dup += ev.cookie == c;
+				tap(!dup, "... and no second event for it", "%d more", dup);
+			} else {
+				tap_skip("... and no second event for it", "no first event");
+			}
+		}
+		pair_close(b);
+		if (lmr_big)
+			expect(rkdapl_lmr_free(lmr_big), 0, "lmr_free(the split write's LMR)");
+		vfree(big);
+		r = rkdapl_rmr_free(b->rmr);
+		b->rmr = NULL;
+		if (!r)
+			r = rkdapl_rmr_create(b->pz, &b->rmr);
+	}
+
 	/* --- a revoked grant fails --- */
 	r = r ?: pair_connect(b, why);
 	if (!r)

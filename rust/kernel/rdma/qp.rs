@@ -251,8 +251,11 @@ impl Qp {
     ///
     /// # Safety
     ///
-    /// Every SGE names memory mapped for this QP's device under a valid key and that stays
-    /// mapped, and every request's `Cqe` stays valid, until its completion (success, error or
+    /// Every SGE of a request without [`SendFlags::INLINE`] names memory mapped for this QP's
+    /// device under a valid key and that stays mapped until the request's completion; every
+    /// SGE of an inline request names kernel virtual memory readable for its length during
+    /// this call (the driver copies it here). Every request's `Cqe` stays valid until its
+    /// completion (success, error or
     /// flush) has been delivered.
     pub unsafe fn post_send(&self, wrs: &mut [SendWr]) -> core::result::Result<(), (Error, usize)> {
         let n = wrs.len();

@@ -350,7 +350,9 @@ pub(crate) extern "C" fn rkdapl_lmr_create(
         // SAFETY: The C caller promises (kernel-doc of `rkdapl_lmr_create`) that the buffer
         // stays allocated until `rkdapl_lmr_free` returns, which drops the region.
         let region = unsafe { DmaRegion::new(dev, addr as usize, len) }?;
-        let l = Lmr::new(pz, region, privileges, Some(addr as usize))?;
+        // SAFETY: As above: the region maps the buffer at `addr`, which stays allocated until
+        // the LMR is freed.
+        let l = unsafe { Lmr::with_cpu_addr(pz, region, privileges, addr as usize) }?;
         // Published while the IA is live, so a device removal sees the new LMR.
         publish(l, Kind::Lmr, lmr).map(|_| ())
     })())
@@ -372,7 +374,7 @@ fn lmr_create_with(
     let live = ia.live()?;
     let dev = live.as_ref().ok_or(ENODEV)?;
     let (region, buf) = f(dev)?;
-    publish(Lmr::with_buffer(pz, region, privileges, buf, None)?, Kind::Lmr, lmr)
+    publish(Lmr::with_buffer(pz, region, privileges, buf)?, Kind::Lmr, lmr)
 }
 
 /// See `rkdapl_lmr_create_pages` in `include/rkdapl.h`.

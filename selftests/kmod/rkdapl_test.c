@@ -2994,24 +2994,26 @@ static void badarg_connected(struct bctx *b)
 
 	/*
 	 * --- a DTO split into work requests reports the first one's error ---
-	 * A write from 2 x max_iov vmalloc'd pages takes two work requests; rkdapl signals only
-	 * the second. The first overruns a 4096-byte grant: its error completion must set the
-	 * DTO's status, not the flush of the second that follows it.
+	 * A write from 2 x max_iov pages that never meet (so no two SGEs merge) takes two work
+	 * requests; rkdapl signals only the second. The first overruns a 4096-byte grant: its
+	 * error completion must set the DTO's status, not the flush of the second after it.
 	 */
 	if (!r) {
 		u32 npages = 2 * maxiov;
-		u8 *big = vzalloc((size_t)npages * PAGE_SIZE);
+		struct sparse big = {};
 		struct rkdapl_lmr *lmr_big = NULL;
 
-		r = big ? rkdapl_lmr_create(b->pz, big, (u64)npages * PAGE_SIZE,
-					    RKDAPL_MEM_LOCAL_WRITE, &lmr_big) : -ENOMEM;
+		r = sparse_alloc(&big, npages);
+		if (!r)
+			r = rkdapl_lmr_create(b->pz, big.addr, (u64)npages * PAGE_SIZE,
+					      RKDAPL_MEM_LOCAL_WRITE, &lmr_big);
 		if (!r)
 			r = pair_connect(b, why);
 		else
-			snprintf(why, WHY, "vmalloc LMR of %u pages: %d %s", npages, r, ename(r));
+			snprintf(why, WHY, "LMR of %u sparse pages: %d %s", npages, r, ename(r));
 		if (!r)
 			r = grant(b, b->rmr, b->lmr_a, 0, 4096, RKDAPL_MEM_REMOTE_WRITE, &rt, why);
-		if (tap(!r, "new connection, a 4096-byte grant, a vmalloc LMR of 2 x max_iov pages",
+		if (tap(!r, "new connection, a 4096-byte grant, an LMR of 2 x max_iov sparse pages",
 			"%s", why)) {
 			struct rkdapl_lmr_triplet t = { lmr_big, 0, (u64)npages * PAGE_SIZE };
 			struct rkdapl_event ev = {};
@@ -3044,7 +3046,7 @@ static void badarg_connected(struct bctx *b)
 		pair_close(b);
 		if (lmr_big)
 			expect(rkdapl_lmr_free(lmr_big), 0, "lmr_free(the split write's LMR)");
-		vfree(big);
+		sparse_free(&big);
 		r = rkdapl_rmr_free(b->rmr);
 		b->rmr = NULL;
 		if (!r)

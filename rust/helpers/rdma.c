@@ -106,6 +106,16 @@ __rust_helper void rust_helper_ib_dma_sync_single_for_device(struct ib_device *d
 	ib_dma_sync_single_for_device(dev, addr, size, dir);
 }
 
+__rust_helper bool rust_helper_ib_uses_virt_dma(struct ib_device *dev)
+{
+	return ib_uses_virt_dma(dev);
+}
+
+__rust_helper bool rust_helper_dma_dev_need_sync(const struct device *dev)
+{
+	return dma_dev_need_sync(dev);
+}
+
 __rust_helper void rust_helper_ib_update_fast_reg_key(struct ib_mr *mr, u8 newkey)
 {
 	ib_update_fast_reg_key(mr, newkey);

@@ -322,6 +322,8 @@ struct Prepared<'r> {
     signalled: bool,
     /// Posted with `IB_SEND_INLINE`: `sges` hold kernel virtual addresses.
     inline: bool,
+    /// Inline, and its segments were synced for the CPU (`sync_inline_back` undoes it).
+    synced: bool,
 }
 
 struct CtxState {
@@ -840,18 +842,20 @@ impl DtoRing {
     /// The SGEs of an inline DTO over `segs`, or `None` if it cannot go inline: inline data
     /// (`IB_SEND_INLINE`) is copied by the CPU when the work request is posted, so an SGE
     /// names the segment's kernel virtual address, which only virtually contiguous LMRs have
-    /// (`Lmr::cpu_addr`), and all of it must fit in the QP's `max_inline` bytes. Checks the
+    /// (`Lmr::cpu_addr`), and all of it must fit in the QP's `max_inline` bytes. With the
+    /// SGEs: their total and whether the segments were synced for the CPU. Checks the
     /// segments as [`Self::sges`] does.
     fn inline_sges(
         segs: &[Segment],
         max_inline: u32,
         max_sge: usize,
-    ) -> Result<Option<(OneOrMore<bindings::ib_sge>, u64)>> {
+    ) -> Result<Option<(OneOrMore<bindings::ib_sge>, u64, bool)>> {
         let total = segs.iter().map(|s| s.length).fold(0u64, u64::saturating_add);
         if total == 0 || total > u64::from(max_inline) || segs.len() > max_sge {
             return Ok(None);
         }
         let mut sges = OneOrMore::Empty;
+        let mut synced = false;
         for s in segs {
             let Some(va) = s.lmr.cpu_addr else {
                 return Ok(None);
@@ -862,12 +866,13 @@ impl DtoRing {
             }
             // After a device removal the LMR's memory is no longer the device's to use. The
             // CPU reads the bytes now: make what the device wrote there (a RECV or READ being
-            // forwarded) visible first; `sync_inline_back` returns the range afterwards.
-            s.lmr
-                .region
-                .try_access()
-                .ok_or(ENODEV)?
-                .sync_for_cpu(s.offset, s.length);
+            // forwarded) visible first, where the device needs it; `sync_inline_back` returns
+            // the range afterwards.
+            let region = s.lmr.region.try_access().ok_or(ENODEV)?;
+            if region.needs_sync() {
+                region.sync_for_cpu(s.offset, s.length);
+                synced = true;
+            }
             sges.push(
                 bindings::ib_sge {
                     addr: (va as u64).wrapping_add(s.offset),
@@ -878,7 +883,7 @@ impl DtoRing {
                 GFP_ATOMIC,
             )?;
         }
-        Ok(Some((sges, total)))
+        Ok(Some((sges, total, synced)))
     }
 
     /// Hands the segments of an inline DTO back to the device once the driver has copied
@@ -887,7 +892,9 @@ impl DtoRing {
     fn sync_inline_back(segs: &[Segment]) {
         for s in segs {
             if let Some(r) = s.lmr.region.try_access() {
-                r.sync_for_device(s.offset, s.length);
+                if r.needs_sync() {
+                    r.sync_for_device(s.offset, s.length);
+                }
             }
         }
     }
@@ -910,9 +917,12 @@ impl DtoRing {
             Self::inline_sges(d.segs, max_inline, max_sge)?
         };
         let is_inline = inline.is_some();
-        let (sges, total) = match inline {
+        let (sges, total, synced) = match inline {
             Some(x) => x,
-            None => Self::sges(d.segs, d.op == DtoOp::RdmaRead)?,
+            None => {
+                let (sges, total) = Self::sges(d.segs, d.op == DtoOp::RdmaRead)?;
+                (sges, total, false)
+            }
         };
         let nwr = sges.as_slice().len().div_ceil(max_sge).max(1);
         if nwr > crate::ep::MAX_WR_PER_DTO as usize || (one_wr && nwr > 1) {
@@ -945,6 +955,7 @@ impl DtoRing {
             total,
             signalled: !unsignalled,
             inline: is_inline,
+            synced,
         })
     }
 
@@ -1070,7 +1081,7 @@ impl DtoRing {
             Err(e) => Err((e, 0)),
         };
         for (p, d) in prep.iter().zip(dtos) {
-            if p.inline {
+            if p.synced {
                 Self::sync_inline_back(d.segs);
             }
         }

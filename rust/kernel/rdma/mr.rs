@@ -370,6 +370,19 @@ impl DmaRegion {
         self.for_each_sge(off, len, lkey, |sge| Ok(out.push(sge, flags)?))
     }
 
+    /// Whether [`Self::sync_for_cpu`] and [`Self::sync_for_device`] do anything for this
+    /// region's device: false for software devices (rxe, siw: `ib_uses_virt_dma`) and for
+    /// DMA-coherent devices without bounce buffering (`dma_dev_need_sync`). Lets a hot path
+    /// skip the calls. May be called from any context.
+    pub fn needs_sync(&self) -> bool {
+        let dev = self.dev.as_raw();
+        // SAFETY: The device is live while the region holds its reference; `dma_device` is set
+        // when the device is registered and does not change.
+        unsafe {
+            !bindings::ib_uses_virt_dma(dev) && bindings::dma_dev_need_sync((*dev).dma_device)
+        }
+    }
+
     /// Makes device writes to `[off, off + len)` visible to the CPU. May be called from any
     /// context.
     pub fn sync_for_cpu(&self, off: u64, len: u64) {

@@ -114,15 +114,15 @@ ptrun() {
 }
 
 # The extra runs, one per line: "TOOL OP KIND SIZE [KEY=VALUE...]" (ITERS from the budget).
-# Fast paths: buf=vmalloc (a DTO over 1 MiB of vmalloc'd pages is split into 8 work
+# Fast paths: buf=sparse (a DTO over 1 MiB of scattered pages is split into 8 work
 # requests, of which rkdapl signals only the last), batch=8 (chained posting), signal=4
 # (selective signalling) on 64-byte WRITEs; inline=64 for raw's baseline (rkdapl goes inline
 # by itself where the QP allows it). The READ-gap test: raw_perf READs with cq=wq, the
 # IB_POLL_WORKQUEUE context rkdapl's EVDs use, once sleeping (mode=event) and once spinning on
 # the completion counter (mode=poll) as the issue asks; each next to raw's own softirq figures.
-DEFAULT_EXTRA="rkdapl write bw 1048576 buf=vmalloc
-rkdapl read bw 1048576 buf=vmalloc
-rkdapl write bw 65536 buf=vmalloc
+DEFAULT_EXTRA="rkdapl write bw 1048576 buf=sparse
+rkdapl read bw 1048576 buf=sparse
+rkdapl write bw 262144 buf=sparse
 rkdapl write bw 64 batch=8
 raw write bw 64 batch=8
 rkdapl write bw 64 signal=4

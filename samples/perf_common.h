@@ -15,7 +15,7 @@
  *	grants (RDMA) or receives into (SEND); clients' sizes must not exceed it.
  *   client addr=10.77.0.1 [port=7700] [dev=rxe0] [op=write|read|send] [kind=bw|lat]
  *	  [size=65536] [iters=200] [txdepth=16] [signal=1] [batch=1] [mode=poll|event]
- *	  [cq=default|direct|softirq|wq|unbound] [inline=0] [buf=kmalloc|vmalloc]
+ *	  [cq=default|direct|softirq|wq|unbound] [inline=0] [buf=kmalloc|sparse]
  *	  [timeout_ms=60000]
  *	One session: connect, learn the server's buffer, run the test, disconnect, and print
  *	   "<tool>: result tool=<t> op=<op> kind=<k> size=<n> iters=<n> txdepth=<n> signal=<n>
@@ -44,9 +44,10 @@
  *	rkdapl_perf accepts only cq=default. cq=direct needs mode=poll.
  *	inline=N (raw_perf only): the QP is created with max_inline_data N, and DTOs of at most
  *	N bytes other than READs are posted with IB_SEND_INLINE.
- *	buf=vmalloc (rkdapl_perf only): the client's data buffer is vmalloc'd, so a DTO's SGEs
- *	are its pages and a large one is split into several work requests (at most 8: up to
- *	1 MiB with rxe's 32 SGEs per work request).
+ *	buf=sparse (rkdapl_perf only): the client's data buffer is pages that are never
+ *	physically adjacent, mapped contiguously with vmap(), so a DTO has one SGE per page
+ *	and a large one is split into several work requests (at most 8: up to 1 MiB with rxe's
+ *	32 SGEs per work request).
  *	empty_ns is the median of an empty timed bracket (post_ns minus it is the call's own
  *	cost); dto_ns is the run's time per DTO (see perf_report()).
  *	op=stop asks the server to stop serving. mode is the client's; servers always sleep
@@ -123,7 +124,7 @@ struct perf_args {
 	struct sockaddr_in sin;	/* client: the server; server: the port */
 	bool have_addr;
 	u32 op, kind, mode, cq;
-	bool vmalloc;		/* buf=vmalloc: the client's data buffer is vmalloc'd */
+	bool sparse;		/* buf=sparse: the client's data buffer is scattered pages */
 	u32 size, iters, txdepth, signal, batch, inline_max, sessions, timeout_ms;
 };
 
@@ -245,8 +246,8 @@ static int perf_parse(char *line, struct perf_args *a)
 		} else if (!strcmp(tok, "inline")) {
 			ret = perf_u32(val, 0, 4096, &a->inline_max);
 		} else if (!strcmp(tok, "buf")) {
-			if (!strcmp(val, "vmalloc"))
-				a->vmalloc = true;
+			if (!strcmp(val, "sparse"))
+				a->sparse = true;
 			else if (strcmp(val, "kmalloc"))
 				return -EINVAL;
 		} else if (!strcmp(tok, "cq")) {
@@ -402,7 +403,7 @@ static void perf_report(const char *tool, const struct perf_args *a, u64 total_n
 		 tool, PERF_NAME(perf_op_names, a->op), PERF_NAME(perf_kind_names, a->kind),
 		 a->size, a->iters, a->kind == PERF_LAT ? 1 : a->txdepth, perf_signal(a),
 		 a->kind == PERF_LAT ? 1 : a->batch, a->inline_max,
-		 a->vmalloc ? "vmalloc" : "kmalloc", PERF_NAME(perf_mode_names, a->mode),
+		 a->sparse ? "sparse" : "kmalloc", PERF_NAME(perf_mode_names, a->mode),
 		 PERF_NAME(perf_cq_names, a->cq), perf_fix(mbps, 4).s, perf_fix(mmsg, 6).s,
 		 perf_fix(med, 2).s, perf_fix(p99, 2).s, perf_fix(post, 1).s, perf_empty_ns(),
 		 div_u64(total_ns, n));

@@ -837,7 +837,7 @@ static ssize_t raw_ctl_write(struct file *file, const char __user *ubuf, size_t 
 		return ret;
 	}
 	/* a direct CQ is drained by the waiting task: it must spin */
-	if (!ret && ((r->a.cq == PERF_CQ_DIRECT && r->a.mode != PERF_POLL) || r->a.vmalloc))
+	if (!ret && ((r->a.cq == PERF_CQ_DIRECT && r->a.mode != PERF_POLL) || r->a.sparse))
 		ret = -EINVAL;
 	if (ret) {
 		kfree(r);

@@ -68,6 +68,8 @@ struct perf {
 	u64 *post_cost;			/* client: time inside each post call */
 	u32 nsamples;			/* client: entries in samples (signalled DTOs) */
 	struct rkdapl_dto dtos[PERF_MAX_BATCH];	/* client: the chain of one post call */
+	struct page **sparse_pages;	/* buf=sparse: the buffer's pages */
+	u32 sparse_n;
 };
 
 static const char *const event_names[] = {
@@ -297,10 +299,51 @@ static int perf_ctl_recv(struct perf *p, const char *what)
 	return 0;
 }
 
-static int perf_alloc_lmr(struct perf *p, void **buf, u32 len, u32 priv,
-			  struct rkdapl_lmr **lmr, bool vmalloc)
+/*
+ * buf=sparse: @len bytes of pages that are never physically adjacent (each the first page of
+ * an order-1 block, whose second page is freed: two even page frames never meet), mapped
+ * contiguously with vmap(), so that every page is an SGE of its own. Context: process
+ * context, may sleep.
+ */
+static void *perf_sparse_alloc(struct perf *p, u32 len)
 {
-	*buf = vmalloc ? vzalloc(len) : kzalloc(len, GFP_KERNEL | __GFP_NOWARN);
+	u32 i, n = DIV_ROUND_UP(len, PAGE_SIZE);
+	void *addr = NULL;
+
+	p->sparse_pages = kcalloc(n, sizeof(*p->sparse_pages), GFP_KERNEL);
+	if (!p->sparse_pages)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		struct page *pg = alloc_pages(GFP_KERNEL | __GFP_ZERO, 1);
+
+		if (!pg)
+			goto out;
+		split_page(pg, 1);
+		__free_page(pg + 1);
+		p->sparse_pages[p->sparse_n++] = pg;
+	}
+	addr = vmap(p->sparse_pages, n, VM_MAP, PAGE_KERNEL);
+out:
+	return addr;
+}
+
+static void perf_sparse_free(struct perf *p, void *addr)
+{
+	u32 i;
+
+	if (addr)
+		vunmap(addr);
+	for (i = 0; i < p->sparse_n; i++)
+		__free_page(p->sparse_pages[i]);
+	kfree(p->sparse_pages);
+	p->sparse_pages = NULL;
+	p->sparse_n = 0;
+}
+
+static int perf_alloc_lmr(struct perf *p, void **buf, u32 len, u32 priv,
+			  struct rkdapl_lmr **lmr, bool sparse)
+{
+	*buf = sparse ? perf_sparse_alloc(p, len) : kzalloc(len, GFP_KERNEL | __GFP_NOWARN);
 	if (!*buf) {
 		pr_err("%s: out of memory for %u bytes\n", p->who, len);
 		return -ENOMEM;
@@ -315,7 +358,10 @@ static void perf_free_lmr(struct perf *p, struct rkdapl_lmr **lmr, void *bufp)
 	if (*lmr && CHECK(p, rkdapl_lmr_free(*lmr)))
 		*buf = NULL;	/* still in use: leak rather than free under the device */
 	*lmr = NULL;
-	kvfree(*buf);
+	if (*buf && is_vmalloc_addr(*buf))
+		perf_sparse_free(p, *buf);
+	else
+		kfree(*buf);
 	*buf = NULL;
 }
 
@@ -338,7 +384,7 @@ static int perf_open(struct perf *p, u32 evd_len, u32 buf_len)
 		ret = perf_alloc_lmr(p, &p->buf, buf_len,
 				     RKDAPL_MEM_LOCAL_WRITE | RKDAPL_MEM_REMOTE_READ |
 				     RKDAPL_MEM_REMOTE_WRITE, &p->buf_lmr,
-				     p->a.cmd == PERF_CMD_CLIENT && p->a.vmalloc);
+				     p->a.cmd == PERF_CMD_CLIENT && p->a.sparse);
 	p->buf_len = buf_len;
 	return ret;
 }

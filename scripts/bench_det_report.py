@@ -301,31 +301,39 @@ def plot(data, sizes, path, nrep):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 2, figsize=(14, 5.5))
+    fig, axes = plt.subplots(1, 3, figsize=(19, 5.5))
     styles = {"rkdapl": "-o", "raw": "--s", "perftest": ":^"}
     colours = {"write": "C0", "read": "C1", "send": "C2"}
     for tool, style in styles.items():
         for op in OPS:
-            pts = [(s, med(data, tool, op, "bw", s, "MBps")) for s in sizes]
+            for ax, fig_name in ((axes[0], "MBps"), (axes[1], "bw_dto_instr")):
+                pts = [(s, med(data, tool, op, "bw", s, fig_name)) for s in sizes]
+                pts = [p for p in pts if p[1]]
+                if pts:
+                    ax.plot(*zip(*pts), style, color=colours[op], label=f"{tool} {op}")
+            if tool == "raw":
+                continue
+            pts = [(s, ratio(med(data, tool, op, "bw", s, "bw_dto_instr"),
+                             med(data, "raw", op, "bw", s, "bw_dto_instr"))) for s in sizes]
             pts = [p for p in pts if p[1]]
             if pts:
-                axes[0].plot(*zip(*pts), style, color=colours[op], label=f"{tool} {op}")
-            pts = [(s, med(data, tool, op, "bw", s, "bw_dto_instr")) for s in sizes]
-            pts = [p for p in pts if p[1]]
-            if pts:
-                axes[1].plot(*zip(*pts), style, color=colours[op], label=f"{tool} {op}")
+                axes[2].plot(*zip(*pts), style, color=colours[op], label=f"{tool} {op}")
     for ax, label in ((axes[0], "bandwidth [MB/s of virtual time]"),
-                      (axes[1], "instructions per DTO (bw runs, 16 in flight)")):
+                      (axes[1], "instructions per DTO (bw runs, 16 in flight)"),
+                      (axes[2], "instructions per DTO / raw verbs'")):
         ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
+        if ax is not axes[2]:
+            ax.set_yscale("log")
         ax.set_xlabel("message size [bytes]")
         ax.set_ylabel(label)
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=8)
+    axes[2].axhline(1.0, color="grey", lw=0.8)
     axes[0].set_title(f"bandwidth (QEMU -icount, rxe loopback, median of {nrep} passes)")
     axes[1].set_title("instructions per DTO, all vCPUs (lower is better)")
+    axes[2].set_title("against raw verbs (1.0: as cheap; lower is better)")
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    fig.savefig(path, dpi=90)
 
 
 if __name__ == "__main__":

@@ -49,7 +49,7 @@ def kernel_rows(path, base_mode="poll"):
                 row["tool"] += "-cq" + kv["cq"]
             if kv.get("inline", "0") != "0":         # e.g. "raw-inline64"
                 row["tool"] += "-inline" + kv["inline"]
-            if kv.get("buf", "kmalloc") != "kmalloc":  # "rkdapl-vmalloc"
+            if kv.get("buf", "kmalloc") != "kmalloc":  # "rkdapl-sparse"
                 row["tool"] += "-" + kv["buf"]
             rows.append(row)
         elif line.startswith("fail "):

@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""Turns a `make bench` run directory into results.csv, plot.png and the printed tables.
+"""Turns a `make bench-wall` run directory (the indicative two-guest wall-clock matrix) into
+results.csv, plot.png and the printed tables; its row parsers also serve
+scripts/bench_det_report.py (`make bench`).
 
     scripts/bench_report.py out/bench-<ts>
 
@@ -163,7 +165,7 @@ def targets(med, ceiling):
               f"{'>=' if better_high else '<='} {want})")
 
     print()
-    print("=== issue 5 targets (medians of this run) ===")
+    print("=== issue 5 targets (medians of this run; indicative) ===")
     line("WRITE bandwidth at 64 KiB, rkdapl / ib_write_bw",
          get("rkdapl", "write", "bw", 65536, "MBps"),
          get("perftest", "write", "bw", 65536, "MBps"), 1.0, True)
@@ -242,7 +244,9 @@ def main():
 
     med = summarise(rows)
     nrep = max((int(r["rep"]) for r in rows), default=0)
-    print(f"=== rkdapl bench ({flavour} kernel): {len(rows)} results over {nrep} pass(es), "
+    print(f"=== rkdapl bench-wall, INDICATIVE (wall clock, TCG: a figure moves 1.6-3.7x between "
+          f"passes; `make bench` has the deterministic figures) ({flavour} kernel): "
+          f"{len(rows)} results over {nrep} pass(es), "
           f"{len(kfails) + len(pfails)} failed runs; {out}/results.csv ===")
     print("    medians over the passes (n = runs that produced the figure)")
     print(f"{'tool':13} {'op':6} {'kind':4} {'size':>8} {'MBps':>10} {'Mmsgps':>9} "

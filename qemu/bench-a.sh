@@ -13,11 +13,6 @@ set -u
 
 . "$RKDAPL_TOP/qemu/bench-lib.sh"
 
-# listening PORT: an rdma_cm id listens on PORT.
-listening() {
-	rdma res show cm_id 2>/dev/null | grep -q "LISTEN.*:$1\b"
-}
-
 start_kservers() {
 	local to=$((${RKDAPL_BENCH_TIMEOUT_S:-300} * 1000))
 	(echo "server port=7700 size=4194304 timeout_ms=$to" > /sys/kernel/debug/rkdapl_perf/ctl

@@ -24,14 +24,6 @@ set -u
 
 . "$RKDAPL_TOP/qemu/bench-lib.sh"
 
-# iters SIZE BUDGET MAX: BUDGET / SIZE clamped to 5..MAX (perftest wants at least 5).
-iters() {
-	local n=$(($2 / $1))
-	[ $n -gt "$3" ] && n=$3
-	[ $n -lt 5 ] && n=5
-	echo $n
-}
-
 # krun TOOL OP KIND SIZE ITERS MODE [SIGNAL]: one kernel client run.
 krun() {
 	local tool=$1 op=$2 kind=$3 size=$4 n=$5 mode=$6 sig=${7:-1} port=7700 d=rkdapl_perf rc=0 t0=$SECONDS

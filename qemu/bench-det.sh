@@ -40,24 +40,12 @@ set -u
 
 . "$RKDAPL_TOP/qemu/bench-lib.sh"
 
-# iters SIZE BUDGET MAX: BUDGET / SIZE clamped to 5..MAX (perftest wants at least 5).
-iters() {
-	local n=$(($2 / $1))
-	[ $n -gt "$3" ] && n=$3
-	[ $n -lt 5 ] && n=5
-	echo $n
-}
-
 # ctl CPU LINE FILE: writes LINE to a tool's control file from a task pinned to CPU: the
 # kernel tools run their command in the writing task, and a client or server that moved
 # between CPUs from run to run would change which wake-ups cross CPUs (seen: 64-byte latency
 # runs moving 4% between passes).
 ctl() {
 	taskset -c "$1" sh -c 'echo "$1" > "$2"' ctl "$2" "$3"
-}
-
-listening() {
-	rdma res show cm_id 2>/dev/null | grep -q "LISTEN.*:$1\b"
 }
 
 # krun TOOL OP KIND SIZE ITERS [KEY=VALUE...]: one kernel client run, in the foreground (a

@@ -857,34 +857,44 @@ impl DtoRing {
         if total == 0 || total > u64::from(max_inline) || segs.len() > max_sge {
             return Ok(None);
         }
-        let mut sges = OneOrMore::Empty;
-        let mut synced = false;
+        // Everything that can send the DTO the other way, or refuse it, before any sync.
         for s in segs {
-            let Some(va) = s.lmr.cpu_addr else {
+            if s.lmr.cpu_addr.is_none() {
                 return Ok(None);
-            };
-            let end = s.offset.checked_add(s.length).ok_or(ERANGE)?;
-            if end > s.lmr.len {
+            }
+            if s.offset.checked_add(s.length).is_none_or(|end| end > s.lmr.len) {
                 return Err(ERANGE);
             }
+        }
+        let mut sges = OneOrMore::Empty;
+        let mut synced = false;
+        for (i, s) in segs.iter().enumerate() {
             // After a device removal the LMR's memory is no longer the device's to use. The
             // CPU reads the bytes now: make what the device wrote there (a RECV or READ being
             // forwarded) visible first, where the device needs it; `sync_inline_back` returns
-            // the range afterwards.
-            let region = s.lmr.region.try_access().ok_or(ENODEV)?;
-            if region.needs_sync() {
-                region.sync_for_cpu(s.offset, s.length);
-                synced = true;
+            // the range afterwards (here, if the DTO fails on the way).
+            let step = s.lmr.region.try_access().ok_or(ENODEV).and_then(|region| {
+                if region.needs_sync() {
+                    region.sync_for_cpu(s.offset, s.length);
+                    synced = true;
+                }
+                sges.push(
+                    bindings::ib_sge {
+                        // Checked above: the LMR has a kernel virtual address.
+                        addr: (s.lmr.cpu_addr.unwrap_or(0) as u64).wrapping_add(s.offset),
+                        // Cannot truncate: `total` fits in `max_inline`.
+                        length: s.length as u32,
+                        lkey: s.lmr.lkey(),
+                    },
+                    GFP_ATOMIC,
+                )
+            });
+            if let Err(e) = step {
+                if synced {
+                    Self::sync_inline_back(segs.get(..=i).unwrap_or(segs));
+                }
+                return Err(e);
             }
-            sges.push(
-                bindings::ib_sge {
-                    addr: (va as u64).wrapping_add(s.offset),
-                    // Cannot truncate: `total` fits in `max_inline`.
-                    length: s.length as u32,
-                    lkey: s.lmr.lkey(),
-                },
-                GFP_ATOMIC,
-            )?;
         }
         Ok(Some((sges, total, synced)))
     }

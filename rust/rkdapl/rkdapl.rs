@@ -72,6 +72,7 @@ impl PinnedDrop for Rkdapl {
             pr_warn!("unloading with {} objects still open\n", left);
         }
         ia::exit(left != 0);
+        abi::handle::Handles::exit();
         pr_info!("unloaded\n");
     }
 }

@@ -2,14 +2,31 @@
 
 //! Validated C handles.
 //!
-//! A C handle (`struct rkdapl_ep *`, ...) is the address of a reference-counted rkdapl object,
-//! made by [`Handles::insert`] from one `Arc` reference that the handle owns. Every live
-//! handle is listed, with its kind, in one table; a C call turns a handle back into an `Arc`
-//! only through [`Handles::get`], under the table's lock. So NULL, a pointer to anything else,
-//! a handle of the wrong kind and (unless the address was reused) a freed handle are refused
-//! with `-EINVAL` instead of being dereferenced.
+//! A C handle (`struct rkdapl_ep *`, ...) is not an address: it is a number that encodes an
+//! index of one XArray, the object's kind and a generation:
+//!
+//! ```text
+//!   63            32 31                4 3      0
+//!  +----------------+-------------------+--------+
+//!  |  XArray index  | generation (28 b) |  kind  |
+//!  +----------------+-------------------+--------+
+//! ```
+//!
+//! The entry at the index is a [`Slot`]: the handle's value and the `Arc` reference the handle
+//! owns. A C call turns a handle back into its object with [`Handles::get`] (a new reference)
+//! or [`Handles::with`] (a borrow, for calls that do not sleep): an RCU-protected `xa_load()`
+//! and a comparison of the whole handle value with the slot's, so no lock is taken and no
+//! lock is shared by the objects' users. NULL, a pointer to anything else, a handle of the
+//! wrong kind and a freed handle are refused with `-EINVAL` instead of being dereferenced: a
+//! freed handle's index is empty, or reused with another generation. (A reused index matches
+//! only if 2^28 handles were created in between and the last one got the same index.)
+//!
+//! Insertion and removal take the XArray's own lock (process context). Removal waits for an
+//! RCU grace period before it gives back the reference and frees the slot, so a lookup that
+//! raced with it (a caller bug, but not a crash) never touches freed memory.
 
-use kernel::{prelude::*, sync::Arc, sync::ArcBorrow};
+use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use kernel::{bindings, prelude::*, sync::rcu, sync::Arc, types::Opaque};
 
 /// The kinds of rkdapl objects a C caller holds.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
@@ -24,76 +41,229 @@ pub(crate) enum Kind {
     Cr,
 }
 
-kernel::sync::global_lock! {
-    // SAFETY: Initialized in `Handles::init`, called first thing in module init.
-    unsafe(uninit) static TABLE: SpinLockIrq<KVec<(usize, Kind)>> = KVec::new();
+impl Kind {
+    const ALL: [Kind; 8] = [
+        Kind::Ia,
+        Kind::Pz,
+        Kind::Lmr,
+        Kind::Rmr,
+        Kind::Evd,
+        Kind::Ep,
+        Kind::Psp,
+        Kind::Cr,
+    ];
+
+    /// The kind's code in a handle's low bits: never 0.
+    const fn code(self) -> usize {
+        self as usize + 1
+    }
+
+    fn from_code(c: usize) -> Option<Kind> {
+        Kind::ALL.get(c.wrapping_sub(1)).copied()
+    }
 }
 
-/// The table of live handles.
+const KIND_BITS: u32 = 4;
+const KIND_MASK: usize = (1 << KIND_BITS) - 1;
+const GEN_BITS: u32 = 28;
+const GEN_MASK: u32 = (1 << GEN_BITS) - 1;
+const INDEX_SHIFT: u32 = KIND_BITS + GEN_BITS;
+
+// A handle must hold a 32-bit index above the kind and generation bits.
+const _: () = assert!(usize::BITS == 64);
+
+/// The handle value of index `index`, generation `gen`, kind `kind`.
+fn encode(index: u32, gen: u32, kind: Kind) -> usize {
+    ((index as usize) << INDEX_SHIFT) | (((gen & GEN_MASK) as usize) << KIND_BITS) | kind.code()
+}
+
+/// The XArray index of `handle` if its kind bits say `kind`.
+fn index_of(handle: usize, kind: Kind) -> Result<usize> {
+    if handle & KIND_MASK != kind.code() {
+        return Err(EINVAL);
+    }
+    Ok(handle >> INDEX_SHIFT)
+}
+
+/// What the XArray holds for one live handle.
+///
+/// # Invariants
+///
+/// `handle` is 0 until the slot is published, then the value of the handle that owns
+/// `obj`'s reference; a slot of kind `k` always holds an `Arc` of the one type used with `k`.
+#[repr(C)]
+struct Slot<T> {
+    /// First, so that code that does not know `T` can read it ([`Handles::snapshot`]).
+    handle: AtomicUsize,
+    obj: Arc<T>,
+}
+
+/// The handle table: an allocating XArray (indices from 1).
+struct Table(Opaque<bindings::xarray>);
+
+// SAFETY: The XArray is used only through its C API, which is thread-safe (its lock for
+// changes, RCU for loads).
+unsafe impl Sync for Table {}
+
+static TABLE: Table = Table(Opaque::uninit());
+
+/// Generations, one per created handle.
+static NEXT_GEN: AtomicU32 = AtomicU32::new(0);
+
+fn xa() -> *mut bindings::xarray {
+    TABLE.0.get()
+}
+
+/// The entry at `index`, or NULL. The caller holds the RCU read lock or the XArray's lock.
+fn load(index: usize) -> *mut c_void {
+    // SAFETY: The table was initialised by `Handles::init`; `xa_load` may run in any context.
+    unsafe { bindings::xa_load(xa(), index) }
+}
+
+/// The handle table's operations.
 pub(crate) struct Handles;
 
 impl Handles {
-    /// Must be called once, before any other function of this type.
+    /// Must be called once, before any other function of this type (module init).
     pub(crate) fn init() {
-        // SAFETY: Called exactly once, from module init, before any C entry point can run.
-        unsafe { TABLE.init() };
+        // SAFETY: Called exactly once, from module init, before any C entry point can run;
+        // `TABLE` is static, so the XArray never moves.
+        unsafe { bindings::xa_init_flags(xa(), bindings::XA_FLAGS_ALLOC1) };
     }
 
-    /// Turns `obj` into a C handle of `kind`; the handle owns this reference.
+    /// Frees the table's own memory (module exit). Slots still in it (objects a consumer left
+    /// open when rkdapl was forced out) are leaked on purpose: they may still be in use.
+    pub(crate) fn exit() {
+        // SAFETY: Module exit: no C entry point runs any more.
+        unsafe { bindings::xa_destroy(xa()) };
+    }
+
+    /// Turns `obj` into a C handle of `kind`; the handle owns this reference. Process
+    /// context; may sleep.
+    ///
+    /// # Errors
+    ///
+    /// `-ENOMEM`, or `-EBUSY` if 2^32 - 1 handles are live.
     pub(crate) fn insert<T>(obj: Arc<T>, kind: Kind) -> Result<*mut c_void> {
-        let addr = Arc::as_ptr(&obj) as usize;
-        let mut t = TABLE.lock();
-        let pos = match t.binary_search(&(addr, kind)) {
-            Ok(_) => return Err(EEXIST),
-            Err(pos) => pos,
+        let gen = NEXT_GEN.fetch_add(1, Ordering::Relaxed);
+        let slot = KBox::new(
+            Slot {
+                handle: AtomicUsize::new(0),
+                obj,
+            },
+            GFP_KERNEL,
+        )?;
+        let raw = KBox::into_raw(slot);
+        let mut index = 0u32;
+        let limit = bindings::xa_limit { min: 1, max: u32::MAX };
+        // SAFETY: The table is initialised; `__xa_alloc` wants the XArray's lock held, and
+        // may drop and retake it to allocate with `GFP_KERNEL` (process context).
+        let r = unsafe {
+            bindings::xa_lock(xa());
+            let r = bindings::__xa_alloc(xa(), &mut index, raw.cast(), limit, bindings::GFP_KERNEL);
+            bindings::xa_unlock(xa());
+            r
         };
-        t.insert_within_capacity(pos, (addr, kind)).or_else(|_| {
-            t.reserve(1, GFP_ATOMIC)?;
-            t.insert_within_capacity(pos, (addr, kind))
-                .map_err(|_| ENOMEM)
-        })?;
-        drop(t);
-        Ok(Arc::into_raw(obj).cast_mut().cast())
+        if r != 0 {
+            // SAFETY: Not published: `raw` is still ours alone.
+            drop(unsafe { KBox::from_raw(raw) });
+            return Err(Error::from_errno(r));
+        }
+        let h = encode(index, gen, kind);
+        // INVARIANT: Published with the value of the handle that now owns the reference.
+        // SAFETY: `raw` is valid: only `remove`, which needs this value, frees it.
+        unsafe { (*raw).handle.store(h, Ordering::Release) };
+        Ok(h as *mut c_void)
     }
 
-    /// A new reference to the object behind `handle`.
+    /// Runs `f` on the object behind `handle`, without taking a reference, inside an RCU read
+    /// section: `f` must not sleep. Any context. For the calls that do not sleep (posting,
+    /// dequeuing); a concurrent free of the same handle waits until `f` returns.
+    ///
+    /// # Errors
+    ///
+    /// `-EINVAL` if `handle` is not a live handle of `kind`.
+    pub(crate) fn with<T, R>(handle: *const c_void, kind: Kind, f: impl FnOnce(&Arc<T>) -> R) -> Result<R> {
+        let index = index_of(handle as usize, kind)?;
+        let _rcu = rcu::read_lock();
+        let p = load(index).cast::<Slot<T>>();
+        if p.is_null() {
+            return Err(EINVAL);
+        }
+        // SAFETY: Entries are `Slot`s from `insert`, freed by `remove` only after an RCU
+        // grace period that follows their erasure; we are in an RCU read section.
+        let slot = unsafe { &*p };
+        if slot.handle.load(Ordering::Acquire) != handle as usize {
+            return Err(EINVAL);
+        }
+        // The whole value matched, kind bits included, so the slot holds an `Arc<T>`.
+        Ok(f(&slot.obj))
+    }
+
+    /// A new reference to the object behind `handle`. Any context.
     ///
     /// # Errors
     ///
     /// `-EINVAL` if `handle` is not a live handle of `kind`.
     pub(crate) fn get<T>(handle: *const c_void, kind: Kind) -> Result<Arc<T>> {
-        let addr = handle as usize;
-        let t = TABLE.lock();
-        if t.binary_search(&(addr, kind)).is_err() {
-            return Err(EINVAL);
-        }
-        // SAFETY: The table lists `addr` with `kind`, so it came from `insert::<T>` (each kind
-        // is used with one `T`) and its reference is still owned by the handle; the lock keeps
-        // `remove` from dropping that reference while we take another.
-        let obj = unsafe { ArcBorrow::<T>::from_raw(addr as *const T) }.into();
-        drop(t);
-        Ok(obj)
+        Self::with(handle, kind, |o: &Arc<T>| o.clone())
     }
 
-    /// Ends the handle and returns the reference it owned.
+    /// Ends the handle and returns the reference it owned. Process context; sleeps (one RCU
+    /// grace period).
     ///
     /// # Errors
     ///
     /// `-EINVAL` if `handle` is not a live handle of `kind` (for example, freed already).
     pub(crate) fn remove<T>(handle: *const c_void, kind: Kind) -> Result<Arc<T>> {
-        let addr = handle as usize;
-        let mut t = TABLE.lock();
-        let pos = t.binary_search(&(addr, kind)).map_err(|_| EINVAL)?;
-        t.remove(pos).map_err(|_| EINVAL)?;
-        if t.is_empty() {
-            // The table is a static: free its memory when the last handle goes, so nothing
-            // is left at module unload.
-            *t = KVec::new();
+        let index = index_of(handle as usize, kind)?;
+        // SAFETY: The table is initialised. Under its lock, the entry cannot be erased by
+        // another `remove`; `__xa_erase` wants the lock held.
+        let p = unsafe {
+            bindings::xa_lock(xa());
+            let p = load(index).cast::<Slot<T>>();
+            let ours = !p.is_null() && (*p).handle.load(Ordering::Acquire) == handle as usize;
+            if ours {
+                bindings::__xa_erase(xa(), index);
+            }
+            bindings::xa_unlock(xa());
+            if ours {
+                p
+            } else {
+                core::ptr::null_mut()
+            }
+        };
+        if p.is_null() {
+            return Err(EINVAL);
         }
-        drop(t);
-        // SAFETY: The entry came from `insert::<T>`, which leaked this reference for the
-        // handle; removing the entry under the lock made us its only owner.
-        Ok(unsafe { Arc::from_raw(addr as *const T) })
+        // Lookups that found the slot before the erasure are done after this.
+        rcu::synchronize_rcu();
+        // SAFETY: `p` came from `KBox::into_raw` in `insert`; it is out of the table, and no
+        // reader can still see it after the grace period.
+        let slot = unsafe { KBox::from_raw(p) };
+        Ok(KBox::into_inner(slot).obj)
+    }
+
+    /// Calls `f` with each live handle's value and kind, under the RCU read lock (`f` must not
+    /// sleep). Returns how many it saw.
+    fn for_each(mut f: impl FnMut(usize, Kind)) -> usize {
+        let _rcu = rcu::read_lock();
+        let mut n = 0usize;
+        let mut index = 0usize;
+        // SAFETY: The table is initialised; `xa_find` and `xa_find_after` run under RCU.
+        let mut p = unsafe { bindings::xa_find(xa(), &mut index, usize::MAX, bindings::XA_PRESENT) };
+        while !p.is_null() {
+            // SAFETY: Entries are `Slot`s, valid in this RCU read section; `handle` is the
+            // first field of every `Slot` (`repr(C)`).
+            let h = unsafe { (*p.cast::<AtomicUsize>()).load(Ordering::Acquire) };
+            if let Some(k) = Kind::from_code(h & KIND_MASK) {
+                f(h, k);
+                n += 1;
+            }
+            // SAFETY: As above.
+            p = unsafe { bindings::xa_find_after(xa(), &mut index, usize::MAX, bindings::XA_PRESENT) };
+        }
+        n
     }
 
     /// A copy of the table: every live handle and its kind. May sleep.
@@ -105,12 +275,9 @@ impl Handles {
         loop {
             let want = Self::count() + 16;
             let mut v = KVec::with_capacity(want, GFP_KERNEL)?;
-            let t = TABLE.lock();
-            if t.len() <= want {
-                for e in t.iter() {
-                    // Cannot fail: the capacity was checked under the lock.
-                    let _ = v.push_within_capacity(*e);
-                }
+            let mut fits = true;
+            Self::for_each(|h, k| fits &= v.push_within_capacity((h, k)).is_ok());
+            if fits {
                 return Ok(v);
             }
         }
@@ -118,6 +285,6 @@ impl Handles {
 
     /// Number of live handles (all kinds), for leak checks at module unload.
     pub(crate) fn count() -> usize {
-        TABLE.lock().len()
+        Self::for_each(|_, _| ())
     }
 }

@@ -580,8 +580,8 @@ pub(crate) extern "C" fn rkdapl_evd_dequeue(evd: *mut c_void, event: *mut Event)
         if event.is_null() {
             return Err(EINVAL);
         }
-        let e: Arc<Evd> = Handles::get(evd, Kind::Evd)?;
-        put(event, e.dequeue()?)
+        let ev = Handles::with(evd, Kind::Evd, |e: &Arc<Evd>| e.dequeue())??;
+        put(event, ev)
     })())
 }
 
@@ -900,10 +900,11 @@ impl Dto {
 fn post_one(ep: *mut c_void, d: Result<Dto>) -> c_int {
     errno((|| {
         let d = d?;
-        let e: Arc<Ep> = Handles::get(ep, Kind::Ep)?;
-        let segs = segments(d.iov, d.num_iov, &e.pz)?;
-        let sd = d.to_send(segs.as_slice())?;
-        e.post_chain(core::slice::from_ref(&sd)).map_err(|(e, _)| e)
+        Handles::with(ep, Kind::Ep, |e: &Arc<Ep>| {
+            let segs = segments(d.iov, d.num_iov, &e.pz)?;
+            let sd = d.to_send(segs.as_slice())?;
+            e.post_chain(core::slice::from_ref(&sd)).map_err(|(e, _)| e)
+        })?
     })())
 }
 
@@ -961,9 +962,10 @@ pub(crate) extern "C" fn rkdapl_post_recv(
         if flags != 0 {
             return Err(EINVAL);
         }
-        let e: Arc<Ep> = Handles::get(ep, Kind::Ep)?;
-        let segs = segments(iov, num_iov, &e.pz)?;
-        e.post_recv(segs.as_slice(), cookie)
+        Handles::with(ep, Kind::Ep, |e: &Arc<Ep>| {
+            let segs = segments(iov, num_iov, &e.pz)?;
+            e.post_recv(segs.as_slice(), cookie)
+        })?
     })())
 }
 

@@ -20,8 +20,10 @@
  * nothing. Objects keep what they were created from alive (an EP keeps its PZ, ...), so free
  * order is free; an LMR cannot be freed while a DTO uses it (-EBUSY).
  *
- * Build a consumer with KBUILD_EXTRA_SYMBOLS=<rkdapl>/Module.symvers; the module must be
- * GPL-compatible (symbols are EXPORT_SYMBOL_GPL).
+ * Build a consumer against the kernel build directory rkdapl.ko was built for (the path in
+ * <rkdapl>/out/kdir), with LLVM=-19 (that kernel is built with clang 19) and
+ * KBUILD_EXTRA_SYMBOLS=<rkdapl>/Module.symvers; docs/guide.md has the make line. The module
+ * must be GPL-compatible (symbols are EXPORT_SYMBOL_GPL).
  */
 #ifndef _RKDAPL_H
 #define _RKDAPL_H

@@ -773,7 +773,9 @@ int rkdapl_ep_create(struct rkdapl_pz *pz, struct rkdapl_evd *dto_evd,
 /**
  * rkdapl_ep_connect() - connect to a PSP of a peer
  * @ep: an UNCONNECTED EP.
- * @remote: the peer's &struct sockaddr_in or &struct sockaddr_in6, with the PSP's port.
+ * @remote: the peer's &struct sockaddr_in or &struct sockaddr_in6, with the PSP's port in
+ *	network byte order like any sockaddr (sin_port = htons(7471)), while
+ *	rkdapl_psp_create() takes the port in host byte order.
  * @timeout_ms: milliseconds for address and route resolution, at least 1.
  * @private_data: bytes for the peer's connection request event, or NULL.
  * @private_data_len: up to %RKDAPL_MAX_PRIVATE_DATA.
@@ -843,7 +845,9 @@ int rkdapl_ep_free(struct rkdapl_ep *ep);
 /**
  * rkdapl_psp_create() - listen for connections on a port
  * @ia: the IA; requests arriving on other devices are refused.
- * @port: TCP-port-space port, not 0.
+ * @port: TCP-port-space port in host byte order (7471, not htons(7471)), not 0. The PSP
+ *	listens on that port of the IPv4 wildcard address (0.0.0.0). The connecting side's
+ *	&struct sockaddr_in for rkdapl_ep_connect() carries the same port in network byte order.
  * @backlog: requests pending at most.
  * @evd: where %RKDAPL_CONNECTION_REQUEST_EVENT goes.
  * @psp: the new PSP.

@@ -186,8 +186,9 @@ enum rkdapl_ep_state {
 /**
  * struct rkdapl_event - one event taken from an EVD
  * @type: &enum rkdapl_event_type.
- * @status: DTO events: &enum rkdapl_dto_status. Connection events: 0, a negative errno, or
- *	the reject reason. Overflow: -EOVERFLOW.
+ * @status: DTO and RMR bind events: &enum rkdapl_dto_status. Connection events: 0, a
+ *	negative errno, or the reject reason. Overflow: -EOVERFLOW. IA catastrophic: -ENODEV.
+ *	docs/guide.md ("What ev.status means") has a table of its meaning for every event type.
  * @ep: the EP the event is about (DTO and connection events).
  * @cr: the connection request (%RKDAPL_CONNECTION_REQUEST_EVENT); pass it to
  *	rkdapl_cr_accept() or rkdapl_cr_reject().

@@ -20,8 +20,10 @@
  * nothing. Objects keep what they were created from alive (an EP keeps its PZ, ...), so free
  * order is free; an LMR cannot be freed while a DTO uses it (-EBUSY).
  *
- * Build a consumer with KBUILD_EXTRA_SYMBOLS=<rkdapl>/Module.symvers; the module must be
- * GPL-compatible (symbols are EXPORT_SYMBOL_GPL).
+ * Build a consumer against the kernel build directory rkdapl.ko was built for (the path in
+ * <rkdapl>/out/kdir), with LLVM=-19 (that kernel is built with clang 19) and
+ * KBUILD_EXTRA_SYMBOLS=<rkdapl>/Module.symvers; docs/guide.md has the make line. The module
+ * must be GPL-compatible (symbols are EXPORT_SYMBOL_GPL).
  */
 #ifndef _RKDAPL_H
 #define _RKDAPL_H
@@ -184,8 +186,9 @@ enum rkdapl_ep_state {
 /**
  * struct rkdapl_event - one event taken from an EVD
  * @type: &enum rkdapl_event_type.
- * @status: DTO events: &enum rkdapl_dto_status. Connection events: 0, a negative errno, or
- *	the reject reason. Overflow: -EOVERFLOW.
+ * @status: DTO and RMR bind events: &enum rkdapl_dto_status. Connection events: 0, a
+ *	negative errno, or the reject reason. Overflow: -EOVERFLOW. IA catastrophic: -ENODEV.
+ *	docs/guide.md ("What ev.status means") has a table of its meaning for every event type.
  * @ep: the EP the event is about (DTO and connection events).
  * @cr: the connection request (%RKDAPL_CONNECTION_REQUEST_EVENT); pass it to
  *	rkdapl_cr_accept() or rkdapl_cr_reject().
@@ -771,7 +774,9 @@ int rkdapl_ep_create(struct rkdapl_pz *pz, struct rkdapl_evd *dto_evd,
 /**
  * rkdapl_ep_connect() - connect to a PSP of a peer
  * @ep: an UNCONNECTED EP.
- * @remote: the peer's &struct sockaddr_in or &struct sockaddr_in6, with the PSP's port.
+ * @remote: the peer's &struct sockaddr_in or &struct sockaddr_in6, with the PSP's port in
+ *	network byte order like any sockaddr (sin_port = htons(7471)), while
+ *	rkdapl_psp_create() takes the port in host byte order.
  * @timeout_ms: milliseconds for address and route resolution, at least 1.
  * @private_data: bytes for the peer's connection request event, or NULL.
  * @private_data_len: up to %RKDAPL_MAX_PRIVATE_DATA.
@@ -841,7 +846,9 @@ int rkdapl_ep_free(struct rkdapl_ep *ep);
 /**
  * rkdapl_psp_create() - listen for connections on a port
  * @ia: the IA; requests arriving on other devices are refused.
- * @port: TCP-port-space port, not 0.
+ * @port: TCP-port-space port in host byte order (7471, not htons(7471)), not 0. The PSP
+ *	listens on that port of the IPv4 wildcard address (0.0.0.0). The connecting side's
+ *	&struct sockaddr_in for rkdapl_ep_connect() carries the same port in network byte order.
  * @backlog: requests pending at most.
  * @evd: where %RKDAPL_CONNECTION_REQUEST_EVENT goes.
  * @psp: the new PSP.

@@ -16,7 +16,7 @@
 use crate::{
     abi::trace,
     debugfs::EpDir,
-    dto::{DtoRing, Segment, SendDto},
+    dto::{DtoRing, QpOwner, Segment, SendDto, MAX_WR_PER_DTO},
     evd::{Evd, Event, EventType},
     ia::Ia,
     lmr::Lmr,
@@ -89,8 +89,6 @@ pub(crate) struct EpAttr {
 
 const DEFAULT_DTOS: u32 = 64;
 const DEFAULT_IOV: u32 = 4;
-/// Work requests one send-queue DTO may be split into.
-pub(crate) const MAX_WR_PER_DTO: u32 = 8;
 
 impl EpAttr {
     fn resolve(mut self, ia: &Ia) -> Result<EpAttr> {
@@ -257,10 +255,19 @@ impl Ep {
             ia.owner,
         )?;
         let id = crate::ia::next_ep_id();
-        let sq = DtoRing::new(attr.max_request_dtos, sq_depth, id, dto_evd.clone(), None)?;
+        let a = ia.attrs();
+        let sq = DtoRing::new(
+            attr.max_request_dtos,
+            sq_depth,
+            a.max_send_sge.min(a.max_sge_rd),
+            id,
+            dto_evd.clone(),
+            None,
+        )?;
         let rq = DtoRing::new(
             attr.max_recv_dtos,
             attr.max_recv_dtos,
+            a.max_recv_sge,
             id,
             dto_evd.clone(),
             Some(pz.clone()),
@@ -323,7 +330,7 @@ impl Ep {
         let cqs = self.cqs.lock();
         let (send_cq, recv_cq) = cqs.as_ref().ok_or(ENODEV)?;
         let cap = id.create_qp(&pd, &self.qp_init(send_cq, recv_cq))?;
-        self.conn.lock().max_inline = cap.max_inline_data;
+        self.conn_mut().max_inline = cap.max_inline_data;
         Ok(())
     }
 
@@ -392,7 +399,7 @@ impl Ep {
         let _live = self.ia.live()?;
         let id = Arc::new(CmId::new(ctx.clone(), self.ia.owner)?, GFP_KERNEL)?;
         {
-            let mut c = self.conn.lock();
+            let mut c = self.conn_mut();
             if c.state != EpState::Unconnected {
                 drop(c);
                 *ctx.target.lock() = CmTarget::None;
@@ -410,7 +417,7 @@ impl Ep {
         if let Err(e) = id.resolve_addr(None, dst, timeout_ms) {
             // Not inside a CM handler: the id may be dropped here.
             let id = {
-                let mut c = self.conn.lock();
+                let mut c = self.conn_mut();
                 c.state = EpState::Unconnected;
                 c.id.take()
             };
@@ -425,7 +432,7 @@ impl Ep {
     /// event. The id stays until the EP is freed (it must not be dropped in its handler).
     fn fail(&self, kind: EventType, status: i32, pdata: &[u8]) {
         {
-            let mut c = self.conn.lock();
+            let mut c = self.conn_mut();
             if c.state == EpState::Disconnected {
                 return;
             }
@@ -469,7 +476,7 @@ impl Ep {
             }
             CmEventKind::Established => {
                 {
-                    let mut c = self.conn.lock();
+                    let mut c = self.conn_mut();
                     c.state = EpState::Connected;
                     c.was_connected = true;
                     if c.rd.is_none() {
@@ -500,7 +507,7 @@ impl Ep {
                 // handler lock.
                 let _ = id.disconnect();
                 let was = {
-                    let mut c = self.conn.lock();
+                    let mut c = self.conn_mut();
                     let was = c.was_connected && c.state != EpState::Disconnected;
                     c.state = EpState::Disconnected;
                     was
@@ -536,7 +543,7 @@ impl Ep {
         // Live until the connection is in `conn`, where a device removal finds it.
         let _live = self.ia.live()?;
         {
-            let mut c = self.conn.lock();
+            let mut c = self.conn_mut();
             if c.state != EpState::Unconnected {
                 return Err(EISCONN);
             }
@@ -547,14 +554,14 @@ impl Ep {
         let param = self.conn_param(private_data, Some(peer_rd));
         // What this side's QP gets: it serves `responder_resources` READs and issues
         // `initiator_depth`.
-        self.conn.lock().rd = Some((
+        self.conn_mut().rd = Some((
             u32::from(param.responder_resources),
             u32::from(param.initiator_depth),
         ));
         let r = self.create_qp(&id).and_then(|()| id.accept(&param));
         if let Err(e) = r {
             let id = {
-                let mut c = self.conn.lock();
+                let mut c = self.conn_mut();
                 c.state = EpState::Unconnected;
                 c.rd = None;
                 c.id.take()
@@ -585,7 +592,7 @@ impl Ep {
     /// `-ENOTCONN` unless the EP is CONNECTED.
     pub(crate) fn disconnect(&self) -> Result {
         let id = {
-            let mut c = self.conn.lock();
+            let mut c = self.conn_mut();
             if c.state != EpState::Connected {
                 return Err(ENOTCONN);
             }
@@ -630,7 +637,7 @@ impl Ep {
     /// Disconnects, drains the QP and destroys the CM id and then the QP. Process context.
     fn end_connection(&self) {
         let id = {
-            let mut c = self.conn.lock();
+            let mut c = self.conn_mut();
             c.state = EpState::Disconnected;
             c.id.take()
         };
@@ -645,12 +652,6 @@ impl Ep {
         drop(id);
     }
 
-    /// SGEs per send-queue work request (the QP is created with this many).
-    fn max_send_sge(&self) -> u32 {
-        let a = self.ia.attrs();
-        a.max_send_sge.min(a.max_sge_rd)
-    }
-
     /// Posts a chain of send-queue DTOs, in order, in one call to the driver. Any context.
     ///
     /// # Errors
@@ -658,34 +659,23 @@ impl Ep {
     /// The first error and how many DTOs were posted before it: `-ENOTCONN` (none) unless
     /// CONNECTED, otherwise as [`DtoRing::post_chain`].
     pub(crate) fn post_chain(&self, dtos: &[SendDto<'_>]) -> core::result::Result<(), (Error, usize)> {
-        let c = self.conn.lock();
-        if c.state != EpState::Connected {
-            return Err((ENOTCONN, 0));
-        }
-        let qp = c.id.as_ref().and_then(|id| id.qp()).ok_or((ENOTCONN, 0))?;
-        self.sq.post_chain(qp, self.max_send_sge(), c.max_inline, dtos)
+        self.sq.post_chain(dtos)
     }
 
     /// Posts a RECV; allowed as soon as the EP has a QP (while connecting, too). Any context.
     ///
     /// # Errors
     ///
-    /// `-ENOTCONN` without a QP or after disconnect, otherwise as [`DtoRing::post_recv`].
+    /// As [`DtoRing::post_recv`].
     pub(crate) fn post_recv(&self, segs: &[Segment], cookie: u64) -> Result {
-        let c = self.conn.lock();
-        if matches!(c.state, EpState::Disconnected | EpState::DisconnectPending) {
-            return Err(ENOTCONN);
-        }
-        let qp = c.id.as_ref().and_then(|id| id.qp()).ok_or(ENOTCONN)?;
-        self.rq
-            .post_recv(qp, self.ia.attrs().max_recv_sge, segs, cookie)
+        self.rq.post_recv(segs, cookie)
     }
 
     /// Posts an RMR bind (`access` given) or unbind. Any context.
     ///
     /// # Errors
     ///
-    /// `-ENOTCONN` without a QP or after disconnect, otherwise as [`DtoRing::post_rmr`].
+    /// As [`DtoRing::post_rmr`].
     pub(crate) fn post_rmr(
         &self,
         mr: &FrMr,
@@ -694,11 +684,62 @@ impl Ep {
         access: Option<Access>,
         cookie: u64,
     ) -> Result {
-        let c = self.conn.lock();
-        if matches!(c.state, EpState::Disconnected | EpState::DisconnectPending) {
-            return Err(ENOTCONN);
+        let seg = lmr.map(|lmr| Segment {
+            lmr,
+            offset: 0,
+            length: 0,
+        });
+        self.sq.post_rmr(mr, rmr, seg, access, cookie)
+    }
+}
+
+/// The EP's connection state, locked for a change: when the change is over (the guard drops)
+/// the DTO rings are told what they may post to (see [`Ep::mirror`]).
+struct ConnMut<'a> {
+    ep: &'a Ep,
+    g: kernel::sync::lock::Guard<'a, Conn, kernel::sync::lock::spinlock::SpinLockIrqBackend>,
+}
+
+impl core::ops::Deref for ConnMut<'_> {
+    type Target = Conn;
+    fn deref(&self) -> &Conn {
+        &self.g
+    }
+}
+
+impl core::ops::DerefMut for ConnMut<'_> {
+    fn deref_mut(&mut self) -> &mut Conn {
+        &mut self.g
+    }
+}
+
+impl Drop for ConnMut<'_> {
+    fn drop(&mut self) {
+        self.ep.mirror(&self.g);
+    }
+}
+
+impl Ep {
+    /// Locks the connection state for a change (the lock order is `conn`, then a ring's).
+    fn conn_mut(&self) -> ConnMut<'_> {
+        ConnMut {
+            ep: self,
+            g: self.conn.lock(),
         }
-        let qp = c.id.as_ref().and_then(|id| id.qp()).ok_or(ENOTCONN)?;
-        self.sq.post_rmr(qp, mr, rmr, lmr, access, cookie)
+    }
+
+    /// What the data path may do in state `c`: SENDs and RDMA operations while CONNECTED,
+    /// RECVs and RMR binds on the QP from its creation until the disconnect starts.
+    fn mirror(&self, c: &Conn) {
+        let open = !matches!(c.state, EpState::Disconnected | EpState::DisconnectPending);
+        let owner = if open {
+            c.id.clone().map(|id| id as Arc<dyn QpOwner>)
+        } else {
+            None
+        };
+        // The rings' previous references are never the last: `c.id` holds the id, or the
+        // caller that took it out of `c` does.
+        drop(self.sq.set_target(owner.clone(), c.state == EpState::Connected, c.max_inline));
+        drop(self.rq.set_target(owner, true, 0));
     }
 }

@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! DTOs: data transfer operations (DAT 2.0 section 6.5) and their completion contexts.
+//!
+//! Each EP has two rings of DTO contexts ([`DtoRing`]), one for its send queue (SEND, RDMA
+//! WRITE/READ, RMR bind) and one for RECVs, each with one lock that the post calls and the
+//! completion handler share, like a kernel ULP's per-queue lock (`drivers/nvme/host/rdma.c`).
+//! An RC QP completes each of its queues in posting order, so a ring hands out its contexts
+//! in posting order too and takes them back in that order: a completion for the DTO at
+//! sequence number `s` finishes every DTO before `s` that is still outstanding. That one rule
+//! replaces a free list, credits, per-context locks and a list of unsignalled DTOs.
+//!
+//! A DTO is posted as one or more work requests. Only the last is signalled and points at the
+//! context's `ib_cqe` (as `rdma_rw` posts its contexts, `drivers/infiniband/core/rw.c`): its
+//! completion, flushed or not, comes after every earlier one of the DTO. The earlier ones point
+//! at a second entry of the context and complete only if they fail; that completion records
+//! the error, which the last work request (then flushed) reports. So a DTO yields one event
+//! with its cookie and first error, however many work requests it took.
+//!
+//! Selective signalling (`RKDAPL_COMPLETION_SUPPRESS`, DAT's `DAT_COMPLETION_SUPPRESS_FLAG`): a
+//! send-queue DTO of one work request may be posted unsignalled. It then completes on its own
+//! only if it fails; otherwise the next completion of a later DTO finishes it (in order), or
+//! the teardown once the QP is drained. So that unsignalled DTOs cannot hold every context,
+//! one is signalled anyway (still without a success event) after half the ring's contexts in a
+//! row were posted unsignalled.
+//!
+//! Files: [`ring`] (contexts, completions), [`post`] (the post calls), [`stats`] (counters).
+
+mod post;
+mod ring;
+mod stats;
+
+/// Work requests one send-queue DTO may be split into.
+pub(crate) const MAX_WR_PER_DTO: u32 = 8;
+
+pub(crate) use ring::{DtoRing, QpOwner};
+pub(crate) use stats::DtoStats;
+
+use kernel::{bindings, prelude::*, rdma::cq::Wc, sync::Arc};
+
+use crate::lmr::Lmr;
+
+/// DTO operations (`enum rkdapl_dto_op`).
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum DtoOp {
+    Send = 1,
+    Recv = 2,
+    RdmaWrite = 3,
+    RdmaRead = 4,
+    RmrBind = 5,
+    RmrUnbind = 6,
+    RdmaWriteImm = 7,
+    SendInvalidate = 8,
+}
+
+/// DTO completion status (`enum rkdapl_dto_status`, after DAT's `DAT_DTO_COMPLETION_STATUS`).
+#[repr(i32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum DtoStatus {
+    Success = 0,
+    Flushed = 1,
+    LocalLength = 2,
+    LocalEp = 3,
+    LocalProtection = 4,
+    BadResponse = 5,
+    RemoteAccess = 6,
+    RemoteResponder = 7,
+    Transport = 8,
+    ReceiverNotReady = 9,
+    RmrOperationFailed = 10,
+    Generic = 11,
+}
+
+impl DtoOp {
+    pub(crate) const ALL: [DtoOp; 8] = [
+        DtoOp::Send,
+        DtoOp::Recv,
+        DtoOp::RdmaWrite,
+        DtoOp::RdmaRead,
+        DtoOp::RmrBind,
+        DtoOp::RmrUnbind,
+        DtoOp::RdmaWriteImm,
+        DtoOp::SendInvalidate,
+    ];
+
+    /// The name used in debugfs (and in `rkdapl_trace.h`).
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            DtoOp::Send => "send",
+            DtoOp::Recv => "recv",
+            DtoOp::RdmaWrite => "rdma_write",
+            DtoOp::RdmaRead => "rdma_read",
+            DtoOp::RmrBind => "rmr_bind",
+            DtoOp::RmrUnbind => "rmr_unbind",
+            DtoOp::RdmaWriteImm => "rdma_write_imm",
+            DtoOp::SendInvalidate => "send_inv",
+        }
+    }
+
+    pub(crate) fn idx(self) -> usize {
+        self as usize - 1
+    }
+}
+impl DtoStatus {
+    pub(crate) fn from_wc(wc: &Wc) -> DtoStatus {
+        use DtoStatus::*;
+        match wc.status() {
+            bindings::ib_wc_status_IB_WC_SUCCESS => Success,
+            bindings::ib_wc_status_IB_WC_WR_FLUSH_ERR => Flushed,
+            bindings::ib_wc_status_IB_WC_LOC_LEN_ERR => LocalLength,
+            bindings::ib_wc_status_IB_WC_LOC_QP_OP_ERR => LocalEp,
+            bindings::ib_wc_status_IB_WC_LOC_PROT_ERR => LocalProtection,
+            bindings::ib_wc_status_IB_WC_BAD_RESP_ERR => BadResponse,
+            bindings::ib_wc_status_IB_WC_REM_ACCESS_ERR => RemoteAccess,
+            bindings::ib_wc_status_IB_WC_REM_OP_ERR
+            | bindings::ib_wc_status_IB_WC_REM_INV_REQ_ERR => RemoteResponder,
+            bindings::ib_wc_status_IB_WC_RETRY_EXC_ERR => Transport,
+            bindings::ib_wc_status_IB_WC_RNR_RETRY_EXC_ERR => ReceiverNotReady,
+            bindings::ib_wc_status_IB_WC_MW_BIND_ERR => RmrOperationFailed,
+            _ => Generic,
+        }
+    }
+}
+
+/// One local segment of a DTO: `length` bytes at `offset` of an LMR.
+/// One item in place, more in a vector.
+///
+/// The post path's segment, SGE and work-request lists hold a single item nearly always (one
+/// LMR triplet, a physically contiguous buffer, one work request); then they need no
+/// allocation. Longer lists grow a vector with the caller's flags (`GFP_ATOMIC` on the post
+/// path).
+pub(crate) enum OneOrMore<T> {
+    Empty,
+    One(T),
+    More(KVec<T>),
+}
+
+impl<T> OneOrMore<T> {
+    /// Appends `v`; allocates only from the second item on. On failure the list keeps what
+    /// it held (and `v` is dropped). Always inlined: it runs once per SGE of a DTO, and once
+    /// it had a second caller (`inline_sges`) LLVM stopped inlining it into the SGE loop,
+    /// which cost about 23 instructions per SGE (`make bench`, `buf=sparse`).
+    #[inline(always)]
+    pub(crate) fn push(&mut self, v: T, flags: kernel::alloc::Flags) -> Result {
+        match self {
+            OneOrMore::Empty => *self = OneOrMore::One(v),
+            OneOrMore::One(_) => {
+                let mut k = KVec::with_capacity(4, flags)?;
+                if let OneOrMore::One(first) = core::mem::replace(self, OneOrMore::Empty) {
+                    // Cannot fail: the capacity is 4.
+                    let _ = k.push_within_capacity(first);
+                }
+                let _ = k.push_within_capacity(v);
+                *self = OneOrMore::More(k);
+            }
+            OneOrMore::More(k) => k.push(v, flags)?,
+        }
+        Ok(())
+    }
+
+    /// Makes room for `n` items in all, so that pushing them into the empty list does not
+    /// allocate.
+    pub(crate) fn reserve(&mut self, n: usize, flags: kernel::alloc::Flags) -> Result {
+        if n > 1 && matches!(self, OneOrMore::Empty) {
+            *self = OneOrMore::More(KVec::with_capacity(n, flags)?);
+        }
+        Ok(())
+    }
+
+    pub(crate) fn as_slice(&self) -> &[T] {
+        match self {
+            OneOrMore::Empty => &[],
+            OneOrMore::One(v) => core::slice::from_ref(v),
+            OneOrMore::More(k) => k,
+        }
+    }
+
+    pub(crate) fn as_mut_slice(&mut self) -> &mut [T] {
+        match self {
+            OneOrMore::Empty => &mut [],
+            OneOrMore::One(v) => core::slice::from_mut(v),
+            OneOrMore::More(k) => k,
+        }
+    }
+}
+
+pub(crate) struct Segment {
+    pub(crate) lmr: Arc<Lmr>,
+    pub(crate) offset: u64,
+    pub(crate) length: u64,
+}
+
+/// `RKDAPL_EVENT_WITH_IMM`: the RECV's completion carries immediate data.
+pub(crate) const EVENT_WITH_IMM: u32 = 1 << 0;
+/// `RKDAPL_EVENT_RDMA_WRITE_IMM`: an RDMA WRITE with immediate consumed the RECV.
+pub(crate) const EVENT_RDMA_WRITE_IMM: u32 = 1 << 1;
+/// `RKDAPL_EVENT_INVALIDATED`: a SEND with invalidate consumed the RECV.
+pub(crate) const EVENT_INVALIDATED: u32 = 1 << 2;
+
+/// Flags of a send-queue DTO (`enum rkdapl_completion_flags`, DAT's `DAT_COMPLETION_FLAGS`).
+#[derive(Clone, Copy, Default)]
+pub(crate) struct DtoFlags {
+    /// `RKDAPL_COMPLETION_SUPPRESS`: no event on success (selective signalling).
+    pub(crate) suppress: bool,
+    /// `RKDAPL_COMPLETION_SOLICITED_WAIT`: the solicited-event bit (`IB_SEND_SOLICITED`).
+    pub(crate) solicited: bool,
+    /// `RKDAPL_COMPLETION_BARRIER_FENCE`: start after earlier RDMA READs completed
+    /// (`IB_SEND_FENCE`).
+    pub(crate) fence: bool,
+}
+
+/// One send-queue DTO to post, alone or in a chain.
+pub(crate) struct SendDto<'a> {
+    /// `Send`, `SendInvalidate`, `RdmaWrite`, `RdmaWriteImm` or `RdmaRead`.
+    pub(crate) op: DtoOp,
+    /// The local segments.
+    pub(crate) segs: &'a [Segment],
+    /// RDMA operations: the peer's address and rkey; `None` for SENDs.
+    pub(crate) remote: Option<(u64, u32)>,
+    /// `RdmaWriteImm`: the immediate data (host order).
+    pub(crate) imm: u32,
+    /// `SendInvalidate`: the peer's rkey to invalidate.
+    pub(crate) invalidate_rkey: u32,
+    /// The consumer's cookie.
+    pub(crate) cookie: u64,
+    pub(crate) flags: DtoFlags,
+}
+

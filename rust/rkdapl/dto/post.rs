@@ -1,0 +1,490 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The post calls of a DTO ring: SGEs from LMR segments, work requests, `ib_post_send()`.
+//!
+//! This is the one place of the provider that posts to a QP, which the RDMA layer marks
+//! `unsafe`: the SAFETY comments say why the contexts and the memory outlive the work.
+
+use super::{
+    ring::{RingCore, Slot},
+    DtoOp, DtoRing, DtoStatus, OneOrMore, Segment, SendDto, MAX_WR_PER_DTO,
+};
+use crate::{abi::trace, rmr::Rmr};
+use core::sync::atomic::Ordering;
+use kernel::{
+    bindings,
+    prelude::*,
+    rdma::{
+        mr::FrMr,
+        qp::{SendFlags, SendOp, SendWr},
+        Access,
+    },
+    sync::Arc,
+};
+
+
+/// A DTO whose context is taken and armed, ready for its work requests.
+struct Prepared {
+    idx: u32,
+    sges: OneOrMore<bindings::ib_sge>,
+    nwr: u32,
+    /// Bytes of the local segments.
+    total: u64,
+    signalled: bool,
+    /// Posted with `IB_SEND_INLINE`: `sges` hold kernel virtual addresses.
+    inline: bool,
+    /// Inline, and its segments were synced for the CPU (`sync_inline_back` undoes it).
+    synced: bool,
+}
+
+/// Fills slot `s` for a DTO: what its completion reports, and the LMRs it keeps busy.
+fn arm(s: &mut Slot, op: DtoOp, cookie: u64, len: u64, segs: &[Segment], suppress: bool) -> Result {
+    s.op = op;
+    s.cookie = cookie;
+    s.len = len;
+    s.suppress = suppress;
+    for seg in segs {
+        s.lmrs.push(seg.lmr.clone(), GFP_ATOMIC)?;
+        seg.lmr.inflight.fetch_add(1, Ordering::AcqRel);
+    }
+    Ok(())
+}
+
+/// The SGEs of `segs`. Allocates only for more than one SGE.
+fn sges(segs: &[Segment], need_write: bool) -> Result<(OneOrMore<bindings::ib_sge>, u64)> {
+    let mut sges = OneOrMore::Empty;
+    let mut total = 0u64;
+    for s in segs {
+        if need_write && s.lmr.privileges & crate::lmr::MEM_LOCAL_WRITE == 0 {
+            return Err(EACCES);
+        }
+        // The region stays mapped while the DTO runs: device removal unmaps it only after
+        // draining every EP of the device.
+        s.lmr.region.try_access().ok_or(ENODEV)?.for_each_sge(
+            s.offset,
+            s.length,
+            s.lmr.lkey(),
+            |sge| sges.push(sge, GFP_ATOMIC),
+        )?;
+        total = total.checked_add(s.length).ok_or(EINVAL)?;
+    }
+    if total > u64::from(u32::MAX) {
+        return Err(EMSGSIZE);
+    }
+    Ok((sges, total))
+}
+
+/// The SGEs of an inline DTO over `segs`, or `None` if it cannot go inline: inline data
+/// (`IB_SEND_INLINE`) is copied by the CPU when the work request is posted, so an SGE names
+/// the segment's kernel virtual address, which only virtually contiguous LMRs have
+/// (`Lmr::cpu_addr`), and all of it must fit in the QP's `max_inline` bytes. With the SGEs:
+/// their total and whether the segments were synced for the CPU. Checks the segments as
+/// [`sges`] does.
+fn inline_sges(
+    segs: &[Segment],
+    max_inline: u32,
+    max_sge: usize,
+) -> Result<Option<(OneOrMore<bindings::ib_sge>, u64, bool)>> {
+    let total = segs.iter().map(|s| s.length).fold(0u64, u64::saturating_add);
+    if total == 0 || total > u64::from(max_inline) || segs.len() > max_sge {
+        return Ok(None);
+    }
+    // Everything that can send the DTO the other way, or refuse it, before any sync.
+    for s in segs {
+        if s.lmr.cpu_addr.is_none() {
+            return Ok(None);
+        }
+        if s.offset.checked_add(s.length).is_none_or(|end| end > s.lmr.len) {
+            return Err(ERANGE);
+        }
+    }
+    let mut sges = OneOrMore::Empty;
+    let mut synced = false;
+    for (i, s) in segs.iter().enumerate() {
+        // After a device removal the LMR's memory is no longer the device's to use. The CPU
+        // reads the bytes now: make what the device wrote there (a RECV or READ being
+        // forwarded) visible first, where the device needs it; `sync_inline_back` returns the
+        // range afterwards (here, if the DTO fails on the way).
+        let step = s.lmr.region.try_access().ok_or(ENODEV).and_then(|region| {
+            if region.needs_sync() {
+                region.sync_for_cpu(s.offset, s.length);
+                synced = true;
+            }
+            sges.push(
+                bindings::ib_sge {
+                    // Checked above: the LMR has a kernel virtual address.
+                    addr: (s.lmr.cpu_addr.unwrap_or(0) as u64).wrapping_add(s.offset),
+                    // Cannot truncate: `total` fits in `max_inline`.
+                    length: s.length as u32,
+                    lkey: s.lmr.lkey(),
+                },
+                GFP_ATOMIC,
+            )
+        });
+        if let Err(e) = step {
+            if synced {
+                sync_inline_back(segs.get(..=i).unwrap_or(segs));
+            }
+            return Err(e);
+        }
+    }
+    Ok(Some((sges, total, synced)))
+}
+
+/// Hands the segments of an inline DTO back to the device once the driver has copied them
+/// (`inline_sges` synced them for the CPU), as the DMA API wants before the device may use
+/// them again. A no-op on DMA-coherent machines. Any context.
+fn sync_inline_back(segs: &[Segment]) {
+    for s in segs {
+        if let Some(r) = s.lmr.region.try_access() {
+            if r.needs_sync() {
+                r.sync_for_device(s.offset, s.length);
+            }
+        }
+    }
+}
+
+impl DtoRing {
+    /// Counts and traces the outcome of a post call: `(bytes, work requests)` or its error.
+    fn account(&self, c: &mut RingCore, op: DtoOp, cookie: u64, r: Result<(u64, u32)>) -> Result {
+        let (len, nwr, ret) = match r {
+            Ok((len, nwr)) => {
+                c.stats.posted(op);
+                (len, nwr, 0)
+            }
+            Err(e) => {
+                c.stats.refused += 1;
+                (0, 0, e.to_errno())
+            }
+        };
+        trace::post(self.shared.ep_id, op as u32, cookie, len, nwr, ret);
+        r.map(|_| ())
+    }
+
+    /// Takes a context for `d` and arms it: the first step of posting it. SENDs and RDMA
+    /// WRITEs of at most `max_inline` bytes go inline where their LMRs allow it.
+    fn prepare(&self, c: &mut RingCore, d: &SendDto<'_>, max_inline: u32) -> Result<Prepared> {
+        let max_sge = self.max_sge as usize;
+        let one_wr = matches!(d.op, DtoOp::Send | DtoOp::SendInvalidate);
+        let rdma = matches!(d.op, DtoOp::RdmaWrite | DtoOp::RdmaWriteImm | DtoOp::RdmaRead);
+        if !(one_wr || rdma) || rdma != d.remote.is_some() {
+            return Err(EINVAL);
+        }
+        // IB spec 9.2.3: the solicited-event bit exists on SENDs and RDMA WRITEs with immediate.
+        if d.flags.solicited && !(one_wr || d.op == DtoOp::RdmaWriteImm) {
+            return Err(EINVAL);
+        }
+        let inline = if d.op == DtoOp::RdmaRead {
+            None
+        } else {
+            inline_sges(d.segs, max_inline, max_sge)?
+        };
+        let is_inline = inline.is_some();
+        let (sges, total, synced) = match inline {
+            Some(x) => x,
+            None => {
+                let (sges, total) = sges(d.segs, d.op == DtoOp::RdmaRead)?;
+                (sges, total, false)
+            }
+        };
+        let r = (|| {
+            let nwr = sges.as_slice().len().div_ceil(max_sge).max(1);
+            if nwr > MAX_WR_PER_DTO as usize || (one_wr && nwr > 1) {
+                return Err(EMSGSIZE);
+            }
+            let nwr = nwr as u32;
+            let idx = c.take(nwr)?;
+            let armed = match c.slot(idx) {
+                Some(s) => arm(s, d.op, d.cookie, total, d.segs, d.flags.suppress),
+                None => Err(EINVAL),
+            };
+            if let Err(e) = armed {
+                c.untake_last();
+                return Err(e);
+            }
+            Ok((idx, nwr))
+        })();
+        let (idx, nwr) = match r {
+            Ok(x) => x,
+            Err(e) => {
+                if synced {
+                    sync_inline_back(d.segs);
+                }
+                return Err(e);
+            }
+        };
+        // Unsignalled only for one work request (a DTO split into several has one signalled
+        // work request already, its last), and only until half the contexts in a row went
+        // unsignalled: the next is signalled (still silent on success), and its completion
+        // finishes them all.
+        let unsignalled = d.flags.suppress
+            && nwr == 1
+            && (c.unsignalled_run as usize + 1) < c.slots.len() / 2;
+        c.unsignalled_run = if unsignalled { c.unsignalled_run + 1 } else { 0 };
+        Ok(Prepared {
+            idx,
+            sges,
+            nwr,
+            total,
+            signalled: !unsignalled,
+            inline: is_inline,
+            synced,
+        })
+    }
+
+    /// Appends the work requests of the prepared DTO `p` (described by `d`) to `wrs`. Large
+    /// RDMA DTOs are split into work requests of `max_sge` SGEs, each at its offset of the
+    /// remote range; only the last is signalled and carries the immediate data and the
+    /// solicited bit, only the first the fence.
+    fn push_wrs(&self, d: &SendDto<'_>, p: &Prepared, wrs: &mut OneOrMore<SendWr>) -> Result {
+        let max_sge = self.max_sge as usize;
+        let ctx = self.ctx(p.idx)?;
+        let sges = p.sges.as_slice();
+        let (addr, rkey) = d.remote.unwrap_or((0, 0));
+        let mut at = 0u64;
+        for i in 0..p.nwr as usize {
+            let chunk = sges
+                .get(i * max_sge..sges.len().min((i + 1) * max_sge))
+                .unwrap_or(&[]);
+            let last = i + 1 == p.nwr as usize;
+            let mut flags = if p.signalled && last {
+                SendFlags::SIGNALED
+            } else {
+                SendFlags::empty()
+            };
+            if i == 0 && d.flags.fence {
+                flags = flags | SendFlags::FENCE;
+            }
+            if p.inline {
+                flags = flags | SendFlags::INLINE;
+            }
+            if last && d.flags.solicited {
+                flags = flags | SendFlags::SOLICITED;
+            }
+            let remote_addr = addr.wrapping_add(at);
+            let op = match d.op {
+                DtoOp::RdmaWriteImm if last => SendOp::WriteImm {
+                    remote_addr,
+                    rkey,
+                    imm: d.imm,
+                },
+                DtoOp::RdmaWrite | DtoOp::RdmaWriteImm => SendOp::Write { remote_addr, rkey },
+                DtoOp::RdmaRead => SendOp::Read { remote_addr, rkey },
+                DtoOp::SendInvalidate => SendOp::SendInv {
+                    rkey: d.invalidate_rkey,
+                },
+                _ => SendOp::Send,
+            };
+            at += chunk.iter().map(|s| u64::from(s.length)).sum::<u64>();
+            // All but the last are unsignalled and report only a failure (`EarlyCqe`).
+            let cqe = if last { &ctx.cqe } else { &ctx.early.cqe };
+            wrs.push(SendWr::new(op, cqe, chunk, flags), GFP_ATOMIC)?;
+        }
+        Ok(())
+    }
+
+    /// Posts a chain of send-queue DTOs, in order, as one `ib_post_send` call. Any context.
+    ///
+    /// # Errors
+    ///
+    /// The first error and how many DTOs, from the start of `dtos`, were posted before it
+    /// (those report their completions; the rest never do): `-ENOTCONN` (none posted) unless
+    /// the EP is CONNECTED, `-EINVAL` for an operation that is not a send-queue DTO, a missing
+    /// or superfluous remote range or the solicited flag on an RDMA WRITE or READ, `-ERANGE`
+    /// for a segment outside its LMR, `-EACCES` for an RDMA READ into an LMR without local
+    /// write, `-EMSGSIZE` for a DTO needing more work requests than allowed (or a SEND needing
+    /// more SGEs than one work request holds), `-ENOSPC` if too many DTOs are outstanding,
+    /// `-ENOMEM`, or the driver's error.
+    ///
+    /// With `flags.suppress` a successful DTO reports no event; a DTO of one work request is
+    /// then posted unsignalled (see the module documentation). SENDs and RDMA WRITEs of at
+    /// most the QP's inline capacity over virtually contiguous LMRs are posted inline.
+    pub(crate) fn post_chain(&self, dtos: &[SendDto<'_>]) -> core::result::Result<(), (Error, usize)> {
+        let mut guard = self.shared.q.lock();
+        let st = &mut *guard;
+        if !st.connected {
+            return Err((ENOTCONN, 0));
+        }
+        let Some(qp) = st.owner.as_deref().and_then(|o| o.qp()) else {
+            return Err((ENOTCONN, 0));
+        };
+        let max_inline = st.max_inline;
+        let c = &mut st.core;
+        // First every DTO takes and arms its context, so that the SGE lists are in their
+        // final place before work requests point at them. Room for all of them first, so that
+        // no context is taken before an allocation that could fail.
+        let mut prep = OneOrMore::Empty;
+        prep.reserve(dtos.len(), GFP_ATOMIC).map_err(|e| (e, 0))?;
+        let mut first_err = None;
+        for d in dtos {
+            let r = self
+                .prepare(c, d, max_inline)
+                .and_then(|p| prep.push(p, GFP_ATOMIC).inspect_err(|_| c.untake_last()));
+            if let Err(e) = r {
+                let _ = self.account(c, d.op, d.cookie, Err(e));
+                first_err = Some(e);
+                break;
+            }
+        }
+        let prep = prep.as_slice();
+        let nwr: usize = prep.iter().map(|p| p.nwr as usize).sum();
+        let mut wrs = OneOrMore::Empty;
+        let built = wrs.reserve(nwr, GFP_ATOMIC).and_then(|()| {
+            prep.iter()
+                .zip(dtos)
+                .try_for_each(|(p, d)| self.push_wrs(d, p, &mut wrs))
+        });
+        let r = match built {
+            // SGEs come from LMRs of this EP's device with the PZ's lkey (inline ones: the
+            // kernel virtual addresses of virtually contiguous LMRs, checked to lie inside
+            // them, which the driver copies during this call); each context holds those LMRs
+            // (busy, so `rkdapl_lmr_free` refuses) until it finishes.
+            // SAFETY: As above; the contexts outlive their completions (`CqeDone` impl).
+            Ok(()) => unsafe { qp.post_send(wrs.as_mut_slice()) },
+            Err(e) => Err((e, 0)),
+        };
+        for (p, d) in prep.iter().zip(dtos) {
+            if p.synced {
+                sync_inline_back(d.segs);
+            }
+        }
+        let posted_wrs = match r {
+            Ok(()) => nwr,
+            Err((_, n)) => n,
+        };
+        // Give back the contexts of the DTOs not posted at all (the last taken first); the
+        // one the post stopped inside of, if any, keeps its context: its posted work requests
+        // are unsignalled ones that report nothing if they succeed, so it is finished
+        // silently by a later completion or the teardown (`RingShared::finish_through`).
+        let mut end: usize = nwr;
+        for p in prep.iter().rev() {
+            let start = end - p.nwr as usize;
+            if end <= posted_wrs {
+                break;
+            }
+            if start >= posted_wrs {
+                c.untake_last();
+            } else if let Some(s) = c.slot(p.idx) {
+                let unposted = (end - posted_wrs) as u32;
+                s.nwr -= unposted;
+                s.silent = true;
+                s.status = DtoStatus::Generic;
+                let op = s.op;
+                c.wr_free += unposted;
+                // It completes (silently), so it counts as posted as well as refused.
+                c.stats.posted(op);
+            }
+            end = start;
+        }
+        let mut start = 0usize;
+        let mut posted = 0usize;
+        for (p, d) in prep.iter().zip(dtos) {
+            let end = start + p.nwr as usize;
+            if end <= posted_wrs {
+                let _ = self.account(c, d.op, d.cookie, Ok((p.total, p.nwr)));
+                posted += 1;
+            } else if let Err((e, _)) = r {
+                if start <= posted_wrs {
+                    // The DTO the chain stopped at is the one refused.
+                    let _ = self.account(c, d.op, d.cookie, Err(e));
+                    first_err = Some(e);
+                }
+                break;
+            }
+            start = end;
+        }
+        match first_err {
+            None => Ok(()),
+            Some(e) => Err((e, posted)),
+        }
+    }
+
+    /// Posts a RECV into `segs`; allowed as soon as the EP has a QP (while connecting, too).
+    /// Any context.
+    ///
+    /// # Errors
+    ///
+    /// `-ENOTCONN` without a QP or after disconnect, `-EACCES` for an LMR without local
+    /// write, `-EMSGSIZE` for more SGEs than a work request holds, `-ENOSPC` if too many RECVs
+    /// are outstanding, or the driver's error.
+    pub(crate) fn post_recv(&self, segs: &[Segment], cookie: u64) -> Result {
+        let mut guard = self.shared.q.lock();
+        let st = &mut *guard;
+        let Some(qp) = st.owner.as_deref().and_then(|o| o.qp()) else {
+            return Err(ENOTCONN);
+        };
+        let c = &mut st.core;
+        let r = (|| {
+            let (sges, total) = sges(segs, true)?;
+            let sges = sges.as_slice();
+            if sges.len() > self.max_sge as usize {
+                return Err(EMSGSIZE);
+            }
+            let idx = c.take(1)?;
+            let armed = match c.slot(idx) {
+                Some(s) => arm(s, DtoOp::Recv, cookie, total, segs, false),
+                None => Err(EINVAL),
+            };
+            let ctx = armed.and_then(|()| self.ctx(idx));
+            // SAFETY: The SGEs name LMR memory with local write, held busy by the context until
+            // it finishes, and the context outlives its completion (`CqeDone` impl).
+            let r = ctx.and_then(|ctx| unsafe { qp.post_recv(&ctx.cqe, sges) });
+            if r.is_err() {
+                c.untake_last();
+            }
+            r.map(|()| (total, 1))
+        })();
+        self.account(c, DtoOp::Recv, cookie, r)
+    }
+
+    /// Posts the REG_MR that makes `rmr`'s current mapping of `lmr` valid for `access`, or the
+    /// LOCAL_INV of its rkey if `access` is `None`; allowed as soon as the EP has a QP. Any
+    /// context.
+    ///
+    /// # Errors
+    ///
+    /// `-ENOTCONN` without a QP or after disconnect, `-ENOSPC` if the send queue is full, or
+    /// the driver's error.
+    pub(crate) fn post_rmr(
+        &self,
+        mr: &FrMr,
+        rmr: &Arc<Rmr>,
+        lmr: Option<Segment>,
+        access: Option<Access>,
+        cookie: u64,
+    ) -> Result {
+        let (op, len) = if access.is_some() {
+            (DtoOp::RmrBind, mr.length())
+        } else {
+            (DtoOp::RmrUnbind, 0)
+        };
+        let mut guard = self.shared.q.lock();
+        let st = &mut *guard;
+        let Some(qp) = st.owner.as_deref().and_then(|o| o.qp()) else {
+            return Err(ENOTCONN);
+        };
+        let c = &mut st.core;
+        let r = (|| {
+            let idx = c.take(1)?;
+            let segs = lmr.as_ref().map(core::slice::from_ref).unwrap_or(&[]);
+            let armed = match c.slot(idx) {
+                Some(s) => arm(s, op, cookie, len, segs, false).map(|()| s.rmr = Some(rmr.clone())),
+                None => Err(EINVAL),
+            };
+            let ctx = armed.and_then(|()| self.ctx(idx));
+            // SAFETY: The context holds `rmr` (which owns `mr`) and the LMR whose memory `mr`
+            // maps until it finishes; the context outlives its completion.
+            let r = ctx.and_then(|ctx| unsafe {
+                match access {
+                    Some(a) => qp.post_reg_mr(&ctx.cqe, mr, a, SendFlags::SIGNALED),
+                    None => qp.post_local_inv(&ctx.cqe, mr.rkey(), SendFlags::SIGNALED),
+                }
+            });
+            if r.is_err() {
+                c.untake_last();
+            }
+            r.map(|()| (len, 1))
+        })();
+        self.account(c, op, cookie, r)
+    }
+}

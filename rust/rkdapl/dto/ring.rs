@@ -1,0 +1,494 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The DTO contexts of one queue of an EP, handed out and taken back in posting order, and
+//! their completions.
+//!
+//! # Locking
+//!
+//! One IRQ-safe spinlock per ring ([`RingShared::q`]) guards the ring's state: the QP it posts
+//! to, its sequence numbers, each context's DTO and the counters. The post calls hold it from
+//! the first check to the return of `ib_post_send()`, so posting order is sequence order; the
+//! completion handler holds it to record a completion and to take a finished DTO out. Events
+//! are delivered and references dropped after it is released (an upcall may post again).
+
+use super::{DtoOp, DtoStats, DtoStatus, OneOrMore, EVENT_INVALIDATED, EVENT_RDMA_WRITE_IMM, EVENT_WITH_IMM};
+use crate::{
+    abi::trace,
+    evd::{Evd, Event, EventType},
+    lmr::Lmr,
+    pz::Pz,
+    rmr::Rmr,
+};
+use core::sync::atomic::{AtomicUsize, Ordering};
+use kernel::{
+    bindings, new_spinlock_irq,
+    prelude::*,
+    rdma::{
+        cm::{CmHandler, CmId},
+        cq::{Cqe, CqeDone, Wc},
+        qp::Qp,
+    },
+    sync::{Arc, SpinLockIrq},
+};
+
+/// What owns the QP a ring posts to: the EP's CM id.
+pub(crate) trait QpOwner: Send + Sync {
+    /// The QP, once created.
+    fn qp(&self) -> Option<&Qp>;
+}
+
+impl<T: CmHandler> QpOwner for CmId<T> {
+    fn qp(&self) -> Option<&Qp> {
+        (**self).qp()
+    }
+}
+
+/// The DTO a context serves, from its post to its finish.
+pub(super) struct Slot {
+    /// The DTO's sequence number (its place in posting order).
+    pub(super) seq: u64,
+    pub(super) op: DtoOp,
+    pub(super) cookie: u64,
+    /// Bytes of the local segments; for a RECV, once completed, the bytes received.
+    pub(super) len: u64,
+    /// Queue slots its posted work requests hold, given back when it finishes.
+    pub(super) nwr: u32,
+    /// The first error of its work requests, or `Success`.
+    pub(super) status: DtoStatus,
+    /// `RKDAPL_COMPLETION_SUPPRESS`: no event if it succeeds.
+    pub(super) suppress: bool,
+    /// The post call failed after posting some of its work requests (the caller got the
+    /// error): it finishes without an event.
+    pub(super) silent: bool,
+    /// RECV: immediate data, `RKDAPL_EVENT_*` flags and the rkey the peer invalidated.
+    pub(super) imm: u32,
+    pub(super) recv_flags: u32,
+    pub(super) inv_rkey: u32,
+    /// The LMRs its segments use, busy (`Lmr::inflight`) until it finishes.
+    pub(super) lmrs: OneOrMore<Arc<Lmr>>,
+    /// RMR bind/unbind: the RMR.
+    pub(super) rmr: Option<Arc<Rmr>>,
+}
+
+impl Slot {
+    fn empty() -> Slot {
+        Slot {
+            seq: 0,
+            op: DtoOp::Send,
+            cookie: 0,
+            len: 0,
+            nwr: 0,
+            status: DtoStatus::Success,
+            suppress: false,
+            silent: false,
+            imm: 0,
+            recv_flags: 0,
+            inv_rkey: 0,
+            lmrs: OneOrMore::Empty,
+            rmr: None,
+        }
+    }
+
+    /// Records a failed work request of the DTO: the first error is the one reported.
+    fn fail(&mut self, wc: &Wc, ep_id: u32) {
+        let status = DtoStatus::from_wc(wc);
+        if self.status == DtoStatus::Success {
+            self.status = status;
+        }
+        if status != DtoStatus::Flushed {
+            trace::log_dto_error(ep_id, self.op as u32, self.cookie, status as i32, wc.status());
+        }
+    }
+}
+
+/// The state of a ring, under its lock.
+///
+/// # Invariants
+///
+/// `tail <= head`, `head - tail <= slots.len()`; the outstanding DTOs have the sequence
+/// numbers `tail..head` and sit in the slots from `tail_idx` on, in order, wrapping around.
+/// `wr_free` plus the `nwr` of the outstanding DTOs is the queue's depth.
+pub(super) struct RingState {
+    /// The CM id whose QP the ring posts to; `None` before the QP exists and from the
+    /// disconnect on (posts get `-ENOTCONN`).
+    pub(super) owner: Option<Arc<dyn QpOwner>>,
+    /// Send queue: SENDs and RDMA operations may be posted (CONNECTED); RMR binds and RECVs
+    /// only need `owner`.
+    pub(super) connected: bool,
+    /// Bytes of inline data the QP takes per work request (0: none).
+    pub(super) max_inline: u32,
+    pub(super) core: RingCore,
+}
+
+/// The ring's contexts and counters (the part of [`RingState`] the post calls change while
+/// they borrow the QP from `owner`).
+pub(super) struct RingCore {
+    pub(super) slots: KVec<Slot>,
+    pub(super) head: u64,
+    pub(super) tail: u64,
+    pub(super) head_idx: u32,
+    pub(super) tail_idx: u32,
+    pub(super) wr_free: u32,
+    /// Send-queue DTOs posted unsignalled in a row (see the module documentation).
+    pub(super) unsignalled_run: u32,
+    pub(super) stats: DtoStats,
+}
+
+impl RingCore {
+    fn next(&self, i: u32) -> u32 {
+        if i as usize + 1 == self.slots.len() {
+            0
+        } else {
+            i + 1
+        }
+    }
+
+    /// Takes the next context (in posting order) and `nwr` queue slots for a DTO.
+    ///
+    /// # Errors
+    ///
+    /// `-ENOSPC` if every context or too few queue slots are in use.
+    pub(super) fn take(&mut self, nwr: u32) -> Result<u32> {
+        if self.head - self.tail >= self.slots.len() as u64 || self.wr_free < nwr {
+            return Err(ENOSPC);
+        }
+        let idx = self.head_idx;
+        let seq = self.head;
+        let s = self.slots.get_mut(idx as usize).ok_or(ENOSPC)?;
+        s.seq = seq;
+        s.nwr = nwr;
+        s.status = DtoStatus::Success;
+        s.suppress = false;
+        s.silent = false;
+        s.imm = 0;
+        s.recv_flags = 0;
+        s.inv_rkey = 0;
+        self.head += 1;
+        self.head_idx = self.next(idx);
+        self.wr_free -= nwr;
+        Ok(idx)
+    }
+
+    /// Gives back the context taken last, whose work requests were never posted.
+    pub(super) fn untake_last(&mut self) {
+        if self.head == self.tail {
+            return;
+        }
+        let idx = if self.head_idx == 0 {
+            self.slots.len() as u32 - 1
+        } else {
+            self.head_idx - 1
+        };
+        self.head -= 1;
+        self.head_idx = idx;
+        if let Some(s) = self.slots.get_mut(idx as usize) {
+            self.wr_free += s.nwr;
+            s.nwr = 0;
+            for l in s.lmrs.as_slice() {
+                l.inflight.fetch_sub(1, Ordering::AcqRel);
+            }
+            // Not the last references: the post call's caller holds its segments' LMRs.
+            s.lmrs = OneOrMore::Empty;
+            s.rmr = None;
+        }
+    }
+
+    pub(super) fn slot(&mut self, idx: u32) -> Option<&mut Slot> {
+        self.slots.get_mut(idx as usize)
+    }
+}
+
+/// What the completion path of a ring needs.
+#[pin_data]
+pub(super) struct RingShared {
+    #[pin]
+    pub(super) q: SpinLockIrq<RingState>,
+    evd: Arc<Evd>,
+    /// The EP's PZ, for the receive queue: a SEND with invalidate ends the grant it names.
+    pz: Option<Arc<Pz>>,
+    ep_handle: AtomicUsize,
+    /// The EP's number (debugfs directory, trace events, log lines).
+    pub(super) ep_id: u32,
+}
+
+/// A DTO taken out of its ring: what is left to do outside the lock.
+struct Finished {
+    ev: Option<Event>,
+    lmrs: OneOrMore<Arc<Lmr>>,
+    rmr: Option<Arc<Rmr>>,
+}
+
+impl RingShared {
+    /// Finishes, in order, every outstanding DTO up to sequence number `last`: a completion
+    /// of `last` arrived, so the ones before it are done too (RC completes a queue in order;
+    /// those without a completion of their own succeeded unsignalled, or were orphaned by a
+    /// failed post call). Each reports its event unless silent. Never with the lock held.
+    fn finish_through(&self, last: u64) {
+        loop {
+            let f = {
+                let mut q = self.q.lock();
+                let c = &mut q.core;
+                if c.tail == c.head || c.tail > last {
+                    return;
+                }
+                let idx = c.tail_idx;
+                c.tail += 1;
+                c.tail_idx = c.next(idx);
+                let Some(s) = c.slots.get_mut(idx as usize) else {
+                    return;
+                };
+                let nwr = core::mem::replace(&mut s.nwr, 0);
+                let lmrs = core::mem::replace(&mut s.lmrs, OneOrMore::Empty);
+                let rmr = s.rmr.take();
+                let len = if s.status == DtoStatus::Success { s.len } else { 0 };
+                let (op, status, cookie) = (s.op, s.status, s.cookie);
+                let silent = s.silent || (s.suppress && status == DtoStatus::Success);
+                let ev = (!silent).then(|| {
+                    let mut ev = Event::new(match op {
+                        DtoOp::RmrBind | DtoOp::RmrUnbind => EventType::RmrBindCompletion,
+                        _ => EventType::DtoCompletion,
+                    });
+                    ev.status = status as i32;
+                    ev.ep = self.ep_handle.load(Ordering::Relaxed);
+                    ev.cookie = cookie;
+                    ev.transferred_length = len;
+                    ev.op = op as u32;
+                    ev.immediate = s.imm;
+                    ev.flags = s.recv_flags;
+                    ev.invalidated_rkey = s.inv_rkey;
+                    ev
+                });
+                c.wr_free += nwr;
+                c.stats.completed(op, status, len);
+                trace::completion(self.ep_id, op as u32, cookie, status as i32, len);
+                Finished { ev, lmrs, rmr }
+            };
+            for l in f.lmrs.as_slice() {
+                l.inflight.fetch_sub(1, Ordering::AcqRel);
+            }
+            // The references go outside the lock: the last one of an LMR or RMR the consumer
+            // freed meanwhile unmaps or deregisters, which may sleep.
+            drop(f.lmrs);
+            drop(f.rmr);
+            if let Some(ev) = f.ev {
+                self.evd.post(ev);
+            }
+        }
+    }
+}
+
+/// The completion context of one DTO.
+///
+/// # Invariants
+///
+/// `cqe` is the first field and was made by `Cqe::new::<DtoCtx>()`; `early` was made by
+/// `EarlyCqe::new()`. `idx` is the context's slot in `ring`'s state.
+#[repr(C)]
+pub(crate) struct DtoCtx {
+    pub(super) cqe: Cqe,
+    /// The entry of the DTO's unsignalled work requests before its last.
+    pub(super) early: EarlyCqe,
+    ring: Arc<RingShared>,
+    idx: u32,
+}
+
+// SAFETY: `DtoCtx` is `repr(C)` with its `Cqe` first, made by `Cqe::new::<DtoCtx>()`. Contexts
+// live in their EP's `DtoRing`, which is dropped only after the EP's QP has been drained and
+// destroyed (`Ep::teardown`, then the CM id owning the QP is dropped before the EP), so every
+// completion is delivered while the context exists.
+unsafe impl CqeDone for DtoCtx {
+    fn done(this: &Self, wc: &Wc) {
+        let ring = &*this.ring;
+        // The flags of a failed completion are undefined (IB spec 11.4.2.1).
+        let inv_rkey = if wc.is_ok() { wc.invalidated_rkey() } else { None };
+        if let (Some(rkey), Some(pz)) = (inv_rkey, ring.pz.as_ref()) {
+            // The device invalidated the rkey before completing the RECV; end the grant first,
+            // so that a consumer seeing the event finds the RMR unbound. Completions run in
+            // process context (`IB_POLL_WORKQUEUE`), where the RMR's mutex may be taken.
+            if let Some(rmr) = pz.take_grant(rkey) {
+                rmr.remote_invalidated(rkey);
+            }
+        }
+        let seq = {
+            let mut q = ring.q.lock();
+            let Some(s) = q.core.slot(this.idx) else {
+                return;
+            };
+            if !wc.is_ok() {
+                s.fail(wc, ring.ep_id);
+            } else if s.op == DtoOp::Recv {
+                // For an RDMA WRITE with immediate, the length the peer wrote to its grant.
+                s.len = u64::from(wc.byte_len());
+                s.imm = wc.imm_data().unwrap_or(0);
+                if wc.imm_data().is_some() {
+                    s.recv_flags |= EVENT_WITH_IMM;
+                }
+                if wc.opcode() == bindings::ib_wc_opcode_IB_WC_RECV_RDMA_WITH_IMM {
+                    s.recv_flags |= EVENT_RDMA_WRITE_IMM;
+                }
+                if let Some(rkey) = inv_rkey {
+                    s.recv_flags |= EVENT_INVALIDATED;
+                    s.inv_rkey = rkey;
+                }
+            }
+            s.seq
+        };
+        ring.finish_through(seq);
+    }
+}
+
+/// The completion entry of a DTO's work requests before its last: they are unsignalled, so
+/// they complete only in error (or flushed after an error), and then only record the status.
+///
+/// # Invariants
+///
+/// Every `EarlyCqe` is the `early` field of a [`DtoCtx`].
+#[repr(C)]
+pub(super) struct EarlyCqe {
+    pub(super) cqe: Cqe,
+}
+
+impl EarlyCqe {
+    /// Only for [`DtoCtx::early`] (the type invariant).
+    fn new() -> EarlyCqe {
+        EarlyCqe {
+            cqe: Cqe::new::<EarlyCqe>(),
+        }
+    }
+}
+
+// SAFETY: `EarlyCqe` is `repr(C)` with its `Cqe` first, made by `Cqe::new::<EarlyCqe>()`; it is
+// a field of a `DtoCtx`, which outlives every completion of its work requests (see the
+// `CqeDone` impl of `DtoCtx`).
+unsafe impl CqeDone for EarlyCqe {
+    fn done(this: &Self, wc: &Wc) {
+        if wc.is_ok() {
+            // Cannot happen: these work requests are unsignalled.
+            return;
+        }
+        let field = core::ptr::from_ref(this).cast_mut();
+        // SAFETY: By the type invariant `this` is the `early` field of a `DtoCtx`, so the
+        // containing struct starts that field's offset before it, in the same allocation, and
+        // is alive (see above); it is only read through shared references.
+        let ctx = unsafe { &*kernel::container_of!(field, DtoCtx, early) };
+        let mut q = ctx.ring.q.lock();
+        if let Some(s) = q.core.slot(ctx.idx) {
+            s.fail(wc, ctx.ring.ep_id);
+        }
+    }
+}
+
+/// The contexts of one queue of an EP.
+pub(crate) struct DtoRing {
+    pub(super) ctxs: KVec<Pin<KBox<DtoCtx>>>,
+    pub(super) shared: Arc<RingShared>,
+    /// SGEs per work request of the queue.
+    pub(super) max_sge: u32,
+}
+
+impl DtoRing {
+    /// `n` contexts for a queue of `depth` work requests of `max_sge` SGEs each, of EP number
+    /// `ep_id`, whose completions go to `evd`. `pz` is given for a receive queue: completions
+    /// of SENDs with invalidate end the grant of that PZ they name. Process context.
+    ///
+    /// # Errors
+    ///
+    /// `-ENOMEM`.
+    pub(crate) fn new(
+        n: u32,
+        depth: u32,
+        max_sge: u32,
+        ep_id: u32,
+        evd: Arc<Evd>,
+        pz: Option<Arc<Pz>>,
+    ) -> Result<DtoRing> {
+        let n = n.clamp(1, u32::from(u16::MAX));
+        let mut slots = KVec::with_capacity(n as usize, GFP_KERNEL)?;
+        for _ in 0..n {
+            slots.push(Slot::empty(), GFP_KERNEL)?;
+        }
+        let shared = Arc::pin_init(
+            pin_init!(RingShared {
+                q <- new_spinlock_irq!(
+                    RingState {
+                        owner: None,
+                        connected: false,
+                        max_inline: 0,
+                        core: RingCore {
+                            slots,
+                            head: 1,
+                            tail: 1,
+                            head_idx: 0,
+                            tail_idx: 0,
+                            wr_free: depth,
+                            unsignalled_run: 0,
+                            stats: DtoStats::default(),
+                        },
+                    },
+                    "rkdapl_dto_ring"
+                ),
+                evd,
+                pz,
+                ep_handle: AtomicUsize::new(0),
+                ep_id,
+            }),
+            GFP_KERNEL,
+        )?;
+        let mut ctxs = KVec::with_capacity(n as usize, GFP_KERNEL)?;
+        for i in 0..n {
+            let c = KBox::pin(
+                DtoCtx {
+                    cqe: Cqe::new::<DtoCtx>(),
+                    early: EarlyCqe::new(),
+                    ring: shared.clone(),
+                    idx: i,
+                },
+                GFP_KERNEL,
+            )?;
+            ctxs.push(c, GFP_KERNEL)?;
+        }
+        Ok(DtoRing {
+            ctxs,
+            shared,
+            max_sge: max_sge.max(1),
+        })
+    }
+
+    /// Sets what the ring posts to: `owner` (the CM id holding the QP; `None`: posts get
+    /// `-ENOTCONN`), whether SENDs and RDMA operations may be posted (`connected`) and the
+    /// QP's inline capacity. Returns the previous owner, for the caller to drop outside its
+    /// own locks. Any context.
+    pub(crate) fn set_target(
+        &self,
+        owner: Option<Arc<dyn QpOwner>>,
+        connected: bool,
+        max_inline: u32,
+    ) -> Option<Arc<dyn QpOwner>> {
+        let mut q = self.shared.q.lock();
+        q.connected = connected && owner.is_some();
+        q.max_inline = max_inline;
+        core::mem::replace(&mut q.owner, owner)
+    }
+
+    /// Finishes the DTOs still outstanding once the QP is drained: unsignalled ones that
+    /// succeeded (a failed or flushed work request would have completed) and those a post call
+    /// stopped inside of. Process context.
+    pub(crate) fn reap_all(&self) {
+        self.shared.finish_through(u64::MAX);
+    }
+
+    /// Records the C handle reported in this ring's events.
+    pub(crate) fn set_ep_handle(&self, h: usize) {
+        self.shared.ep_handle.store(h, Ordering::Relaxed);
+    }
+
+    /// A copy of the ring's counters. Any context.
+    pub(crate) fn stats(&self) -> DtoStats {
+        self.shared.q.lock().core.stats
+    }
+
+    /// The context in slot `idx`.
+    pub(super) fn ctx(&self, idx: u32) -> Result<&DtoCtx> {
+        self.ctxs.get(idx as usize).map(|c| &**c).ok_or(EINVAL)
+    }
+}

@@ -17,7 +17,6 @@
 //! The files use the kernel's Rust debugfs abstraction: a file's data (an `Arc` of its object)
 //! lives as long as the file, and removing a directory waits for readers to finish.
 
-use crate::ep::Ep;
 use core::fmt;
 use kernel::{
     debugfs::{Dir, File, Scope},
@@ -28,7 +27,19 @@ use kernel::{
 };
 
 /// The debugfs directory of one EP; dropping it removes the directory.
-pub(crate) type EpDir = Pin<KBox<Scope<Arc<Ep>>>>;
+pub(crate) type EpDir<T> = Pin<KBox<Scope<Arc<T>>>>;
+
+/// What the files of an EP's directory show (implemented by the EP).
+pub(crate) trait EpView: Send + Sync + 'static {
+    /// `state`: the DAT state.
+    fn show_state(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result;
+    /// `peer`: the peer's address, once connecting.
+    fn peer(&self) -> Option<kernel::rdma::cm::SockAddr>;
+    /// `counters`: the DTO counters of both queues.
+    fn show_counters(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result;
+    /// `evd`: the EP's EVDs.
+    fn show_evds(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result;
+}
 
 /// What an IA's `info` file shows: copies, so that the file holds no device reference (a
 /// device must be able to go while its IAs' directories exist).
@@ -65,46 +76,28 @@ fn show_ia(ia: &IaInfo, f: &mut fmt::Formatter<'_>) -> fmt::Result {
     )
 }
 
-/// Creates `ep<M>` under the EP's IA directory.
-pub(crate) fn ep_dir(ep: &Arc<Ep>) -> Result<EpDir> {
-    let name = CString::try_from_fmt(fmt!("ep{}", ep.id))?;
+/// Creates `ep<id>` in `parent` (the EP's IA directory) for `ep`.
+pub(crate) fn ep_dir<T: EpView>(parent: &Dir, id: u32, ep: Arc<T>) -> Result<EpDir<T>> {
+    let name = CString::try_from_fmt(fmt!("ep{id}"))?;
     KBox::pin_init(
-        ep.ia.dir.scope(ep.clone(), &name, |ep, d| {
-            d.read_callback_file(c"state", ep, &ep_state);
-            d.read_callback_file(c"peer", ep, &ep_peer);
-            d.read_callback_file(c"counters", ep, &ep_counters);
-            d.read_callback_file(c"evd", ep, &ep_evds);
+        parent.scope(ep, &name, |ep, d| {
+            d.read_callback_file(c"state", ep, &|ep: &Arc<T>, f: &mut fmt::Formatter<'_>| ep.show_state(f));
+            d.read_callback_file(c"peer", ep, &ep_peer::<T>);
+            d.read_callback_file(c"counters", ep, &|ep: &Arc<T>, f: &mut fmt::Formatter<'_>| {
+                ep.show_counters(f)
+            });
+            d.read_callback_file(c"evd", ep, &|ep: &Arc<T>, f: &mut fmt::Formatter<'_>| ep.show_evds(f));
         }),
         GFP_KERNEL,
     )
 }
 
-fn ep_state(ep: &Arc<Ep>, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-    writeln!(f, "{}", ep.state().name())
-}
-
-fn ep_peer(ep: &Arc<Ep>, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+fn ep_peer<T: EpView>(ep: &Arc<T>, f: &mut fmt::Formatter<'_>) -> fmt::Result {
     match ep.peer() {
         Some(a) => {
-            crate::abi::inet::fmt_sockaddr(&a, f)?;
+            crate::inet::fmt_sockaddr(&a, f)?;
             writeln!(f)
         }
         None => writeln!(f, "none"),
     }
-}
-
-fn ep_counters(ep: &Arc<Ep>, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-    ep.sq.stats().show(f)?;
-    ep.rq.stats().show(f)?;
-    write!(f, "send queue: ")?;
-    ep.sq.stats().show_totals(f)?;
-    write!(f, "recv queue: ")?;
-    ep.rq.stats().show_totals(f)
-}
-
-fn ep_evds(ep: &Arc<Ep>, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-    write!(f, "dto_evd: ")?;
-    ep.dto_evd.show(f)?;
-    write!(f, "conn_evd: ")?;
-    ep.conn_evd.show(f)
 }

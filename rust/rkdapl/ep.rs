@@ -15,28 +15,27 @@
 
 use crate::{
     abi::trace,
-    debugfs::EpDir,
-    dto::{DtoRing, QpOwner, Segment, SendDto, MAX_WR_PER_DTO},
+    debugfs::{EpDir, EpView},
+    dto::{DtoRing, KeepAlive, QpOwner, Segment, SendDto, MAX_WR_PER_DTO},
     evd::{Evd, Event, EventType},
     ia::Ia,
     lmr::Lmr,
-    psp::{Cr, Psp},
+    cm::{CmCtx, CmTarget, EpCmId},
     pz::Pz,
-    rmr::Rmr,
 };
 use core::sync::atomic::{AtomicUsize, Ordering};
 use kernel::{
     new_mutex, new_spinlock_irq,
     prelude::*,
     rdma::{
-        cm::{CmEvent, CmEventKind, CmHandler, CmId, CmIdRef, ConnParam, ConnRequest, SockAddr},
+        cm::{CmEvent, CmEventKind, CmId, CmIdRef, ConnParam, SockAddr},
         cq::{Cq, PollContext},
         device::Device,
         mr::FrMr,
         qp::{QpCap, QpInit},
         Access,
     },
-    sync::{Arc, ArcBorrow, Mutex, SpinLockIrq},
+    sync::{Arc, Mutex, SpinLockIrq},
 };
 
 /// DAT endpoint states (`enum rkdapl_ep_state`).
@@ -126,61 +125,6 @@ impl EpAttr {
     }
 }
 
-/// What the CM id of an EP, PSP or CR reports to.
-pub(crate) enum CmTarget {
-    None,
-    Ep(Arc<Ep>),
-    Psp(Arc<Psp>),
-    Cr(Arc<Cr>),
-}
-
-/// The context of every rkdapl CM id: which object its events go to. A CR's id is handed to
-/// an EP on accept by changing the target.
-#[pin_data]
-pub(crate) struct CmCtx {
-    #[pin]
-    pub(crate) target: Mutex<CmTarget>,
-}
-
-impl CmCtx {
-    pub(crate) fn new(t: CmTarget) -> Result<Arc<CmCtx>> {
-        Arc::pin_init(
-            pin_init!(CmCtx { target <- new_mutex!(t, "rkdapl_cm_target") }),
-            GFP_KERNEL,
-        )
-    }
-}
-
-impl CmHandler for CmCtx {
-    fn event(this: ArcBorrow<'_, Self>, id: &CmIdRef, ev: &CmEvent<'_>) {
-        let target = match &*this.target.lock() {
-            CmTarget::Ep(ep) => CmTarget::Ep(ep.clone()),
-            CmTarget::Cr(cr) => CmTarget::Cr(cr.clone()),
-            CmTarget::Psp(p) => CmTarget::Psp(p.clone()),
-            CmTarget::None => CmTarget::None,
-        };
-        match target {
-            CmTarget::Ep(ep) => ep.cm_event(id, ev),
-            CmTarget::Cr(cr) => cr.cm_event(ev),
-            CmTarget::Psp(psp) => psp.cm_event(ev),
-            CmTarget::None => {}
-        }
-    }
-
-    fn connect_request(
-        listener: ArcBorrow<'_, Self>,
-        req: ConnRequest<'_, Self>,
-        ev: &CmEvent<'_>,
-    ) {
-        let psp = match &*listener.target.lock() {
-            CmTarget::Psp(p) => p.clone(),
-            _ => return,
-        };
-        psp.connect_request(req, ev);
-    }
-}
-
-pub(crate) type EpCmId = CmId<CmCtx>;
 
 /// Connection state and the CM id, guarded together.
 pub(crate) struct Conn {
@@ -221,7 +165,7 @@ pub(crate) struct Ep {
     pending: Mutex<Option<Pending>>,
     /// The EP's debugfs directory, from creation until `teardown`.
     #[pin]
-    dbg: Mutex<Option<EpDir>>,
+    dbg: Mutex<Option<EpDir<Ep>>>,
 }
 
 struct Pending {
@@ -300,7 +244,7 @@ impl Ep {
             GFP_KERNEL,
         )?;
         // The directory holds a reference to the EP: `teardown` removes it.
-        *ep.dbg.lock() = Some(crate::debugfs::ep_dir(&ep)?);
+        *ep.dbg.lock() = Some(crate::debugfs::ep_dir(&ep.ia.dir, ep.id, ep.clone())?);
         Ok(ep)
     }
 
@@ -394,7 +338,7 @@ impl Ep {
         if private_data.len() > crate::evd::MAX_PRIVATE_DATA {
             return Err(EINVAL);
         }
-        let ctx = CmCtx::new(CmTarget::Ep(self.clone()))?;
+        let ctx = CmCtx::new(self.clone())?;
         // Live until the id is in `conn`, where a device removal finds it.
         let _live = self.ia.live()?;
         let id = Arc::new(CmId::new(ctx.clone(), self.ia.owner)?, GFP_KERNEL)?;
@@ -402,7 +346,7 @@ impl Ep {
             let mut c = self.conn_mut();
             if c.state != EpState::Unconnected {
                 drop(c);
-                *ctx.target.lock() = CmTarget::None;
+                ctx.set(None);
                 return Err(EISCONN);
             }
             c.state = EpState::ActiveConnectionPending;
@@ -421,7 +365,7 @@ impl Ep {
                 c.state = EpState::Unconnected;
                 c.id.take()
             };
-            *ctx.target.lock() = CmTarget::None;
+            ctx.set(None);
             drop(id);
             return Err(e);
         }
@@ -450,7 +394,7 @@ impl Ep {
     }
 
     /// rdma_cm events of the EP's id (process context, serialized per id).
-    pub(crate) fn cm_event(&self, id: &CmIdRef, ev: &CmEvent<'_>) {
+    fn on_cm_event(&self, id: &CmIdRef, ev: &CmEvent<'_>) {
         let status = ev.status();
         trace::cm_event(self.id, ev.name(), status);
         match ev.kind() {
@@ -550,7 +494,7 @@ impl Ep {
             c.state = EpState::PassiveConnectionPending;
             c.id = Some(id.clone());
         }
-        *id.handler().target.lock() = CmTarget::Ep(self.clone());
+        id.handler().set(Some(self.clone()));
         let param = self.conn_param(private_data, Some(peer_rd));
         // What this side's QP gets: it serves `responder_resources` READs and issues
         // `initiator_depth`.
@@ -567,7 +511,7 @@ impl Ep {
                 c.id.take()
             };
             if let Some(id) = id {
-                *id.handler().target.lock() = CmTarget::None;
+                id.handler().set(None);
             }
             return Err(e);
         }
@@ -648,7 +592,7 @@ impl Ep {
             // Unsignalled DTOs that succeeded have no completion of their own.
             self.sq.reap_all();
         }
-        *id.handler().target.lock() = CmTarget::None;
+        id.handler().set(None);
         drop(id);
     }
 
@@ -679,7 +623,7 @@ impl Ep {
     pub(crate) fn post_rmr(
         &self,
         mr: &FrMr,
-        rmr: &Arc<Rmr>,
+        rmr: Arc<dyn KeepAlive>,
         lmr: Option<Arc<Lmr>>,
         access: Option<Access>,
         cookie: u64,
@@ -741,5 +685,38 @@ impl Ep {
         // caller that took it out of `c` does.
         drop(self.sq.set_target(owner.clone(), c.state == EpState::Connected, c.max_inline));
         drop(self.rq.set_target(owner, true, 0));
+    }
+}
+
+impl EpView for Ep {
+    fn show_state(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        writeln!(f, "{}", self.state().name())
+    }
+
+    fn peer(&self) -> Option<SockAddr> {
+        Ep::peer(self)
+    }
+
+    fn show_counters(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let (sq, rq) = (self.sq.stats(), self.rq.stats());
+        sq.show(f)?;
+        rq.show(f)?;
+        write!(f, "send queue: ")?;
+        sq.show_totals(f)?;
+        write!(f, "recv queue: ")?;
+        rq.show_totals(f)
+    }
+
+    fn show_evds(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "dto_evd: ")?;
+        self.dto_evd.show(f)?;
+        write!(f, "conn_evd: ")?;
+        self.conn_evd.show(f)
+    }
+}
+
+impl CmTarget for Ep {
+    fn cm_event(&self, id: &CmIdRef, ev: &CmEvent<'_>) {
+        self.on_cm_event(id, ev)
     }
 }

@@ -104,9 +104,9 @@ pub(crate) fn device_added(dev: &Device) -> Result {
     Ok(())
 }
 
-/// ib_client `remove`: forget the device, then revoke every object on it (see
-/// [`crate::removal`]); ib_core waits for this before it lets the device go.
-pub(crate) fn device_removed(dev: &Device) {
+/// ib_client `remove`, first step: forget the device, so that no IA is opened on it any more
+/// (`removal::device_removed` then revokes every object on it).
+pub(crate) fn forget_device(dev: &Device) {
     {
         let mut reg = REGISTRY.lock();
         reg.devices.retain(|d| d.as_raw() != dev.as_raw());
@@ -116,11 +116,6 @@ pub(crate) fn device_removed(dev: &Device) {
             reg.devices = KVec::new();
         }
     }
-    crate::removal::revoke_device(dev);
-    pr_info!(
-        "device {} removed\n",
-        dev.name().to_str().unwrap_or("?")
-    );
 }
 
 /// The device of a live IA. Holding it keeps the IA live: device removal waits for the lock

@@ -13,14 +13,14 @@ use crate::{
         handle::{Handles, Kind},
         trace,
     },
-    ep::{CmCtx, CmTarget, EpCmId},
+    cm::{CmCtx, CmTarget, EpCmId},
     evd::{Evd, Event, EventType},
     ia::Ia,
 };
 use kernel::{
     new_mutex,
     prelude::*,
-    rdma::cm::{CmEvent, CmId, ConnRequest, SockAddr},
+    rdma::cm::{CmEvent, CmId, CmIdRef, ConnRequest, SockAddr},
     sync::{Arc, Mutex},
 };
 
@@ -36,12 +36,14 @@ pub(crate) struct Cr {
     pub(crate) peer_rd: (u8, u8),
 }
 
-impl Cr {
+impl CmTarget for Cr {
     /// Events of a CR's id before it is accepted: the peer gave up.
-    pub(crate) fn cm_event(&self, ev: &CmEvent<'_>) {
+    fn cm_event(&self, _id: &CmIdRef, ev: &CmEvent<'_>) {
         trace::cm_event(0, ev.name(), ev.status());
     }
+}
 
+impl Cr {
     /// Whether the request arrived on `ia`'s device.
     pub(crate) fn on_device(&self, ia: &Ia) -> bool {
         self.id
@@ -55,7 +57,7 @@ impl Cr {
     pub(crate) fn revoke(&self) {
         if let Ok(id) = self.take_id() {
             let _ = id.reject(&[]);
-            *id.handler().target.lock() = CmTarget::None;
+            id.handler().set(None);
         }
     }
 
@@ -104,7 +106,7 @@ impl Psp {
             }),
             GFP_KERNEL,
         )?;
-        let ctx = CmCtx::new(CmTarget::Psp(psp.clone()))?;
+        let ctx = CmCtx::new(psp.clone())?;
         let id = CmId::new(ctx.clone(), psp.ia.owner)?;
         // rdma_cm reports a port taken by another wildcard listener as EADDRNOTAVAIL.
         let r = id
@@ -113,19 +115,15 @@ impl Psp {
             .and_then(|()| id.listen(backlog));
         if let Err(e) = r {
             drop(id);
-            *ctx.target.lock() = CmTarget::None;
+            ctx.set(None);
             return Err(e);
         }
         *psp.id.lock() = Some(id);
         Ok(psp)
     }
 
-    pub(crate) fn cm_event(&self, ev: &CmEvent<'_>) {
-        trace::cm_event(0, ev.name(), ev.status());
-    }
-
     /// A peer asks to connect (called in the listening id's handler).
-    pub(crate) fn connect_request(self: Arc<Self>, req: ConnRequest<'_, CmCtx>, ev: &CmEvent<'_>) {
+    fn on_connect_request(self: Arc<Self>, req: ConnRequest<'_, CmCtx>, ev: &CmEvent<'_>) {
         trace::cm_event(0, ev.name(), ev.status());
         if req
             .id()
@@ -148,7 +146,7 @@ impl Psp {
         ) else {
             return;
         };
-        let Ok(ctx) = CmCtx::new(CmTarget::Cr(cr.clone())) else {
+        let Ok(ctx) = CmCtx::new(cr.clone()) else {
             return;
         };
         if self.pending.lock().reserve(1, GFP_KERNEL).is_err() {
@@ -174,7 +172,7 @@ impl Psp {
     pub(crate) fn shutdown(&self) {
         let id = self.id.lock().take();
         if let Some(id) = id {
-            *id.handler().target.lock() = CmTarget::None;
+            id.handler().set(None);
             drop(id);
         }
         let pending = core::mem::take(&mut *self.pending.lock());
@@ -182,9 +180,19 @@ impl Psp {
             if let Ok(cr) = Handles::remove::<Cr>(h as *const c_void, Kind::Cr) {
                 if let Ok(id) = cr.take_id() {
                     let _ = id.reject(&[]);
-                    *id.handler().target.lock() = CmTarget::None;
+                    id.handler().set(None);
                 }
             }
         }
+    }
+}
+
+impl CmTarget for Psp {
+    fn cm_event(&self, _id: &CmIdRef, ev: &CmEvent<'_>) {
+        trace::cm_event(0, ev.name(), ev.status());
+    }
+
+    fn connect_request(self: Arc<Self>, req: ConnRequest<'_, CmCtx>, ev: &CmEvent<'_>) {
+        self.on_connect_request(req, ev)
     }
 }

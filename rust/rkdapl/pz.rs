@@ -2,7 +2,7 @@
 
 //! PZ: protection zone (DAT 2.0 section 6.6), an IB protection domain.
 
-use crate::{ia::Ia, rmr::Rmr};
+use crate::ia::Ia;
 use kernel::{
     new_mutex, new_spinlock_irq,
     prelude::*,
@@ -15,6 +15,14 @@ use kernel::{
 /// # Invariants
 ///
 /// `pd` is `Some` until the device is removed ([`Pz::revoke`]).
+/// An RMR bound in a PZ, as the PZ sees it: the receive queue's completions end the grant a
+/// peer's SEND with invalidate names ([`Pz::take_grant`]).
+pub(crate) trait Grant: Send + Sync {
+    /// The device invalidated `rkey` (a SEND with invalidate arrived): the grant is over.
+    /// Process context (the receive CQ's completion work); may sleep.
+    fn remote_invalidated(&self, rkey: u32);
+}
+
 #[pin_data]
 pub(crate) struct Pz {
     pub(crate) ia: Arc<Ia>,
@@ -27,7 +35,7 @@ pub(crate) struct Pz {
     /// listed from its bind until its unbind, its remote invalidation, `rkdapl_rmr_free` or
     /// device removal.
     #[pin]
-    grants: SpinLockIrq<KVec<(u32, Arc<Rmr>)>>,
+    grants: SpinLockIrq<KVec<(u32, Arc<dyn Grant>)>>,
 }
 
 impl Pz {
@@ -65,22 +73,22 @@ impl Pz {
     /// # Errors
     ///
     /// `-ENOMEM`.
-    pub(crate) fn add_grant(&self, rkey: u32, rmr: &Arc<Rmr>) -> Result {
-        self.grants.lock().push((rkey, rmr.clone()), GFP_ATOMIC)?;
+    pub(crate) fn add_grant(&self, rkey: u32, rmr: Arc<dyn Grant>) -> Result {
+        self.grants.lock().push((rkey, rmr), GFP_ATOMIC)?;
         Ok(())
     }
 
     /// Takes `rmr` off the list of bound RMRs. Any context; the reference is dropped by the
     /// caller's caller (it may be the last one only when called from the RMR's owner, who
     /// holds another).
-    pub(crate) fn remove_grant(&self, rmr: &Rmr) -> Option<Arc<Rmr>> {
+    pub(crate) fn remove_grant(&self, rmr: &dyn Grant) -> Option<Arc<dyn Grant>> {
         let mut g = self.grants.lock();
-        let i = g.iter().position(|(_, r)| core::ptr::eq(&**r, rmr))?;
+        let i = g.iter().position(|(_, r)| core::ptr::addr_eq(&**r, rmr))?;
         g.remove(i).ok().map(|(_, r)| r)
     }
 
     /// Takes the RMR bound with `rkey` off the list, if one is. Any context.
-    pub(crate) fn take_grant(&self, rkey: u32) -> Option<Arc<Rmr>> {
+    pub(crate) fn take_grant(&self, rkey: u32) -> Option<Arc<dyn Grant>> {
         let mut g = self.grants.lock();
         let i = g.iter().position(|(k, _)| *k == rkey)?;
         g.remove(i).ok().map(|(_, r)| r)

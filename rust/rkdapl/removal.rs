@@ -198,8 +198,16 @@ impl Objects {
     }
 }
 
+/// ib_client `remove`: forgets the device, then revokes every object on it; ib_core waits for
+/// this before it lets the device go. Process context; sleeps.
+pub(crate) fn device_removed(dev: &Device) {
+    crate::ia::forget_device(dev);
+    revoke_device(dev);
+    pr_info!("device {} removed\n", dev.name().to_str().unwrap_or("?"));
+}
+
 /// Revokes every object on `dev`. Process context (ib_client `remove`); sleeps.
-pub(crate) fn revoke_device(dev: &Device) {
+fn revoke_device(dev: &Device) {
     let Ok(o) = Objects::collect(|ia| ia.is_on(dev), |_| false) else {
         pr_err!("device removal: out of memory, objects on the device are not revoked\n");
         return;

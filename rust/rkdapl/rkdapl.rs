@@ -13,11 +13,13 @@ use kernel::{prelude::*, rdma::client, rdma::device::Device};
 
 mod abi;
 pub mod api;
+mod cm;
 mod debugfs;
 mod dto;
 mod ep;
 mod evd;
 mod ia;
+mod inet;
 mod lmr;
 mod psp;
 mod pz;
@@ -41,7 +43,7 @@ impl client::Client for DeviceTracker {
     }
 
     fn remove(dev: &Device) {
-        ia::device_removed(dev)
+        removal::device_removed(dev)
     }
 }
 

@@ -14,7 +14,7 @@
 use crate::{
     ep::Ep,
     lmr::{Lmr, MEM_REMOTE_READ, MEM_REMOTE_WRITE},
-    pz::Pz,
+    pz::{Grant, Pz},
 };
 use core::sync::atomic::Ordering;
 use kernel::{
@@ -129,9 +129,9 @@ impl Rmr {
             .map_err(|e| if e == EINVAL { ERANGE } else { e })?;
         let (rkey, addr) = (mr.rkey(), mr.iova());
         // Listed before the bind is posted: a SEND with invalidate can only follow it.
-        self.pz.add_grant(rkey, self)?;
-        if let Err(e) = ep.post_rmr(mr, self, Some(lmr.clone()), Some(access), cookie) {
-            drop(self.pz.remove_grant(self));
+        self.pz.add_grant(rkey, self.clone())?;
+        if let Err(e) = ep.post_rmr(mr, self.clone(), Some(lmr.clone()), Some(access), cookie) {
+            drop(self.pz.remove_grant(&**self));
             return Err(e);
         }
         st.bound = Some(Binding::new(lmr));
@@ -152,20 +152,10 @@ impl Rmr {
         };
         let lmr = b.lmr.clone();
         let mr = st.mr.as_ref().ok_or(ENODEV)?;
-        ep.post_rmr(mr, self, Some(lmr), None, cookie)?;
+        ep.post_rmr(mr, self.clone(), Some(lmr), None, cookie)?;
         st.bound = None;
-        drop(self.pz.remove_grant(self));
+        drop(self.pz.remove_grant(&**self));
         Ok(())
-    }
-
-    /// The peer invalidated `rkey` with a SEND with invalidate: if it is this RMR's current
-    /// grant, the RMR is unbound (the granted LMR is no longer busy) and may be bound again.
-    /// Process context (the receive CQ's completion work); may sleep.
-    pub(crate) fn remote_invalidated(&self, rkey: u32) {
-        let mut st = self.st.lock();
-        if st.bound.is_some() && st.mr.as_ref().map(|m| m.rkey()) == Some(rkey) {
-            st.bound = None;
-        }
     }
 
     /// `rkdapl_rmr_free`: the consumer lets go of the RMR; a peer's SEND with invalidate no
@@ -184,5 +174,17 @@ impl Rmr {
         };
         drop(bound);
         drop(mr);
+    }
+}
+
+impl Grant for Rmr {
+    /// The peer invalidated `rkey` with a SEND with invalidate: if it is this RMR's current
+    /// grant, the RMR is unbound (the granted LMR is no longer busy) and may be bound again.
+    /// Process context (the receive CQ's completion work); may sleep.
+    fn remote_invalidated(&self, rkey: u32) {
+        let mut st = self.st.lock();
+        if st.bound.is_some() && st.mr.as_ref().map(|m| m.rkey()) == Some(rkey) {
+            st.bound = None;
+        }
     }
 }

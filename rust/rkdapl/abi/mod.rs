@@ -8,7 +8,6 @@
 //! file and [`handle`] are the only places of the provider that read C pointers.
 
 pub(crate) mod handle;
-pub(crate) mod inet;
 pub(crate) mod trace;
 
 use crate::{
@@ -786,7 +785,7 @@ pub(crate) extern "C" fn rkdapl_cr_reject(
         c.psp.cr_done(cr as usize);
         let id = c.take_id()?;
         let r = id.reject(&pdata);
-        *id.handler().target.lock() = crate::ep::CmTarget::None;
+        id.handler().set(None);
         r
     })())
 }

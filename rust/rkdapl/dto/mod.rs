@@ -33,7 +33,7 @@ mod stats;
 /// Work requests one send-queue DTO may be split into.
 pub(crate) const MAX_WR_PER_DTO: u32 = 8;
 
-pub(crate) use ring::{DtoRing, QpOwner};
+pub(crate) use ring::{DtoRing, KeepAlive, QpOwner};
 pub(crate) use stats::DtoStats;
 
 use kernel::{bindings, prelude::*, rdma::cq::Wc, sync::Arc};

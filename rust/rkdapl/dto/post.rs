@@ -9,7 +9,8 @@ use super::{
     ring::{RingCore, Slot},
     DtoOp, DtoRing, DtoStatus, OneOrMore, Segment, SendDto, MAX_WR_PER_DTO,
 };
-use crate::{abi::trace, rmr::Rmr};
+use super::KeepAlive;
+use crate::abi::trace;
 use core::sync::atomic::Ordering;
 use kernel::{
     bindings,
@@ -164,7 +165,7 @@ impl DtoRing {
     /// Takes a context for `d` and arms it: the first step of posting it. SENDs and RDMA
     /// WRITEs of at most `max_inline` bytes go inline where their LMRs allow it.
     fn prepare(&self, c: &mut RingCore, d: &SendDto<'_>, max_inline: u32) -> Result<Prepared> {
-        let max_sge = self.max_sge as usize;
+        let max_sge = (self.max_sge as usize).max(1);
         let one_wr = matches!(d.op, DtoOp::Send | DtoOp::SendInvalidate);
         let rdma = matches!(d.op, DtoOp::RdmaWrite | DtoOp::RdmaWriteImm | DtoOp::RdmaRead);
         if !(one_wr || rdma) || rdma != d.remote.is_some() {
@@ -187,8 +188,8 @@ impl DtoRing {
                 (sges, total, false)
             }
         };
+        let nwr = sges.as_slice().len().div_ceil(max_sge).max(1);
         let r = (|| {
-            let nwr = sges.as_slice().len().div_ceil(max_sge).max(1);
             if nwr > MAX_WR_PER_DTO as usize || (one_wr && nwr > 1) {
                 return Err(EMSGSIZE);
             }
@@ -237,7 +238,7 @@ impl DtoRing {
     /// remote range; only the last is signalled and carries the immediate data and the
     /// solicited bit, only the first the fence.
     fn push_wrs(&self, d: &SendDto<'_>, p: &Prepared, wrs: &mut OneOrMore<SendWr>) -> Result {
-        let max_sge = self.max_sge as usize;
+        let max_sge = (self.max_sge as usize).max(1);
         let ctx = self.ctx(p.idx)?;
         let sges = p.sges.as_slice();
         let (addr, rkey) = d.remote.unwrap_or((0, 0));
@@ -437,7 +438,8 @@ impl DtoRing {
         self.account(c, DtoOp::Recv, cookie, r)
     }
 
-    /// Posts the REG_MR that makes `rmr`'s current mapping of `lmr` valid for `access`, or the
+    /// Posts the REG_MR that makes the current mapping of `mr` (owned by `rmr`, kept alive
+    /// until the work request completes) of `lmr` valid for `access`, or the
     /// LOCAL_INV of its rkey if `access` is `None`; allowed as soon as the EP has a QP. Any
     /// context.
     ///
@@ -448,7 +450,7 @@ impl DtoRing {
     pub(crate) fn post_rmr(
         &self,
         mr: &FrMr,
-        rmr: &Arc<Rmr>,
+        rmr: Arc<dyn KeepAlive>,
         lmr: Option<Segment>,
         access: Option<Access>,
         cookie: u64,
@@ -468,7 +470,7 @@ impl DtoRing {
             let idx = c.take(1)?;
             let segs = lmr.as_ref().map(core::slice::from_ref).unwrap_or(&[]);
             let armed = match c.slot(idx) {
-                Some(s) => arm(s, op, cookie, len, segs, false).map(|()| s.rmr = Some(rmr.clone())),
+                Some(s) => arm(s, op, cookie, len, segs, false).map(|()| s.rmr = Some(rmr)),
                 None => Err(EINVAL),
             };
             let ctx = armed.and_then(|()| self.ctx(idx));

@@ -17,7 +17,6 @@ use crate::{
     evd::{Evd, Event, EventType},
     lmr::Lmr,
     pz::Pz,
-    rmr::Rmr,
 };
 use core::sync::atomic::{AtomicUsize, Ordering};
 use kernel::{
@@ -30,6 +29,11 @@ use kernel::{
     },
     sync::{Arc, SpinLockIrq},
 };
+
+/// An object a DTO keeps alive until it finishes (an RMR, for its bind or unbind).
+pub(crate) trait KeepAlive: Send + Sync {}
+
+impl<T: Send + Sync> KeepAlive for T {}
 
 /// What owns the QP a ring posts to: the EP's CM id.
 pub(crate) trait QpOwner: Send + Sync {
@@ -66,8 +70,8 @@ pub(super) struct Slot {
     pub(super) inv_rkey: u32,
     /// The LMRs its segments use, busy (`Lmr::inflight`) until it finishes.
     pub(super) lmrs: OneOrMore<Arc<Lmr>>,
-    /// RMR bind/unbind: the RMR.
-    pub(super) rmr: Option<Arc<Rmr>>,
+    /// RMR bind/unbind: the RMR, kept alive (it owns the MR the work request registers).
+    pub(super) rmr: Option<Arc<dyn KeepAlive>>,
 }
 
 impl Slot {
@@ -215,7 +219,7 @@ pub(super) struct RingShared {
 struct Finished {
     ev: Option<Event>,
     lmrs: OneOrMore<Arc<Lmr>>,
-    rmr: Option<Arc<Rmr>>,
+    rmr: Option<Arc<dyn KeepAlive>>,
 }
 
 impl RingShared {

@@ -42,6 +42,8 @@ struct rkdapl_cr;
 
 /* Bytes of private data a connect, accept, reject or event carries at most. */
 #define RKDAPL_MAX_PRIVATE_DATA 56
+/* rkdapl_evd_wait(): no time limit (DAT's DAT_TIMEOUT_INFINITE). */
+#define RKDAPL_TIMEOUT_INFINITE 0xffffffffU
 
 /**
  * enum rkdapl_mem_priv - memory privileges of an LMR (DAT_MEM_PRIV_FLAGS)
@@ -688,11 +690,13 @@ int rkdapl_evd_dequeue(struct rkdapl_evd *evd, struct rkdapl_event *event);
 /**
  * rkdapl_evd_wait() - wait for an event
  * @evd: the EVD.
- * @timeout_ms: milliseconds to wait at most.
+ * @timeout_ms: milliseconds to wait at most; %RKDAPL_TIMEOUT_INFINITE waits until an event
+ *	comes or a signal arrives (DAT's %DAT_TIMEOUT_INFINITE).
  * @event: filled in.
  *
  * Context: process context, sleeps interruptibly.
- * Return: 0; -ETIMEDOUT; -EINTR on a signal; -EINVAL for a bad handle or NULL @event.
+ * Return: 0; -ETIMEDOUT (never with %RKDAPL_TIMEOUT_INFINITE); -EINTR on a signal; -EINVAL for
+ * a bad handle or NULL @event.
  */
 int rkdapl_evd_wait(struct rkdapl_evd *evd, __u32 timeout_ms, struct rkdapl_event *event);
 

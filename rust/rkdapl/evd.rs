@@ -57,6 +57,9 @@ struct UpcallState {
     gen: usize,
 }
 
+/// [`Evd::wait`] without a time limit (`RKDAPL_TIMEOUT_INFINITE`, DAT's `DAT_TIMEOUT_INFINITE`).
+pub(crate) const TIMEOUT_INFINITE: u32 = u32::MAX;
+
 /// Private data bytes an event carries at most (`RKDAPL_MAX_PRIVATE_DATA`).
 pub(crate) const MAX_PRIVATE_DATA: usize = 56;
 
@@ -433,8 +436,8 @@ impl Evd {
         self.pop(&mut self.q.lock()).ok_or(EAGAIN)
     }
 
-    /// Waits up to `timeout_ms` milliseconds for an event; process context, sleeps
-    /// interruptibly.
+    /// Waits up to `timeout_ms` milliseconds ([`TIMEOUT_INFINITE`]: without a limit) for an
+    /// event; process context, sleeps interruptibly.
     ///
     /// # Errors
     ///
@@ -448,6 +451,14 @@ impl Evd {
             }
             // `CondVar` puts the task on its wait queue before it releases `q`.
             q.waiters += 1;
+            if timeout_ms == TIMEOUT_INFINITE {
+                let signal = self.cv.wait_interruptible(&mut q);
+                q.waiters -= 1;
+                if signal {
+                    return Err(EINTR);
+                }
+                continue;
+            }
             let r = self.cv.wait_interruptible_timeout(&mut q, left);
             q.waiters -= 1;
             match r {

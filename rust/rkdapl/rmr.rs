@@ -113,9 +113,6 @@ impl Rmr {
         }
         // Live: no device removal (which revokes the LMR's region) until this returns.
         let _live = self.pz.ia.live()?;
-        // SAFETY: The IA is held live, so the region is not revoked (removal revokes regions
-        // only after taking the IA's live lock and finding it free) while it is borrowed here.
-        let region = unsafe { lmr.region.access() };
         let mut st = self.st.lock();
         if st.released {
             return Err(EINVAL);
@@ -125,8 +122,12 @@ impl Rmr {
         }
         let st = &mut *st;
         let mr = st.mr.as_mut().ok_or(ENODEV)?;
-        mr.map(region, offset, length)
+        // The region is borrowed in an RCU read section (no sleeping from here to the end of
+        // the mapping); it cannot be revoked meanwhile anyway: the IA is held live.
+        let region = lmr.region.try_access().ok_or(ENODEV)?;
+        mr.map(&region, offset, length)
             .map_err(|e| if e == EINVAL { ERANGE } else { e })?;
+        drop(region);
         let (rkey, addr) = (mr.rkey(), mr.iova());
         // Listed before the bind is posted: a SEND with invalidate can only follow it.
         self.pz.add_grant(rkey, self.clone())?;

@@ -9,7 +9,9 @@
 
 pub(crate) mod handle;
 pub(crate) mod inet;
-pub(crate) mod trace;
+
+// The trace events are not part of the C ABI; the data path still reaches them as `abi::trace`.
+pub(crate) use crate::trace;
 
 use crate::{
     dto::{DtoFlags, DtoOp, OneOrMore, SendDto, Segment},

@@ -23,7 +23,10 @@
 //! RDMA WRITE, READ and SEND/RECV with every byte checked.
 
 use crate::{
-    abi::{self, LmrTriplet, RmrTriplet},
+    abi::{
+        self,
+        dto::{LmrTriplet, RmrTriplet},
+    },
     evd::Event as RawEvent,
 };
 use core::ptr::NonNull;
@@ -87,6 +90,13 @@ impl Handle {
         NonNull::new(p).map(Handle).ok_or(EINVAL)
     }
 
+    /// The handle the C create call `create` stores through the out-pointer it is given.
+    fn create(create: impl FnOnce(*mut *mut c_void) -> c_int) -> Result<Handle> {
+        let mut h = core::ptr::null_mut();
+        to_result(create(&mut h))?;
+        Handle::from_out(h)
+    }
+
     fn raw(&self) -> *mut c_void {
         self.0.as_ptr()
     }
@@ -95,11 +105,12 @@ impl Handle {
 /// `impl Drop for $t` that frees the handle with the C call `$free` (its result is not
 /// needed: the handle is valid, and a refusal leaves it for the consumer's unload).
 macro_rules! frees_on_drop {
-    ($t:ident, $free:ident) => {
+    ($t:ident, $free:path) => {
         impl Drop for $t {
             #[inline(never)]
             fn drop(&mut self) {
-                abi::$free(self.0.raw());
+                // SAFETY: The free calls take no pointer but the handle, which they validate.
+                unsafe { $free(self.0.raw()) };
             }
         }
     };
@@ -117,9 +128,12 @@ impl Ia {
     /// `ENODEV` if there is no such device, `EINVAL`, `ENOMEM`.
     #[inline(never)]
     pub fn open(device: &CStr, owner: &CStr) -> Result<Ia> {
-        let mut h = core::ptr::null_mut();
-        to_result(abi::__rkdapl_ia_open(device.as_char_ptr(), &mut h, owner.as_char_ptr()))?;
-        Ok(Ia(Handle::from_out(h)?))
+        Handle::create(|h| {
+            // SAFETY: `device` and `owner` are NUL-terminated strings that outlive the call; `h`
+            // is writable.
+            unsafe { abi::ia::__rkdapl_ia_open(device.as_char_ptr(), h, owner.as_char_ptr()) }
+        })
+        .map(Ia)
     }
 
     /// Opens the RDMA device the local address `addr` is on (`rkdapl_ia_open_addr`). Process
@@ -130,13 +144,16 @@ impl Ia {
     /// `EADDRNOTAVAIL` if no RDMA device has the address, `EINVAL`, `ENOMEM`.
     #[inline(never)]
     pub fn open_addr(addr: &SockAddr, owner: &CStr) -> Result<Ia> {
-        let mut h = core::ptr::null_mut();
-        to_result(abi::__rkdapl_ia_open_addr(addr.as_ptr(), &mut h, owner.as_char_ptr()))?;
-        Ok(Ia(Handle::from_out(h)?))
+        Handle::create(|h| {
+            // SAFETY: `addr` is a whole socket address of its family, `owner` a NUL-terminated
+            // string, both outliving the call; `h` is writable.
+            unsafe { abi::ia::__rkdapl_ia_open_addr(addr.as_ptr(), h, owner.as_char_ptr()) }
+        })
+        .map(Ia)
     }
 }
 
-frees_on_drop!(Ia, rkdapl_ia_close);
+frees_on_drop!(Ia, abi::ia::rkdapl_ia_close);
 
 /// A protection zone, an IB PD (`rkdapl_pz_create`).
 pub struct Pz(Handle);
@@ -149,13 +166,12 @@ impl Pz {
     /// `ENODEV` after device removal, `ENOMEM`.
     #[inline(never)]
     pub fn new(ia: &Ia) -> Result<Pz> {
-        let mut h = core::ptr::null_mut();
-        to_result(abi::rkdapl_pz_create(ia.0.raw(), &mut h))?;
-        Ok(Pz(Handle::from_out(h)?))
+        // SAFETY: `h` is writable; the handle needs no guarantee.
+        Handle::create(|h| unsafe { abi::pz::rkdapl_pz_create(ia.0.raw(), h) }).map(Pz)
     }
 }
 
-frees_on_drop!(Pz, rkdapl_pz_free);
+frees_on_drop!(Pz, abi::pz::rkdapl_pz_free);
 
 /// One event taken from an [`Evd`] (`struct rkdapl_event`).
 pub struct Event(RawEvent);
@@ -211,9 +227,8 @@ impl Evd {
     /// `EINVAL` for a length out of range, `ENOMEM`.
     #[inline(never)]
     pub fn new(ia: &Ia, qlen: u32) -> Result<Evd> {
-        let mut h = core::ptr::null_mut();
-        to_result(abi::rkdapl_evd_create(ia.0.raw(), qlen, &mut h))?;
-        Ok(Evd(Handle::from_out(h)?))
+        // SAFETY: `h` is writable; the handle needs no guarantee.
+        Handle::create(|h| unsafe { abi::evd::rkdapl_evd_create(ia.0.raw(), qlen, h) }).map(Evd)
     }
 
     /// Waits up to `timeout_ms` ms for the next event (`rkdapl_evd_wait`). Process context;
@@ -225,7 +240,8 @@ impl Evd {
     #[inline(never)]
     pub fn wait(&self, timeout_ms: u32) -> Result<Event> {
         let mut ev = RawEvent::new(crate::evd::EventType::DtoCompletion);
-        to_result(abi::rkdapl_evd_wait(self.0.raw(), timeout_ms, &mut ev))?;
+        // SAFETY: `ev` is a writable `struct rkdapl_event`.
+        to_result(unsafe { abi::evd::rkdapl_evd_wait(self.0.raw(), timeout_ms, &mut ev) })?;
         Ok(Event(ev))
     }
 
@@ -237,12 +253,13 @@ impl Evd {
     #[inline(never)]
     pub fn dequeue(&self) -> Result<Event> {
         let mut ev = RawEvent::new(crate::evd::EventType::DtoCompletion);
-        to_result(abi::rkdapl_evd_dequeue(self.0.raw(), &mut ev))?;
+        // SAFETY: `ev` is a writable `struct rkdapl_event`.
+        to_result(unsafe { abi::evd::rkdapl_evd_dequeue(self.0.raw(), &mut ev) })?;
         Ok(Event(ev))
     }
 }
 
-frees_on_drop!(Evd, rkdapl_evd_free);
+frees_on_drop!(Evd, abi::evd::rkdapl_evd_free);
 
 /// A local memory region over memory rkdapl allocated (`rkdapl_lmr_alloc`).
 ///
@@ -270,7 +287,10 @@ impl Lmr {
     #[inline(never)]
     pub fn alloc(pz: &Pz, len: usize, privileges: u32) -> Result<Lmr> {
         let (mut h, mut a) = (core::ptr::null_mut(), core::ptr::null_mut());
-        to_result(abi::rkdapl_lmr_alloc(pz.0.raw(), len as u64, privileges, &mut a, &mut h))?;
+        // SAFETY: `a` and `h` are writable.
+        to_result(unsafe {
+            abi::lmr::rkdapl_lmr_alloc(pz.0.raw(), len as u64, privileges, &mut a, &mut h)
+        })?;
         Ok(Lmr {
             h: Handle::from_out(h)?,
             addr: NonNull::new(a.cast()).ok_or(EINVAL)?,
@@ -307,7 +327,9 @@ impl Lmr {
         unsafe {
             core::ptr::copy_nonoverlapping(data.as_ptr(), self.addr.as_ptr().add(off), data.len())
         };
-        to_result(abi::rkdapl_lmr_sync_rdma_read(self.h.raw(), off as u64, data.len() as u64))
+        let len = data.len() as u64;
+        // SAFETY: The call takes no pointer but the handle, which it validates.
+        to_result(unsafe { abi::lmr::rkdapl_lmr_sync_rdma_read(self.h.raw(), off as u64, len) })
     }
 
     /// Makes what the device wrote at `off` visible (`rkdapl_lmr_sync_rdma_write`) and copies it
@@ -322,7 +344,9 @@ impl Lmr {
         if end > self.len {
             return Err(ERANGE);
         }
-        to_result(abi::rkdapl_lmr_sync_rdma_write(self.h.raw(), off as u64, out.len() as u64))?;
+        let len = out.len() as u64;
+        // SAFETY: The call takes no pointer but the handle, which it validates.
+        to_result(unsafe { abi::lmr::rkdapl_lmr_sync_rdma_write(self.h.raw(), off as u64, len) })?;
         // SAFETY: As in `write`.
         unsafe {
             core::ptr::copy_nonoverlapping(self.addr.as_ptr().add(off), out.as_mut_ptr(), out.len())
@@ -344,7 +368,8 @@ impl Drop for Lmr {
     fn drop(&mut self) {
         // -EBUSY while a DTO or grant still uses it: the handle stays, and is freed with the
         // consumer's other leftovers when its module unloads.
-        abi::rkdapl_lmr_free(self.h.raw());
+        // SAFETY: The call takes no pointer but the handle, which it validates.
+        unsafe { abi::lmr::rkdapl_lmr_free(self.h.raw()) };
     }
 }
 
@@ -370,9 +395,8 @@ impl Rmr {
     /// `ENODEV`, `ENOMEM`.
     #[inline(never)]
     pub fn new(pz: &Pz) -> Result<Rmr> {
-        let mut h = core::ptr::null_mut();
-        to_result(abi::rkdapl_rmr_create(pz.0.raw(), &mut h))?;
-        Ok(Rmr(Handle::from_out(h)?))
+        // SAFETY: `h` is writable; the handle needs no guarantee.
+        Handle::create(|h| unsafe { abi::rmr::rkdapl_rmr_create(pz.0.raw(), h) }).map(Rmr)
     }
 
     /// Grants `privileges` (`MEM_REMOTE_*`) on `[off, off + len)` of `lmr` through `ep`
@@ -393,17 +417,20 @@ impl Rmr {
         cookie: u64,
     ) -> Result<RemoteRegion> {
         let (mut rkey, mut address) = (0u32, 0u64);
-        to_result(abi::rkdapl_rmr_bind(
-            self.0.raw(),
-            lmr.h.raw(),
-            off,
-            len,
-            privileges,
-            ep.0.raw(),
-            cookie,
-            &mut rkey,
-            &mut address,
-        ))?;
+        // SAFETY: `rkey` and `address` are writable; the handles need no guarantee.
+        to_result(unsafe {
+            abi::rmr::rkdapl_rmr_bind(
+                self.0.raw(),
+                lmr.h.raw(),
+                off,
+                len,
+                privileges,
+                ep.0.raw(),
+                cookie,
+                &mut rkey,
+                &mut address,
+            )
+        })?;
         Ok(RemoteRegion {
             address,
             rkey,
@@ -412,7 +439,7 @@ impl Rmr {
     }
 }
 
-frees_on_drop!(Rmr, rkdapl_rmr_free);
+frees_on_drop!(Rmr, abi::rmr::rkdapl_rmr_free);
 
 /// An endpoint: one reliable connection (`rkdapl_ep_create`).
 pub struct Ep(Handle);
@@ -426,15 +453,10 @@ impl Ep {
     /// `ENODEV`, `ENOMEM`.
     #[inline(never)]
     pub fn new(pz: &Pz, dto_evd: &Evd, conn_evd: &Evd) -> Result<Ep> {
-        let mut h = core::ptr::null_mut();
-        to_result(abi::rkdapl_ep_create(
-            pz.0.raw(),
-            dto_evd.0.raw(),
-            conn_evd.0.raw(),
-            core::ptr::null(),
-            &mut h,
-        ))?;
-        Ok(Ep(Handle::from_out(h)?))
+        let (dto, conn, attr) = (dto_evd.0.raw(), conn_evd.0.raw(), core::ptr::null());
+        // SAFETY: `attr` is NULL (the defaults) and `h` writable; the handles need no guarantee.
+        Handle::create(|h| unsafe { abi::ep::rkdapl_ep_create(pz.0.raw(), dto, conn, attr, h) })
+            .map(Ep)
     }
 
     /// Connects to `remote` (address and port) with `private_data` (at most 56 bytes);
@@ -446,13 +468,17 @@ impl Ep {
     /// `EISCONN`, `EINVAL`, `ENODEV`, `ENOMEM`.
     #[inline(never)]
     pub fn connect(&self, remote: &SockAddr, timeout_ms: u32, private_data: &[u8]) -> Result {
-        to_result(abi::rkdapl_ep_connect(
-            self.0.raw(),
-            remote.as_ptr(),
-            timeout_ms,
-            private_data.as_ptr().cast(),
-            private_data.len() as u32,
-        ))
+        // SAFETY: `remote` is a whole socket address of its family and `private_data` readable,
+        // both outliving the call.
+        to_result(unsafe {
+            abi::ep::rkdapl_ep_connect(
+                self.0.raw(),
+                remote.as_ptr(),
+                timeout_ms,
+                private_data.as_ptr().cast(),
+                private_data.len() as u32,
+            )
+        })
     }
 
     /// Graceful disconnect (`rkdapl_ep_disconnect`). Process context; may sleep.
@@ -462,7 +488,8 @@ impl Ep {
     /// `ENOTCONN` if not connected.
     #[inline(never)]
     pub fn disconnect(&self) -> Result {
-        to_result(abi::rkdapl_ep_disconnect(self.0.raw()))
+        // SAFETY: The call takes no pointer but the handle, which it validates.
+        to_result(unsafe { abi::ep::rkdapl_ep_disconnect(self.0.raw()) })
     }
 
     /// SEND of `[off, off + len)` of `lmr` (`rkdapl_post_send`). Any context.
@@ -473,7 +500,8 @@ impl Ep {
     #[inline(never)]
     pub fn post_send(&self, lmr: &Lmr, off: u64, len: u64, cookie: u64) -> Result {
         let t = lmr.triplet(off, len);
-        to_result(abi::rkdapl_post_send(self.0.raw(), &t, 1, cookie, 0))
+        // SAFETY: `t` is one readable triplet; the handles need no guarantee.
+        to_result(unsafe { abi::dto::rkdapl_post_send(self.0.raw(), &t, 1, cookie, 0) })
     }
 
     /// RECV into `[off, off + len)` of `lmr` (`rkdapl_post_recv`). Any context.
@@ -484,7 +512,8 @@ impl Ep {
     #[inline(never)]
     pub fn post_recv(&self, lmr: &Lmr, off: u64, len: u64, cookie: u64) -> Result {
         let t = lmr.triplet(off, len);
-        to_result(abi::rkdapl_post_recv(self.0.raw(), &t, 1, cookie, 0))
+        // SAFETY: `t` is one readable triplet; the handles need no guarantee.
+        to_result(unsafe { abi::dto::rkdapl_post_recv(self.0.raw(), &t, 1, cookie, 0) })
     }
 
     /// RDMA WRITE of `[off, off + len)` of `lmr` to the start of `remote`
@@ -502,7 +531,8 @@ impl Ep {
         remote: &RemoteRegion,
         cookie: u64,
     ) -> Result {
-        self.post_rdma(abi::rkdapl_post_rdma_write, lmr, off, len, remote, cookie)
+        let post = abi::dto::rkdapl_post_rdma_write;
+        self.post_rdma(post, lmr, off, len, remote, cookie)
     }
 
     /// RDMA READ of `len` bytes at the start of `remote` into `[off, off + len)` of `lmr`
@@ -520,13 +550,15 @@ impl Ep {
         remote: &RemoteRegion,
         cookie: u64,
     ) -> Result {
-        self.post_rdma(abi::rkdapl_post_rdma_read, lmr, off, len, remote, cookie)
+        let post = abi::dto::rkdapl_post_rdma_read;
+        self.post_rdma(post, lmr, off, len, remote, cookie)
     }
 
-    /// One RDMA DTO through the C entry point `post`.
+    /// One RDMA DTO through the C entry point `post` (`rkdapl_post_rdma_write` or
+    /// `rkdapl_post_rdma_read`).
     fn post_rdma(
         &self,
-        post: extern "C" fn(
+        post: unsafe extern "C" fn(
             *mut c_void,
             *const LmrTriplet,
             u32,
@@ -547,11 +579,13 @@ impl Ep {
             reserved: 0,
             length: 0,
         };
-        to_result(post(self.0.raw(), &t, 1, &r, cookie, 0))
+        // SAFETY: `t` is one readable triplet and `r` a readable RMR triplet; the handles need
+        // no guarantee.
+        to_result(unsafe { post(self.0.raw(), &t, 1, &r, cookie, 0) })
     }
 }
 
-frees_on_drop!(Ep, rkdapl_ep_free);
+frees_on_drop!(Ep, abi::ep::rkdapl_ep_free);
 
 /// A listening port (`rkdapl_psp_create`); connection requests arrive on its EVD.
 pub struct Psp(Handle);
@@ -565,13 +599,14 @@ impl Psp {
     /// `EADDRINUSE`, `EINVAL`, `ENODEV`, `ENOMEM`.
     #[inline(never)]
     pub fn new(ia: &Ia, port: u16, backlog: u32, evd: &Evd) -> Result<Psp> {
-        let mut h = core::ptr::null_mut();
-        to_result(abi::rkdapl_psp_create(ia.0.raw(), port, backlog, evd.0.raw(), &mut h))?;
-        Ok(Psp(Handle::from_out(h)?))
+        let (ia, evd) = (ia.0.raw(), evd.0.raw());
+        // SAFETY: `h` is writable; the handles need no guarantee.
+        Handle::create(|h| unsafe { abi::psp::rkdapl_psp_create(ia, port, backlog, evd, h) })
+            .map(Psp)
     }
 }
 
-frees_on_drop!(Psp, rkdapl_psp_free);
+frees_on_drop!(Psp, abi::psp::rkdapl_psp_free);
 
 /// A connection request from [`Event::take_cr`]; rejected if dropped unanswered.
 pub struct Cr(Option<Handle>);
@@ -586,15 +621,12 @@ impl Cr {
     #[inline(never)]
     pub fn accept(mut self, ep: &Ep, private_data: &[u8]) -> Result {
         let h = self.0.take().ok_or(EINVAL)?;
-        let r = to_result(abi::rkdapl_cr_accept(
-            h.raw(),
-            ep.0.raw(),
-            private_data.as_ptr().cast(),
-            private_data.len() as u32,
-        ));
+        let (pdata, len) = (private_data.as_ptr().cast(), private_data.len() as u32);
+        // SAFETY: `private_data` is readable for the call; the handles need no guarantee.
+        let r = to_result(unsafe { abi::psp::rkdapl_cr_accept(h.raw(), ep.0.raw(), pdata, len) });
         // These are refused before the request is consumed; after, it is gone.
         if matches!(r, Err(e) if e == EISCONN || e == EXDEV || e == EINVAL) {
-            abi::rkdapl_cr_reject(h.raw(), core::ptr::null(), 0);
+            reject(&h);
         }
         r
     }
@@ -604,7 +636,13 @@ impl Drop for Cr {
     #[inline(never)]
     fn drop(&mut self) {
         if let Some(h) = self.0.take() {
-            abi::rkdapl_cr_reject(h.raw(), core::ptr::null(), 0);
+            reject(&h);
         }
     }
+}
+
+/// Rejects the connection request `h` without private data (`rkdapl_cr_reject`).
+fn reject(h: &Handle) {
+    // SAFETY: No private data (NULL, 0); the handle needs no guarantee.
+    unsafe { abi::psp::rkdapl_cr_reject(h.raw(), core::ptr::null(), 0) };
 }

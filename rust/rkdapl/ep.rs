@@ -14,7 +14,7 @@
 //! dropped inside its own handler.
 
 use crate::{
-    abi::trace,
+    trace,
     debugfs::{EpDir, EpView},
     dto::{DtoRing, KeepAlive, QpOwner, Segment, SendDto, MAX_WR_PER_DTO},
     evd::{Evd, Event, EventType},

@@ -9,13 +9,11 @@
 //! rejects it, from process context.
 
 use crate::{
-    abi::{
-        handle::{Handles, Kind},
-        trace,
-    },
+    abi::handle::{Handles, Kind},
     cm::{CmCtx, CmTarget, EpCmId},
     evd::{Evd, Event, EventType},
     ia::Ia,
+    trace,
 };
 use kernel::{
     new_mutex,

@@ -25,6 +25,7 @@ mod psp;
 mod pz;
 mod removal;
 mod rmr;
+mod trace;
 
 module! {
     type: Rkdapl,

@@ -10,7 +10,7 @@ use super::{
     DtoOp, DtoRing, DtoStatus, OneOrMore, Segment, SendDto, MAX_WR_PER_DTO,
 };
 use super::KeepAlive;
-use crate::abi::trace;
+use crate::trace;
 use core::sync::atomic::Ordering;
 use kernel::{
     bindings,

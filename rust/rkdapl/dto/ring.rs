@@ -13,7 +13,7 @@
 
 use super::{DtoOp, DtoStats, DtoStatus, OneOrMore, EVENT_INVALIDATED, EVENT_RDMA_WRITE_IMM, EVENT_WITH_IMM};
 use crate::{
-    abi::trace,
+    trace,
     evd::{Evd, Event, EventType},
     lmr::Lmr,
     pz::Pz,

@@ -1,0 +1,434 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! C entry points of the DTOs (the post calls) and the C structures they take: LMR and RMR
+//! triplets and `struct rkdapl_dto`.
+
+use super::handle::{Handles, Kind};
+use crate::{
+    dto::{DtoFlags, DtoOp, OneOrMore, Segment, SendDto},
+    ep::Ep,
+    lmr::Lmr,
+    pz::Pz,
+};
+use kernel::{error::from_result, prelude::*, sync::Arc};
+
+/// Largest IOV a DTO takes, in LMR triplets.
+const MAX_IOV: u32 = 256;
+
+/// `RKDAPL_COMPLETION_SUPPRESS`: no event for a send-queue DTO that succeeds.
+const COMPLETION_SUPPRESS: u32 = 1 << 0;
+/// `RKDAPL_COMPLETION_SOLICITED_WAIT`: the solicited-event bit.
+const COMPLETION_SOLICITED_WAIT: u32 = 1 << 1;
+/// `RKDAPL_COMPLETION_BARRIER_FENCE`: start after earlier RDMA READs completed.
+const COMPLETION_BARRIER_FENCE: u32 = 1 << 2;
+const COMPLETION_FLAGS_ALL: u32 =
+    COMPLETION_SUPPRESS | COMPLETION_SOLICITED_WAIT | COMPLETION_BARRIER_FENCE;
+
+/// Longest chain `rkdapl_post_chain` takes, in DTOs (an EP never has more outstanding).
+const MAX_CHAIN: u32 = 4096;
+
+/// `struct rkdapl_lmr_triplet`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub(crate) struct LmrTriplet {
+    pub(crate) lmr: *const c_void,
+    pub(crate) offset: u64,
+    pub(crate) length: u64,
+}
+
+/// `struct rkdapl_rmr_triplet`.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+pub(crate) struct RmrTriplet {
+    pub(crate) address: u64,
+    pub(crate) rkey: u32,
+    pub(crate) reserved: u32,
+    pub(crate) length: u64,
+}
+
+/// `struct rkdapl_dto`: one send-queue DTO of `rkdapl_post_chain`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub(crate) struct Dto {
+    op: u32,
+    flags: u32,
+    iov: *const LmrTriplet,
+    num_iov: u32,
+    immediate: u32,
+    remote: RmrTriplet,
+    invalidate_rkey: u32,
+    reserved: u32,
+    cookie: u64,
+}
+
+// The C side checks the same size and offsets (`exports.c`).
+const _: () = {
+    assert!(core::mem::size_of::<Dto>() == 64);
+    assert!(core::mem::offset_of!(Dto, remote) == 24);
+    assert!(core::mem::offset_of!(Dto, cookie) == 56);
+};
+
+/// Turns a C IOV into segments of LMRs of `pz`.
+///
+/// # Errors
+///
+/// `-EINVAL` for more than [`MAX_IOV`] triplets, a NULL `iov` with triplets or a bad LMR
+/// handle, `-EXDEV` for an LMR of another PZ, `-ERANGE` for a segment outside its LMR,
+/// `-ENOMEM`.
+///
+/// # Safety
+///
+/// `iov` is NULL or valid for reads of `num` triplets (only when `num` is at most
+/// [`MAX_IOV`] is it read).
+unsafe fn segments(iov: *const LmrTriplet, num: u32, pz: &Arc<Pz>) -> Result<OneOrMore<Segment>> {
+    if num > MAX_IOV || (num > 0 && iov.is_null()) {
+        return Err(EINVAL);
+    }
+    let mut v = OneOrMore::Empty;
+    for i in 0..num as usize {
+        // SAFETY: `iov` is not NULL (checked), so it points to `num` readable triplets (the
+        // caller's guarantee), and `i < num`.
+        let t = unsafe { iov.add(i).read() };
+        let lmr: Arc<Lmr> = Handles::get(t.lmr, Kind::Lmr)?;
+        if !Arc::ptr_eq(&lmr.pz, pz) {
+            return Err(EXDEV);
+        }
+        let end = t.offset.checked_add(t.length).ok_or(ERANGE)?;
+        if end > lmr.len {
+            return Err(ERANGE);
+        }
+        v.push(
+            Segment {
+                lmr,
+                offset: t.offset,
+                length: t.length,
+            },
+            GFP_ATOMIC,
+        )?;
+    }
+    Ok(v)
+}
+
+impl Dto {
+    /// A DTO of the single-DTO post calls; `remote` may be NULL for SENDs only.
+    ///
+    /// # Errors
+    ///
+    /// `-EINVAL` for a NULL `remote` of an RDMA operation.
+    ///
+    /// # Safety
+    ///
+    /// `remote` is NULL or points to a readable `struct rkdapl_rmr_triplet`.
+    unsafe fn new(
+        op: DtoOp,
+        iov: *const LmrTriplet,
+        num_iov: u32,
+        remote: *const RmrTriplet,
+        cookie: u64,
+        flags: u32,
+    ) -> Result<Dto> {
+        let remote = match op {
+            DtoOp::Send | DtoOp::SendInvalidate => RmrTriplet::default(),
+            _ if remote.is_null() => return Err(EINVAL),
+            // SAFETY: `remote` is not NULL (checked), so it is readable (the caller's
+            // guarantee).
+            _ => unsafe { remote.read() },
+        };
+        Ok(Dto {
+            op: op as u32,
+            flags,
+            iov,
+            num_iov,
+            immediate: 0,
+            remote,
+            invalidate_rkey: 0,
+            reserved: 0,
+            cookie,
+        })
+    }
+
+    /// The DTO to post over `segs` (this DTO's segments, see [`segments`]).
+    fn to_send(self, segs: &[Segment]) -> Result<SendDto<'_>> {
+        if self.flags & !COMPLETION_FLAGS_ALL != 0 || self.reserved != 0 {
+            return Err(EINVAL);
+        }
+        let op = match self.op {
+            x if x == DtoOp::Send as u32 => DtoOp::Send,
+            x if x == DtoOp::RdmaWrite as u32 => DtoOp::RdmaWrite,
+            x if x == DtoOp::RdmaRead as u32 => DtoOp::RdmaRead,
+            x if x == DtoOp::RdmaWriteImm as u32 => DtoOp::RdmaWriteImm,
+            x if x == DtoOp::SendInvalidate as u32 => DtoOp::SendInvalidate,
+            _ => return Err(EINVAL),
+        };
+        let remote = match op {
+            DtoOp::Send | DtoOp::SendInvalidate => None,
+            _ => {
+                let total: u64 = segs.iter().map(|s| s.length).sum();
+                if self.remote.length != 0 && self.remote.length != total {
+                    return Err(EINVAL);
+                }
+                Some((self.remote.address, self.remote.rkey))
+            }
+        };
+        Ok(SendDto {
+            op,
+            segs,
+            remote,
+            imm: self.immediate,
+            invalidate_rkey: self.invalidate_rkey,
+            cookie: self.cookie,
+            flags: DtoFlags {
+                suppress: self.flags & COMPLETION_SUPPRESS != 0,
+                solicited: self.flags & COMPLETION_SOLICITED_WAIT != 0,
+                fence: self.flags & COMPLETION_BARRIER_FENCE != 0,
+            },
+        })
+    }
+}
+
+/// Posts the one send-queue DTO `d` of a single-DTO post call.
+///
+/// # Errors
+///
+/// As the post calls.
+///
+/// # Safety
+///
+/// `d.iov` is NULL or valid for reads of `d.num_iov` triplets.
+unsafe fn post_one(ep: *mut c_void, d: Dto) -> Result<c_int> {
+    Handles::with(ep, Kind::Ep, |e: &Arc<Ep>| {
+        // SAFETY: `d.iov` is NULL or `d.num_iov` readable triplets (the caller's guarantee).
+        let segs = unsafe { segments(d.iov, d.num_iov, &e.pz) }?;
+        let sd = d.to_send(segs.as_slice())?;
+        e.post_chain(core::slice::from_ref(&sd)).map_err(|(e, _)| e)
+    })??;
+    Ok(0)
+}
+
+/// See `rkdapl_post_send` in `include/rkdapl.h`.
+///
+/// # Safety
+///
+/// `iov` is NULL or valid for reads of `num_iov` triplets. `ep` and the triplets' LMRs may be
+/// any value: one that is not a live handle of its kind is refused with `-EINVAL`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rkdapl_post_send(
+    ep: *mut c_void,
+    iov: *const LmrTriplet,
+    num_iov: u32,
+    cookie: u64,
+    flags: u32,
+) -> c_int {
+    from_result(|| {
+        let (op, null) = (DtoOp::Send, core::ptr::null());
+        // SAFETY: `iov` is NULL or `num_iov` readable triplets (this function's `# Safety`);
+        // `remote` is NULL.
+        unsafe { post_one(ep, Dto::new(op, iov, num_iov, null, cookie, flags)?) }
+    })
+}
+
+/// See `rkdapl_post_send_with_invalidate` in `include/rkdapl.h`.
+///
+/// # Safety
+///
+/// As [`rkdapl_post_send`].
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rkdapl_post_send_with_invalidate(
+    ep: *mut c_void,
+    iov: *const LmrTriplet,
+    num_iov: u32,
+    rkey: u32,
+    cookie: u64,
+    flags: u32,
+) -> c_int {
+    from_result(|| {
+        let (op, null) = (DtoOp::SendInvalidate, core::ptr::null());
+        // SAFETY: `iov` is NULL or `num_iov` readable triplets (this function's `# Safety`);
+        // `remote` is NULL.
+        let d = unsafe { Dto::new(op, iov, num_iov, null, cookie, flags) }?;
+        let d = Dto {
+            invalidate_rkey: rkey,
+            ..d
+        };
+        // SAFETY: As above.
+        unsafe { post_one(ep, d) }
+    })
+}
+
+/// See `rkdapl_post_recv` in `include/rkdapl.h`.
+///
+/// # Safety
+///
+/// As [`rkdapl_post_send`].
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rkdapl_post_recv(
+    ep: *mut c_void,
+    iov: *const LmrTriplet,
+    num_iov: u32,
+    cookie: u64,
+    flags: u32,
+) -> c_int {
+    from_result(|| {
+        // No completion flag applies to a RECV.
+        if flags != 0 {
+            return Err(EINVAL);
+        }
+        Handles::with(ep, Kind::Ep, |e: &Arc<Ep>| {
+            // SAFETY: `iov` is NULL or `num_iov` readable triplets (this function's
+            // `# Safety`).
+            let segs = unsafe { segments(iov, num_iov, &e.pz) }?;
+            e.post_recv(segs.as_slice(), cookie)
+        })??;
+        Ok(0)
+    })
+}
+
+/// See `rkdapl_post_rdma_write` in `include/rkdapl.h`.
+///
+/// # Safety
+///
+/// `iov` is NULL or valid for reads of `num_iov` triplets; `remote` is NULL or points to a
+/// readable `struct rkdapl_rmr_triplet`. `ep` and the triplets' LMRs may be any value: one
+/// that is not a live handle of its kind is refused with `-EINVAL`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rkdapl_post_rdma_write(
+    ep: *mut c_void,
+    iov: *const LmrTriplet,
+    num_iov: u32,
+    remote: *const RmrTriplet,
+    cookie: u64,
+    flags: u32,
+) -> c_int {
+    from_result(|| {
+        let op = DtoOp::RdmaWrite;
+        // SAFETY: `iov` and `remote` are as this function's `# Safety` says.
+        unsafe { post_one(ep, Dto::new(op, iov, num_iov, remote, cookie, flags)?) }
+    })
+}
+
+/// See `rkdapl_post_rdma_write_imm` in `include/rkdapl.h`.
+///
+/// # Safety
+///
+/// As [`rkdapl_post_rdma_write`].
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rkdapl_post_rdma_write_imm(
+    ep: *mut c_void,
+    iov: *const LmrTriplet,
+    num_iov: u32,
+    remote: *const RmrTriplet,
+    immediate: u32,
+    cookie: u64,
+    flags: u32,
+) -> c_int {
+    from_result(|| {
+        let op = DtoOp::RdmaWriteImm;
+        // SAFETY: `iov` and `remote` are as this function's `# Safety` says.
+        let d = unsafe { Dto::new(op, iov, num_iov, remote, cookie, flags) }?;
+        // SAFETY: As above.
+        unsafe { post_one(ep, Dto { immediate, ..d }) }
+    })
+}
+
+/// See `rkdapl_post_rdma_read` in `include/rkdapl.h`.
+///
+/// # Safety
+///
+/// As [`rkdapl_post_rdma_write`].
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rkdapl_post_rdma_read(
+    ep: *mut c_void,
+    iov: *const LmrTriplet,
+    num_iov: u32,
+    remote: *const RmrTriplet,
+    cookie: u64,
+    flags: u32,
+) -> c_int {
+    from_result(|| {
+        let op = DtoOp::RdmaRead;
+        // SAFETY: `iov` and `remote` are as this function's `# Safety` says.
+        unsafe { post_one(ep, Dto::new(op, iov, num_iov, remote, cookie, flags)?) }
+    })
+}
+
+/// Posts the chain of `n` DTOs at `dtos` up to the first bad one, as `ib_post_send` does with
+/// a chain, and sets `*done` to how many were posted.
+///
+/// # Errors
+///
+/// The error of the first DTO that was not posted, as its single post call would return it.
+///
+/// # Safety
+///
+/// `dtos` is NULL or valid for reads of `n` DTOs (only when `n` is at most [`MAX_CHAIN`] is it
+/// read), each with an `iov` that is NULL or valid for reads of its `num_iov` triplets.
+unsafe fn post_chain(ep: *mut c_void, dtos: *const Dto, n: u32, done: &mut usize) -> Result {
+    if dtos.is_null() || n == 0 || n > MAX_CHAIN {
+        return Err(EINVAL);
+    }
+    let e: Arc<Ep> = Handles::get(ep, Kind::Ep)?;
+    // SAFETY: `dtos` is not NULL (checked), so it points to `n` readable DTOs (the caller's
+    // guarantee).
+    let ds = unsafe { core::slice::from_raw_parts(dtos, n as usize) };
+    let mut bad = None;
+    let mut segv = KVec::with_capacity(ds.len(), GFP_ATOMIC)?;
+    for d in ds {
+        // SAFETY: `d.iov` is NULL or `d.num_iov` readable triplets (the caller's guarantee).
+        match unsafe { segments(d.iov, d.num_iov, &e.pz) } {
+            Ok(s) => segv.push(s, GFP_ATOMIC)?,
+            Err(err) => {
+                bad = Some(err);
+                break;
+            }
+        }
+    }
+    let mut sds = KVec::with_capacity(segv.len(), GFP_ATOMIC)?;
+    for (d, s) in ds.iter().zip(segv.iter()) {
+        match d.to_send(s.as_slice()) {
+            Ok(sd) => sds.push(sd, GFP_ATOMIC)?,
+            Err(err) => {
+                bad = Some(err);
+                break;
+            }
+        }
+    }
+    match e.post_chain(&sds) {
+        Ok(()) => {
+            *done = sds.len();
+            bad.map_or(Ok(()), Err)
+        }
+        Err((err, p)) => {
+            *done = p;
+            Err(err)
+        }
+    }
+}
+
+/// See `rkdapl_post_chain` in `include/rkdapl.h`.
+///
+/// # Safety
+///
+/// `dtos` is NULL or valid for reads of `n` `struct rkdapl_dto`, each with an `iov` that is
+/// NULL or valid for reads of its `num_iov` triplets; `posted` is NULL or valid for a write of
+/// a `u32`. `ep` and the triplets'
+/// LMRs may be any value: one that is not a live handle of its kind is refused with `-EINVAL`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rkdapl_post_chain(
+    ep: *mut c_void,
+    dtos: *const Dto,
+    n: u32,
+    posted: *mut u32,
+) -> c_int {
+    from_result(|| {
+        let mut done = 0usize;
+        // SAFETY: `dtos` and the triplets are as this function's `# Safety` says.
+        let r = unsafe { post_chain(ep, dtos, n, &mut done) };
+        if !posted.is_null() {
+            // SAFETY: `posted` is not NULL (checked), so it is writable (this function's
+            // `# Safety`).
+            unsafe { posted.write(done as u32) };
+        }
+        r?;
+        Ok(0)
+    })
+}

@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! C entry points of the EP: create, connect, disconnect, state, query, free.
+
+use super::{
+    handle::{Handles, Kind},
+    private_data, publish_live, put, Object,
+};
+use crate::{
+    ep::{Ep, EpAttr},
+    evd::Evd,
+    pz::Pz,
+};
+use kernel::{bindings, error::from_result, prelude::*, rdma::cm::SockAddr, sync::Arc};
+
+impl Object for Ep {
+    const KIND: Kind = Kind::Ep;
+
+    /// The handle is reported in the EP's events.
+    fn published(&self, handle: usize) {
+        self.set_handle(handle);
+    }
+
+    /// Without a handle nobody could free the EP: end it here (its debugfs directory holds a
+    /// reference until `teardown`).
+    fn unpublished(&self) {
+        self.teardown();
+    }
+}
+
+/// See `rkdapl_ep_create` in `include/rkdapl.h`.
+///
+/// # Safety
+///
+/// `attr` is NULL or points to a readable `struct rkdapl_ep_attr`; `ep` is NULL or valid for a
+/// write of a pointer. `pz`, `dto_evd` and `conn_evd` may be any value: one that is not a live
+/// handle of its kind is refused with `-EINVAL`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rkdapl_ep_create(
+    pz: *mut c_void,
+    dto_evd: *mut c_void,
+    conn_evd: *mut c_void,
+    attr: *const EpAttr,
+    ep: *mut *mut c_void,
+) -> c_int {
+    from_result(|| {
+        let pz: Arc<Pz> = Handles::get(pz, Kind::Pz)?;
+        let dto: Arc<Evd> = Handles::get(dto_evd, Kind::Evd)?;
+        let conn: Arc<Evd> = Handles::get(conn_evd, Kind::Evd)?;
+        let attr = if attr.is_null() {
+            EpAttr::default()
+        } else {
+            // SAFETY: `attr` is not NULL (checked), so it points to a readable
+            // `struct rkdapl_ep_attr` (this function's `# Safety`).
+            unsafe { attr.read() }
+        };
+        let ia = pz.ia.clone();
+        // SAFETY: `ep` is NULL or writable (this function's `# Safety`).
+        unsafe { publish_live(&ia, ep, |dev| Ep::new(pz, dev, dto, conn, attr)) }?;
+        Ok(0)
+    })
+}
+
+/// See `rkdapl_ep_connect` in `include/rkdapl.h`.
+///
+/// # Safety
+///
+/// `remote` is NULL or points to a readable `struct sockaddr` whose family field is readable
+/// and, if it says `AF_INET` or `AF_INET6`, to a whole readable `sockaddr_in` or
+/// `sockaddr_in6`; `pdata` is NULL or valid for reads of `pdata_len` bytes. `ep` may be any
+/// value: one that is not a live EP handle is refused with `-EINVAL`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rkdapl_ep_connect(
+    ep: *mut c_void,
+    remote: *const bindings::sockaddr,
+    timeout_ms: u32,
+    pdata: *const c_void,
+    pdata_len: u32,
+) -> c_int {
+    from_result(|| {
+        let e: Arc<Ep> = Handles::get(ep, Kind::Ep)?;
+        // SAFETY: A non-NULL `remote` points to a `sockaddr_in` or `sockaddr_in6`, as its
+        // family says (this function's `# Safety`); `from_raw` refuses NULL and other families.
+        let dst = unsafe { SockAddr::from_raw(remote) }?;
+        if timeout_ms == 0 {
+            return Err(EINVAL);
+        }
+        // SAFETY: `pdata` is NULL or `pdata_len` readable bytes (this function's `# Safety`).
+        let pdata = unsafe { private_data(pdata, pdata_len) }?;
+        e.connect(&dst, timeout_ms, &pdata)?;
+        Ok(0)
+    })
+}
+
+/// See `rkdapl_ep_disconnect` in `include/rkdapl.h`.
+///
+/// # Safety
+///
+/// None beyond the C prototype: `ep` may be any value; one that is not a live EP handle is
+/// refused with `-EINVAL`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rkdapl_ep_disconnect(ep: *mut c_void) -> c_int {
+    from_result(|| {
+        Handles::get::<Ep>(ep, Kind::Ep)?.disconnect()?;
+        Ok(0)
+    })
+}
+
+/// See `rkdapl_ep_get_state` in `include/rkdapl.h`.
+///
+/// # Safety
+///
+/// `state` is NULL or valid for a write of a `u32`. `ep` may be any value: one that is not a
+/// live EP handle is refused with `-EINVAL`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rkdapl_ep_get_state(ep: *mut c_void, state: *mut u32) -> c_int {
+    from_result(|| {
+        let e: Arc<Ep> = Handles::get(ep, Kind::Ep)?;
+        // SAFETY: `state` is NULL or writable (this function's `# Safety`).
+        unsafe { put(state, e.state() as u32) }?;
+        Ok(0)
+    })
+}
+
+/// See `rkdapl_ep_query` in `include/rkdapl.h`.
+///
+/// # Safety
+///
+/// `attr` is NULL or valid for a write of a `struct rkdapl_ep_attr`. `ep` may be any value:
+/// one that is not a live EP handle is refused with `-EINVAL`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rkdapl_ep_query(ep: *mut c_void, attr: *mut EpAttr) -> c_int {
+    from_result(|| {
+        let e: Arc<Ep> = Handles::get(ep, Kind::Ep)?;
+        // SAFETY: `attr` is NULL or writable (this function's `# Safety`).
+        unsafe { put(attr, e.query()) }?;
+        Ok(0)
+    })
+}
+
+/// See `rkdapl_ep_free` in `include/rkdapl.h`.
+///
+/// # Safety
+///
+/// None beyond the C prototype: `ep` may be any value; one that is not a live EP handle is
+/// refused with `-EINVAL`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rkdapl_ep_free(ep: *mut c_void) -> c_int {
+    from_result(|| {
+        Handles::remove::<Ep>(ep, Kind::Ep)?.teardown();
+        Ok(0)
+    })
+}

@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! C entry points of the EVD: create, dequeue, wait, upcalls, free.
+
+use super::{
+    handle::{Handles, Kind},
+    publish, put, Object,
+};
+use crate::{
+    evd::{Evd, Event, UpcallFn, UpcallPolicy},
+    ia::Ia,
+};
+use kernel::{error::from_result, prelude::*, sync::Arc};
+
+impl Object for Evd {
+    const KIND: Kind = Kind::Evd;
+
+    /// The handle is reported in the EVD's overflow events.
+    fn published(&self, handle: usize) {
+        self.set_handle(handle);
+    }
+}
+
+/// See `rkdapl_evd_create` in `include/rkdapl.h`.
+///
+/// # Safety
+///
+/// `evd` is NULL or valid for a write of a pointer. `ia` may be any value: one that is not a
+/// live IA handle is refused with `-EINVAL`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rkdapl_evd_create(
+    ia: *mut c_void,
+    qlen: u32,
+    evd: *mut *mut c_void,
+) -> c_int {
+    from_result(|| {
+        if evd.is_null() {
+            return Err(EINVAL);
+        }
+        let ia: Arc<Ia> = Handles::get(ia, Kind::Ia)?;
+        let e = Evd::new(qlen, ia.owner, ia.async_slot.clone())?;
+        // SAFETY: `evd` is not NULL (checked), so it is writable (this function's `# Safety`).
+        unsafe { publish(e, evd) }?;
+        Ok(0)
+    })
+}
+
+/// See `rkdapl_evd_dequeue` in `include/rkdapl.h`.
+///
+/// # Safety
+///
+/// `event` is NULL or valid for a write of a `struct rkdapl_event`. `evd` may be any value:
+/// one that is not a live EVD handle is refused with `-EINVAL`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rkdapl_evd_dequeue(evd: *mut c_void, event: *mut Event) -> c_int {
+    from_result(|| {
+        if event.is_null() {
+            return Err(EINVAL);
+        }
+        let ev = Handles::with(evd, Kind::Evd, |e: &Arc<Evd>| e.dequeue())??;
+        // SAFETY: `event` is not NULL (checked), so it is writable (this function's
+        // `# Safety`).
+        unsafe { put(event, ev) }?;
+        Ok(0)
+    })
+}
+
+/// See `rkdapl_evd_wait` in `include/rkdapl.h`.
+///
+/// # Safety
+///
+/// `event` is NULL or valid for a write of a `struct rkdapl_event`. `evd` may be any value:
+/// one that is not a live EVD handle is refused with `-EINVAL`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rkdapl_evd_wait(
+    evd: *mut c_void,
+    timeout_ms: u32,
+    event: *mut Event,
+) -> c_int {
+    from_result(|| {
+        if event.is_null() {
+            return Err(EINVAL);
+        }
+        let e: Arc<Evd> = Handles::get(evd, Kind::Evd)?;
+        let ev = e.wait(timeout_ms)?;
+        // SAFETY: `event` is not NULL (checked), so it is writable (this function's
+        // `# Safety`).
+        unsafe { put(event, ev) }?;
+        Ok(0)
+    })
+}
+
+/// See `rkdapl_evd_free` in `include/rkdapl.h`.
+///
+/// # Safety
+///
+/// None beyond the C prototype: `evd` may be any value; one that is not a live EVD handle is
+/// refused with `-EINVAL`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rkdapl_evd_free(evd: *mut c_void) -> c_int {
+    from_result(|| {
+        // EPs may keep the EVD alive: its upcall, into the consumer, ends here.
+        Handles::remove::<Evd>(evd, Kind::Evd)?.close();
+        Ok(0)
+    })
+}
+
+/// See `rkdapl_evd_modify_upcall` in `include/rkdapl.h`.
+///
+/// # Safety
+///
+/// With a policy other than `RKDAPL_UPCALL_DISABLE`, a non-NULL `upcall` is a function that
+/// may be called with `ctx` and an event as `rkdapl_upcall_fn` says (process context, from
+/// any CPU, and in parallel for `RKDAPL_UPCALL_MANY`) until this EVD's upcall is changed or
+/// disabled, the EVD is freed or the calling module is unloaded. `evd` may be any value: one
+/// that is not a live EVD handle is refused with `-EINVAL`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rkdapl_evd_modify_upcall(
+    evd: *mut c_void,
+    policy: u32,
+    upcall: Option<UpcallFn>,
+    ctx: *mut c_void,
+) -> c_int {
+    from_result(|| {
+        let policy = match policy {
+            0 => UpcallPolicy::Disable,
+            1 => UpcallPolicy::SingleInstance,
+            2 => UpcallPolicy::Many,
+            _ => return Err(EINVAL),
+        };
+        let e: Arc<Evd> = Handles::get(evd, Kind::Evd)?;
+        e.modify_upcall(policy, upcall, ctx)?;
+        Ok(0)
+    })
+}

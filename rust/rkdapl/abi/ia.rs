@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! C entry points of the IA: open (by name, address or netdev), query, ports, async EVD, close.
+
+use super::{
+    handle::{Handles, Kind},
+    publish, put, Object,
+};
+use crate::{evd::Evd, ia::Ia};
+use kernel::{bindings, error::from_result, prelude::*, rdma::cm::SockAddr, sync::Arc};
+
+impl Object for Ia {
+    const KIND: Kind = Kind::Ia;
+}
+
+/// `struct rkdapl_ia_attr`.
+#[repr(C)]
+pub(crate) struct IaAttr {
+    name: [u8; 64],
+    max_mr_size: u64,
+    max_dtos: u32,
+    max_iov: u32,
+    max_rdma_read_in: u32,
+    max_rdma_read_out: u32,
+    max_rmr_pages: u32,
+    max_evd_qlen: u32,
+    max_private_data: u32,
+    reserved: u32,
+}
+
+/// `struct rkdapl_port_attr`.
+#[repr(C)]
+pub(crate) struct PortAttr {
+    port: u32,
+    port_count: u32,
+    state: u32,
+    phys_state: u32,
+    active_mtu: u32,
+    max_mtu: u32,
+    max_msg_size: u32,
+    link_layer: u32,
+}
+
+/// The body of the `__rkdapl_ia_open*` calls: opens an IA for the module `owner` with `by`
+/// and publishes it in `*ia`.
+///
+/// # Errors
+///
+/// `-EINVAL` for a NULL `owner` or `ia` (checked before anything is opened), `by`'s error or
+/// [`publish`]'s.
+///
+/// # Safety
+///
+/// `owner` is NULL or a NUL-terminated string readable for the call; `ia` is NULL or valid for
+/// a write of a pointer.
+unsafe fn open(
+    ia: *mut *mut c_void,
+    owner: *const c_char,
+    by: impl FnOnce(&CStr) -> Result<Arc<Ia>>,
+) -> Result<c_int> {
+    if owner.is_null() || ia.is_null() {
+        return Err(EINVAL);
+    }
+    // SAFETY: `owner` is not NULL (checked), so it is a NUL-terminated string readable for the
+    // call (the caller's guarantee); the IA copies it.
+    let owner = unsafe { CStr::from_char_ptr(owner) };
+    let opened = by(owner)?;
+    // SAFETY: `ia` is not NULL (checked), so it is writable (the caller's guarantee).
+    unsafe { publish(opened, ia) }?;
+    Ok(0)
+}
+
+/// See `__rkdapl_ia_open` in `include/rkdapl.h` (`rkdapl_ia_open`, a macro, passes
+/// `KBUILD_MODNAME` as `owner`).
+///
+/// # Safety
+///
+/// `name` and `owner` are each NULL or a NUL-terminated string readable for the call; `ia` is
+/// NULL or valid for a write of a pointer.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn __rkdapl_ia_open(
+    name: *const c_char,
+    ia: *mut *mut c_void,
+    owner: *const c_char,
+) -> c_int {
+    from_result(|| {
+        if name.is_null() {
+            return Err(EINVAL);
+        }
+        // SAFETY: `name` is not NULL (checked), so it is a NUL-terminated string readable for
+        // the call (this function's `# Safety`).
+        let name = unsafe { CStr::from_char_ptr(name) };
+        // SAFETY: `owner` and `ia` are as this function's `# Safety` says.
+        unsafe { open(ia, owner, |owner| Ia::open(name, owner)) }
+    })
+}
+
+/// See `__rkdapl_ia_open_addr` in `include/rkdapl.h` (`rkdapl_ia_open_addr`, a macro, passes
+/// `KBUILD_MODNAME` as `owner`).
+///
+/// # Safety
+///
+/// `addr` is NULL or points to a readable `struct sockaddr` whose family field is readable and,
+/// if it says `AF_INET` or `AF_INET6`, to a whole readable `sockaddr_in` or `sockaddr_in6`;
+/// `owner` is NULL or a NUL-terminated string readable for the call; `ia` is NULL or valid for
+/// a write of a pointer.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn __rkdapl_ia_open_addr(
+    addr: *const bindings::sockaddr,
+    ia: *mut *mut c_void,
+    owner: *const c_char,
+) -> c_int {
+    from_result(|| {
+        let by_addr = |owner: &CStr| {
+            // SAFETY: A non-NULL `addr` points to a `sockaddr_in` or `sockaddr_in6`, as its
+            // family says (this function's `# Safety`); `from_raw` refuses NULL and other
+            // families.
+            let addr = unsafe { SockAddr::from_raw(addr) }?;
+            Ia::open_by_addr(&addr, owner)
+        };
+        // SAFETY: `owner` and `ia` are as this function's `# Safety` says.
+        unsafe { open(ia, owner, by_addr) }
+    })
+}
+
+/// See `__rkdapl_ia_open_netdev` in `include/rkdapl.h` (`rkdapl_ia_open_netdev`, a macro,
+/// passes `KBUILD_MODNAME` as `owner`).
+///
+/// # Safety
+///
+/// `ndev` is NULL or a `struct net_device` the caller holds a reference to for the call;
+/// `owner` is NULL or a NUL-terminated string readable for the call; `ia` is NULL or valid for
+/// a write of a pointer.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn __rkdapl_ia_open_netdev(
+    ndev: *mut bindings::net_device,
+    ia: *mut *mut c_void,
+    owner: *const c_char,
+) -> c_int {
+    from_result(|| {
+        let by_netdev = |owner: &CStr| {
+            if ndev.is_null() {
+                return Err(EINVAL);
+            }
+            // SAFETY: `ndev` is not NULL (checked), so the caller holds a reference to it for
+            // the call (this function's `# Safety`).
+            unsafe { Ia::open_by_netdev(ndev, owner) }
+        };
+        // SAFETY: `owner` and `ia` are as this function's `# Safety` says.
+        unsafe { open(ia, owner, by_netdev) }
+    })
+}
+
+/// See `rkdapl_ia_query_port` in `include/rkdapl.h`.
+///
+/// # Safety
+///
+/// `attr` is NULL or valid for a write of a `struct rkdapl_port_attr`. `ia` may be any value:
+/// one that is not a live IA handle is refused with `-EINVAL`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rkdapl_ia_query_port(
+    ia: *mut c_void,
+    port: u32,
+    attr: *mut PortAttr,
+) -> c_int {
+    from_result(|| {
+        let ia: Arc<Ia> = Handles::get(ia, Kind::Ia)?;
+        let (a, n) = ia.query_port(port)?;
+        let out = PortAttr {
+            port,
+            port_count: n,
+            state: a.state,
+            phys_state: u32::from(a.phys_state),
+            active_mtu: a.active_mtu,
+            max_mtu: a.max_mtu,
+            max_msg_size: a.max_msg_sz,
+            link_layer: a.link_layer,
+        };
+        // SAFETY: `attr` is NULL or writable (this function's `# Safety`).
+        unsafe { put(attr, out) }?;
+        Ok(0)
+    })
+}
+
+/// See `rkdapl_ia_set_async_evd` in `include/rkdapl.h`.
+///
+/// # Safety
+///
+/// None beyond the C prototype: `ia` and `evd` may be any value; one that is not a live handle
+/// of its kind (or NULL, for `evd`) is refused with `-EINVAL`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rkdapl_ia_set_async_evd(
+    ia: *mut c_void,
+    evd: *mut c_void,
+) -> c_int {
+    from_result(|| {
+        let ia: Arc<Ia> = Handles::get(ia, Kind::Ia)?;
+        let e = if evd.is_null() {
+            None
+        } else {
+            let e: Arc<Evd> = Handles::get(evd, Kind::Evd)?;
+            if !e.same_ia(&ia.async_slot) {
+                return Err(EXDEV);
+            }
+            Some(e)
+        };
+        drop(ia.async_slot.set(e)?);
+        Ok(0)
+    })
+}
+
+/// See `rkdapl_ia_close` in `include/rkdapl.h`.
+///
+/// # Safety
+///
+/// None beyond the C prototype: `ia` may be any value; one that is not a live IA handle is
+/// refused with `-EINVAL`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rkdapl_ia_close(ia: *mut c_void) -> c_int {
+    from_result(|| {
+        Handles::remove::<Ia>(ia, Kind::Ia)?;
+        Ok(0)
+    })
+}
+
+/// See `rkdapl_ia_query` in `include/rkdapl.h`.
+///
+/// # Safety
+///
+/// `attr` is NULL or valid for a write of a `struct rkdapl_ia_attr`. `ia` may be any value:
+/// one that is not a live IA handle is refused with `-EINVAL`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rkdapl_ia_query(ia: *mut c_void, attr: *mut IaAttr) -> c_int {
+    from_result(|| {
+        let ia: Arc<Ia> = Handles::get(ia, Kind::Ia)?;
+        let a = ia.attrs();
+        let mut out = IaAttr {
+            name: [0; 64],
+            max_mr_size: a.max_mr_size,
+            max_dtos: a.max_qp_wr.min(4096),
+            max_iov: a.max_send_sge.min(a.max_sge_rd),
+            max_rdma_read_in: a.max_qp_rd_atom,
+            max_rdma_read_out: a.max_qp_init_rd_atom,
+            max_rmr_pages: a.max_fast_reg_page_list_len,
+            max_evd_qlen: crate::evd::MAX_EVD_QLEN,
+            max_private_data: crate::evd::MAX_PRIVATE_DATA as u32,
+            reserved: 0,
+        };
+        // A removed device's IA answers -ENODEV: the consumer should free its objects.
+        if ia.is_removed() {
+            return Err(ENODEV);
+        }
+        let n = ia.dev_name.to_bytes();
+        let n = &n[..n.len().min(63)];
+        out.name[..n.len()].copy_from_slice(n);
+        // SAFETY: `attr` is NULL or writable (this function's `# Safety`).
+        unsafe { put(attr, out) }?;
+        Ok(0)
+    })
+}

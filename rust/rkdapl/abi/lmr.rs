@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! C entry points of the LMR: create (over a kernel buffer, pages or a scatterlist), allocate,
+//! DMA sync, free.
+
+use super::{
+    handle::{Handles, Kind},
+    publish_live, put, Object,
+};
+use crate::{lmr::Lmr, pz::Pz};
+use kernel::{
+    bindings,
+    error::from_result,
+    prelude::*,
+    rdma::{device::Device, mr::DmaRegion},
+    sync::Arc,
+};
+
+impl Object for Lmr {
+    const KIND: Kind = Kind::Lmr;
+}
+
+/// Largest `rkdapl_lmr_alloc`, in bytes.
+const MAX_LMR_ALLOC: u64 = 1 << 30;
+
+/// Makes an LMR of the PZ behind the handle `pz` with `make` (given the device, held live,
+/// and the PZ) and publishes it in `*lmr`.
+///
+/// # Errors
+///
+/// `-EINVAL` for a bad handle or a NULL `lmr`, `-ENODEV` after device removal, `make`'s error.
+///
+/// # Safety
+///
+/// `lmr` is NULL or valid for a write of a pointer.
+unsafe fn create(
+    pz: *mut c_void,
+    lmr: *mut *mut c_void,
+    make: impl FnOnce(&Device, Arc<Pz>) -> Result<Arc<Lmr>>,
+) -> Result<c_int> {
+    let pz: Arc<Pz> = Handles::get(pz, Kind::Pz)?;
+    let ia = pz.ia.clone();
+    // SAFETY: `lmr` is NULL or writable (the caller's guarantee).
+    unsafe { publish_live(&ia, lmr, |dev| make(dev, pz)) }?;
+    Ok(0)
+}
+
+/// See `rkdapl_lmr_create` in `include/rkdapl.h`.
+///
+/// # Safety
+///
+/// `addr` is NULL or the start of `length` bytes of kernel memory (linear map or vmalloc) that
+/// stay allocated until `rkdapl_lmr_free` of the new LMR returns 0; `lmr` is NULL or valid for
+/// a write of a pointer. `pz` may be any value: one that is not a live PZ handle is refused
+/// with `-EINVAL`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rkdapl_lmr_create(
+    pz: *mut c_void,
+    addr: *mut c_void,
+    length: u64,
+    privileges: u32,
+    lmr: *mut *mut c_void,
+) -> c_int {
+    from_result(|| {
+        if addr.is_null() || length == 0 || lmr.is_null() {
+            return Err(EINVAL);
+        }
+        let len = usize::try_from(length).map_err(|_| EINVAL)?;
+        let make = |dev: &Device, pz| {
+            // SAFETY: The buffer stays allocated until `rkdapl_lmr_free` returns (this
+            // function's `# Safety`), which drops the region.
+            let region = unsafe { DmaRegion::new(dev, addr as usize, len) }?;
+            // SAFETY: As above: the region maps the buffer at `addr`, which stays allocated
+            // until the LMR is freed.
+            unsafe { Lmr::with_cpu_addr(pz, region, privileges, addr as usize) }
+        };
+        // SAFETY: `lmr` is writable (this function's `# Safety`).
+        unsafe { create(pz, lmr, make) }
+    })
+}
+
+/// See `rkdapl_lmr_create_pages` in `include/rkdapl.h`.
+///
+/// # Safety
+///
+/// `pages` is NULL or points to `npages` readable page pointers, and the pages the region
+/// covers stay allocated until `rkdapl_lmr_free` of the new LMR returns 0; `lmr` is NULL or
+/// valid for a write of a pointer. `pz` may be any value: one that is not a live PZ handle is
+/// refused with `-EINVAL`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rkdapl_lmr_create_pages(
+    pz: *mut c_void,
+    pages: *const *mut bindings::page,
+    npages: u32,
+    offset: u32,
+    length: u64,
+    privileges: u32,
+    lmr: *mut *mut c_void,
+) -> c_int {
+    from_result(|| {
+        if pages.is_null() || npages == 0 {
+            return Err(EINVAL);
+        }
+        let len = usize::try_from(length).map_err(|_| EINVAL)?;
+        // SAFETY: `pages` is not NULL (checked), so it points to `npages` readable page
+        // pointers (this function's `# Safety`), read during this call only.
+        let pages = unsafe { core::slice::from_raw_parts(pages, npages as usize) };
+        let make = |dev: &Device, pz| {
+            // SAFETY: The pages stay allocated until `rkdapl_lmr_free` returns (this
+            // function's `# Safety`), which drops the region.
+            let region = unsafe { DmaRegion::from_pages(dev, pages, offset as usize, len) }?;
+            Lmr::with_buffer(pz, region, privileges, None)
+        };
+        // SAFETY: `lmr` is NULL or writable (this function's `# Safety`).
+        unsafe { create(pz, lmr, make) }
+    })
+}
+
+/// See `rkdapl_lmr_create_sg` in `include/rkdapl.h`.
+///
+/// # Safety
+///
+/// `sgl` is NULL or a valid scatterlist of at least `nents` entries for the call, whose pages
+/// stay allocated until `rkdapl_lmr_free` of the new LMR returns 0; `lmr` is NULL or valid for
+/// a write of a pointer. `pz` may be any value: one that is not a live PZ handle is refused
+/// with `-EINVAL`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rkdapl_lmr_create_sg(
+    pz: *mut c_void,
+    sgl: *mut bindings::scatterlist,
+    nents: u32,
+    privileges: u32,
+    lmr: *mut *mut c_void,
+) -> c_int {
+    from_result(|| {
+        let make = |dev: &Device, pz| {
+            // SAFETY: `sgl` is NULL or a scatterlist of `nents` entries whose pages stay
+            // allocated until `rkdapl_lmr_free` returns (this function's `# Safety`);
+            // `from_sg` refuses NULL.
+            let region = unsafe { DmaRegion::from_sg(dev, sgl, nents as usize) }?;
+            Lmr::with_buffer(pz, region, privileges, None)
+        };
+        // SAFETY: `lmr` is NULL or writable (this function's `# Safety`).
+        unsafe { create(pz, lmr, make) }
+    })
+}
+
+/// See `rkdapl_lmr_alloc` in `include/rkdapl.h`.
+///
+/// # Safety
+///
+/// `addr` and `lmr` are each NULL or valid for a write of a pointer. `pz` may be any value:
+/// one that is not a live PZ handle is refused with `-EINVAL`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rkdapl_lmr_alloc(
+    pz: *mut c_void,
+    length: u64,
+    privileges: u32,
+    addr: *mut *mut c_void,
+    lmr: *mut *mut c_void,
+) -> c_int {
+    from_result(|| {
+        if addr.is_null() || length == 0 || length > MAX_LMR_ALLOC {
+            return Err(EINVAL);
+        }
+        let mut at = 0usize;
+        let make = |dev: &Device, pz| {
+            let buf = KVVec::from_elem(0u8, length as usize, GFP_KERNEL)?;
+            at = buf.as_ptr() as usize;
+            // SAFETY: The LMR owns `buf` and drops it only after the region (field order of
+            // `Lmr`); the vector's heap memory does not move when the vector does.
+            let region = unsafe { DmaRegion::new(dev, at, length as usize) }?;
+            Lmr::with_buffer(pz, region, privileges, Some(buf))
+        };
+        // SAFETY: `lmr` is NULL or writable (this function's `# Safety`).
+        unsafe { create(pz, lmr, make) }?;
+        // SAFETY: `addr` is not NULL (checked), so it is writable (this function's `# Safety`).
+        unsafe { put(addr, at as *mut c_void) }?;
+        Ok(0)
+    })
+}
+
+/// See `rkdapl_lmr_free` in `include/rkdapl.h`.
+///
+/// # Safety
+///
+/// None beyond the C prototype: `lmr` may be any value; one that is not a live LMR handle is
+/// refused with `-EINVAL`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rkdapl_lmr_free(lmr: *mut c_void) -> c_int {
+    from_result(|| {
+        let l: Arc<Lmr> = Handles::get(lmr, Kind::Lmr)?;
+        if l.busy() {
+            return Err(EBUSY);
+        }
+        drop(l);
+        Handles::remove::<Lmr>(lmr, Kind::Lmr)?;
+        Ok(0)
+    })
+}
+
+/// See `rkdapl_lmr_sync_rdma_read` in `include/rkdapl.h`.
+///
+/// # Safety
+///
+/// None beyond the C prototype: `lmr` may be any value; one that is not a live LMR handle is
+/// refused with `-EINVAL`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rkdapl_lmr_sync_rdma_read(
+    lmr: *mut c_void,
+    offset: u64,
+    length: u64,
+) -> c_int {
+    from_result(|| sync(lmr, offset, length, true))
+}
+
+/// See `rkdapl_lmr_sync_rdma_write` in `include/rkdapl.h`.
+///
+/// # Safety
+///
+/// None beyond the C prototype: `lmr` may be any value; one that is not a live LMR handle is
+/// refused with `-EINVAL`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rkdapl_lmr_sync_rdma_write(
+    lmr: *mut c_void,
+    offset: u64,
+    length: u64,
+) -> c_int {
+    from_result(|| sync(lmr, offset, length, false))
+}
+
+/// Syncs `[offset, offset + length)` of the LMR behind the handle `lmr` for the device or for
+/// the CPU.
+fn sync(lmr: *mut c_void, offset: u64, length: u64, for_device: bool) -> Result<c_int> {
+    let l: Arc<Lmr> = Handles::get(lmr, Kind::Lmr)?;
+    let end = offset.checked_add(length).ok_or(ERANGE)?;
+    if end > l.len {
+        return Err(ERANGE);
+    }
+    let region = l.region.try_access().ok_or(ENODEV)?;
+    if for_device {
+        region.sync_for_device(offset, length);
+    } else {
+        region.sync_for_cpu(offset, length);
+    }
+    Ok(0)
+}

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! C entry points of the PSP (create, free) and of the CRs it receives (accept, reject).
+
+use super::{
+    handle::{Handles, Kind},
+    private_data, publish_live, Object,
+};
+use crate::{
+    ep::{Ep, EpState},
+    evd::Evd,
+    ia::Ia,
+    psp::{Cr, Psp},
+};
+use kernel::{error::from_result, prelude::*, sync::Arc};
+
+impl Object for Psp {
+    const KIND: Kind = Kind::Psp;
+
+    /// Without a handle nobody could free the PSP: stop listening here.
+    fn unpublished(&self) {
+        self.shutdown();
+    }
+}
+
+/// See `rkdapl_psp_create` in `include/rkdapl.h`.
+///
+/// # Safety
+///
+/// `psp` is NULL or valid for a write of a pointer. `ia` and `evd` may be any value: one that
+/// is not a live handle of its kind is refused with `-EINVAL`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rkdapl_psp_create(
+    ia: *mut c_void,
+    port: u16,
+    backlog: u32,
+    evd: *mut c_void,
+    psp: *mut *mut c_void,
+) -> c_int {
+    from_result(|| {
+        let ia: Arc<Ia> = Handles::get(ia, Kind::Ia)?;
+        let evd: Arc<Evd> = Handles::get(evd, Kind::Evd)?;
+        // SAFETY: `psp` is NULL or writable (this function's `# Safety`).
+        unsafe { publish_live(&ia, psp, |_| Psp::new(ia.clone(), port, backlog, evd)) }?;
+        Ok(0)
+    })
+}
+
+/// See `rkdapl_psp_free` in `include/rkdapl.h`.
+///
+/// # Safety
+///
+/// None beyond the C prototype: `psp` may be any value; one that is not a live PSP handle is
+/// refused with `-EINVAL`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rkdapl_psp_free(psp: *mut c_void) -> c_int {
+    from_result(|| {
+        Handles::remove::<Psp>(psp, Kind::Psp)?.shutdown();
+        Ok(0)
+    })
+}
+
+/// See `rkdapl_cr_accept` in `include/rkdapl.h`.
+///
+/// # Safety
+///
+/// `pdata` is NULL or valid for reads of `pdata_len` bytes. `cr` and `ep` may be any value:
+/// one that is not a live handle of its kind is refused with `-EINVAL`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rkdapl_cr_accept(
+    cr: *mut c_void,
+    ep: *mut c_void,
+    pdata: *const c_void,
+    pdata_len: u32,
+) -> c_int {
+    from_result(|| {
+        let e: Arc<Ep> = Handles::get(ep, Kind::Ep)?;
+        // SAFETY: `pdata` is NULL or `pdata_len` readable bytes (this function's `# Safety`).
+        let pdata = unsafe { private_data(pdata, pdata_len) }?;
+        let c: Arc<Cr> = Handles::get(cr, Kind::Cr)?;
+        if e.state() != EpState::Unconnected {
+            return Err(EISCONN);
+        }
+        // Checked before the CR is consumed, so the consumer can still accept it on another
+        // EP or reject it.
+        if !c.on_device(&e.ia) {
+            return Err(EXDEV);
+        }
+        Handles::remove::<Cr>(cr, Kind::Cr)?;
+        c.psp.cr_done(cr as usize);
+        let id = Arc::new(c.take_id()?, GFP_KERNEL)?;
+        e.accept(id, c.peer_rd, &pdata)?;
+        Ok(0)
+    })
+}
+
+/// See `rkdapl_cr_reject` in `include/rkdapl.h`.
+///
+/// # Safety
+///
+/// `pdata` is NULL or valid for reads of `pdata_len` bytes. `cr` may be any value: one that is
+/// not a live CR handle is refused with `-EINVAL`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rkdapl_cr_reject(
+    cr: *mut c_void,
+    pdata: *const c_void,
+    pdata_len: u32,
+) -> c_int {
+    from_result(|| {
+        // SAFETY: `pdata` is NULL or `pdata_len` readable bytes (this function's `# Safety`).
+        let pdata = unsafe { private_data(pdata, pdata_len) }?;
+        let c: Arc<Cr> = Handles::remove(cr, Kind::Cr)?;
+        c.psp.cr_done(cr as usize);
+        let id = c.take_id()?;
+        let r = id.reject(&pdata);
+        id.handler().set(None);
+        r?;
+        Ok(0)
+    })
+}

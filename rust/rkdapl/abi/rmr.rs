@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! C entry points of the RMR: create, bind, unbind, free.
+
+use super::{
+    handle::{Handles, Kind},
+    publish_live, put, Object,
+};
+use crate::{ep::Ep, lmr::Lmr, pz::Pz, rmr::Rmr};
+use kernel::{error::from_result, prelude::*, sync::Arc};
+
+impl Object for Rmr {
+    const KIND: Kind = Kind::Rmr;
+}
+
+/// See `rkdapl_rmr_create` in `include/rkdapl.h`.
+///
+/// # Safety
+///
+/// `rmr` is NULL or valid for a write of a pointer. `pz` may be any value: one that is not a
+/// live PZ handle is refused with `-EINVAL`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rkdapl_rmr_create(pz: *mut c_void, rmr: *mut *mut c_void) -> c_int {
+    from_result(|| {
+        let pz: Arc<Pz> = Handles::get(pz, Kind::Pz)?;
+        let ia = pz.ia.clone();
+        // SAFETY: `rmr` is NULL or writable (this function's `# Safety`).
+        unsafe { publish_live(&ia, rmr, |_| Rmr::new(pz)) }?;
+        Ok(0)
+    })
+}
+
+/// See `rkdapl_rmr_bind` in `include/rkdapl.h`.
+///
+/// # Safety
+///
+/// `rkey` and `address` are each NULL or valid for a write of a `u32` and a `u64`. `rmr`,
+/// `lmr` and `ep` may be any value: one that is not a live handle of its kind is refused with
+/// `-EINVAL`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rkdapl_rmr_bind(
+    rmr: *mut c_void,
+    lmr: *mut c_void,
+    offset: u64,
+    length: u64,
+    privileges: u32,
+    ep: *mut c_void,
+    cookie: u64,
+    rkey: *mut u32,
+    address: *mut u64,
+) -> c_int {
+    from_result(|| {
+        if rkey.is_null() || address.is_null() {
+            return Err(EINVAL);
+        }
+        let r: Arc<Rmr> = Handles::get(rmr, Kind::Rmr)?;
+        let l: Arc<Lmr> = Handles::get(lmr, Kind::Lmr)?;
+        let e: Arc<Ep> = Handles::get(ep, Kind::Ep)?;
+        let (k, a) = r.bind(&e, &l, offset, length, privileges, cookie)?;
+        // SAFETY: `rkey` and `address` are not NULL (checked), so they are writable (this
+        // function's `# Safety`).
+        unsafe {
+            put(rkey, k)?;
+            put(address, a)?;
+        }
+        Ok(0)
+    })
+}
+
+/// See `rkdapl_rmr_unbind` in `include/rkdapl.h`.
+///
+/// # Safety
+///
+/// None beyond the C prototype: `rmr` and `ep` may be any value; one that is not a live handle
+/// of its kind is refused with `-EINVAL`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rkdapl_rmr_unbind(
+    rmr: *mut c_void,
+    ep: *mut c_void,
+    cookie: u64,
+) -> c_int {
+    from_result(|| {
+        let r: Arc<Rmr> = Handles::get(rmr, Kind::Rmr)?;
+        let e: Arc<Ep> = Handles::get(ep, Kind::Ep)?;
+        r.unbind(&e, cookie)?;
+        Ok(0)
+    })
+}
+
+/// See `rkdapl_rmr_free` in `include/rkdapl.h`.
+///
+/// # Safety
+///
+/// None beyond the C prototype: `rmr` may be any value; one that is not a live RMR handle is
+/// refused with `-EINVAL`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rkdapl_rmr_free(rmr: *mut c_void) -> c_int {
+    from_result(|| {
+        Handles::remove::<Rmr>(rmr, Kind::Rmr)?.release();
+        Ok(0)
+    })
+}

@@ -105,7 +105,7 @@ pub(crate) fn device_added(dev: &Device) -> Result {
 }
 
 /// ib_client `remove`, first step: forget the device, so that no IA is opened on it any more
-/// (`removal::device_removed` then revokes every object on it).
+/// (`abi::removal::device_removed` then revokes every object on it).
 pub(crate) fn forget_device(dev: &Device) {
     {
         let mut reg = REGISTRY.lock();

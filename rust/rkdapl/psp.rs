@@ -9,7 +9,6 @@
 //! rejects it, from process context.
 
 use crate::{
-    abi::handle::{Handles, Kind},
     cm::{CmCtx, CmTarget, EpCmId},
     evd::{Evd, Event, EventType},
     ia::Ia,
@@ -21,6 +20,20 @@ use kernel::{
     rdma::cm::{CmEvent, CmId, CmIdRef, ConnRequest, SockAddr},
     sync::{Arc, Mutex},
 };
+
+/// How a PSP hands its CRs to the consumer: the C ABI makes each a handle (`abi::psp`). The
+/// value `publish` returns is the event's `cr` field and the argument of `retract`.
+pub(crate) trait CrPublisher: Send + Sync {
+    /// Makes `cr` reachable by the consumer. Process context (rdma_cm's handler).
+    ///
+    /// # Errors
+    ///
+    /// `-ENOMEM`; the request is then left to rdma_cm to refuse.
+    fn publish(&self, cr: Arc<Cr>) -> Result<usize>;
+    /// Takes back the CR published as `h`, unless the consumer answered it already. Process
+    /// context; may sleep.
+    fn retract(&self, h: usize) -> Option<Arc<Cr>>;
+}
 
 /// A connection request waiting for accept or reject.
 #[pin_data]
@@ -77,6 +90,8 @@ pub(crate) struct Psp {
     /// The listening id; `None` once the PSP is freed.
     #[pin]
     id: Mutex<Option<EpCmId>>,
+    /// How the consumer is handed its CRs (the C ABI: handles).
+    crs: &'static dyn CrPublisher,
     /// CR handles not yet accepted or rejected, rejected when the PSP is freed.
     #[pin]
     pending: Mutex<KVec<usize>>,
@@ -91,7 +106,13 @@ impl Psp {
     ///
     /// `-EINVAL` for port 0 or a zero backlog, `-EADDRINUSE` if the port is taken, or
     /// rdma_cm's errors.
-    pub(crate) fn new(ia: Arc<Ia>, port: u16, backlog: u32, evd: Arc<Evd>) -> Result<Arc<Psp>> {
+    pub(crate) fn new(
+        ia: Arc<Ia>,
+        port: u16,
+        backlog: u32,
+        evd: Arc<Evd>,
+        crs: &'static dyn CrPublisher,
+    ) -> Result<Arc<Psp>> {
         if port == 0 || backlog == 0 {
             return Err(EINVAL);
         }
@@ -100,6 +121,7 @@ impl Psp {
                 ia,
                 evd,
                 id <- new_mutex!(None, "rkdapl_psp_id"),
+                crs,
                 pending <- new_mutex!(KVec::new(), "rkdapl_psp_pending"),
             }),
             GFP_KERNEL,
@@ -150,10 +172,9 @@ impl Psp {
         if self.pending.lock().reserve(1, GFP_KERNEL).is_err() {
             return;
         }
-        let Ok(handle) = Handles::insert(cr.clone(), Kind::Cr) else {
+        let Ok(handle) = self.crs.publish(cr.clone()) else {
             return;
         };
-        let handle = handle as usize;
         *cr.id.lock() = Some(req.adopt(ctx));
         let _ = self.pending.lock().push_within_capacity(handle);
         let mut e = Event::new(EventType::ConnectionRequest).with_private_data(ev.private_data());
@@ -175,7 +196,7 @@ impl Psp {
         }
         let pending = core::mem::take(&mut *self.pending.lock());
         for h in pending {
-            if let Ok(cr) = Handles::remove::<Cr>(h as *const c_void, Kind::Cr) {
+            if let Some(cr) = self.crs.retract(h) {
                 if let Ok(id) = cr.take_id() {
                     let _ = id.reject(&[]);
                     id.handler().set(None);

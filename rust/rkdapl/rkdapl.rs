@@ -23,7 +23,6 @@ mod inet;
 mod lmr;
 mod psp;
 mod pz;
-mod removal;
 mod rmr;
 mod trace;
 
@@ -44,7 +43,7 @@ impl client::Client for DeviceTracker {
     }
 
     fn remove(dev: &Device) {
-        removal::device_removed(dev)
+        abi::removal::device_removed(dev)
     }
 }
 

@@ -21,7 +21,7 @@ pub(crate) unsafe extern "C" fn rkdapl_owner_gone(name: *const c_char) {
     // SAFETY: `name` is not NULL (checked), so it is a NUL-terminated string readable for the
     // call (this function's `# Safety`).
     let name = unsafe { CStr::from_char_ptr(name) };
-    crate::removal::owner_gone(name);
+    super::removal::owner_gone(name);
 }
 
 extern "C" {

@@ -20,6 +20,7 @@ pub(crate) mod ia;
 pub(crate) mod lmr;
 pub(crate) mod psp;
 pub(crate) mod pz;
+pub(crate) mod removal;
 pub(crate) mod rmr;
 
 pub(crate) use consumer::ConsumerWatch;

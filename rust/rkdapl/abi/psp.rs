@@ -10,7 +10,7 @@ use crate::{
     ep::{Ep, EpState},
     evd::Evd,
     ia::Ia,
-    psp::{Cr, Psp},
+    psp::{Cr, CrPublisher, Psp},
 };
 use kernel::{error::from_result, prelude::*, sync::Arc};
 
@@ -20,6 +20,21 @@ impl Object for Psp {
     /// Without a handle nobody could free the PSP: stop listening here.
     fn unpublished(&self) {
         self.shutdown();
+    }
+}
+
+/// The C ABI hands CRs out as handles.
+struct CrHandles;
+
+static CR_HANDLES: CrHandles = CrHandles;
+
+impl CrPublisher for CrHandles {
+    fn publish(&self, cr: Arc<Cr>) -> Result<usize> {
+        Handles::insert(cr, Kind::Cr).map(|h| h as usize)
+    }
+
+    fn retract(&self, h: usize) -> Option<Arc<Cr>> {
+        Handles::remove::<Cr>(h as *const c_void, Kind::Cr).ok()
     }
 }
 
@@ -41,7 +56,7 @@ pub(crate) unsafe extern "C" fn rkdapl_psp_create(
         let ia: Arc<Ia> = Handles::get(ia, Kind::Ia)?;
         let evd: Arc<Evd> = Handles::get(evd, Kind::Evd)?;
         // SAFETY: `psp` is NULL or writable (this function's `# Safety`).
-        unsafe { publish_live(&ia, psp, |_| Psp::new(ia.clone(), port, backlog, evd)) }?;
+        unsafe { publish_live(&ia, psp, |_| Psp::new(ia.clone(), port, backlog, evd, &CR_HANDLES)) }?;
         Ok(0)
     })
 }

@@ -17,6 +17,10 @@
 //! The order follows ib_core's dependencies: first each IA is made dead (no more objects, see
 //! [`Ia::live`]); then EPs (drain, CM id and QP, CQs), CRs and PSPs; then RMRs (their MRs),
 //! LMRs (their DMA mappings), PZs (their PDs) and at last the IAs' device references.
+//!
+//! Both walk the C handle table ([`Handles::snapshot`]), which is why this file lives in `abi`:
+//! every object a consumer holds is a handle today (the Rust API holds handles too). A per-IA
+//! registry of children would let both walks leave the handle table (issue 14, part 2).
 
 use crate::{
     abi::handle::{Handles, Kind},

@@ -1,0 +1,43 @@
+#!/usr/bin/env python3
+# Used by make check (selftests/run.sh) to keep the provider acyclic: exits 1 on a cycle.
+"""Module import graph of rust/rkdapl: which top-level provider module uses which (crate:: paths)."""
+import re, os, sys, itertools
+root = sys.argv[1] if len(sys.argv) > 1 else 'rust/rkdapl'
+mods = {}
+for dp, _, fs in os.walk(root):
+    for f in fs:
+        if not f.endswith('.rs'): continue
+        p = os.path.join(dp, f)
+        rel = os.path.relpath(p, root)[:-3].replace('/mod', '')
+        top = rel.split('/')[0]
+        if top == 'rkdapl': continue
+        s = open(p).read()
+        s = re.sub(r'//.*', '', s)
+        deps = set()
+        for m in re.finditer(r'use crate::\{([^;]*)\};', s, re.S):
+            for item in re.split(r',(?![^{]*\})', m.group(1)):
+                item = item.strip()
+                if item: deps.add(item.split('::')[0].strip('{ \n'))
+        for m in re.finditer(r'crate::([a-z_]+)', s):
+            deps.add(m.group(1))
+        deps.discard(top); deps.discard('')
+        mods.setdefault(top, set()).update(deps)
+for m in sorted(mods): print(f"{m:10} -> {' '.join(sorted(mods[m]))}")
+# cycles: strongly connected components (Tarjan)
+idx, low, st, on, sccs, c = {}, {}, [], set(), [], [0]
+def sc(v):
+    idx[v] = low[v] = c[0]; c[0] += 1; st.append(v); on.add(v)
+    for w in mods.get(v, ()):
+        if w not in mods: continue
+        if w not in idx: sc(w); low[v] = min(low[v], low[w])
+        elif w in on: low[v] = min(low[v], idx[w])
+    if low[v] == idx[v]:
+        comp = []
+        while True:
+            w = st.pop(); on.discard(w); comp.append(w)
+            if w == v: break
+        if len(comp) > 1: sccs.append(sorted(comp))
+for v in sorted(mods):
+    if v not in idx: sc(v)
+print("cycles:", sccs if sccs else "none")
+sys.exit(1 if sccs else 0)

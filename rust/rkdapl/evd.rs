@@ -16,7 +16,6 @@
 //! waits for calls in progress, so that the consumer may free the upcall's context after.
 
 use core::{
-    ffi::c_void,
     sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering},
 };
 use kernel::{
@@ -26,8 +25,11 @@ use kernel::{
     time::{delay::fsleep, msecs_to_jiffies, Delta},
 };
 
-/// The consumer's upcall (`rkdapl_upcall_fn`): its context pointer and the event.
-pub(crate) type UpcallFn = unsafe extern "C" fn(ctx: *mut c_void, ev: *const Event);
+/// The consumer's upcall: the C ABI wraps the C function and its context (`abi::evd`).
+pub(crate) trait UpcallFn: Send + Sync {
+    /// Hands `ev` to the consumer. Process context; in parallel for `Many`.
+    fn call(&self, ev: &Event);
+}
 
 /// Upcall policies (`enum rkdapl_upcall_policy`, DAT's `DAT_UPCALL_POLICY`).
 #[repr(u32)]
@@ -39,16 +41,11 @@ pub(crate) enum UpcallPolicy {
 }
 
 /// An enabled upcall.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 struct Upcall {
-    f: UpcallFn,
-    ctx: *mut c_void,
+    f: Arc<dyn UpcallFn>,
     single: bool,
 }
-
-// SAFETY: `ctx` is the consumer's opaque pointer, only passed back to its own function, which
-// the consumer made callable from any thread (the C API's contract).
-unsafe impl Send for Upcall {}
 
 /// The upcall now, and its generation: each change starts a new one, and calls count in
 /// `running[gen % 2]`, so a change waits only for the calls of the upcall it replaced.
@@ -274,20 +271,18 @@ impl Evd {
     pub(crate) fn modify_upcall(
         &self,
         policy: UpcallPolicy,
-        f: Option<UpcallFn>,
-        ctx: *mut c_void,
+        f: Option<Arc<dyn UpcallFn>>,
     ) -> Result {
         let up = match (policy, f) {
             (UpcallPolicy::Disable, _) => None,
             (_, None) => return Err(EINVAL),
             (p, Some(f)) => Some(Upcall {
                 f,
-                ctx,
                 single: p == UpcallPolicy::SingleInstance,
             }),
         };
         let _serial = self.modify.lock();
-        let old = {
+        let (old, replaced) = {
             let mut st = self.upcall.lock();
             // A call that found the handle before `rkdapl_evd_free` must not enable an upcall
             // after it (the consumer may free the context or unload).
@@ -295,10 +290,11 @@ impl Evd {
                 return Err(EINVAL);
             }
             let old = st.gen;
-            st.up = up;
+            let replaced = core::mem::replace(&mut st.up, up);
             st.gen = old.wrapping_add(1);
-            old
+            (old, replaced)
         };
+        drop(replaced);
         // Calls of the old upcall raised their counter under the lock: wait for them (calls of
         // the new one count in the other counter, so steady traffic cannot hold this up).
         while self.running[old & 1].load(Ordering::Acquire) != 0 {
@@ -316,7 +312,7 @@ impl Evd {
             let _g = self.upcall.lock();
             self.closed.store(true, Ordering::Release);
         }
-        let _ = self.modify_upcall(UpcallPolicy::Disable, None, core::ptr::null_mut());
+        let _ = self.modify_upcall(UpcallPolicy::Disable, None);
         let mut g = self.ia_slot.evd.lock();
         if g.as_ref().is_some_and(|e| Arc::ptr_eq(e, self)) {
             let old = g.take();
@@ -339,7 +335,7 @@ impl Evd {
     fn try_upcall(&self, ev: Event) -> Option<Event> {
         let (up, idx) = {
             let g = self.upcall.lock();
-            let Some(up) = g.up else {
+            let Some(up) = g.up.clone() else {
                 return Some(ev);
             };
             let idx = g.gen & 1;
@@ -347,10 +343,8 @@ impl Evd {
             (up, idx)
         };
         let serial = up.single.then(|| self.single.lock());
-        // SAFETY: The consumer set `f` and `ctx` with `rkdapl_evd_modify_upcall`, whose contract
-        // makes the call valid until the upcall is disabled; disabling waits for this call
-        // (`running`). `ev` is valid for the call.
-        unsafe { (up.f)(up.ctx, &ev) };
+        // Disabling the upcall waits for this call (`running`).
+        up.f.call(&ev);
         drop(serial);
         self.running[idx].fetch_sub(1, Ordering::AcqRel);
         None

@@ -3,12 +3,12 @@
  * Consumer unload: a module notifier tells rkdapl when a module goes away, so that objects a
  * consumer left open (on purpose or after a failed init) are torn down instead of keeping a
  * device, DMA mappings and memory for good. The work is rkdapl_owner_gone() (Rust,
- * abi/mod.rs and removal.rs); objects are matched by the owner name rkdapl_ia_open() recorded.
+ * abi/consumer.rs and abi/removal.rs); objects are matched by the owner name rkdapl_ia_open() recorded.
  */
 #include <linux/module.h>
 #include <linux/notifier.h>
 
-/* Rust (abi/mod.rs); not part of the consumer API. */
+/* Rust (abi/consumer.rs); not part of the consumer API. */
 void rkdapl_owner_gone(const char *name);
 int rkdapl_module_notifier_register(void);
 void rkdapl_module_notifier_unregister(void);

@@ -11,7 +11,7 @@
 #define CREATE_RUST_TRACE_POINTS
 #include "rkdapl_trace.h"
 
-/* Declared in Rust (abi/trace.rs); not part of the consumer API. */
+/* Declared in Rust (trace.rs); not part of the consumer API. */
 void rkdapl_log_dto_error(u32 ep, u32 op, u64 cookie, int status, u32 wc_status);
 
 /**

@@ -8,7 +8,7 @@
  * @ep is the EP's number, the name of its directory under /sys/kernel/debug/rkdapl/ (0 for a
  * PSP's events), @op an enum rkdapl_dto_op, @status an enum rkdapl_dto_status, @cookie the
  * consumer's DTO cookie, @event an rdma_cm event name (rdma_event_msg()). The events are raised from Rust through the rust_do_trace_*()
- * helpers made by CREATE_RUST_TRACE_POINTS (see rkdapl_trace.c and abi/trace.rs).
+ * helpers made by CREATE_RUST_TRACE_POINTS (see rkdapl_trace.c and trace.rs).
  */
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM rkdapl

@@ -105,6 +105,32 @@ pub(crate) unsafe extern "C" fn rkdapl_evd_free(evd: *mut c_void) -> c_int {
     })
 }
 
+/// A C consumer's upcall (`rkdapl_upcall_fn`) and its context pointer.
+///
+/// # Invariants
+///
+/// `f` may be called with `ctx` and an event from any CPU, in parallel, until the upcall is
+/// changed or disabled (the contract of `rkdapl_evd_modify_upcall`, see its `# Safety`).
+struct CUpcall {
+    f: unsafe extern "C" fn(ctx: *mut c_void, ev: *const Event),
+    ctx: *mut c_void,
+}
+
+// SAFETY: `ctx` is the consumer's opaque pointer, only passed back to its own function, which
+// the consumer made callable from any thread (the type invariant).
+unsafe impl Send for CUpcall {}
+// SAFETY: As for `Send`: `CUpcall` is never changed after it is made.
+unsafe impl Sync for CUpcall {}
+
+impl UpcallFn for CUpcall {
+    fn call(&self, ev: &Event) {
+        // SAFETY: By the type invariant the call is allowed while the upcall is set, and the
+        // EVD calls only a set upcall (disabling waits for calls in progress); `ev` is valid
+        // for the call.
+        unsafe { (self.f)(self.ctx, ev) }
+    }
+}
+
 /// See `rkdapl_evd_modify_upcall` in `include/rkdapl.h`.
 ///
 /// # Safety
@@ -118,7 +144,7 @@ pub(crate) unsafe extern "C" fn rkdapl_evd_free(evd: *mut c_void) -> c_int {
 pub(crate) unsafe extern "C" fn rkdapl_evd_modify_upcall(
     evd: *mut c_void,
     policy: u32,
-    upcall: Option<UpcallFn>,
+    upcall: Option<unsafe extern "C" fn(ctx: *mut c_void, ev: *const Event)>,
     ctx: *mut c_void,
 ) -> c_int {
     from_result(|| {
@@ -129,7 +155,11 @@ pub(crate) unsafe extern "C" fn rkdapl_evd_modify_upcall(
             _ => return Err(EINVAL),
         };
         let e: Arc<Evd> = Handles::get(evd, Kind::Evd)?;
-        e.modify_upcall(policy, upcall, ctx)?;
+        let f = match upcall {
+            Some(f) => Some(Arc::new(CUpcall { f, ctx }, GFP_KERNEL)? as Arc<dyn UpcallFn>),
+            None => None,
+        };
+        e.modify_upcall(policy, f)?;
         Ok(0)
     })
 }

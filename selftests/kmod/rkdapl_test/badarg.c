@@ -100,7 +100,9 @@ int badarg_run(void)
 	u64 addr;
 	int r, bad;
 
-	if (!b || !(b->foreign = kzalloc(512, GFP_KERNEL))) {
+	if (b)
+		b->foreign = kzalloc(512, GFP_KERNEL);
+	if (!b || !b->foreign) {
 		tap(false, "badarg setup", "out of memory");
 		goto free_b;
 	}

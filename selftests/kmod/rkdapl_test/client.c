@@ -91,34 +91,22 @@ static int answer_ok(const struct tmsg *rep, u32 cmd, char *why)
 	return 0;
 }
 
-static int do_send(struct side *s, u64 len, u32 seed, char *why)
+/* Sends a command that prepares a data test and checks that its answer is READY. */
+static int prepare(struct side *s, u32 cmd, u64 len, u32 seed, char *why)
 {
-	struct rkdapl_lmr_triplet t = { s->d_lmr, 0, len };
 	struct tmsg rep;
-	u64 c;
-	int r;
+	int r = rpc(s, cmd, len, seed, &rep, why);
 
-	r = rpc(s, CMD_SEND_PREP, len, seed, &rep, why);
-	if (!r)
-		r = answer_ok(&rep, CMD_READY, why);
-	if (r)
-		return r;
-	pat_fill(s->dbuf, 0, len, seed);
-	if (len)
-		rkdapl_lmr_sync_rdma_read(s->d_lmr, 0, len);
-	c = next_cookie(s);
-	r = rkdapl_post_send(s->ep, &t, 1, c, 0);
-	if (r) {
-		snprintf(why, WHY, "post_send(%llu bytes) = %d %s", len, r, ename(r));
-		s->dead = true;	/* the server waits for the data */
-		return r;
-	}
-	r = dto_expect(s, c, RKDAPL_DTO_SEND, len, why);
-	if (r)
-		return r;
-	r = recv_msg(s, &rep, why);
-	if (!r)
-		r = post_rx(s, why);
+	return r ?: answer_ok(&rep, CMD_READY, why);
+}
+
+/* Waits for the RESULT of the command in flight (seq s->seq), then posts the next RECV. */
+static int wait_result(struct side *s, char *why)
+{
+	struct tmsg rep;
+	int r = recv_msg(s, &rep, why);
+
+	r = r ?: post_rx(s, why);
 	if (!r && rep.seq != s->seq) {
 		snprintf(why, WHY, "result has seq %u, expected %u", rep.seq, s->seq);
 		s->dead = true;
@@ -127,59 +115,78 @@ static int do_send(struct side *s, u64 len, u32 seed, char *why)
 	return r ?: answer_ok(&rep, CMD_RESULT, why);
 }
 
-static int do_rdma_write(struct side *s, u64 len, u32 seed, char *why)
+/* An RDMA WRITE or READ of the first @len bytes of the local buffer, to or from the grant. */
+static int rdma(struct side *s, bool write, u64 len, char *why)
 {
 	struct rkdapl_lmr_triplet t = { s->r_lmr, 0, len };
 	struct rkdapl_rmr_triplet rt = { s->raddr, s->rkey, 0, len };
-	struct tmsg rep;
+	u64 c = next_cookie(s);
+	int r = write ? rkdapl_post_rdma_write(s->ep, &t, 1, &rt, c, 0) :
+			rkdapl_post_rdma_read(s->ep, &t, 1, &rt, c, 0);
+
+	if (r) {
+		snprintf(why, WHY, "post_rdma_%s(%llu bytes) = %d %s", write ? "write" : "read",
+			 len, r, ename(r));
+		return r;
+	}
+	return dto_expect(s, c, write ? RKDAPL_DTO_RDMA_WRITE : RKDAPL_DTO_RDMA_READ, len, why);
+}
+
+/* Fills the first @len bytes of @buf, registered as @lmr, with the pattern of @seed. */
+static void fill(u8 *buf, struct rkdapl_lmr *lmr, u64 len, u32 seed)
+{
+	pat_fill(buf, 0, len, seed);
+	if (len)
+		rkdapl_lmr_sync_rdma_read(lmr, 0, len);
+}
+
+static int do_send(struct side *s, u64 len, u32 seed, char *why)
+{
+	struct rkdapl_lmr_triplet t = { s->d_lmr, 0, len };
 	u64 c;
 	int r;
 
-	r = rpc(s, CMD_WRITE_PREP, len, seed, &rep, why);
-	if (!r)
-		r = answer_ok(&rep, CMD_READY, why);
+	r = prepare(s, CMD_SEND_PREP, len, seed, why);
 	if (r)
 		return r;
-	pat_fill(s->rbuf, 0, len, seed);
-	if (len)
-		rkdapl_lmr_sync_rdma_read(s->r_lmr, 0, len);
+	fill(s->dbuf, s->d_lmr, len, seed);
 	c = next_cookie(s);
-	r = rkdapl_post_rdma_write(s->ep, &t, 1, &rt, c, 0);
+	r = rkdapl_post_send(s->ep, &t, 1, c, 0);
 	if (r) {
-		snprintf(why, WHY, "post_rdma_write(%llu bytes) = %d %s", len, r, ename(r));
+		snprintf(why, WHY, "post_send(%llu bytes) = %d %s", len, r, ename(r));
+		s->dead = true;	/* the server waits for the data */
 		return r;
 	}
-	r = dto_expect(s, c, RKDAPL_DTO_RDMA_WRITE, len, why);
+	r = dto_expect(s, c, RKDAPL_DTO_SEND, len, why);
+	return r ?: wait_result(s, why);
+}
+
+static int do_rdma_write(struct side *s, u64 len, u32 seed, char *why)
+{
+	struct tmsg rep;
+	int r;
+
+	r = prepare(s, CMD_WRITE_PREP, len, seed, why);
 	if (r)
 		return r;
-	r = rpc(s, CMD_CHECK, len, seed, &rep, why);
+	fill(s->rbuf, s->r_lmr, len, seed);
+	r = rdma(s, true, len, why);
+	r = r ?: rpc(s, CMD_CHECK, len, seed, &rep, why);
 	return r ?: answer_ok(&rep, CMD_RESULT, why);
 }
 
 static int do_rdma_read(struct side *s, u64 len, u32 seed, char *why)
 {
-	struct rkdapl_lmr_triplet t = { s->r_lmr, 0, len };
-	struct rkdapl_rmr_triplet rt = { s->raddr, s->rkey, 0, len };
 	u64 g = min_t(u64, GUARD, s->rlen - len);
-	struct tmsg rep;
 	s64 bad;
-	u64 c;
 	int r;
 
-	r = rpc(s, CMD_READ_PREP, len, seed, &rep, why);
-	if (!r)
-		r = answer_ok(&rep, CMD_READY, why);
+	r = prepare(s, CMD_READ_PREP, len, seed, why);
 	if (r)
 		return r;
 	pat_fill(s->rbuf, 0, len + g, poison_seed(seed));
 	rkdapl_lmr_sync_rdma_read(s->r_lmr, 0, len + g);
-	c = next_cookie(s);
-	r = rkdapl_post_rdma_read(s->ep, &t, 1, &rt, c, 0);
-	if (r) {
-		snprintf(why, WHY, "post_rdma_read(%llu bytes) = %d %s", len, r, ename(r));
-		return r;
-	}
-	r = dto_expect(s, c, RKDAPL_DTO_RDMA_READ, len, why);
+	r = rdma(s, false, len, why);
 	if (r)
 		return r;
 	rkdapl_lmr_sync_rdma_write(s->r_lmr, 0, len + g);
@@ -219,9 +226,7 @@ static int write_imm_common(struct side *s, u64 len, u32 seed, bool chain, char 
 	r = r ?: answer_ok(&rep, CMD_READY, why);
 	if (r)
 		return r;
-	pat_fill(s->rbuf, 0, len, seed);
-	if (len)
-		rkdapl_lmr_sync_rdma_read(s->r_lmr, 0, len);
+	fill(s->rbuf, s->r_lmr, len, seed);
 	d[0].cookie = next_cookie(s);
 	d[1].cookie = next_cookie(s);
 	if (chain)
@@ -238,14 +243,7 @@ static int write_imm_common(struct side *s, u64 len, u32 seed, bool chain, char 
 	if (chain)
 		r = dto_expect(s, d[0].cookie, RKDAPL_DTO_RDMA_WRITE, wlen, why);
 	r = r ?: dto_expect(s, d[1].cookie, RKDAPL_DTO_RDMA_WRITE_IMM, len - wlen, why);
-	r = r ?: recv_msg(s, &rep, why);
-	r = r ?: post_rx(s, why);
-	if (!r && rep.seq != m.seq) {
-		snprintf(why, WHY, "result has seq %u, expected %u", rep.seq, m.seq);
-		s->dead = true;
-		r = -EPROTO;
-	}
-	return r ?: answer_ok(&rep, CMD_RESULT, why);
+	return r ?: wait_result(s, why);
 }
 
 static int do_rdma_write_imm(struct side *s, u64 len, u32 seed, char *why)

@@ -122,11 +122,7 @@ void completion_tests(struct bctx *b)
 	}
 
 	/* --- teardown with work in flight: exactly one completion per posted work request --- */
-	r = pair_connect(b, why);
-	if (!r)
-		r = rkdapl_rmr_create(b->pz, &rmr_f);
-	if (!r)
-		r = grant(b, rmr_f, b->lmr_a, 0, BUFSZ, RKDAPL_MEM_REMOTE_WRITE, &rt, why);
+	r = pair_grant(b, &rmr_f, BUFSZ, RKDAPL_MEM_REMOTE_WRITE, &rt, why);
 	if (tap(!r, "new connection and grant for the teardown-in-flight test", "%s", why)) {
 		enum { NRECV = 8, NWRITE = 24 };
 		u64 c0 = 0, s0 = 0, ck;
@@ -198,11 +194,7 @@ void completion_tests(struct bctx *b)
 	 * event, their data arrives, their slots come back through later completions, a failed
 	 * one still reports, and ep_free releases the LMRs of those still outstanding ---
 	 */
-	r = pair_connect(b, why);
-	if (!r)
-		r = rkdapl_rmr_create(b->pz, &rmr_f);
-	if (!r)
-		r = grant(b, rmr_f, b->lmr_a, 0, BUFSZ, RKDAPL_MEM_REMOTE_WRITE, &rt, why);
+	r = pair_grant(b, &rmr_f, BUFSZ, RKDAPL_MEM_REMOTE_WRITE, &rt, why);
 	if (tap(!r, "new connection and grant for the selective-signalling test", "%s", why)) {
 		enum { CHUNK = 64, N = BUFSZ / CHUNK };
 		struct rkdapl_rmr_triplet rc = rt;
@@ -256,9 +248,7 @@ void completion_tests(struct bctx *b)
 		/* suppressed DTOs still outstanding at ep_free: their LMR is released */
 		r = rkdapl_rmr_free(rmr_f);
 		rmr_f = NULL;
-		r = r ?: pair_connect(b, why);
-		r = r ?: rkdapl_rmr_create(b->pz, &rmr_f);
-		r = r ?: grant(b, rmr_f, b->lmr_a, 0, BUFSZ, RKDAPL_MEM_REMOTE_WRITE, &rt, why);
+		r = r ?: pair_grant(b, &rmr_f, BUFSZ, RKDAPL_MEM_REMOTE_WRITE, &rt, why);
 		r = r ?: rkdapl_lmr_create(b->pz, b->bufb, BUFSZ, RKDAPL_MEM_LOCAL_WRITE, &lmr_s);
 		posted = 0;
 		for (i = 0; !r && i < 8; i++) {

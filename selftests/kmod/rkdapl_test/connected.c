@@ -17,8 +17,8 @@ void badarg_connected(struct bctx *b)
 	int r, i;
 
 	/* --- objects --- */
-	b->c = kzalloc(sizeof(*b->c), GFP_KERNEL);
-	b->s = kzalloc(sizeof(*b->s), GFP_KERNEL);
+	b->c = kzalloc_obj(*b->c, GFP_KERNEL);
+	b->s = kzalloc_obj(*b->s, GFP_KERNEL);
 	b->bufa = vzalloc(BUFSZ);
 	b->bufb = kzalloc(BUFSZ, GFP_KERNEL);
 	b->bufx = kzalloc(BUFSZ, GFP_KERNEL);

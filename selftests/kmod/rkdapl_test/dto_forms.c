@@ -206,10 +206,8 @@ void dto_forms(struct bctx *b)
 	rbuf = kzalloc(PAGE_SIZE, GFP_KERNEL);
 	r = rbuf ? 0 : -ENOMEM;
 	r = r ?: rkdapl_lmr_create(b->pz, rbuf, PAGE_SIZE, RKDAPL_MEM_LOCAL_WRITE, &lmr_r);
-	r = r ?: pair_connect(b, why);
-	r = r ?: rkdapl_rmr_create(b->pz, &rmr_g);
-	r = r ?: grant(b, rmr_g, b->lmr_a, 0, 8192,
-		       RKDAPL_MEM_REMOTE_WRITE | RKDAPL_MEM_REMOTE_READ, &rt, why);
+	r = r ?: pair_grant(b, &rmr_g, 8192, RKDAPL_MEM_REMOTE_WRITE | RKDAPL_MEM_REMOTE_READ,
+			    &rt, why);
 	if (!tap(!r, "DTO forms: connection, grant and RECV buffer", "%d %s %s", r, ename(r), why))
 		goto out;
 

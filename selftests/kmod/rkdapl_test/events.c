@@ -95,9 +95,7 @@ void upcall_tests(struct bctx *b)
 	expect(rkdapl_evd_modify_upcall(b->foreign, RKDAPL_UPCALL_MANY, test_upcall, u), -EINVAL,
 	       "evd_modify_upcall(foreign object)");
 
-	r = pair_connect(b, why);
-	r = r ?: rkdapl_rmr_create(b->pz, &rmr_u);
-	r = r ?: grant(b, rmr_u, b->lmr_a, 0, 8192, RKDAPL_MEM_REMOTE_WRITE, &rt, why);
+	r = pair_grant(b, &rmr_u, 8192, RKDAPL_MEM_REMOTE_WRITE, &rt, why);
 	if (!tap(!r, "upcalls: connection and grant", "%d %s %s", r, ename(r), why))
 		goto out;
 	rt.length = 64;

@@ -137,9 +137,7 @@ void lmr_kinds(struct bctx *b)
 	for (i = 0; i < 4; i++)
 		pg[i] = alloc_page(GFP_KERNEL | __GFP_ZERO);
 	r = pg[0] && pg[1] && pg[2] && pg[3] ? 0 : -ENOMEM;
-	r = r ?: pair_connect(b, why);
-	r = r ?: rkdapl_rmr_create(b->pz, &rmr_g);
-	r = r ?: grant(b, rmr_g, b->lmr_a, 0, BUFSZ, RKDAPL_MEM_REMOTE_WRITE, &ga, why);
+	r = r ?: pair_grant(b, &rmr_g, BUFSZ, RKDAPL_MEM_REMOTE_WRITE, &ga, why);
 	if (!tap(!r, "LMR kinds: pages, connection and grant", "%d %s %s", r, ename(r), why))
 		goto out;
 

@@ -119,6 +119,29 @@ int grant(struct bctx *b, struct rkdapl_rmr *rmr, struct rkdapl_lmr *lmr, u64 of
 	return dto_expect(b->s, c, RKDAPL_DTO_RMR_BIND, -1, why);
 }
 
+/* Unbinds @rmr on the server EP and waits for the completion. */
+int ungrant(struct bctx *b, struct rkdapl_rmr *rmr, char *why)
+{
+	u64 c = next_cookie(b->s);
+	int r = rkdapl_rmr_unbind(rmr, b->s->ep, c);
+
+	if (r) {
+		snprintf(why, WHY, "rmr_unbind = %d %s", r, ename(r));
+		return r;
+	}
+	return dto_expect(b->s, c, RKDAPL_DTO_RMR_UNBIND, -1, why);
+}
+
+/* A new pair (pair_connect()), a new RMR in @rmr and its grant of [0, @len) of bufa. */
+int pair_grant(struct bctx *b, struct rkdapl_rmr **rmr, u64 len, u32 priv,
+	       struct rkdapl_rmr_triplet *rt, char *why)
+{
+	int r = pair_connect(b, why);
+
+	r = r ?: rkdapl_rmr_create(b->pz, rmr);
+	return r ?: grant(b, *rmr, b->lmr_a, 0, len, priv, rt, why);
+}
+
 /* One client WRITE of @len bytes of bufb at @loff to @rt.address + @roff: its status. */
 int write_status(struct bctx *b, u64 loff, u64 len, struct rkdapl_rmr_triplet rt,
 			u64 roff, s32 *status, char *why)

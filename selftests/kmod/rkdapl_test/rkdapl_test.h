@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * rkdapl_test.h: what the files of rkdapl_test.ko share (see main.c for the suites).
+ * What the files of rkdapl_test.ko share. The roles are described in main.c; the files:
  *
  *   main.c         module parameters, the roles, module_init
  *   tap.c          TAP lines, names of errnos, events, statuses and ops, test patterns
@@ -239,6 +239,9 @@ int pair_connect(struct bctx *b, char *why);
 void pair_close(struct bctx *b);
 int grant(struct bctx *b, struct rkdapl_rmr *rmr, struct rkdapl_lmr *lmr, u64 off,
 	  u64 len, u32 priv, struct rkdapl_rmr_triplet *rt, char *why);
+int ungrant(struct bctx *b, struct rkdapl_rmr *rmr, char *why);
+int pair_grant(struct bctx *b, struct rkdapl_rmr **rmr, u64 len, u32 priv,
+	       struct rkdapl_rmr_triplet *rt, char *why);
 int write_status(struct bctx *b, u64 loff, u64 len, struct rkdapl_rmr_triplet rt,
 		 u64 roff, s32 *status, char *why);
 

@@ -29,6 +29,15 @@ static int rdma_status(struct bctx *b, bool write, u64 len, struct rkdapl_rmr_tr
 	return 0;
 }
 
+/* Frees b->rmr (bound or not) and creates it again. */
+static int rmr_renew(struct bctx *b)
+{
+	int r = rkdapl_rmr_free(b->rmr);
+
+	b->rmr = NULL;
+	return r ?: rkdapl_rmr_create(b->pz, &b->rmr);
+}
+
 /*
  * rmr_bind's errors on a connected pair, grants over vmalloc and kmalloc memory, and what a
  * grant allows: data within it, nothing past its end, nothing after an unbind, and the first
@@ -41,7 +50,7 @@ void rmr_tests(struct bctx *b)
 	struct rkdapl_lmr *lmr_t = NULL;
 	char why[WHY] = "";
 	u32 rkey, maxiov = b->attr.max_iov, maxpg = b->attr.max_rmr_pages;
-	u64 addr, c;
+	u64 addr;
 	s32 status;
 	s64 bad;
 	int r;
@@ -83,12 +92,7 @@ void rmr_tests(struct bctx *b)
 			 maxpg);
 		tap(!r, n, "%s", why);
 		if (!r) {
-			c = next_cookie(b->s);
-			r = rkdapl_rmr_unbind(b->rmr, b->s->ep, c);
-			if (!r)
-				r = dto_expect(b->s, c, RKDAPL_DTO_RMR_UNBIND, -1, why);
-			else
-				snprintf(why, WHY, "rmr_unbind = %d %s", r, ename(r));
+			r = ungrant(b, b->rmr, why);
 			tap(!r, "rmr_unbind of it and completion", "%s", why);
 		}
 	} else {
@@ -98,12 +102,7 @@ void rmr_tests(struct bctx *b)
 	/* --- grants over linear-map (kmalloc) memory --- */
 	r = grant(b, b->rmr, b->lmr_k, 0, 4096, RKDAPL_MEM_REMOTE_READ, &rt, why);
 	if (tap(!r, "rmr_bind over kmalloc memory (4096 bytes) and completion", "%s", why)) {
-		c = next_cookie(b->s);
-		r = rkdapl_rmr_unbind(b->rmr, b->s->ep, c);
-		if (!r)
-			r = dto_expect(b->s, c, RKDAPL_DTO_RMR_UNBIND, -1, why);
-		else
-			snprintf(why, WHY, "rmr_unbind = %d %s", r, ename(r));
+		r = ungrant(b, b->rmr, why);
 		tap(!r, "rmr_unbind of it and completion", "%s", why);
 	}
 
@@ -137,12 +136,7 @@ void rmr_tests(struct bctx *b)
 		bad = pat_check(b->bufb, 0, 4096, 0x3333);
 		tap(!r && status == RKDAPL_DTO_SUCCESS && bad < 0,
 		    "rdma_read of 4096 bytes within a grant", "%s, bad byte %lld", why, bad);
-		c = next_cookie(b->s);
-		r = rkdapl_rmr_unbind(rmr_t, b->s->ep, c);
-		if (!r)
-			r = dto_expect(b->s, c, RKDAPL_DTO_RMR_UNBIND, -1, why);
-		else
-			snprintf(why, WHY, "rmr_unbind = %d %s", r, ename(r));
+		r = ungrant(b, rmr_t, why);
 		tap(!r, "rmr_unbind and completion", "%s", why);
 		expect(rkdapl_rmr_unbind(rmr_t, b->s->ep, next_cookie(b->s)), -EINVAL,
 		       "rmr_unbind(unbound RMR)");
@@ -166,10 +160,7 @@ void rmr_tests(struct bctx *b)
 	}
 	pair_close(b);
 	/* The RMR's grant went with the connection's QP; unbinding needs a connection now. */
-	r = rkdapl_rmr_free(b->rmr);
-	b->rmr = NULL;
-	if (!r)
-		r = rkdapl_rmr_create(b->pz, &b->rmr);
+	r = rmr_renew(b);
 	tap(!r, "rmr_free of a bound RMR, rmr_create again", "%d %s", r, ename(r));
 
 	/* --- a grant is bounded: a write past its end fails --- */
@@ -184,10 +175,7 @@ void rmr_tests(struct bctx *b)
 		    why);
 	}
 	pair_close(b);
-	r = rkdapl_rmr_free(b->rmr);
-	b->rmr = NULL;
-	if (!r)
-		r = rkdapl_rmr_create(b->pz, &b->rmr);
+	r = rmr_renew(b);
 
 	/*
 	 * --- a DTO split into work requests reports the first one's error ---
@@ -244,22 +232,15 @@ void rmr_tests(struct bctx *b)
 		if (lmr_big)
 			expect(rkdapl_lmr_free(lmr_big), 0, "lmr_free(the split write's LMR)");
 		sparse_free(&big);
-		r = rkdapl_rmr_free(b->rmr);
-		b->rmr = NULL;
-		if (!r)
-			r = rkdapl_rmr_create(b->pz, &b->rmr);
+		r = rmr_renew(b);
 	}
 
 	/* --- a revoked grant fails --- */
 	r = r ?: pair_connect(b, why);
 	if (!r)
 		r = grant(b, b->rmr, b->lmr_a, 0, 4096, RKDAPL_MEM_REMOTE_WRITE, &rt, why);
-	if (!r) {
-		c = next_cookie(b->s);
-		r = rkdapl_rmr_unbind(b->rmr, b->s->ep, c);
-		if (!r)
-			r = dto_expect(b->s, c, RKDAPL_DTO_RMR_UNBIND, -1, why);
-	}
+	if (!r)
+		r = ungrant(b, b->rmr, why);
 	if (tap(!r, "new connection, a grant, unbound again", "%s", why)) {
 		r = rdma_status(b, true, 64, rt, &status, why);
 		tap(!r && status == RKDAPL_DTO_REMOTE_ACCESS_ERROR,

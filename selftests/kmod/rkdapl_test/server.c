@@ -17,10 +17,63 @@ static int srv_reply(struct side *s, const struct tmsg *in, u32 cmd, int status,
 	return send_msg(s, &m, why);
 }
 
+/*
+ * Checks @len bytes of @buf against the pattern of @seed and the @g bytes after them against
+ * its poison: 0, or -EILSEQ (a byte of the data) or -EOVERFLOW (a byte after it) with the
+ * byte's offset in @bad and "server: <@data> <offset> wrong" or "server: <@after> <offset>"
+ * in @text.
+ */
+static int srv_verify(const u8 *buf, u64 len, u64 g, u32 seed, const char *data,
+		      const char *after, s64 *bad, char *text)
+{
+	*bad = pat_check(buf, 0, len, seed);
+	if (*bad >= 0) {
+		snprintf(text, sizeof_field(struct tmsg, why), "server: %s %lld wrong", data, *bad);
+		return -EILSEQ;
+	}
+	*bad = pat_check(buf, len, g, poison_seed(seed));
+	if (*bad >= 0) {
+		snprintf(text, sizeof_field(struct tmsg, why), "server: %s %lld", after, *bad);
+		return -EOVERFLOW;
+	}
+	return 0;
+}
+
+/*
+ * Posts a RECV of the first @len bytes of the SEND buffer ahead of the next command's RECV
+ * (RECVs are consumed in the order posted), answers @m with READY and waits for that RECV's
+ * completion, in @ev. Returns 0; 1 if the RECV could not be posted (READY told the client);
+ * < 0 if the connection failed (@why says how).
+ */
+static int srv_data_recv(struct side *s, const struct tmsg *m, u64 len, const char *what,
+			 struct rkdapl_event *ev, char *why)
+{
+	struct rkdapl_lmr_triplet t = { s->d_lmr, 0, len };
+	char text[sizeof_field(struct tmsg, why)];
+	u64 dc = next_cookie(s);
+	int r = rkdapl_post_recv(s->ep, &t, 1, dc, 0);
+
+	if (r) {
+		snprintf(text, sizeof(text), "server: post_recv(%s) = %d %s", what, r, ename(r));
+		r = post_rx(s, why);
+		return r ?: srv_reply(s, m, CMD_READY, -EIO, -1, text, why) ?: 1;
+	}
+	r = post_rx(s, why);
+	r = r ?: srv_reply(s, m, CMD_READY, 0, -1, NULL, why);
+	if (r)
+		return r;
+	r = wait_cookie(s, dc, ev);
+	if (r) {
+		snprintf(why, WHY, "server: no RECV completion for the %s: %d %s", what, r,
+			 ename(r));
+		s->dead = true;
+	}
+	return r;
+}
+
 /* Handles one command; returns 1 after BYE, 0 to go on, < 0 if the connection failed. */
 static int srv_command(struct side *s, struct tmsg *m, char *why)
 {
-	struct rkdapl_lmr_triplet t;
 	struct rkdapl_event ev = {};
 	char text[96] = "";
 	u64 len = m->len, g;
@@ -36,27 +89,9 @@ static int srv_command(struct side *s, struct tmsg *m, char *why)
 		}
 		pat_fill(s->dbuf, 0, len + GUARD, poison_seed(m->seed));
 		rkdapl_lmr_sync_rdma_read(s->d_lmr, 0, len + GUARD);
-		/* The data RECV goes first: RECVs are consumed in the order posted. */
-		t = (struct rkdapl_lmr_triplet){ s->d_lmr, 0, s->dlen };
-		dc = next_cookie(s);
-		r = rkdapl_post_recv(s->ep, &t, 1, dc, 0);
-		if (r) {
-			snprintf(text, sizeof(text), "server: post_recv(data) = %d %s", r, ename(r));
-			r = post_rx(s, why);
-			return r ?: srv_reply(s, m, CMD_READY, -EIO, -1, text, why);
-		}
-		r = post_rx(s, why);
-		if (!r)
-			r = srv_reply(s, m, CMD_READY, 0, -1, NULL, why);
+		r = srv_data_recv(s, m, s->dlen, "data", &ev, why);
 		if (r)
-			return r;
-		r = wait_cookie(s, dc, &ev);
-		if (r) {
-			snprintf(why, WHY, "server: no RECV completion for the data: %d %s", r,
-				 ename(r));
-			s->dead = true;
-			return r;
-		}
+			return r > 0 ? 0 : r;
 		if (ev.type != RKDAPL_DTO_COMPLETION_EVENT || ev.op != RKDAPL_DTO_RECV ||
 		    ev.status != RKDAPL_DTO_SUCCESS || ev.ep != s->ep) {
 			snprintf(text, sizeof(text),
@@ -75,18 +110,8 @@ static int srv_command(struct side *s, struct tmsg *m, char *why)
 			st = -EMSGSIZE;
 		} else {
 			rkdapl_lmr_sync_rdma_write(s->d_lmr, 0, len + GUARD);
-			bad = pat_check(s->dbuf, 0, len, m->seed);
-			if (bad >= 0) {
-				snprintf(text, sizeof(text), "server: received byte %lld wrong", bad);
-				st = -EILSEQ;
-			} else {
-				bad = pat_check(s->dbuf, len, GUARD, poison_seed(m->seed));
-				if (bad >= 0) {
-					snprintf(text, sizeof(text),
-						 "server: RECV buffer overwritten at %lld", bad);
-					st = -EOVERFLOW;
-				}
-			}
+			st = srv_verify(s->dbuf, len, GUARD, m->seed, "received byte",
+					"RECV buffer overwritten at", &bad, text);
 		}
 		return srv_reply(s, m, CMD_RESULT, st, bad, text, why);
 
@@ -108,19 +133,8 @@ static int srv_command(struct side *s, struct tmsg *m, char *why)
 			rkdapl_lmr_sync_rdma_read(s->r_lmr, 0, len + g);
 		} else {
 			rkdapl_lmr_sync_rdma_write(s->r_lmr, 0, len + g);
-			bad = pat_check(s->rbuf, 0, len, m->seed);
-			if (bad >= 0) {
-				snprintf(text, sizeof(text), "server: granted buffer byte %lld wrong",
-					 bad);
-				st = -EILSEQ;
-			} else {
-				bad = pat_check(s->rbuf, len, g, poison_seed(m->seed));
-				if (bad >= 0) {
-					snprintf(text, sizeof(text),
-						 "server: written past the end, at %lld", bad);
-					st = -EOVERFLOW;
-				}
-			}
+			st = srv_verify(s->rbuf, len, g, m->seed, "granted buffer byte",
+					"written past the end, at", &bad, text);
 		}
 		r = post_rx(s, why);
 		return r ?: srv_reply(s, m, m->cmd == CMD_CHECK ? CMD_RESULT : CMD_READY, st, bad,
@@ -136,24 +150,10 @@ static int srv_command(struct side *s, struct tmsg *m, char *why)
 		rkdapl_lmr_sync_rdma_read(s->r_lmr, 0, len + g);
 		pat_fill(s->dbuf, 0, GUARD, poison_seed(m->seed));
 		rkdapl_lmr_sync_rdma_read(s->d_lmr, 0, GUARD);
-		/* The RECV the write consumes goes first: RECVs are consumed in order. */
-		t = (struct rkdapl_lmr_triplet){ s->d_lmr, 0, GUARD };
-		dc = next_cookie(s);
-		r = rkdapl_post_recv(s->ep, &t, 1, dc, 0);
-		if (r) {
-			snprintf(text, sizeof(text), "server: post_recv(imm) = %d %s", r, ename(r));
-			r = post_rx(s, why);
-			return r ?: srv_reply(s, m, CMD_READY, -EIO, -1, text, why);
-		}
-		r = post_rx(s, why);
-		r = r ?: srv_reply(s, m, CMD_READY, 0, -1, NULL, why);
-		r = r ?: wait_cookie(s, dc, &ev);
-		if (r) {
-			snprintf(why, WHY, "server: no RECV completion for the write: %d %s", r,
-				 ename(r));
-			s->dead = true;
-			return r;
-		}
+		/* the RECV the write consumes */
+		r = srv_data_recv(s, m, GUARD, "write", &ev, why);
+		if (r)
+			return r > 0 ? 0 : r;
 		if (ev.op != RKDAPL_DTO_RECV || ev.status != RKDAPL_DTO_SUCCESS ||
 		    ev.flags != (RKDAPL_EVENT_WITH_IMM | RKDAPL_EVENT_RDMA_WRITE_IMM) ||
 		    ev.immediate != m->seed || ev.transferred_length != m->addr) {
@@ -165,16 +165,11 @@ static int srv_command(struct side *s, struct tmsg *m, char *why)
 		} else {
 			rkdapl_lmr_sync_rdma_write(s->r_lmr, 0, len + g);
 			rkdapl_lmr_sync_rdma_write(s->d_lmr, 0, GUARD);
-			bad = pat_check(s->rbuf, 0, len, m->seed);
-			if (bad >= 0) {
-				snprintf(text, sizeof(text), "server: granted buffer byte %lld wrong",
-					 bad);
-				st = -EILSEQ;
-			} else if ((bad = pat_check(s->rbuf, len, g, poison_seed(m->seed))) >= 0) {
-				snprintf(text, sizeof(text), "server: written past the end, at %lld",
-					 bad);
-				st = -EOVERFLOW;
-			} else if ((bad = pat_check(s->dbuf, 0, GUARD, poison_seed(m->seed))) >= 0) {
+			st = srv_verify(s->rbuf, len, g, m->seed, "granted buffer byte",
+					"written past the end, at", &bad, text);
+			if (!st)
+				bad = pat_check(s->dbuf, 0, GUARD, poison_seed(m->seed));
+			if (!st && bad >= 0) {
 				snprintf(text, sizeof(text), "server: RECV buffer written at %lld", bad);
 				st = -EIO;
 			}

@@ -29,8 +29,8 @@
 #include <linux/module.h>
 #include <linux/uaccess.h>
 
-#include "../include/rkdapl.h"
 #include "perf_common.h"
+#include "sample_common.h"
 
 /* Cookies: kind in the top 16 bits, the DTO's index below. */
 enum { K_DATA = 1, K_CTL_SEND, K_CTL_RECV, K_BIND };
@@ -71,30 +71,6 @@ struct perf {
 	struct page **sparse_pages;	/* buf=sparse: the buffer's pages */
 	u32 sparse_n;
 };
-
-static const char *const event_names[] = {
-	[RKDAPL_DTO_COMPLETION_EVENT] = "DTO_COMPLETION",
-	[RKDAPL_RMR_BIND_COMPLETION_EVENT] = "RMR_BIND_COMPLETION",
-	[RKDAPL_CONNECTION_REQUEST_EVENT] = "CONNECTION_REQUEST",
-	[RKDAPL_CONNECTION_EVENT_ESTABLISHED] = "ESTABLISHED",
-	[RKDAPL_CONNECTION_EVENT_PEER_REJECTED] = "PEER_REJECTED",
-	[RKDAPL_CONNECTION_EVENT_NON_PEER_REJECTED] = "NON_PEER_REJECTED",
-	[RKDAPL_CONNECTION_EVENT_UNREACHABLE] = "UNREACHABLE",
-	[RKDAPL_CONNECTION_EVENT_TIMED_OUT] = "TIMED_OUT",
-	[RKDAPL_CONNECTION_EVENT_DISCONNECTED] = "DISCONNECTED",
-	[RKDAPL_CONNECTION_EVENT_BROKEN] = "BROKEN",
-	[RKDAPL_ASYNC_EVD_OVERFLOW] = "EVD_OVERFLOW",
-	[RKDAPL_ASYNC_IA_CATASTROPHIC] = "IA_CATASTROPHIC",
-};
-
-/* Runs one rkdapl call; on failure prints the call as written and its errno. */
-#define CHECK(p, call)								\
-({										\
-	int __c = (call);							\
-	if (__c)								\
-		pr_err("%s: %s failed: %d\n", (p)->who, #call, __c);		\
-	__c;									\
-})
 
 static void perf_fail(struct perf *p, int err)
 {
@@ -483,7 +459,7 @@ static int server_session(struct perf *p, bool *stop)
 	ret = rkdapl_cr_accept(p->cr, p->ep, NULL, 0);
 	if (ret) {
 		pr_err("server: rkdapl_cr_accept() failed: %d\n", ret);
-		if (ret != -EINVAL && ret != -EISCONN && ret != -EXDEV)
+		if (!cr_still_pending(ret))
 			p->cr = NULL;
 		return ret;
 	}
@@ -657,12 +633,9 @@ static int client_connect(struct perf *p)
 			return ret;
 		if (p->established)
 			return 0;
-		if (p->conn_fail_type != RKDAPL_CONNECTION_EVENT_PEER_REJECTED &&
-		    p->conn_fail_type != RKDAPL_CONNECTION_EVENT_UNREACHABLE &&
-		    p->conn_fail_type != RKDAPL_CONNECTION_EVENT_TIMED_OUT) {
+		if (!connect_retryable(p->conn_fail_type)) {
 			pr_err("client: connect to %pI4:%u: %s\n", &p->a.sin.sin_addr,
-			       ntohs(p->a.sin.sin_port),
-			       PERF_NAME(event_names, p->conn_fail_type));
+			       ntohs(p->a.sin.sin_port), event_name(p->conn_fail_type));
 			return -ECONNREFUSED;
 		}
 		ret = perf_end_session(p);

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * perf_common.h: what samples/rkdapl_perf.c (over rkdapl) and samples/raw_perf.c (over
- * ib_core + rdma_cm) share, so that the two tools do the same work and print the same line:
- * the control-file parser, the wire messages, the statistics, the result line and the
- * crc32 + memcpy "ceiling" measurement. Each tool includes it once; everything is static.
+ * What samples/rkdapl_perf.c (over rkdapl) and samples/raw_perf.c (over ib_core + rdma_cm)
+ * share, so that the two tools do the same work and print the same line: the control-file
+ * parser and the debugfs files, the wire messages, the statistics, the result line and the
+ * crc32 + memcpy "ceiling" measurement. Each tool includes it once and defines
+ * perf_ctl_write(), the ctl file's write; everything else is static here.
  *
  * Control file: /sys/kernel/debug/<tool>/ctl (write-only). One command per write, run in
  * the writing task; the write returns the byte count when the command succeeded and a
@@ -76,11 +77,13 @@
 #define _PERF_COMMON_H
 
 #include <linux/crc32.h>
+#include <linux/debugfs.h>
 #include <linux/inet.h>
 #include <linux/in.h>
 #include <linux/kernel.h>
 #include <linux/ktime.h>
 #include <linux/math64.h>
+#include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
@@ -486,14 +489,125 @@ static int perf_spin(unsigned long deadline, u32 *spins)
 	return 0;
 }
 
-/* Copies a control write (at most PERF_LINE_MAX - 1 bytes) into a NUL-terminated string. */
-static char *perf_copy_line(const char __user *ubuf, size_t len)
+/* ---- the wire messages and the run's times ----------------------------------------- */
+
+/* The client's hello: what the server needs to know of the run (the SEND sets the magic). */
+static void perf_hello(struct perf_msg *m, const struct perf_args *a)
 {
+	memset(m, 0, sizeof(*m));
+	m->op = cpu_to_le32(a->op);
+	m->kind = cpu_to_le32(a->kind);
+	m->size = cpu_to_le32(a->size);
+	m->iters = cpu_to_le32(a->iters);
+	m->txdepth = cpu_to_le32(a->txdepth);
+	m->mode = cpu_to_le32(a->mode);
+}
+
+/*
+ * perf_check_hello() - the server's reading of a client's hello
+ * @m: the hello.
+ * @buf_len: the server's buffer, the largest size it serves.
+ * @op, @size, @iters: the run.
+ *
+ * Context: any context.
+ * Return: 0 to serve the run; 1 for op=stop; -EPROTO for a run it cannot serve.
+ */
+static int perf_check_hello(const struct perf_msg *m, u32 buf_len, u32 *op, u32 *size,
+			    u32 *iters)
+{
+	*op = le32_to_cpu(m->op);
+	*size = le32_to_cpu(m->size);
+	*iters = le32_to_cpu(m->iters);
+	if (*op == PERF_OP_STOP) {
+		pr_info("server: stop requested\n");
+		return 1;
+	}
+	if (*op < PERF_OP_WRITE || *op > PERF_OP_SEND || !*size || *size > buf_len || !*iters ||
+	    *iters > PERF_MAX_ITERS) {
+		pr_err("server: bad hello: op %u size %u (buffer %u) iters %u\n", *op, *size,
+		       buf_len, *iters);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+/* The server's advert: its buffer of @len bytes at @addr, for remote read and write. */
+static void perf_advert(struct perf_msg *m, u64 addr, u32 rkey, u64 len)
+{
+	memset(m, 0, sizeof(*m));
+	m->addr = cpu_to_le64(addr);
+	m->rkey = cpu_to_le32(rkey);
+	m->len = cpu_to_le64(len);
+}
+
+/*
+ * The client's reading of the server's advert: 0 with its buffer in @addr, @rkey; -EMSGSIZE
+ * if the buffer is smaller than @a->size.
+ */
+static int perf_check_advert(const struct perf_msg *m, const struct perf_args *a, u64 *addr,
+			     u32 *rkey)
+{
+	*addr = le64_to_cpu(m->addr);
+	*rkey = le32_to_cpu(m->rkey);
+	if (le64_to_cpu(m->len) < a->size) {
+		pr_err("client: the server's buffer has %llu bytes, size=%u\n",
+		       le64_to_cpu(m->len), a->size);
+		return -EMSGSIZE;
+	}
+	return 0;
+}
+
+/*
+ * perf_alloc_times() - the client's per-DTO arrays of a run (none for op=stop)
+ * @a: the run (@a->iters DTOs).
+ * @post_ns: the time each DTO was posted at.
+ * @samples: post-to-completion times (perf_report()).
+ * @post_cost: the time inside each post call (perf_report()).
+ *
+ * Context: process context, may sleep.
+ * Return: 0; -ENOMEM (what was allocated is for perf_free_times()).
+ */
+static int perf_alloc_times(const struct perf_args *a, u64 **post_ns, u64 **samples,
+			    u64 **post_cost)
+{
+	if (a->op == PERF_OP_STOP)
+		return 0;
+	*post_ns = kvcalloc(a->iters, sizeof(u64), GFP_KERNEL);
+	*samples = kvcalloc(a->iters, sizeof(u64), GFP_KERNEL);
+	*post_cost = kvcalloc(a->iters, sizeof(u64), GFP_KERNEL);
+	return *post_ns && *samples && *post_cost ? 0 : -ENOMEM;
+}
+
+static void perf_free_times(u64 *post_ns, u64 *samples, u64 *post_cost)
+{
+	kvfree(post_ns);
+	kvfree(samples);
+	kvfree(post_cost);
+}
+
+/* ---- the control and result files ---------------------------------------------------- */
+
+/*
+ * perf_command() - reads one control write (at most PERF_LINE_MAX - 1 bytes) into @a
+ *
+ * Context: process context.
+ * Return: 0; -EINVAL for an empty write, -E2BIG, -EFAULT, or perf_parse()'s error.
+ */
+static int perf_command(const char __user *ubuf, size_t len, struct perf_args *a)
+{
+	char *line;
+	int ret;
+
 	if (!len)
-		return ERR_PTR(-EINVAL);
+		return -EINVAL;
 	if (len >= PERF_LINE_MAX)
-		return ERR_PTR(-E2BIG);
-	return memdup_user_nul(ubuf, len);
+		return -E2BIG;
+	line = memdup_user_nul(ubuf, len);
+	if (IS_ERR(line))
+		return PTR_ERR(line);
+	ret = perf_parse(line, a);
+	kfree(line);
+	return ret;
 }
 
 static ssize_t perf_result_read(struct file *file, char __user *ubuf, size_t len,
@@ -506,6 +620,38 @@ static ssize_t perf_result_read(struct file *file, char __user *ubuf, size_t len
 	n = scnprintf(buf, sizeof(buf), "%s%s", perf_result, perf_result[0] ? "\n" : "");
 	mutex_unlock(&perf_result_lock);
 	return simple_read_from_buffer(ubuf, len, ppos, buf, n);
+}
+
+/* Each tool's ctl file: parses one command and runs it in the writing task. */
+static ssize_t perf_ctl_write(struct file *file, const char __user *ubuf, size_t len,
+			      loff_t *ppos);
+
+static const struct file_operations perf_ctl_fops = {
+	.owner = THIS_MODULE,
+	.write = perf_ctl_write,
+};
+
+static const struct file_operations perf_result_fops = {
+	.owner = THIS_MODULE,
+	.read = perf_result_read,
+};
+
+static struct dentry *perf_dir;
+
+/* Creates /sys/kernel/debug/@name/ with the ctl and result files. Context: module_init. */
+static int perf_debugfs_init(const char *name)
+{
+	perf_dir = debugfs_create_dir(name, NULL);
+	if (IS_ERR(perf_dir))
+		return PTR_ERR(perf_dir);
+	debugfs_create_file("ctl", 0200, perf_dir, NULL, &perf_ctl_fops);
+	debugfs_create_file("result", 0444, perf_dir, NULL, &perf_result_fops);
+	return 0;
+}
+
+static void perf_debugfs_exit(void)
+{
+	debugfs_remove(perf_dir);
 }
 
 #endif /* _PERF_COMMON_H */

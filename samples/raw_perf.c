@@ -22,7 +22,6 @@
  */
 #define pr_fmt(fmt) "raw_perf: " fmt
 
-#include <linux/debugfs.h>
 #include <linux/delay.h>
 #include <linux/jiffies.h>
 #include <linux/module.h>
@@ -515,18 +514,10 @@ static int server_session(struct raw *r, bool *stop)
 		ret = raw_ctl_recv(r, "the hello");
 	if (ret)
 		return ret;
-	op = le32_to_cpu(r->rx->op);
-	size = le32_to_cpu(r->rx->size);
-	iters = le32_to_cpu(r->rx->iters);
-	if (op == PERF_OP_STOP) {
-		pr_info("server: stop requested\n");
-		*stop = true;
-		return 0;
-	}
-	if (op < PERF_OP_WRITE || op > PERF_OP_SEND || !size || size > r->buf_len || !iters ||
-	    iters > PERF_MAX_ITERS) {
-		pr_err("server: bad hello: op %u size %u iters %u\n", op, size, iters);
-		return -EPROTO;
+	ret = perf_check_hello(r->rx, r->buf_len, &op, &size, &iters);
+	if (ret) {
+		*stop = ret == 1;
+		return ret == 1 ? 0 : ret;
 	}
 	r->data_len = size;
 	ret = raw_register(r);
@@ -538,10 +529,7 @@ static int server_session(struct raw *r, bool *stop)
 			return ret;
 		r->data_posted++;
 	}
-	memset(r->tx, 0, sizeof(*r->tx));
-	r->tx->addr = cpu_to_le64(r->mr->iova);
-	r->tx->rkey = cpu_to_le32(r->mr->rkey);
-	r->tx->len = cpu_to_le64(r->buf_len);
+	perf_advert(r->tx, r->mr->iova, r->mr->rkey, r->buf_len);
 	ret = raw_ctl_send(r);
 	if (ret)
 		return ret;
@@ -741,23 +729,13 @@ static int client_run(struct raw *r)
 	r->deadline = jiffies + msecs_to_jiffies(r->a.timeout_ms);
 	r->buf_len = r->a.op == PERF_OP_STOP ? 64 : r->a.size;
 	r->data_len = r->a.size;
-	if (r->a.op != PERF_OP_STOP) {
-		r->post_ns = kvcalloc(r->a.iters, sizeof(u64), GFP_KERNEL);
-		r->samples = kvcalloc(r->a.iters, sizeof(u64), GFP_KERNEL);
-		r->post_cost = kvcalloc(r->a.iters, sizeof(u64), GFP_KERNEL);
-		if (!r->post_ns || !r->samples || !r->post_cost)
-			return -ENOMEM;
-	}
+	ret = perf_alloc_times(&r->a, &r->post_ns, &r->samples, &r->post_cost);
+	if (ret)
+		return ret;
 	ret = client_connect(r);
 	if (ret)
 		return ret;
-	memset(r->tx, 0, sizeof(*r->tx));
-	r->tx->op = cpu_to_le32(r->a.op);
-	r->tx->kind = cpu_to_le32(r->a.kind);
-	r->tx->size = cpu_to_le32(r->a.size);
-	r->tx->iters = cpu_to_le32(r->a.iters);
-	r->tx->txdepth = cpu_to_le32(r->a.txdepth);
-	r->tx->mode = cpu_to_le32(r->a.mode);
+	perf_hello(r->tx, &r->a);
 	ret = raw_ctl_send(r);
 	if (ret)
 		return ret;
@@ -770,13 +748,9 @@ static int client_run(struct raw *r)
 	ret = raw_ctl_recv(r, "the advert");
 	if (ret)
 		return ret;
-	raddr = le64_to_cpu(r->rx->addr);
-	rkey = le32_to_cpu(r->rx->rkey);
-	if (le64_to_cpu(r->rx->len) < r->a.size) {
-		pr_err("client: the server's buffer has %llu bytes, size=%u\n",
-		       le64_to_cpu(r->rx->len), r->a.size);
-		return -EMSGSIZE;
-	}
+	ret = perf_check_advert(r->rx, &r->a, &raddr, &rkey);
+	if (ret)
+		return ret;
 
 	t0 = ktime_get_ns();
 	while (READ_ONCE(r->data_done) < r->a.iters) {
@@ -807,35 +781,23 @@ static int client_run(struct raw *r)
 
 /* ---- control file ------------------------------------------------------------------- */
 
-static struct dentry *raw_dir;
-
 /*
  * The ctl file: parses one command and runs it in the writing task.
  * Context: process context, sleeps until the command is done.
  * Return: @len, or the command's negative errno.
  */
-static ssize_t raw_ctl_write(struct file *file, const char __user *ubuf, size_t len,
-			     loff_t *ppos)
+static ssize_t perf_ctl_write(struct file *file, const char __user *ubuf, size_t len,
+			      loff_t *ppos)
 {
 	struct raw *r;
-	char *line;
 	int ret;
 
-	line = perf_copy_line(ubuf, len);
-	if (IS_ERR(line))
-		return PTR_ERR(line);
 	r = kzalloc_obj(*r, GFP_KERNEL);
-	if (!r) {
-		kfree(line);
+	if (!r)
 		return -ENOMEM;
-	}
-	ret = perf_parse(line, &r->a);
-	kfree(line);
-	if (ret) {
+	ret = perf_command(ubuf, len, &r->a);
+	if (ret)
 		pr_err("bad command (%d); see the header of samples/perf_common.h\n", ret);
-		kfree(r);
-		return ret;
-	}
 	/* a direct CQ is drained by the waiting task: it must spin */
 	if (!ret && ((r->a.cq == PERF_CQ_DIRECT && r->a.mode != PERF_POLL) || r->a.sparse))
 		ret = -EINVAL;
@@ -866,38 +828,21 @@ static ssize_t raw_ctl_write(struct file *file, const char __user *ubuf, size_t 
 		break;
 	}
 	raw_teardown(r);
-	kvfree(r->post_ns);
-	kvfree(r->samples);
-	kvfree(r->post_cost);
+	perf_free_times(r->post_ns, r->samples, r->post_cost);
 	if (ret)
 		pr_err("%s: failed: %d\n", r->who ?: "ceiling", ret);
 	kfree(r);
 	return ret ?: len;
 }
 
-static const struct file_operations raw_ctl_fops = {
-	.owner = THIS_MODULE,
-	.write = raw_ctl_write,
-};
-
-static const struct file_operations raw_result_fops = {
-	.owner = THIS_MODULE,
-	.read = perf_result_read,
-};
-
 static int __init raw_perf_init(void)
 {
-	raw_dir = debugfs_create_dir("raw_perf", NULL);
-	if (IS_ERR(raw_dir))
-		return PTR_ERR(raw_dir);
-	debugfs_create_file("ctl", 0200, raw_dir, NULL, &raw_ctl_fops);
-	debugfs_create_file("result", 0444, raw_dir, NULL, &raw_result_fops);
-	return 0;
+	return perf_debugfs_init("raw_perf");
 }
 
 static void __exit raw_perf_exit(void)
 {
-	debugfs_remove(raw_dir);
+	perf_debugfs_exit();
 }
 
 module_init(raw_perf_init);

@@ -23,14 +23,13 @@
  */
 #define pr_fmt(fmt) "rkdapl_perf: " fmt
 
-#include <linux/debugfs.h>
 #include <linux/delay.h>
 #include <linux/jiffies.h>
 #include <linux/module.h>
 #include <linux/uaccess.h>
 
-#include "../include/rkdapl.h"
 #include "perf_common.h"
+#include "sample_common.h"
 
 /* Cookies: kind in the top 16 bits, the DTO's index below. */
 enum { K_DATA = 1, K_CTL_SEND, K_CTL_RECV, K_BIND };
@@ -71,30 +70,6 @@ struct perf {
 	struct page **sparse_pages;	/* buf=sparse: the buffer's pages */
 	u32 sparse_n;
 };
-
-static const char *const event_names[] = {
-	[RKDAPL_DTO_COMPLETION_EVENT] = "DTO_COMPLETION",
-	[RKDAPL_RMR_BIND_COMPLETION_EVENT] = "RMR_BIND_COMPLETION",
-	[RKDAPL_CONNECTION_REQUEST_EVENT] = "CONNECTION_REQUEST",
-	[RKDAPL_CONNECTION_EVENT_ESTABLISHED] = "ESTABLISHED",
-	[RKDAPL_CONNECTION_EVENT_PEER_REJECTED] = "PEER_REJECTED",
-	[RKDAPL_CONNECTION_EVENT_NON_PEER_REJECTED] = "NON_PEER_REJECTED",
-	[RKDAPL_CONNECTION_EVENT_UNREACHABLE] = "UNREACHABLE",
-	[RKDAPL_CONNECTION_EVENT_TIMED_OUT] = "TIMED_OUT",
-	[RKDAPL_CONNECTION_EVENT_DISCONNECTED] = "DISCONNECTED",
-	[RKDAPL_CONNECTION_EVENT_BROKEN] = "BROKEN",
-	[RKDAPL_ASYNC_EVD_OVERFLOW] = "EVD_OVERFLOW",
-	[RKDAPL_ASYNC_IA_CATASTROPHIC] = "IA_CATASTROPHIC",
-};
-
-/* Runs one rkdapl call; on failure prints the call as written and its errno. */
-#define CHECK(p, call)								\
-({										\
-	int __c = (call);							\
-	if (__c)								\
-		pr_err("%s: %s failed: %d\n", (p)->who, #call, __c);		\
-	__c;									\
-})
 
 static void perf_fail(struct perf *p, int err)
 {
@@ -425,9 +400,7 @@ static void perf_close(struct perf *p)
 		CHECK(p, rkdapl_pz_free(p->pz));
 	if (p->ia)
 		CHECK(p, rkdapl_ia_close(p->ia));
-	kvfree(p->post_ns);
-	kvfree(p->samples);
-	kvfree(p->post_cost);
+	perf_free_times(p->post_ns, p->samples, p->post_cost);
 }
 
 static void perf_reset_session(struct perf *p)
@@ -483,7 +456,7 @@ static int server_session(struct perf *p, bool *stop)
 	ret = rkdapl_cr_accept(p->cr, p->ep, NULL, 0);
 	if (ret) {
 		pr_err("server: rkdapl_cr_accept() failed: %d\n", ret);
-		if (ret != -EINVAL && ret != -EISCONN && ret != -EXDEV)
+		if (!cr_still_pending(ret))
 			p->cr = NULL;
 		return ret;
 	}
@@ -502,19 +475,10 @@ static int server_session(struct perf *p, bool *stop)
 	ret = perf_wait_for(p, p->established, "ESTABLISHED");
 	if (ret)
 		return ret;
-	op = le32_to_cpu(m->op);
-	size = le32_to_cpu(m->size);
-	iters = le32_to_cpu(m->iters);
-	if (op == PERF_OP_STOP) {
-		pr_info("server: stop requested\n");
-		*stop = true;
-		return 0;
-	}
-	if (op < PERF_OP_WRITE || op > PERF_OP_SEND || !size || size > p->buf_len || !iters ||
-	    iters > PERF_MAX_ITERS) {
-		pr_err("server: bad hello: op %u size %u (buffer %u) iters %u\n", op, size,
-		       p->buf_len, iters);
-		return -EPROTO;
+	ret = perf_check_hello(m, p->buf_len, &op, &size, &iters);
+	if (ret) {
+		*stop = ret == 1;
+		return ret == 1 ? 0 : ret;
 	}
 	p->a.op = op;
 	p->a.size = size;
@@ -542,10 +506,7 @@ static int server_session(struct perf *p, bool *stop)
 			p->data_posted++;
 		}
 	}
-	memset(p->tx, 0, sizeof(*p->tx));
-	p->tx->addr = cpu_to_le64(addr);
-	p->tx->rkey = cpu_to_le32(rkey);
-	p->tx->len = cpu_to_le64(p->buf_len);
+	perf_advert(p->tx, addr, rkey, p->buf_len);
 	ret = perf_post_ctl_send(p);
 	if (ret)
 		return ret;
@@ -657,12 +618,9 @@ static int client_connect(struct perf *p)
 			return ret;
 		if (p->established)
 			return 0;
-		if (p->conn_fail_type != RKDAPL_CONNECTION_EVENT_PEER_REJECTED &&
-		    p->conn_fail_type != RKDAPL_CONNECTION_EVENT_UNREACHABLE &&
-		    p->conn_fail_type != RKDAPL_CONNECTION_EVENT_TIMED_OUT) {
+		if (!connect_retryable(p->conn_fail_type)) {
 			pr_err("client: connect to %pI4:%u: %s\n", &p->a.sin.sin_addr,
-			       ntohs(p->a.sin.sin_port),
-			       PERF_NAME(event_names, p->conn_fail_type));
+			       ntohs(p->a.sin.sin_port), event_name(p->conn_fail_type));
 			return -ECONNREFUSED;
 		}
 		ret = perf_end_session(p);
@@ -752,13 +710,9 @@ static int client_run(struct perf *p)
 
 	p->deadline = jiffies + msecs_to_jiffies(p->a.timeout_ms);
 	p->mode = p->a.mode;
-	if (p->a.op != PERF_OP_STOP) {
-		p->post_ns = kvcalloc(p->a.iters, sizeof(u64), GFP_KERNEL);
-		p->samples = kvcalloc(p->a.iters, sizeof(u64), GFP_KERNEL);
-		p->post_cost = kvcalloc(p->a.iters, sizeof(u64), GFP_KERNEL);
-		if (!p->post_ns || !p->samples || !p->post_cost)
-			return -ENOMEM;
-	}
+	ret = perf_alloc_times(&p->a, &p->post_ns, &p->samples, &p->post_cost);
+	if (ret)
+		return ret;
 	ret = perf_open(p, 2 * p->a.txdepth + 64, p->a.op == PERF_OP_STOP ? 64 : p->a.size);
 	if (ret)
 		return ret;
@@ -768,13 +722,7 @@ static int client_run(struct perf *p)
 	ret = perf_post_ctl_recv(p);
 	if (ret)
 		return ret;
-	memset(p->tx, 0, sizeof(*p->tx));
-	p->tx->op = cpu_to_le32(p->a.op);
-	p->tx->kind = cpu_to_le32(p->a.kind);
-	p->tx->size = cpu_to_le32(p->a.size);
-	p->tx->iters = cpu_to_le32(p->a.iters);
-	p->tx->txdepth = cpu_to_le32(p->a.txdepth);
-	p->tx->mode = cpu_to_le32(p->a.mode);
+	perf_hello(p->tx, &p->a);
 	ret = perf_post_ctl_send(p);
 	if (ret)
 		return ret;
@@ -790,14 +738,10 @@ static int client_run(struct perf *p)
 	ret = perf_ctl_recv(p, "the advert");
 	if (ret)
 		return ret;
-	rem.address = le64_to_cpu(p->rx->addr);
-	rem.rkey = le32_to_cpu(p->rx->rkey);
+	ret = perf_check_advert(p->rx, &p->a, &rem.address, &rem.rkey);
+	if (ret)
+		return ret;
 	rem.length = p->a.size;
-	if (le64_to_cpu(p->rx->len) < p->a.size) {
-		pr_err("client: the server's buffer has %llu bytes, size=%u\n",
-		       le64_to_cpu(p->rx->len), p->a.size);
-		return -EMSGSIZE;
-	}
 
 	t0 = ktime_get_ns();
 	while (p->data_done < p->a.iters) {
@@ -828,8 +772,6 @@ static int client_run(struct perf *p)
 
 /* ---- control file ------------------------------------------------------------------- */
 
-static struct dentry *perf_dir;
-
 /*
  * The ctl file: parses one command and runs it in the writing task.
  * Context: process context, sleeps until the command is done.
@@ -839,19 +781,12 @@ static ssize_t perf_ctl_write(struct file *file, const char __user *ubuf, size_t
 			      loff_t *ppos)
 {
 	struct perf *p;
-	char *line;
 	int ret;
 
-	line = perf_copy_line(ubuf, len);
-	if (IS_ERR(line))
-		return PTR_ERR(line);
 	p = kzalloc_obj(*p, GFP_KERNEL);
-	if (!p) {
-		kfree(line);
+	if (!p)
 		return -ENOMEM;
-	}
-	ret = perf_parse(line, &p->a);
-	kfree(line);
+	ret = perf_command(ubuf, len, &p->a);
 	/* rkdapl chooses its own completion context and inline use */
 	if (!ret && (p->a.cq != PERF_CQ_DEFAULT || p->a.inline_max))
 		ret = -EINVAL;
@@ -881,29 +816,14 @@ static ssize_t perf_ctl_write(struct file *file, const char __user *ubuf, size_t
 	return ret ?: len;
 }
 
-static const struct file_operations perf_ctl_fops = {
-	.owner = THIS_MODULE,
-	.write = perf_ctl_write,
-};
-
-static const struct file_operations perf_result_fops = {
-	.owner = THIS_MODULE,
-	.read = perf_result_read,
-};
-
 static int __init rkdapl_perf_init(void)
 {
-	perf_dir = debugfs_create_dir("rkdapl_perf", NULL);
-	if (IS_ERR(perf_dir))
-		return PTR_ERR(perf_dir);
-	debugfs_create_file("ctl", 0200, perf_dir, NULL, &perf_ctl_fops);
-	debugfs_create_file("result", 0444, perf_dir, NULL, &perf_result_fops);
-	return 0;
+	return perf_debugfs_init("rkdapl_perf");
 }
 
 static void __exit rkdapl_perf_exit(void)
 {
-	debugfs_remove(perf_dir);
+	perf_debugfs_exit();
 }
 
 module_init(rkdapl_perf_init);

@@ -44,7 +44,7 @@
 #include <linux/string.h>
 #include <linux/vmalloc.h>
 
-#include "../include/rkdapl.h"
+#include "sample_conn.h"
 
 static char *role = "";
 module_param(role, charp, 0444);
@@ -111,15 +111,7 @@ enum sample_kind { K_SEND = 1, K_RECV, K_WRITE, K_READ, K_BIND };
 #define COOKIE_IDX(c) ((u32)((c) & 0xffffffffffffULL))
 
 struct sample {
-	bool is_server;
-	const char *who;
-	struct rkdapl_ia *ia;
-	struct rkdapl_ia_attr attr;
-	struct rkdapl_pz *pz;
-	struct rkdapl_evd *evd;
-	struct rkdapl_psp *psp;
-	struct rkdapl_ep *ep;
-	struct rkdapl_ep_attr ep_attr;
+	struct sconn c;		/* IA, PZ, EVD, PSP, EP and the connection's events */
 
 	u8 *payload;
 	struct rkdapl_lmr *payload_lmr;
@@ -135,14 +127,7 @@ struct sample {
 	struct sample_seg *segs;
 	u32 nseg;
 
-	/* Event state, updated by sample_event(). */
-	int err;
-	bool want_cr;
-	struct rkdapl_cr *cr;
-	bool established, disconnected, conn_failed;
-	bool expect_disc;	/* the peer may disconnect while we wait */
-	u32 conn_fail_type;
-	s32 conn_fail_status;
+	/* DTO state, updated by sample_dto_event(). */
 	u32 sq_inflight;
 	u32 sends_posted, sends_done;
 	u32 recvs_posted, recvs_done;
@@ -155,56 +140,6 @@ struct sample {
 	unsigned long *seen;
 	u32 nseen;
 };
-
-static const char *const event_names[] = {
-	[RKDAPL_DTO_COMPLETION_EVENT] = "DTO_COMPLETION",
-	[RKDAPL_RMR_BIND_COMPLETION_EVENT] = "RMR_BIND_COMPLETION",
-	[RKDAPL_CONNECTION_REQUEST_EVENT] = "CONNECTION_REQUEST",
-	[RKDAPL_CONNECTION_EVENT_ESTABLISHED] = "ESTABLISHED",
-	[RKDAPL_CONNECTION_EVENT_PEER_REJECTED] = "PEER_REJECTED",
-	[RKDAPL_CONNECTION_EVENT_NON_PEER_REJECTED] = "NON_PEER_REJECTED",
-	[RKDAPL_CONNECTION_EVENT_UNREACHABLE] = "UNREACHABLE",
-	[RKDAPL_CONNECTION_EVENT_TIMED_OUT] = "TIMED_OUT",
-	[RKDAPL_CONNECTION_EVENT_DISCONNECTED] = "DISCONNECTED",
-	[RKDAPL_CONNECTION_EVENT_BROKEN] = "BROKEN",
-	[RKDAPL_ASYNC_EVD_OVERFLOW] = "EVD_OVERFLOW",
-	[RKDAPL_ASYNC_IA_CATASTROPHIC] = "IA_CATASTROPHIC",
-};
-
-static const char *const status_names[] = {
-	[RKDAPL_DTO_SUCCESS] = "SUCCESS",
-	[RKDAPL_DTO_FLUSHED] = "FLUSHED",
-	[RKDAPL_DTO_LOCAL_LENGTH_ERROR] = "LOCAL_LENGTH_ERROR",
-	[RKDAPL_DTO_LOCAL_EP_ERROR] = "LOCAL_EP_ERROR",
-	[RKDAPL_DTO_LOCAL_PROTECTION_ERROR] = "LOCAL_PROTECTION_ERROR",
-	[RKDAPL_DTO_BAD_RESPONSE] = "BAD_RESPONSE",
-	[RKDAPL_DTO_REMOTE_ACCESS_ERROR] = "REMOTE_ACCESS_ERROR",
-	[RKDAPL_DTO_REMOTE_RESPONDER_ERROR] = "REMOTE_RESPONDER_ERROR",
-	[RKDAPL_DTO_TRANSPORT_ERROR] = "TRANSPORT_ERROR",
-	[RKDAPL_DTO_RECEIVER_NOT_READY] = "RECEIVER_NOT_READY",
-	[RKDAPL_DTO_RMR_OPERATION_FAILED] = "RMR_OPERATION_FAILED",
-	[RKDAPL_DTO_GENERIC_ERROR] = "GENERIC_ERROR",
-};
-
-static const char *const op_names[] = {
-	[RKDAPL_DTO_SEND] = "SEND",
-	[RKDAPL_DTO_RECV] = "RECV",
-	[RKDAPL_DTO_RDMA_WRITE] = "RDMA_WRITE",
-	[RKDAPL_DTO_RDMA_READ] = "RDMA_READ",
-	[RKDAPL_DTO_RMR_BIND] = "RMR_BIND",
-	[RKDAPL_DTO_RMR_UNBIND] = "RMR_UNBIND",
-};
-
-#define NAME(tab, i) ((i) < ARRAY_SIZE(tab) && (tab)[i] ? (tab)[i] : "?")
-
-/* Runs one rkdapl call; on failure prints the call as written and its errno. */
-#define CHECK(s, call)								\
-({										\
-	int __r = (call);							\
-	if (__r)								\
-		pr_err("%s: %s failed: %d\n", (s)->who, #call, __r);		\
-	__r;									\
-})
 
 /* ---- payload pattern and checksum ---------------------------------------------------- */
 
@@ -265,33 +200,28 @@ static u64 checksum(const u8 *buf, u64 len)
 	return h;
 }
 
-/* ---- events ------------------------------------------------------------------------- */
+/* ---- completions ---------------------------------------------------------------------- */
 
-static void sample_fail(struct sample *s, int err)
+/* The sample's DTO and bind completions (sconn->dto_event). */
+static void sample_dto_event(struct sconn *c, const struct rkdapl_event *ev)
 {
-	if (!s->err)
-		s->err = err;
-}
-
-static void sample_dto_event(struct sample *s, const struct rkdapl_event *ev)
-{
+	struct sample *s = container_of(c, struct sample, c);
 	u32 kind = COOKIE_KIND(ev->cookie), idx = COOKIE_IDX(ev->cookie);
 	bool sq = ev->op != RKDAPL_DTO_RECV;
 	bool ok = ev->status == RKDAPL_DTO_SUCCESS;
 	u32 want_kind;
 
-	if (ev->ep != s->ep) {
-		pr_warn("%s: %s completion (cookie %#llx) of another EP %p, ignored\n", s->who,
-			NAME(op_names, ev->op), ev->cookie, ev->ep);
+	if (ev->ep != s->c.ep) {
+		pr_warn("%s: %s completion (cookie %#llx) of another EP %p, ignored\n", s->c.who,
+			op_name(ev->op), ev->cookie, ev->ep);
 		return;
 	}
 	if (sq && s->sq_inflight)
 		s->sq_inflight--;
 	if (!ok) {
-		pr_err("%s: %s (cookie %#llx) completed with status %d (%s)\n", s->who,
-		       NAME(op_names, ev->op), ev->cookie, ev->status,
-		       NAME(status_names, (u32)ev->status));
-		sample_fail(s, -EIO);
+		pr_err("%s: %s (cookie %#llx) completed with status %d (%s)\n", s->c.who,
+		       op_name(ev->op), ev->cookie, ev->status, status_name(ev->status));
+		sconn_fail(&s->c, -EIO);
 		return;
 	}
 	switch (ev->op) {
@@ -312,16 +242,16 @@ static void sample_dto_event(struct sample *s, const struct rkdapl_event *ev)
 		want_kind = K_BIND;
 		break;
 	default:
-		pr_err("%s: unexpected completion op %u (cookie %#llx)\n", s->who, ev->op,
+		pr_err("%s: unexpected completion op %u (cookie %#llx)\n", s->c.who, ev->op,
 		       ev->cookie);
-		sample_fail(s, -EPROTO);
+		sconn_fail(&s->c, -EPROTO);
 		return;
 	}
 	if (kind != want_kind ||
 	    (ev->type == RKDAPL_RMR_BIND_COMPLETION_EVENT) != (want_kind == K_BIND)) {
 		pr_err("%s: %s event with op %s carries cookie %#llx of another operation\n",
-		       s->who, NAME(event_names, ev->type), NAME(op_names, ev->op), ev->cookie);
-		sample_fail(s, -EPROTO);
+		       s->c.who, event_name(ev->type), op_name(ev->op), ev->cookie);
+		sconn_fail(&s->c, -EPROTO);
 		return;
 	}
 	switch (kind) {
@@ -352,181 +282,9 @@ static void sample_dto_event(struct sample *s, const struct rkdapl_event *ev)
 	return;
 
 bad_cookie:
-	pr_err("%s: %s completion with unexpected cookie %#llx\n", s->who,
-	       NAME(op_names, ev->op), ev->cookie);
-	sample_fail(s, -EPROTO);
-}
-
-static void sample_cr_event(struct sample *s, const struct rkdapl_event *ev)
-{
-	size_t plen = strlen(SAMPLE_PRIVATE);
-	const char *why = NULL;
-
-	if (!s->is_server)
-		why = "not a server";
-	else if (!s->want_cr || s->cr)
-		why = "already serving a client";
-	else if (ev->private_data_len < plen || memcmp(ev->private_data, SAMPLE_PRIVATE, plen))
-		why = "private data is not \"" SAMPLE_PRIVATE "\"";
-	if (!why) {
-		s->cr = ev->cr;
-		return;
-	}
-	pr_warn("%s: rejecting a connection request: %s\n", s->who, why);
-	CHECK(s, rkdapl_cr_reject(ev->cr, NULL, 0));
-}
-
-static void sample_event(struct sample *s, const struct rkdapl_event *ev)
-{
-	bool mine = ev->ep && ev->ep == s->ep;
-
-	switch (ev->type) {
-	case RKDAPL_DTO_COMPLETION_EVENT:
-	case RKDAPL_RMR_BIND_COMPLETION_EVENT:
-		sample_dto_event(s, ev);
-		return;
-	case RKDAPL_CONNECTION_REQUEST_EVENT:
-		sample_cr_event(s, ev);
-		return;
-	case RKDAPL_CONNECTION_EVENT_ESTABLISHED:
-	case RKDAPL_CONNECTION_EVENT_PEER_REJECTED:
-	case RKDAPL_CONNECTION_EVENT_NON_PEER_REJECTED:
-	case RKDAPL_CONNECTION_EVENT_UNREACHABLE:
-	case RKDAPL_CONNECTION_EVENT_TIMED_OUT:
-	case RKDAPL_CONNECTION_EVENT_DISCONNECTED:
-	case RKDAPL_CONNECTION_EVENT_BROKEN:
-		if (!mine) {
-			pr_info("%s: %s event (status %d) of an earlier EP, ignored\n", s->who,
-				NAME(event_names, ev->type), ev->status);
-			return;
-		}
-		break;
-	case RKDAPL_ASYNC_EVD_OVERFLOW:
-		pr_err("%s: EVD overflow, %llu events lost\n", s->who, ev->transferred_length);
-		sample_fail(s, -EOVERFLOW);
-		return;
-	case RKDAPL_ASYNC_IA_CATASTROPHIC:
-		pr_err("%s: IA catastrophic error (status %d)\n", s->who, ev->status);
-		sample_fail(s, -EIO);
-		return;
-	default:
-		pr_err("%s: unknown event type %u (status %d)\n", s->who, ev->type, ev->status);
-		sample_fail(s, -EPROTO);
-		return;
-	}
-
-	switch (ev->type) {
-	case RKDAPL_CONNECTION_EVENT_ESTABLISHED:
-		if (ev->status)
-			pr_warn("%s: ESTABLISHED with status %d\n", s->who, ev->status);
-		if (s->established || s->disconnected) {
-			pr_err("%s: unexpected ESTABLISHED event\n", s->who);
-			sample_fail(s, -EPROTO);
-		}
-		s->established = true;
-		break;
-	case RKDAPL_CONNECTION_EVENT_DISCONNECTED:
-		if (ev->status)
-			pr_warn("%s: DISCONNECTED with status %d\n", s->who, ev->status);
-		s->disconnected = true;
-		break;
-	case RKDAPL_CONNECTION_EVENT_BROKEN:
-		pr_err("%s: connection BROKEN (status %d)\n", s->who, ev->status);
-		s->disconnected = true;
-		sample_fail(s, -ECONNRESET);
-		break;
-	default:	/* the connect failed */
-		if (s->established) {
-			pr_err("%s: %s event (status %d) on an established EP\n", s->who,
-			       NAME(event_names, ev->type), ev->status);
-			sample_fail(s, -EPROTO);
-		}
-		s->conn_failed = true;
-		s->conn_fail_type = ev->type;
-		s->conn_fail_status = ev->status;
-		break;
-	}
-}
-
-/* Waits (at most until deadline) for one event and handles it. */
-static int sample_step(struct sample *s, unsigned long deadline, const char *what)
-{
-	struct rkdapl_event ev;
-	long left = (long)(deadline - jiffies);
-	int ret;
-
-	if (left <= 0) {
-		pr_err("%s: timed out after %u ms waiting for %s\n", s->who, timeout_ms, what);
-		return -ETIMEDOUT;
-	}
-	memset(&ev, 0, sizeof(ev));
-	ret = rkdapl_evd_wait(s->evd, max(jiffies_to_msecs(left), 1u), &ev);
-	if (ret == -ETIMEDOUT) {
-		pr_err("%s: timed out after %u ms waiting for %s\n", s->who, timeout_ms, what);
-		return ret;
-	}
-	if (ret) {
-		pr_err("%s: rkdapl_evd_wait() failed: %d (waiting for %s)\n", s->who, ret, what);
-		return ret;
-	}
-	sample_event(s, &ev);
-	return 0;
-}
-
-/*
- * Handles events until cond holds (0), an event failed (its errno), the connection ended
- * while cond does not hold yet (-ECONNRESET) or timeout_ms passed (-ETIMEDOUT).
- */
-#define sample_wait_for(s, cond, what)						\
-({										\
-	unsigned long __dl = jiffies + msecs_to_jiffies(timeout_ms);		\
-	int __ret;								\
-	for (;;) {								\
-		__ret = (s)->err;						\
-		if (__ret) {							\
-			pr_err("%s: failed while waiting for %s: %d\n",	\
-			       (s)->who, (what), __ret);			\
-			break;							\
-		}								\
-		if (cond)							\
-			break;							\
-		if ((s)->disconnected && !(s)->expect_disc) {			\
-			pr_err("%s: disconnected while waiting for %s\n",	\
-			       (s)->who, (what));				\
-			__ret = -ECONNRESET;					\
-			break;							\
-		}								\
-		__ret = sample_step((s), __dl, (what));				\
-		if (__ret)							\
-			break;							\
-	}									\
-	__ret;									\
-})
-
-/*
- * Discards whatever is queued on the EVD after an EP was freed: its flushed DTOs and late
- * connection events. Connection requests are rejected.
- */
-static void sample_drain(struct sample *s)
-{
-	struct rkdapl_event ev;
-	u32 flushed = 0;
-
-	while (!rkdapl_evd_dequeue(s->evd, &ev)) {
-		if (ev.type == RKDAPL_CONNECTION_REQUEST_EVENT) {
-			pr_info("%s: rejecting a late connection request\n", s->who);
-			CHECK(s, rkdapl_cr_reject(ev.cr, NULL, 0));
-		} else if ((ev.type == RKDAPL_DTO_COMPLETION_EVENT ||
-			    ev.type == RKDAPL_RMR_BIND_COMPLETION_EVENT) &&
-			   ev.status == RKDAPL_DTO_FLUSHED) {
-			flushed++;
-		} else {
-			pr_info("%s: discarding a late %s event (op %s, status %d)\n", s->who,
-				NAME(event_names, ev.type), NAME(op_names, ev.op), ev.status);
-		}
-	}
-	if (flushed)
-		pr_info("%s: %u DTO(s) were flushed\n", s->who, flushed);
+	pr_err("%s: %s completion with unexpected cookie %#llx\n", s->c.who,
+	       op_name(ev->op), ev->cookie);
+	sconn_fail(&s->c, -EPROTO);
 }
 
 /* ---- messages ----------------------------------------------------------------------- */
@@ -538,7 +296,7 @@ static int sample_post_recv(struct sample *s)
 	int ret;
 
 	memset(s->rx, 0, SAMPLE_MSG_BUF);
-	ret = CHECK(s, rkdapl_post_recv(s->ep, &iov, 1, COOKIE(K_RECV, s->recvs_posted), 0));
+	ret = CHECK(&s->c, rkdapl_post_recv(s->c.ep, &iov, 1, COOKIE(K_RECV, s->recvs_posted), 0));
 	if (!ret)
 		s->recvs_posted++;
 	return ret;
@@ -555,10 +313,10 @@ static int sample_post_send_inv(struct sample *s, u32 len, u32 inv_rkey)
 	int ret;
 
 	if (inv_rkey)
-		ret = CHECK(s, rkdapl_post_send_with_invalidate(s->ep, &iov, 1, inv_rkey, cookie,
-								 0));
+		ret = CHECK(&s->c, rkdapl_post_send_with_invalidate(s->c.ep, &iov, 1, inv_rkey,
+								    cookie, 0));
 	else
-		ret = CHECK(s, rkdapl_post_send(s->ep, &iov, 1, cookie, 0));
+		ret = CHECK(&s->c, rkdapl_post_send(s->c.ep, &iov, 1, cookie, 0));
 	if (ret)
 		return ret;
 	s->sends_posted++;
@@ -571,6 +329,18 @@ static int sample_post_send(struct sample *s, u32 len)
 	return sample_post_send_inv(s, len, 0);
 }
 
+/* Posts the RECV for the peer's answer, then starts a message of @magic in s->tx. */
+static int sample_start_msg(struct sample *s, u32 magic)
+{
+	int ret = sample_post_recv(s);
+
+	if (ret)
+		return ret;
+	memset(s->tx, 0, SAMPLE_MSG_BUF);
+	s->tx->magic = magic;
+	return 0;
+}
+
 /* Sends the first len bytes of s->tx and waits for the completion. */
 static int sample_send(struct sample *s, u32 len, const char *what)
 {
@@ -578,19 +348,19 @@ static int sample_send(struct sample *s, u32 len, const char *what)
 
 	if (ret)
 		return ret;
-	return sample_wait_for(s, s->sends_done == s->sends_posted, what);
+	return sconn_wait_for(&s->c, s->sends_done == s->sends_posted, what);
 }
 
 /* Waits for the next RECV and checks its magic and minimum length. */
 static int sample_recv(struct sample *s, u32 magic, u64 min_len, const char *what)
 {
-	int ret = sample_wait_for(s, s->recvs_done == s->recvs_posted, what);
+	int ret = sconn_wait_for(&s->c, s->recvs_done == s->recvs_posted, what);
 
 	if (ret)
 		return ret;
 	if (s->rx_len < min_len || s->rx_len > SAMPLE_MSG_BUF || s->rx->magic != magic) {
 		pr_err("%s: bad %s: %llu bytes, magic %#x (want >= %llu bytes, magic %#x)\n",
-		       s->who, what, s->rx_len, s->rx->magic, min_len, magic);
+		       s->c.who, what, s->rx_len, s->rx->magic, min_len, magic);
 		return -EPROTO;
 	}
 	return 0;
@@ -605,7 +375,7 @@ static int sample_new_batch(struct sample *s, u32 n)
 	s->rdma_done = 0;
 	s->rdma_bytes = 0;
 	if (!s->seen) {
-		pr_err("%s: out of memory for %u completion flags\n", s->who, n);
+		pr_err("%s: out of memory for %u completion flags\n", s->c.who, n);
 		return -ENOMEM;
 	}
 	return 0;
@@ -614,7 +384,7 @@ static int sample_new_batch(struct sample *s, u32 n)
 /* Before a send-queue post: waits until fewer than window DTOs are outstanding. */
 static int sample_sq_room(struct sample *s, u32 window, const char *what)
 {
-	return sample_wait_for(s, s->sq_inflight < window, what);
+	return sconn_wait_for(&s->c, s->sq_inflight < window, what);
 }
 
 /* ---- set-up and tear-down ----------------------------------------------------------- */
@@ -623,117 +393,52 @@ static int sample_open(struct sample *s)
 {
 	int ret;
 
-	ret = CHECK(s, rkdapl_ia_open(dev, &s->ia));
-	if (ret)
-		return ret;
-	ret = CHECK(s, rkdapl_ia_query(s->ia, &s->attr));
+	ret = sconn_open(&s->c, dev, 256);
 	if (ret)
 		return ret;
 	pr_info("%s: IA %s: max_iov %u, max_dtos %u, max_rmr_pages %u, max_evd_qlen %u\n",
-		s->who, s->attr.name, s->attr.max_iov, s->attr.max_dtos, s->attr.max_rmr_pages,
-		s->attr.max_evd_qlen);
-	if (!s->attr.max_iov || !s->attr.max_rmr_pages) {
-		pr_err("%s: device reports max_iov %u, max_rmr_pages %u\n", s->who,
-		       s->attr.max_iov, s->attr.max_rmr_pages);
+		s->c.who, s->c.attr.name, s->c.attr.max_iov, s->c.attr.max_dtos,
+		s->c.attr.max_rmr_pages, s->c.attr.max_evd_qlen);
+	if (!s->c.attr.max_iov || !s->c.attr.max_rmr_pages) {
+		pr_err("%s: device reports max_iov %u, max_rmr_pages %u\n", s->c.who,
+		       s->c.attr.max_iov, s->c.attr.max_rmr_pages);
 		return -EINVAL;
 	}
-	ret = CHECK(s, rkdapl_pz_create(s->ia, &s->pz));
+
+	s->c.ep_attr.max_request_dtos = 64;
+	s->c.ep_attr.max_recv_dtos = 4;
+	s->c.ep_attr.max_rdma_read_in = 16;
+	s->c.ep_attr.max_rdma_read_out = 16;
+
+	ret = sconn_alloc_lmr(&s->c, &s->tx, SAMPLE_MSG_BUF, RKDAPL_MEM_LOCAL_WRITE, &s->tx_lmr);
 	if (ret)
 		return ret;
-	ret = CHECK(s, rkdapl_evd_create(s->ia, min(256u, s->attr.max_evd_qlen ?: 256u),
-					 &s->evd));
-	if (ret)
-		return ret;
-
-	s->ep_attr.max_request_dtos = 64;
-	s->ep_attr.max_recv_dtos = 4;
-	s->ep_attr.max_rdma_read_in = 16;
-	s->ep_attr.max_rdma_read_out = 16;
-
-	s->tx = kzalloc(SAMPLE_MSG_BUF, GFP_KERNEL);
-	s->rx = kzalloc(SAMPLE_MSG_BUF, GFP_KERNEL);
-	if (!s->tx || !s->rx) {
-		pr_err("%s: out of memory for message buffers\n", s->who);
-		return -ENOMEM;
-	}
-	ret = CHECK(s, rkdapl_lmr_create(s->pz, s->tx, SAMPLE_MSG_BUF, RKDAPL_MEM_LOCAL_WRITE,
-					 &s->tx_lmr));
-	if (ret)
-		return ret;
-	return CHECK(s, rkdapl_lmr_create(s->pz, s->rx, SAMPLE_MSG_BUF, RKDAPL_MEM_LOCAL_WRITE,
-					  &s->rx_lmr));
-}
-
-/* Frees an LMR, then its buffer; a buffer whose LMR could not be freed is leaked. */
-static int sample_free_lmr(struct sample *s, struct rkdapl_lmr **lmr, void **buf, bool vm,
-			   const char *name)
-{
-	int ret = 0;
-
-	if (*lmr) {
-		ret = rkdapl_lmr_free(*lmr);
-		if (ret) {
-			pr_err("%s: rkdapl_lmr_free(%s) failed: %d; leaking its buffer\n", s->who,
-			       name, ret);
-			*buf = NULL;
-		}
-		*lmr = NULL;
-	}
-	if (vm)
-		vfree(*buf);
-	else
-		kfree(*buf);
-	*buf = NULL;
-	return ret;
+	return sconn_alloc_lmr(&s->c, &s->rx, SAMPLE_MSG_BUF, RKDAPL_MEM_LOCAL_WRITE, &s->rx_lmr);
 }
 
 /* Frees everything in reverse order; returns the first error. */
 static int sample_close(struct sample *s)
 {
-	int ret = 0, r;
+	int ret, r;
 	u32 i;
 
 #define KEEP(x) do { r = (x); if (r && !ret) ret = r; } while (0)
-	if (s->ep) {
-		KEEP(CHECK(s, rkdapl_ep_free(s->ep)));
-		s->ep = NULL;
-	}
-	if (s->evd)
-		sample_drain(s);
+	ret = sconn_free_ep(&s->c);
 	for (i = 0; i < s->nrmr; i++)
-		KEEP(CHECK(s, rkdapl_rmr_free(s->rmrs[i])));
+		KEEP(CHECK(&s->c, rkdapl_rmr_free(s->rmrs[i])));
 	s->nrmr = 0;
 	kfree(s->rmrs);
 	s->rmrs = NULL;
 	for (i = 0; i < s->nseg_lmr; i++)
-		KEEP(CHECK(s, rkdapl_lmr_free(s->seg_lmrs[i])));
+		KEEP(CHECK(&s->c, rkdapl_lmr_free(s->seg_lmrs[i])));
 	s->nseg_lmr = 0;
 	kfree(s->seg_lmrs);
 	s->seg_lmrs = NULL;
-	if (s->cr) {	/* received but never accepted */
-		KEEP(CHECK(s, rkdapl_cr_reject(s->cr, NULL, 0)));
-		s->cr = NULL;
-	}
-	if (s->psp) {
-		KEEP(CHECK(s, rkdapl_psp_free(s->psp)));
-		s->psp = NULL;
-	}
-	KEEP(sample_free_lmr(s, &s->readback_lmr, (void **)&s->readback, true, "readback"));
-	KEEP(sample_free_lmr(s, &s->payload_lmr, (void **)&s->payload, true, "payload"));
-	KEEP(sample_free_lmr(s, &s->rx_lmr, (void **)&s->rx, false, "rx message"));
-	KEEP(sample_free_lmr(s, &s->tx_lmr, (void **)&s->tx, false, "tx message"));
-	if (s->evd) {
-		KEEP(CHECK(s, rkdapl_evd_free(s->evd)));
-		s->evd = NULL;
-	}
-	if (s->pz) {
-		KEEP(CHECK(s, rkdapl_pz_free(s->pz)));
-		s->pz = NULL;
-	}
-	if (s->ia) {
-		KEEP(CHECK(s, rkdapl_ia_close(s->ia)));
-		s->ia = NULL;
-	}
+	KEEP(sconn_free_lmr(&s->c, &s->readback_lmr, &s->readback, "readback"));
+	KEEP(sconn_free_lmr(&s->c, &s->payload_lmr, &s->payload, "payload"));
+	KEEP(sconn_free_lmr(&s->c, &s->rx_lmr, &s->rx, "rx message"));
+	KEEP(sconn_free_lmr(&s->c, &s->tx_lmr, &s->tx, "tx message"));
+	KEEP(sconn_close(&s->c));
 #undef KEEP
 	kfree(s->segs);
 	s->segs = NULL;
@@ -746,14 +451,14 @@ static int sample_close(struct sample *s)
 
 static int server_grant(struct sample *s, u64 n)
 {
-	u64 seg = min_t(u64, SAMPLE_MAX_SEG, (u64)s->attr.max_rmr_pages * PAGE_SIZE);
-	u32 window = s->ep_attr.max_request_dtos, i;
+	u64 seg = min_t(u64, SAMPLE_MAX_SEG, (u64)s->c.attr.max_rmr_pages * PAGE_SIZE);
+	u32 window = s->c.ep_attr.max_request_dtos, i;
 	int ret;
 
 	s->nseg = DIV_ROUND_UP_ULL(n, seg);
 	if (s->nseg > SAMPLE_MAX_SEGS) {
 		pr_err("%s: %llu bytes need %u segments of %llu bytes, the message holds %zu\n",
-		       s->who, n, s->nseg, seg, SAMPLE_MAX_SEGS);
+		       s->c.who, n, s->nseg, seg, SAMPLE_MAX_SEGS);
 		return -E2BIG;
 	}
 	s->segs = kcalloc(s->nseg, sizeof(*s->segs), GFP_KERNEL);
@@ -764,7 +469,7 @@ static int server_grant(struct sample *s, u64 n)
 	if (ret)
 		return ret;
 	for (i = 0; i < s->nseg; i++) {
-		ret = CHECK(s, rkdapl_rmr_create(s->pz, &s->rmrs[i]));
+		ret = CHECK(&s->c, rkdapl_rmr_create(s->c.pz, &s->rmrs[i]));
 		if (ret)
 			return ret;
 		s->nrmr++;
@@ -776,11 +481,12 @@ static int server_grant(struct sample *s, u64 n)
 		for (i = 0; i < s->nseg; i++) {
 			u64 off = (u64)i * seg;
 
-			ret = CHECK(s, rkdapl_lmr_create(s->pz, s->payload + off, min(seg, n - off),
-							 RKDAPL_MEM_LOCAL_WRITE |
-							 RKDAPL_MEM_REMOTE_READ |
-							 RKDAPL_MEM_REMOTE_WRITE,
-							 &s->seg_lmrs[i]));
+			ret = CHECK(&s->c, rkdapl_lmr_create(s->c.pz, s->payload + off,
+							     min(seg, n - off),
+							     RKDAPL_MEM_LOCAL_WRITE |
+							     RKDAPL_MEM_REMOTE_READ |
+							     RKDAPL_MEM_REMOTE_WRITE,
+							     &s->seg_lmrs[i]));
 			if (ret)
 				return ret;
 			s->nseg_lmr++;
@@ -797,7 +503,7 @@ static int server_grant(struct sample *s, u64 n)
 					      lmr_per_seg ? s->seg_lmrs[i] : s->payload_lmr,
 					      lmr_per_seg ? 0 : off, len,
 					      RKDAPL_MEM_REMOTE_READ | RKDAPL_MEM_REMOTE_WRITE,
-					      s->ep, COOKIE(K_BIND, i), &s->segs[i].rkey,
+					      s->c.ep, COOKIE(K_BIND, i), &s->segs[i].rkey,
 					      &s->segs[i].address);
 			if (ret != -ENOSPC || !s->sq_inflight)
 				break;
@@ -808,16 +514,16 @@ static int server_grant(struct sample *s, u64 n)
 		}
 		if (ret) {
 			pr_err("%s: rkdapl_rmr_bind(segment %u: %llu bytes at offset %llu) failed: %d\n",
-			       s->who, i, len, off, ret);
+			       s->c.who, i, len, off, ret);
 			return ret;
 		}
 		s->sq_inflight++;
 		s->segs[i].len = len;
 	}
-	ret = sample_wait_for(s, s->binds_done == s->nseg, "RMR bind completions");
+	ret = sconn_wait_for(&s->c, s->binds_done == s->nseg, "RMR bind completions");
 	if (ret)
 		return ret;
-	pr_info("%s: granted %llu bytes as %u RMR segment(s) of up to %llu bytes%s\n", s->who,
+	pr_info("%s: granted %llu bytes as %u RMR segment(s) of up to %llu bytes%s\n", s->c.who,
 		n, s->nseg, seg, lmr_per_seg ? ", one LMR each" : "");
 	return 0;
 }
@@ -833,40 +539,26 @@ static int server_run(struct sample *s)
 		return ret;
 	s->payload = vzalloc(size);
 	if (!s->payload) {
-		pr_err("%s: vzalloc(%lu) failed\n", s->who, size);
+		pr_err("%s: vzalloc(%lu) failed\n", s->c.who, size);
 		return -ENOMEM;
 	}
-	ret = CHECK(s, rkdapl_lmr_create(s->pz, s->payload, size,
-					 RKDAPL_MEM_LOCAL_WRITE | RKDAPL_MEM_REMOTE_READ |
-					 RKDAPL_MEM_REMOTE_WRITE, &s->payload_lmr));
+	ret = CHECK(&s->c, rkdapl_lmr_create(s->c.pz, s->payload, size,
+					     RKDAPL_MEM_LOCAL_WRITE | RKDAPL_MEM_REMOTE_READ |
+					     RKDAPL_MEM_REMOTE_WRITE, &s->payload_lmr));
 	if (ret)
 		return ret;
-	ret = CHECK(s, rkdapl_psp_create(s->ia, port, 4, s->evd, &s->psp));
+	ret = CHECK(&s->c, rkdapl_psp_create(s->c.ia, port, 4, s->c.evd, &s->c.psp));
 	if (ret)
 		return ret;
 	pr_info("server: listening on %s port %u (payload %lu bytes)\n", dev, port, size);
 
-	s->want_cr = true;
-	ret = sample_wait_for(s, s->cr, "a connection request");
+	ret = sconn_accept(&s->c);
 	if (ret)
 		return ret;
-	s->want_cr = false;
-	ret = CHECK(s, rkdapl_ep_create(s->pz, s->evd, s->evd, &s->ep_attr, &s->ep));
-	if (ret)
-		return ret;
-	ret = rkdapl_cr_accept(s->cr, s->ep, NULL, 0);
-	if (ret) {
-		pr_err("server: rkdapl_cr_accept() failed: %d\n", ret);
-		/* -EINVAL/-EISCONN/-EXDEV leave the CR pending: sample_close() rejects it */
-		if (ret != -EINVAL && ret != -EISCONN && ret != -EXDEV)
-			s->cr = NULL;
-		return ret;
-	}
-	s->cr = NULL;
 	ret = sample_post_recv(s);
 	if (ret)
 		return ret;
-	ret = sample_wait_for(s, s->established, "ESTABLISHED");
+	ret = sconn_wait_for(&s->c, s->c.established, "ESTABLISHED");
 	if (ret)
 		return ret;
 	pr_info("server: connection established\n");
@@ -884,11 +576,9 @@ static int server_run(struct sample *s)
 	if (ret)
 		return ret;
 
-	ret = sample_post_recv(s);
+	ret = sample_start_msg(s, MSG_ADVERT);
 	if (ret)
 		return ret;
-	memset(s->tx, 0, SAMPLE_MSG_BUF);
-	s->tx->magic = MSG_ADVERT;
 	s->tx->nseg = s->nseg;
 	s->tx->size = n;
 	memcpy(s->tx->seg, s->segs, s->nseg * sizeof(*s->segs));
@@ -899,7 +589,7 @@ static int server_run(struct sample *s)
 	if (ret)
 		return ret;
 
-	ret = CHECK(s, rkdapl_lmr_sync_rdma_write(s->payload_lmr, 0, n));
+	ret = CHECK(&s->c, rkdapl_lmr_sync_rdma_write(s->payload_lmr, 0, n));
 	if (ret)
 		return ret;
 	bad = pattern_check(s->payload, n);
@@ -927,12 +617,12 @@ static int server_run(struct sample *s)
 	s->tx->size = n;
 	s->tx->checksum = csum;
 	/* the client disconnects once it has the verdict: the two events may come in any order */
-	s->expect_disc = true;
+	s->c.expect_disc = true;
 	ret = sample_post_send(s, sizeof(struct sample_msg));
 	if (ret)
 		return ret;
-	ret = sample_wait_for(s, s->sends_done == s->sends_posted && s->disconnected,
-			      "the verdict's SEND and the client's disconnect");
+	ret = sconn_wait_for(&s->c, s->sends_done == s->sends_posted && s->c.disconnected,
+			     "the verdict's SEND and the client's disconnect");
 	if (ret)
 		return ret;
 	if (!ok) {
@@ -946,79 +636,14 @@ static int server_run(struct sample *s)
 
 /* ---- client ------------------------------------------------------------------------- */
 
-static bool client_retryable_event(u32 type)
-{
-	return type == RKDAPL_CONNECTION_EVENT_PEER_REJECTED ||
-	       type == RKDAPL_CONNECTION_EVENT_UNREACHABLE ||
-	       type == RKDAPL_CONNECTION_EVENT_TIMED_OUT;
-}
-
-static int client_connect(struct sample *s, const struct sockaddr_in *sin)
-{
-	unsigned long deadline = jiffies + msecs_to_jiffies(timeout_ms);
-	u32 attempt;
-	int ret;
-
-	for (attempt = 1;; attempt++) {
-		s->established = s->disconnected = s->conn_failed = false;
-		ret = CHECK(s, rkdapl_ep_create(s->pz, s->evd, s->evd, &s->ep_attr, &s->ep));
-		if (ret)
-			return ret;
-		ret = rkdapl_ep_connect(s->ep, (const struct sockaddr *)sin,
-					min(timeout_ms, 5000u) ?: 1, SAMPLE_PRIVATE,
-					strlen(SAMPLE_PRIVATE));
-		if (!ret) {
-			ret = sample_wait_for(s, s->established || s->conn_failed,
-					      "the connection's outcome");
-			if (ret)
-				return ret;
-			if (s->established) {
-				pr_info("client: connected to %pI4:%u (attempt %u)\n",
-					&sin->sin_addr, port, attempt);
-				return 0;
-			}
-			if (!client_retryable_event(s->conn_fail_type)) {
-				pr_err("client: connect to %pI4:%u: %s (status %d)\n",
-				       &sin->sin_addr, port,
-				       NAME(event_names, s->conn_fail_type), s->conn_fail_status);
-				return -ECONNREFUSED;
-			}
-			if (attempt == 1 || !(attempt % 20))
-				pr_info("client: connect attempt %u: %s (status %d), retrying\n",
-					attempt, NAME(event_names, s->conn_fail_type),
-					s->conn_fail_status);
-		} else if (ret == -ENETUNREACH || ret == -EHOSTUNREACH || ret == -ETIMEDOUT ||
-			   ret == -ECONNREFUSED) {
-			if (attempt == 1 || !(attempt % 20))
-				pr_info("client: connect attempt %u: rkdapl_ep_connect() %d, retrying\n",
-					attempt, ret);
-		} else {
-			pr_err("client: rkdapl_ep_connect(%pI4:%u) failed: %d\n", &sin->sin_addr,
-			       port, ret);
-			return ret;
-		}
-		ret = CHECK(s, rkdapl_ep_free(s->ep));
-		s->ep = NULL;
-		if (ret)
-			return ret;
-		sample_drain(s);
-		if (time_after(jiffies + msecs_to_jiffies(500), deadline)) {
-			pr_err("client: no connection to %pI4:%u after %u attempts in %u ms\n",
-			       &sin->sin_addr, port, attempt, timeout_ms);
-			return -ETIMEDOUT;
-		}
-		msleep(500);
-	}
-}
-
 /* RDMA WRITEs (or READs) all of lmr into the advertised segments; returns the time taken. */
 static int client_rdma(struct sample *s, bool write, struct rkdapl_lmr *lmr, u64 total,
 		       u64 *ns)
 {
 	const char *what = write ? "RDMA WRITE completions" : "RDMA READ completions";
-	u64 chunk = min_t(u64, SAMPLE_MAX_DTO, 8ULL * s->attr.max_iov * PAGE_SIZE);
-	u32 window = inflight ? min(inflight, s->ep_attr.max_request_dtos) :
-				s->ep_attr.max_request_dtos;
+	u64 chunk = min_t(u64, SAMPLE_MAX_DTO, 8ULL * s->c.attr.max_iov * PAGE_SIZE);
+	u32 window = inflight ? min(inflight, s->c.ep_attr.max_request_dtos) :
+				s->c.ep_attr.max_request_dtos;
 	u32 nchunks = 0, idx = 0, i;
 	u64 loff = 0, off, len;
 	ktime_t t0;
@@ -1050,10 +675,10 @@ static int client_rdma(struct sample *s, bool write, struct rkdapl_lmr *lmr, u64
 				return ret;
 			for (;;) {
 				if (write)
-					ret = rkdapl_post_rdma_write(s->ep, &iov, 1, &rem,
+					ret = rkdapl_post_rdma_write(s->c.ep, &iov, 1, &rem,
 								     COOKIE(K_WRITE, idx), 0);
 				else
-					ret = rkdapl_post_rdma_read(s->ep, &iov, 1, &rem,
+					ret = rkdapl_post_rdma_read(s->c.ep, &iov, 1, &rem,
 								    COOKIE(K_READ, idx), 0);
 				if (ret != -ENOSPC || !s->sq_inflight)
 					break;
@@ -1070,7 +695,7 @@ static int client_rdma(struct sample *s, bool write, struct rkdapl_lmr *lmr, u64
 		}
 		loff += s->segs[i].len;
 	}
-	ret = sample_wait_for(s, s->rdma_done == nchunks, what);
+	ret = sconn_wait_for(&s->c, s->rdma_done == nchunks, what);
 	*ns = ktime_to_ns(ktime_sub(ktime_get(), t0));
 	if (ret)
 		return ret;
@@ -1114,26 +739,24 @@ static int client_run(struct sample *s)
 	}
 	pattern_fill(s->payload, size);
 	csum = checksum(s->payload, size);
-	ret = CHECK(s, rkdapl_lmr_create(s->pz, s->payload, size, RKDAPL_MEM_LOCAL_WRITE,
-					 &s->payload_lmr));
+	ret = CHECK(&s->c, rkdapl_lmr_create(s->c.pz, s->payload, size, RKDAPL_MEM_LOCAL_WRITE,
+					     &s->payload_lmr));
 	if (ret)
 		return ret;
-	ret = CHECK(s, rkdapl_lmr_create(s->pz, s->readback, size, RKDAPL_MEM_LOCAL_WRITE,
-					 &s->readback_lmr));
+	ret = CHECK(&s->c, rkdapl_lmr_create(s->c.pz, s->readback, size, RKDAPL_MEM_LOCAL_WRITE,
+					     &s->readback_lmr));
 	if (ret)
 		return ret;
-	ret = CHECK(s, rkdapl_lmr_sync_rdma_read(s->payload_lmr, 0, size));
+	ret = CHECK(&s->c, rkdapl_lmr_sync_rdma_read(s->payload_lmr, 0, size));
 	if (ret)
 		return ret;
 
-	ret = client_connect(s, &sin);
+	ret = sconn_connect(&s->c, &sin);
 	if (ret)
 		return ret;
-	ret = sample_post_recv(s);
+	ret = sample_start_msg(s, MSG_REQUEST);
 	if (ret)
 		return ret;
-	memset(s->tx, 0, SAMPLE_MSG_BUF);
-	s->tx->magic = MSG_REQUEST;
 	s->tx->size = size;
 	ret = sample_send(s, sizeof(struct sample_msg), "the request's SEND");
 	if (ret)
@@ -1172,25 +795,23 @@ static int client_run(struct sample *s)
 	if (ret)
 		return ret;
 	client_report("RDMA READ", size, rns);
-	ret = CHECK(s, rkdapl_lmr_sync_rdma_write(s->readback_lmr, 0, size));
+	ret = CHECK(&s->c, rkdapl_lmr_sync_rdma_write(s->readback_lmr, 0, size));
 	if (ret)
 		return ret;
 	ok = !memcmp(s->readback, s->payload, size) && checksum(s->readback, size) == csum;
 	if (!ok)
 		pr_err("client: the data read back differs from what was written\n");
 
-	ret = sample_post_recv(s);
+	ret = sample_start_msg(s, MSG_DONE);
 	if (ret)
 		return ret;
-	memset(s->tx, 0, SAMPLE_MSG_BUF);
-	s->tx->magic = MSG_DONE;
 	s->tx->ok = ok;
 	s->tx->size = size;
 	s->tx->checksum = csum;
 	/* the done message also ends the grant of segment 0: the server need not unbind it */
 	ret = sample_post_send_inv(s, sizeof(struct sample_msg), s->segs[0].rkey);
-	ret = ret ?: sample_wait_for(s, s->sends_done == s->sends_posted,
-				     "the done message's SEND with invalidate");
+	ret = ret ?: sconn_wait_for(&s->c, s->sends_done == s->sends_posted,
+				    "the done message's SEND with invalidate");
 	if (ret)
 		return ret;
 	ret = sample_recv(s, MSG_VERDICT, sizeof(struct sample_msg), "the server's verdict");
@@ -1201,10 +822,7 @@ static int client_run(struct sample *s)
 		       s->rx->checksum);
 		ok = false;
 	}
-	ret = CHECK(s, rkdapl_ep_disconnect(s->ep));
-	if (ret)
-		return ret;
-	ret = sample_wait_for(s, s->disconnected, "DISCONNECTED");
+	ret = sconn_disconnect(&s->c);
 	if (ret)
 		return ret;
 	if (!ok)
@@ -1222,30 +840,22 @@ static int __init rkdapl_sample_init(void)
 		pr_err("size=%lu out of range 1..%u\n", size, SAMPLE_MAX_SIZE);
 		return -EINVAL;
 	}
-	if (!timeout_ms || !port) {
-		pr_err("timeout_ms and port must not be 0\n");
-		return -EINVAL;
-	}
 	s = kzalloc(sizeof(*s), GFP_KERNEL);
 	if (!s)
 		return -ENOMEM;
-	if (!strcmp(role, "server")) {
-		s->is_server = true;
-		s->who = "server";
-		ret = server_run(s);
-	} else if (!strcmp(role, "client")) {
-		s->who = "client";
-		ret = client_run(s);
-	} else {
-		pr_err("role=%s: must be server or client\n", role);
+	ret = sconn_init(&s->c, role, timeout_ms, port);
+	if (ret) {
 		kfree(s);
-		return -EINVAL;
+		return ret;
 	}
+	s->c.pdata = SAMPLE_PRIVATE;
+	s->c.dto_event = sample_dto_event;
+	ret = s->c.is_server ? server_run(s) : client_run(s);
 	ret2 = sample_close(s);
 	if (!ret && ret2)
 		ret = ret2;
 	if (ret)
-		pr_err("%s: FAILED: %d\n", s->who, ret);
+		pr_err("%s: FAILED: %d\n", s->c.who, ret);
 	kfree(s);
 	return ret;
 }
@@ -1259,3 +869,4 @@ module_exit(rkdapl_sample_exit);
 
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("rkdapl sample consumer: verified RDMA WRITE/READ between two hosts");
+

@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: GPL-2.0
+/* rkdapl_test badarg: EP attributes at work: RNR retries, RDMA READ limits. */
+#include "rkdapl_test.h"
+
+/*
+ * A SEND or RDMA WRITE with immediate while the peer has no RECV posted: with a small RNR
+ * retry count on the receiving EP (the IB CM gives it to the sender's QP) the DTO completes
+ * RECEIVER_NOT_READY instead of waiting.
+ */
+void rnr_tests(struct bctx *b)
+{
+	struct rkdapl_ep_attr ca = { .max_request_iov = 256 };
+	struct rkdapl_ep_attr sa = { .max_request_iov = 256, .rnr_retry_count = 1 };
+	struct rkdapl_lmr_triplet t = { b->lmr_b, 0, 64 };
+	struct rkdapl_rmr_triplet rt;
+	struct rkdapl_rmr *rmr = NULL;
+	struct rkdapl_event ev = {};
+	char why[WHY] = "";
+	unsigned long t0;
+	u64 c;
+	int r;
+
+	r = pair_connect_attr(b, &ca, &sa, why);
+	r = r ?: rkdapl_rmr_create(b->pz, &rmr);
+	r = r ?: grant(b, rmr, b->lmr_a, 0, 4096, RKDAPL_MEM_REMOTE_WRITE, &rt, why);
+	if (!tap(!r, "RNR: connection to a server EP with rnr_retry_count 1, and a grant", "%d %s %s", r,
+		 ename(r), why))
+		goto out;
+	t0 = jiffies;
+	c = next_cookie(b->c);
+	r = rkdapl_post_send(b->c->ep, &t, 1, c, 0);
+	r = r ?: wait_cookie(b->c, c, &ev);
+	tap(!r && ev.status == RKDAPL_DTO_RECEIVER_NOT_READY,
+	    "a SEND with no RECV posted at the peer (its rnr_retry_count 1) completes RECEIVER_NOT_READY",
+	    "%d %s, status %d (%s) after %u ms", r, ename(r), ev.status, stname(ev.status),
+	    jiffies_to_msecs(jiffies - t0));
+	pair_close(b);
+	r = pair_connect_attr(b, &ca, &sa, why);
+	if (r) {
+		tap(false, "RNR: second connection", "%s", why);
+		goto out;
+	}
+	rt.length = 64;
+	c = next_cookie(b->c);
+	r = rkdapl_post_rdma_write_imm(b->c->ep, &t, 1, &rt, 5, c, 0);
+	r = r ?: wait_cookie(b->c, c, &ev);
+	tap(!r && ev.status == RKDAPL_DTO_RECEIVER_NOT_READY,
+	    "an RDMA WRITE with immediate with no RECV posted at the peer completes RECEIVER_NOT_READY",
+	    "%d %s, status %d (%s)", r, ename(r), ev.status, stname(ev.status));
+
+	/* a SEND longer than the peer's RECV buffer */
+	pair_close(b);
+	r = pair_connect(b, why);
+	if (r) {
+		tap(false, "local length: connection", "%s", why);
+		goto out;
+	}
+	{
+		struct rkdapl_lmr_triplet rx = { b->lmr_b, 8192, 16 };
+		u64 rc = next_cookie(b->s);
+		struct rkdapl_event sev = {};
+
+		memset(b->bufb + 8192, 0x77, 64);
+		r = rkdapl_post_recv(b->s->ep, &rx, 1, rc, 0);
+		c = next_cookie(b->c);
+		r = r ?: rkdapl_post_send(b->c->ep, &t, 1, c, 0);
+		r = r ?: wait_cookie(b->s, rc, &sev);
+		r = r ?: wait_cookie(b->c, c, &ev);
+		/*
+		 * IB spec 9.9.3.1.2 (class C, RC): the responder NAKs Invalid Request and fails
+		 * the RECV; rdma_rxe reports it as a local QP error, others as a length error.
+		 */
+		tap(!r && (sev.status == RKDAPL_DTO_LOCAL_LENGTH_ERROR ||
+			   sev.status == RKDAPL_DTO_LOCAL_EP_ERROR) &&
+		    ev.status == RKDAPL_DTO_REMOTE_RESPONDER_ERROR &&
+		    all_bytes(b->bufb + 8192 + 16, 48, 0x77),
+		    "a 64-byte SEND into a 16-byte RECV: the RECV fails (LOCAL_LENGTH or, on rxe, LOCAL_EP), the SEND REMOTE_RESPONDER_ERROR, nothing written past the RECV buffer",
+		    "%d %s, RECV status %d (%s), SEND status %d (%s)", r, ename(r), sev.status,
+		    stname(sev.status), ev.status, stname(ev.status));
+	}
+out:
+	pair_close(b);
+	if (rmr)
+		rkdapl_rmr_free(rmr);
+}
+
+/*
+ * RDMA READ limits settled between the two sides: the client asks to serve 2 and issue 3,
+ * the server to serve 5 and issue 1; each side ends up issuing no more than the other serves.
+ */
+void rd_negotiation_test(struct bctx *b)
+{
+	struct rkdapl_ep_attr ca = { .max_request_iov = 256, .max_rdma_read_in = 2,
+				     .max_rdma_read_out = 3 };
+	struct rkdapl_ep_attr sa = { .max_request_iov = 256, .max_rdma_read_in = 5,
+				     .max_rdma_read_out = 1 };
+	struct rkdapl_ep_attr q = {}, cq = {}, sq = {};
+	struct rkdapl_ep *e = NULL;
+	char why[WHY] = "";
+	int r;
+
+	r = rkdapl_ep_create(b->pz, b->evd, b->evd, NULL, &e);
+	r = r ?: rkdapl_ep_query(e, &q);
+	tap(!r && q.max_rdma_read_in == min(4u, b->attr.max_rdma_read_in) &&
+	    q.max_rdma_read_out == min(4u, b->attr.max_rdma_read_out) && q.max_request_dtos == 64 &&
+	    q.retry_count == 7 && q.rnr_retry_count == 7,
+	    "ep_query of an unconnected EP: the defaults (64 DTOs, 4 RDMA READs each way, retries 7)",
+	    "%d %s: dtos %u, read in %u out %u, retry %u rnr %u", r, ename(r), q.max_request_dtos,
+	    q.max_rdma_read_in, q.max_rdma_read_out, q.retry_count, q.rnr_retry_count);
+	expect(rkdapl_ep_query(e, NULL), -EINVAL, "ep_query(NULL attr)");
+	expect(rkdapl_ep_query(b->foreign, &q), -EINVAL, "ep_query(foreign object)");
+	if (e)
+		rkdapl_ep_free(e);
+	r = pair_connect_attr(b, &ca, &sa, why);
+	r = r ?: rkdapl_ep_query(b->c->ep, &cq);
+	r = r ?: rkdapl_ep_query(b->s->ep, &sq);
+	tap(!r && cq.max_rdma_read_out == 3 && sq.max_rdma_read_in == 3 &&
+	    sq.max_rdma_read_out == 1 && cq.max_rdma_read_in == 1,
+	    "RDMA READ limits settled (client asks in 2 out 3, server in 5 out 1): client in 1 out 3, server in 3 out 1",
+	    "%d %s %s: client in %u out %u, server in %u out %u", r, ename(r), why,
+	    cq.max_rdma_read_in, cq.max_rdma_read_out, sq.max_rdma_read_in,
+	    sq.max_rdma_read_out);
+	pair_close(b);
+}

@@ -1,0 +1,312 @@
+// SPDX-License-Identifier: GPL-2.0
+/* rkdapl_test badarg: EVD upcalls, an interrupted evd_wait, the async EVD. */
+#include "rkdapl_test.h"
+
+/* ------------------------------------------------------------------------------------------ */
+/* EVD upcalls */
+
+#define UPC_MAX 64
+#define UPC_CHAINED 0xc0ffee00ull
+
+struct upc {
+	struct bctx *b;
+	struct rkdapl_rmr_triplet rt;
+	atomic_t n, inside, max_inside, not_task;
+	u64 cookie[UPC_MAX];
+	u32 op[UPC_MAX];
+	s32 status[UPC_MAX];
+	int chain_ret;
+	bool chained;
+	bool spun;
+};
+
+static void test_upcall(void *ctx, const struct rkdapl_event *ev)
+{
+	struct upc *u = ctx;
+	int in = atomic_inc_return(&u->inside), i;
+
+	if (in > atomic_read(&u->max_inside))
+		atomic_set(&u->max_inside, in);
+	if (!in_task() || irqs_disabled())
+		atomic_inc(&u->not_task);
+	if (!u->spun && ev->op == RKDAPL_DTO_RDMA_WRITE) {
+		/*
+		 * Hold the first WRITE's call for up to 200 ms, or until a second call is inside:
+		 * meanwhile the server's SENDs complete the client's RECVs from the receive CQ's
+		 * work, which SINGLE_INSTANCE must keep out and MANY lets in.
+		 */
+		unsigned long until = jiffies + msecs_to_jiffies(200);
+
+		u->spun = true;
+		while (atomic_read(&u->inside) < 2 && time_before(jiffies, until))
+			udelay(100);
+	}
+	i = atomic_read(&u->n);
+	if (i < UPC_MAX) {
+		u->cookie[i] = ev->cookie;
+		u->op[i] = ev->op;
+		u->status[i] = ev->status;
+	}
+	if (!u->chained && ev->op == RKDAPL_DTO_RDMA_WRITE) {
+		/* the any-context calls work from the upcall: post one more WRITE */
+		struct rkdapl_lmr_triplet t = { u->b->lmr_b, 0, 64 };
+
+		u->chained = true;
+		u->chain_ret = rkdapl_post_rdma_write(u->b->c->ep, &t, 1, &u->rt, UPC_CHAINED, 0);
+	}
+	atomic_dec(&u->inside);
+	atomic_inc(&u->n);
+}
+
+/* Waits until @u has seen @n events; returns how many it saw. */
+static int upc_wait(struct upc *u, int n)
+{
+	unsigned long deadline = jiffies + msecs_to_jiffies(timeout_ms);
+
+	while (atomic_read(&u->n) < n && time_before(jiffies, deadline))
+		msleep(5);
+	msleep(50);	/* anything beyond n */
+	return atomic_read(&u->n);
+}
+
+void upcall_tests(struct bctx *b)
+{
+	enum { N = 16 };
+	struct rkdapl_lmr_triplet t;
+	struct rkdapl_rmr_triplet rt;
+	struct rkdapl_rmr *rmr_u = NULL;
+	struct rkdapl_event ev = {};
+	struct upc *u = kzalloc(sizeof(*u), GFP_KERNEL);
+	char why[WHY] = "";
+	u64 last_w = 0, last_r = 0, sc[N], c;
+	int r, i, got, bad = 0, posted = 0, chained = 0;
+
+	if (!u) {
+		tap(false, "upcall tests", "out of memory");
+		return;
+	}
+	u->b = b;
+	expect(rkdapl_evd_modify_upcall(b->c->dto_evd, RKDAPL_UPCALL_SINGLE_INSTANCE, NULL, u),
+	       -EINVAL, "evd_modify_upcall(SINGLE_INSTANCE, NULL function)");
+	expect(rkdapl_evd_modify_upcall(b->c->dto_evd, 3, test_upcall, u), -EINVAL,
+	       "evd_modify_upcall(policy 3)");
+	expect(rkdapl_evd_modify_upcall(NULL, RKDAPL_UPCALL_MANY, test_upcall, u), -EINVAL,
+	       "evd_modify_upcall(NULL EVD)");
+	expect(rkdapl_evd_modify_upcall(b->foreign, RKDAPL_UPCALL_MANY, test_upcall, u), -EINVAL,
+	       "evd_modify_upcall(foreign object)");
+
+	r = pair_grant(b, &rmr_u, 8192, RKDAPL_MEM_REMOTE_WRITE, &rt, why);
+	if (!tap(!r, "upcalls: connection and grant", "%d %s %s", r, ename(r), why))
+		goto out;
+	rt.length = 64;
+	u->rt = rt;
+
+	/*
+	 * SINGLE_INSTANCE: the client's RECVs (receive CQ) and WRITEs (send CQ) complete from two
+	 * completion works at once; the upcall must see one call at a time, in process context.
+	 */
+	r = rkdapl_evd_modify_upcall(b->c->dto_evd, RKDAPL_UPCALL_SINGLE_INSTANCE, test_upcall, u);
+	tap(!r, "evd_modify_upcall(SINGLE_INSTANCE)", "%d %s", r, ename(r));
+	for (i = 0; !r && i < N; i++) {
+		t = (struct rkdapl_lmr_triplet){ b->lmr_b, 8192 + i * 64, 64 };
+		r = rkdapl_post_recv(b->c->ep, &t, 1, 0x5000 + i, 0);
+	}
+	for (i = 0; !r && i < N; i++) {
+		t = (struct rkdapl_lmr_triplet){ b->lmr_b, 0, 64 };
+		sc[i] = next_cookie(b->s);
+		r = rkdapl_post_send(b->s->ep, &t, 1, sc[i], 0);
+		t = (struct rkdapl_lmr_triplet){ b->lmr_b, i * 64, 64 };
+		r = r ?: rkdapl_post_rdma_write(b->c->ep, &t, 1, &rt, 0x6000 + i, 0);
+		posted += !r;
+	}
+	got = upc_wait(u, 2 * N + 1);
+	for (i = 0; i < min(got, UPC_MAX); i++) {
+		if (u->status[i] != RKDAPL_DTO_SUCCESS)
+			bad++;
+		if (u->cookie[i] == UPC_CHAINED)
+			chained++;
+		else if (u->op[i] == RKDAPL_DTO_RDMA_WRITE && u->cookie[i] > last_w)
+			last_w = u->cookie[i];
+		else if (u->op[i] == RKDAPL_DTO_RECV && u->cookie[i] > last_r)
+			last_r = u->cookie[i];
+		else
+			bad++;	/* out of order, or an unexpected event */
+	}
+	tap(!r && posted == N && got == 2 * N + 1 && !bad && chained == 1 && !u->chain_ret,
+	    "upcall SINGLE_INSTANCE: 16 RECV and 17 WRITE completions, in order per queue, all successful, one WRITE posted from the upcall",
+	    "post %d %s, posted %d, upcalls %d (want %d), bad %d, chained %d (post %d)", r,
+	    ename(r), posted, got, 2 * N + 1, bad, chained, u->chain_ret);
+	tap(atomic_read(&u->max_inside) == 1 && !atomic_read(&u->not_task),
+	    "upcall SINGLE_INSTANCE: one call at a time, each in process context with interrupts on",
+	    "at most %d at once, %d calls in atomic context", atomic_read(&u->max_inside),
+	    atomic_read(&u->not_task));
+	r = rkdapl_evd_dequeue(b->c->dto_evd, &ev);
+	tap(r == -EAGAIN, "upcall mode: nothing is queued on the EVD", "evd_dequeue = %d %s, event %u",
+	    r, ename(r), ev.type);
+	for (i = 0; i < N; i++)
+		wait_cookie(b->s, sc[i], &ev);
+
+	/* disabled: events are queued again, the upcall is not called */
+	r = rkdapl_evd_modify_upcall(b->c->dto_evd, RKDAPL_UPCALL_DISABLE, NULL, NULL);
+	got = atomic_read(&u->n);
+	t = (struct rkdapl_lmr_triplet){ b->lmr_b, 0, 64 };
+	c = next_cookie(b->c);
+	r = r ?: rkdapl_post_rdma_write(b->c->ep, &t, 1, &rt, c, 0);
+	r = r ?: wait_cookie(b->c, c, &ev);
+	tap(!r && ev.status == RKDAPL_DTO_SUCCESS && atomic_read(&u->n) == got,
+	    "upcall disabled: the next completion is queued and dequeued, no upcall",
+	    "%d %s, status %d, upcalls %d then %d", r, ename(r), ev.status, got,
+	    atomic_read(&u->n));
+
+	/* MANY */
+	atomic_set(&u->n, 0);
+	atomic_set(&u->max_inside, 0);
+	u->chained = true;	/* no WRITE from the upcall this time */
+	u->spun = false;
+	r = rkdapl_evd_modify_upcall(b->c->dto_evd, RKDAPL_UPCALL_MANY, test_upcall, u);
+	for (i = 0; !r && i < N; i++) {
+		t = (struct rkdapl_lmr_triplet){ b->lmr_b, 8192 + i * 64, 64 };
+		r = rkdapl_post_recv(b->c->ep, &t, 1, 0x7000 + i, 0);
+	}
+	for (i = 0; !r && i < N; i++) {
+		t = (struct rkdapl_lmr_triplet){ b->lmr_b, 0, 64 };
+		sc[i] = next_cookie(b->s);
+		r = rkdapl_post_send(b->s->ep, &t, 1, sc[i], 0);
+		r = r ?: rkdapl_post_rdma_write(b->c->ep, &t, 1, &rt, 0x8000 + i, 0);
+	}
+	got = upc_wait(u, 2 * N);
+	tap(!r && got == 2 * N && !atomic_read(&u->not_task),
+	    "upcall MANY: every completion reaches the upcall, in process context",
+	    "%d %s, upcalls %d (want %d)", r, ename(r), got, 2 * N);
+	tap(atomic_read(&u->max_inside) == 2,
+	    "upcall MANY: a RECV completion's call runs while a WRITE completion's call is held (2 at once)",
+	    "at most %d at once", atomic_read(&u->max_inside));
+	for (i = 0; i < N; i++)
+		wait_cookie(b->s, sc[i], &ev);
+	/* rkdapl_evd_free() and module unload disable the upcall too; here explicitly */
+	expect(rkdapl_evd_modify_upcall(b->c->dto_evd, RKDAPL_UPCALL_DISABLE, NULL, NULL), 0,
+	       "evd_modify_upcall(DISABLE)");
+out:
+	rkdapl_evd_modify_upcall(b->c->dto_evd, RKDAPL_UPCALL_DISABLE, NULL, NULL);
+	pair_close(b);
+	if (rmr_u)
+		expect(rkdapl_rmr_free(rmr_u), 0, "rmr_free of the upcall test's grant");
+	kfree(u);
+}
+
+/* rkdapl_evd_wait() in a kthread that gets a signal: -EINTR. */
+struct intr_ctx {
+	struct rkdapl_evd *evd;
+	struct completion waiting, done;
+	int ret;
+};
+
+static int intr_fn(void *arg)
+{
+	struct intr_ctx *x = arg;
+	struct rkdapl_event ev;
+
+	allow_signal(SIGUSR1);
+	complete(&x->waiting);
+	x->ret = rkdapl_evd_wait(x->evd, 20000, &ev);
+	complete(&x->done);
+	while (!kthread_should_stop())
+		schedule_timeout_interruptible(HZ / 10);
+	return 0;
+}
+
+void evd_intr_test(struct bctx *b)
+{
+	struct intr_ctx x = { .ret = 1 };
+	struct task_struct *t;
+	unsigned long t0 = jiffies;
+	int r;
+
+	r = rkdapl_evd_create(b->ia, 4, &x.evd);
+	init_completion(&x.waiting);
+	init_completion(&x.done);
+	t = r ? ERR_PTR(r) : kthread_run(intr_fn, &x, "rkdapl_intr");
+	if (!tap(!IS_ERR(t), "evd_wait interrupted: setup", "%ld", PTR_ERR(t)))
+		goto out;
+	wait_for_completion(&x.waiting);
+	msleep(200);
+	send_sig(SIGUSR1, t, 1);
+	r = wait_for_completion_timeout(&x.done, msecs_to_jiffies(30000)) ? 0 : -ETIMEDOUT;
+	tap(!r && x.ret == -EINTR && time_before(jiffies, t0 + msecs_to_jiffies(10000)),
+	    "evd_wait(20 s) in a thread that gets a signal returns -EINTR at once",
+	    "%d %s, evd_wait = %d %s after %u ms", r, ename(r), x.ret, ename(x.ret),
+	    jiffies_to_msecs(jiffies - t0));
+	kthread_stop(t);
+out:
+	if (x.evd)
+		rkdapl_evd_free(x.evd);
+}
+
+/*
+ * The IA's async EVD: argument errors, and an overflow of another EVD of the IA reported
+ * there (connection requests into a PSP EVD of one entry).
+ */
+void async_evd_tests(struct bctx *b)
+{
+	struct rkdapl_evd *small = NULL, *async = NULL, *other = NULL;
+	struct rkdapl_ia *ia2 = NULL;
+	struct rkdapl_psp *psp = NULL;
+	struct rkdapl_ep *ep[2] = {};
+	struct rkdapl_event ev = {};
+	struct sockaddr_in to = b->self;
+	int r, i;
+
+	r = rkdapl_evd_create(b->ia, 1, &small);
+	r = r ?: rkdapl_evd_create(b->ia, 8, &async);
+	r = r ?: rkdapl_ia_open(dev, &ia2);
+	r = r ?: rkdapl_evd_create(ia2, 8, &other);
+	if (!tap(!r, "async EVD: setup", "%d %s", r, ename(r)))
+		goto out;
+	expect(rkdapl_ia_set_async_evd(NULL, async), -EINVAL, "ia_set_async_evd(NULL IA)");
+	expect(rkdapl_ia_set_async_evd(b->ia, b->foreign), -EINVAL,
+	       "ia_set_async_evd(foreign object)");
+	expect(rkdapl_ia_set_async_evd(b->ia, other), -EXDEV,
+	       "ia_set_async_evd(an EVD of another IA)");
+	expect(rkdapl_ia_set_async_evd(b->ia, async), 0, "ia_set_async_evd(EVD of the IA)");
+
+	to.sin_port = htons(port + 5);
+	r = rkdapl_psp_create(b->ia, port + 5, 8, small, &psp);
+	for (i = 0; !r && i < 2; i++) {
+		r = rkdapl_ep_create(b->pz, b->evd, b->evd, NULL, &ep[i]);
+		r = r ?: rkdapl_ep_connect(ep[i], (struct sockaddr *)&to, 5000, NULL, 0);
+	}
+	r = r ?: conn_expect(async, NULL, RKDAPL_ASYNC_EVD_OVERFLOW, timeout_ms, &ev);
+	tap(!r && ev.evd == small && ev.status == -EOVERFLOW && ev.transferred_length == 1,
+	    "async EVD: two connection requests into a PSP EVD of 1 entry: RKDAPL_ASYNC_EVD_OVERFLOW naming that EVD",
+	    "%d %s, event %u (%s) evd %s status %d lost %llu", r, ename(r), ev.type,
+	    evname(ev.type), ev.evd == small ? "right" : "wrong", ev.status,
+	    ev.transferred_length);
+	memset(&ev, 0, sizeof(ev));
+	r = rkdapl_evd_dequeue(small, &ev);
+	tap(!r && ev.type == RKDAPL_ASYNC_EVD_OVERFLOW && ev.evd == small &&
+	    ev.transferred_length == 1,
+	    "the full EVD itself reports the loss first (1 event lost)",
+	    "%d %s, event %u (%s), lost %llu", r, ename(r), ev.type, evname(ev.type),
+	    ev.transferred_length);
+	r = rkdapl_evd_dequeue(small, &ev);
+	tap(!r && ev.type == RKDAPL_CONNECTION_REQUEST_EVENT, "then the connection request it kept",
+	    "%d %s, event %u (%s)", r, ename(r), ev.type, evname(ev.type));
+	if (!r && ev.type == RKDAPL_CONNECTION_REQUEST_EVENT)
+		rkdapl_cr_reject(ev.cr, NULL, 0);
+	expect(rkdapl_evd_dequeue(async, &ev), -EAGAIN, "async EVD: nothing else queued");
+out:
+	for (i = 0; i < 2; i++)
+		if (ep[i])
+			rkdapl_ep_free(ep[i]);
+	if (psp)
+		expect(rkdapl_psp_free(psp), 0, "psp_free of the overflow test's PSP");
+	evd_drain(b->evd);
+	if (async)
+		expect(rkdapl_evd_free(async), 0, "evd_free of the async EVD (unsets it)");
+	if (small)
+		rkdapl_evd_free(small);
+	if (other)
+		rkdapl_evd_free(other);
+	if (ia2)
+		rkdapl_ia_close(ia2);
+}

@@ -1,0 +1,262 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the files of rkdapl_test.ko share. The roles are described in main.c; the files:
+ *
+ *   main.c         module parameters, the roles, module_init
+ *   tap.c          TAP lines, names of errnos, events, statuses and ops, test patterns
+ *   side.c         one side of a connection (server, client): events, messages, set-up
+ *   server.c       role=server (and loopback's server thread)
+ *   client.c       role=client (and loopback's client): the data tests
+ *   badarg.c       role=badarg: bad arguments on unconnected objects, then connected.c
+ *   pair.c         badarg's loopback pair (struct bctx) and its helpers
+ *   connected.c    state errors on a connected pair (CRs, DTO arguments); runs the suites below
+ *   rmr.c          rmr_bind errors, grants and what they allow
+ *   completions.c  completions at disconnect and teardown, EVD overflow, suppression
+ *   dto_forms.c    WRITE with immediate, SEND with invalidate, fence, solicited, chains
+ *   events.c       EVD upcalls, an interrupted evd_wait, the async EVD
+ *   lmr_kinds.c    LMRs of page arrays, scatterlists and provider-allocated memory
+ *   ep_attr.c      RNR retries, RDMA READ limits
+ */
+#ifndef _RKDAPL_TEST_H
+#define _RKDAPL_TEST_H
+
+#include <linux/module.h>
+#include <linux/kernel.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <linux/mm.h>
+#include <linux/kthread.h>
+#include <linux/sched/signal.h>
+#include <linux/completion.h>
+#include <linux/mutex.h>
+#include <linux/jiffies.h>
+#include <linux/delay.h>
+#include <linux/random.h>
+#include <linux/inet.h>
+#include <linux/in.h>
+#include <linux/un.h>
+#include <linux/string.h>
+#include <linux/netdevice.h>
+#include <linux/inetdevice.h>
+#include <linux/log2.h>
+#include <linux/preempt.h>
+#include <linux/highmem.h>
+#include <linux/scatterlist.h>
+#include "../../../include/rkdapl.h"
+
+/* module parameters (main.c) */
+extern char *role;
+extern char *dev;
+extern char *peer;
+extern ushort port;
+extern uint timeout_ms;
+extern uint listen_ms;
+extern uint connect_ms;
+
+#define WHY 200
+#define GUARD 64
+#define BIGBUF (1024 * 1024)
+#define STASH 64
+#define SLOT 256
+
+/* ---- tap.c -------------------------------------------------------------------------------- */
+
+__printf(3, 4) bool tap(bool ok, const char *name, const char *fmt, ...);
+void tap_skip(const char *name, const char *reason);
+int tap_finish(void);
+const char *ename(int e);
+bool expect(int got, int want, const char *what);
+const char *evname(u32 t);
+const char *stname(s32 s);
+const char *opname(u32 op);
+
+/* Test patterns: a byte stream per 32-bit seed; position i of the stream is byte i. */
+static inline u32 mix32(u32 x)
+{
+	x ^= x >> 16;
+	x *= 0x7feb352d;
+	x ^= x >> 15;
+	x *= 0x846ca68b;
+	x ^= x >> 16;
+	return x;
+}
+
+static inline u32 pat_word(u32 seed, u64 i)
+{
+	return mix32(seed * 0x9e3779b1u + (u32)(i >> 2) + (u32)(i >> 34) * 0x85ebca77u);
+}
+
+void pat_fill(void *buf, u64 off, u64 len, u32 seed);
+s64 pat_check(const void *buf, u64 off, u64 len, u32 seed);
+u32 poison_seed(u32 seed);
+
+/* ---- side.c: one side of a connection ------------------------------------------------------ */
+
+struct side {
+	const char *who;
+	struct rkdapl_ia *ia;
+	struct rkdapl_pz *pz;
+	struct rkdapl_evd *dto_evd, *conn_evd, *psp_evd;
+	struct rkdapl_psp *psp;
+	struct rkdapl_ep *ep;
+	struct rkdapl_ia_attr attr;
+	bool dead;		/* connection lost: the remaining tests fail at once */
+	/*
+	 * The SEND in flight is the last message: the peer disconnects as soon as it has it,
+	 * which may flush the SEND before its ACK is processed. FLUSHED then counts as sent.
+	 */
+	bool last_send;
+	u64 cookie;
+	u32 seq;
+	/* messages: slot 0 sends, slot 1 receives */
+	u8 *msg;
+	struct rkdapl_lmr *msg_lmr;
+	u64 rx_cookie;
+	/* SEND data (client: source, kmalloc; server: RECV target, kmalloc) */
+	u8 *dbuf;
+	u64 dlen;
+	struct rkdapl_lmr *d_lmr;
+	/* RDMA (client: local buffer; server: the granted buffer) */
+	u8 *rbuf;
+	u64 rlen;
+	bool rbuf_vmalloc;
+	struct rkdapl_lmr *r_lmr;
+	struct rkdapl_rmr *rmr;
+	/* client: the server's grant */
+	u32 rkey;
+	u64 raddr, rgranted;
+	int nstash;
+	struct rkdapl_event stash[STASH];
+	struct rkdapl_event last;	/* the last event dto_expect() accepted */
+};
+
+#define TMSG_MAGIC 0x544b4452	/* "RDKT" */
+#define CLIENT_PDATA "rkdapl_test client hello"
+#define SERVER_PDATA "rkdapl_test server accept"
+
+enum tcmd {
+	CMD_HELLO = 1,		/* server -> client: the grant (rkey, addr, len) */
+	CMD_SEND_PREP,		/* post a RECV for a SEND of len bytes, then RESULT after it */
+	CMD_WRITE_PREP,		/* poison the granted buffer before an RDMA WRITE */
+	CMD_CHECK,		/* verify the granted buffer after an RDMA WRITE */
+	CMD_READ_PREP,		/* fill the granted buffer before an RDMA READ */
+	CMD_BYE,		/* unbind the grant; the client disconnects next */
+	CMD_READY,		/* server -> client: prepared (status 0) or not */
+	CMD_RESULT,		/* server -> client: verified (status 0) or not */
+	/*
+	 * Poison the granted buffer and post a RECV for an RDMA WRITE with immediate (addr:
+	 * the length it writes, seed: its immediate data); after it, RESULT.
+	 */
+	CMD_WRITE_IMM_PREP,
+	/*
+	 * Sent with SEND with invalidate of the grant's rkey: check that the grant ended, bind
+	 * it again and answer RESULT with the new rkey and address.
+	 */
+	CMD_INVALIDATED,
+};
+
+struct tmsg {
+	u32 magic;
+	u32 cmd;
+	u32 seq;
+	u32 seed;
+	u64 len;
+	s32 status;
+	u32 rkey;
+	u64 addr;
+	s64 bad;
+	char why[96];
+};
+
+u64 next_cookie(struct side *s);
+int ev_wait(struct rkdapl_evd *evd, u32 ms, struct rkdapl_event *ev);
+int wait_cookie(struct side *s, u64 cookie, struct rkdapl_event *ev);
+int dto_expect(struct side *s, u64 cookie, u32 op, s64 len, char *why);
+int conn_expect(struct rkdapl_evd *evd, struct rkdapl_ep *ep, u32 type, u32 ms,
+		struct rkdapl_event *ev);
+void evd_drain(struct rkdapl_evd *evd);
+int send_msg_inv(struct side *s, struct tmsg *m, u32 inv_rkey, char *why);
+int send_msg(struct side *s, struct tmsg *m, char *why);
+int post_rx(struct side *s, char *why);
+int recv_msg(struct side *s, struct tmsg *m, char *why);
+int side_open(struct side *s, bool server, char *why);
+int side_close(struct side *s, char *why);
+int parse_peer(struct sockaddr_in *sin, u16 p);
+
+/* ---- the roles ---------------------------------------------------------------------------- */
+
+extern bool server_abort;	/* loopback: the client gave up before connecting */
+int server_run(void);
+int client_run(void);
+int badarg_run(void);
+
+/* ---- pair.c: badarg's loopback pair -------------------------------------------------------- */
+
+/* Pages that are never physically adjacent: one DMA segment (and one RMR page) each. */
+struct sparse {
+	struct page **pages;
+	unsigned int n;
+	void *addr;
+};
+
+struct bctx {
+	struct rkdapl_ia *ia;
+	struct rkdapl_ia_attr attr;
+	struct rkdapl_pz *pz, *pz2;
+	struct rkdapl_evd *evd, *psp_evd;
+	struct rkdapl_psp *psp;
+	void *foreign;
+	struct sockaddr_in self;
+	/* connected part */
+	struct side *c, *s;
+	u8 *bufa, *bufb, *bufx;
+	struct rkdapl_lmr *lmr_a;	/* bufa (vmalloc): all privileges (the server's target) */
+	struct rkdapl_lmr *lmr_k;	/* bufb (kmalloc): all privileges */
+	struct rkdapl_lmr *lmr_b;	/* bufb: local write (the client's buffer) */
+	struct rkdapl_lmr *lmr_ro;	/* bufb: remote read only, no local write */
+	struct rkdapl_lmr *lmr_lw;	/* bufb: local write only */
+	struct rkdapl_lmr *lmr_rd;	/* bufa: local write + remote read */
+	struct rkdapl_lmr *lmr_x;	/* bufx, on pz2: all privileges */
+	struct rkdapl_lmr *lmr_sp;	/* sparse pages: all privileges */
+	struct rkdapl_rmr *rmr, *rmr_x;
+	struct sparse sp;
+};
+
+#define ALL_PRIV (RKDAPL_MEM_LOCAL_WRITE | RKDAPL_MEM_REMOTE_READ | RKDAPL_MEM_REMOTE_WRITE)
+#define BUFSZ (4 * PAGE_SIZE)
+
+/* True if @len bytes at @p are all @v. */
+static inline bool all_bytes(const u8 *p, size_t len, u8 v)
+{
+	return !memchr_inv(p, v, len);
+}
+
+int sparse_alloc(struct sparse *sp, unsigned int n);
+void sparse_free(struct sparse *sp);
+int pair_connect_attr(struct bctx *b, struct rkdapl_ep_attr *cattr,
+		      struct rkdapl_ep_attr *sattr, char *why);
+int pair_connect(struct bctx *b, char *why);
+void pair_close(struct bctx *b);
+int grant(struct bctx *b, struct rkdapl_rmr *rmr, struct rkdapl_lmr *lmr, u64 off,
+	  u64 len, u32 priv, struct rkdapl_rmr_triplet *rt, char *why);
+int ungrant(struct bctx *b, struct rkdapl_rmr *rmr, char *why);
+int pair_grant(struct bctx *b, struct rkdapl_rmr **rmr, u64 len, u32 priv,
+	       struct rkdapl_rmr_triplet *rt, char *why);
+int write_status(struct bctx *b, u64 loff, u64 len, struct rkdapl_rmr_triplet rt,
+		 u64 roff, s32 *status, char *why);
+
+/* ---- the connected suites, in the order connected.c runs them ------------------------------ */
+
+void badarg_connected(struct bctx *b);
+int badarg_connected_free(struct bctx *b);
+void rmr_tests(struct bctx *b);
+void completion_tests(struct bctx *b);
+void dto_forms(struct bctx *b);
+void upcall_tests(struct bctx *b);
+void async_evd_tests(struct bctx *b);
+void lmr_kinds(struct bctx *b);
+void rnr_tests(struct bctx *b);
+void evd_intr_test(struct bctx *b);
+void rd_negotiation_test(struct bctx *b);
+
+#endif /* _RKDAPL_TEST_H */

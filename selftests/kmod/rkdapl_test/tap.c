@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: GPL-2.0
+/* rkdapl_test: TAP output, names of errnos, events, statuses and ops; test patterns. */
+#include "rkdapl_test.h"
+
+/* ------------------------------------------------------------------------------------------ */
+/* TAP */
+
+static DEFINE_MUTEX(tap_lock);
+static int tap_num, tap_passed, tap_failed;
+
+__printf(3, 4) bool tap(bool ok, const char *name, const char *fmt, ...)
+{
+	char why[WHY] = "";
+	va_list ap;
+
+	if (fmt) {
+		va_start(ap, fmt);
+		vsnprintf(why, sizeof(why), fmt, ap);
+		va_end(ap);
+	}
+	mutex_lock(&tap_lock);
+	tap_num++;
+	if (ok) {
+		tap_passed++;
+		pr_info("rkdapl_test: ok %d - %s\n", tap_num, name);
+	} else {
+		tap_failed++;
+		pr_info("rkdapl_test: not ok %d - %s # %s\n", tap_num, name, why[0] ? why : "failed");
+	}
+	mutex_unlock(&tap_lock);
+	return ok;
+}
+
+void tap_skip(const char *name, const char *reason)
+{
+	mutex_lock(&tap_lock);
+	tap_num++;
+	tap_passed++;
+	pr_info("rkdapl_test: ok %d - %s # SKIP %s\n", tap_num, name, reason);
+	mutex_unlock(&tap_lock);
+}
+
+/* Prints the plan and the totals; module_init's return value: 0 if every test passed. */
+int tap_finish(void)
+{
+	pr_info("rkdapl_test: 1..%d\n", tap_num);
+	pr_info("rkdapl_test: # done %d passed %d failed\n", tap_passed, tap_failed);
+	return tap_failed || !tap_num ? -EIO : 0;
+}
+
+const char *ename(int e)
+{
+	switch (e) {
+	case 0: return "0";
+	case -EINVAL: return "-EINVAL";
+	case -ENODEV: return "-ENODEV";
+	case -ENOMEM: return "-ENOMEM";
+	case -EFAULT: return "-EFAULT";
+	case -ERANGE: return "-ERANGE";
+	case -EACCES: return "-EACCES";
+	case -EXDEV: return "-EXDEV";
+	case -EBUSY: return "-EBUSY";
+	case -E2BIG: return "-E2BIG";
+	case -ENOTCONN: return "-ENOTCONN";
+	case -EISCONN: return "-EISCONN";
+	case -ENOSPC: return "-ENOSPC";
+	case -EAGAIN: return "-EAGAIN";
+	case -ETIMEDOUT: return "-ETIMEDOUT";
+	case -EINTR: return "-EINTR";
+	case -EAFNOSUPPORT: return "-EAFNOSUPPORT";
+	case -EADDRINUSE: return "-EADDRINUSE";
+	case -EADDRNOTAVAIL: return "-EADDRNOTAVAIL";
+	case -ENETUNREACH: return "-ENETUNREACH";
+	case -EMSGSIZE: return "-EMSGSIZE";
+	case -EIO: return "-EIO";
+	case -EPROTO: return "-EPROTO";
+	case -EOVERFLOW: return "-EOVERFLOW";
+	}
+	return "?";
+}
+
+/* One call's return value against the errno the header documents. */
+bool expect(int got, int want, const char *what)
+{
+	char name[160];
+
+	snprintf(name, sizeof(name), "%s -> %s", what, ename(want));
+	return tap(got == want, name, "returned %d (%s)", got, ename(got));
+}
+
+const char *evname(u32 t)
+{
+	static const char *const n[] = {
+		"?", "DTO_COMPLETION", "RMR_BIND_COMPLETION", "CONNECTION_REQUEST", "ESTABLISHED",
+		"PEER_REJECTED", "NON_PEER_REJECTED", "UNREACHABLE", "TIMED_OUT", "DISCONNECTED",
+		"BROKEN", "EVD_OVERFLOW", "IA_CATASTROPHIC",
+	};
+	return t < ARRAY_SIZE(n) ? n[t] : "?";
+}
+
+const char *stname(s32 s)
+{
+	static const char *const n[] = {
+		"SUCCESS", "FLUSHED", "LOCAL_LENGTH_ERROR", "LOCAL_EP_ERROR",
+		"LOCAL_PROTECTION_ERROR", "BAD_RESPONSE", "REMOTE_ACCESS_ERROR",
+		"REMOTE_RESPONDER_ERROR", "TRANSPORT_ERROR", "RECEIVER_NOT_READY",
+		"RMR_OPERATION_FAILED", "GENERIC_ERROR",
+	};
+	return s >= 0 && s < ARRAY_SIZE(n) ? n[s] : "?";
+}
+
+const char *opname(u32 op)
+{
+	static const char *const n[] = {
+		"?", "SEND", "RECV", "RDMA_WRITE", "RDMA_READ", "RMR_BIND", "RMR_UNBIND",
+		"RDMA_WRITE_IMM", "SEND_INVALIDATE",
+	};
+	return op < ARRAY_SIZE(n) ? n[op] : "?";
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Test patterns: a byte stream per 32-bit seed; position i of the stream is byte i. */
+
+void pat_fill(void *buf, u64 off, u64 len, u32 seed)
+{
+	u8 *p = buf;
+	u64 i, end = off + len;
+	u32 w = pat_word(seed, off);
+
+	for (i = off; i < end; i++) {
+		if ((i & 3) == 0)
+			w = pat_word(seed, i);
+		p[i] = w >> ((i & 3) * 8);
+	}
+}
+
+/* First offset in [off, off + len) that differs from the pattern, or -1. */
+s64 pat_check(const void *buf, u64 off, u64 len, u32 seed)
+{
+	const u8 *p = buf;
+	u64 i, end = off + len;
+	u32 w = pat_word(seed, off);
+
+	for (i = off; i < end; i++) {
+		if ((i & 3) == 0)
+			w = pat_word(seed, i);
+		if (p[i] != (u8)(w >> ((i & 3) * 8)))
+			return i;
+	}
+	return -1;
+}
+
+u32 poison_seed(u32 seed)
+{
+	return ~seed ^ 0x5a5a0000;
+}

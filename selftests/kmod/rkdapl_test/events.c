@@ -29,17 +29,20 @@ static void test_upcall(void *ctx, const struct rkdapl_event *ev)
 		atomic_set(&u->max_inside, in);
 	if (!in_task() || irqs_disabled())
 		atomic_inc(&u->not_task);
-	if (!u->spun && ev->op == RKDAPL_DTO_RDMA_WRITE) {
+	if (!u->spun) {
 		/*
-		 * Hold the first WRITE's call for up to 200 ms, or until a second call is inside:
-		 * meanwhile the server's SENDs complete the client's RECVs from the receive CQ's
-		 * work, which SINGLE_INSTANCE must keep out and MANY lets in.
+		 * Hold the first call (a RECV's or a WRITE's, whichever queue rxe served first)
+		 * for up to 200 ms, or until a second call is inside: the rest of that queue waits
+		 * behind it in its CQ's work, but the other queue's completions still come from the
+		 * other CQ's work, which SINGLE_INSTANCE must keep out and MANY lets in. Sleeping,
+		 * not spinning: both CQs' works may be queued on this CPU (ib_comp_wq is per-CPU),
+		 * and the workqueue starts a second worker only while the first one sleeps.
 		 */
 		unsigned long until = jiffies + msecs_to_jiffies(200);
 
 		u->spun = true;
 		while (atomic_read(&u->inside) < 2 && time_before(jiffies, until))
-			udelay(100);
+			usleep_range(100, 200);
 	}
 	i = atomic_read(&u->n);
 	if (i < UPC_MAX) {
@@ -179,7 +182,7 @@ void upcall_tests(struct bctx *b)
 	    "upcall MANY: every completion reaches the upcall, in process context",
 	    "%d %s, upcalls %d (want %d)", r, ename(r), got, 2 * N);
 	tap(atomic_read(&u->max_inside) == 2,
-	    "upcall MANY: a RECV completion's call runs while a WRITE completion's call is held (2 at once)",
+	    "upcall MANY: a call from one CQ's completions runs while a call from the other CQ's is held (2 at once)",
 	    "at most %d at once", atomic_read(&u->max_inside));
 	for (i = 0; i < N; i++)
 		wait_cookie(b->s, sc[i], &ev);

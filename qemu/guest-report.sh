@@ -14,6 +14,12 @@ if [ -e $kml ]; then
 	echo scan > $kml
 	echo scan > $kml
 fi
+# Lock debugging that got turned off (debug_locks 0) fails the guest in splat-scan.sh: lockdep
+# checked nothing from then on. Most ways to turn it off print a line splat-scan.sh knows; this
+# one covers the rest. /proc/lockdep_stats exists only on a lockdep kernel (not release).
+if dl=$(awk '$1 == "debug_locks:" { print $2 }' /proc/lockdep_stats 2>/dev/null) && [ "$dl" = 0 ]; then
+	echo "rkdapl: lock debugging is OFF (debug_locks 0$(cat "$RKDAPL_SYNC/lockoff-$RKDAPL_ROLE" 2>/dev/null)): lockdep did not check this guest's run" > /dev/kmsg
+fi
 dmesg > "$out"
 [ -e $kml ] && { echo "--- kmemleak ---"; cat $kml; } >> "$out"
 echo "rkdapl: guest $RKDAPL_ROLE kmemleak scan and dmesg dump took $((SECONDS - t1)) s"

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Host side: checks the harness itself. A pair rping and a --one loopback rping
-# must pass; a failing script and a fake kernel WARNING must make
-# run-guests.sh fail. Prints the wall-clock time of each run.
+# must pass; a failing script, a fake kernel WARNING and a fake "Disabling lock debugging"
+# must make run-guests.sh fail. Prints the wall-clock time of each run.
 #   RKDAPL_BUILD=<kernel build dir> qemu/smoke/selftest.sh
 here=$(cd "$(dirname "$0")" && pwd)
 run=$here/../run-guests.sh
@@ -22,4 +22,5 @@ check 0 "pair rping" "$here/rping-a.sh" "$here/rping-b.sh"
 check 0 "one-guest loopback rping" --one "$here/rping-one.sh"
 check 1 "failing script fails the run" --one "$here/fail.sh"
 check 1 "fake WARNING fails the run" --one "$here/warn.sh"
+check 1 "lock debugging turned off fails the run" --one "$here/lockoff.sh"
 exit $bad

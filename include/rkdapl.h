@@ -296,6 +296,9 @@ struct rkdapl_ia_attr {
  *	finds no RECV posted on this EP, 1..7, 7 = forever (default 7); after the last retry the
  *	peer's DTO completes with %RKDAPL_DTO_RECEIVER_NOT_READY. The IB CM carries each side's
  *	value to the other side's QP (REQ and REP), so it is set by the receiving EP.
+ * @remote_addr: rkdapl_ep_query() only (rkdapl_ep_create() ignores it): the peer's address
+ *	and port (network order, as in a &struct sockaddr_in) once the EP connects or accepted a
+ *	CR; %AF_UNSPEC (zeroes) before. DAT's remote_ia_address and remote_port_qual.
  */
 struct rkdapl_ep_attr {
 	__u32 max_request_dtos;
@@ -306,6 +309,7 @@ struct rkdapl_ep_attr {
 	__u32 max_rdma_read_out;
 	__u32 retry_count;
 	__u32 rnr_retry_count;
+	struct __kernel_sockaddr_storage remote_addr;
 };
 
 /**
@@ -891,6 +895,30 @@ int rkdapl_psp_free(struct rkdapl_psp *psp);
  */
 int rkdapl_cr_accept(struct rkdapl_cr *cr, struct rkdapl_ep *ep, const void *private_data,
 		     __u32 private_data_len);
+
+/**
+ * struct rkdapl_cr_param - who is asking to connect (DAT's DAT_CR_PARAM)
+ * @remote_addr: the connecting peer's address and port (network order, as in a &struct
+ *	sockaddr_in or &struct sockaddr_in6).
+ * @local_port: the PSP's port, in host order as rkdapl_psp_create() took it.
+ * @reserved: zero.
+ */
+struct rkdapl_cr_param {
+	struct __kernel_sockaddr_storage remote_addr;
+	__u16 local_port;
+	__u16 reserved[3];
+};
+
+/**
+ * rkdapl_cr_query() - who a connection request comes from
+ * @cr: from a %RKDAPL_CONNECTION_REQUEST_EVENT, not yet accepted or rejected.
+ * @param: filled in.
+ *
+ * DAT 2.0 dat_cr_query(). Lets a server decide before rkdapl_cr_accept() or rkdapl_cr_reject().
+ * Context: process context, may sleep.
+ * Return: 0; -EINVAL for a bad handle (an accepted or rejected CR included) or NULL @param.
+ */
+int rkdapl_cr_query(struct rkdapl_cr *cr, struct rkdapl_cr_param *param);
 
 /**
  * rkdapl_cr_reject() - reject a connection request

@@ -55,6 +55,18 @@ impl CmTarget for Cr {
 }
 
 impl Cr {
+    /// The address of the peer asking to connect (DAT's `remote_ia_address` of the CR), and
+    /// the PSP's port. Process context.
+    ///
+    /// # Errors
+    ///
+    /// `-EINVAL` once the CR was accepted or rejected.
+    pub(crate) fn peer(&self) -> Result<(SockAddr, u16)> {
+        let g = self.id.lock();
+        let id = g.as_ref().ok_or(EINVAL)?;
+        Ok((id.dst_addr(), self.psp.port))
+    }
+
     /// Whether the request arrived on `ia`'s device.
     pub(crate) fn on_device(&self, ia: &Ia) -> bool {
         self.id
@@ -87,6 +99,8 @@ impl Cr {
 pub(crate) struct Psp {
     pub(crate) ia: Arc<Ia>,
     pub(crate) evd: Arc<Evd>,
+    /// The port it listens on (host order).
+    pub(crate) port: u16,
     /// The listening id; `None` once the PSP is freed.
     #[pin]
     id: Mutex<Option<EpCmId>>,
@@ -121,6 +135,7 @@ impl Psp {
                 ia,
                 evd,
                 id <- new_mutex!(None, "rkdapl_psp_id"),
+                port,
                 crs,
                 pending <- new_mutex!(KVec::new(), "rkdapl_psp_pending"),
             }),

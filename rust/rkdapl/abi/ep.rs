@@ -122,6 +122,32 @@ pub(crate) unsafe extern "C" fn rkdapl_ep_get_state(ep: *mut c_void, state: *mut
     })
 }
 
+/// `struct rkdapl_ep_attr` as a whole: the attributes [`rkdapl_ep_create`] reads (the first
+/// part) and the peer's address [`rkdapl_ep_query`] adds.
+#[repr(C)]
+pub(crate) struct EpAttrQuery {
+    attr: EpAttr,
+    remote_addr: bindings::__kernel_sockaddr_storage,
+}
+
+// The C side checks the same size and offsets (`exports.c`).
+const _: () = {
+    assert!(core::mem::size_of::<EpAttr>() == 32);
+    assert!(core::mem::offset_of!(EpAttrQuery, remote_addr) == 32);
+    assert!(core::mem::size_of::<EpAttrQuery>() == 160);
+};
+
+/// The C form of a socket address: zeroes (`AF_UNSPEC`) for none.
+pub(crate) fn sockaddr_storage(a: Option<SockAddr>) -> bindings::__kernel_sockaddr_storage {
+    match a {
+        // SAFETY: `as_ptr` points at `a`'s whole `sockaddr_storage` (`SockAddr` holds one),
+        // readable for this call.
+        Some(a) => unsafe { a.as_ptr().cast::<bindings::__kernel_sockaddr_storage>().read() },
+        // SAFETY: All zeroes is a valid `sockaddr_storage` (family `AF_UNSPEC`).
+        None => unsafe { core::mem::zeroed() },
+    }
+}
+
 /// See `rkdapl_ep_query` in `include/rkdapl.h`.
 ///
 /// # Safety
@@ -129,11 +155,15 @@ pub(crate) unsafe extern "C" fn rkdapl_ep_get_state(ep: *mut c_void, state: *mut
 /// `attr` is NULL or valid for a write of a `struct rkdapl_ep_attr`. `ep` may be any value:
 /// one that is not a live EP handle is refused with `-EINVAL`.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn rkdapl_ep_query(ep: *mut c_void, attr: *mut EpAttr) -> c_int {
+pub(crate) unsafe extern "C" fn rkdapl_ep_query(ep: *mut c_void, attr: *mut EpAttrQuery) -> c_int {
     from_result(|| {
         let e: Arc<Ep> = Handles::get(ep, Kind::Ep)?;
+        let q = EpAttrQuery {
+            attr: e.query(),
+            remote_addr: sockaddr_storage(e.peer()),
+        };
         // SAFETY: `attr` is NULL or writable (this function's `# Safety`).
-        unsafe { put(attr, e.query()) }?;
+        unsafe { put(attr, q) }?;
         Ok(0)
     })
 }

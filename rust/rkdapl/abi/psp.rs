@@ -4,7 +4,7 @@
 
 use super::{
     handle::{Handles, Kind},
-    private_data, publish_live, Object,
+    private_data, publish_live, put, Object,
 };
 use crate::{
     ep::{Ep, EpState},
@@ -12,7 +12,7 @@ use crate::{
     ia::Ia,
     psp::{Cr, CrPublisher, Psp},
 };
-use kernel::{error::from_result, prelude::*, sync::Arc};
+use kernel::{bindings, error::from_result, prelude::*, sync::Arc};
 
 impl Object for Psp {
     const KIND: Kind = Kind::Psp;
@@ -105,6 +105,42 @@ pub(crate) unsafe extern "C" fn rkdapl_cr_accept(
         c.psp.cr_done(cr as usize);
         let id = Arc::new(c.take_id()?, GFP_KERNEL)?;
         e.accept(id, c.peer_rd, &pdata)?;
+        Ok(0)
+    })
+}
+
+/// `struct rkdapl_cr_param`.
+#[repr(C)]
+pub(crate) struct CrParam {
+    remote_addr: bindings::__kernel_sockaddr_storage,
+    local_port: u16,
+    reserved: [u16; 3],
+}
+
+// The C side checks the same size and offsets (`exports.c`).
+const _: () = {
+    assert!(core::mem::offset_of!(CrParam, local_port) == 128);
+    assert!(core::mem::size_of::<CrParam>() == 136);
+};
+
+/// See `rkdapl_cr_query` in `include/rkdapl.h`.
+///
+/// # Safety
+///
+/// `param` is NULL or valid for a write of a `struct rkdapl_cr_param`. `cr` may be any value:
+/// one that is not a live CR handle is refused with `-EINVAL`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rkdapl_cr_query(cr: *mut c_void, param: *mut CrParam) -> c_int {
+    from_result(|| {
+        let c: Arc<Cr> = Handles::get(cr, Kind::Cr)?;
+        let (peer, local_port) = c.peer()?;
+        let p = CrParam {
+            remote_addr: super::ep::sockaddr_storage(Some(peer)),
+            local_port,
+            reserved: [0; 3],
+        };
+        // SAFETY: `param` is NULL or writable (this function's `# Safety`).
+        unsafe { put(param, p) }?;
         Ok(0)
     })
 }

@@ -101,7 +101,8 @@ void rd_negotiation_test(struct bctx *b)
 
 	r = rkdapl_ep_create(b->pz, b->evd, b->evd, NULL, &e);
 	r = r ?: rkdapl_ep_query(e, &q);
-	tap(!r && q.max_rdma_read_in == min(4u, b->attr.max_rdma_read_in) &&
+	tap(!r && q.remote_addr.ss_family == AF_UNSPEC &&
+	    q.max_rdma_read_in == min(4u, b->attr.max_rdma_read_in) &&
 	    q.max_rdma_read_out == min(4u, b->attr.max_rdma_read_out) && q.max_request_dtos == 64 &&
 	    q.retry_count == 7 && q.rnr_retry_count == 7,
 	    "ep_query of an unconnected EP: the defaults (64 DTOs, 4 RDMA READs each way, retries 7)",
@@ -120,5 +121,39 @@ void rd_negotiation_test(struct bctx *b)
 	    "%d %s %s: client in %u out %u, server in %u out %u", r, ename(r), why,
 	    cq.max_rdma_read_in, cq.max_rdma_read_out, sq.max_rdma_read_in,
 	    sq.max_rdma_read_out);
+	{
+		struct sockaddr_in *crp = (struct sockaddr_in *)&b->crp.remote_addr;
+		struct sockaddr_in *cpeer = (struct sockaddr_in *)&cq.remote_addr;
+		struct sockaddr_in *speer = (struct sockaddr_in *)&sq.remote_addr;
+
+		tap(!r && !b->crq && crp->sin_family == AF_INET &&
+		    crp->sin_addr.s_addr == b->self.sin_addr.s_addr && crp->sin_port &&
+		    b->crp.local_port == ntohs(b->self.sin_port) && !b->crp.reserved[0],
+		    "cr_query: the connecting peer's IPv4 address and port, and the PSP's port",
+		    "%d %s: family %u, %pI4:%u, local port %u (want %pI4, port %u)", b->crq,
+		    ename(b->crq), crp->sin_family, &crp->sin_addr, ntohs(crp->sin_port),
+		    b->crp.local_port, &b->self.sin_addr, ntohs(b->self.sin_port));
+		tap(!r && cpeer->sin_family == AF_INET &&
+		    cpeer->sin_addr.s_addr == b->self.sin_addr.s_addr &&
+		    cpeer->sin_port == b->self.sin_port && speer->sin_family == AF_INET &&
+		    speer->sin_addr.s_addr == crp->sin_addr.s_addr &&
+		    speer->sin_port == crp->sin_port,
+		    "ep_query: remote_addr is the peer (client: the PSP's address and port; server: the CR's peer)",
+		    "client sees %pI4:%u family %u, server sees %pI4:%u family %u", &cpeer->sin_addr,
+		    ntohs(cpeer->sin_port), cpeer->sin_family, &speer->sin_addr,
+		    ntohs(speer->sin_port), speer->sin_family);
+	}
+	if (!r) {
+		/* an event that is not there yet: the server's disconnect reaches the client */
+		struct rkdapl_event ev = {};
+		int d = rkdapl_ep_disconnect(b->s->ep);
+
+		d = d ?: rkdapl_evd_wait(b->c->conn_evd, RKDAPL_TIMEOUT_INFINITE, &ev);
+		tap(!d && ev.type == RKDAPL_CONNECTION_EVENT_DISCONNECTED && ev.ep == b->c->ep,
+		    "evd_wait(RKDAPL_TIMEOUT_INFINITE) sleeps until the peer's disconnect arrives",
+		    "%d %s, event %u (%s)", d, ename(d), ev.type, evname(ev.type));
+	}
+	expect(rkdapl_cr_query(NULL, &b->crp), -EINVAL, "cr_query(NULL)");
+	expect(rkdapl_cr_query(b->foreign, &b->crp), -EINVAL, "cr_query(foreign object)");
 	pair_close(b);
 }

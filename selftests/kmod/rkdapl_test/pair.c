@@ -62,6 +62,8 @@ int pair_connect_attr(struct bctx *b, struct rkdapl_ep_attr *cattr,
 			 evname(ev.type));
 		return r;
 	}
+	memset(&b->crp, 0xa5, sizeof(b->crp));
+	b->crq = rkdapl_cr_query(ev.cr, &b->crp);
 	r = rkdapl_cr_accept(ev.cr, b->s->ep, NULL, 0);
 	if (r) {
 		snprintf(why, WHY, "cr_accept = %d %s", r, ename(r));

@@ -220,6 +220,9 @@ struct bctx {
 	struct rkdapl_lmr *lmr_sp;	/* sparse pages: all privileges */
 	struct rkdapl_rmr *rmr, *rmr_x;
 	struct sparse sp;
+	/* rkdapl_cr_query() of the last CR pair_connect_attr() accepted, and its return */
+	struct rkdapl_cr_param crp;
+	int crq;
 };
 
 #define ALL_PRIV (RKDAPL_MEM_LOCAL_WRITE | RKDAPL_MEM_REMOTE_READ | RKDAPL_MEM_REMOTE_WRITE)

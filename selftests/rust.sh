@@ -16,8 +16,8 @@ rust_suite() {
 	ip=$(( (a << 24) | (b << 16) | (c << 8) | d ))
 	timeout -k 10 300 insmod "$RKDAPL_TOP/rkdapl_rust_sample.ko" addr=$ip port=7485 || rc=$?
 	line=$(dmesg | grep 'rkdapl_rust_sample: ' | tail -n 1)
-	[ $rc = 0 ] && [[ $line == *"moved 65536 bytes by RDMA WRITE and READ and a 15-byte SEND through rkdapl's Rust API, ok"* ]]
-	t_check $? "rust: a Rust module on rkdapl's Rust API: loopback connection, grant, 64 KiB RDMA WRITE and READ, SEND; bytes compared" \
+	[ $rc = 0 ] && [[ $line == *"moved 65536 bytes by RDMA WRITE and READ and a 15-byte SEND, then a chain of two WRITEs (the second with immediate data) completed through an upcall, through rkdapl's Rust API, ok"* ]]
+	t_check $? "rust: a Rust module on rkdapl's Rust API: loopback connection, grant, 64 KiB RDMA WRITE and READ, SEND, a chain of WRITE + WRITE with immediate seen by an upcall; bytes compared" \
 		"insmod exit $rc; ${line:-no line from the module}"
 	rdma res show cm_id > /tmp/rust-res.txt 2>&1
 	rdma res show pd >> /tmp/rust-res.txt 2>&1

@@ -48,26 +48,6 @@ pub(crate) struct Lmr {
 }
 
 impl Lmr {
-    /// Wraps a region that maps the virtually contiguous memory at kernel virtual address
-    /// `addr` (a kmalloc'd or vmalloc'd buffer), which inline DTOs then read directly.
-    ///
-    /// # Safety
-    ///
-    /// The region's bytes are the ones at `addr`, and they stay allocated and readable as long
-    /// as the LMR exists.
-    ///
-    /// # Errors
-    ///
-    /// As [`Lmr::with_buffer`].
-    pub(crate) unsafe fn with_cpu_addr(
-        pz: Arc<Pz>,
-        region: DmaRegion,
-        privileges: u32,
-        addr: usize,
-    ) -> Result<Arc<Lmr>> {
-        Self::build(pz, region, privileges, None, Some(addr))
-    }
-
     /// Wraps a mapped region (`privileges`: a mask of `MEM_*`); with `buf`, the memory it
     /// maps, which the LMR owns and frees after unmapping it.
     ///
@@ -80,23 +60,14 @@ impl Lmr {
         privileges: u32,
         buf: Option<KVVec<u8>>,
     ) -> Result<Arc<Lmr>> {
-        Self::build(pz, region, privileges, buf, None)
-    }
-
-    /// INVARIANT: `cpu_addr` is given only by [`Lmr::with_cpu_addr`], whose caller vouches
-    /// for it, or derived here from `buf`, which the region maps and the LMR owns.
-    fn build(
-        pz: Arc<Pz>,
-        region: DmaRegion,
-        privileges: u32,
-        buf: Option<KVVec<u8>>,
-        cpu_addr: Option<usize>,
-    ) -> Result<Arc<Lmr>> {
         if privileges & !MEM_ALL != 0 || !pz.ia.same_device(region.device()) {
             return Err(EINVAL);
         }
         let len = region.len() as u64;
-        let cpu_addr = buf.as_ref().map(|b| b.as_ptr() as usize).or(cpu_addr);
+        // INVARIANT: A region with a kernel address was made from a virtually contiguous buffer
+        // (`DmaRegion::new`), whose memory stays allocated while the region exists (its
+        // constructor's contract), and the LMR owns the region.
+        let cpu_addr = (region.addr() != 0).then(|| region.addr());
         Arc::pin_init(
             pin_init!(Lmr {
                 pz,

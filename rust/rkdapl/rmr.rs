@@ -113,6 +113,12 @@ impl Rmr {
         }
         // Live: no device removal (which revokes the LMR's region) until this returns.
         let _live = self.pz.ia.live()?;
+        // Not `try_access`: its RCU read section would cover `FrMr::map`, which allocates
+        // with GFP_KERNEL (caught by make check's debug kernel: "sleeping function called
+        // from invalid context").
+        // SAFETY: The IA is held live, so the region is not revoked (removal revokes regions
+        // only after taking the IA's live lock and finding it free) while it is borrowed here.
+        let region = unsafe { lmr.region.access() };
         let mut st = self.st.lock();
         if st.released {
             return Err(EINVAL);
@@ -122,12 +128,8 @@ impl Rmr {
         }
         let st = &mut *st;
         let mr = st.mr.as_mut().ok_or(ENODEV)?;
-        // The region is borrowed in an RCU read section (no sleeping from here to the end of
-        // the mapping); it cannot be revoked meanwhile anyway: the IA is held live.
-        let region = lmr.region.try_access().ok_or(ENODEV)?;
-        mr.map(&region, offset, length)
+        mr.map(region, offset, length)
             .map_err(|e| if e == EINVAL { ERANGE } else { e })?;
-        drop(region);
         let (rkey, addr) = (mr.rkey(), mr.iova());
         // Listed before the bind is posted: a SEND with invalidate can only follow it.
         self.pz.add_grant(rkey, self.clone())?;

@@ -11,9 +11,14 @@
 //! otherwise. Everything is freed by `Drop`.
 
 use crate::module_parameters::{addr, port, size as size_param};
+use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::prelude::*;
+use kernel::sync::Arc;
 use kernel::rdma::cm::SockAddr;
-use rkdapl::api::{event, op, Cr, Ep, Event, Evd, Ia, Lmr, Psp, Pz, Rmr};
+use rkdapl::api::{
+    Cr, Dto, DtoFlags, DtoOp, Ep, Event, EventKind, Evd, Ia, Lmr, Op, Psp, Pz, RemoteRegion, Rmr,
+    Segment, UpcallPolicy,
+};
 use rkdapl::api::{MEM_LOCAL_WRITE, MEM_REMOTE_READ, MEM_REMOTE_WRITE};
 
 module! {
@@ -42,13 +47,13 @@ const OWNER: &CStr = c"rkdapl_rust_sample";
 const TIMEOUT_MS: u32 = 30_000;
 
 /// Waits for the next event of `kind` on `evd` (others are an error).
-fn expect(evd: &Evd, kind: u32, what: &str) -> Result<Event> {
+fn expect(evd: &Evd, kind: EventKind, what: &str) -> Result<Event> {
     let ev = evd.wait(TIMEOUT_MS).inspect_err(|e| {
         pr_err!("{}: no event: {:?}\n", what, e);
     })?;
-    if ev.kind() != kind || ev.status() != 0 {
+    if ev.kind() != Some(kind) || ev.status() != 0 {
         pr_err!(
-            "{}: event {} status {}, expected event {}\n",
+            "{}: event {:?} status {}, expected event {:?}\n",
             what,
             ev.kind(),
             ev.status(),
@@ -60,11 +65,11 @@ fn expect(evd: &Evd, kind: u32, what: &str) -> Result<Event> {
 }
 
 /// Waits for the DTO completion `cookie` with operation `op` and `len` bytes.
-fn dto(evd: &Evd, cookie: u64, dto_op: u32, len: u64, what: &str) -> Result {
-    let ev = expect(evd, event::DTO_COMPLETION, what)?;
-    if ev.cookie() != cookie || ev.op() != dto_op || ev.transferred_length() != len {
+fn dto(evd: &Evd, cookie: u64, dto_op: DtoOp, len: u64, what: &str) -> Result<Event> {
+    let ev = expect(evd, EventKind::DtoCompletion, what)?;
+    if ev.cookie() != cookie || ev.op() != Some(dto_op) || ev.transferred_length() != len {
         pr_err!(
-            "{}: cookie {} op {} length {}, expected {} {} {}\n",
+            "{}: cookie {} op {:?} length {}, expected {} {:?} {}\n",
             what,
             ev.cookie(),
             ev.op(),
@@ -75,11 +80,82 @@ fn dto(evd: &Evd, cookie: u64, dto_op: u32, len: u64, what: &str) -> Result {
         );
         return Err(EPROTO);
     }
-    Ok(())
+    Ok(ev)
 }
 
 fn pattern(i: usize) -> u8 {
     (i.wrapping_mul(31) ^ (i >> 8)) as u8
+}
+
+/// A chain of two RDMA WRITEs, the second with immediate data into a RECV of the server,
+/// with the client's completions taken by an upcall instead of its EVD's queue.
+#[allow(clippy::too_many_arguments)]
+fn chain_imm_upcall(
+    client: &Ep,
+    server: &Ep,
+    c_evd: &Evd,
+    s_evd: &Evd,
+    c_lmr: &mut Lmr,
+    s_lmr: &Lmr,
+    grant: &RemoteRegion,
+    data: &[u8],
+) -> Result {
+    let half = (data.len() / 2) as u64;
+    server.post_recv(s_lmr, 0, 0, 6)?;
+    let seen = Arc::new(AtomicU32::new(0), GFP_KERNEL)?;
+    let counted = seen.clone();
+    c_evd.set_upcall(UpcallPolicy::Many, move |ev: Event| {
+        // Called in the send CQ's completion work, once per DTO: count the good ones.
+        if ev.kind() == Some(EventKind::DtoCompletion) && ev.dto_status() == Some(rkdapl::api::DtoStatus::Success) {
+            counted.fetch_add(1, Ordering::AcqRel);
+        }
+    })?;
+    // Both halves again, written in reverse (the server's memory still holds `data`).
+    let mut rev = KVec::with_capacity(data.len(), GFP_KERNEL)?;
+    for b in data.iter().rev() {
+        rev.push(*b, GFP_KERNEL)?;
+    }
+    c_lmr.write(0, &rev)?;
+    let c_lmr: &Lmr = c_lmr;
+    let second = RemoteRegion {
+        address: grant.address + half,
+        ..*grant
+    };
+    let (first_seg, second_seg) = (
+        [Segment { lmr: c_lmr, off: 0, len: half }],
+        [Segment { lmr: c_lmr, off: half, len: half }],
+    );
+    let chain = [
+        Dto { op: Op::RdmaWrite(*grant), segs: &first_seg, cookie: 7, flags: DtoFlags::default() },
+        Dto { op: Op::RdmaWriteImm(second, 0xfeed), segs: &second_seg, cookie: 8, flags: DtoFlags::default() },
+    ];
+    client.post(&chain).map_err(|(e, n)| {
+        pr_err!("chain: {:?} after {} posted\n", e, n);
+        e
+    })?;
+    let ev = dto(s_evd, 6, DtoOp::Recv, half, "RECV of the WRITE with immediate")?;
+    if ev.immediate() != Some(0xfeed) {
+        pr_err!("the RECV's immediate data is {:?}\n", ev.immediate());
+        return Err(EPROTO);
+    }
+    for _ in 0..TIMEOUT_MS {
+        if seen.load(Ordering::Acquire) == 2 {
+            break;
+        }
+        kernel::time::delay::fsleep(kernel::time::Delta::from_millis(1));
+    }
+    c_evd.clear_upcall()?;
+    if seen.load(Ordering::Acquire) != 2 {
+        pr_err!("the upcall saw {} successful WRITEs, not 2\n", seen.load(Ordering::Acquire));
+        return Err(EPROTO);
+    }
+    let mut got = KVec::from_elem(0u8, data.len(), GFP_KERNEL)?;
+    s_lmr.read(0, &mut got)?;
+    if got[..] != rev[..] {
+        pr_err!("the server's memory differs from what the chain wrote\n");
+        return Err(EIO);
+    }
+    Ok(())
 }
 
 fn run() -> Result {
@@ -95,7 +171,7 @@ fn run() -> Result {
     // Connect the client to the PSP; the server accepts on its own EP.
     let (client, server) = (Ep::new(&pz, &c_evd, &c_evd)?, Ep::new(&pz, &s_evd, &s_evd)?);
     client.connect(&here, TIMEOUT_MS, b"rust client")?;
-    let mut req = expect(&psp_evd, event::CONNECTION_REQUEST, "connection request")?;
+    let mut req = expect(&psp_evd, EventKind::ConnectionRequest, "connection request")?;
     // The IB CM pads private data to its fixed size: compare the start.
     if !req.private_data().starts_with(b"rust client") {
         pr_err!("connection request without the client's private data\n");
@@ -103,18 +179,18 @@ fn run() -> Result {
     }
     let cr: Cr = req.take_cr().ok_or(EPROTO)?;
     cr.accept(&server, b"rust server")?;
-    let est = expect(&c_evd, event::ESTABLISHED, "client ESTABLISHED")?;
+    let est = expect(&c_evd, EventKind::Established, "client ESTABLISHED")?;
     if !est.private_data().starts_with(b"rust server") {
         pr_err!("ESTABLISHED without the server's private data\n");
         return Err(EPROTO);
     }
-    expect(&s_evd, event::ESTABLISHED, "server ESTABLISHED")?;
+    expect(&s_evd, EventKind::Established, "server ESTABLISHED")?;
 
     // The server grants its LMR; the client writes, then reads back.
     let rmr = Rmr::new(&pz)?;
     let grant = rmr.bind(&s_lmr, 0, size as u64, MEM_REMOTE_READ | MEM_REMOTE_WRITE, &server, 1)?;
-    let bind = expect(&s_evd, event::RMR_BIND_COMPLETION, "RMR bind")?;
-    if bind.op() != op::RMR_BIND {
+    let bind = expect(&s_evd, EventKind::RmrBindCompletion, "RMR bind")?;
+    if bind.op() != Some(DtoOp::RmrBind) {
         return Err(EPROTO);
     }
     let mut data = KVec::with_capacity(size, GFP_KERNEL)?;
@@ -123,7 +199,7 @@ fn run() -> Result {
     }
     c_lmr.write(0, &data)?;
     client.post_rdma_write(&c_lmr, 0, size as u64, &grant, 2)?;
-    dto(&c_evd, 2, op::RDMA_WRITE, size as u64, "RDMA WRITE")?;
+    dto(&c_evd, 2, DtoOp::RdmaWrite, size as u64, "RDMA WRITE")?;
     let mut got = KVec::from_elem(0u8, size, GFP_KERNEL)?;
     s_lmr.read(0, &mut got)?;
     if got[..] != data[..] {
@@ -132,7 +208,7 @@ fn run() -> Result {
     }
     c_lmr.write(0, &KVec::from_elem(0u8, size, GFP_KERNEL)?)?;
     client.post_rdma_read(&c_lmr, 0, size as u64, &grant, 3)?;
-    dto(&c_evd, 3, op::RDMA_READ, size as u64, "RDMA READ")?;
+    dto(&c_evd, 3, DtoOp::RdmaRead, size as u64, "RDMA READ")?;
     c_lmr.read(0, &mut got)?;
     if got[..] != data[..] {
         pr_err!("the bytes read back differ\n");
@@ -143,8 +219,8 @@ fn run() -> Result {
     server.post_recv(&s_lmr, 0, 64, 4)?;
     c_lmr.write(size, b"done, from Rust")?;
     client.post_send(&c_lmr, size as u64, 15, 5)?;
-    dto(&c_evd, 5, op::SEND, 15, "SEND")?;
-    dto(&s_evd, 4, op::RECV, 15, "RECV")?;
+    dto(&c_evd, 5, DtoOp::Send, 15, "SEND")?;
+    dto(&s_evd, 4, DtoOp::Recv, 15, "RECV")?;
     let mut msg = [0u8; 15];
     s_lmr.read(0, &mut msg)?;
     if &msg != b"done, from Rust" {
@@ -152,10 +228,12 @@ fn run() -> Result {
         return Err(EIO);
     }
 
+    chain_imm_upcall(&client, &server, &c_evd, &s_evd, &mut c_lmr, &s_lmr, &grant, &data)?;
+
     client.disconnect()?;
-    expect(&c_evd, event::DISCONNECTED, "client DISCONNECTED")?;
+    expect(&c_evd, EventKind::Disconnected, "client DISCONNECTED")?;
     pr_info!(
-        "moved {} bytes by RDMA WRITE and READ and a 15-byte SEND through rkdapl's Rust API, ok\n",
+        "moved {} bytes by RDMA WRITE and READ and a 15-byte SEND, then a chain of two WRITEs (the second with immediate data) completed through an upcall, through rkdapl's Rust API, ok\n",
         size
     );
     // Dropped in reverse order: EPs, RMR, PSP, LMRs, EVDs, PZ, IA.

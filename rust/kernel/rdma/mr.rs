@@ -563,7 +563,8 @@ impl FrMr {
     /// stop working once this one is posted. The registration takes effect when an
     /// `IB_WR_REG_MR` for it completes.
     ///
-    /// May be called from any context; the MR must not be registered (valid) at the time.
+    /// Process context (allocates the span's scatterlist with `GFP_KERNEL`); the MR must not be
+    /// registered (valid) at the time.
     ///
     /// # Errors
     ///

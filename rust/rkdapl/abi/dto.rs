@@ -90,21 +90,7 @@ unsafe fn segments(iov: *const LmrTriplet, num: u32, pz: &Arc<Pz>) -> Result<One
         // caller's guarantee), and `i < num`.
         let t = unsafe { iov.add(i).read() };
         let lmr: Arc<Lmr> = Handles::get(t.lmr, Kind::Lmr)?;
-        if !Arc::ptr_eq(&lmr.pz, pz) {
-            return Err(EXDEV);
-        }
-        let end = t.offset.checked_add(t.length).ok_or(ERANGE)?;
-        if end > lmr.len {
-            return Err(ERANGE);
-        }
-        v.push(
-            Segment {
-                lmr,
-                offset: t.offset,
-                length: t.length,
-            },
-            GFP_ATOMIC,
-        )?;
+        v.push(Segment::new(lmr, t.offset, t.length, pz)?, GFP_ATOMIC)?;
     }
     Ok(v)
 }

@@ -70,9 +70,7 @@ pub(crate) unsafe extern "C" fn rkdapl_lmr_create(
             // SAFETY: The buffer stays allocated until `rkdapl_lmr_free` returns (this
             // function's `# Safety`), which drops the region.
             let region = unsafe { DmaRegion::new(dev, addr as usize, len) }?;
-            // SAFETY: As above: the region maps the buffer at `addr`, which stays allocated
-            // until the LMR is freed.
-            unsafe { Lmr::with_cpu_addr(pz, region, privileges, addr as usize) }
+            Lmr::with_buffer(pz, region, privileges, None)
         };
         // SAFETY: `lmr` is writable (this function's `# Safety`).
         unsafe { create(pz, lmr, make) }

@@ -191,6 +191,28 @@ pub(crate) struct Segment {
     pub(crate) length: u64,
 }
 
+impl Segment {
+    /// `length` bytes at `offset` of `lmr`, for a DTO of an EP in `pz`.
+    ///
+    /// # Errors
+    ///
+    /// `-EXDEV` for an LMR of another PZ, `-ERANGE` for a range outside it.
+    pub(crate) fn new(lmr: Arc<Lmr>, offset: u64, length: u64, pz: &Arc<crate::pz::Pz>) -> Result<Segment> {
+        if !Arc::ptr_eq(&lmr.pz, pz) {
+            return Err(EXDEV);
+        }
+        let end = offset.checked_add(length).ok_or(ERANGE)?;
+        if end > lmr.len {
+            return Err(ERANGE);
+        }
+        Ok(Segment {
+            lmr,
+            offset,
+            length,
+        })
+    }
+}
+
 /// `RKDAPL_EVENT_WITH_IMM`: the RECV's completion carries immediate data.
 pub(crate) const EVENT_WITH_IMM: u32 = 1 << 0;
 /// `RKDAPL_EVENT_RDMA_WRITE_IMM`: an RDMA WRITE with immediate consumed the RECV.

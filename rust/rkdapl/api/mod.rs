@@ -34,44 +34,18 @@ use kernel::{error::to_result, ffi::c_void, prelude::*, rdma::cm::SockAddr};
 
 pub use kernel::rdma::cm::SockAddr as Address;
 
+mod event;
+mod post;
+
+pub use event::{DtoOp, DtoStatus, Event, EventKind, UpcallPolicy};
+pub use post::{Dto, DtoFlags, Op, Segment};
+
 /// `RKDAPL_MEM_LOCAL_WRITE`: RECVs and RDMA READs may write the LMR.
 pub const MEM_LOCAL_WRITE: u32 = crate::lmr::MEM_LOCAL_WRITE;
 /// `RKDAPL_MEM_REMOTE_READ`: RMRs over the LMR may grant remote read.
 pub const MEM_REMOTE_READ: u32 = crate::lmr::MEM_REMOTE_READ;
 /// `RKDAPL_MEM_REMOTE_WRITE`: RMRs over the LMR may grant remote write.
 pub const MEM_REMOTE_WRITE: u32 = crate::lmr::MEM_REMOTE_WRITE;
-
-/// Event types (`enum rkdapl_event_type`), as returned by [`Event::kind`].
-pub mod event {
-    /// `RKDAPL_DTO_COMPLETION_EVENT`.
-    pub const DTO_COMPLETION: u32 = 1;
-    /// `RKDAPL_RMR_BIND_COMPLETION_EVENT`.
-    pub const RMR_BIND_COMPLETION: u32 = 2;
-    /// `RKDAPL_CONNECTION_REQUEST_EVENT`: [`super::Event::take_cr`] gives the request.
-    pub const CONNECTION_REQUEST: u32 = 3;
-    /// `RKDAPL_CONNECTION_EVENT_ESTABLISHED`.
-    pub const ESTABLISHED: u32 = 4;
-    /// `RKDAPL_CONNECTION_EVENT_PEER_REJECTED`.
-    pub const PEER_REJECTED: u32 = 5;
-    /// `RKDAPL_CONNECTION_EVENT_DISCONNECTED`.
-    pub const DISCONNECTED: u32 = 9;
-    /// `RKDAPL_CONNECTION_EVENT_BROKEN`.
-    pub const BROKEN: u32 = 10;
-}
-
-/// DTO operations (`enum rkdapl_dto_op`), as returned by [`Event::op`].
-pub mod op {
-    /// `RKDAPL_DTO_SEND`.
-    pub const SEND: u32 = 1;
-    /// `RKDAPL_DTO_RECV`.
-    pub const RECV: u32 = 2;
-    /// `RKDAPL_DTO_RDMA_WRITE`.
-    pub const RDMA_WRITE: u32 = 3;
-    /// `RKDAPL_DTO_RDMA_READ`.
-    pub const RDMA_READ: u32 = 4;
-    /// `RKDAPL_DTO_RMR_BIND`.
-    pub const RMR_BIND: u32 = 5;
-}
 
 /// A C handle owned by one Rust object.
 ///
@@ -172,49 +146,6 @@ impl Pz {
 }
 
 frees_on_drop!(Pz, abi::pz::rkdapl_pz_free);
-
-/// One event taken from an [`Evd`] (`struct rkdapl_event`).
-pub struct Event(RawEvent);
-
-impl Event {
-    /// The event type: one of [`event`].
-    pub fn kind(&self) -> u32 {
-        self.0.kind
-    }
-
-    /// DTO events: the DTO status (0 is success); connection events: 0 or an errno or reject
-    /// reason.
-    pub fn status(&self) -> i32 {
-        self.0.status
-    }
-
-    /// The DTO's cookie.
-    pub fn cookie(&self) -> u64 {
-        self.0.cookie
-    }
-
-    /// Bytes moved by a successful DTO (a RECV: bytes received).
-    pub fn transferred_length(&self) -> u64 {
-        self.0.transferred_length
-    }
-
-    /// The DTO operation: one of [`op`].
-    pub fn op(&self) -> u32 {
-        self.0.op
-    }
-
-    /// The peer's private data of a connection request, accept or reject.
-    pub fn private_data(&self) -> &[u8] {
-        let n = (self.0.private_data_len as usize).min(self.0.private_data.len());
-        &self.0.private_data[..n]
-    }
-
-    /// The connection request of a `CONNECTION_REQUEST` event, once.
-    pub fn take_cr(&mut self) -> Option<Cr> {
-        let p = core::mem::replace(&mut self.0.cr, 0);
-        NonNull::new(p as *mut c_void).map(|p| Cr(Some(Handle(p))))
-    }
-}
 
 /// An event dispatcher: a bounded queue of events (`rkdapl_evd_create`).
 pub struct Evd(Handle);

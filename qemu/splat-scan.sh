@@ -9,6 +9,8 @@
 # fail the file. Without the marker every splat counts. A user-space program's fault
 # ("traps: prog[pid] general protection fault ... in lib.so", e.g. a perftest crash in make
 # bench) is not a kernel splat: it is listed as "# user space ..." and not counted.
+# A KCSAN data-race report ("BUG: KCSAN: ...", only with the kcsan kernel flavour) is a finding
+# that qemu/kcsan-scan.py reports (FLAVOUR=kcsan make check): listed as "# KCSAN ...", not counted.
 re='WARNING:|(^|[^A-Z])BUG:|KASAN:|Oops|general protection fault|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|unreferenced object|INFO: task .* blocked|UBSAN:|ODEBUG:|list_(add|del) corruption|refcount_t:'
 [ $# -gt 0 ] || { echo "usage: $0 <dmesg-file>..." >&2; exit 2; }
 echo "1..$#"
@@ -22,9 +24,11 @@ for f in "$@"; do
 	fi
 	start=$(grep -na 'rkdapl: harness start' "$f" | head -n 1 | cut -d: -f1)
 	user='traps: [^ ]+\[[0-9]+\] general protection fault'
-	hits=$(grep -naE "$re" "$f" | grep -vE "$user" | awk -F: -v s="${start:-0}" '$1 > s')
-	boot=$(grep -naE "$re" "$f" | grep -vE "$user" | awk -F: -v s="${start:-0}" '$1 <= s')
+	kcsan='BUG: KCSAN: '
+	hits=$(grep -naE "$re" "$f" | grep -vE "$user|$kcsan" | awk -F: -v s="${start:-0}" '$1 > s')
+	boot=$(grep -naE "$re" "$f" | grep -vE "$user|$kcsan" | awk -F: -v s="${start:-0}" '$1 <= s')
 	ufault=$(grep -naE "$user" "$f")
+	races=$(grep -naE "$kcsan" "$f")
 	c=$(printf '%s' "$hits" | grep -c .)
 	total=$((total + c))
 	if [ "$c" = 0 ]; then
@@ -36,6 +40,7 @@ for f in "$@"; do
 	fi
 	[ -n "$boot" ] && printf '%s\n' "$boot" | sed "s|^|# boot-time, before the harness (not counted): $f:|"
 	[ -n "$ufault" ] && printf '%s\n' "$ufault" | sed "s|^|# user space, not a kernel splat (not counted): $f:|"
+	[ -n "$races" ] && printf '%s\n' "$races" | sed "s|^|# KCSAN finding, not a splat (not counted): $f:|"
 done
 echo "# splat-scan: $total splat line(s) in $# file(s)"
 exit $bad

@@ -18,5 +18,6 @@ fi
 dmesg > "$out"
 [ -e $kml ] && { echo "--- kmemleak ---"; cat $kml; } >> "$out"
 # The kcsan flavour: KCSAN's counters (watchpoints set up, races seen), the proof it was on.
-[ -e /sys/kernel/debug/kcsan ] && { echo "--- kcsan ---"; cat /sys/kernel/debug/kcsan; } >> "$out"
+[ -e /sys/kernel/debug/kcsan ] && { echo "--- kcsan ---"; cat /sys/kernel/debug/kcsan
+	grep -H . /sys/module/kcsan/parameters/* 2>/dev/null; } >> "$out"
 echo "rkdapl: guest $RKDAPL_ROLE kmemleak scan and dmesg dump took $((SECONDS - t1)) s"

@@ -93,6 +93,9 @@ def parse(path):
         m = re.match(r'^(setup_watchpoints|data_races|races_unknown_origin|no_capacity): (\d+)$', l)
         if m:
             info[m.group(1)] = int(m.group(2))
+        m = re.match(r'^/sys/module/kcsan/parameters/(skip_watch):(\d+)$', l)
+        if m:
+            info[m.group(1)] = int(m.group(2))
         m = TITLE.search(l)
         if not m:
             i += 1
@@ -136,7 +139,7 @@ def main():
     ap.add_argument('logs', nargs='+', metavar='ROLE=LOG[,LOG...]')
     args = ap.parse_args()
     own = helpers(args.top)
-    races, order, taps, bad = {}, [], [], 0
+    races, order, taps, bad, counters = {}, [], [], 0, []
     for spec in args.logs:
         role, _, files = spec.partition('=')
         seen, info = {}, {}
@@ -159,11 +162,17 @@ def main():
         for t, c in seen.items():
             races[t]['guests'][role.upper()] = c
         st = info.get('selftest')
+        nrep = sum(seen.values())
+        counters.append((role.upper(), info, nrep))
         if info.get('enabled') and st and st[0] == st[1]:
             extra = ''
+            if 'skip_watch' in info:
+                extra += f", skip_watch {info['skip_watch']}"
             if 'setup_watchpoints' in info:
-                extra = (f", {info['setup_watchpoints']} watchpoints set up, "
-                         f"{info.get('data_races', 0)} data races counted")
+                # data_races counts every access caught on a watchpoint; non-strict KCSAN
+                # reports only those where the watched value changed.
+                extra += (f", {info['setup_watchpoints']} watchpoints set up, "
+                          f"{info.get('data_races', 0)} racing access(es) caught, {nrep} reported")
             taps.append(f'ok - KCSAN active in guest {role.upper()} '
                         f'(self-test {st[0]}/{st[1]}{extra})')
         else:
@@ -203,6 +212,13 @@ def main():
             for t in order:
                 counts[races[t]['where']] = counts.get(races[t]['where'], 0) + 1
             f.write('# ' + ', '.join(f'{n} {w}' for w, n in counts.items()) + '\n' if counts else '')
+            for role, info, nrep in counters:
+                f.write(f'# guest {role}: KCSAN counters ' + (', '.join(
+                    f'{k} {info[k]}' for k in ('skip_watch', 'setup_watchpoints', 'data_races',
+                                               'races_unknown_origin', 'no_capacity')
+                    if k in info) or 'not found') + f'; {nrep} report(s) in the logs\n')
+            f.write('# (data_races counts every access caught on a watchpoint; non-strict KCSAN '
+                    'reports one only if the watched value changed)\n')
             for n, t in enumerate(order, 1):
                 r = races[t]
                 f.write(f"\n## {n}. [{r['where']}] {t}\n")

@@ -8,6 +8,10 @@
 #                (both on the release kernel, built if missing; FLAVOUR=debug to measure that)
 #   make docs    C API reference (kernel-doc), the Rust layer's rustdoc and the guide, in out/docs
 #
+# FLAVOUR picks the guest kernel: debug (the default: KASAN, lockdep, kmemleak, ...), release (no
+# debug checks, -O2) or kcsan (the debug kernel with KCSAN, the data-race detector, instead of
+# KASAN): FLAVOUR=kcsan make check runs the single-guest suites and lists the races it finds.
+#
 # Everything is cached under $(RKDAPL_CACHE) (default ~/.cache/rkdapl); KDIR=/path uses an
 # already built kernel tree instead of the Debian one.
 

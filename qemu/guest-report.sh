@@ -1,6 +1,7 @@
 #!/bin/bash
 # Runs INSIDE a guest: records a test script's exit status in $RKDAPL_SYNC/rc-<role> and dumps
-# dmesg plus a kmemleak report into $RKDAPL_SYNC/dmesg-<role>.txt, which run-guests.sh reads.
+# dmesg plus a kmemleak report (and, on a KCSAN kernel, KCSAN's counters) into
+# $RKDAPL_SYNC/dmesg-<role>.txt, which run-guests.sh reads.
 #   guest-report.sh <exit-status>
 # Called by guest-run.sh when the script ends, and by a script that reports before it is
 # killed on purpose (selftests/peerkill.sh).
@@ -22,4 +23,7 @@ if dl=$(awk '$1 == "debug_locks:" { print $2 }' /proc/lockdep_stats 2>/dev/null)
 fi
 dmesg > "$out"
 [ -e $kml ] && { echo "--- kmemleak ---"; cat $kml; } >> "$out"
+# The kcsan flavour: KCSAN's counters (watchpoints set up, races seen), the proof it was on.
+[ -e /sys/kernel/debug/kcsan ] && { echo "--- kcsan ---"; cat /sys/kernel/debug/kcsan
+	grep -H . /sys/module/kcsan/parameters/* 2>/dev/null; } >> "$out"
 echo "rkdapl: guest $RKDAPL_ROLE kmemleak scan and dmesg dump took $((SECONDS - t1)) s"

@@ -17,6 +17,8 @@
 # full) and "INFO: lockdep is turned off"; qemu/guest-report.sh adds "rkdapl: lock debugging
 # is OFF" when /proc/lockdep_stats shows debug_locks 0 at the end, whatever turned it off.
 lockoff='Disabling lock debugging|DEBUG_LOCKS_WARN_ON|turning off the locking correctness validator|INFO: lockdep is turned off|rkdapl: lock debugging is OFF'
+# A KCSAN data-race report ("BUG: KCSAN: ...", only with the kcsan kernel flavour) is a finding
+# that qemu/kcsan-scan.py reports (FLAVOUR=kcsan make check): listed as "# KCSAN ...", not counted.
 re='WARNING:|(^|[^A-Z])BUG:|KASAN:|Oops|general protection fault|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|unreferenced object|INFO: task .* blocked|UBSAN:|ODEBUG:|list_(add|del) corruption|refcount_t:'
 [ $# -gt 0 ] || { echo "usage: $0 <dmesg-file>..." >&2; exit 2; }
 echo "1..$#"
@@ -30,11 +32,13 @@ for f in "$@"; do
 	fi
 	start=$(grep -na 'rkdapl: harness start' "$f" | head -n 1 | cut -d: -f1)
 	user='traps: [^ ]+\[[0-9]+\] general protection fault'
-	hits=$(grep -naE "$re|$lockoff" "$f" | grep -vE "$user" |
+	kcsan='BUG: KCSAN: '
+	hits=$(grep -naE "$re|$lockoff" "$f" | grep -vE "$user|$kcsan" |
 		awk -F: -v s="${start:-0}" -v off="$lockoff" '$1 > s || $0 ~ off')
-	boot=$(grep -naE "$re" "$f" | grep -vE "$user" |
+	boot=$(grep -naE "$re" "$f" | grep -vE "$user|$kcsan" |
 		awk -F: -v s="${start:-0}" -v off="$lockoff" '$1 <= s && $0 !~ off')
 	ufault=$(grep -naE "$user" "$f")
+	races=$(grep -naE "$kcsan" "$f")
 	c=$(printf '%s' "$hits" | grep -c .)
 	total=$((total + c))
 	if [ "$c" = 0 ]; then
@@ -46,6 +50,7 @@ for f in "$@"; do
 	fi
 	[ -n "$boot" ] && printf '%s\n' "$boot" | sed "s|^|# boot-time, before the harness (not counted): $f:|"
 	[ -n "$ufault" ] && printf '%s\n' "$ufault" | sed "s|^|# user space, not a kernel splat (not counted): $f:|"
+	[ -n "$races" ] && printf '%s\n' "$races" | sed "s|^|# KCSAN finding, not a splat (not counted): $f:|"
 done
 echo "# splat-scan: $total splat line(s) in $# file(s)"
 exit $bad

@@ -1,8 +1,10 @@
 #!/bin/bash
 # Prepare and build the guest kernel rkdapl runs on.
 #
-#   scripts/kernel.sh [debug|release]     prints the build directory (O=) on stdout
+#   scripts/kernel.sh [debug|release|kcsan]     prints the build directory (O=) on stdout
 #
+# debug: tinyconfig + qemu/rkdapl.config (KASAN, lockdep, kmemleak, ...); release: + qemu/release.config
+# (no debug checks, -O2); kcsan: + qemu/kcsan.config (the debug kernel with KCSAN instead of KASAN).
 # The pristine Debian source is unpacked once; a patched copy carries the Rust
 # RDMA layer (rust/patches/*.patch plus the files under rust/kernel and
 # rust/helpers). Build directories are keyed by kernel version + config
@@ -17,7 +19,11 @@ if [ -n "${KDIR:-}" ]; then echo "$KDIR"; exit 0; fi
 
 pristine=$("$top/scripts/kernel-source.sh")
 frags=("$top/qemu/rkdapl.config")
-[ "$flavour" = release ] && frags+=("$top/qemu/release.config")
+case $flavour in
+debug) ;;
+release | kcsan) frags+=("$top/qemu/$flavour.config") ;;
+*) die "unknown kernel flavour '$flavour' (debug, release or kcsan)" ;;
+esac
 
 # --- the patched source tree -------------------------------------------------
 patchsum=$(cat "$top"/rust/patches/*.patch 2>/dev/null | sha1sum | cut -c1-12)
@@ -57,14 +63,14 @@ if [ ! -f "$out/.config" ] || [ ! -f "$out/.rkdapl-config-ok" ]; then
 	KCONFIG_CONFIG="$out/.config" "$tree/scripts/kconfig/merge_config.sh" -m -O "$out" \
 		"$out/.config" "${frags[@]}" >/dev/null
 	make -s "${MAKEARGS[@]}" olddefconfig >&2
-	# Every =y/=m line of the fragments must have survived Kconfig's dependencies, and every
-	# =n / "is not set" line must have ended up off. A symbol named by several fragments is
-	# checked against the last one (release.config turns off what rkdapl.config turns on).
+	# Every =y/=m line (and =<number>) of the fragments must have survived Kconfig's dependencies,
+	# and every =n / "is not set" line must have ended up off. A symbol named by several fragments
+	# is checked against the last one (release.config turns off what rkdapl.config turns on).
 	bad=0
 	declare -A want=()
 	for f in "${frags[@]}"; do
 		while IFS= read -r line; do
-			if [[ $line =~ ^(CONFIG_[A-Z0-9_]+)=([ymn])$ ]]; then
+			if [[ $line =~ ^(CONFIG_[A-Z0-9_]+)=([ymn]|-?[0-9]+|0x[0-9a-fA-F]+)$ ]]; then
 				want[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
 			elif [[ $line =~ ^#\ (CONFIG_[A-Z0-9_]+)\ is\ not\ set$ ]]; then
 				want[${BASH_REMATCH[1]}]=n

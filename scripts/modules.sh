@@ -1,6 +1,6 @@
 #!/bin/bash
 # Build rkdapl.ko, the sample consumer and the selftest module against the prepared kernel.
-#   scripts/modules.sh [debug|release]   prints the kernel build directory on stdout
+#   scripts/modules.sh [debug|release|kcsan]   prints the kernel build directory on stdout
 # The sample and selftest modules are built as separate external modules that only see
 # include/rkdapl.h and rkdapl's Module.symvers (KBUILD_EXTRA_SYMBOLS), like any consumer.
 set -euo pipefail

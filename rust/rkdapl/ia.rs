@@ -9,7 +9,6 @@ use crate::{
 };
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::{
-    bindings,
     debugfs::{Dir, File},
     new_mutex,
     prelude::*,
@@ -185,22 +184,14 @@ impl Ia {
         Self::open_where(|d| d.as_raw() == dev, owner)
     }
 
-    /// Opens the RDMA device one of whose ports is the network device `ndev` (RoCE, iWARP).
-    /// May sleep.
+    /// Opens the RDMA device `dev` (the C ABI found it by its net_device) for the module
+    /// `owner`. May sleep.
     ///
     /// # Errors
     ///
-    /// `-ENODEV` if no RDMA device uses `ndev`, `-EINVAL` for an empty owner name, `-ENOMEM`.
-    ///
-    /// # Safety
-    ///
-    /// `ndev` points to a live `struct net_device` for the duration of the call.
-    pub(crate) unsafe fn open_by_netdev(
-        ndev: *mut bindings::net_device,
-        owner: &CStr,
-    ) -> Result<Arc<Ia>> {
-        // SAFETY: The caller guarantees `ndev`.
-        let dev = unsafe { Device::get_by_netdev(ndev) }.ok_or(ENODEV)?;
+    /// `-ENODEV` if the ib_client does not know the device (yet, or any more), `-EINVAL` for
+    /// an empty owner name, `-ENOMEM`.
+    pub(crate) fn open_device(dev: &Device, owner: &CStr) -> Result<Arc<Ia>> {
         Self::open_where(|d| d.as_raw() == dev.as_raw(), owner)
     }
 

@@ -7,7 +7,7 @@ use super::{
     publish, put, Object,
 };
 use crate::{evd::Evd, ia::Ia};
-use kernel::{bindings, error::from_result, prelude::*, rdma::cm::SockAddr, sync::Arc};
+use kernel::{bindings, error::from_result, prelude::*, rdma::cm::SockAddr, rdma::device::Device, sync::Arc};
 
 impl Object for Ia {
     const KIND: Kind = Kind::Ia;
@@ -144,7 +144,8 @@ pub(crate) unsafe extern "C" fn __rkdapl_ia_open_netdev(
             }
             // SAFETY: `ndev` is not NULL (checked), so the caller holds a reference to it for
             // the call (this function's `# Safety`).
-            unsafe { Ia::open_by_netdev(ndev, owner) }
+            let dev = unsafe { Device::get_by_netdev(ndev) }.ok_or(ENODEV)?;
+            Ia::open_device(&dev, owner)
         };
         // SAFETY: `owner` and `ia` are as this function's `# Safety` says.
         unsafe { open(ia, owner, by_netdev) }

@@ -15,10 +15,9 @@
  *  CR   connection request received on a PSP              (6.3, dat_cr_accept/reject)
  *  DTO  data transfer operation: send, recv, RDMA write/read, carrying a cookie (6.5)
  *
- * All functions return 0 or a negative errno. Handles are validated: NULL, a pointer that is
- * not a handle, a handle of another kind or one already freed gives -EINVAL and changes
- * nothing (a handle is a table index with the object's kind and a generation, not an
- * address; a freed one could match again only after 2^28 newer handles took its index). Objects keep what they were created from alive (an EP keeps its PZ, ...), so free
+ * All functions return 0 or a negative errno. Handles are validated: NULL, a handle of
+ * another kind or one already freed (unless its address was reused) gives -EINVAL and changes
+ * nothing. Objects keep what they were created from alive (an EP keeps its PZ, ...), so free
  * order is free; an LMR cannot be freed while a DTO uses it (-EBUSY).
  *
  * Build a consumer against the kernel build directory rkdapl.ko was built for (the path in
@@ -889,11 +888,6 @@ int rkdapl_psp_free(struct rkdapl_psp *psp);
  * own ESTABLISHED, so one of your RECVs can complete (on the DTO EVD) before ESTABLISHED
  * reaches this side (on the connection EVD), and a SEND posted in reply at that moment gets
  * -ENOTCONN. Wait for ESTABLISHED before answering.
- *
- * May be called from the PSP's EVD upcall for this CR's %RKDAPL_CONNECTION_REQUEST_EVENT: that
- * upcall runs in rdma_cm's handler for the request, and the accept then happens there (as
- * rdma_cm allows rdma_accept() inside the handler). If it fails there, @ep is left
- * DISCONNECTED (the CM id cannot be destroyed inside its own handler): free it.
  * Context: process context, may sleep.
  * Return: 0; -EINVAL for a bad handle or too much private data; -EISCONN unless @ep is
  * UNCONNECTED or -EXDEV if @ep is on another device (in both cases the CR stays pending);

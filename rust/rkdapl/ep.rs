@@ -466,8 +466,7 @@ impl Ep {
     }
 
     /// Passive side: takes over a connection request's id, creates the QP and accepts with the
-    /// RDMA READ limits clamped to the peer's request `peer_rd`; `in_handler` when called from
-    /// the request's own rdma_cm handler (the consumer's upcall for its event). May sleep.
+    /// RDMA READ limits clamped to the peer's request `peer_rd`. May sleep.
     ///
     /// # Errors
     ///
@@ -478,7 +477,6 @@ impl Ep {
         id: Arc<EpCmId>,
         peer_rd: (u8, u8),
         private_data: &[u8],
-        in_handler: bool,
     ) -> Result {
         if private_data.len() > crate::evd::MAX_PRIVATE_DATA {
             return Err(EINVAL);
@@ -504,20 +502,8 @@ impl Ep {
             u32::from(param.responder_resources),
             u32::from(param.initiator_depth),
         ));
-        let r = self.create_qp(&id).and_then(|()| {
-            if in_handler {
-                id.accept_locked(&param)
-            } else {
-                id.accept(&param)
-            }
-        });
+        let r = self.create_qp(&id).and_then(|()| id.accept(&param));
         if let Err(e) = r {
-            if in_handler {
-                // The id must not be destroyed inside its own handler: it stays with the EP,
-                // now DISCONNECTED, until the EP is freed.
-                self.conn_mut().state = EpState::Disconnected;
-                return Err(e);
-            }
             let id = {
                 let mut c = self.conn_mut();
                 c.state = EpState::Unconnected;

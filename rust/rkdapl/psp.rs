@@ -14,7 +14,6 @@ use crate::{
     ia::Ia,
     trace,
 };
-use core::sync::atomic::{AtomicUsize, Ordering};
 use kernel::{
     new_mutex,
     prelude::*,
@@ -46,10 +45,6 @@ pub(crate) struct Cr {
     /// RDMA READs the peer will issue to us and will answer from us, as its request said
     /// (rdma_cm's `responder_resources` and `initiator_depth`, already from our side).
     pub(crate) peer_rd: (u8, u8),
-    /// The task delivering the request's CONNECTION_REQUEST event while it does (0
-    /// otherwise): rdma_cm's handler for the request's id, which holds the id's handler lock,
-    /// so that an accept from the consumer's upcall uses `rdma_accept` without taking it.
-    handler_task: AtomicUsize,
 }
 
 impl CmTarget for Cr {
@@ -70,13 +65,6 @@ impl Cr {
         let g = self.id.lock();
         let id = g.as_ref().ok_or(EINVAL)?;
         Ok((id.dst_addr(), self.psp.port))
-    }
-
-    /// Whether the caller is the request's rdma_cm handler delivering its event (the
-    /// consumer's upcall for it). Process context.
-    pub(crate) fn in_own_handler(&self) -> bool {
-        let me = kernel::current!().as_ptr() as usize;
-        self.handler_task.load(Ordering::Acquire) == me
     }
 
     /// Whether the request arrived on `ia`'s device.
@@ -188,7 +176,6 @@ impl Psp {
                 psp: me,
                 id <- new_mutex!(None, "rkdapl_cr_id"),
                 peer_rd: ev.conn_param(),
-                handler_task: AtomicUsize::new(0),
             }),
             GFP_KERNEL,
         ) else {
@@ -207,10 +194,7 @@ impl Psp {
         let _ = self.pending.lock().push_within_capacity(handle);
         let mut e = Event::new(EventType::ConnectionRequest).with_private_data(ev.private_data());
         e.cr = handle;
-        cr.handler_task
-            .store(kernel::current!().as_ptr() as usize, Ordering::Release);
         self.evd.post(e);
-        cr.handler_task.store(0, Ordering::Release);
     }
 
     /// Forgets a CR that was accepted or rejected.

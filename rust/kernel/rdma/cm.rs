@@ -406,20 +406,6 @@ impl CmIdRef {
         }
     }
 
-    /// Accepts a connect request received on this (child) id from inside the id's own event
-    /// handler (its connect-request event), where rdma_cm already holds the handler lock. May
-    /// sleep.
-    ///
-    /// # Errors
-    ///
-    /// As [`Self::accept`].
-    pub fn accept_locked(&self, param: &ConnParam<'_>) -> Result {
-        let mut p = param.to_c(MAX_ACCEPT_PRIVATE_DATA)?;
-        // SAFETY: The id is live; the caller runs in its handler, which holds the handler lock
-        // `rdma_accept` requires; `p` is valid for the call.
-        to_result(unsafe { bindings::rdma_accept(self.as_raw(), &mut p) })
-    }
-
     /// Rejects a connect request received on this (child) id, with private data for the peer.
     /// May sleep.
     ///

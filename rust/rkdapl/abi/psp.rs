@@ -104,7 +104,7 @@ pub(crate) unsafe extern "C" fn rkdapl_cr_accept(
         Handles::remove::<Cr>(cr, Kind::Cr)?;
         c.psp.cr_done(cr as usize);
         let id = Arc::new(c.take_id()?, GFP_KERNEL)?;
-        e.accept(id, c.peer_rd, &pdata, c.in_own_handler())?;
+        e.accept(id, c.peer_rd, &pdata)?;
         Ok(0)
     })
 }

@@ -88,48 +88,6 @@ out:
  * RDMA READ limits settled between the two sides: the client asks to serve 2 and issue 3,
  * the server to serve 5 and issue 1; each side ends up issuing no more than the other serves.
  */
-struct accept_up {
-	struct rkdapl_ep *ep;
-	int ret;
-	int calls;
-};
-
-/* The PSP EVD's upcall: accepts the request right there, inside rdma_cm's handler. */
-static void accept_upcall(void *ctx, const struct rkdapl_event *ev)
-{
-	struct accept_up *a = ctx;
-
-	if (ev->type != RKDAPL_CONNECTION_REQUEST_EVENT)
-		return;
-	a->calls++;
-	a->ret = rkdapl_cr_accept(ev->cr, a->ep, NULL, 0);
-}
-
-/* An event-driven server: rkdapl_cr_accept() from the connection request's upcall. */
-static void accept_from_upcall(struct bctx *b)
-{
-	struct accept_up a = { .ret = -EINPROGRESS };
-	struct rkdapl_event ev = {};
-	int r;
-
-	b->c->dead = b->s->dead = false;
-	r = rkdapl_ep_create(b->pz, b->c->dto_evd, b->c->conn_evd, NULL, &b->c->ep);
-	r = r ?: rkdapl_ep_create(b->pz, b->s->dto_evd, b->s->conn_evd, NULL, &b->s->ep);
-	a.ep = b->s->ep;
-	r = r ?: rkdapl_evd_modify_upcall(b->psp_evd, RKDAPL_UPCALL_SINGLE_INSTANCE, accept_upcall,
-					  &a);
-	r = r ?: rkdapl_ep_connect(b->c->ep, (struct sockaddr *)&b->self, 5000, NULL, 0);
-	r = r ?: conn_expect(b->c->conn_evd, b->c->ep, RKDAPL_CONNECTION_EVENT_ESTABLISHED,
-			     timeout_ms, &ev);
-	r = r ?: conn_expect(b->s->conn_evd, b->s->ep, RKDAPL_CONNECTION_EVENT_ESTABLISHED,
-			     timeout_ms, &ev);
-	tap(!r && a.calls == 1 && !a.ret,
-	    "cr_accept from the PSP EVD's upcall (inside rdma_cm's handler): both sides ESTABLISHED",
-	    "%d %s, upcall calls %d, cr_accept %d %s", r, ename(r), a.calls, a.ret, ename(a.ret));
-	rkdapl_evd_modify_upcall(b->psp_evd, RKDAPL_UPCALL_DISABLE, NULL, NULL);
-	pair_close(b);
-}
-
 void rd_negotiation_test(struct bctx *b)
 {
 	struct rkdapl_ep_attr ca = { .max_request_iov = 256, .max_rdma_read_in = 2,
@@ -198,5 +156,4 @@ void rd_negotiation_test(struct bctx *b)
 	expect(rkdapl_cr_query(NULL, &b->crp), -EINVAL, "cr_query(NULL)");
 	expect(rkdapl_cr_query(b->foreign, &b->crp), -EINVAL, "cr_query(foreign object)");
 	pair_close(b);
-	accept_from_upcall(b);
 }

@@ -94,10 +94,7 @@ pub(crate) fn ep_dir<T: EpView>(parent: &Dir, id: u32, ep: Arc<T>) -> Result<EpD
 
 fn ep_peer<T: EpView>(ep: &Arc<T>, f: &mut fmt::Formatter<'_>) -> fmt::Result {
     match ep.peer() {
-        Some(a) => {
-            crate::inet::fmt_sockaddr(&a, f)?;
-            writeln!(f)
-        }
+        Some(a) => writeln!(f, "{a}"),
         None => writeln!(f, "none"),
     }
 }

@@ -294,12 +294,15 @@ impl Evd {
             st.gen = old.wrapping_add(1);
             (old, replaced)
         };
-        drop(replaced);
         // Calls of the old upcall raised their counter under the lock: wait for them (calls of
         // the new one count in the other counter, so steady traffic cannot hold this up).
         while self.running[old & 1].load(Ordering::Acquire) != 0 {
             fsleep(Delta::from_millis(1));
         }
+        // The replaced upcall goes last, outside the `modify` lock: a Rust closure may own
+        // rkdapl objects whose drop comes back here.
+        drop(_serial);
+        drop(replaced);
         Ok(())
     }
 
@@ -346,6 +349,10 @@ impl Evd {
         // Disabling the upcall waits for this call (`running`).
         up.f.call(&ev);
         drop(serial);
+        // Our reference goes before the call counts as done: the one that replaced or cleared
+        // the upcall then holds the last one, and drops it in process context once every call
+        // returned (not here, in a CQ's work or a CM handler, after it returned).
+        drop(up);
         self.running[idx].fetch_sub(1, Ordering::AcqRel);
         None
     }

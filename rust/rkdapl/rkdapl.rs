@@ -19,7 +19,6 @@ mod dto;
 mod ep;
 mod evd;
 mod ia;
-mod inet;
 mod lmr;
 mod psp;
 mod pz;
@@ -52,6 +51,10 @@ struct Rkdapl {
     #[pin]
     client: client::Registration<DeviceTracker>,
     _watch: abi::ConsumerWatch,
+    /// Last: the handle table goes after the client is unregistered, whose device removal
+    /// still walks it to revoke what a consumer left open (fields drop in this order, after
+    /// `PinnedDrop::drop`).
+    _handles: abi::handle::TableGuard,
 }
 
 impl kernel::InPlaceModule for Rkdapl {
@@ -62,6 +65,7 @@ impl kernel::InPlaceModule for Rkdapl {
         try_pin_init!(Rkdapl {
             client <- client::Registration::new(c"rkdapl"),
             _watch: abi::ConsumerWatch::new()?,
+            _handles: abi::handle::TableGuard,
         })
     }
 }
@@ -74,7 +78,6 @@ impl PinnedDrop for Rkdapl {
             pr_warn!("unloading with {} objects still open\n", left);
         }
         ia::exit(left != 0);
-        abi::handle::Handles::exit();
         pr_info!("unloaded\n");
     }
 }

@@ -104,7 +104,7 @@ fn chain_imm_upcall(
     server.post_recv(s_lmr, 0, 0, 6)?;
     let seen = Arc::new(AtomicU32::new(0), GFP_KERNEL)?;
     let counted = seen.clone();
-    c_evd.set_upcall(UpcallPolicy::Many, move |ev: Event| {
+    c_evd.set_upcall(UpcallPolicy::Many, move |ev: &Event| {
         // Called in the send CQ's completion work, once per DTO: count the good ones.
         if ev.kind() == Some(EventKind::DtoCompletion) && ev.dto_status() == Some(rkdapl::api::DtoStatus::Success) {
             counted.fetch_add(1, Ordering::AcqRel);

@@ -25,7 +25,7 @@ const COMPLETION_FLAGS_ALL: u32 =
     COMPLETION_SUPPRESS | COMPLETION_SOLICITED_WAIT | COMPLETION_BARRIER_FENCE;
 
 /// Longest chain `rkdapl_post_chain` takes, in DTOs (an EP never has more outstanding).
-const MAX_CHAIN: u32 = 4096;
+pub(crate) const MAX_CHAIN: u32 = 4096;
 
 /// `struct rkdapl_lmr_triplet`.
 #[repr(C)]
@@ -352,42 +352,45 @@ unsafe fn post_chain(ep: *mut c_void, dtos: *const Dto, n: u32, done: &mut usize
     if dtos.is_null() || n == 0 || n > MAX_CHAIN {
         return Err(EINVAL);
     }
-    let e: Arc<Ep> = Handles::get(ep, Kind::Ep)?;
-    // SAFETY: `dtos` is not NULL (checked), so it points to `n` readable DTOs (the caller's
-    // guarantee).
-    let ds = unsafe { core::slice::from_raw_parts(dtos, n as usize) };
-    let mut bad = None;
-    let mut segv = KVec::with_capacity(ds.len(), GFP_ATOMIC)?;
-    for d in ds {
-        // SAFETY: `d.iov` is NULL or `d.num_iov` readable triplets (the caller's guarantee).
-        match unsafe { segments(d.iov, d.num_iov, &e.pz) } {
-            Ok(s) => segv.push(s, GFP_ATOMIC)?,
-            Err(err) => {
-                bad = Some(err);
-                break;
+    // Borrowed under RCU, like the single posts: a concurrent free of the EP or of an LMR (a
+    // caller bug) then waits for this call, so no reference dropped here is the last one.
+    Handles::with(ep, Kind::Ep, |e: &Arc<Ep>| -> Result {
+        // SAFETY: `dtos` is not NULL (checked), so it points to `n` readable DTOs (the caller's
+        // guarantee).
+        let ds = unsafe { core::slice::from_raw_parts(dtos, n as usize) };
+        let mut bad = None;
+        let mut segv = KVec::with_capacity(ds.len(), GFP_ATOMIC)?;
+        for d in ds {
+            // SAFETY: `d.iov` is NULL or `d.num_iov` readable triplets (the caller's guarantee).
+            match unsafe { segments(d.iov, d.num_iov, &e.pz) } {
+                Ok(s) => segv.push(s, GFP_ATOMIC)?,
+                Err(err) => {
+                    bad = Some(err);
+                    break;
+                }
             }
         }
-    }
-    let mut sds = KVec::with_capacity(segv.len(), GFP_ATOMIC)?;
-    for (d, s) in ds.iter().zip(segv.iter()) {
-        match d.to_send(s.as_slice()) {
-            Ok(sd) => sds.push(sd, GFP_ATOMIC)?,
-            Err(err) => {
-                bad = Some(err);
-                break;
+        let mut sds = KVec::with_capacity(segv.len(), GFP_ATOMIC)?;
+        for (d, s) in ds.iter().zip(segv.iter()) {
+            match d.to_send(s.as_slice()) {
+                Ok(sd) => sds.push(sd, GFP_ATOMIC)?,
+                Err(err) => {
+                    bad = Some(err);
+                    break;
+                }
             }
         }
-    }
-    match e.post_chain(&sds) {
-        Ok(()) => {
-            *done = sds.len();
-            bad.map_or(Ok(()), Err)
+        match e.post_chain(&sds) {
+            Ok(()) => {
+                *done = sds.len();
+                bad.map_or(Ok(()), Err)
+            }
+            Err((err, p)) => {
+                *done = p;
+                Err(err)
+            }
         }
-        Err((err, p)) => {
-            *done = p;
-            Err(err)
-        }
-    }
+    })?
 }
 
 /// See `rkdapl_post_chain` in `include/rkdapl.h`.

@@ -131,9 +131,10 @@ impl Handles {
         unsafe { bindings::xa_init_flags(xa(), bindings::XA_FLAGS_ALLOC1) };
     }
 
-    /// Frees the table's own memory (module exit). Slots still in it (objects a consumer left
-    /// open when rkdapl was forced out) are leaked on purpose: they may still be in use.
-    pub(crate) fn exit() {
+    /// Frees the table's own memory (module exit, through [`TableGuard`]). Slots still in it
+    /// (objects a consumer left open when rkdapl was forced out) are leaked on purpose: they
+    /// may still be in use.
+    fn exit() {
         // SAFETY: Module exit: no C entry point runs any more.
         unsafe { bindings::xa_destroy(xa()) };
     }
@@ -286,5 +287,15 @@ impl Handles {
     /// Number of live handles (all kinds), for leak checks at module unload.
     pub(crate) fn count() -> usize {
         Self::for_each(|_, _| ())
+    }
+}
+
+/// Owned by the module: destroys the handle table when dropped, which the module orders after
+/// the ib_client's unregistration (whose device removal walks the table).
+pub(crate) struct TableGuard;
+
+impl Drop for TableGuard {
+    fn drop(&mut self) {
+        Handles::exit();
     }
 }

@@ -223,23 +223,26 @@ pub enum UpcallPolicy {
 /// A closure as an EVD's upcall.
 struct Closure<F>(F);
 
-impl<F: Fn(Event) + Send + Sync> UpcallFn for Closure<F> {
+impl<F: Fn(&Event) + Send + Sync> UpcallFn for Closure<F> {
     fn call(&self, ev: &RawEvent) {
-        (self.0)(Event(*ev))
+        (self.0)(&Event(*ev))
     }
 }
 
 impl Evd {
     /// Hands each new event to `f` instead of queueing it (`rkdapl_evd_modify_upcall`), in
     /// process context (the CQs' completion work, rdma_cm's handlers), one call at a time or
-    /// several at once as `policy` says. `f` may post DTOs and take the CR of a connection
-    /// request. Replacing or clearing it waits for calls in progress. Process context; may
-    /// sleep; not from the upcall itself.
+    /// several at once as `policy` says. As for C upcalls (`rkdapl_upcall_fn`), `f` must not
+    /// sleep: it may post DTOs and hand the rest to a work item. It sees each event by
+    /// reference, so a connection request's CR stays with the PSP (it cannot be answered
+    /// inside rdma_cm's handler). Replacing or clearing it waits for calls in progress, and
+    /// the replaced closure is dropped by that call. Process context; may sleep; not from the
+    /// upcall itself.
     ///
     /// # Errors
     ///
     /// `EINVAL` after the EVD was freed, `ENOMEM`.
-    pub fn set_upcall<F: Fn(Event) + Send + Sync + 'static>(
+    pub fn set_upcall<F: Fn(&Event) + Send + Sync + 'static>(
         &self,
         policy: UpcallPolicy,
         f: F,

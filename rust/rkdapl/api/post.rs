@@ -70,13 +70,26 @@ impl Ep {
     ///
     /// # Errors
     ///
-    /// The first error and how many DTOs were posted before it: `ENOTCONN` unless CONNECTED,
+    /// The first error and how many DTOs were posted before it: `EINVAL` for no DTOs or more
+    /// than `rkdapl_post_chain` takes (4096), `ENOTCONN` unless CONNECTED,
     /// `EXDEV` for an LMR of another PZ, `ERANGE` for a segment outside its LMR, `EACCES` for
     /// a READ into an LMR without local write, `EMSGSIZE`, `ENOSPC` with too many
     /// outstanding, `EINVAL` for a solicited RDMA WRITE or READ, `ENOMEM`.
     #[inline(never)]
     pub fn post(&self, dtos: &[Dto<'_>]) -> core::result::Result<(), (Error, usize)> {
-        let ep: Arc<crate::ep::Ep> = Handles::get(self.0.raw(), Kind::Ep).map_err(|e| (e, 0))?;
+        // Borrowed under RCU, as the C posts do (no reference dropped here is the last one).
+        Handles::with(self.0.raw(), Kind::Ep, |ep: &Arc<crate::ep::Ep>| post_on(ep, dtos))
+            .map_err(|e| (e, 0))?
+    }
+}
+
+/// [`Ep::post`] on the provider's EP.
+fn post_on(ep: &Arc<crate::ep::Ep>, dtos: &[Dto<'_>]) -> core::result::Result<(), (Error, usize)> {
+    // As `rkdapl_post_chain`: an empty chain or a longer one than it takes is refused.
+    if dtos.is_empty() || dtos.len() > crate::abi::dto::MAX_CHAIN as usize {
+        return Err((EINVAL, 0));
+    }
+    {
         let mut segv: KVec<OneOrMore<dto::Segment>> =
             KVec::with_capacity(dtos.len(), GFP_ATOMIC).map_err(|e| (e.into(), 0))?;
         let mut bad = None;

@@ -78,7 +78,7 @@ pub(crate) fn exit(objects_left: bool) {
 /// keeps the pointer given to `ib_alloc_pd()`, `ib_alloc_cq()` and `rdma_create_id()` (C
 /// callers pass their `KBUILD_MODNAME`), and shows it in `rdma res show`.
 fn intern(reg: &mut Registry, owner: &CStr) -> Result<&'static CStr> {
-    let pos = match reg.owners.iter().position(|o| &**o == owner) {
+    let pos = match reg.owners.iter().position(|o| **o == *owner) {
         Some(pos) => pos,
         None => {
             reg.owners.push(CString::try_from(owner)?, GFP_KERNEL)?;

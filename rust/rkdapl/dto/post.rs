@@ -526,7 +526,7 @@ impl DtoRing {
         let c = &mut st.core;
         let r = (|| {
             let idx = c.take(1)?;
-            let segs = lmr.as_ref().map(core::slice::from_ref).unwrap_or(&[]);
+            let segs = lmr.as_slice();
             let armed = match c.slot(idx) {
                 Some(s) => arm(s, op, cookie, len, segs, false).map(|()| s.rmr = Some(rmr)),
                 None => Err(EINVAL),

@@ -3,7 +3,7 @@
 //! C entry points of the DTOs (the post calls) and the C structures they take: LMR and RMR
 //! triplets and `struct rkdapl_dto`.
 
-use super::handle::{Handles, Kind};
+use super::handle::Handles;
 use crate::{
     dto::{DtoFlags, DtoOp, OneOrMore, Segment, SendDto},
     ep::Ep,
@@ -89,7 +89,7 @@ unsafe fn segments(iov: *const LmrTriplet, num: u32, pz: &Arc<Pz>) -> Result<One
         // SAFETY: `iov` is not NULL (checked), so it points to `num` readable triplets (the
         // caller's guarantee), and `i < num`.
         let t = unsafe { iov.add(i).read() };
-        let lmr: Arc<Lmr> = Handles::get(t.lmr, Kind::Lmr)?;
+        let lmr: Arc<Lmr> = Handles::get::<Lmr>(t.lmr)?;
         v.push(Segment::new(lmr, t.offset, t.length, pz)?, GFP_ATOMIC)?;
     }
     Ok(v)
@@ -182,7 +182,7 @@ impl Dto {
 ///
 /// `d.iov` is NULL or valid for reads of `d.num_iov` triplets.
 unsafe fn post_one(ep: *mut c_void, d: Dto) -> Result<c_int> {
-    Handles::with(ep, Kind::Ep, |e: &Arc<Ep>| {
+    Handles::with(ep, |e: &Arc<Ep>| {
         // SAFETY: `d.iov` is NULL or `d.num_iov` readable triplets (the caller's guarantee).
         let segs = unsafe { segments(d.iov, d.num_iov, &e.pz) }?;
         let sd = d.to_send(segs.as_slice())?;
@@ -259,7 +259,7 @@ pub(crate) unsafe extern "C" fn rkdapl_post_recv(
         if flags != 0 {
             return Err(EINVAL);
         }
-        Handles::with(ep, Kind::Ep, |e: &Arc<Ep>| {
+        Handles::with(ep, |e: &Arc<Ep>| {
             // SAFETY: `iov` is NULL or `num_iov` readable triplets (this function's
             // `# Safety`).
             let segs = unsafe { segments(iov, num_iov, &e.pz) }?;
@@ -354,7 +354,7 @@ unsafe fn post_chain(ep: *mut c_void, dtos: *const Dto, n: u32, done: &mut usize
     }
     // Borrowed under RCU, like the single posts: a concurrent free of the EP or of an LMR (a
     // caller bug) then waits for this call, so no reference dropped here is the last one.
-    Handles::with(ep, Kind::Ep, |e: &Arc<Ep>| -> Result {
+    Handles::with(ep, |e: &Arc<Ep>| -> Result {
         // SAFETY: `dtos` is not NULL (checked), so it points to `n` readable DTOs (the caller's
         // guarantee).
         let ds = unsafe { core::slice::from_raw_parts(dtos, n as usize) };

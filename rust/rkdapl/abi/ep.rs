@@ -3,7 +3,7 @@
 //! C entry points of the EP: create, connect, disconnect, state, query, free.
 
 use super::{
-    handle::{Handles, Kind},
+    handle::Handles,
     private_data, publish_live, put, Object,
 };
 use crate::{
@@ -14,7 +14,6 @@ use crate::{
 use kernel::{bindings, error::from_result, prelude::*, rdma::cm::SockAddr, sync::Arc};
 
 impl Object for Ep {
-    const KIND: Kind = Kind::Ep;
 
     /// The handle is reported in the EP's events.
     fn published(&self, handle: usize) {
@@ -44,9 +43,9 @@ pub(crate) unsafe extern "C" fn rkdapl_ep_create(
     ep: *mut *mut c_void,
 ) -> c_int {
     from_result(|| {
-        let pz: Arc<Pz> = Handles::get(pz, Kind::Pz)?;
-        let dto: Arc<Evd> = Handles::get(dto_evd, Kind::Evd)?;
-        let conn: Arc<Evd> = Handles::get(conn_evd, Kind::Evd)?;
+        let pz: Arc<Pz> = Handles::get::<Pz>(pz)?;
+        let dto: Arc<Evd> = Handles::get::<Evd>(dto_evd)?;
+        let conn: Arc<Evd> = Handles::get::<Evd>(conn_evd)?;
         let attr = if attr.is_null() {
             EpAttr::default()
         } else {
@@ -78,7 +77,7 @@ pub(crate) unsafe extern "C" fn rkdapl_ep_connect(
     pdata_len: u32,
 ) -> c_int {
     from_result(|| {
-        let e: Arc<Ep> = Handles::get(ep, Kind::Ep)?;
+        let e: Arc<Ep> = Handles::get::<Ep>(ep)?;
         // SAFETY: A non-NULL `remote` points to a `sockaddr_in` or `sockaddr_in6`, as its
         // family says (this function's `# Safety`); `from_raw` refuses NULL and other families.
         let dst = unsafe { SockAddr::from_raw(remote) }?;
@@ -101,7 +100,7 @@ pub(crate) unsafe extern "C" fn rkdapl_ep_connect(
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rkdapl_ep_disconnect(ep: *mut c_void) -> c_int {
     from_result(|| {
-        Handles::get::<Ep>(ep, Kind::Ep)?.disconnect()?;
+        Handles::get::<Ep>(ep)?.disconnect()?;
         Ok(0)
     })
 }
@@ -115,7 +114,7 @@ pub(crate) unsafe extern "C" fn rkdapl_ep_disconnect(ep: *mut c_void) -> c_int {
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rkdapl_ep_get_state(ep: *mut c_void, state: *mut u32) -> c_int {
     from_result(|| {
-        let e: Arc<Ep> = Handles::get(ep, Kind::Ep)?;
+        let e: Arc<Ep> = Handles::get::<Ep>(ep)?;
         // SAFETY: `state` is NULL or writable (this function's `# Safety`).
         unsafe { put(state, e.state() as u32) }?;
         Ok(0)
@@ -157,7 +156,7 @@ pub(crate) fn sockaddr_storage(a: Option<SockAddr>) -> bindings::__kernel_sockad
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rkdapl_ep_query(ep: *mut c_void, attr: *mut EpAttrQuery) -> c_int {
     from_result(|| {
-        let e: Arc<Ep> = Handles::get(ep, Kind::Ep)?;
+        let e: Arc<Ep> = Handles::get::<Ep>(ep)?;
         let q = EpAttrQuery {
             attr: e.query(),
             remote_addr: sockaddr_storage(e.peer()),
@@ -177,7 +176,7 @@ pub(crate) unsafe extern "C" fn rkdapl_ep_query(ep: *mut c_void, attr: *mut EpAt
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rkdapl_ep_free(ep: *mut c_void) -> c_int {
     from_result(|| {
-        Handles::remove::<Ep>(ep, Kind::Ep)?.teardown();
+        Handles::remove::<Ep>(ep)?.teardown();
         Ok(0)
     })
 }

@@ -3,7 +3,7 @@
 //! C entry points of the EVD: create, dequeue, wait, upcalls, free.
 
 use super::{
-    handle::{Handles, Kind},
+    handle::Handles,
     publish, put, Object,
 };
 use crate::{
@@ -13,7 +13,6 @@ use crate::{
 use kernel::{error::from_result, prelude::*, sync::Arc};
 
 impl Object for Evd {
-    const KIND: Kind = Kind::Evd;
 
     /// The handle is reported in the EVD's overflow events.
     fn published(&self, handle: usize) {
@@ -37,7 +36,7 @@ pub(crate) unsafe extern "C" fn rkdapl_evd_create(
         if evd.is_null() {
             return Err(EINVAL);
         }
-        let ia: Arc<Ia> = Handles::get(ia, Kind::Ia)?;
+        let ia: Arc<Ia> = Handles::get::<Ia>(ia)?;
         let e = Evd::new(qlen, ia.owner, ia.async_slot.clone())?;
         // SAFETY: `evd` is not NULL (checked), so it is writable (this function's `# Safety`).
         unsafe { publish(e, evd) }?;
@@ -57,7 +56,7 @@ pub(crate) unsafe extern "C" fn rkdapl_evd_dequeue(evd: *mut c_void, event: *mut
         if event.is_null() {
             return Err(EINVAL);
         }
-        let ev = Handles::with(evd, Kind::Evd, |e: &Arc<Evd>| e.dequeue())??;
+        let ev = Handles::with(evd, |e: &Arc<Evd>| e.dequeue())??;
         // SAFETY: `event` is not NULL (checked), so it is writable (this function's
         // `# Safety`).
         unsafe { put(event, ev) }?;
@@ -81,7 +80,7 @@ pub(crate) unsafe extern "C" fn rkdapl_evd_wait(
         if event.is_null() {
             return Err(EINVAL);
         }
-        let e: Arc<Evd> = Handles::get(evd, Kind::Evd)?;
+        let e: Arc<Evd> = Handles::get::<Evd>(evd)?;
         let ev = e.wait(timeout_ms)?;
         // SAFETY: `event` is not NULL (checked), so it is writable (this function's
         // `# Safety`).
@@ -100,7 +99,7 @@ pub(crate) unsafe extern "C" fn rkdapl_evd_wait(
 pub(crate) unsafe extern "C" fn rkdapl_evd_free(evd: *mut c_void) -> c_int {
     from_result(|| {
         // EPs may keep the EVD alive: its upcall, into the consumer, ends here.
-        Handles::remove::<Evd>(evd, Kind::Evd)?.close();
+        Handles::remove::<Evd>(evd)?.close();
         Ok(0)
     })
 }
@@ -154,7 +153,7 @@ pub(crate) unsafe extern "C" fn rkdapl_evd_modify_upcall(
             2 => UpcallPolicy::Many,
             _ => return Err(EINVAL),
         };
-        let e: Arc<Evd> = Handles::get(evd, Kind::Evd)?;
+        let e: Arc<Evd> = Handles::get::<Evd>(evd)?;
         let f = match upcall {
             Some(f) => Some(Arc::new(CUpcall { f, ctx }, GFP_KERNEL)? as Arc<dyn UpcallFn>),
             None => None,

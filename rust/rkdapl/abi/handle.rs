@@ -28,6 +28,32 @@
 use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use kernel::{bindings, prelude::*, sync::rcu, sync::Arc, types::Opaque};
 
+/// A type of rkdapl object a C caller holds a handle to, and the kind its handles carry: each
+/// kind belongs to exactly one type, which is what lets a lookup cast a slot back safely.
+pub(crate) trait Handled: Send + Sync + 'static {
+    /// The kind of this type's handles.
+    const KIND: Kind;
+}
+
+macro_rules! handled {
+    ($($t:ty => $k:ident),* $(,)?) => {
+        $(impl Handled for $t {
+            const KIND: Kind = Kind::$k;
+        })*
+    };
+}
+
+handled! {
+    crate::ia::Ia => Ia,
+    crate::pz::Pz => Pz,
+    crate::lmr::Lmr => Lmr,
+    crate::rmr::Rmr => Rmr,
+    crate::evd::Evd => Evd,
+    crate::ep::Ep => Ep,
+    crate::psp::Psp => Psp,
+    crate::psp::Cr => Cr,
+}
+
 /// The kinds of rkdapl objects a C caller holds.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
 pub(crate) enum Kind {
@@ -139,13 +165,14 @@ impl Handles {
         unsafe { bindings::xa_destroy(xa()) };
     }
 
-    /// Turns `obj` into a C handle of `kind`; the handle owns this reference. Process
+    /// Turns `obj` into a C handle (of `T`'s kind); the handle owns this reference. Process
     /// context; may sleep.
     ///
     /// # Errors
     ///
     /// `-ENOMEM`, or `-EBUSY` if 2^32 - 1 handles are live.
-    pub(crate) fn insert<T>(obj: Arc<T>, kind: Kind) -> Result<*mut c_void> {
+    pub(crate) fn insert<T: Handled>(obj: Arc<T>) -> Result<*mut c_void> {
+        let kind = T::KIND;
         let gen = NEXT_GEN.fetch_add(1, Ordering::Relaxed);
         let slot = KBox::new(
             Slot {
@@ -183,9 +210,9 @@ impl Handles {
     ///
     /// # Errors
     ///
-    /// `-EINVAL` if `handle` is not a live handle of `kind`.
-    pub(crate) fn with<T, R>(handle: *const c_void, kind: Kind, f: impl FnOnce(&Arc<T>) -> R) -> Result<R> {
-        let index = index_of(handle as usize, kind)?;
+    /// `-EINVAL` if `handle` is not a live handle of `T`.
+    pub(crate) fn with<T: Handled, R>(handle: *const c_void, f: impl FnOnce(&Arc<T>) -> R) -> Result<R> {
+        let index = index_of(handle as usize, T::KIND)?;
         let _rcu = rcu::read_lock();
         let p = load(index).cast::<Slot<T>>();
         if p.is_null() {
@@ -197,7 +224,8 @@ impl Handles {
         if slot.handle.load(Ordering::Acquire) != handle as usize {
             return Err(EINVAL);
         }
-        // The whole value matched, kind bits included, so the slot holds an `Arc<T>`.
+        // The whole value matched, kind bits included, so the slot holds an `Arc<T>`: each
+        // kind belongs to one type (`Handled`).
         Ok(f(&slot.obj))
     }
 
@@ -205,9 +233,9 @@ impl Handles {
     ///
     /// # Errors
     ///
-    /// `-EINVAL` if `handle` is not a live handle of `kind`.
-    pub(crate) fn get<T>(handle: *const c_void, kind: Kind) -> Result<Arc<T>> {
-        Self::with(handle, kind, |o: &Arc<T>| o.clone())
+    /// `-EINVAL` if `handle` is not a live handle of `T`.
+    pub(crate) fn get<T: Handled>(handle: *const c_void) -> Result<Arc<T>> {
+        Self::with(handle, |o: &Arc<T>| o.clone())
     }
 
     /// Ends the handle and returns the reference it owned. Process context; sleeps (one RCU
@@ -215,9 +243,9 @@ impl Handles {
     ///
     /// # Errors
     ///
-    /// `-EINVAL` if `handle` is not a live handle of `kind` (for example, freed already).
-    pub(crate) fn remove<T>(handle: *const c_void, kind: Kind) -> Result<Arc<T>> {
-        let index = index_of(handle as usize, kind)?;
+    /// `-EINVAL` if `handle` is not a live handle of `T` (for example, freed already).
+    pub(crate) fn remove<T: Handled>(handle: *const c_void) -> Result<Arc<T>> {
+        let index = index_of(handle as usize, T::KIND)?;
         // SAFETY: The table is initialised. Under its lock, the entry cannot be erased by
         // another `remove`; `__xa_erase` wants the lock held.
         let p = unsafe {

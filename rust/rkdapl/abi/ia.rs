@@ -3,14 +3,13 @@
 //! C entry points of the IA: open (by name, address or netdev), query, ports, async EVD, close.
 
 use super::{
-    handle::{Handles, Kind},
+    handle::Handles,
     publish, put, Object,
 };
 use crate::{evd::Evd, ia::Ia};
 use kernel::{bindings, error::from_result, prelude::*, rdma::cm::SockAddr, rdma::device::Device, sync::Arc};
 
 impl Object for Ia {
-    const KIND: Kind = Kind::Ia;
 }
 
 /// `struct rkdapl_ia_attr`.
@@ -165,7 +164,7 @@ pub(crate) unsafe extern "C" fn rkdapl_ia_query_port(
     attr: *mut PortAttr,
 ) -> c_int {
     from_result(|| {
-        let ia: Arc<Ia> = Handles::get(ia, Kind::Ia)?;
+        let ia: Arc<Ia> = Handles::get::<Ia>(ia)?;
         let (a, n) = ia.query_port(port)?;
         let out = PortAttr {
             port,
@@ -195,11 +194,11 @@ pub(crate) unsafe extern "C" fn rkdapl_ia_set_async_evd(
     evd: *mut c_void,
 ) -> c_int {
     from_result(|| {
-        let ia: Arc<Ia> = Handles::get(ia, Kind::Ia)?;
+        let ia: Arc<Ia> = Handles::get::<Ia>(ia)?;
         let e = if evd.is_null() {
             None
         } else {
-            let e: Arc<Evd> = Handles::get(evd, Kind::Evd)?;
+            let e: Arc<Evd> = Handles::get::<Evd>(evd)?;
             if !e.same_ia(&ia.async_slot) {
                 return Err(EXDEV);
             }
@@ -219,7 +218,7 @@ pub(crate) unsafe extern "C" fn rkdapl_ia_set_async_evd(
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rkdapl_ia_close(ia: *mut c_void) -> c_int {
     from_result(|| {
-        Handles::remove::<Ia>(ia, Kind::Ia)?;
+        Handles::remove::<Ia>(ia)?;
         Ok(0)
     })
 }
@@ -233,7 +232,7 @@ pub(crate) unsafe extern "C" fn rkdapl_ia_close(ia: *mut c_void) -> c_int {
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rkdapl_ia_query(ia: *mut c_void, attr: *mut IaAttr) -> c_int {
     from_result(|| {
-        let ia: Arc<Ia> = Handles::get(ia, Kind::Ia)?;
+        let ia: Arc<Ia> = Handles::get::<Ia>(ia)?;
         let a = ia.attrs();
         let mut out = IaAttr {
             name: [0; 64],

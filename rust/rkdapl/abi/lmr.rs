@@ -4,7 +4,7 @@
 //! DMA sync, free.
 
 use super::{
-    handle::{Handles, Kind},
+    handle::Handles,
     publish_live, put, Object,
 };
 use crate::{lmr::Lmr, pz::Pz};
@@ -17,7 +17,6 @@ use kernel::{
 };
 
 impl Object for Lmr {
-    const KIND: Kind = Kind::Lmr;
 }
 
 /// Largest `rkdapl_lmr_alloc`, in bytes.
@@ -38,7 +37,7 @@ unsafe fn create(
     lmr: *mut *mut c_void,
     make: impl FnOnce(&Device, Arc<Pz>) -> Result<Arc<Lmr>>,
 ) -> Result<c_int> {
-    let pz: Arc<Pz> = Handles::get(pz, Kind::Pz)?;
+    let pz: Arc<Pz> = Handles::get::<Pz>(pz)?;
     let ia = pz.ia.clone();
     // SAFETY: `lmr` is NULL or writable (the caller's guarantee).
     unsafe { publish_live(&ia, lmr, |dev| make(dev, pz)) }?;
@@ -187,12 +186,12 @@ pub(crate) unsafe extern "C" fn rkdapl_lmr_alloc(
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rkdapl_lmr_free(lmr: *mut c_void) -> c_int {
     from_result(|| {
-        let l: Arc<Lmr> = Handles::get(lmr, Kind::Lmr)?;
+        let l: Arc<Lmr> = Handles::get::<Lmr>(lmr)?;
         if l.busy() {
             return Err(EBUSY);
         }
         drop(l);
-        Handles::remove::<Lmr>(lmr, Kind::Lmr)?;
+        Handles::remove::<Lmr>(lmr)?;
         Ok(0)
     })
 }
@@ -230,7 +229,7 @@ pub(crate) unsafe extern "C" fn rkdapl_lmr_sync_rdma_write(
 /// Syncs `[offset, offset + length)` of the LMR behind the handle `lmr` for the device or for
 /// the CPU.
 fn sync(lmr: *mut c_void, offset: u64, length: u64, for_device: bool) -> Result<c_int> {
-    let l: Arc<Lmr> = Handles::get(lmr, Kind::Lmr)?;
+    let l: Arc<Lmr> = Handles::get::<Lmr>(lmr)?;
     let end = offset.checked_add(length).ok_or(ERANGE)?;
     if end > l.len {
         return Err(ERANGE);

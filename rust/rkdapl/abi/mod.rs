@@ -26,14 +26,11 @@ pub(crate) mod rmr;
 pub(crate) use consumer::ConsumerWatch;
 
 use crate::ia::Ia;
-use handle::{Handles, Kind};
+use handle::Handles;
 use kernel::{prelude::*, rdma::device::Device, sync::Arc};
 
 /// An rkdapl object that a C create call hands out a handle for.
-pub(crate) trait Object {
-    /// The kind of its handles.
-    const KIND: Kind;
-
+pub(crate) trait Object: handle::Handled {
     /// Called with the value of the object's new handle, before the create call returns.
     fn published(&self, _handle: usize) {}
 
@@ -75,7 +72,7 @@ unsafe fn publish<T: Object>(obj: Arc<T>, out: *mut *mut c_void) -> Result {
         obj.unpublished();
         return Err(EINVAL);
     }
-    let h = Handles::insert(obj.clone(), T::KIND).inspect_err(|_| obj.unpublished())?;
+    let h = Handles::insert(obj.clone()).inspect_err(|_| obj.unpublished())?;
     // SAFETY: `out` is not NULL (checked), so it is valid for a write of a pointer (the
     // caller's guarantee).
     unsafe { out.write(h) };

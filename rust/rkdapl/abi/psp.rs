@@ -3,7 +3,7 @@
 //! C entry points of the PSP (create, free) and of the CRs it receives (accept, reject).
 
 use super::{
-    handle::{Handles, Kind},
+    handle::Handles,
     private_data, publish_live, put, Object,
 };
 use crate::{
@@ -15,7 +15,6 @@ use crate::{
 use kernel::{bindings, error::from_result, prelude::*, sync::Arc};
 
 impl Object for Psp {
-    const KIND: Kind = Kind::Psp;
 
     /// Without a handle nobody could free the PSP: stop listening here.
     fn unpublished(&self) {
@@ -30,11 +29,11 @@ static CR_HANDLES: CrHandles = CrHandles;
 
 impl CrPublisher for CrHandles {
     fn publish(&self, cr: Arc<Cr>) -> Result<usize> {
-        Handles::insert(cr, Kind::Cr).map(|h| h as usize)
+        Handles::insert(cr).map(|h| h as usize)
     }
 
     fn retract(&self, h: usize) -> Option<Arc<Cr>> {
-        Handles::remove::<Cr>(h as *const c_void, Kind::Cr).ok()
+        Handles::remove::<Cr>(h as *const c_void).ok()
     }
 }
 
@@ -53,8 +52,8 @@ pub(crate) unsafe extern "C" fn rkdapl_psp_create(
     psp: *mut *mut c_void,
 ) -> c_int {
     from_result(|| {
-        let ia: Arc<Ia> = Handles::get(ia, Kind::Ia)?;
-        let evd: Arc<Evd> = Handles::get(evd, Kind::Evd)?;
+        let ia: Arc<Ia> = Handles::get::<Ia>(ia)?;
+        let evd: Arc<Evd> = Handles::get::<Evd>(evd)?;
         // SAFETY: `psp` is NULL or writable (this function's `# Safety`).
         unsafe { publish_live(&ia, psp, |_| Psp::new(ia.clone(), port, backlog, evd, &CR_HANDLES)) }?;
         Ok(0)
@@ -70,7 +69,7 @@ pub(crate) unsafe extern "C" fn rkdapl_psp_create(
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rkdapl_psp_free(psp: *mut c_void) -> c_int {
     from_result(|| {
-        Handles::remove::<Psp>(psp, Kind::Psp)?.shutdown();
+        Handles::remove::<Psp>(psp)?.shutdown();
         Ok(0)
     })
 }
@@ -89,10 +88,10 @@ pub(crate) unsafe extern "C" fn rkdapl_cr_accept(
     pdata_len: u32,
 ) -> c_int {
     from_result(|| {
-        let e: Arc<Ep> = Handles::get(ep, Kind::Ep)?;
+        let e: Arc<Ep> = Handles::get::<Ep>(ep)?;
         // SAFETY: `pdata` is NULL or `pdata_len` readable bytes (this function's `# Safety`).
         let pdata = unsafe { private_data(pdata, pdata_len) }?;
-        let c: Arc<Cr> = Handles::get(cr, Kind::Cr)?;
+        let c: Arc<Cr> = Handles::get::<Cr>(cr)?;
         if e.state() != EpState::Unconnected {
             return Err(EISCONN);
         }
@@ -101,7 +100,7 @@ pub(crate) unsafe extern "C" fn rkdapl_cr_accept(
         if !c.on_device(&e.ia) {
             return Err(EXDEV);
         }
-        Handles::remove::<Cr>(cr, Kind::Cr)?;
+        Handles::remove::<Cr>(cr)?;
         c.psp.cr_done(cr as usize);
         let id = Arc::new(c.take_id()?, GFP_KERNEL)?;
         e.accept(id, c.peer_rd, &pdata)?;
@@ -132,7 +131,7 @@ const _: () = {
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rkdapl_cr_query(cr: *mut c_void, param: *mut CrParam) -> c_int {
     from_result(|| {
-        let c: Arc<Cr> = Handles::get(cr, Kind::Cr)?;
+        let c: Arc<Cr> = Handles::get::<Cr>(cr)?;
         let (peer, local_port) = c.peer()?;
         let p = CrParam {
             remote_addr: super::ep::sockaddr_storage(Some(peer)),
@@ -160,7 +159,7 @@ pub(crate) unsafe extern "C" fn rkdapl_cr_reject(
     from_result(|| {
         // SAFETY: `pdata` is NULL or `pdata_len` readable bytes (this function's `# Safety`).
         let pdata = unsafe { private_data(pdata, pdata_len) }?;
-        let c: Arc<Cr> = Handles::remove(cr, Kind::Cr)?;
+        let c: Arc<Cr> = Handles::remove::<Cr>(cr)?;
         c.psp.cr_done(cr as usize);
         let id = c.take_id()?;
         let r = id.reject(&pdata);

@@ -3,14 +3,13 @@
 //! C entry points of the PZ: create and free.
 
 use super::{
-    handle::{Handles, Kind},
+    handle::Handles,
     publish_live, Object,
 };
 use crate::{ia::Ia, pz::Pz};
 use kernel::{error::from_result, prelude::*, sync::Arc};
 
 impl Object for Pz {
-    const KIND: Kind = Kind::Pz;
 }
 
 /// See `rkdapl_pz_create` in `include/rkdapl.h`.
@@ -22,7 +21,7 @@ impl Object for Pz {
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rkdapl_pz_create(ia: *mut c_void, pz: *mut *mut c_void) -> c_int {
     from_result(|| {
-        let ia: Arc<Ia> = Handles::get(ia, Kind::Ia)?;
+        let ia: Arc<Ia> = Handles::get::<Ia>(ia)?;
         // SAFETY: `pz` is NULL or writable (this function's `# Safety`).
         unsafe { publish_live(&ia, pz, |dev| Pz::new(ia.clone(), dev)) }?;
         Ok(0)
@@ -38,7 +37,7 @@ pub(crate) unsafe extern "C" fn rkdapl_pz_create(ia: *mut c_void, pz: *mut *mut 
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rkdapl_pz_free(pz: *mut c_void) -> c_int {
     from_result(|| {
-        Handles::remove::<Pz>(pz, Kind::Pz)?;
+        Handles::remove::<Pz>(pz)?;
         Ok(0)
     })
 }

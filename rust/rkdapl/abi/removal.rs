@@ -23,7 +23,7 @@
 //! registry of children would let both walks leave the handle table (issue 14, part 2).
 
 use crate::{
-    abi::handle::{Handles, Kind},
+    abi::handle::{Handled, Handles, Kind},
     ep::Ep,
     evd::Evd,
     ia::Ia,
@@ -53,8 +53,8 @@ fn add<T>(v: &mut KVec<Obj<T>>, h: usize, x: &Arc<T>) {
     }
 }
 
-fn get<T>(addr: usize, kind: Kind) -> Option<Arc<T>> {
-    Handles::get::<T>(addr as *const c_void, kind).ok()
+fn get<T: Handled>(addr: usize) -> Option<Arc<T>> {
+    Handles::get::<T>(addr as *const c_void).ok()
 }
 
 /// The objects of some IAs.
@@ -79,47 +79,47 @@ impl Objects {
         for &(h, kind) in handles.iter() {
             match kind {
                 Kind::Ia => {
-                    if let Some(ia) = get::<Ia>(h, kind) {
+                    if let Some(ia) = get::<Ia>(h) {
                         add(&mut o.ias, h, &ia);
                     }
                 }
                 Kind::Pz => {
-                    if let Some(pz) = get::<Pz>(h, kind) {
+                    if let Some(pz) = get::<Pz>(h) {
                         add(&mut o.pzs, h, &pz);
                     }
                 }
                 Kind::Lmr => {
-                    if let Some(l) = get::<Lmr>(h, kind) {
+                    if let Some(l) = get::<Lmr>(h) {
                         add(&mut o.pzs, 0, &l.pz);
                         add(&mut o.lmrs, h, &l);
                     }
                 }
                 Kind::Rmr => {
-                    if let Some(r) = get::<Rmr>(h, kind) {
+                    if let Some(r) = get::<Rmr>(h) {
                         add(&mut o.pzs, 0, &r.pz);
                         add(&mut o.rmrs, h, &r);
                     }
                 }
                 Kind::Ep => {
-                    if let Some(e) = get::<Ep>(h, kind) {
+                    if let Some(e) = get::<Ep>(h) {
                         add(&mut o.pzs, 0, &e.pz);
                         add(&mut o.eps, h, &e);
                     }
                 }
                 Kind::Psp => {
-                    if let Some(p) = get::<Psp>(h, kind) {
+                    if let Some(p) = get::<Psp>(h) {
                         add(&mut o.ias, 0, &p.ia);
                         add(&mut o.psps, h, &p);
                     }
                 }
                 Kind::Cr => {
-                    if let Some(c) = get::<Cr>(h, kind) {
+                    if let Some(c) = get::<Cr>(h) {
                         add(&mut o.ias, 0, &c.psp.ia);
                         add(&mut o.crs, h, &c);
                     }
                 }
                 Kind::Evd => {
-                    if let Some(e) = get::<Evd>(h, kind) {
+                    if let Some(e) = get::<Evd>(h) {
                         if pick_evd(&e) {
                             add(&mut o.evds, h, &e);
                         }
@@ -253,24 +253,24 @@ pub(crate) fn owner_gone(name: &CStr) {
     let devs = o.revoke(false);
     drop(devs);
     // The handles' references, children first; the objects go with the last reference.
-    fn free<T>(v: &KVec<Obj<T>>, kind: Kind) {
+    fn free<T: Handled>(v: &KVec<Obj<T>>) {
         for (h, _) in v.iter() {
             if *h != 0 {
-                let _ = Handles::remove::<T>(*h as *const c_void, kind);
+                let _ = Handles::remove::<T>(*h as *const c_void);
             }
         }
     }
     for (_, e) in o.eps.iter() {
         e.teardown();
     }
-    free(&o.eps, Kind::Ep);
-    free(&o.crs, Kind::Cr);
-    free(&o.psps, Kind::Psp);
-    free(&o.rmrs, Kind::Rmr);
-    free(&o.lmrs, Kind::Lmr);
-    free(&o.pzs, Kind::Pz);
-    free(&o.evds, Kind::Evd);
-    free(&o.ias, Kind::Ia);
+    free(&o.eps);
+    free(&o.crs);
+    free(&o.psps);
+    free(&o.rmrs);
+    free(&o.lmrs);
+    free(&o.pzs);
+    free(&o.evds);
+    free(&o.ias);
     let [ias, eps, psps, crs, rmrs, lmrs, pzs, evds] = left;
     pr_warn!(
         "{} went away with objects open; freed {} IA(s), {} EP(s), {} PSP(s), {} CR(s), {} RMR(s), {} LMR(s), {} PZ(s), {} EVD(s)\n",

@@ -3,14 +3,13 @@
 //! C entry points of the RMR: create, bind, unbind, free.
 
 use super::{
-    handle::{Handles, Kind},
+    handle::Handles,
     publish_live, put, Object,
 };
 use crate::{ep::Ep, lmr::Lmr, pz::Pz, rmr::Rmr};
 use kernel::{error::from_result, prelude::*, sync::Arc};
 
 impl Object for Rmr {
-    const KIND: Kind = Kind::Rmr;
 }
 
 /// See `rkdapl_rmr_create` in `include/rkdapl.h`.
@@ -22,7 +21,7 @@ impl Object for Rmr {
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rkdapl_rmr_create(pz: *mut c_void, rmr: *mut *mut c_void) -> c_int {
     from_result(|| {
-        let pz: Arc<Pz> = Handles::get(pz, Kind::Pz)?;
+        let pz: Arc<Pz> = Handles::get::<Pz>(pz)?;
         let ia = pz.ia.clone();
         // SAFETY: `rmr` is NULL or writable (this function's `# Safety`).
         unsafe { publish_live(&ia, rmr, |_| Rmr::new(pz)) }?;
@@ -53,9 +52,9 @@ pub(crate) unsafe extern "C" fn rkdapl_rmr_bind(
         if rkey.is_null() || address.is_null() {
             return Err(EINVAL);
         }
-        let r: Arc<Rmr> = Handles::get(rmr, Kind::Rmr)?;
-        let l: Arc<Lmr> = Handles::get(lmr, Kind::Lmr)?;
-        let e: Arc<Ep> = Handles::get(ep, Kind::Ep)?;
+        let r: Arc<Rmr> = Handles::get::<Rmr>(rmr)?;
+        let l: Arc<Lmr> = Handles::get::<Lmr>(lmr)?;
+        let e: Arc<Ep> = Handles::get::<Ep>(ep)?;
         let (k, a) = r.bind(&e, &l, offset, length, privileges, cookie)?;
         // SAFETY: `rkey` and `address` are not NULL (checked), so they are writable (this
         // function's `# Safety`).
@@ -80,8 +79,8 @@ pub(crate) unsafe extern "C" fn rkdapl_rmr_unbind(
     cookie: u64,
 ) -> c_int {
     from_result(|| {
-        let r: Arc<Rmr> = Handles::get(rmr, Kind::Rmr)?;
-        let e: Arc<Ep> = Handles::get(ep, Kind::Ep)?;
+        let r: Arc<Rmr> = Handles::get::<Rmr>(rmr)?;
+        let e: Arc<Ep> = Handles::get::<Ep>(ep)?;
         r.unbind(&e, cookie)?;
         Ok(0)
     })
@@ -96,7 +95,7 @@ pub(crate) unsafe extern "C" fn rkdapl_rmr_unbind(
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rkdapl_rmr_free(rmr: *mut c_void) -> c_int {
     from_result(|| {
-        Handles::remove::<Rmr>(rmr, Kind::Rmr)?.release();
+        Handles::remove::<Rmr>(rmr)?.release();
         Ok(0)
     })
 }

@@ -4,7 +4,7 @@
 
 use super::{Cr, Evd, Handle};
 use crate::{
-    abi::handle::{Handles, Kind},
+    abi::handle::Handles,
     dto::{EVENT_INVALIDATED, EVENT_WITH_IMM},
     evd::{Event as RawEvent, UpcallFn, UpcallPolicy as RawPolicy},
 };
@@ -259,7 +259,7 @@ impl Evd {
     /// compiles the generic part, and reaches only rkdapl's exported `api` symbols).
     #[inline(never)]
     fn modify_upcall(&self, policy: RawPolicy, f: Option<Arc<dyn UpcallFn>>) -> Result {
-        let evd: Arc<crate::evd::Evd> = Handles::get(self.0.raw(), Kind::Evd)?;
+        let evd: Arc<crate::evd::Evd> = Handles::get(self.0.raw())?;
         evd.modify_upcall(policy, f)
     }
 

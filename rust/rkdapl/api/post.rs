@@ -4,7 +4,7 @@
 
 use super::{Ep, Lmr, RemoteRegion};
 use crate::{
-    abi::handle::{Handles, Kind},
+    abi::handle::Handles,
     dto::{self, DtoFlags as RawFlags, OneOrMore, SendDto},
 };
 use kernel::{prelude::*, sync::Arc};
@@ -78,7 +78,7 @@ impl Ep {
     #[inline(never)]
     pub fn post(&self, dtos: &[Dto<'_>]) -> core::result::Result<(), (Error, usize)> {
         // Borrowed under RCU, as the C posts do (no reference dropped here is the last one).
-        Handles::with(self.0.raw(), Kind::Ep, |ep: &Arc<crate::ep::Ep>| post_on(ep, dtos))
+        Handles::with(self.0.raw(), |ep: &Arc<crate::ep::Ep>| post_on(ep, dtos))
             .map_err(|e| (e, 0))?
     }
 }
@@ -122,7 +122,7 @@ fn post_on(ep: &Arc<crate::ep::Ep>, dtos: &[Dto<'_>]) -> core::result::Result<()
 fn segments(segs: &[Segment<'_>], pz: &Arc<crate::pz::Pz>) -> Result<OneOrMore<dto::Segment>> {
     let mut v = OneOrMore::Empty;
     for s in segs {
-        let lmr: Arc<crate::lmr::Lmr> = Handles::get(s.lmr.h.raw(), Kind::Lmr)?;
+        let lmr: Arc<crate::lmr::Lmr> = Handles::get(s.lmr.h.raw())?;
         v.push(dto::Segment::new(lmr, s.off, s.len, pz)?, GFP_ATOMIC)?;
     }
     Ok(v)

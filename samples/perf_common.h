@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What samples/rkdapl_perf.c (over rkdapl) and samples/raw_perf.c (over ib_core + rdma_cm)
- * share, so that the two tools do the same work and print the same line: the control-file
- * parser and the debugfs files, the wire messages, the statistics, the result line and the
- * crc32 + memcpy "ceiling" measurement. Each tool includes it once and defines
- * perf_ctl_write(), the ctl file's write; everything else is static here.
+ * What samples/rkdapl_perf/ (over rkdapl) and samples/raw_perf/ (over ib_core + rdma_cm)
+ * share, so that the two tools do the same work and print the same line. This header, which
+ * every file of both tools includes, has the commands' arguments, the wire messages, the
+ * signalling rules, waiting, a session's counts and the client's per-DTO times (all static
+ * inline). samples/perf_ctl.h, which each tool's run.c includes once, has the control-file
+ * parser and the debugfs files, the statistics and the result line, and the crc32 + memcpy
+ * "ceiling" measurement; each tool defines perf_ctl_write(), the ctl file's write.
  *
  * Control file: /sys/kernel/debug/<tool>/ctl (write-only). One command per write, run in
  * the writing task; the write returns the byte count when the command succeeded and a
@@ -76,20 +78,17 @@
 #ifndef _PERF_COMMON_H
 #define _PERF_COMMON_H
 
-#include <linux/crc32.h>
-#include <linux/debugfs.h>
-#include <linux/inet.h>
 #include <linux/in.h>
+#include <linux/irqflags.h>
+#include <linux/jiffies.h>
 #include <linux/kernel.h>
 #include <linux/ktime.h>
 #include <linux/math64.h>
-#include <linux/module.h>
-#include <linux/mutex.h>
+#include <linux/mm.h>
+#include <linux/printk.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
-#include <linux/sort.h>
 #include <linux/string.h>
-#include <linux/vmalloc.h>
 
 #define PERF_MAGIC 0x72706631		/* "rpf1" */
 #define PERF_MAX_SIZE (4u << 20)	/* kmalloc's largest buffer (MAX_PAGE_ORDER) */
@@ -131,177 +130,26 @@ struct perf_args {
 	u32 size, iters, txdepth, signal, batch, inline_max, sessions, timeout_ms;
 };
 
-static const char *const perf_op_names[] = {
-	[PERF_OP_WRITE] = "write", [PERF_OP_READ] = "read", [PERF_OP_SEND] = "send",
-	[PERF_OP_STOP] = "stop",
-};
-static const char *const perf_kind_names[] = { [PERF_BW] = "bw", [PERF_LAT] = "lat" };
-static const char *const perf_mode_names[] = { [PERF_POLL] = "poll", [PERF_EVENT] = "event" };
-static const char *const perf_cq_names[] = {
-	[PERF_CQ_DEFAULT] = "default", [PERF_CQ_DIRECT] = "direct", [PERF_CQ_SOFTIRQ] = "softirq",
-	[PERF_CQ_WQ] = "wq", [PERF_CQ_UNBOUND] = "unbound",
-};
-
-#define PERF_NAME(tab, i) ((i) < ARRAY_SIZE(tab) && (tab)[i] ? (tab)[i] : "?")
-
-static int perf_lookup(const char *const *tab, size_t n, const char *val, u32 *out)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		if (tab[i] && !strcmp(tab[i], val)) {
-			*out = i;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
-
-static int perf_u32(const char *val, u32 min, u32 max, u32 *out)
-{
-	u32 v;
-
-	if (kstrtou32(val, 0, &v))
-		return -EINVAL;
-	if (v < min || v > max)
-		return -ERANGE;
-	*out = v;
-	return 0;
-}
-
 /*
- * perf_parse() - parse one control line into @a
- * @line: NUL-terminated, modified in place.
- * @a: filled in, defaults first.
- *
- * Context: any context.
- * Return: 0; -EINVAL or -ERANGE as described at the top of this file.
+ * A session's work requests, posted and completed: control SENDs and RECVs, registrations
+ * (rkdapl_perf's RMR binds, raw_perf's FRWRs) and data DTOs (data_ok: those that succeeded).
+ * Zeroed for each session.
  */
-static int perf_parse(char *line, struct perf_args *a)
-{
-	char *tok, *val;
-	u32 port = 7700;
-	int ret = 0;
-
-	memset(a, 0, sizeof(*a));
-	strscpy(a->dev, "rxe0", sizeof(a->dev));
-	a->op = PERF_OP_WRITE;
-	a->kind = PERF_BW;
-	a->mode = PERF_EVENT;
-	a->size = 65536;
-	a->iters = 200;
-	a->txdepth = 16;
-	a->signal = 1;
-	a->batch = 1;
-	a->timeout_ms = 60000;
-
-	line = strim(line);
-	tok = strsep(&line, " \t\n");
-	if (!tok || !strcmp(tok, ""))
-		return -EINVAL;
-	if (!strcmp(tok, "server")) {
-		a->cmd = PERF_CMD_SERVER;
-		a->size = PERF_MAX_SIZE;
-	} else if (!strcmp(tok, "client")) {
-		a->cmd = PERF_CMD_CLIENT;
-	} else if (!strcmp(tok, "ceiling")) {
-		a->cmd = PERF_CMD_CEILING;
-		a->size = 1 << 20;
-		a->iters = 64;
-	} else {
-		return -EINVAL;
-	}
-
-	while ((tok = strsep(&line, " \t\n"))) {
-		if (!*tok)
-			continue;
-		val = strchr(tok, '=');
-		if (!val || !val[1])
-			return -EINVAL;
-		*val++ = '\0';
-		if (!strcmp(tok, "dev")) {
-			if (strscpy(a->dev, val, sizeof(a->dev)) < 0)
-				return -ERANGE;
-		} else if (!strcmp(tok, "addr")) {
-			if (!in4_pton(val, -1, (u8 *)&a->sin.sin_addr.s_addr, -1, NULL))
-				return -EINVAL;
-			a->have_addr = true;
-		} else if (!strcmp(tok, "port")) {
-			ret = perf_u32(val, 1, 65535, &port);
-		} else if (!strcmp(tok, "op")) {
-			ret = perf_lookup(perf_op_names, ARRAY_SIZE(perf_op_names), val, &a->op);
-		} else if (!strcmp(tok, "kind")) {
-			ret = perf_lookup(perf_kind_names, ARRAY_SIZE(perf_kind_names), val,
-					  &a->kind);
-		} else if (!strcmp(tok, "mode")) {
-			ret = perf_lookup(perf_mode_names, ARRAY_SIZE(perf_mode_names), val,
-					  &a->mode);
-		} else if (!strcmp(tok, "size")) {
-			ret = perf_u32(val, 1, PERF_MAX_SIZE, &a->size);
-		} else if (!strcmp(tok, "iters")) {
-			ret = perf_u32(val, 1, PERF_MAX_ITERS, &a->iters);
-		} else if (!strcmp(tok, "txdepth")) {
-			ret = perf_u32(val, 1, PERF_MAX_TXDEPTH, &a->txdepth);
-		} else if (!strcmp(tok, "signal")) {
-			ret = perf_u32(val, 1, PERF_MAX_TXDEPTH, &a->signal);
-		} else if (!strcmp(tok, "batch")) {
-			ret = perf_u32(val, 1, PERF_MAX_BATCH, &a->batch);
-		} else if (!strcmp(tok, "inline")) {
-			ret = perf_u32(val, 0, 4096, &a->inline_max);
-		} else if (!strcmp(tok, "buf")) {
-			if (!strcmp(val, "sparse"))
-				a->sparse = true;
-			else if (strcmp(val, "kmalloc"))
-				return -EINVAL;
-		} else if (!strcmp(tok, "cq")) {
-			ret = perf_lookup(perf_cq_names, ARRAY_SIZE(perf_cq_names), val, &a->cq);
-		} else if (!strcmp(tok, "sessions")) {
-			ret = perf_u32(val, 0, U32_MAX, &a->sessions);
-		} else if (!strcmp(tok, "timeout_ms")) {
-			ret = perf_u32(val, 1, 3600000, &a->timeout_ms);
-		} else {
-			return -EINVAL;
-		}
-		if (ret)
-			return ret;
-	}
-	a->sin.sin_family = AF_INET;
-	a->sin.sin_port = htons(port);
-	if (a->cmd == PERF_CMD_CLIENT && !a->have_addr)
-		return -EINVAL;
-	/* a window of txdepth DTOs must hold a signalled one, or the client waits forever */
-	if (a->signal > a->txdepth || a->batch > a->txdepth)
-		return -EINVAL;
-	return 0;
-}
-
-/* ---- statistics and the result line ------------------------------------------------- */
-
-static int perf_cmp_u64(const void *a, const void *b)
-{
-	u64 x = *(const u64 *)a, y = *(const u64 *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* A fixed-point number for printing: v / 10^digits as "<int>.<digits digits>". */
-struct perf_fix {
-	char s[24];
+struct perf_counts {
+	u32 ctl_sends, ctl_sends_done, ctl_recvs, ctl_recvs_done;
+	u32 regs, regs_done;
+	u32 data_posted, data_done, data_ok;
 };
 
-static struct perf_fix perf_fix(u64 v, unsigned int digits)
-{
-	struct perf_fix f;
-	u32 scale = 1, rem, i;
-	u64 q;
+/* The client's per-DTO times of a run (perf_times_alloc()); see perf_report(). */
+struct perf_times {
+	u64 *post_ns;			/* the time each DTO was posted at */
+	u64 *samples;			/* post-to-completion of each signalled DTO */
+	u64 *post_cost;			/* the time inside each post call */
+	u32 nsamples;			/* entries in samples */
+};
 
-	for (i = 0; i < digits; i++)
-		scale *= 10;
-	q = div_u64_rem(v, scale, &rem);
-
-	snprintf(f.s, sizeof(f.s), "%llu.%0*u", q, digits, rem);
-	return f;
-}
+/* ---- signalling --------------------------------------------------------------------- */
 
 /* The signalling interval of a run: latency runs signal every DTO. */
 static inline u32 perf_signal(const struct perf_args *a)
@@ -333,142 +181,10 @@ static inline u32 perf_next_signalled(const struct perf_args *a, u32 i)
 	return i;
 }
 
-/*
- * perf_empty_ns() - the median time of an empty timed bracket, in ns
- *
- * The same two ktime_get_ns() calls with interrupts off that time each post call, with
- * nothing between them: post_ns minus this is the post call's own cost. Under QEMU's
- * -icount shift=0 one guest instruction is one virtual ns, so the difference counts
- * instructions.
- * Context: process context.
- */
-static u64 perf_empty_ns(void)
-{
-	u64 t[63], t0;
-	unsigned long flags;
-	u32 i;
-
-	for (i = 0; i < ARRAY_SIZE(t); i++) {
-		local_irq_save(flags);
-		t0 = ktime_get_ns();
-		t[i] = ktime_get_ns() - t0;
-		local_irq_restore(flags);
-	}
-	sort(t, ARRAY_SIZE(t), sizeof(*t), perf_cmp_u64, NULL);
-	return t[ARRAY_SIZE(t) / 2];
-}
-
-/* The last result line, for the debugfs "result" file. */
-static DEFINE_MUTEX(perf_result_lock);
-static char perf_result[PERF_LINE_MAX];
-
-static void perf_set_result(const char *line)
-{
-	mutex_lock(&perf_result_lock);
-	strscpy(perf_result, line, sizeof(perf_result));
-	mutex_unlock(&perf_result_lock);
-}
-
-/*
- * perf_report() - print and remember the result line of a client run
- * @tool: "rkdapl" or "raw".
- * @a: the run's arguments.
- * @total_ns: first post to last completion.
- * @samples: per-DTO times in ns, one per signalled DTO; sorted here.
- * @nsamples: entries in @samples.
- * @post_cost: @a->iters times spent inside each post call, in ns; sorted here. With
- *	batch=N a chain's call time is shared among its DTOs.
- *
- * Besides the rates, the line carries empty_ns (perf_empty_ns(): subtract it from post_ns for
- * the call's own cost) and dto_ns, @total_ns per DTO: under -icount shift=0 the instructions
- * all vCPUs executed per DTO (post, device work, completion, event), pipelined txdepth deep
- * for bw and one at a time for lat.
- * Context: process context (sorts up to PERF_MAX_ITERS entries).
- */
-static void perf_report(const char *tool, const struct perf_args *a, u64 total_ns, u64 *samples,
-			u32 nsamples, u64 *post_cost)
-{
-	char line[PERF_LINE_MAX];
-	u64 bytes = (u64)a->size * a->iters, mbps, mmsg, med, p99, post;
-	u32 n = a->iters, ns = max_t(u32, nsamples, 1);
-
-	total_ns = max_t(u64, total_ns, 1);
-	/* TCG guests move kilobytes per second at small sizes: print enough digits */
-	mbps = mul_u64_u64_div_u64(bytes, 10000000, total_ns);	/* MB/s x 10^4 */
-	mmsg = div64_u64((u64)n * 1000000000, total_ns);	/* Mmsg/s x 10^6 */
-	sort(samples, ns, sizeof(*samples), perf_cmp_u64, NULL);
-	med = div_u64(samples[(ns - 1) / 2], 10);		/* us x 100 */
-	p99 = div_u64(samples[min_t(u32, ns - 1, div_u64((u64)ns * 99 + 99, 100) - 1)], 10);
-	sort(post_cost, n, sizeof(*post_cost), perf_cmp_u64, NULL);
-	post = post_cost[(n - 1) / 2] * 10;			/* ns x 10 */
-	snprintf(line, sizeof(line),
-		 "result tool=%s op=%s kind=%s size=%u iters=%u txdepth=%u signal=%u batch=%u inline=%u buf=%s mode=%s cq=%s MBps=%s Mmsgps=%s lat_med_us=%s lat_p99_us=%s post_ns=%s empty_ns=%llu dto_ns=%llu",
-		 tool, PERF_NAME(perf_op_names, a->op), PERF_NAME(perf_kind_names, a->kind),
-		 a->size, a->iters, a->kind == PERF_LAT ? 1 : a->txdepth, perf_signal(a),
-		 a->kind == PERF_LAT ? 1 : a->batch, a->inline_max,
-		 a->sparse ? "sparse" : "kmalloc", PERF_NAME(perf_mode_names, a->mode),
-		 PERF_NAME(perf_cq_names, a->cq), perf_fix(mbps, 4).s, perf_fix(mmsg, 6).s,
-		 perf_fix(med, 2).s, perf_fix(p99, 2).s, perf_fix(post, 1).s, perf_empty_ns(),
-		 div_u64(total_ns, n));
-	pr_info("%s\n", line);
-	perf_set_result(line);
-}
-
-/* ---- the rxe ceiling ---------------------------------------------------------------- */
-
-/*
- * perf_ceiling() - time crc32_le and memcpy over a buffer
- * @a: size and iters.
- *
- * Context: process context, may sleep.
- * Return: 0; -ENOMEM.
- */
-static int perf_ceiling(const struct perf_args *a)
-{
-	char line[PERF_LINE_MAX];
-	u64 bytes = (u64)a->size * a->iters, t_crc, t_cpy, crc_mbps, cpy_mbps, both;
-	void *src, *dst;
-	u32 crc = 0, i;
-	ktime_t t0;
-
-	src = kvmalloc(a->size, GFP_KERNEL);
-	dst = kvmalloc(a->size, GFP_KERNEL);
-	if (!src || !dst) {
-		kvfree(src);
-		kvfree(dst);
-		return -ENOMEM;
-	}
-	memset(src, 0x5a, a->size);
-	memset(dst, 0, a->size);
-	t0 = ktime_get();
-	for (i = 0; i < a->iters; i++)
-		crc = crc32_le(crc, src, a->size);
-	t_crc = max_t(u64, ktime_to_ns(ktime_sub(ktime_get(), t0)), 1);
-	t0 = ktime_get();
-	for (i = 0; i < a->iters; i++) {
-		memcpy(dst, src, a->size);
-		barrier();
-	}
-	t_cpy = max_t(u64, ktime_to_ns(ktime_sub(ktime_get(), t0)), 1);
-	crc_mbps = div64_u64(bytes * 100000, t_crc);
-	cpy_mbps = div64_u64(bytes * 100000, t_cpy);
-	both = div64_u64(bytes * 100000, t_crc + t_cpy);
-	snprintf(line, sizeof(line),
-		 "ceiling size=%u iters=%u crc32_MBps=%s memcpy_MBps=%s both_MBps=%s crc=%08x",
-		 a->size, a->iters, perf_fix(crc_mbps, 2).s, perf_fix(cpy_mbps, 2).s,
-		 perf_fix(both, 2).s,
-		 crc ^ ((u8 *)dst)[a->size - 1]);
-	pr_info("%s\n", line);
-	perf_set_result(line);
-	kvfree(src);
-	kvfree(dst);
-	return 0;
-}
-
 /* ---- waiting ------------------------------------------------------------------------ */
 
 /* Milliseconds left until deadline (jiffies), at least 1; 0 if it passed. */
-static u32 perf_ms_left(unsigned long deadline)
+static inline u32 perf_ms_left(unsigned long deadline)
 {
 	long left = (long)(deadline - jiffies);
 
@@ -476,7 +192,7 @@ static u32 perf_ms_left(unsigned long deadline)
 }
 
 /* One spin of a poll loop: 0 to go on; -ETIMEDOUT or -EINTR to stop. */
-static int perf_spin(unsigned long deadline, u32 *spins)
+static inline int perf_spin(unsigned long deadline, u32 *spins)
 {
 	if (!(++*spins & 1023)) {
 		if (time_after(jiffies, deadline))
@@ -489,10 +205,10 @@ static int perf_spin(unsigned long deadline, u32 *spins)
 	return 0;
 }
 
-/* ---- the wire messages and the run's times ----------------------------------------- */
+/* ---- the wire messages -------------------------------------------------------------- */
 
 /* The client's hello: what the server needs to know of the run (the SEND sets the magic). */
-static void perf_hello(struct perf_msg *m, const struct perf_args *a)
+static inline void perf_hello(struct perf_msg *m, const struct perf_args *a)
 {
 	memset(m, 0, sizeof(*m));
 	m->op = cpu_to_le32(a->op);
@@ -512,8 +228,8 @@ static void perf_hello(struct perf_msg *m, const struct perf_args *a)
  * Context: any context.
  * Return: 0 to serve the run; 1 for op=stop; -EPROTO for a run it cannot serve.
  */
-static int perf_check_hello(const struct perf_msg *m, u32 buf_len, u32 *op, u32 *size,
-			    u32 *iters)
+static inline int perf_check_hello(const struct perf_msg *m, u32 buf_len, u32 *op, u32 *size,
+				   u32 *iters)
 {
 	*op = le32_to_cpu(m->op);
 	*size = le32_to_cpu(m->size);
@@ -532,7 +248,7 @@ static int perf_check_hello(const struct perf_msg *m, u32 buf_len, u32 *op, u32 
 }
 
 /* The server's advert: its buffer of @len bytes at @addr, for remote read and write. */
-static void perf_advert(struct perf_msg *m, u64 addr, u32 rkey, u64 len)
+static inline void perf_advert(struct perf_msg *m, u64 addr, u32 rkey, u64 len)
 {
 	memset(m, 0, sizeof(*m));
 	m->addr = cpu_to_le64(addr);
@@ -544,8 +260,8 @@ static void perf_advert(struct perf_msg *m, u64 addr, u32 rkey, u64 len)
  * The client's reading of the server's advert: 0 with its buffer in @addr, @rkey; -EMSGSIZE
  * if the buffer is smaller than @a->size.
  */
-static int perf_check_advert(const struct perf_msg *m, const struct perf_args *a, u64 *addr,
-			     u32 *rkey)
+static inline int perf_check_advert(const struct perf_msg *m, const struct perf_args *a,
+				    u64 *addr, u32 *rkey)
 {
 	*addr = le64_to_cpu(m->addr);
 	*rkey = le32_to_cpu(m->rkey);
@@ -557,101 +273,76 @@ static int perf_check_advert(const struct perf_msg *m, const struct perf_args *a
 	return 0;
 }
 
+/* ---- the client's per-DTO times ----------------------------------------------------- */
+
 /*
- * perf_alloc_times() - the client's per-DTO arrays of a run (none for op=stop)
+ * perf_times_alloc() - the client's per-DTO arrays of a run (none for op=stop)
  * @a: the run (@a->iters DTOs).
- * @post_ns: the time each DTO was posted at.
- * @samples: post-to-completion times (perf_report()).
- * @post_cost: the time inside each post call (perf_report()).
+ * @t: filled in.
  *
  * Context: process context, may sleep.
- * Return: 0; -ENOMEM (what was allocated is for perf_free_times()).
+ * Return: 0; -ENOMEM (what was allocated is for perf_times_free()).
  */
-static int perf_alloc_times(const struct perf_args *a, u64 **post_ns, u64 **samples,
-			    u64 **post_cost)
+static inline int perf_times_alloc(const struct perf_args *a, struct perf_times *t)
 {
 	if (a->op == PERF_OP_STOP)
 		return 0;
-	*post_ns = kvcalloc(a->iters, sizeof(u64), GFP_KERNEL);
-	*samples = kvcalloc(a->iters, sizeof(u64), GFP_KERNEL);
-	*post_cost = kvcalloc(a->iters, sizeof(u64), GFP_KERNEL);
-	return *post_ns && *samples && *post_cost ? 0 : -ENOMEM;
+	t->post_ns = kvcalloc(a->iters, sizeof(u64), GFP_KERNEL);
+	t->samples = kvcalloc(a->iters, sizeof(u64), GFP_KERNEL);
+	t->post_cost = kvcalloc(a->iters, sizeof(u64), GFP_KERNEL);
+	return t->post_ns && t->samples && t->post_cost ? 0 : -ENOMEM;
 }
 
-static void perf_free_times(u64 *post_ns, u64 *samples, u64 *post_cost)
+static inline void perf_times_free(struct perf_times *t)
 {
-	kvfree(post_ns);
-	kvfree(samples);
-	kvfree(post_cost);
+	kvfree(t->post_ns);
+	kvfree(t->samples);
+	kvfree(t->post_cost);
 }
-
-/* ---- the control and result files ---------------------------------------------------- */
 
 /*
- * perf_command() - reads one control write (at most PERF_LINE_MAX - 1 bytes) into @a
- *
- * Context: process context.
- * Return: 0; -EINVAL for an empty write, -E2BIG, -EFAULT, or perf_parse()'s error.
+ * Records the post-to-completion time of DTO @i, completed at @now (ns), if the run keeps
+ * times (a client's) and has room. Context: any context.
  */
-static int perf_command(const char __user *ubuf, size_t len, struct perf_args *a)
+static inline void perf_times_sample(struct perf_times *t, const struct perf_args *a, u32 i,
+				     u64 now)
 {
-	char *line;
-	int ret;
-
-	if (!len)
-		return -EINVAL;
-	if (len >= PERF_LINE_MAX)
-		return -E2BIG;
-	line = memdup_user_nul(ubuf, len);
-	if (IS_ERR(line))
-		return PTR_ERR(line);
-	ret = perf_parse(line, a);
-	kfree(line);
-	return ret;
+	if (t->samples && i < a->iters && t->nsamples < a->iters)
+		t->samples[t->nsamples++] = now - t->post_ns[i];
 }
 
-static ssize_t perf_result_read(struct file *file, char __user *ubuf, size_t len,
-				loff_t *ppos)
+/*
+ * perf_post_begin() - opens the timed bracket of one post call of DTOs @i0..@i0 + @n - 1
+ *
+ * Interrupts are off across the call (the post calls may be called from any context) so that
+ * post_ns is the call's own CPU time: otherwise the rxe work the post wakes may preempt the
+ * poster, and the NIC's interrupt with rxe's receive softirq may run inside the call. Sets
+ * the DTOs' post times. perf_post_end() closes the bracket.
+ * Return: the bracket's start, for perf_post_end().
+ */
+static __always_inline u64 perf_post_begin(struct perf_times *t, u32 i0, u32 n,
+					   unsigned long *flags)
 {
-	char buf[PERF_LINE_MAX + 1];
-	size_t n;
+	u64 t0;
+	u32 k;
 
-	mutex_lock(&perf_result_lock);
-	n = scnprintf(buf, sizeof(buf), "%s%s", perf_result, perf_result[0] ? "\n" : "");
-	mutex_unlock(&perf_result_lock);
-	return simple_read_from_buffer(ubuf, len, ppos, buf, n);
+	local_irq_save(*flags);
+	t0 = ktime_get_ns();
+	for (k = 0; k < n; k++)
+		t->post_ns[i0 + k] = t0;
+	return t0;
 }
 
-/* Each tool's ctl file: parses one command and runs it in the writing task. */
-static ssize_t perf_ctl_write(struct file *file, const char __user *ubuf, size_t len,
-			      loff_t *ppos);
-
-static const struct file_operations perf_ctl_fops = {
-	.owner = THIS_MODULE,
-	.write = perf_ctl_write,
-};
-
-static const struct file_operations perf_result_fops = {
-	.owner = THIS_MODULE,
-	.read = perf_result_read,
-};
-
-static struct dentry *perf_dir;
-
-/* Creates /sys/kernel/debug/@name/ with the ctl and result files. Context: module_init. */
-static int perf_debugfs_init(const char *name)
+/* Closes the bracket perf_post_begin() opened at @t0: each DTO's share of the call's time. */
+static __always_inline void perf_post_end(struct perf_times *t, u32 i0, u32 n, u64 t0,
+					  unsigned long flags)
 {
-	perf_dir = debugfs_create_dir(name, NULL);
-	if (IS_ERR(perf_dir))
-		return PTR_ERR(perf_dir);
-	debugfs_create_file("ctl", 0200, perf_dir, NULL, &perf_ctl_fops);
-	debugfs_create_file("result", 0444, perf_dir, NULL, &perf_result_fops);
-	return 0;
-}
+	u64 cost = div_u64(ktime_get_ns() - t0, n);
+	u32 k;
 
-static void perf_debugfs_exit(void)
-{
-	debugfs_remove(perf_dir);
+	local_irq_restore(flags);
+	for (k = 0; k < n; k++)
+		t->post_cost[i0 + k] = cost;
 }
 
 #endif /* _PERF_COMMON_H */

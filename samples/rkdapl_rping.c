@@ -104,10 +104,8 @@ struct rping_info {
 	__be32 size;
 };
 
-/* Cookies: kind in the top 16 bits, the ping number below. */
+/* The kinds of the cookies (COOKIE()): the ping number below. */
 enum rping_kind { K_SEND = 1, K_RECV, K_READ, K_WRITE, K_BIND };
-#define COOKIE(kind, idx) (((u64)(kind) << 48) | (u64)(idx))
-#define COOKIE_KIND(c) ((u32)((c) >> 48))
 
 struct rping {
 	struct sconn c;			/* IA, PZ, EVD, PSP, EP and the connection's events */

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What the C samples over rkdapl (rkdapl_sample.c, rkdapl_rping.c, rkdapl_perf.c) share for
- * their messages and error paths: the names of events, DTO statuses and ops, CHECK(), and how
- * to read two failures, that of rkdapl_cr_accept() and that of a connect. Everything is static
- * inline. The one-shot samples' connection itself is in sample_conn.h.
+ * What the C samples over rkdapl (rkdapl_sample/, rkdapl_rping.c, rkdapl_perf/) share for
+ * their messages and error paths: the names of events, DTO statuses and ops, DTO cookies,
+ * CHECK(), and how to read two failures, that of rkdapl_cr_accept() and that of a connect.
+ * Everything is static inline. The one-shot samples' connection itself is in sample_conn.h.
  */
 #ifndef _SAMPLE_COMMON_H
 #define _SAMPLE_COMMON_H
@@ -72,6 +72,14 @@ static inline const char *op_name(u32 op)
 
 	return op < ARRAY_SIZE(names) && names[op] ? names[op] : "?";
 }
+
+/*
+ * A DTO cookie of the C samples: the kind of work request (each sample's own enum) in the top
+ * 16 bits, an index below, of which COOKIE_IDX() gives the low 32 bits.
+ */
+#define COOKIE(kind, idx) (((u64)(kind) << 48) | (u64)(idx))
+#define COOKIE_KIND(c) ((u32)((c) >> 48))
+#define COOKIE_IDX(c) ((u32)(c))
 
 /* Runs one rkdapl call; on failure prints @x->who, the call as written and its errno. */
 #define CHECK(x, call)								\

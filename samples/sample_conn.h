@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The connection of a one-shot sample (rkdapl_sample.c, rkdapl_rping.c): one IA, PZ and EVD
+ * The connection of a one-shot sample (rkdapl_sample/, rkdapl_rping.c): one IA, PZ and EVD
  * for every event, a PSP and its CR on the server, one EP, and the events that move it along.
  * Each sample embeds a struct sconn and handles its own DTO completions (sconn->dto_event);
  * everything else is here: connection events, waiting with a deadline, accepting, connecting
- * with retries, draining and freeing. Each sample includes it once; everything is static.
+ * with retries, draining and freeing. Everything is static inline: rkdapl_rping.c includes it,
+ * and so does each file of rkdapl_sample/.
  */
 #ifndef _SAMPLE_CONN_H
 #define _SAMPLE_CONN_H
@@ -50,14 +51,14 @@ struct sconn {
 	s32 conn_fail_status;
 };
 
-static void sconn_fail(struct sconn *c, int err)
+static inline void sconn_fail(struct sconn *c, int err)
 {
 	if (!c->err)
 		c->err = err;
 }
 
 /* Server: keeps the first CR that carries c->pdata while it wants one; rejects the others. */
-static void sconn_cr_event(struct sconn *c, const struct rkdapl_event *ev)
+static inline void sconn_cr_event(struct sconn *c, const struct rkdapl_event *ev)
 {
 	size_t plen = c->pdata ? strlen(c->pdata) : 0;
 
@@ -77,7 +78,7 @@ static void sconn_cr_event(struct sconn *c, const struct rkdapl_event *ev)
 	CHECK(c, rkdapl_cr_reject(ev->cr, NULL, 0));
 }
 
-static void sconn_event(struct sconn *c, const struct rkdapl_event *ev)
+static inline void sconn_event(struct sconn *c, const struct rkdapl_event *ev)
 {
 	switch (ev->type) {
 	case RKDAPL_DTO_COMPLETION_EVENT:
@@ -148,7 +149,7 @@ static void sconn_event(struct sconn *c, const struct rkdapl_event *ev)
 }
 
 /* Waits (at most until deadline) for one event and handles it. */
-static int sconn_step(struct sconn *c, unsigned long deadline, const char *what)
+static inline int sconn_step(struct sconn *c, unsigned long deadline, const char *what)
 {
 	struct rkdapl_event ev;
 	long left = (long)(deadline - jiffies);
@@ -213,7 +214,7 @@ static int sconn_step(struct sconn *c, unsigned long deadline, const char *what)
  * Discards whatever is queued on the EVD after an EP was freed: its flushed DTOs and late
  * connection events. Connection requests are rejected.
  */
-static void sconn_drain(struct sconn *c)
+static inline void sconn_drain(struct sconn *c)
 {
 	struct rkdapl_event ev;
 	u32 flushed = 0;
@@ -239,7 +240,7 @@ static void sconn_drain(struct sconn *c)
  * Checks the parameters every sample has and sets the side from role= ("server" or "client")
  * and the timeout of every wait. Returns 0 or -EINVAL.
  */
-static int sconn_init(struct sconn *c, const char *role, u32 timeout_ms, u16 port)
+static inline int sconn_init(struct sconn *c, const char *role, u32 timeout_ms, u16 port)
 {
 	if (!timeout_ms || !port) {
 		pr_err("timeout_ms and port must not be 0\n");
@@ -259,7 +260,7 @@ static int sconn_init(struct sconn *c, const char *role, u32 timeout_ms, u16 por
 }
 
 /* Opens the IA of @dev (its attributes in c->attr), a PZ and an EVD of @evd_len events. */
-static int sconn_open(struct sconn *c, const char *dev, u32 evd_len)
+static inline int sconn_open(struct sconn *c, const char *dev, u32 evd_len)
 {
 	int ret;
 
@@ -280,8 +281,8 @@ static int sconn_open(struct sconn *c, const char *dev, u32 evd_len)
  * Allocates @len zeroed bytes with kzalloc() (physically contiguous: one SGE) into *@bufp
  * and registers them with @priv.
  */
-static int sconn_alloc_lmr(struct sconn *c, void *bufp, size_t len, u32 priv,
-			   struct rkdapl_lmr **lmr)
+static inline int sconn_alloc_lmr(struct sconn *c, void *bufp, size_t len, u32 priv,
+				  struct rkdapl_lmr **lmr)
 {
 	void **buf = bufp;
 
@@ -297,8 +298,8 @@ static int sconn_alloc_lmr(struct sconn *c, void *bufp, size_t len, u32 priv,
  * Frees an LMR, then its buffer (kmalloc or vmalloc memory); a buffer whose LMR could not be
  * freed is leaked.
  */
-static int sconn_free_lmr(struct sconn *c, struct rkdapl_lmr **lmr, void *bufp,
-			  const char *name)
+static inline int sconn_free_lmr(struct sconn *c, struct rkdapl_lmr **lmr, void *bufp,
+				 const char *name)
 {
 	void **buf = bufp;
 	int ret = 0;
@@ -321,7 +322,7 @@ static int sconn_free_lmr(struct sconn *c, struct rkdapl_lmr **lmr, void *bufp,
  * Server: waits for a connection request (see sconn_cr_event() for the ones rejected), then
  * accepts it on a new EP. The caller posts its first RECV and waits for ESTABLISHED.
  */
-static int sconn_accept(struct sconn *c)
+static inline int sconn_accept(struct sconn *c)
 {
 	int ret;
 
@@ -349,7 +350,7 @@ static int sconn_accept(struct sconn *c)
  * Client: connects to @sin with c->pdata, retrying while the server is not there yet
  * (connect_retryable()), for timeout_ms.
  */
-static int sconn_connect(struct sconn *c, const struct sockaddr_in *sin)
+static inline int sconn_connect(struct sconn *c, const struct sockaddr_in *sin)
 {
 	unsigned long deadline = jiffies + msecs_to_jiffies(c->timeout_ms);
 	u16 port = ntohs(sin->sin_port);
@@ -412,7 +413,7 @@ static int sconn_connect(struct sconn *c, const struct sockaddr_in *sin)
 }
 
 /* Disconnects the EP and waits for DISCONNECTED: 0, or the error of either. */
-static int sconn_disconnect(struct sconn *c)
+static inline int sconn_disconnect(struct sconn *c)
 {
 	int ret = CHECK(c, rkdapl_ep_disconnect(c->ep));
 
@@ -423,7 +424,7 @@ static int sconn_disconnect(struct sconn *c)
  * Frees the EP and discards what its end left on the EVD: the first step of a sample's
  * teardown, before the RMRs and LMRs the EP used. Returns the error of rkdapl_ep_free().
  */
-static int sconn_free_ep(struct sconn *c)
+static inline int sconn_free_ep(struct sconn *c)
 {
 	int ret = 0;
 
@@ -440,7 +441,7 @@ static int sconn_free_ep(struct sconn *c)
  * The last step of a sample's teardown: rejects a CR never accepted, frees the PSP, the EVD,
  * the PZ and the IA. Returns the first error.
  */
-static int sconn_close(struct sconn *c)
+static inline int sconn_close(struct sconn *c)
 {
 	int ret = 0, e;
 

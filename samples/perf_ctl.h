@@ -65,7 +65,7 @@ static int perf_u32(const char *val, u32 min, u32 max, u32 *out)
  * @a: filled in, defaults first.
  *
  * Context: any context.
- * Return: 0; -EINVAL or -ERANGE as described at the top of this file.
+ * Return: 0; -EINVAL or -ERANGE as described at the top of samples/perf_common.h.
  */
 static int perf_parse(char *line, struct perf_args *a)
 {
@@ -73,17 +73,11 @@ static int perf_parse(char *line, struct perf_args *a)
 	u32 port = 7700;
 	int ret = 0;
 
-	memset(a, 0, sizeof(*a));
-	strscpy(a->dev, "rxe0", sizeof(a->dev));
-	a->op = PERF_OP_WRITE;
-	a->kind = PERF_BW;
-	a->mode = PERF_EVENT;
-	a->size = 65536;
-	a->iters = 200;
-	a->txdepth = 16;
-	a->signal = 1;
-	a->batch = 1;
-	a->timeout_ms = 60000;
+	*a = (struct perf_args){
+		.dev = "rxe0", .op = PERF_OP_WRITE, .kind = PERF_BW, .mode = PERF_EVENT,
+		.size = 65536, .iters = 200, .txdepth = 16, .signal = 1, .batch = 1,
+		.timeout_ms = 60000,
+	};
 
 	line = strim(line);
 	tok = strsep(&line, " \t\n");

@@ -49,7 +49,6 @@
 
 #include <linux/delay.h>
 #include <linux/in.h>
-#include <linux/inet.h>
 #include <linux/jiffies.h>
 #include <linux/kernel.h>
 #include <linux/minmax.h>
@@ -445,10 +444,9 @@ static int server_run(struct rping *r)
 	ret = rping_post_recv(r);
 	if (ret)
 		return ret;
-	ret = sconn_wait_for(&r->c, r->c.established, "ESTABLISHED");
+	ret = sconn_established(&r->c);
 	if (ret)
 		return ret;
-	pr_info("server: connection established\n");
 
 	while (!count || r->pings < count) {
 		ret = rping_recv(r, "the source advertisement");
@@ -536,14 +534,11 @@ static int client_ping(struct rping *r)
 
 static int client_run(struct rping *r)
 {
-	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(port) };
+	struct sockaddr_in sin;
 	int ret;
 
-	if (!addr || !in4_pton(addr, -1, (u8 *)&sin.sin_addr.s_addr, -1, NULL)) {
-		pr_err("client: addr=%s is not an IPv4 address\n", addr ?: "");
-		return -EINVAL;
-	}
-	ret = rping_open(r);
+	ret = sconn_server_addr(&sin, "addr", addr, port);
+	ret = ret ?: rping_open(r);
 	if (ret)
 		return ret;
 	ret = sconn_alloc_lmr(&r->c, &r->start_buf, size, RKDAPL_MEM_REMOTE_READ, &r->start_lmr);

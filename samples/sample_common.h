@@ -2,7 +2,7 @@
 /*
  * What the C samples over rkdapl (rkdapl_sample/, rkdapl_rping.c, rkdapl_perf/) share for
  * their messages and error paths: the names of events, DTO statuses and ops, DTO cookies,
- * CHECK(), and how to read two failures, that of rkdapl_cr_accept() and that of a connect.
+ * CHECK(), accepting a CR (and what a failed accept leaves), and reading a failed connect.
  * Everything is static inline. The one-shot samples' connection itself is in sample_conn.h.
  */
 #ifndef _SAMPLE_COMMON_H
@@ -98,6 +98,22 @@ static inline const char *op_name(u32 op)
 static inline bool cr_still_pending(int ret)
 {
 	return ret == -EINVAL || ret == -EISCONN || ret == -EXDEV;
+}
+
+/*
+ * Server: accepts the CR *@cr on @ep, without private data. A CR that rkdapl_cr_accept()
+ * consumed (it succeeded, or failed in a way that consumes it) is cleared from *@cr; one still
+ * pending stays there for the caller to reject. Returns rkdapl_cr_accept()'s result.
+ */
+static inline int sample_cr_accept(struct rkdapl_cr **cr, struct rkdapl_ep *ep)
+{
+	int ret = rkdapl_cr_accept(*cr, ep, NULL, 0);
+
+	if (ret)
+		pr_err("server: rkdapl_cr_accept() failed: %d\n", ret);
+	if (!ret || !cr_still_pending(ret))
+		*cr = NULL;
+	return ret;
 }
 
 /* Whether a connect that failed with event @type is worth retrying: the server may come up. */

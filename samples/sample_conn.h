@@ -12,6 +12,7 @@
 
 #include <linux/delay.h>
 #include <linux/in.h>
+#include <linux/inet.h>
 #include <linux/jiffies.h>
 #include <linux/minmax.h>
 #include <linux/mm.h>
@@ -334,15 +335,32 @@ static inline int sconn_accept(struct sconn *c)
 	ret = CHECK(c, rkdapl_ep_create(c->pz, c->evd, c->evd, &c->ep_attr, &c->ep));
 	if (ret)
 		return ret;
-	ret = rkdapl_cr_accept(c->cr, c->ep, NULL, 0);
-	if (ret) {
-		pr_err("server: rkdapl_cr_accept() failed: %d\n", ret);
-		/* a CR still pending is rejected by sconn_close() */
-		if (!cr_still_pending(ret))
-			c->cr = NULL;
-		return ret;
+	/* a CR still pending after a failed accept is rejected by sconn_close() */
+	return sample_cr_accept(&c->cr, c->ep);
+}
+
+/* Server: waits for ESTABLISHED on the accepted EP (its first RECV posted) and says so. */
+static inline int sconn_established(struct sconn *c)
+{
+	int ret = sconn_wait_for(c, c->established, "ESTABLISHED");
+
+	if (!ret)
+		pr_info("%s: connection established\n", c->who);
+	return ret;
+}
+
+/*
+ * Client: the server's address for sconn_connect(): @port and the IPv4 address @val, the
+ * value of the module parameter @name. Returns 0 or -EINVAL.
+ */
+static inline int sconn_server_addr(struct sockaddr_in *sin, const char *name, const char *val,
+				    u16 port)
+{
+	*sin = (struct sockaddr_in){ .sin_family = AF_INET, .sin_port = htons(port) };
+	if (!val || !in4_pton(val, -1, (u8 *)&sin->sin_addr.s_addr, -1, NULL)) {
+		pr_err("client: %s=%s is not an IPv4 address\n", name, val ?: "");
+		return -EINVAL;
 	}
-	c->cr = NULL;
 	return 0;
 }
 

@@ -34,6 +34,13 @@ static bool raw_wc_ok(struct raw *r, struct ib_wc *wc)
 	return false;
 }
 
+/* Sets a completion counter raw_wait_for() watches to @n and wakes the waiting task. */
+static void raw_count(struct raw *r, u32 *counter, u32 n)
+{
+	WRITE_ONCE(*counter, n);
+	wake_up(&r->wq);
+}
+
 static void raw_data_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct raw *r = cq->cq_context;
@@ -52,8 +59,7 @@ static void raw_data_done(struct ib_cq *cq, struct ib_wc *wc)
 	}
 	if (r->t.samples)	/* a client's run */
 		perf_times_sample(&r->t, &r->a, i, ktime_get_ns());
-	WRITE_ONCE(r->n.data_done, i + 1);
-	wake_up(&r->wq);
+	raw_count(r, &r->n.data_done, i + 1);
 }
 
 static void raw_ctl_send_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -61,8 +67,7 @@ static void raw_ctl_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct raw *r = cq->cq_context;
 
 	raw_wc_ok(r, wc);
-	WRITE_ONCE(r->n.ctl_sends_done, r->n.ctl_sends_done + 1);
-	wake_up(&r->wq);
+	raw_count(r, &r->n.ctl_sends_done, r->n.ctl_sends_done + 1);
 }
 
 static void raw_ctl_recv_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -73,8 +78,7 @@ static void raw_ctl_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		pr_err("%s: control message of %u bytes\n", r->who, wc->byte_len);
 		raw_fail(r, -EPROTO);
 	}
-	WRITE_ONCE(r->n.ctl_recvs_done, r->n.ctl_recvs_done + 1);
-	wake_up(&r->wq);
+	raw_count(r, &r->n.ctl_recvs_done, r->n.ctl_recvs_done + 1);
 }
 
 static void raw_reg_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -82,8 +86,7 @@ static void raw_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct raw *r = cq->cq_context;
 
 	raw_wc_ok(r, wc);
-	WRITE_ONCE(r->n.regs_done, r->n.regs_done + 1);
-	wake_up(&r->wq);
+	raw_count(r, &r->n.regs_done, r->n.regs_done + 1);
 }
 
 /* What every command's struct raw starts with: its wait queue and the ib_cqe callbacks. */

@@ -50,14 +50,9 @@ static int server_session(struct perf *p, bool *stop)
 	ret = CHECK(p, rkdapl_ep_create(p->pz, p->evd, p->evd, &attr, &p->ep));
 	if (ret)
 		return ret;
-	ret = rkdapl_cr_accept(p->cr, p->ep, NULL, 0);
-	if (ret) {
-		pr_err("server: rkdapl_cr_accept() failed: %d\n", ret);
-		if (!cr_still_pending(ret))
-			p->cr = NULL;
+	ret = sample_cr_accept(&p->cr, p->ep);
+	if (ret)
 		return ret;
-	}
-	p->cr = NULL;
 	ret = perf_post_ctl_recv(p);
 	if (ret)
 		return ret;

@@ -332,13 +332,10 @@ void perf_reset_session(struct perf *p)
 /* EP sizes: the server does not know the test when it accepts, so it is sized for any. */
 void perf_ep_attr(struct rkdapl_ep_attr *attr, u32 txdepth, u32 recvs)
 {
-	memset(attr, 0, sizeof(*attr));
-	attr->max_request_dtos = txdepth + 4;
-	attr->max_recv_dtos = recvs;
-	attr->max_request_iov = 1;
-	attr->max_recv_iov = 1;
-	attr->max_rdma_read_in = 16;
-	attr->max_rdma_read_out = 16;
-	attr->retry_count = 6;
-	attr->rnr_retry_count = 7;
+	*attr = (struct rkdapl_ep_attr){
+		.max_request_dtos = txdepth + 4, .max_recv_dtos = recvs,
+		.max_request_iov = 1, .max_recv_iov = 1,
+		.max_rdma_read_in = 16, .max_rdma_read_out = 16,
+		.retry_count = 6, .rnr_retry_count = 7,
+	};
 }

@@ -7,7 +7,6 @@
 #include "sample.h"
 
 #include <linux/in.h>
-#include <linux/inet.h>
 #include <linux/ktime.h>
 #include <linux/math64.h>
 #include <linux/slab.h>
@@ -96,17 +95,14 @@ static void client_report(const char *op, u64 bytes, u64 ns)
 
 int client_run(struct sample *s)
 {
-	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(port) };
 	u64 csum, wns = 0, rns = 0, total = 0;
+	struct sockaddr_in sin;
 	bool ok;
 	u32 i;
 	int ret;
 
-	if (!server || !in4_pton(server, -1, (u8 *)&sin.sin_addr.s_addr, -1, NULL)) {
-		pr_err("client: server=%s is not an IPv4 address\n", server ?: "");
-		return -EINVAL;
-	}
-	ret = sample_open(s);
+	ret = sconn_server_addr(&sin, "server", server, port);
+	ret = ret ?: sample_open(s);
 	if (ret)
 		return ret;
 	s->payload = vmalloc(size);

@@ -118,10 +118,9 @@ int server_run(struct sample *s)
 	ret = sample_post_recv(s);
 	if (ret)
 		return ret;
-	ret = sconn_wait_for(&s->c, s->c.established, "ESTABLISHED");
+	ret = sconn_established(&s->c);
 	if (ret)
 		return ret;
-	pr_info("server: connection established\n");
 
 	ret = sample_recv(s, MSG_REQUEST, sizeof(struct sample_msg), "the client's request");
 	if (ret)

@@ -347,23 +347,22 @@ static int traffic_start(void)
 
 static int __init rkdapl_observe_init(void)
 {
+	/* The EVDs, in the order they are made: the client's, the server's, the PSP's, async. */
+	const struct {
+		u32 len;
+		struct rkdapl_evd **evd;
+	} evds[] = {
+		{ 1024, &o.c_dto }, { 16, &o.c_conn }, { 64, &o.s_dto }, { 16, &o.s_conn },
+		{ 16, &o.psp_evd }, { 16, &o.async },
+	};
+	size_t i;
 	int r;
 
 	r = rkdapl_ia_open(dev, &o.ia);
 	if (!r)
 		r = rkdapl_pz_create(o.ia, &o.pz);
-	if (!r)
-		r = rkdapl_evd_create(o.ia, 1024, &o.c_dto);
-	if (!r)
-		r = rkdapl_evd_create(o.ia, 16, &o.c_conn);
-	if (!r)
-		r = rkdapl_evd_create(o.ia, 64, &o.s_dto);
-	if (!r)
-		r = rkdapl_evd_create(o.ia, 16, &o.s_conn);
-	if (!r)
-		r = rkdapl_evd_create(o.ia, 16, &o.psp_evd);
-	if (!r)
-		r = rkdapl_evd_create(o.ia, 16, &o.async);
+	for (i = 0; !r && i < ARRAY_SIZE(evds); i++)
+		r = rkdapl_evd_create(o.ia, evds[i].len, evds[i].evd);
 	if (!r)
 		r = rkdapl_ia_set_async_evd(o.ia, o.async);
 	if (r) {

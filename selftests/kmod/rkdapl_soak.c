@@ -145,6 +145,29 @@ static int post_one(int (*post)(struct rkdapl_ep *, const struct rkdapl_lmr_trip
 	return post(ep, &t, 1, cookie, 0);
 }
 
+/*
+ * The end of a cycle: frees its EP, then its RMR (server) or LMR (client), and discards what
+ * its connection left on the EVDs. Returns @r, or the first failed free's error.
+ */
+static int cycle_end(int r, struct rkdapl_ep *ep, struct rkdapl_rmr *rmr,
+		     struct rkdapl_lmr *lmr)
+{
+	struct rkdapl_event ev;
+
+	if (ep && rkdapl_ep_free(ep) && !r)
+		r = FAIL("ep_free failed");
+	if (rmr && rkdapl_rmr_free(rmr) && !r)
+		r = FAIL("rmr_free failed");
+	if (lmr && rkdapl_lmr_free(lmr) && !r)
+		r = FAIL("lmr_free failed");
+	/* Flushed or stray events of this connection must not reach the next one. */
+	while (!rkdapl_evd_dequeue(s.dto, &ev))
+		;
+	while (!rkdapl_evd_dequeue(s.conn, &ev))
+		;
+	return r;
+}
+
 static int server_cycle(u32 n)
 {
 	struct rkdapl_ep *ep = NULL;
@@ -196,16 +219,7 @@ static int server_cycle(u32 n)
 	}
 	r = wait_ev(s.conn, RKDAPL_CONNECTION_EVENT_DISCONNECTED, 0, &ev, "disconnected");
 out:
-	if (ep && rkdapl_ep_free(ep) && !r)
-		r = FAIL("ep_free failed");
-	if (rmr && rkdapl_rmr_free(rmr) && !r)
-		r = FAIL("rmr_free failed");
-	/* Flushed or stray events of this connection must not reach the next one. */
-	while (!rkdapl_evd_dequeue(s.dto, &ev))
-		;
-	while (!rkdapl_evd_dequeue(s.conn, &ev))
-		;
-	return r;
+	return cycle_end(r, ep, rmr, NULL);
 }
 
 /* Connects @ep; -EAGAIN: rejected (no listener yet), retry with a new EP. */
@@ -312,15 +326,7 @@ retry:
 	if (!r)
 		r = wait_ev(s.conn, RKDAPL_CONNECTION_EVENT_DISCONNECTED, 0, &ev, "disconnected");
 out:
-	if (ep && rkdapl_ep_free(ep) && !r)
-		r = FAIL("ep_free failed");
-	if (lmr && rkdapl_lmr_free(lmr) && !r)
-		r = FAIL("lmr_free failed");
-	while (!rkdapl_evd_dequeue(s.dto, &ev))
-		;
-	while (!rkdapl_evd_dequeue(s.conn, &ev))
-		;
-	return r;
+	return cycle_end(r, ep, NULL, lmr);
 }
 
 static void soak_free(void)

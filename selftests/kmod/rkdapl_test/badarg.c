@@ -87,7 +87,6 @@ int badarg_run(void)
 	struct rkdapl_ep *ep = NULL, *ept = NULL;
 	struct rkdapl_psp *pspt = NULL;
 	struct rkdapl_ia_attr attr;
-	struct rkdapl_ep_attr ea;
 	struct rkdapl_lmr_triplet t = { NULL, 0, 16 };
 	struct rkdapl_rmr_triplet rt = { 0x10000, 0x1234, 0, 16 };
 	struct rkdapl_event ev = {};
@@ -325,21 +324,24 @@ int badarg_run(void)
 	expect(rkdapl_ep_create(b->pz, b->evd, f, NULL, &ept), -EINVAL,
 	       "ep_create(foreign object as conn_evd)");
 	expect(rkdapl_ep_create(b->pz, b->evd, b->evd, NULL, NULL), -EINVAL, "ep_create(NULL ep)");
-	ea = (struct rkdapl_ep_attr){ .max_request_dtos = 4097 };
-	expect(rkdapl_ep_create(b->pz, b->evd, b->evd, &ea, &ept), -EINVAL,
-	       "ep_create(max_request_dtos 4097)");
-	ea = (struct rkdapl_ep_attr){ .max_recv_dtos = 4097 };
-	expect(rkdapl_ep_create(b->pz, b->evd, b->evd, &ea, &ept), -EINVAL,
-	       "ep_create(max_recv_dtos 4097)");
-	ea = (struct rkdapl_ep_attr){ .max_request_iov = 257 };
-	expect(rkdapl_ep_create(b->pz, b->evd, b->evd, &ea, &ept), -EINVAL,
-	       "ep_create(max_request_iov 257)");
-	ea = (struct rkdapl_ep_attr){ .retry_count = 8 };
-	expect(rkdapl_ep_create(b->pz, b->evd, b->evd, &ea, &ept), -EINVAL,
-	       "ep_create(retry_count 8)");
-	ea = (struct rkdapl_ep_attr){ .rnr_retry_count = 8 };
-	expect(rkdapl_ep_create(b->pz, b->evd, b->evd, &ea, &ept), -EINVAL,
-	       "ep_create(rnr_retry_count 8)");
+	{
+		/* Values beyond what the header allows. */
+		static const struct {
+			struct rkdapl_ep_attr a;
+			const char *what;
+		} bad_attrs[] = {
+			{ { .max_request_dtos = 4097 }, "ep_create(max_request_dtos 4097)" },
+			{ { .max_recv_dtos = 4097 }, "ep_create(max_recv_dtos 4097)" },
+			{ { .max_request_iov = 257 }, "ep_create(max_request_iov 257)" },
+			{ { .retry_count = 8 }, "ep_create(retry_count 8)" },
+			{ { .rnr_retry_count = 8 }, "ep_create(rnr_retry_count 8)" },
+		};
+		int i;
+
+		for (i = 0; i < ARRAY_SIZE(bad_attrs); i++)
+			expect(rkdapl_ep_create(b->pz, b->evd, b->evd, &bad_attrs[i].a, &ept),
+			       -EINVAL, bad_attrs[i].what);
+	}
 	{
 		/* The largest values the header and ia_query allow. */
 		u32 dtos = min_t(u32, 4096, b->attr.max_dtos);

@@ -7,6 +7,7 @@
 
 #define UPC_MAX 64
 #define UPC_CHAINED 0xc0ffee00ull
+#define UPC_N 16		/* the RECVs, SENDs and WRITEs of each test */
 
 struct upc {
 	struct bctx *b;
@@ -72,9 +73,36 @@ static int upc_wait(struct upc *u, int n)
 	return atomic_read(&u->n);
 }
 
+/*
+ * The traffic of an upcall test: UPC_N RECVs on the client (cookies @recv_cookie + i), then
+ * UPC_N times a SEND from the server (its cookies in @sc) and a 64-byte RDMA WRITE from the
+ * client's offset i * @stride into @rt (cookies @write_cookie + i). Returns 0 or the first
+ * post's error; *@posted counts the WRITEs posted.
+ */
+static int upc_traffic(struct bctx *b, const struct rkdapl_rmr_triplet *rt, u64 recv_cookie,
+		       u64 write_cookie, u32 stride, u64 *sc, int *posted)
+{
+	struct rkdapl_lmr_triplet t;
+	int r = 0, i;
+
+	for (i = 0; !r && i < UPC_N; i++) {
+		t = (struct rkdapl_lmr_triplet){ b->lmr_b, 8192 + i * 64, 64 };
+		r = rkdapl_post_recv(b->c->ep, &t, 1, recv_cookie + i, 0);
+	}
+	for (i = 0; !r && i < UPC_N; i++) {
+		t = (struct rkdapl_lmr_triplet){ b->lmr_b, 0, 64 };
+		sc[i] = next_cookie(b->s);
+		r = rkdapl_post_send(b->s->ep, &t, 1, sc[i], 0);
+		t = (struct rkdapl_lmr_triplet){ b->lmr_b, i * stride, 64 };
+		r = r ?: rkdapl_post_rdma_write(b->c->ep, &t, 1, rt, write_cookie + i, 0);
+		*posted += !r;
+	}
+	return r;
+}
+
 void upcall_tests(struct bctx *b)
 {
-	enum { N = 16 };
+	enum { N = UPC_N };
 	struct rkdapl_lmr_triplet t;
 	struct rkdapl_rmr_triplet rt;
 	struct rkdapl_rmr *rmr_u = NULL;
@@ -110,18 +138,7 @@ void upcall_tests(struct bctx *b)
 	 */
 	r = rkdapl_evd_modify_upcall(b->c->dto_evd, RKDAPL_UPCALL_SINGLE_INSTANCE, test_upcall, u);
 	tap(!r, "evd_modify_upcall(SINGLE_INSTANCE)", "%d %s", r, ename(r));
-	for (i = 0; !r && i < N; i++) {
-		t = (struct rkdapl_lmr_triplet){ b->lmr_b, 8192 + i * 64, 64 };
-		r = rkdapl_post_recv(b->c->ep, &t, 1, 0x5000 + i, 0);
-	}
-	for (i = 0; !r && i < N; i++) {
-		t = (struct rkdapl_lmr_triplet){ b->lmr_b, 0, 64 };
-		sc[i] = next_cookie(b->s);
-		r = rkdapl_post_send(b->s->ep, &t, 1, sc[i], 0);
-		t = (struct rkdapl_lmr_triplet){ b->lmr_b, i * 64, 64 };
-		r = r ?: rkdapl_post_rdma_write(b->c->ep, &t, 1, &rt, 0x6000 + i, 0);
-		posted += !r;
-	}
+	r = r ?: upc_traffic(b, &rt, 0x5000, 0x6000, 64, sc, &posted);
 	got = upc_wait(u, 2 * N + 1);
 	for (i = 0; i < min(got, UPC_MAX); i++) {
 		if (u->status[i] != RKDAPL_DTO_SUCCESS)
@@ -167,16 +184,7 @@ void upcall_tests(struct bctx *b)
 	u->chained = true;	/* no WRITE from the upcall this time */
 	u->spun = false;
 	r = rkdapl_evd_modify_upcall(b->c->dto_evd, RKDAPL_UPCALL_MANY, test_upcall, u);
-	for (i = 0; !r && i < N; i++) {
-		t = (struct rkdapl_lmr_triplet){ b->lmr_b, 8192 + i * 64, 64 };
-		r = rkdapl_post_recv(b->c->ep, &t, 1, 0x7000 + i, 0);
-	}
-	for (i = 0; !r && i < N; i++) {
-		t = (struct rkdapl_lmr_triplet){ b->lmr_b, 0, 64 };
-		sc[i] = next_cookie(b->s);
-		r = rkdapl_post_send(b->s->ep, &t, 1, sc[i], 0);
-		r = r ?: rkdapl_post_rdma_write(b->c->ep, &t, 1, &rt, 0x8000 + i, 0);
-	}
+	r = r ?: upc_traffic(b, &rt, 0x7000, 0x8000, 0, sc, &posted);
 	got = upc_wait(u, 2 * N);
 	tap(!r && got == 2 * N && !atomic_read(&u->not_task),
 	    "upcall MANY: every completion reaches the upcall, in process context",

@@ -110,6 +110,16 @@ static void pages_readback(void *ctx, void *tmp, size_t len)
 	pages_copy(p->pg, p->off0, tmp, len, false);
 }
 
+/* lmr_kind_io() for an LMR over @pg, whose bytes start @off0 bytes into the first page. */
+static int pages_kind_io(struct bctx *b, struct rkdapl_lmr *lmr, size_t len, struct page **pg,
+			 size_t off0, struct rkdapl_rmr_triplet *ga, u32 seed, char *why)
+{
+	struct pages_ctx pc = { pg, off0 };
+	struct kind_io io = { pages_fill, pages_readback, &pc };
+
+	return lmr_kind_io(b, lmr, len, &io, ga, seed, why);
+}
+
 static void linear_fill(void *ctx, void *tmp, size_t len)
 {
 	memcpy(ctx, tmp, len);
@@ -127,7 +137,6 @@ void lmr_kinds(struct bctx *b)
 	struct rkdapl_rmr_triplet ga, rt;
 	struct rkdapl_rmr *rmr_g = NULL, *rmr_t = NULL;
 	struct rkdapl_lmr *lmr = NULL;
-	struct pages_ctx pc;
 	struct kind_io io;
 	char why[WHY] = "";
 	void *mem = NULL;
@@ -146,9 +155,7 @@ void lmr_kinds(struct bctx *b)
 	r = rkdapl_lmr_create_pages(b->pz, pg, 3, 100, len, ALL_PRIV, &lmr);
 	if (tap(!r, "lmr_create_pages(3 separate pages, offset 100, 3 pages - 300 bytes)", "%d %s",
 		r, ename(r))) {
-		pc = (struct pages_ctx){ pg, 100 };
-		io = (struct kind_io){ pages_fill, pages_readback, &pc };
-		r = lmr_kind_io(b, lmr, len, &io, &ga, 0x9a9e, why);
+		r = pages_kind_io(b, lmr, len, pg, 100, &ga, 0x9a9e, why);
 		tap(!r, "page-array LMR: an RDMA WRITE from it and one into it through a grant move every byte",
 		    "%d %s: %s", r, ename(r), why);
 		expect(rkdapl_lmr_free(lmr), 0, "lmr_free of the page-array LMR");
@@ -183,9 +190,7 @@ void lmr_kinds(struct bctx *b)
 		struct page *order[3] = { pg[1], pg[3], pg[0] };
 
 		memset(sg, 0, sizeof(sg));	/* rkdapl mapped a copy */
-		pc = (struct pages_ctx){ order, 0 };
-		io = (struct kind_io){ pages_fill, pages_readback, &pc };
-		r = lmr_kind_io(b, lmr, len, &io, &ga, 0x5c47, why);
+		r = pages_kind_io(b, lmr, len, order, 0, &ga, 0x5c47, why);
 		tap(!r, "scatterlist LMR (caller's list cleared after create): an RDMA WRITE from it and one into it through a grant",
 		    "%d %s: %s", r, ename(r), why);
 		expect(rkdapl_lmr_free(lmr), 0, "lmr_free of the scatterlist LMR");

@@ -14,9 +14,9 @@
 //! dropped inside its own handler.
 
 use crate::{
-    trace,
+    abi::trace,
     debugfs::{EpDir, EpView},
-    dto::{DtoRing, KeepAlive, QpOwner, Segment, SendDto, MAX_WR_PER_DTO},
+    dto::{DtoRing, KeepAlive, QpOwner, RingShared, Segment, SendDto, MAX_WR_PER_DTO},
     evd::{Evd, Event, EventType},
     ia::Ia,
     lmr::Lmr,
@@ -152,7 +152,7 @@ pub(crate) struct Ep {
     pub(crate) dto_evd: Arc<Evd>,
     /// The send and receive CQs, until the EP is freed or its device removed.
     #[pin]
-    cqs: Mutex<Option<(Cq, Cq)>>,
+    cqs: Mutex<Option<(Arc<Cq>, Arc<Cq>)>>,
     /// Contexts of send-queue DTOs and of RECVs.
     pub(crate) sq: DtoRing,
     pub(crate) rq: DtoRing,
@@ -190,13 +190,10 @@ impl Ep {
         let ia = pz.ia.clone();
         let attr = attr.resolve(&ia)?;
         let sq_depth = attr.sq_depth(&ia);
-        let send_cq = Cq::new(dev, sq_depth, 0, PollContext::Workqueue, ia.owner)?;
-        let recv_cq = Cq::new(
-            dev,
-            attr.max_recv_dtos,
-            0,
-            PollContext::Workqueue,
-            ia.owner,
+        let send_cq = Arc::new(Cq::new(dev, sq_depth, 0, PollContext::Workqueue, ia.owner)?, GFP_KERNEL)?;
+        let recv_cq = Arc::new(
+            Cq::new(dev, attr.max_recv_dtos, 0, PollContext::Workqueue, ia.owner)?,
+            GFP_KERNEL,
         )?;
         let id = crate::ia::next_ep_id();
         let a = ia.attrs();
@@ -268,21 +265,23 @@ impl Ep {
     ///
     /// # Errors
     ///
-    /// `-ENODEV` after a device removal, or the errors of `rdma_create_qp`.
-    fn create_qp(&self, id: &CmIdRef) -> Result {
+    /// `-ENODEV` after a device removal, or the errors of `rdma_create_qp`. The id keeps the
+    /// CQs and the rings' context pools until its QP is drained and destroyed.
+    fn create_qp(&self, id: &EpCmId) -> Result {
         let pd = self.pz.pd()?;
-        let cqs = self.cqs.lock();
-        let (send_cq, recv_cq) = cqs.as_ref().ok_or(ENODEV)?;
-        let cap = id.create_qp(&pd, &self.qp_init(send_cq, recv_cq))?;
+        let (send_cq, recv_cq) = self.cqs.lock().clone().ok_or(ENODEV)?;
+        let cap = id.create_qp(&pd, self.qp_init(send_cq, recv_cq))?;
         self.conn_mut().max_inline = cap.max_inline_data;
         Ok(())
     }
 
-    fn qp_init<'a>(&self, send_cq: &'a Cq, recv_cq: &'a Cq) -> QpInit<'a> {
+    fn qp_init(&self, send_cq: Arc<Cq>, recv_cq: Arc<Cq>) -> QpInit<RingShared, RingShared> {
         let a = self.ia.attrs();
         QpInit {
             send_cq,
             recv_cq,
+            send_pool: self.sq.pool.clone(),
+            recv_pool: self.rq.pool.clone(),
             cap: QpCap {
                 max_send_wr: self.attr.sq_depth(&self.ia),
                 max_recv_wr: self.attr.max_recv_dtos,
@@ -411,8 +410,11 @@ impl Ep {
             CmEventKind::RouteResolved => {
                 let pending = self.pending.lock().take();
                 let pdata = pending.as_ref().map_or(&[][..], |p| &p.private_data[..]);
-                let r = self
-                    .create_qp(id)
+                // The EP's own id (the one this event is for), which owns the QP.
+                let own = self.conn.lock().id.clone();
+                let r = own
+                    .ok_or(ENOTCONN)
+                    .and_then(|own| self.create_qp(&own))
                     .and_then(|()| id.connect_locked(&self.conn_param(pdata, None)));
                 if let Err(e) = r {
                     self.fail(EventType::NonPeerRejected, e.to_errno(), &[]);

@@ -30,8 +30,11 @@ pub(crate) const MEM_ALL: u32 = MEM_LOCAL_WRITE | MEM_REMOTE_READ | MEM_REMOTE_W
 #[pin_data]
 pub(crate) struct Lmr {
     pub(crate) pz: Arc<Pz>,
+    /// In an `Arc` so that an RMR bind can keep it for `FrMr::map`, which allocates and so
+    /// cannot run in the RCU read section `try_access` opens (the bind holds the IA live, so
+    /// device removal does not revoke it meanwhile).
     #[pin]
-    pub(crate) region: Revocable<DmaRegion>,
+    pub(crate) region: Revocable<Arc<DmaRegion>>,
     /// `rkdapl_lmr_alloc`: the memory rkdapl allocated, freed after the region is unmapped
     /// (fields drop in declaration order).
     buf: Option<KVVec<u8>>,
@@ -68,6 +71,7 @@ impl Lmr {
         // (`DmaRegion::new`), whose memory stays allocated while the region exists (its
         // constructor's contract), and the LMR owns the region.
         let cpu_addr = (region.addr() != 0).then(|| region.addr());
+        let region = Arc::new(region, GFP_KERNEL)?;
         Arc::pin_init(
             pin_init!(Lmr {
                 pz,

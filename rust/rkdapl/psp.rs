@@ -12,7 +12,7 @@ use crate::{
     cm::{CmCtx, CmTarget, EpCmId},
     evd::{Evd, Event, EventType},
     ia::Ia,
-    trace,
+    abi::trace,
 };
 use kernel::{
     new_mutex,

@@ -23,7 +23,6 @@ mod lmr;
 mod psp;
 mod pz;
 mod rmr;
-mod trace;
 
 module! {
     type: Rkdapl,

@@ -113,12 +113,10 @@ impl Rmr {
         }
         // Live: no device removal (which revokes the LMR's region) until this returns.
         let _live = self.pz.ia.live()?;
-        // Not `try_access`: its RCU read section would cover `FrMr::map`, which allocates
-        // with GFP_KERNEL (caught by make check's debug kernel: "sleeping function called
-        // from invalid context").
-        // SAFETY: The IA is held live, so the region is not revoked (removal revokes regions
-        // only after taking the IA's live lock and finding it free) while it is borrowed here.
-        let region = unsafe { lmr.region.access() };
+        // A reference of our own, outside `try_access`'s RCU read section: `FrMr::map`
+        // allocates with GFP_KERNEL (caught by make check's debug kernel: "sleeping function
+        // called from invalid context").
+        let region = lmr.region.try_access().map(|r| (*r).clone()).ok_or(ENODEV)?;
         let mut st = self.st.lock();
         if st.released {
             return Err(EINVAL);
@@ -128,7 +126,7 @@ impl Rmr {
         }
         let st = &mut *st;
         let mr = st.mr.as_mut().ok_or(ENODEV)?;
-        mr.map(region, offset, length)
+        mr.map(&region, offset, length)
             .map_err(|e| if e == EINVAL { ERANGE } else { e })?;
         let (rkey, addr) = (mr.rkey(), mr.iova());
         // Listed before the bind is posted: a SEND with invalidate can only follow it.

@@ -214,18 +214,20 @@ impl Handles {
     pub(crate) fn with<T: Handled, R>(handle: *const c_void, f: impl FnOnce(&Arc<T>) -> R) -> Result<R> {
         let index = index_of(handle as usize, T::KIND)?;
         let _rcu = rcu::read_lock();
-        let p = load(index).cast::<Slot<T>>();
+        let p = load(index);
         if p.is_null() {
             return Err(EINVAL);
         }
         // SAFETY: Entries are `Slot`s from `insert`, freed by `remove` only after an RCU
-        // grace period that follows their erasure; we are in an RCU read section.
-        let slot = unsafe { &*p };
-        if slot.handle.load(Ordering::Acquire) != handle as usize {
+        // grace period that follows their erasure; we are in an RCU read section. `Slot` is
+        // `repr(C)` with the handle first, which is read without knowing the slot's type.
+        let h = unsafe { (*p.cast::<AtomicUsize>()).load(Ordering::Acquire) };
+        if h != handle as usize {
             return Err(EINVAL);
         }
-        // The whole value matched, kind bits included, so the slot holds an `Arc<T>`: each
-        // kind belongs to one type (`Handled`).
+        // SAFETY: As above; the whole value matched, kind bits included, so the slot holds an
+        // `Arc<T>`: each kind belongs to one type (`Handled`).
+        let slot = unsafe { &*p.cast::<Slot<T>>() };
         Ok(f(&slot.obj))
     }
 
@@ -251,7 +253,8 @@ impl Handles {
         let p = unsafe {
             bindings::xa_lock(xa());
             let p = load(index).cast::<Slot<T>>();
-            let ours = !p.is_null() && (*p).handle.load(Ordering::Acquire) == handle as usize;
+            // The handle first, read without knowing the slot's type (`repr(C)`).
+            let ours = !p.is_null() && (*p.cast::<AtomicUsize>()).load(Ordering::Acquire) == handle as usize;
             if ours {
                 bindings::__xa_erase(xa(), index);
             }

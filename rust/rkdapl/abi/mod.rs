@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The C ABI of rkdapl: the `extern "C"` functions `include/rkdapl.h` declares, exported with
-//! `EXPORT_SYMBOL_GPL` by `exports.c`, one file per DAT object.
+//! `EXPORT_SYMBOL_GPL` by `exports.c`, one file per DAT object; and, the other way, the C of
+//! rkdapl's own that the provider calls ([`trace`]: its trace events and rate-limited log).
+//! `abi/` is where the module meets C; the provider's other files hold no `unsafe`.
 //!
 //! Each function is a thin shim: it validates what C hands it (NULL pointers, handles, lengths,
 //! flags), answers a bad argument with a negative errno (through
@@ -22,6 +24,7 @@ pub(crate) mod psp;
 pub(crate) mod pz;
 pub(crate) mod removal;
 pub(crate) mod rmr;
+pub(crate) mod trace;
 
 pub(crate) use consumer::ConsumerWatch;
 

@@ -30,7 +30,7 @@ use kernel::{
     rdma::{
         cm::{CmEvent, CmEventKind, CmId, CmIdRef, ConnParam, SockAddr},
         cq::{Cq, PollContext},
-        device::Device,
+        device::{Device, DeviceAttrs},
         mr::FrMr,
         qp::{QpCap, QpInit},
         Access,
@@ -90,8 +90,16 @@ const DEFAULT_DTOS: u32 = 64;
 const DEFAULT_IOV: u32 = 4;
 
 impl EpAttr {
-    fn resolve(mut self, ia: &Ia) -> Result<EpAttr> {
-        let a = ia.attrs();
+    /// The attributes an EP is created with: zero fields take their defaults (64 DTOs per
+    /// queue, 4 segments per DTO, 4 RDMA READs each way, 7 retries of each kind), the RDMA
+    /// READ limits are clamped to what the device `a` allows. Pure: KUnit-tested.
+    ///
+    /// # Errors
+    ///
+    /// `-EINVAL` for more than 4096 DTOs per queue, more RECVs than the device's QP or CQ
+    /// holds, more than 256 segments per send-queue DTO, more RECV segments than the device
+    /// takes, or a retry count over 7.
+    fn resolve(mut self, a: &DeviceAttrs) -> Result<EpAttr> {
         let def = |v: u32, d: u32| if v == 0 { d } else { v };
         self.max_request_dtos = def(self.max_request_dtos, DEFAULT_DTOS);
         self.max_recv_dtos = def(self.max_recv_dtos, DEFAULT_DTOS);
@@ -118,10 +126,23 @@ impl EpAttr {
         Ok(self)
     }
 
-    /// Send-queue depth in work requests.
-    pub(crate) fn sq_depth(&self, ia: &Ia) -> u32 {
-        let a = ia.attrs();
+    /// Send-queue depth in work requests on a device with limits `a` (resolved attributes).
+    pub(crate) fn sq_depth(&self, a: &DeviceAttrs) -> u32 {
         (self.max_request_dtos * MAX_WR_PER_DTO).min(a.max_qp_wr).min(a.max_cqe)
+    }
+
+    /// The RDMA READ limits to offer (responder resources, initiator depth): the EP's, at
+    /// most 255 (IB CM's byte), and for an accept at most what the peer asked for (`peer_rd`).
+    fn read_limits(&self, peer_rd: Option<(u8, u8)>) -> (u8, u8) {
+        let (mut rr, mut id) = (
+            self.max_rdma_read_in.min(255) as u8,
+            self.max_rdma_read_out.min(255) as u8,
+        );
+        if let Some((peer_rr, peer_id)) = peer_rd {
+            rr = rr.min(peer_rr);
+            id = id.min(peer_id);
+        }
+        (rr, id)
     }
 }
 
@@ -188,15 +209,15 @@ impl Ep {
         attr: EpAttr,
     ) -> Result<Arc<Ep>> {
         let ia = pz.ia.clone();
-        let attr = attr.resolve(&ia)?;
-        let sq_depth = attr.sq_depth(&ia);
+        let a = ia.attrs();
+        let attr = attr.resolve(&a)?;
+        let sq_depth = attr.sq_depth(&a);
         let send_cq = Arc::new(Cq::new(dev, sq_depth, 0, PollContext::Workqueue, ia.owner)?, GFP_KERNEL)?;
         let recv_cq = Arc::new(
             Cq::new(dev, attr.max_recv_dtos, 0, PollContext::Workqueue, ia.owner)?,
             GFP_KERNEL,
         )?;
         let id = crate::ia::next_ep_id();
-        let a = ia.attrs();
         let sq = DtoRing::new(
             attr.max_request_dtos,
             sq_depth,
@@ -283,7 +304,7 @@ impl Ep {
             send_pool: self.sq.pool.clone(),
             recv_pool: self.rq.pool.clone(),
             cap: QpCap {
-                max_send_wr: self.attr.sq_depth(&self.ia),
+                max_send_wr: self.attr.sq_depth(&a),
                 max_recv_wr: self.attr.max_recv_dtos,
                 max_send_sge: a.max_send_sge.min(a.max_sge_rd),
                 max_recv_sge: self.attr.max_recv_iov,
@@ -297,14 +318,7 @@ impl Ep {
     /// READ limits are the smaller of the EP's and the peer's request (`peer_rd`: rdma_cm's
     /// responder resources and initiator depth of the request, from our side), as IB CM wants.
     fn conn_param<'a>(&self, private_data: &'a [u8], peer_rd: Option<(u8, u8)>) -> ConnParam<'a> {
-        let (mut rr, mut id) = (
-            self.attr.max_rdma_read_in.min(255) as u8,
-            self.attr.max_rdma_read_out.min(255) as u8,
-        );
-        if let Some((peer_rr, peer_id)) = peer_rd {
-            rr = rr.min(peer_rr);
-            id = id.min(peer_id);
-        }
+        let (rr, id) = self.attr.read_limits(peer_rd);
         ConnParam {
             private_data,
             responder_resources: rr,
@@ -722,3 +736,7 @@ impl CmTarget for Ep {
         self.on_cm_event(id, ev)
     }
 }
+
+// The KUnit suite `rkdapl_ep` (attribute resolution) has its own file: this one is near 800 lines.
+#[cfg(CONFIG_KUNIT = "y")]
+mod kunit;

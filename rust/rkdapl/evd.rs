@@ -470,3 +470,172 @@ impl Evd {
         }
     }
 }
+
+#[kunit_tests(rkdapl_evd)]
+mod tests {
+    use super::*;
+
+    fn evd(qlen: u32) -> Result<Arc<Evd>> {
+        Evd::new(qlen, c"rkdapl_kunit", AsyncSlot::new()?)
+    }
+
+    fn ev(cookie: u64) -> Event {
+        let mut e = Event::new(EventType::DtoCompletion);
+        e.cookie = cookie;
+        e
+    }
+
+    /// The next event's kind and cookie, or the errno.
+    fn next(e: &Evd) -> core::result::Result<(u32, u64), Error> {
+        e.dequeue().map(|x| (x.kind, x.cookie))
+    }
+
+    const DTO: u32 = EventType::DtoCompletion as u32;
+    const OVERFLOW: u32 = EventType::AsyncEvdOverflow as u32;
+
+    #[test]
+    fn wrap_reduces_once() {
+        assert_eq!(wrap(0, 4), 0);
+        assert_eq!(wrap(3, 4), 3);
+        assert_eq!(wrap(4, 4), 0);
+        assert_eq!(wrap(7, 4), 3);
+        assert_eq!(wrap(1, 1), 0);
+        assert_eq!(wrap(usize::MAX - 1, usize::MAX), usize::MAX - 1);
+    }
+
+    #[test]
+    fn size_limits() {
+        assert_eq!(evd(0).err(), Some(EINVAL));
+        assert_eq!(evd(MAX_EVD_QLEN + 1).err(), Some(EINVAL));
+        assert_eq!(evd(u32::MAX).err(), Some(EINVAL));
+        assert!(evd(1).is_ok());
+    }
+
+    #[test]
+    fn events_come_out_in_order_across_the_wrap() -> Result {
+        let e = evd(3)?;
+        assert_eq!(next(&e), Err(EAGAIN));
+        for c in 1..=3 {
+            e.post(ev(c));
+        }
+        assert_eq!(next(&e), Ok((DTO, 1)));
+        // The tail wraps to slot 0.
+        e.post(ev(4));
+        assert_eq!(next(&e), Ok((DTO, 2)));
+        assert_eq!(next(&e), Ok((DTO, 3)));
+        assert_eq!(next(&e), Ok((DTO, 4)));
+        assert_eq!(next(&e), Err(EAGAIN));
+        let q = e.q.lock();
+        assert_eq!((q.head, q.len, q.lost, q.lost_total), (1, 0, 0, 0));
+        Ok(())
+    }
+
+    #[test]
+    fn a_full_queue_counts_losses_and_reports_them_first() -> Result {
+        let e = evd(2)?;
+        e.set_handle(0x1234_5675);
+        for c in 1..=5 {
+            e.post(ev(c));
+        }
+        // Three lost: reported once, before the two queued events.
+        let o = e.dequeue()?;
+        assert_eq!(o.kind, OVERFLOW);
+        assert_eq!(o.transferred_length, 3);
+        assert_eq!(o.status, EOVERFLOW.to_errno());
+        assert_eq!(o.evd, 0x1234_5675);
+        assert_eq!(next(&e), Ok((DTO, 1)));
+        assert_eq!(next(&e), Ok((DTO, 2)));
+        assert_eq!(next(&e), Err(EAGAIN));
+        // A second episode counts from zero; the total keeps both.
+        for c in 6..=8 {
+            e.post(ev(c));
+        }
+        let o = e.dequeue()?;
+        assert_eq!((o.kind, o.transferred_length), (OVERFLOW, 1));
+        assert_eq!(next(&e), Ok((DTO, 6)));
+        assert_eq!(e.q.lock().lost_total, 4);
+        Ok(())
+    }
+
+    #[test]
+    fn the_async_evd_hears_of_each_overflow_episode() -> Result {
+        let slot = AsyncSlot::new()?;
+        let a = Evd::new(4, c"rkdapl_kunit", slot.clone())?;
+        let e = Evd::new(1, c"rkdapl_kunit", slot.clone())?;
+        e.set_handle(0x77);
+        assert!(slot.set(Some(a.clone()))?.is_none());
+        for c in 1..=3 {
+            e.post(ev(c));
+        }
+        let n = a.dequeue()?;
+        assert_eq!((n.kind, n.evd, n.transferred_length), (OVERFLOW, 0x77, 1));
+        assert_eq!(n.status, EOVERFLOW.to_errno());
+        // One report per episode, not per lost event.
+        assert_eq!(next(&a), Err(EAGAIN));
+        // The async EVD's own overflow is in its own queue only.
+        for c in 1..=6 {
+            a.post(ev(c));
+        }
+        assert_eq!(a.dequeue()?.transferred_length, 2);
+        // A closed EVD cannot become the async EVD; closing the async EVD clears the slot
+        // (and the reference cycle through it).
+        e.close();
+        assert_eq!(slot.set(Some(e.clone())).err(), Some(EINVAL));
+        a.close();
+        assert!(slot.set(None)?.is_none());
+        Ok(())
+    }
+
+    #[test]
+    fn wait_without_time_takes_what_is_queued() -> Result {
+        let e = evd(2)?;
+        assert_eq!(e.wait(0).err(), Some(ETIMEDOUT));
+        e.post(ev(9));
+        assert_eq!(e.wait(0)?.cookie, 9);
+        assert_eq!(e.q.lock().waiters, 0);
+        Ok(())
+    }
+
+    struct Count(AtomicU32);
+
+    impl UpcallFn for Count {
+        fn call(&self, ev: &Event) {
+            self.0.fetch_add(ev.cookie as u32, Ordering::Relaxed);
+        }
+    }
+
+    #[test]
+    fn an_upcall_takes_events_instead_of_the_queue() -> Result {
+        let e = evd(2)?;
+        let n = Arc::new(Count(AtomicU32::new(0)), GFP_KERNEL)?;
+        let f: Arc<dyn UpcallFn> = n.clone();
+        assert_eq!(e.modify_upcall(UpcallPolicy::Many, None), Err(EINVAL));
+        e.modify_upcall(UpcallPolicy::SingleInstance, Some(f.clone()))?;
+        e.post(ev(5));
+        e.post(ev(6));
+        assert_eq!(n.0.load(Ordering::Relaxed), 11);
+        assert_eq!(next(&e), Err(EAGAIN));
+        e.modify_upcall(UpcallPolicy::Disable, Some(f.clone()))?;
+        e.post(ev(7));
+        assert_eq!(next(&e), Ok((DTO, 7)));
+        assert_eq!(n.0.load(Ordering::Relaxed), 11);
+        // Once closed, no upcall can be set again.
+        e.close();
+        assert_eq!(e.modify_upcall(UpcallPolicy::Many, Some(f)), Err(EINVAL));
+        Ok(())
+    }
+
+    #[test]
+    fn private_data_is_cut_at_56_bytes() {
+        let src = [0xa5u8; MAX_PRIVATE_DATA + 8];
+        let e = Event::new(EventType::Established).with_private_data(&src);
+        assert_eq!(e.private_data_len, 56);
+        assert_eq!(e.private_data, [0xa5u8; MAX_PRIVATE_DATA]);
+        let e = Event::new(EventType::Established).with_private_data(&src[..3]);
+        assert_eq!(e.private_data_len, 3);
+        assert_eq!(e.private_data[..4], [0xa5, 0xa5, 0xa5, 0]);
+        let e = Event::new(EventType::Established).with_private_data(&[]);
+        assert_eq!(e.private_data_len, 0);
+        assert_eq!(e.kind, 4);
+    }
+}

@@ -421,3 +421,136 @@ pub(crate) unsafe extern "C" fn rkdapl_post_chain(
         Ok(0)
     })
 }
+
+#[kunit_tests(rkdapl_abi_dto)]
+mod tests {
+    use super::*;
+
+    const SEND_OPS: [DtoOp; 5] = [
+        DtoOp::Send,
+        DtoOp::RdmaWrite,
+        DtoOp::RdmaRead,
+        DtoOp::RdmaWriteImm,
+        DtoOp::SendInvalidate,
+    ];
+
+    /// A `struct rkdapl_dto` without segments.
+    fn dto(op: u32, flags: u32) -> Dto {
+        Dto {
+            op,
+            flags,
+            iov: core::ptr::null(),
+            num_iov: 0,
+            immediate: 0,
+            remote: RmrTriplet::default(),
+            invalidate_rkey: 0,
+            reserved: 0,
+            cookie: 0,
+        }
+    }
+
+    #[test]
+    fn completion_flags_convert_bit_by_bit() -> Result {
+        for bits in 0..8u32 {
+            let f = dto(DtoOp::Send as u32, bits).to_send(&[])?.flags;
+            assert_eq!(
+                (f.suppress, f.solicited, f.fence),
+                (bits & 1 != 0, bits & 2 != 0, bits & 4 != 0)
+            );
+        }
+        for bad in [1 << 3, 1 << 31, u32::MAX] {
+            assert_eq!(dto(DtoOp::Send as u32, bad).to_send(&[]).err(), Some(EINVAL));
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn only_send_queue_ops_are_taken() -> Result {
+        for op in SEND_OPS {
+            assert_eq!(dto(op as u32, 0).to_send(&[])?.op, op);
+        }
+        for bad in [0, DtoOp::Recv as u32, DtoOp::RmrBind as u32, DtoOp::RmrUnbind as u32, 9, u32::MAX] {
+            assert_eq!(dto(bad, 0).to_send(&[]).err(), Some(EINVAL));
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn reserved_must_be_zero() {
+        let d = Dto {
+            reserved: 1,
+            ..dto(DtoOp::Send as u32, 0)
+        };
+        assert_eq!(d.to_send(&[]).err(), Some(EINVAL));
+    }
+
+    #[test]
+    fn remote_side_for_rdma_operations_only() -> Result {
+        let remote = RmrTriplet {
+            address: 0x1000_0000_0000_0008,
+            rkey: 0xabcd_0123,
+            reserved: 0,
+            length: 0,
+        };
+        for op in SEND_OPS {
+            let d = Dto {
+                remote,
+                ..dto(op as u32, 0)
+            };
+            let want = match op {
+                DtoOp::Send | DtoOp::SendInvalidate => None,
+                _ => Some((remote.address, remote.rkey)),
+            };
+            assert_eq!(d.to_send(&[])?.remote, want);
+        }
+        // A nonzero remote length must be the IOV's total (here 0 bytes).
+        let d = Dto {
+            remote: RmrTriplet { length: 5, ..remote },
+            ..dto(DtoOp::RdmaWrite as u32, 0)
+        };
+        assert_eq!(d.to_send(&[]).err(), Some(EINVAL));
+        // A SEND ignores it.
+        let d = Dto {
+            remote: RmrTriplet { length: 5, ..remote },
+            ..dto(DtoOp::Send as u32, 0)
+        };
+        assert!(d.to_send(&[]).is_ok());
+        Ok(())
+    }
+
+    #[test]
+    fn cookie_immediate_and_rkey_pass_through() -> Result {
+        let d = Dto {
+            cookie: u64::MAX,
+            immediate: 0xdead_beef,
+            invalidate_rkey: 0x1234_5678,
+            ..dto(DtoOp::RdmaWriteImm as u32, 0)
+        };
+        let s = d.to_send(&[])?;
+        assert_eq!((s.cookie, s.imm, s.invalidate_rkey), (u64::MAX, 0xdead_beef, 0x1234_5678));
+        assert_eq!(s.segs.len(), 0);
+        Ok(())
+    }
+
+    #[test]
+    fn new_reads_the_remote_triplet_of_rdma_operations() -> Result {
+        let (iov, null) = (core::ptr::null(), core::ptr::null());
+        let remote = RmrTriplet {
+            address: 0x2000,
+            rkey: 7,
+            reserved: 0,
+            length: 0,
+        };
+        // SAFETY: `remote` is NULL (not read) for every call but the last, where it points to
+        // a live triplet; no IOV.
+        unsafe {
+            assert_eq!(Dto::new(DtoOp::RdmaRead, iov, 0, null, 1, 0).err(), Some(EINVAL));
+            assert_eq!(Dto::new(DtoOp::RdmaWrite, iov, 0, null, 1, 0).err(), Some(EINVAL));
+            let d = Dto::new(DtoOp::Send, iov, 0, null, 3, 2)?;
+            assert_eq!((d.op, d.flags, d.cookie, d.remote.address), (DtoOp::Send as u32, 2, 3, 0));
+            let d = Dto::new(DtoOp::RdmaWriteImm, iov, 0, &remote, 4, 0)?;
+            assert_eq!((d.remote.address, d.remote.rkey, d.immediate), (0x2000, 7, 0));
+        }
+        Ok(())
+    }
+}

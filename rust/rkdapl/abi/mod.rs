@@ -135,3 +135,39 @@ unsafe fn private_data(p: *const c_void, len: u32) -> Result<KVec<u8>> {
     v.extend_from_slice(s, GFP_KERNEL)?;
     Ok(v)
 }
+
+#[kunit_tests(rkdapl_abi)]
+mod tests {
+    use super::*;
+    use crate::evd::MAX_PRIVATE_DATA;
+
+    #[test]
+    fn put_refuses_null() {
+        let mut x = 0u32;
+        // SAFETY: NULL, then a live local.
+        unsafe {
+            assert_eq!(put(core::ptr::null_mut(), 5u32), Err(EINVAL));
+            assert_eq!(put(&mut x, 5), Ok(()));
+        }
+        assert_eq!(x, 5);
+    }
+
+    #[test]
+    fn private_data_length_and_null_checks() -> Result {
+        let src = [0x5au8; MAX_PRIVATE_DATA + 1];
+        let p = src.as_ptr().cast::<c_void>();
+        // SAFETY: `p` points to `MAX_PRIVATE_DATA + 1` readable bytes; NULL only with a
+        // length that is refused or 0.
+        unsafe {
+            assert_eq!(private_data(core::ptr::null(), 0)?.len(), 0);
+            assert_eq!(private_data(p, 0)?.len(), 0);
+            assert_eq!(private_data(core::ptr::null(), 1).err(), Some(EINVAL));
+            assert_eq!(private_data(p, MAX_PRIVATE_DATA as u32 + 1).err(), Some(EINVAL));
+            assert_eq!(private_data(p, u32::MAX).err(), Some(EINVAL));
+            let v = private_data(p, MAX_PRIVATE_DATA as u32)?;
+            assert_eq!(v.len(), 56);
+            assert_eq!(v[..], src[..56]);
+        }
+        Ok(())
+    }
+}

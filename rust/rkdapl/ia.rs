@@ -65,23 +65,23 @@ pub(crate) fn init() {
     REGISTRY.lock().debugfs = Some(Dir::new(c"rkdapl"));
 }
 
-/// Module exit (after the ib_client's unregistration revoked every IA): the debugfs root goes
-/// once the last IA directory below it is gone; the owner names and the IAs still listed go
-/// unless objects were left behind (whose restrack entries still point at the names, and
-/// which may still be in use).
+/// Module exit, before the ib_client's unregistration (whose device removal still walks the
+/// list of IAs): the debugfs root goes once the last IA directory below it is gone; the owner
+/// names go unless objects were left behind (whose restrack entries still point at them, and
+/// which may still be in use). IAs still listed then (a forced unload) stay, with the list.
 pub(crate) fn exit(objects_left: bool) {
     let mut reg = REGISTRY.lock();
     let root = reg.debugfs.take();
     let owners = core::mem::take(&mut reg.owners);
-    let ias = core::mem::take(&mut reg.ias);
+    let listed = reg.ias.len();
     drop(reg);
-    let objects_left = objects_left || !ias.is_empty();
-    if objects_left {
-        pr_warn!("{} IA(s) still open at unload\n", ias.len());
-        core::mem::forget(ias);
+    drop(root);
+    if listed != 0 {
+        pr_warn!("{} IA(s) still listed at unload\n", listed);
+    }
+    if objects_left || listed != 0 {
         core::mem::forget(owners);
     }
-    drop(root);
 }
 
 /// Every IA not yet closed, or closed with children left. Process context; sleeps.

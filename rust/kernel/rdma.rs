@@ -20,12 +20,14 @@
 //! - [`mr::DmaRegion`] and [`mr::FrMr`]: DMA mapping of kernel buffers for the local DMA lkey,
 //!   and fast registration memory regions (FRWR) for remote access.
 //!
-//! Lifetimes follow ib_core's rules: a CQ outlives the QPs that use it, a QP is destroyed before
-//! its CM id, a PD outlives everything created in it, and a completion callback's [`cq::Cqe`]
-//! stays valid until that completion (successful or flushed) has been delivered. Objects hold
-//! their C pointer and release it in `Drop`; where Rust cannot see a rule (for example that
-//! memory under a posted SGE stays mapped), the function is `unsafe` and says what the caller
-//! must guarantee.
+//! Lifetimes follow ib_core's rules: a CQ outlives the QPs that use it, a PD outlives everything
+//! created in it, and a completion callback's [`cq::Cqe`] stays valid until that completion
+//! (successful or flushed) has been delivered. A [`cm::CmId`] is destroyed before the QP it
+//! created (`rdma_destroy_id` waits for a running handler and leaves the QP alone; the QP goes
+//! right after), so a drained connection is released in this order: CM id, QP, CQs, MRs, PD.
+//! Objects hold their C pointer and release it in `Drop`; where Rust cannot see a rule (for
+//! example that memory under a posted SGE stays mapped), the function is `unsafe` and says what
+//! the caller must guarantee.
 
 pub mod client;
 pub mod cm;

@@ -26,7 +26,8 @@
 //! Lifetimes follow ib_core's rules, and the types enforce them: the CM id owns its QP, the QP's
 //! CQs and its context pools, and its `Drop` drains the QP, destroys the CM id, then the QP,
 //! then releases the pools and CQs (so a completion never reaches a freed context and a CQ
-//! outlives the QPs that use it); a PD outlives everything created in it (MRs hold it). Objects
+//! outlives the QPs that use it): a drained connection is released in the order CM id, QP, CQs,
+//! MRs, PD; a PD outlives everything created in it (MRs hold it). Objects
 //! hold their C pointer and release it in `Drop`. Posting needs no `unsafe`: SGEs borrow the
 //! memory they name for the post call, and what a device does with a DMA address afterwards is
 //! outside the CPU's memory model, as for [`crate::dma`] (see [`wr`]).

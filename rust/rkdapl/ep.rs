@@ -15,13 +15,14 @@
 
 use crate::{
     abi::trace,
-    debugfs::{EpDir, EpView},
+    debugfs::EpView,
     dto::{DtoRing, KeepAlive, QpOwner, RingShared, Segment, SendDto, MAX_WR_PER_DTO},
     evd::{Evd, Event, EventType},
     ia::Ia,
     lmr::Lmr,
     cm::{CmCtx, CmTarget, EpCmId},
     pz::Pz,
+    registry::{Child, Rank},
 };
 use core::sync::atomic::{AtomicUsize, Ordering};
 use kernel::{
@@ -161,8 +162,13 @@ pub(crate) struct Conn {
     pub(crate) max_inline: u32,
 }
 
-/// An endpoint.
-#[pin_data]
+/// An endpoint. Registered with its IA, together with its debugfs directory, from [`Ep::new`]
+/// to [`Ep::free`].
+///
+/// Dropping it ends what is left of the connection in ib_core's order ([`Ep::teardown`]: the
+/// QP drained, the CM id destroyed, then the QP, then the CQs); the PZ (and so the PD) goes
+/// after, with the fields.
+#[pin_data(PinnedDrop)]
 pub(crate) struct Ep {
     /// The EP's number: debugfs `ep<id>`, trace events, log lines.
     pub(crate) id: u32,
@@ -184,9 +190,6 @@ pub(crate) struct Ep {
     /// Parameters of an active connect, used by the CM event handler.
     #[pin]
     pending: Mutex<Option<Pending>>,
-    /// The EP's debugfs directory, from creation until `teardown`.
-    #[pin]
-    dbg: Mutex<Option<EpDir<Ep>>>,
 }
 
 struct Pending {
@@ -196,11 +199,13 @@ struct Pending {
 
 impl Ep {
     /// Creates an unconnected EP in `pz`, with its CQs (on `dev`, the device of `pz`'s IA,
-    /// which the caller holds live) and DTO contexts. May sleep.
+    /// which the caller holds live), DTO contexts and debugfs directory, and registers it with
+    /// its IA. May sleep.
     ///
     /// # Errors
     ///
-    /// `-EINVAL` for attributes beyond the device's limits, `-ENOMEM`, or the driver's error.
+    /// `-EINVAL` for attributes beyond the device's limits, `-ENOMEM`, the driver's error, or
+    /// the registry's (`-ENODEV` after device removal).
     pub(crate) fn new(
         pz: Arc<Pz>,
         dev: &Device,
@@ -257,12 +262,13 @@ impl Ep {
                     "rkdapl_ep_conn"
                 ),
                 pending <- new_mutex!(None, "rkdapl_ep_pending"),
-                dbg <- new_mutex!(None, "rkdapl_ep_debugfs"),
             }),
             GFP_KERNEL,
         )?;
-        // The directory holds a reference to the EP: `teardown` removes it.
-        *ep.dbg.lock() = Some(crate::debugfs::ep_dir(&ep.ia.dir, ep.id, ep.clone())?);
+        // The directory's files hold references to the EP; the registry holds the directory
+        // (not the EP itself), and `free` removes both.
+        let dir = KBox::new(crate::debugfs::ep_dir(&ep.ia.dir, ep.id, ep.clone())?, GFP_KERNEL)?;
+        ep.ia.children.add(ep.clone(), Some(dir))?;
         Ok(ep)
     }
 
@@ -566,14 +572,19 @@ impl Ep {
     }
 
     /// Tears the connection down for good: disconnect, drain the QP (every posted DTO
-    /// completes, flushed ones with `RKDAPL_DTO_FLUSHED`), destroy the CM id and then the QP.
-    /// Process context; sleeps.
+    /// completes, flushed ones with `RKDAPL_DTO_FLUSHED`), destroy the CM id and then the QP,
+    /// then the CQs. Process context; sleeps.
     pub(crate) fn teardown(&self) {
-        let dbg = self.dbg.lock().take();
-        drop(dbg);
         self.end_connection();
         let cqs = self.cqs.lock().take();
         drop(cqs);
+    }
+
+    /// `rkdapl_ep_free`: [`Ep::teardown`], then the EP leaves its IA's registry (and its
+    /// debugfs directory goes). Never refused. Process context; sleeps.
+    pub(crate) fn free(&self) {
+        self.teardown();
+        self.ia.children.remove(self);
     }
 
     /// Device removal, first step (for every EP of the device before any is revoked, so that
@@ -734,6 +745,38 @@ impl EpView for Ep {
 impl CmTarget for Ep {
     fn cm_event(&self, id: &CmIdRef, ev: &CmEvent<'_>) {
         self.on_cm_event(id, ev)
+    }
+}
+
+#[pinned_drop]
+impl PinnedDrop for Ep {
+    /// Nothing is left after [`Ep::free`]: this covers an EP dropped without it (its creation
+    /// failed after the CQs were made). Never inside the EP's own CM handler with an id left:
+    /// the registry keeps the EP until `free`, which takes the id.
+    fn drop(self: Pin<&mut Self>) {
+        self.teardown();
+    }
+}
+
+impl Child for Ep {
+    fn rank(&self) -> Rank {
+        Rank::Ep
+    }
+
+    fn mark_broken(&self) {
+        Ep::mark_broken(self)
+    }
+
+    fn revoke(&self) {
+        Ep::revoke(self)
+    }
+
+    fn release(&self) {
+        self.free()
+    }
+
+    fn parent(&self) -> Option<Arc<dyn Child>> {
+        Some(self.pz.clone())
     }
 }
 

@@ -15,6 +15,7 @@
 //! with a mutex; `MANY` lets calls for different sources (EPs, PSPs) run at once. Disabling
 //! waits for calls in progress, so that the consumer may free the upcall's context after.
 
+use crate::registry::{Child, Children, Rank};
 use core::{
     sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering},
 };
@@ -199,7 +200,9 @@ impl AsyncSlot {
     }
 }
 
-/// An event dispatcher.
+/// An event dispatcher. Registered with its IA from [`Evd::new`] to [`Evd::free`]; EPs using
+/// it keep it after that, as a queue. It holds no device resource: dropping it frees the ring
+/// and lets go of the upcall, the IA's async slot and registry.
 ///
 /// # Invariants
 ///
@@ -207,8 +210,8 @@ impl AsyncSlot {
 /// ring.len()`.
 #[pin_data]
 pub(crate) struct Evd {
-    /// The consumer module of the IA the EVD was created on (for its unload).
-    pub(crate) owner: &'static CStr,
+    /// The registry of the EVD's IA, which it leaves when freed.
+    children: Arc<Children>,
     #[pin]
     q: SpinLockIrq<Queue>,
     #[pin]
@@ -236,8 +239,17 @@ pub(crate) struct Evd {
 pub(crate) const MAX_EVD_QLEN: u32 = 1 << 16;
 
 impl Evd {
-    /// An EVD holding `qlen` events (1..=65536), of the consumer `owner`. May sleep.
-    pub(crate) fn new(qlen: u32, owner: &'static CStr, ia_slot: Arc<AsyncSlot>) -> Result<Arc<Evd>> {
+    /// An EVD holding `qlen` events (1..=65536) for the IA whose async slot is `ia_slot` and
+    /// registry `children`, registered there. Process context; may sleep.
+    ///
+    /// # Errors
+    ///
+    /// `-EINVAL` for a `qlen` out of range, `-ENOMEM`.
+    pub(crate) fn new(
+        qlen: u32,
+        ia_slot: Arc<AsyncSlot>,
+        children: &Arc<Children>,
+    ) -> Result<Arc<Evd>> {
         if qlen == 0 || qlen > MAX_EVD_QLEN {
             return Err(EINVAL);
         }
@@ -245,9 +257,9 @@ impl Evd {
         for _ in 0..qlen {
             ring.push(Event::new(EventType::DtoCompletion), GFP_KERNEL)?;
         }
-        Arc::pin_init(
+        let evd = Arc::pin_init(
             pin_init!(Evd {
-                owner,
+                children: children.clone(),
                 q <- new_spinlock_irq!(Queue { ring, head: 0, len: 0, lost: 0, lost_total: 0, waiters: 0 }, "rkdapl_evd"),
                 cv <- new_condvar!("rkdapl_evd_wait"),
                 upcall <- new_spinlock_irq!(UpcallState { up: None, gen: 0 }, "rkdapl_evd_upcall"),
@@ -259,7 +271,16 @@ impl Evd {
                 handle: AtomicUsize::new(0),
             }),
             GFP_KERNEL,
-        )
+        )?;
+        children.add(evd.clone(), None)?;
+        Ok(evd)
+    }
+
+    /// `rkdapl_evd_free`: the consumer lets go of the EVD ([`Evd::close`]), and it leaves its
+    /// IA's registry. Never refused. Process context; sleeps.
+    pub(crate) fn free(&self) {
+        self.close();
+        self.children.remove(self);
     }
 
     /// Sets (or with `Disable`, clears) the upcall. Clearing waits until calls in progress
@@ -309,7 +330,7 @@ impl Evd {
     /// The consumer lets go of the EVD (`rkdapl_evd_free`, consumer unload): no upcalls from
     /// now on (waits for calls in progress), and it is no longer its IA's async EVD. EPs
     /// still using it keep it, as a queue. Process context; sleeps.
-    pub(crate) fn close(self: &Arc<Self>) {
+    pub(crate) fn close(&self) {
         // Under the upcall lock, so that `modify_upcall` sees it before enabling anything.
         {
             let _g = self.upcall.lock();
@@ -317,7 +338,7 @@ impl Evd {
         }
         let _ = self.modify_upcall(UpcallPolicy::Disable, None);
         let mut g = self.ia_slot.evd.lock();
-        if g.as_ref().is_some_and(|e| Arc::ptr_eq(e, self)) {
+        if g.as_ref().is_some_and(|e| core::ptr::eq(&**e, self)) {
             let old = g.take();
             drop(g);
             drop(old);
@@ -471,12 +492,42 @@ impl Evd {
     }
 }
 
+impl Child for Evd {
+    fn rank(&self) -> Rank {
+        Rank::Evd
+    }
+
+    fn silence(&self) {
+        self.close()
+    }
+
+    fn release(&self) {
+        self.free()
+    }
+}
+
+/// An EVD of no IA, for the KUnit suites: made in a registry of its own, which then lets it go
+/// (so the caller holds the only reference).
+#[cfg(CONFIG_KUNIT = "y")]
+impl Evd {
+    pub(crate) fn unlisted(qlen: u32, slot: Arc<AsyncSlot>) -> Result<Arc<Evd>> {
+        let ch = Children::new(|_| None)?;
+        let e = Evd::new(qlen, slot, &ch)?;
+        ch.remove(&*e);
+        Ok(e)
+    }
+}
+
 #[kunit_tests(rkdapl_evd)]
 mod tests {
     use super::*;
 
+    fn evd_on(qlen: u32, slot: Arc<AsyncSlot>) -> Result<Arc<Evd>> {
+        Evd::unlisted(qlen, slot)
+    }
+
     fn evd(qlen: u32) -> Result<Arc<Evd>> {
-        Evd::new(qlen, c"rkdapl_kunit", AsyncSlot::new()?)
+        evd_on(qlen, AsyncSlot::new()?)
     }
 
     fn ev(cookie: u64) -> Event {
@@ -560,8 +611,8 @@ mod tests {
     #[test]
     fn the_async_evd_hears_of_each_overflow_episode() -> Result {
         let slot = AsyncSlot::new()?;
-        let a = Evd::new(4, c"rkdapl_kunit", slot.clone())?;
-        let e = Evd::new(1, c"rkdapl_kunit", slot.clone())?;
+        let a = evd_on(4, slot.clone())?;
+        let e = evd_on(1, slot.clone())?;
         e.set_handle(0x77);
         assert!(slot.set(Some(a.clone()))?.is_none());
         for c in 1..=3 {

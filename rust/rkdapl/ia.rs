@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! IA: interface adapter (DAT 2.0 section 6.1), an open RDMA device, and what rkdapl knows at
-//! module level: the devices its ib_client was given and the debugfs root.
+//! module level: the devices its ib_client was given, the IAs (whose registries of children
+//! device removal and consumer unload walk, see [`crate::removal`]) and the debugfs root.
 
 use crate::{
     debugfs::{self, IaInfo},
     evd::{AsyncSlot, Event, EventType},
+    registry::Children,
 };
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::{
@@ -33,6 +35,8 @@ impl CmHandler for AddrProbe {
 struct Registry {
     /// Devices an IA can be opened on (ib_client add/remove).
     devices: KVec<ARef<Device>>,
+    /// Every IA from its open until it is closed and has no child left (see [`Ia::close`]).
+    ias: KVec<Arc<Ia>>,
     /// `/sys/kernel/debug/rkdapl`, from module init to module exit.
     debugfs: Option<Dir>,
     /// Consumer module names, one copy each, kept until module exit (see [`intern`]).
@@ -42,7 +46,7 @@ struct Registry {
 kernel::sync::global_lock! {
     // SAFETY: Initialized in `init`, first thing in module init.
     unsafe(uninit) static REGISTRY: Mutex<Registry> =
-        Registry { devices: KVec::new(), debugfs: None, owners: KVec::new() };
+        Registry { devices: KVec::new(), ias: KVec::new(), debugfs: None, owners: KVec::new() };
 }
 
 /// Numbers of IAs and EPs, for debugfs names, trace events and log lines.
@@ -61,17 +65,51 @@ pub(crate) fn init() {
     REGISTRY.lock().debugfs = Some(Dir::new(c"rkdapl"));
 }
 
-/// Module exit: the debugfs root goes once the last IA directory below it is gone; the owner
-/// names go unless objects were left behind (whose restrack entries still point at them).
+/// Module exit, before the ib_client's unregistration (whose device removal still walks the
+/// list of IAs): the debugfs root goes once the last IA directory below it is gone; the owner
+/// names go unless objects were left behind (whose restrack entries still point at them, and
+/// which may still be in use). IAs still listed then (a forced unload) stay, with the list.
 pub(crate) fn exit(objects_left: bool) {
     let mut reg = REGISTRY.lock();
     let root = reg.debugfs.take();
     let owners = core::mem::take(&mut reg.owners);
+    let listed = reg.ias.len();
     drop(reg);
     drop(root);
-    if objects_left {
+    if listed != 0 {
+        pr_warn!("{} IA(s) still listed at unload\n", listed);
+    }
+    if objects_left || listed != 0 {
         core::mem::forget(owners);
     }
+}
+
+/// Every IA not yet closed, or closed with children left. Process context; sleeps.
+///
+/// # Errors
+///
+/// `-ENOMEM`.
+pub(crate) fn all() -> Result<KVec<Arc<Ia>>> {
+    let reg = REGISTRY.lock();
+    let mut v = KVec::with_capacity(reg.ias.len(), GFP_KERNEL)?;
+    for ia in reg.ias.iter() {
+        v.push(ia.clone(), GFP_KERNEL)?;
+    }
+    Ok(v)
+}
+
+/// [`Children`]'s `delist`: the IA whose registry `c` is leaves the list of IAs (it was
+/// closed and its last child left); returns the list's reference, which the registry drops
+/// after its lock.
+fn delist(c: &Children) -> Option<Arc<dyn Send + Sync>> {
+    let mut reg = REGISTRY.lock();
+    let i = reg.ias.iter().position(|ia| core::ptr::eq(&*ia.children, c))?;
+    let ia = reg.ias.remove(i).ok()?;
+    if reg.ias.is_empty() {
+        // The list is in a static: give its memory back now.
+        reg.ias = KVec::new();
+    }
+    Some(ia)
 }
 
 /// The module-lifetime copy of the consumer name `owner`, as rdma restrack wants it: ib_core
@@ -104,7 +142,7 @@ pub(crate) fn device_added(dev: &Device) -> Result {
 }
 
 /// ib_client `remove`, first step: forget the device, so that no IA is opened on it any more
-/// (`abi::removal::device_removed` then revokes every object on it).
+/// ([`crate::removal::device_removed`] then revokes every object on it).
 pub(crate) fn forget_device(dev: &Device) {
     {
         let mut reg = REGISTRY.lock();
@@ -148,6 +186,8 @@ pub(crate) struct Ia {
     _info: Pin<KBox<File<IaInfo>>>,
     /// Where the IA's asynchronous events go (`rkdapl_ia_set_async_evd`).
     pub(crate) async_slot: Arc<AsyncSlot>,
+    /// The objects made on the IA, from their creation to their free.
+    pub(crate) children: Arc<Children>,
 }
 
 impl Ia {
@@ -223,7 +263,8 @@ impl Ia {
         let attrs = dev.attrs();
         let dev_ptr = dev.as_raw() as usize;
         let async_slot = AsyncSlot::new()?;
-        Arc::pin_init(
+        let children = Children::new(delist)?;
+        let ia = Arc::pin_init(
             try_pin_init!(Ia {
                 live <- new_mutex!(Some(dev), "rkdapl_ia_live"),
                 removed: AtomicBool::new(false),
@@ -234,9 +275,23 @@ impl Ia {
                 dir,
                 _info: info,
                 async_slot,
+                children,
             }),
             GFP_KERNEL,
-        )
+        )?;
+        let mut reg = REGISTRY.lock();
+        // Not listed yet, a device removal cannot find it: check the device is still there.
+        if !reg.devices.iter().any(|d| d.as_raw() as usize == dev_ptr) {
+            return Err(ENODEV);
+        }
+        reg.ias.push(ia.clone(), GFP_KERNEL)?;
+        Ok(ia)
+    }
+
+    /// `rkdapl_ia_close`: the consumer lets go of the IA. Its children keep it (and the device)
+    /// until they are freed; then it leaves the list of IAs. Process context; sleeps.
+    pub(crate) fn close(&self) {
+        self.children.close();
     }
 
     /// The device's limits (kept after a removal).
@@ -282,12 +337,18 @@ impl Ia {
         self.dev_ptr == dev.as_raw() as usize
     }
 
-    /// Device removal: no more objects or device resources for this IA; drops its device
-    /// reference. The IA's objects must be revoked afterwards. Process context; sleeps.
+    /// Device removal, consumer unload: no more objects or device resources for this IA
+    /// (calls in progress that hold it [`Ia::live`] have finished, later ones fail, and its
+    /// registry takes no new child with device resources); returns its device reference, to
+    /// drop once its objects were revoked. Process context; sleeps.
     pub(crate) fn revoke(&self) -> Option<ARef<Device>> {
-        let mut live = self.live.lock();
-        self.removed.store(true, Ordering::Release);
-        live.take()
+        let dev = {
+            let mut live = self.live.lock();
+            self.removed.store(true, Ordering::Release);
+            live.take()
+        };
+        self.children.kill();
+        dev
     }
 
     /// Reports the device's removal on the async EVD: `RKDAPL_ASYNC_IA_CATASTROPHIC`, status

@@ -5,7 +5,10 @@
 //! vmalloc'd), an array of its pages, a scatterlist it built, or a buffer rkdapl allocates
 //! and frees with the LMR.
 
-use crate::pz::Pz;
+use crate::{
+    pz::Pz,
+    registry::{Child, Rank},
+};
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{prelude::*, rdma::mr::DmaRegion, revocable::Revocable, sync::Arc};
 
@@ -21,7 +24,11 @@ pub(crate) const MEM_ALL: u32 = MEM_LOCAL_WRITE | MEM_REMOTE_READ | MEM_REMOTE_W
 /// A local memory region.
 ///
 /// The region (the DMA mapping) is revocable: device removal unmaps it after every EP of the
-/// device has been drained, and later uses get `-ENODEV`.
+/// device has been drained, and later uses get `-ENODEV`. Registered with its IA from its
+/// creation to [`Lmr::free`].
+///
+/// Dropping it (fields in declaration order) unmaps the region, frees rkdapl's buffer, then
+/// lets go of the PZ. No lock is taken: the last reference may go where a DTO's does.
 ///
 /// # Invariants
 ///
@@ -29,7 +36,6 @@ pub(crate) const MEM_ALL: u32 = MEM_LOCAL_WRITE | MEM_REMOTE_READ | MEM_REMOTE_W
 /// `region` maps, readable for as long as the LMR exists.
 #[pin_data]
 pub(crate) struct Lmr {
-    pub(crate) pz: Arc<Pz>,
     /// In an `Arc` so that an RMR bind can keep it for `FrMr::map`, which allocates and so
     /// cannot run in the RCU read section `try_access` opens (the bind holds the IA live, so
     /// device removal does not revoke it meanwhile).
@@ -48,15 +54,18 @@ pub(crate) struct Lmr {
     pub(crate) privileges: u32,
     /// DTOs and RMR bindings currently using the region.
     pub(crate) inflight: AtomicU32,
+    pub(crate) pz: Arc<Pz>,
 }
 
 impl Lmr {
     /// Wraps a mapped region (`privileges`: a mask of `MEM_*`); with `buf`, the memory it
-    /// maps, which the LMR owns and frees after unmapping it.
+    /// maps, which the LMR owns and frees after unmapping it. Registers the LMR with its IA;
+    /// the caller holds the IA live ([`crate::ia::Ia::live`]). May sleep.
     ///
     /// # Errors
     ///
-    /// `-EINVAL` for unknown privilege bits or a region mapped for another device.
+    /// `-EINVAL` for unknown privilege bits or a region mapped for another device, `-ENOMEM`,
+    /// or the registry's error (`-ENODEV` after device removal).
     pub(crate) fn with_buffer(
         pz: Arc<Pz>,
         region: DmaRegion,
@@ -72,7 +81,7 @@ impl Lmr {
         // constructor's contract), and the LMR owns the region.
         let cpu_addr = (region.addr() != 0).then(|| region.addr());
         let region = Arc::new(region, GFP_KERNEL)?;
-        Arc::pin_init(
+        let lmr = Arc::pin_init(
             pin_init!(Lmr {
                 pz,
                 region <- Revocable::new(region),
@@ -83,7 +92,23 @@ impl Lmr {
                 inflight: AtomicU32::new(0),
             }),
             GFP_KERNEL,
-        )
+        )?;
+        lmr.pz.ia.children.add(lmr.clone(), None)?;
+        Ok(lmr)
+    }
+
+    /// `rkdapl_lmr_free`: the consumer lets go of the LMR; it leaves its IA's registry, and the
+    /// region is unmapped when the last reference goes. Process context; may sleep.
+    ///
+    /// # Errors
+    ///
+    /// `-EBUSY` while a DTO or an RMR binding uses the region (nothing changes).
+    pub(crate) fn free(&self) -> Result {
+        if self.busy() {
+            return Err(EBUSY);
+        }
+        self.pz.ia.children.remove(self);
+        Ok(())
     }
 
     /// The lkey local DTOs use for this region.
@@ -100,5 +125,24 @@ impl Lmr {
     /// Whether a DTO or binding still uses the region.
     pub(crate) fn busy(&self) -> bool {
         self.inflight.load(Ordering::Acquire) != 0
+    }
+}
+
+impl Child for Lmr {
+    fn rank(&self) -> Rank {
+        Rank::Lmr
+    }
+
+    fn revoke(&self) {
+        Lmr::revoke(self)
+    }
+
+    /// After [`Child::revoke`] (the region is unmapped), busy or not.
+    fn release(&self) {
+        self.pz.ia.children.remove(self);
+    }
+
+    fn parent(&self) -> Option<Arc<dyn Child>> {
+        Some(self.pz.clone())
     }
 }

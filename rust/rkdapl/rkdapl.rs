@@ -22,6 +22,8 @@ mod ia;
 mod lmr;
 mod psp;
 mod pz;
+mod registry;
+mod removal;
 mod rmr;
 
 module! {
@@ -41,7 +43,7 @@ impl client::Client for DeviceTracker {
     }
 
     fn remove(dev: &Device) {
-        abi::removal::device_removed(dev)
+        removal::device_removed(dev)
     }
 }
 
@@ -51,7 +53,7 @@ struct Rkdapl {
     client: client::Registration<DeviceTracker>,
     _watch: abi::ConsumerWatch,
     /// Last: the handle table goes after the client is unregistered, whose device removal
-    /// still walks it to revoke what a consumer left open (fields drop in this order, after
+    /// still ends handles (a PSP's pending CRs; fields drop in this order, after
     /// `PinnedDrop::drop`).
     _handles: abi::handle::TableGuard,
 }

@@ -20,10 +20,8 @@ impl Object for Ep {
         self.set_handle(handle);
     }
 
-    /// Without a handle nobody could free the EP: end it here (its debugfs directory holds a
-    /// reference until `teardown`).
     fn unpublished(&self) {
-        self.teardown();
+        self.free();
     }
 }
 
@@ -176,7 +174,7 @@ pub(crate) unsafe extern "C" fn rkdapl_ep_query(ep: *mut c_void, attr: *mut EpAt
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rkdapl_ep_free(ep: *mut c_void) -> c_int {
     from_result(|| {
-        Handles::remove::<Ep>(ep)?.teardown();
+        Handles::remove::<Ep>(ep)?.free();
         Ok(0)
     })
 }

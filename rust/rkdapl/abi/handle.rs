@@ -339,10 +339,10 @@ mod tests {
         evd::{AsyncSlot, Evd},
     };
 
-    /// A real object of kind EVD: the only kind that needs no RDMA device. Its owner names no
-    /// module, so a consumer's unload never collects it.
+    /// A real object of kind EVD: the only kind that needs no RDMA device. It belongs to no
+    /// IA, so a consumer's unload never collects it.
     fn evd() -> Result<Arc<Evd>> {
-        Evd::new(1, c"rkdapl_kunit", AsyncSlot::new()?)
+        Evd::unlisted(1, AsyncSlot::new()?)
     }
 
     #[test]

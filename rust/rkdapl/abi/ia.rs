@@ -10,6 +10,9 @@ use crate::{evd::Evd, ia::Ia};
 use kernel::{bindings, error::from_result, prelude::*, rdma::cm::SockAddr, rdma::device::Device, sync::Arc};
 
 impl Object for Ia {
+    fn unpublished(&self) {
+        self.close();
+    }
 }
 
 /// `struct rkdapl_ia_attr`.
@@ -218,7 +221,7 @@ pub(crate) unsafe extern "C" fn rkdapl_ia_set_async_evd(
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rkdapl_ia_close(ia: *mut c_void) -> c_int {
     from_result(|| {
-        Handles::remove::<Ia>(ia)?;
+        Handles::remove::<Ia>(ia)?.close();
         Ok(0)
     })
 }

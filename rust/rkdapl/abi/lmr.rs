@@ -17,6 +17,10 @@ use kernel::{
 };
 
 impl Object for Lmr {
+    /// A new LMR is not busy: its free is not refused.
+    fn unpublished(&self) {
+        let _ = self.free();
+    }
 }
 
 /// Largest `rkdapl_lmr_alloc`, in bytes.
@@ -186,11 +190,8 @@ pub(crate) unsafe extern "C" fn rkdapl_lmr_alloc(
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rkdapl_lmr_free(lmr: *mut c_void) -> c_int {
     from_result(|| {
-        let l: Arc<Lmr> = Handles::get::<Lmr>(lmr)?;
-        if l.busy() {
-            return Err(EBUSY);
-        }
-        drop(l);
+        // The handle stays when the LMR refuses (-EBUSY).
+        Handles::get::<Lmr>(lmr)?.free()?;
         Handles::remove::<Lmr>(lmr)?;
         Ok(0)
     })

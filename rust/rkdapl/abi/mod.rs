@@ -37,8 +37,9 @@ pub(crate) trait Object: handle::Handled {
     /// Called with the value of the object's new handle, before the create call returns.
     fn published(&self, _handle: usize) {}
 
-    /// Ends an object whose handle could not be published: nothing else could free it.
-    fn unpublished(&self) {}
+    /// Frees an object whose handle could not be published (its provider-level free: the
+    /// constructor registered it with its IA), since nothing else could.
+    fn unpublished(&self);
 }
 
 /// Stores `v` through the C out-pointer `out`.
@@ -84,8 +85,8 @@ unsafe fn publish<T: Object>(obj: Arc<T>, out: *mut *mut c_void) -> Result {
 }
 
 /// Makes an object on the device of `ia` with `make` and publishes it in `*out`, both while
-/// the IA is live: a device removal either sees the new object in the handle table or makes
-/// the call fail with `-ENODEV`.
+/// the IA is live: `make` registers the object with the IA, so a device removal either finds
+/// it there or makes the call fail with `-ENODEV`.
 ///
 /// # Errors
 ///

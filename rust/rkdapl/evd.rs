@@ -31,13 +31,27 @@ pub(crate) trait UpcallFn: Send + Sync {
     fn call(&self, ev: &Event);
 }
 
-/// Upcall policies (`enum rkdapl_upcall_policy`, DAT's `DAT_UPCALL_POLICY`).
+/// How an EVD delivers its events (`enum rkdapl_upcall_policy`, DAT's `DAT_UPCALL_POLICY`).
 #[repr(u32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum UpcallPolicy {
+pub enum UpcallPolicy {
+    /// Queue events for dequeue and wait (no upcall).
     Disable = 0,
+    /// Call the upcall for each event, one call at a time.
     SingleInstance = 1,
+    /// Call the upcall for each event; calls for different EPs or PSPs may run at the same
+    /// time on different CPUs (events of one EP's send queue, receive queue or connection
+    /// still come one at a time, in order).
     Many = 2,
+}
+
+impl UpcallPolicy {
+    /// The policy of the C value `v` (`enum rkdapl_upcall_policy`).
+    pub(crate) fn from_raw(v: u32) -> Option<UpcallPolicy> {
+        [Self::Disable, Self::SingleInstance, Self::Many]
+            .into_iter()
+            .find(|p| *p as u32 == v)
+    }
 }
 
 /// An enabled upcall.
@@ -54,27 +68,46 @@ struct UpcallState {
     gen: usize,
 }
 
-/// [`Evd::wait`] without a time limit (`RKDAPL_TIMEOUT_INFINITE`, DAT's `DAT_TIMEOUT_INFINITE`).
-pub(crate) const TIMEOUT_INFINITE: u32 = u32::MAX;
+/// A wait without a time limit (`RKDAPL_TIMEOUT_INFINITE`, DAT's `DAT_TIMEOUT_INFINITE`).
+pub const TIMEOUT_INFINITE: u32 = u32::MAX;
 
-/// Private data bytes an event carries at most (`RKDAPL_MAX_PRIVATE_DATA`).
-pub(crate) const MAX_PRIVATE_DATA: usize = 56;
+/// Private data bytes a connect, accept, reject or event carries at most
+/// (`RKDAPL_MAX_PRIVATE_DATA`).
+pub const MAX_PRIVATE_DATA: usize = 56;
 
-/// Event types (`enum rkdapl_event_type` in `include/rkdapl.h`, after DAT's `DAT_EVENT_NUMBER`).
+/// What an event reports (`enum rkdapl_event_type` in `include/rkdapl.h`, DAT's
+/// `DAT_EVENT_NUMBER`). What the event's status means depends on it: see each variant.
 #[repr(u32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum EventType {
+pub enum EventType {
+    /// A DTO completed; its status is a DTO completion status (`enum rkdapl_dto_status`).
     DtoCompletion = 1,
+    /// An RMR bind or unbind completed (status as for [`EventType::DtoCompletion`]); the grant
+    /// is usable, or revoked, from now on.
     RmrBindCompletion = 2,
+    /// A peer asks to connect to a PSP: the event carries the connection request and the
+    /// peer's private data.
     ConnectionRequest = 3,
+    /// The EP is connected; the event carries the peer's private data.
     Established = 4,
+    /// The peer rejected the connection; the status is the IB CM reject reason (28: rejected
+    /// by the consumer, 8: no listener on the port), the private data the peer's.
     PeerRejected = 5,
+    /// The local side could not connect; the status is a negative errno.
     NonPeerRejected = 6,
+    /// The peer cannot be reached; the status is a negative errno.
     Unreachable = 7,
+    /// The connect timeout passed.
     TimedOut = 8,
+    /// The connection ended (either side disconnected).
     Disconnected = 9,
+    /// The connection was lost; status `-ENODEV` when the device went away.
     Broken = 10,
+    /// An EVD was full: the event's transferred length is how many events were lost; status
+    /// `-EOVERFLOW`.
     AsyncEvdOverflow = 11,
+    /// On the IA's async EVD: the device went away (status `-ENODEV`); free everything on
+    /// the IA.
     AsyncIaCatastrophic = 12,
 }
 
@@ -82,10 +115,15 @@ pub(crate) enum EventType {
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub(crate) struct Event {
-    pub(crate) kind: u32,
+    /// Always one of [`EventType`] (rkdapl makes every event; C only reads them).
+    pub(crate) kind: EventType,
     pub(crate) status: i32,
+    /// The EP the event is about: its C handle, or for an EP of the Rust API its number
+    /// ([`crate::ep::Ep::set_handle`]).
     pub(crate) ep: usize,
+    /// A connection request: the token its PSP's [`crate::psp::CrPublisher`] gave it.
     pub(crate) cr: usize,
+    /// The EVD that overflowed: its C handle (0 for an EVD of the Rust API).
     pub(crate) evd: usize,
     pub(crate) cookie: u64,
     pub(crate) transferred_length: u64,
@@ -107,7 +145,7 @@ const _: () = {
 impl Event {
     pub(crate) fn new(kind: EventType) -> Event {
         Event {
-            kind: kind as u32,
+            kind,
             status: 0,
             ep: 0,
             cr: 0,
@@ -304,6 +342,12 @@ impl Evd {
         drop(_serial);
         drop(replaced);
         Ok(())
+    }
+
+    /// The consumer lets go of the EVD (`rkdapl_evd_free`, a Rust API EVD dropped): see
+    /// [`Evd::close`]. Process context; sleeps.
+    pub(crate) fn free(self: &Arc<Self>) {
+        self.close();
     }
 
     /// The consumer lets go of the EVD (`rkdapl_evd_free`, consumer unload): no upcalls from

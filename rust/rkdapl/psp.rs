@@ -10,6 +10,7 @@
 
 use crate::{
     cm::{CmCtx, CmTarget, EpCmId},
+    ep::{Ep, EpState},
     evd::{Evd, Event, EventType},
     ia::Ia,
     trace,
@@ -21,8 +22,10 @@ use kernel::{
     sync::{Arc, Mutex},
 };
 
-/// How a PSP hands its CRs to the consumer: the C ABI makes each a handle (`abi::psp`). The
-/// value `publish` returns is the event's `cr` field and the argument of `retract`.
+/// How a PSP hands its CRs to the consumer: the C ABI makes each a handle (`abi::psp`), the
+/// Rust API keeps them with the EVD their events go to (`api::evd`). The value `publish`
+/// returns is the CR's token: the event's `cr` field and the argument of `retract`, `cr_done`,
+/// [`Cr::accept`] and [`Cr::reject`].
 pub(crate) trait CrPublisher: Send + Sync {
     /// Makes `cr` reachable by the consumer. Process context (rdma_cm's handler).
     ///
@@ -67,6 +70,53 @@ impl Cr {
         Ok((id.dst_addr(), self.psp.port))
     }
 
+    /// Whether `ep` may accept this CR, checked before the consumer's side of it (its C
+    /// handle, its Rust object) is consumed, so the consumer can still accept it on another EP
+    /// or reject it. Process context.
+    ///
+    /// # Errors
+    ///
+    /// `-EISCONN` unless `ep` is UNCONNECTED, `-EXDEV` if the request arrived on another device
+    /// than the EP's.
+    pub(crate) fn can_accept(&self, ep: &Ep) -> Result {
+        if ep.state() != EpState::Unconnected {
+            return Err(EISCONN);
+        }
+        if !self.on_device(&ep.ia) {
+            return Err(EXDEV);
+        }
+        Ok(())
+    }
+
+    /// Accepts the request published as `token` on `ep` with `private_data`
+    /// (`rkdapl_cr_accept`, after [`Cr::can_accept`], once the caller consumed its side of the
+    /// CR); ESTABLISHED follows on the EP's connection EVD. The request is consumed, whatever
+    /// the outcome. Process context; may sleep.
+    ///
+    /// # Errors
+    ///
+    /// `-EINVAL` if the CR was answered already, `-ENOMEM`, or [`Ep::accept`]'s errors.
+    pub(crate) fn accept(&self, token: usize, ep: &Arc<Ep>, private_data: &[u8]) -> Result {
+        self.psp.cr_done(token);
+        let id = Arc::new(self.take_id()?, GFP_KERNEL)?;
+        ep.accept(id, self.peer_rd, private_data)
+    }
+
+    /// Rejects the request published as `token` with `private_data` (`rkdapl_cr_reject`,
+    /// once the caller consumed its side of the CR); the peer gets PEER_REJECTED. Process
+    /// context; may sleep.
+    ///
+    /// # Errors
+    ///
+    /// `-EINVAL` if the CR was answered already, or rdma_cm's error.
+    pub(crate) fn reject(&self, token: usize, private_data: &[u8]) -> Result {
+        self.psp.cr_done(token);
+        let id = self.take_id()?;
+        let r = id.reject(private_data);
+        id.handler().set(None);
+        r
+    }
+
     /// Whether the request arrived on `ia`'s device.
     pub(crate) fn on_device(&self, ia: &Ia) -> bool {
         self.id
@@ -105,7 +155,7 @@ pub(crate) struct Psp {
     #[pin]
     id: Mutex<Option<EpCmId>>,
     /// How the consumer is handed its CRs (the C ABI: handles).
-    crs: &'static dyn CrPublisher,
+    crs: Arc<dyn CrPublisher>,
     /// CR handles not yet accepted or rejected, rejected when the PSP is freed.
     #[pin]
     pending: Mutex<KVec<usize>>,
@@ -125,7 +175,7 @@ impl Psp {
         port: u16,
         backlog: u32,
         evd: Arc<Evd>,
-        crs: &'static dyn CrPublisher,
+        crs: Arc<dyn CrPublisher>,
     ) -> Result<Arc<Psp>> {
         if port == 0 || backlog == 0 {
             return Err(EINVAL);
@@ -202,6 +252,13 @@ impl Psp {
         self.pending.lock().retain(|h| *h != handle);
     }
 
+    /// The consumer lets go of the PSP (`rkdapl_psp_free`, a Rust API PSP dropped): it stops
+    /// listening and rejects every CR not yet answered ([`Psp::shutdown`]). Process context;
+    /// sleeps.
+    pub(crate) fn free(&self) {
+        self.shutdown();
+    }
+
     /// Stops listening and rejects every CR not yet answered. Process context; sleeps.
     pub(crate) fn shutdown(&self) {
         let id = self.id.lock().take();
@@ -212,10 +269,7 @@ impl Psp {
         let pending = core::mem::take(&mut *self.pending.lock());
         for h in pending {
             if let Some(cr) = self.crs.retract(h) {
-                if let Ok(id) = cr.take_id() {
-                    let _ = id.reject(&[]);
-                    id.handler().set(None);
-                }
+                cr.revoke();
             }
         }
     }

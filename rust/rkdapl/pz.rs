@@ -10,11 +10,6 @@ use kernel::{
     sync::{Arc, Mutex, SpinLockIrq},
 };
 
-/// A protection zone: EPs, LMRs and RMRs of one PZ may be used together.
-///
-/// # Invariants
-///
-/// `pd` is `Some` until the device is removed ([`Pz::revoke`]).
 /// An RMR bound in a PZ, as the PZ sees it: the receive queue's completions end the grant a
 /// peer's SEND with invalidate names ([`Pz::take_grant`]).
 pub(crate) trait Grant: Send + Sync {
@@ -23,6 +18,11 @@ pub(crate) trait Grant: Send + Sync {
     fn remote_invalidated(&self, rkey: u32);
 }
 
+/// A protection zone: EPs, LMRs and RMRs of one PZ may be used together.
+///
+/// # Invariants
+///
+/// `pd` is `Some` until the device is removed ([`Pz::revoke`]).
 #[pin_data]
 pub(crate) struct Pz {
     pub(crate) ia: Arc<Ia>,
@@ -93,6 +93,10 @@ impl Pz {
         let i = g.iter().position(|(k, _)| *k == rkey)?;
         g.remove(i).ok().map(|(_, r)| r)
     }
+
+    /// The consumer lets go of the PZ (`rkdapl_pz_free`, a Rust API PZ dropped). Its PD
+    /// stays until the last EP, LMR and RMR made in it is freed. Process context.
+    pub(crate) fn free(&self) {}
 
     /// Device removal: releases the PZ's reference to the PD (the PD goes when its QPs and MRs
     /// are gone, which removal ensures first). Process context; sleeps.

@@ -46,7 +46,7 @@ struct RmrState {
     /// The FRWR MR; `None` once the device was removed.
     mr: Option<FrMr>,
     bound: Option<Binding>,
-    /// Set by [`Rmr::release`] (`rkdapl_rmr_free`): a bind racing the free is refused, so no
+    /// Set by [`Rmr::free`] (`rkdapl_rmr_free`): a bind racing the free is refused, so no
     /// grant is listed for an RMR nobody can unbind.
     released: bool,
 }
@@ -161,9 +161,10 @@ impl Rmr {
         Ok(())
     }
 
-    /// `rkdapl_rmr_free`: the consumer lets go of the RMR; a peer's SEND with invalidate no
-    /// longer finds it, and binding it is refused. Process context (takes its mutex).
-    pub(crate) fn release(&self) {
+    /// The consumer lets go of the RMR (`rkdapl_rmr_free`, a Rust API RMR dropped): a peer's
+    /// SEND with invalidate no longer finds it, and binding it is refused; a grant still in
+    /// place ends when the MR goes with the last reference. Process context (takes its mutex).
+    pub(crate) fn free(&self) {
         self.st.lock().released = true;
         drop(self.pz.remove_grant(self));
     }

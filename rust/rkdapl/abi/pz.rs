@@ -37,7 +37,7 @@ pub(crate) unsafe extern "C" fn rkdapl_pz_create(ia: *mut c_void, pz: *mut *mut 
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rkdapl_pz_free(pz: *mut c_void) -> c_int {
     from_result(|| {
-        Handles::remove::<Pz>(pz)?;
+        Handles::remove::<Pz>(pz)?.free();
         Ok(0)
     })
 }

@@ -18,9 +18,10 @@
 //! [`Ia::live`]); then EPs (drain, CM id and QP, CQs), CRs and PSPs; then RMRs (their MRs),
 //! LMRs (their DMA mappings), PZs (their PDs) and at last the IAs' device references.
 //!
-//! Both walk the C handle table ([`Handles::snapshot`]), which is why this file lives in `abi`:
-//! every object a consumer holds is a handle today (the Rust API holds handles too). A per-IA
-//! registry of children would let both walks leave the handle table (issue 14, part 2).
+//! Both walk the C handle table ([`Handles::snapshot`]), which is why this file lives in `abi`.
+//! The Rust API's objects are not handles, so neither walk reaches them: a per-IA registry of
+//! children, which both walks would use instead of the handle table, closes that (issue 14,
+//! part 2).
 
 use crate::{
     abi::handle::{Handled, Handles, Kind},

@@ -95,7 +95,7 @@ pub(crate) unsafe extern "C" fn rkdapl_rmr_unbind(
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rkdapl_rmr_free(rmr: *mut c_void) -> c_int {
     from_result(|| {
-        Handles::remove::<Rmr>(rmr)?.release();
+        Handles::remove::<Rmr>(rmr)?.free();
         Ok(0)
     })
 }

@@ -212,9 +212,12 @@ fn run() -> Result {
     let size = size_param.value() as usize;
     let here = SockAddr::ipv4(addr.value(), port.value());
     let ia = Ia::open_addr(&here, OWNER)?;
+    if ia.query()?.max_private_data as usize != rkdapl::api::MAX_PRIVATE_DATA {
+        return Err(EPROTO);
+    }
     let pz = Pz::new(&ia)?;
     let (c_evd, s_evd, psp_evd) = (Evd::new(&ia, 64)?, Evd::new(&ia, 64)?, Evd::new(&ia, 8)?);
-    let mut c_lmr = Lmr::alloc(&pz, size + 64, MEM_LOCAL_WRITE)?;
+    let mut c_lmr = Lmr::alloc(&pz, size, MEM_LOCAL_WRITE)?;
     let s_lmr = Lmr::alloc(&pz, size, MEM_LOCAL_WRITE | MEM_REMOTE_READ | MEM_REMOTE_WRITE)?;
     let psp = Psp::new(&ia, port.value(), 4, &psp_evd)?;
 
@@ -277,10 +280,13 @@ fn run() -> Result {
         return Err(EIO);
     }
 
-    // A message: SEND from the client into a RECV of the server.
+    // A message: SEND from the client, out of a kmalloc'd buffer handed to an LMR, into a RECV
+    // of the server.
     server.post_recv(&[s_lmr.segment(0, 64)], 4)?;
-    c_lmr.write(size, b"done, from Rust")?;
-    let msg_seg = [c_lmr.segment(size as u64, 15)];
+    let mut buf = KVec::new();
+    buf.extend_from_slice(b"done, from Rust", GFP_KERNEL)?;
+    let m_lmr = Lmr::from_kvec(&pz, buf, 0)?;
+    let msg_seg = [m_lmr.segment(0, 15)];
     client.post(&[Dto::new(Op::Send, &msg_seg, 5)]).map_err(|(e, _)| e)?;
     dto(&c_evd, &client, 5, DtoOp::Send, 15, "SEND")?;
     dto(&s_evd, &server, 4, DtoOp::Recv, 15, "RECV")?;
@@ -293,6 +299,13 @@ fn run() -> Result {
 
     let rev = chain_imm_upcall(&client, &server, &c_evd, &s_evd, &mut c_lmr, &s_lmr, &grant, &data)?;
     page_lmr(&pz, &client, &c_evd, &s_lmr, &grant, &rev)?;
+
+    // The server revokes its grant.
+    rmr.unbind(&server, 11)?;
+    let unbind = expect(&s_evd, EventType::RmrBindCompletion, "RMR unbind")?;
+    if unbind.op() != Some(DtoOp::RmrUnbind) || unbind.cookie() != 11 {
+        return Err(EPROTO);
+    }
 
     client.disconnect()?;
     expect(&c_evd, EventType::Disconnected, "client DISCONNECTED")?;

@@ -297,7 +297,8 @@ fn run() -> Result {
         return Err(EIO);
     }
 
-    let rev = chain_imm_upcall(&client, &server, &c_evd, &s_evd, &mut c_lmr, &s_lmr, &grant, &data)?;
+    let (c, s) = (&client, &server);
+    let rev = chain_imm_upcall(c, s, &c_evd, &s_evd, &mut c_lmr, &s_lmr, &grant, &data)?;
     page_lmr(&pz, &client, &c_evd, &s_lmr, &grant, &rev)?;
 
     // The server revokes its grant.

@@ -55,7 +55,7 @@ impl Ep {
     }
 
     /// The EP's number: what [`super::Event::ep_id`] reports for its events (and its
-    /// directory in debugfs, `ep<id>`).
+    /// directory in debugfs, `ep<id>`). Any context.
     #[inline(never)]
     pub fn id(&self) -> u32 {
         self.0.id

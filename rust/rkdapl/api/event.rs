@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Events as typed values.
+//! Events as typed values. Their accessors run in any context.
 
 use super::{Cr, EventType};
 use crate::{

@@ -9,6 +9,9 @@ use kernel::{prelude::*, sync::Arc};
 /// An interface adapter: an open RDMA device (`rkdapl_ia_open`, DAT's `dat_ia_open`). Closed
 /// when dropped (`rkdapl_ia_close`); the objects made on it keep it, and its device, until they
 /// are dropped too.
+///
+/// `rkdapl_ia_open_netdev` has no Rust form yet: the layer finds a device by `net_device`
+/// only through a raw pointer; open by the netdev's address ([`Ia::open_addr`]) instead.
 pub struct Ia(pub(super) Arc<ia::Ia>);
 
 impl Ia {

@@ -13,6 +13,10 @@ use kernel::{page::Page, prelude::*};
 ///
 /// Freed when dropped (`rkdapl_lmr_free`); a DTO or grant still using it keeps it, and its
 /// memory, until it finishes, so dropping it early is safe.
+///
+/// The C API's LMRs over memory the consumer keeps (`rkdapl_lmr_create` of any buffer,
+/// `rkdapl_lmr_create_sg`) have no Rust form: an LMR here owns what it maps, which is what
+/// makes it safe; pages cover DAT's physical memory.
 pub struct Lmr(pub(super) lmr::Cpu);
 
 impl Lmr {
@@ -77,19 +81,19 @@ impl Lmr {
             .map(Lmr)
     }
 
-    /// Length in bytes.
+    /// Length in bytes. Any context.
     #[inline(never)]
     pub fn len(&self) -> usize {
         self.0.lmr().len as usize
     }
 
-    /// Whether the LMR is empty (never: it has at least one byte).
+    /// Whether the LMR is empty (never: it has at least one byte). Any context.
     #[inline(never)]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
-    /// `len` bytes at `off`, as a segment of a DTO.
+    /// `len` bytes at `off`, as a segment of a DTO (checked when posted). Any context.
     #[inline]
     pub fn segment(&self, off: u64, len: u64) -> Segment<'_> {
         Segment { lmr: self, off, len }

@@ -68,7 +68,7 @@ pub struct Dto<'a> {
 }
 
 impl<'a> Dto<'a> {
-    /// `op` over `segs`, reported with `cookie`, without flags.
+    /// `op` over `segs`, reported with `cookie`, without flags. Any context.
     #[inline]
     pub fn new(op: Op, segs: &'a [Segment<'a>], cookie: u64) -> Dto<'a> {
         Dto {

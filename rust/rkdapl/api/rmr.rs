@@ -19,6 +19,7 @@ pub struct RemoteRegion {
 
 impl RemoteRegion {
     /// The part of the region from `off` bytes on (for an RDMA WRITE or READ of a later part).
+    /// Any context.
     #[inline]
     pub fn at(&self, off: u64) -> RemoteRegion {
         RemoteRegion {

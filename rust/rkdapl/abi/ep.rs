@@ -23,7 +23,7 @@ impl Object for Ep {
     /// Without a handle nobody could free the EP: end it here (its debugfs directory holds a
     /// reference until `teardown`).
     fn unpublished(&self) {
-        self.teardown();
+        self.free();
     }
 }
 

@@ -18,7 +18,7 @@ impl Object for Psp {
 
     /// Without a handle nobody could free the PSP: stop listening here.
     fn unpublished(&self) {
-        self.shutdown();
+        self.free();
     }
 }
 

@@ -39,21 +39,27 @@ use kernel::{
     sync::{Arc, Mutex, SpinLockIrq},
 };
 
-/// DAT endpoint states (`enum rkdapl_ep_state`).
+/// DAT endpoint states (`enum rkdapl_ep_state`, DAT's `DAT_EP_STATE`).
 #[repr(u32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum EpState {
+pub enum EpState {
+    /// Created, never connected.
     Unconnected = 0,
+    /// A connect is in progress.
     ActiveConnectionPending = 1,
+    /// An accept is in progress.
     PassiveConnectionPending = 2,
+    /// DTOs may be posted.
     Connected = 3,
+    /// A disconnect is in progress.
     DisconnectPending = 4,
+    /// The connection ended or failed; the EP can only be freed.
     Disconnected = 5,
 }
 
 impl EpState {
     /// DAT's name of the state (`DAT_EP_STATE_*` without the prefix).
-    pub(crate) fn name(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             EpState::Unconnected => "UNCONNECTED",
             EpState::ActiveConnectionPending => "ACTIVE_CONNECTION_PENDING",
@@ -65,26 +71,30 @@ impl EpState {
     }
 }
 
-/// Endpoint attributes (`struct rkdapl_ep_attr`); zero fields take defaults.
+/// Endpoint attributes (the first part of `struct rkdapl_ep_attr`, DAT's `DAT_EP_ATTR`); zero
+/// fields take defaults. `include/rkdapl.h` says what each means and its limits.
 #[repr(C)]
-#[derive(Clone, Copy, Default)]
-pub(crate) struct EpAttr {
-    /// Outstanding send-queue DTOs (send, RDMA write/read, RMR bind).
-    pub(crate) max_request_dtos: u32,
-    /// Outstanding RECV DTOs.
-    pub(crate) max_recv_dtos: u32,
-    /// Local segments (LMR triplets) per send-queue DTO.
-    pub(crate) max_request_iov: u32,
-    /// Local segments per RECV.
-    pub(crate) max_recv_iov: u32,
-    /// RDMA READs the peer may have in flight against us (responder resources).
-    pub(crate) max_rdma_read_in: u32,
-    /// RDMA READs we may have in flight (initiator depth).
-    pub(crate) max_rdma_read_out: u32,
-    /// Transport retries (0..=7).
-    pub(crate) retry_count: u32,
-    /// RNR retries (0..=7, 7 = forever).
-    pub(crate) rnr_retry_count: u32,
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EpAttr {
+    /// Outstanding send-queue DTOs: SEND, RDMA WRITE and READ, RMR bind (default 64, at most
+    /// 4096).
+    pub max_request_dtos: u32,
+    /// Outstanding RECVs (default 64, at most 4096 and the device's limit).
+    pub max_recv_dtos: u32,
+    /// Local segments per send-queue DTO (default 4, at most 256).
+    pub max_request_iov: u32,
+    /// Local segments per RECV (default 4).
+    pub max_recv_iov: u32,
+    /// RDMA READs the peer may have in flight against this EP, responder resources (default
+    /// 4, clamped to the device and, once connected, to the peer).
+    pub max_rdma_read_in: u32,
+    /// RDMA READs this EP may have in flight, initiator depth (default 4, clamped).
+    pub max_rdma_read_out: u32,
+    /// Transport retries, 1..7 (default 7; rdma_rxe retries forever with 7).
+    pub retry_count: u32,
+    /// How often the peer retries a SEND that finds no RECV posted here, 1..7, 7 = forever
+    /// (default 7).
+    pub rnr_retry_count: u32,
 }
 
 const DEFAULT_DTOS: u32 = 64;
@@ -265,6 +275,8 @@ impl Ep {
             }),
             GFP_KERNEL,
         )?;
+        // Events name the EP by its number until the C ABI gives it a handle.
+        ep.set_handle(id as usize);
         // The directory's files hold references to the EP; the registry holds the directory
         // (not the EP itself), and `free` removes both.
         let dir = KBox::new(crate::debugfs::ep_dir(&ep.ia.dir, ep.id, ep.clone())?, GFP_KERNEL)?;
@@ -272,7 +284,9 @@ impl Ep {
         Ok(ep)
     }
 
-    /// Records the C handle reported in this EP's events.
+    /// Records the value this EP's events carry as their EP (`struct rkdapl_event.ep`): the
+    /// EP's C handle once the C ABI published it, its number (`id`) before (and always
+    /// for an EP of the Rust API, which has no handle).
     pub(crate) fn set_handle(&self, h: usize) {
         self.handle.store(h, Ordering::Relaxed);
         self.sq.set_ep_handle(h);
@@ -346,15 +360,15 @@ impl Ep {
     ///
     /// # Errors
     ///
-    /// `-EISCONN` unless the EP is UNCONNECTED, `-EINVAL` for private data over 56 bytes,
-    /// `-ENOMEM`, or rdma_cm's immediate errors.
+    /// `-EINVAL` for a zero timeout or private data over 56 bytes, `-EISCONN` unless the EP is
+    /// UNCONNECTED, `-ENOMEM`, or rdma_cm's immediate errors.
     pub(crate) fn connect(
         self: &Arc<Self>,
         dst: &SockAddr,
         timeout_ms: u32,
         private_data: &[u8],
     ) -> Result {
-        if private_data.len() > crate::evd::MAX_PRIVATE_DATA {
+        if timeout_ms == 0 || private_data.len() > crate::evd::MAX_PRIVATE_DATA {
             return Err(EINVAL);
         }
         let ctx = CmCtx::new(self.clone())?;

@@ -32,13 +32,27 @@ pub(crate) trait UpcallFn: Send + Sync {
     fn call(&self, ev: &Event);
 }
 
-/// Upcall policies (`enum rkdapl_upcall_policy`, DAT's `DAT_UPCALL_POLICY`).
+/// How an EVD delivers its events (`enum rkdapl_upcall_policy`, DAT's `DAT_UPCALL_POLICY`).
 #[repr(u32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum UpcallPolicy {
+pub enum UpcallPolicy {
+    /// Queue events for dequeue and wait (no upcall).
     Disable = 0,
+    /// Call the upcall for each event, one call at a time.
     SingleInstance = 1,
+    /// Call the upcall for each event; calls for different EPs or PSPs may run at the same
+    /// time on different CPUs (events of one EP's send queue, receive queue or connection
+    /// still come one at a time, in order).
     Many = 2,
+}
+
+impl UpcallPolicy {
+    /// The policy of the C value `v` (`enum rkdapl_upcall_policy`).
+    pub(crate) fn from_raw(v: u32) -> Option<UpcallPolicy> {
+        [Self::Disable, Self::SingleInstance, Self::Many]
+            .into_iter()
+            .find(|p| *p as u32 == v)
+    }
 }
 
 /// An enabled upcall.
@@ -55,27 +69,46 @@ struct UpcallState {
     gen: usize,
 }
 
-/// [`Evd::wait`] without a time limit (`RKDAPL_TIMEOUT_INFINITE`, DAT's `DAT_TIMEOUT_INFINITE`).
-pub(crate) const TIMEOUT_INFINITE: u32 = u32::MAX;
+/// A wait without a time limit (`RKDAPL_TIMEOUT_INFINITE`, DAT's `DAT_TIMEOUT_INFINITE`).
+pub const TIMEOUT_INFINITE: u32 = u32::MAX;
 
-/// Private data bytes an event carries at most (`RKDAPL_MAX_PRIVATE_DATA`).
-pub(crate) const MAX_PRIVATE_DATA: usize = 56;
+/// Private data bytes a connect, accept, reject or event carries at most
+/// (`RKDAPL_MAX_PRIVATE_DATA`).
+pub const MAX_PRIVATE_DATA: usize = 56;
 
-/// Event types (`enum rkdapl_event_type` in `include/rkdapl.h`, after DAT's `DAT_EVENT_NUMBER`).
+/// What an event reports (`enum rkdapl_event_type` in `include/rkdapl.h`, DAT's
+/// `DAT_EVENT_NUMBER`). What the event's status means depends on it: see each variant.
 #[repr(u32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum EventType {
+pub enum EventType {
+    /// A DTO completed; its status is a DTO completion status (`enum rkdapl_dto_status`).
     DtoCompletion = 1,
+    /// An RMR bind or unbind completed (status as for [`EventType::DtoCompletion`]); the grant
+    /// is usable, or revoked, from now on.
     RmrBindCompletion = 2,
+    /// A peer asks to connect to a PSP: the event carries the connection request and the
+    /// peer's private data.
     ConnectionRequest = 3,
+    /// The EP is connected; the event carries the peer's private data.
     Established = 4,
+    /// The peer rejected the connection; the status is the IB CM reject reason (28: rejected
+    /// by the consumer, 8: no listener on the port), the private data the peer's.
     PeerRejected = 5,
+    /// The local side could not connect; the status is a negative errno.
     NonPeerRejected = 6,
+    /// The peer cannot be reached; the status is a negative errno.
     Unreachable = 7,
+    /// The connect timeout passed.
     TimedOut = 8,
+    /// The connection ended (either side disconnected).
     Disconnected = 9,
+    /// The connection was lost; status `-ENODEV` when the device went away.
     Broken = 10,
+    /// An EVD was full: the event's transferred length is how many events were lost; status
+    /// `-EOVERFLOW`.
     AsyncEvdOverflow = 11,
+    /// On the IA's async EVD: the device went away (status `-ENODEV`); free everything on
+    /// the IA.
     AsyncIaCatastrophic = 12,
 }
 
@@ -83,10 +116,15 @@ pub(crate) enum EventType {
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub(crate) struct Event {
-    pub(crate) kind: u32,
+    /// Always one of [`EventType`] (rkdapl makes every event; C only reads them).
+    pub(crate) kind: EventType,
     pub(crate) status: i32,
+    /// The EP the event is about: its C handle, or for an EP of the Rust API its number
+    /// ([`crate::ep::Ep::set_handle`]).
     pub(crate) ep: usize,
+    /// A connection request: the token its PSP's [`crate::psp::CrPublisher`] gave it.
     pub(crate) cr: usize,
+    /// The EVD that overflowed: its C handle (0 for an EVD of the Rust API).
     pub(crate) evd: usize,
     pub(crate) cookie: u64,
     pub(crate) transferred_length: u64,
@@ -108,7 +146,7 @@ const _: () = {
 impl Event {
     pub(crate) fn new(kind: EventType) -> Event {
         Event {
-            kind: kind as u32,
+            kind,
             status: 0,
             ep: 0,
             cr: 0,
@@ -538,7 +576,7 @@ mod tests {
 
     /// The next event's kind and cookie, or the errno.
     fn next(e: &Evd) -> core::result::Result<(u32, u64), Error> {
-        e.dequeue().map(|x| (x.kind, x.cookie))
+        e.dequeue().map(|x| (x.kind as u32, x.cookie))
     }
 
     const DTO: u32 = EventType::DtoCompletion as u32;
@@ -590,7 +628,7 @@ mod tests {
         }
         // Three lost: reported once, before the two queued events.
         let o = e.dequeue()?;
-        assert_eq!(o.kind, OVERFLOW);
+        assert_eq!(o.kind as u32, OVERFLOW);
         assert_eq!(o.transferred_length, 3);
         assert_eq!(o.status, EOVERFLOW.to_errno());
         assert_eq!(o.evd, 0x1234_5675);
@@ -602,7 +640,7 @@ mod tests {
             e.post(ev(c));
         }
         let o = e.dequeue()?;
-        assert_eq!((o.kind, o.transferred_length), (OVERFLOW, 1));
+        assert_eq!((o.kind as u32, o.transferred_length), (OVERFLOW, 1));
         assert_eq!(next(&e), Ok((DTO, 6)));
         assert_eq!(e.q.lock().lost_total, 4);
         Ok(())
@@ -619,7 +657,7 @@ mod tests {
             e.post(ev(c));
         }
         let n = a.dequeue()?;
-        assert_eq!((n.kind, n.evd, n.transferred_length), (OVERFLOW, 0x77, 1));
+        assert_eq!((n.kind as u32, n.evd, n.transferred_length), (OVERFLOW, 0x77, 1));
         assert_eq!(n.status, EOVERFLOW.to_errno());
         // One report per episode, not per lost event.
         assert_eq!(next(&a), Err(EAGAIN));
@@ -687,6 +725,6 @@ mod tests {
         assert_eq!(e.private_data[..4], [0xa5, 0xa5, 0xa5, 0]);
         let e = Event::new(EventType::Established).with_private_data(&[]);
         assert_eq!(e.private_data_len, 0);
-        assert_eq!(e.kind, 4);
+        assert_eq!(e.kind, EventType::Established);
     }
 }

@@ -23,8 +23,10 @@ use kernel::{
     sync::{Arc, Mutex},
 };
 
-/// How a PSP hands its CRs to the consumer: the C ABI makes each a handle (`abi::psp`). The
-/// value `publish` returns is the event's `cr` field and the argument of `retract`.
+/// How a PSP hands its CRs to the consumer: the C ABI makes each a handle (`abi::psp`), the
+/// Rust API keeps them with the EVD their events go to (`api::evd`). The value `publish`
+/// returns is the CR's token: the event's `cr` field and the argument of `retract`, `cr_done`,
+/// [`Cr::accept`] and [`Cr::reject`].
 pub(crate) trait CrPublisher: Send + Sync {
     /// Makes `cr` reachable by the consumer. Process context (rdma_cm's handler).
     ///
@@ -181,7 +183,7 @@ pub(crate) struct Psp {
     #[pin]
     id: Mutex<Option<EpCmId>>,
     /// How the consumer is handed its CRs (the C ABI: handles).
-    crs: &'static dyn CrPublisher,
+    crs: Arc<dyn CrPublisher>,
     /// CR handles not yet accepted or rejected, rejected when the PSP is freed.
     #[pin]
     pending: Mutex<KVec<usize>>,
@@ -201,7 +203,7 @@ impl Psp {
         port: u16,
         backlog: u32,
         evd: Arc<Evd>,
-        crs: &'static dyn CrPublisher,
+        crs: Arc<dyn CrPublisher>,
     ) -> Result<Arc<Psp>> {
         if port == 0 || backlog == 0 {
             return Err(EINVAL);

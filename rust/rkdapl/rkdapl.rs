@@ -19,6 +19,7 @@ mod dto;
 mod ep;
 mod evd;
 mod ia;
+mod iov;
 mod lmr;
 mod psp;
 mod pz;

@@ -47,7 +47,7 @@ struct RmrState {
     /// The FRWR MR; `None` once the device was removed.
     mr: Option<FrMr>,
     bound: Option<Binding>,
-    /// Set by [`Rmr::release`] (`rkdapl_rmr_free`): a bind racing the free is refused, so no
+    /// Set by [`Rmr::free`] (`rkdapl_rmr_free`): a bind racing the free is refused, so no
     /// grant is listed for an RMR nobody can unbind.
     released: bool,
 }

@@ -79,9 +79,6 @@ pub(crate) unsafe extern "C" fn rkdapl_ep_connect(
         // SAFETY: A non-NULL `remote` points to a `sockaddr_in` or `sockaddr_in6`, as its
         // family says (this function's `# Safety`); `from_raw` refuses NULL and other families.
         let dst = unsafe { SockAddr::from_raw(remote) }?;
-        if timeout_ms == 0 {
-            return Err(EINVAL);
-        }
         // SAFETY: `pdata` is NULL or `pdata_len` readable bytes (this function's `# Safety`).
         let pdata = unsafe { private_data(pdata, pdata_len) }?;
         e.connect(&dst, timeout_ms, &pdata)?;

@@ -151,12 +151,7 @@ pub(crate) unsafe extern "C" fn rkdapl_evd_modify_upcall(
     ctx: *mut c_void,
 ) -> c_int {
     from_result(|| {
-        let policy = match policy {
-            0 => UpcallPolicy::Disable,
-            1 => UpcallPolicy::SingleInstance,
-            2 => UpcallPolicy::Many,
-            _ => return Err(EINVAL),
-        };
+        let policy = UpcallPolicy::from_raw(policy).ok_or(EINVAL)?;
         let e: Arc<Evd> = Handles::get::<Evd>(evd)?;
         let f = match upcall {
             Some(f) => Some(Arc::new(CUpcall { f, ctx }, GFP_KERNEL)? as Arc<dyn UpcallFn>),

@@ -28,7 +28,7 @@ pub(crate) mod trace;
 
 pub(crate) use consumer::ConsumerWatch;
 
-use crate::ia::Ia;
+use crate::{evd::MAX_PRIVATE_DATA, ia::Ia};
 use handle::Handles;
 use kernel::{prelude::*, rdma::device::Device, sync::Arc};
 
@@ -104,11 +104,11 @@ unsafe fn publish_live<T: Object>(
     if out.is_null() {
         return Err(EINVAL);
     }
-    let live = ia.live()?;
-    let dev = live.as_ref().ok_or(ENODEV)?;
-    let obj = make(dev)?;
-    // SAFETY: `out` is writable (the caller's guarantee).
-    unsafe { publish(obj, out) }
+    ia.with_device(|dev| {
+        let obj = make(dev)?;
+        // SAFETY: `out` is writable (the caller's guarantee).
+        unsafe { publish(obj, out) }
+    })
 }
 
 /// Copies `len` bytes of private data from C.
@@ -127,7 +127,7 @@ unsafe fn private_data(p: *const c_void, len: u32) -> Result<KVec<u8>> {
     if len == 0 {
         return Ok(v);
     }
-    if p.is_null() || len as usize > crate::evd::MAX_PRIVATE_DATA {
+    if p.is_null() || len as usize > MAX_PRIVATE_DATA {
         return Err(EINVAL);
     }
     // SAFETY: `p` is not NULL (checked), so it points to `len` readable bytes (the caller's

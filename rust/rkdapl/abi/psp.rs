@@ -24,8 +24,6 @@ impl Object for Psp {
 /// The C ABI hands CRs out as handles.
 struct CrHandles;
 
-static CR_HANDLES: CrHandles = CrHandles;
-
 impl CrPublisher for CrHandles {
     fn publish(&self, cr: Arc<Cr>) -> Result<usize> {
         Handles::insert(cr).map(|h| h as usize)
@@ -53,8 +51,9 @@ pub(crate) unsafe extern "C" fn rkdapl_psp_create(
     from_result(|| {
         let ia: Arc<Ia> = Handles::get::<Ia>(ia)?;
         let evd: Arc<Evd> = Handles::get::<Evd>(evd)?;
+        let crs: Arc<dyn CrPublisher> = Arc::new(CrHandles, GFP_KERNEL)?;
         // SAFETY: `psp` is NULL or writable (this function's `# Safety`).
-        unsafe { publish_live(&ia, psp, |_| Psp::new(ia.clone(), port, backlog, evd, &CR_HANDLES)) }?;
+        unsafe { publish_live(&ia, psp, |_| Psp::new(ia.clone(), port, backlog, evd, crs)) }?;
         Ok(0)
     })
 }
@@ -91,6 +90,8 @@ pub(crate) unsafe extern "C" fn rkdapl_cr_accept(
         // SAFETY: `pdata` is NULL or `pdata_len` readable bytes (this function's `# Safety`).
         let pdata = unsafe { private_data(pdata, pdata_len) }?;
         let c: Arc<Cr> = Handles::get::<Cr>(cr)?;
+        // Before the CR is consumed, so the consumer can still accept it on another EP or
+        // reject it.
         c.can_accept(&e)?;
         Handles::remove::<Cr>(cr)?;
         c.accept(cr as usize, &e, &pdata)?;

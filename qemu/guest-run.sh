@@ -11,6 +11,11 @@ echo "rkdapl: harness start, guest $RKDAPL_ROLE" > /dev/kmsg
 # guest-report.sh's "lock debugging is OFF" line.
 [ "$(awk '$1 == "debug_locks:" { print $2 }' /proc/lockdep_stats 2>/dev/null)" = 0 ] &&
 	echo ", already at harness start: lost during boot" > "$RKDAPL_SYNC/lockoff-$RKDAPL_ROLE"
+# KUnit suites of modules loaded from now on (rkdapl.ko's) are chosen by this glob, not by the
+# boot-time one (see run-guests.sh). No newline: the parameter takes the bytes as written.
+[ -n "${RKDAPL_KUNIT_GLOB:-}" ] &&
+	{ printf '%s' "$RKDAPL_KUNIT_GLOB" > /sys/module/kunit/parameters/filter_glob ||
+		echo "rkdapl: cannot set kunit.filter_glob to $RKDAPL_KUNIT_GLOB"; }
 cd "$RKDAPL_TOP" || exit 1
 t0=$SECONDS
 if bash "$RKDAPL_TOP/qemu/guest-setup.sh"; then

@@ -12,11 +12,11 @@
 #      RKDAPL_OUT    log dir (default out/run-<timestamp>)
 #      RKDAPL_MEM (1G), RKDAPL_CPUS (2), RKDAPL_TIMEOUT (900 s per guest),
 #      RKDAPL_BOOT_TIMEOUT (300 s for a guest to reach its harness; see below)
-#      RKDAPL_APPEND (extra kernel args), RKDAPL_KUNIT=rdma|all|0, RKDAPL_UDEV=1,
+#      RKDAPL_APPEND (extra kernel args), RKDAPL_KUNIT=rdma|rkdapl|all|0, RKDAPL_UDEV=1,
 #      RKDAPL_QEMU_OPTS (extra QEMU options, e.g. make bench's -icount shift=0,sleep=off)
 #      any other exported RKDAPL_* variable is passed to the guests.
 # In the guest: RKDAPL_ROLE=a|b, RKDAPL_IP, RKDAPL_PEER_IP, RKDAPL_SYNC (shared
-# rw dir for barriers and results), RKDAPL_TOP, RKDAPL_MODROOT.
+# rw dir for barriers and results), RKDAPL_TOP, RKDAPL_MODROOT, RKDAPL_KUNIT_GLOB.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/scripts/common.sh"
@@ -52,12 +52,20 @@ kargs="rootflags=version=9p2000.L,trans=virtio,access=any,msize=524288,cache=loo
 # turns lockdep off (and KASAN, one-shot, reports nothing more) for the whole run. Seen in
 # ~1 TCG boot in 6; an upstream kernel bug: docs/testing.md "Boot-time KASAN false positive".
 grep -qx 'CONFIG_KASAN=y' "$build/.config" 2>/dev/null && kargs="no5lvl $kargs"
-# Boot-time KUnit: only the RDMA layer's doctests (all Rust doctests cost minutes under TCG
-# with KASAN); RKDAPL_KUNIT=all runs every built-in suite, RKDAPL_KUNIT=0 none.
+# KUnit. At boot: only the RDMA layer's doctests (all Rust doctests cost minutes under TCG
+# with KASAN). At insmod: rkdapl.ko's own suites (#[kunit_tests(rkdapl_*)]), which KUnit's
+# module notifier runs once the module's init returned, filtered by the same kunit.filter_glob
+# (one glob, "suite_glob.test_glob", no alternatives): so qemu/guest-run.sh writes
+# $RKDAPL_KUNIT_GLOB to /sys/module/kunit/parameters/filter_glob once the boot is over.
+# RKDAPL_KUNIT=rkdapl runs only rkdapl.ko's suites (no doctests: the fastest boot with KUnit),
+# RKDAPL_KUNIT=all every built-in suite and every module's, RKDAPL_KUNIT=0 none.
+kunit_glob=
 case "${RKDAPL_KUNIT:-rdma}" in
 	all) ;;
 	0) kargs="kunit.enable=0 $kargs" ;;
-	*) kargs="kunit.filter_glob=rust_doctests_kernel.rust_doctest_kernel_rdma* $kargs" ;;
+	rkdapl) kargs="kunit.filter_glob=rkdapl_* $kargs" ;;
+	*) kargs="kunit.filter_glob=rust_doctests_kernel.rust_doctest_kernel_rdma* $kargs"
+		kunit_glob='rkdapl_*' ;;
 esac
 
 # A free port on 127.0.0.1 for the wire (guest A listens, B connects).
@@ -80,7 +88,7 @@ start_guest() {
 	{
 		for v in $(compgen -e RKDAPL_); do printf 'RKDAPL_%s=%q\n' "${v#RKDAPL_}" "${!v}"; done
 		printf 'RKDAPL_%s=%q\n' ROLE "$r" IP "$2" PEER_IP "$3" MAC "$4" SYNC "$sync" \
-			TOP "$top" MODROOT "$build/modroot" BUILD "$build"
+			TOP "$top" MODROOT "$build/modroot" BUILD "$build" KUNIT_GLOB "$kunit_glob"
 	} > "$env"
 	log "guest $R: $2 $4, script $6, log $out/guest-$r.log"
 	# The guest writes its output to sync/out-<role>.log (virtme's virtio-serial

@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 # Used by make check (selftests/run.sh) to keep the provider acyclic: exits 1 on a cycle.
-"""Module import graph of rust/rkdapl: which top-level provider module uses which (crate:: paths)."""
+"""Module import graph of rust/rkdapl: which top-level provider module uses which (crate:: paths).
+
+abi/ is the module's boundary with C, a set of independent shims (one per DAT object, plus
+trace, the C the provider calls): each of its files is its own node, abi::<file>."""
 import re, os, sys, itertools
 root = sys.argv[1] if len(sys.argv) > 1 else 'rust/rkdapl'
 mods = {}
@@ -9,17 +12,26 @@ for dp, _, fs in os.walk(root):
         if not f.endswith('.rs'): continue
         p = os.path.join(dp, f)
         rel = os.path.relpath(p, root)[:-3].replace('/mod', '')
-        top = rel.split('/')[0]
+        parts = rel.split('/')
+        top = parts[0]
         if top == 'rkdapl': continue
+        if top == 'abi' and len(parts) > 1: top = 'abi::' + parts[1]
         s = open(p).read()
         s = re.sub(r'//.*', '', s)
         deps = set()
+        def node(path):
+            p = [x.strip('{ \n') for x in path.split('::')]
+            if p[0] == 'abi' and len(p) > 1 and re.fullmatch(r'[a-z_]+', p[1]): return 'abi::' + p[1]
+            return p[0]
         for m in re.finditer(r'use crate::\{([^;]*)\};', s, re.S):
             for item in re.split(r',(?![^{]*\})', m.group(1)):
                 item = item.strip()
-                if item: deps.add(item.split('::')[0].strip('{ \n'))
-        for m in re.finditer(r'crate::([a-z_]+)', s):
-            deps.add(m.group(1))
+                if not item: continue
+                if item.startswith('abi::{'):
+                    for sub in re.findall(r'([a-z_]+)', item[len('abi::{'):]): deps.add('abi' if sub == 'self' else 'abi::' + sub)
+                else: deps.add(node(item))
+        for m in re.finditer(r'crate::([a-z_]+(?:::[a-z_]+)?)', s):
+            deps.add(node(m.group(1)))
         deps.discard(top); deps.discard('')
         mods.setdefault(top, set()).update(deps)
 for m in sorted(mods): print(f"{m:10} -> {' '.join(sorted(mods[m]))}")

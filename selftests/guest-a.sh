@@ -1,6 +1,8 @@
 #!/bin/bash
 # Guest A of `make check` (selftests/run.sh -> qemu/run-guests.sh), 10.77.0.1:
 #   module: load rkdapl.ko, rmmod refused while a consumer holds it
+#   kunit:     the KUnit cases that ran at boot (the layer's doctests) and at rkdapl.ko's
+#              insmod (its #[kunit_tests] suites), one test per case (selftests/guest-lib.sh)
 #   badarg:    rkdapl_test role=badarg (bad arguments; state errors on loopback connections)
 #   loopback:  rkdapl_test role=loopback (server kthread + client over the guest's own IP)
 #   rust:      samples/rust/rkdapl_rust_sample.ko, a Rust consumer of rkdapl's Rust API
@@ -57,6 +59,7 @@ serve_two_guest() {
 
 _log "guest A: start"
 if load_provider; then
+	kunit_suite
 	check_refcount
 	run_kmod badarg 1200 -- role=badarg dev=rxe0 peer="$RKDAPL_IP" port=7490
 	run_kmod loopback 1200 -- role=loopback dev=rxe0 peer="$RKDAPL_IP" port=7500

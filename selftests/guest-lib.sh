@@ -6,6 +6,7 @@
 #   t_ok NAME / t_fail NAME REASON / t_check RC NAME REASON   one test
 #   run_kmod SUITE TIMEOUT -- ARGS...   insmod rkdapl_test.ko ARGS; its dmesg TAP lines
 #                            become "<suite>: <name>" tests, plus "<suite>: module run completed"
+#   kunit_suite              the KUnit cases that ran (at boot and at rkdapl.ko's insmod)
 #   finish                   exit status: 0 if no test failed
 #
 # Programs start slowly in a TCG guest with its root on 9p, so the per-line work here uses
@@ -96,6 +97,64 @@ run_kmod() {
 	module_loaded rkdapl_test && rmmod rkdapl_test
 	_log "$suite: done"
 	return $rc
+}
+
+# kunit_suite: the KUnit results of this guest, one TAP test per case, "kunit: <suite>: <case>"
+# (a failed case is "not ok", with its first diagnostic line as the reason; "# SKIP" is kept).
+# They are read from KUnit's debugfs, /sys/kernel/debug/kunit/<suite>/results: one directory per
+# suite that ran, the built-in ones at boot (the RDMA layer's doctests, see
+# qemu/run-guests.sh RKDAPL_KUNIT) and a module's when it was loaded, until its unload. Then
+# one more test: rkdapl.ko reported every suite of its .kunit_test_suites section (8 bytes per
+# suite), so that a suite filtered out by a wrong glob cannot pass by not running. Call it once,
+# with rkdapl.ko loaded. With KUnit off (RKDAPL_KUNIT=0) it records one skipped test.
+kunit_suite() {
+	local f l suite cmd want=0 got=0 buf= reason= c ok dir
+	local -a lines
+	local -A why
+	read -r cmd < /proc/cmdline
+	if [[ " $cmd " == *" kunit.enable=0 "* ]]; then
+		t_ok "kunit: rkdapl.ko ran its suites at insmod # SKIP KUnit is off (kunit.enable=0)"
+		return 0
+	fi
+	_tap_sync
+	dir=/sys/kernel/debug/kunit
+	for f in "$dir"/*/results; do
+		[ -r "$f" ] || continue
+		suite=${f%/results}
+		suite=${suite##*/}
+		[[ $suite == rkdapl_* ]] && got=$((got + 1))
+		mapfile -t lines < "$f"
+		why=() c=0
+		for l in "${lines[@]}"; do
+			# "    # <case>: ASSERTION FAILED at <file>:<line>" comes before the case's result.
+			if [[ $l =~ ^\ {4}#\ ([^ :]+):\ (.*FAILED.*)$ ]]; then
+				[ -n "${why[${BASH_REMATCH[1]}]:-}" ] || why[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
+			elif [[ $l =~ ^\ {4}(not\ ok|ok)\ [0-9]+\ ([^ ]+)(\ #\ (.*))?$ ]]; then
+				ok=${BASH_REMATCH[1]} c=$((c + 1)) TAPN=$((TAPN + 1))
+				reason=${BASH_REMATCH[4]}
+				if [ "$ok" = ok ]; then
+					buf+="ok $TAPN - kunit: $suite: ${BASH_REMATCH[2]}${reason:+ # $reason}"$'\n'
+				else
+					reason=${why[${BASH_REMATCH[2]}]:-${reason:-failed}}
+					buf+="not ok $TAPN - kunit: $suite: ${BASH_REMATCH[2]} # $reason"$'\n'
+				fi
+			elif [[ $l =~ ^not\ ok\ [0-9]+\ ([^ ]+) ]] && [ $c = 0 ]; then
+				# The suite failed without a case result (its init failed).
+				TAPN=$((TAPN + 1))
+				buf+="not ok $TAPN - kunit: ${BASH_REMATCH[1]} # suite failed before its cases ran"$'\n'
+			fi
+		done
+	done
+	printf '%s' "$buf" >> "$TAP"
+	printf '%s' "$buf"
+	mapfile -t lines < <(objdump -h "$TOP/rkdapl.ko")
+	for l in "${lines[@]}"; do
+		[[ $l =~ ^\ *[0-9]+\ \.kunit_test_suites\ +([0-9a-f]+)\  ]] &&
+			want=$(( 0x${BASH_REMATCH[1]} / 8 ))
+	done
+	[ "$want" -gt 0 ] && [ "$got" = "$want" ]
+	t_check $? "kunit: rkdapl.ko ran its $want suites at insmod" \
+		"$got rkdapl_* suite(s) in $dir, $want in rkdapl.ko's .kunit_test_suites"
 }
 
 load_provider() {

@@ -16,16 +16,21 @@
 //!   delivered to [`cq::Cqe`] done callbacks instead of `wr_id` values.
 //! - [`cm::CmId`]: an RDMA CM identifier (`rdma_create_id`) with typed events, which also owns
 //!   the queue pair it creates (`rdma_create_qp`).
-//! - [`qp::Qp`]: posting work requests (SEND, RECV, RDMA WRITE, RDMA READ, REG_MR, LOCAL_INV).
+//! - [`qp::Qp`]: a queue pair and its work requests (SEND, RDMA WRITE, RDMA READ).
+//! - [`wr::WrPool`]: the per-work-request contexts of one queue of a QP, owned by the layer,
+//!   through which work requests are posted safely (SEND, RECV, RDMA WRITE, RDMA READ, REG_MR,
+//!   LOCAL_INV), and [`wr::Sge`], an SGE borrowing the memory it names.
 //! - [`mr::DmaRegion`] and [`mr::FrMr`]: DMA mapping of kernel buffers for the local DMA lkey,
 //!   and fast registration memory regions (FRWR) for remote access.
 //!
-//! Lifetimes follow ib_core's rules: a CQ outlives the QPs that use it, a QP is destroyed before
-//! its CM id, a PD outlives everything created in it, and a completion callback's [`cq::Cqe`]
-//! stays valid until that completion (successful or flushed) has been delivered. Objects hold
-//! their C pointer and release it in `Drop`; where Rust cannot see a rule (for example that
-//! memory under a posted SGE stays mapped), the function is `unsafe` and says what the caller
-//! must guarantee.
+//! Lifetimes follow ib_core's rules, and the types enforce them: the CM id owns its QP, the QP's
+//! CQs and its context pools, and its `Drop` drains the QP, destroys the CM id, then the QP,
+//! then releases the pools and CQs (so a completion never reaches a freed context and a CQ
+//! outlives the QPs that use it): a drained connection is released in the order CM id, QP, CQs,
+//! MRs, PD; a PD outlives everything created in it (MRs hold it). Objects
+//! hold their C pointer and release it in `Drop`. Posting needs no `unsafe`: SGEs borrow the
+//! memory they name for the post call, and what a device does with a DMA address afterwards is
+//! outside the CPU's memory model, as for [`crate::dma`] (see [`wr`]).
 
 pub mod client;
 pub mod cm;
@@ -34,6 +39,7 @@ pub mod device;
 pub mod mr;
 pub mod pd;
 pub mod qp;
+pub mod wr;
 
 /// Access rights of a memory registration (`enum ib_access_flags`, IB spec 10.6.3.2).
 ///

@@ -14,14 +14,15 @@
 //! dropped inside its own handler.
 
 use crate::{
-    trace,
-    debugfs::{EpDir, EpView},
-    dto::{DtoRing, KeepAlive, QpOwner, Segment, SendDto, MAX_WR_PER_DTO},
+    abi::trace,
+    debugfs::EpView,
+    dto::{DtoRing, KeepAlive, QpOwner, RingShared, Segment, SendDto, MAX_WR_PER_DTO},
     evd::{Evd, Event, EventType},
     ia::Ia,
     lmr::Lmr,
     cm::{CmCtx, CmTarget, EpCmId},
     pz::Pz,
+    registry::{Child, Rank},
 };
 use core::sync::atomic::{AtomicUsize, Ordering};
 use kernel::{
@@ -30,7 +31,7 @@ use kernel::{
     rdma::{
         cm::{CmEvent, CmEventKind, CmId, CmIdRef, ConnParam, SockAddr},
         cq::{Cq, PollContext},
-        device::Device,
+        device::{Device, DeviceAttrs},
         mr::FrMr,
         qp::{QpCap, QpInit},
         Access,
@@ -38,21 +39,27 @@ use kernel::{
     sync::{Arc, Mutex, SpinLockIrq},
 };
 
-/// DAT endpoint states (`enum rkdapl_ep_state`).
+/// DAT endpoint states (`enum rkdapl_ep_state`, DAT's `DAT_EP_STATE`).
 #[repr(u32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum EpState {
+pub enum EpState {
+    /// Created, never connected.
     Unconnected = 0,
+    /// A connect is in progress.
     ActiveConnectionPending = 1,
+    /// An accept is in progress.
     PassiveConnectionPending = 2,
+    /// DTOs may be posted.
     Connected = 3,
+    /// A disconnect is in progress.
     DisconnectPending = 4,
+    /// The connection ended or failed; the EP can only be freed.
     Disconnected = 5,
 }
 
 impl EpState {
     /// DAT's name of the state (`DAT_EP_STATE_*` without the prefix).
-    pub(crate) fn name(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             EpState::Unconnected => "UNCONNECTED",
             EpState::ActiveConnectionPending => "ACTIVE_CONNECTION_PENDING",
@@ -64,34 +71,46 @@ impl EpState {
     }
 }
 
-/// Endpoint attributes (`struct rkdapl_ep_attr`); zero fields take defaults.
+/// Endpoint attributes (the first part of `struct rkdapl_ep_attr`, DAT's `DAT_EP_ATTR`); zero
+/// fields take defaults. `include/rkdapl.h` says what each means and its limits.
 #[repr(C)]
-#[derive(Clone, Copy, Default)]
-pub(crate) struct EpAttr {
-    /// Outstanding send-queue DTOs (send, RDMA write/read, RMR bind).
-    pub(crate) max_request_dtos: u32,
-    /// Outstanding RECV DTOs.
-    pub(crate) max_recv_dtos: u32,
-    /// Local segments (LMR triplets) per send-queue DTO.
-    pub(crate) max_request_iov: u32,
-    /// Local segments per RECV.
-    pub(crate) max_recv_iov: u32,
-    /// RDMA READs the peer may have in flight against us (responder resources).
-    pub(crate) max_rdma_read_in: u32,
-    /// RDMA READs we may have in flight (initiator depth).
-    pub(crate) max_rdma_read_out: u32,
-    /// Transport retries (0..=7).
-    pub(crate) retry_count: u32,
-    /// RNR retries (0..=7, 7 = forever).
-    pub(crate) rnr_retry_count: u32,
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EpAttr {
+    /// Outstanding send-queue DTOs: SEND, RDMA WRITE and READ, RMR bind (default 64, at most
+    /// 4096).
+    pub max_request_dtos: u32,
+    /// Outstanding RECVs (default 64, at most 4096 and the device's limit).
+    pub max_recv_dtos: u32,
+    /// Local segments per send-queue DTO (default 4, at most 256).
+    pub max_request_iov: u32,
+    /// Local segments per RECV (default 4).
+    pub max_recv_iov: u32,
+    /// RDMA READs the peer may have in flight against this EP, responder resources (default
+    /// 4, clamped to the device and, once connected, to the peer).
+    pub max_rdma_read_in: u32,
+    /// RDMA READs this EP may have in flight, initiator depth (default 4, clamped).
+    pub max_rdma_read_out: u32,
+    /// Transport retries, 1..7 (default 7; rdma_rxe retries forever with 7).
+    pub retry_count: u32,
+    /// How often the peer retries a SEND that finds no RECV posted here, 1..7, 7 = forever
+    /// (default 7).
+    pub rnr_retry_count: u32,
 }
 
 const DEFAULT_DTOS: u32 = 64;
 const DEFAULT_IOV: u32 = 4;
 
 impl EpAttr {
-    fn resolve(mut self, ia: &Ia) -> Result<EpAttr> {
-        let a = ia.attrs();
+    /// The attributes an EP is created with: zero fields take their defaults (64 DTOs per
+    /// queue, 4 segments per DTO, 4 RDMA READs each way, 7 retries of each kind), the RDMA
+    /// READ limits are clamped to what the device `a` allows. Pure: KUnit-tested.
+    ///
+    /// # Errors
+    ///
+    /// `-EINVAL` for more than 4096 DTOs per queue, more RECVs than the device's QP or CQ
+    /// holds, more than 256 segments per send-queue DTO, more RECV segments than the device
+    /// takes, or a retry count over 7.
+    fn resolve(mut self, a: &DeviceAttrs) -> Result<EpAttr> {
         let def = |v: u32, d: u32| if v == 0 { d } else { v };
         self.max_request_dtos = def(self.max_request_dtos, DEFAULT_DTOS);
         self.max_recv_dtos = def(self.max_recv_dtos, DEFAULT_DTOS);
@@ -118,10 +137,23 @@ impl EpAttr {
         Ok(self)
     }
 
-    /// Send-queue depth in work requests.
-    pub(crate) fn sq_depth(&self, ia: &Ia) -> u32 {
-        let a = ia.attrs();
+    /// Send-queue depth in work requests on a device with limits `a` (resolved attributes).
+    pub(crate) fn sq_depth(&self, a: &DeviceAttrs) -> u32 {
         (self.max_request_dtos * MAX_WR_PER_DTO).min(a.max_qp_wr).min(a.max_cqe)
+    }
+
+    /// The RDMA READ limits to offer (responder resources, initiator depth): the EP's, at
+    /// most 255 (IB CM's byte), and for an accept at most what the peer asked for (`peer_rd`).
+    fn read_limits(&self, peer_rd: Option<(u8, u8)>) -> (u8, u8) {
+        let (mut rr, mut id) = (
+            self.max_rdma_read_in.min(255) as u8,
+            self.max_rdma_read_out.min(255) as u8,
+        );
+        if let Some((peer_rr, peer_id)) = peer_rd {
+            rr = rr.min(peer_rr);
+            id = id.min(peer_id);
+        }
+        (rr, id)
     }
 }
 
@@ -140,8 +172,13 @@ pub(crate) struct Conn {
     pub(crate) max_inline: u32,
 }
 
-/// An endpoint.
-#[pin_data]
+/// An endpoint. Registered with its IA, together with its debugfs directory, from [`Ep::new`]
+/// to [`Ep::free`].
+///
+/// Dropping it ends what is left of the connection in ib_core's order ([`Ep::teardown`]: the
+/// QP drained, the CM id destroyed, then the QP, then the CQs); the PZ (and so the PD) goes
+/// after, with the fields.
+#[pin_data(PinnedDrop)]
 pub(crate) struct Ep {
     /// The EP's number: debugfs `ep<id>`, trace events, log lines.
     pub(crate) id: u32,
@@ -152,7 +189,7 @@ pub(crate) struct Ep {
     pub(crate) dto_evd: Arc<Evd>,
     /// The send and receive CQs, until the EP is freed or its device removed.
     #[pin]
-    cqs: Mutex<Option<(Cq, Cq)>>,
+    cqs: Mutex<Option<(Arc<Cq>, Arc<Cq>)>>,
     /// Contexts of send-queue DTOs and of RECVs.
     pub(crate) sq: DtoRing,
     pub(crate) rq: DtoRing,
@@ -163,9 +200,6 @@ pub(crate) struct Ep {
     /// Parameters of an active connect, used by the CM event handler.
     #[pin]
     pending: Mutex<Option<Pending>>,
-    /// The EP's debugfs directory, from creation until `teardown`.
-    #[pin]
-    dbg: Mutex<Option<EpDir<Ep>>>,
 }
 
 struct Pending {
@@ -175,11 +209,13 @@ struct Pending {
 
 impl Ep {
     /// Creates an unconnected EP in `pz`, with its CQs (on `dev`, the device of `pz`'s IA,
-    /// which the caller holds live) and DTO contexts. May sleep.
+    /// which the caller holds live), DTO contexts and debugfs directory, and registers it with
+    /// its IA. May sleep.
     ///
     /// # Errors
     ///
-    /// `-EINVAL` for attributes beyond the device's limits, `-ENOMEM`, or the driver's error.
+    /// `-EINVAL` for attributes beyond the device's limits, `-ENOMEM`, the driver's error, or
+    /// the registry's (`-ENODEV` after device removal).
     pub(crate) fn new(
         pz: Arc<Pz>,
         dev: &Device,
@@ -188,18 +224,15 @@ impl Ep {
         attr: EpAttr,
     ) -> Result<Arc<Ep>> {
         let ia = pz.ia.clone();
-        let attr = attr.resolve(&ia)?;
-        let sq_depth = attr.sq_depth(&ia);
-        let send_cq = Cq::new(dev, sq_depth, 0, PollContext::Workqueue, ia.owner)?;
-        let recv_cq = Cq::new(
-            dev,
-            attr.max_recv_dtos,
-            0,
-            PollContext::Workqueue,
-            ia.owner,
+        let a = ia.attrs();
+        let attr = attr.resolve(&a)?;
+        let sq_depth = attr.sq_depth(&a);
+        let send_cq = Arc::new(Cq::new(dev, sq_depth, 0, PollContext::Workqueue, ia.owner)?, GFP_KERNEL)?;
+        let recv_cq = Arc::new(
+            Cq::new(dev, attr.max_recv_dtos, 0, PollContext::Workqueue, ia.owner)?,
+            GFP_KERNEL,
         )?;
         let id = crate::ia::next_ep_id();
-        let a = ia.attrs();
         let sq = DtoRing::new(
             attr.max_request_dtos,
             sq_depth,
@@ -239,16 +272,21 @@ impl Ep {
                     "rkdapl_ep_conn"
                 ),
                 pending <- new_mutex!(None, "rkdapl_ep_pending"),
-                dbg <- new_mutex!(None, "rkdapl_ep_debugfs"),
             }),
             GFP_KERNEL,
         )?;
-        // The directory holds a reference to the EP: `teardown` removes it.
-        *ep.dbg.lock() = Some(crate::debugfs::ep_dir(&ep.ia.dir, ep.id, ep.clone())?);
+        // Events name the EP by its number until the C ABI gives it a handle.
+        ep.set_handle(id as usize);
+        // The directory's files hold references to the EP; the registry holds the directory
+        // (not the EP itself), and `free` removes both.
+        let dir = KBox::new(crate::debugfs::ep_dir(&ep.ia.dir, ep.id, ep.clone())?, GFP_KERNEL)?;
+        ep.ia.children.add(ep.clone(), Some(dir))?;
         Ok(ep)
     }
 
-    /// Records the C handle reported in this EP's events.
+    /// Records the value this EP's events carry as their EP (`struct rkdapl_event.ep`): the
+    /// EP's C handle once the C ABI published it, its number (`id`) before (and always
+    /// for an EP of the Rust API, which has no handle).
     pub(crate) fn set_handle(&self, h: usize) {
         self.handle.store(h, Ordering::Relaxed);
         self.sq.set_ep_handle(h);
@@ -268,23 +306,25 @@ impl Ep {
     ///
     /// # Errors
     ///
-    /// `-ENODEV` after a device removal, or the errors of `rdma_create_qp`.
-    fn create_qp(&self, id: &CmIdRef) -> Result {
+    /// `-ENODEV` after a device removal, or the errors of `rdma_create_qp`. The id keeps the
+    /// CQs and the rings' context pools until its QP is drained and destroyed.
+    fn create_qp(&self, id: &EpCmId) -> Result {
         let pd = self.pz.pd()?;
-        let cqs = self.cqs.lock();
-        let (send_cq, recv_cq) = cqs.as_ref().ok_or(ENODEV)?;
-        let cap = id.create_qp(&pd, &self.qp_init(send_cq, recv_cq))?;
+        let (send_cq, recv_cq) = self.cqs.lock().clone().ok_or(ENODEV)?;
+        let cap = id.create_qp(&pd, self.qp_init(send_cq, recv_cq))?;
         self.conn_mut().max_inline = cap.max_inline_data;
         Ok(())
     }
 
-    fn qp_init<'a>(&self, send_cq: &'a Cq, recv_cq: &'a Cq) -> QpInit<'a> {
+    fn qp_init(&self, send_cq: Arc<Cq>, recv_cq: Arc<Cq>) -> QpInit<RingShared, RingShared> {
         let a = self.ia.attrs();
         QpInit {
             send_cq,
             recv_cq,
+            send_pool: self.sq.pool.clone(),
+            recv_pool: self.rq.pool.clone(),
             cap: QpCap {
-                max_send_wr: self.attr.sq_depth(&self.ia),
+                max_send_wr: self.attr.sq_depth(&a),
                 max_recv_wr: self.attr.max_recv_dtos,
                 max_send_sge: a.max_send_sge.min(a.max_sge_rd),
                 max_recv_sge: self.attr.max_recv_iov,
@@ -298,14 +338,7 @@ impl Ep {
     /// READ limits are the smaller of the EP's and the peer's request (`peer_rd`: rdma_cm's
     /// responder resources and initiator depth of the request, from our side), as IB CM wants.
     fn conn_param<'a>(&self, private_data: &'a [u8], peer_rd: Option<(u8, u8)>) -> ConnParam<'a> {
-        let (mut rr, mut id) = (
-            self.attr.max_rdma_read_in.min(255) as u8,
-            self.attr.max_rdma_read_out.min(255) as u8,
-        );
-        if let Some((peer_rr, peer_id)) = peer_rd {
-            rr = rr.min(peer_rr);
-            id = id.min(peer_id);
-        }
+        let (rr, id) = self.attr.read_limits(peer_rd);
         ConnParam {
             private_data,
             responder_resources: rr,
@@ -327,15 +360,15 @@ impl Ep {
     ///
     /// # Errors
     ///
-    /// `-EISCONN` unless the EP is UNCONNECTED, `-EINVAL` for private data over 56 bytes,
-    /// `-ENOMEM`, or rdma_cm's immediate errors.
+    /// `-EINVAL` for a zero timeout or private data over 56 bytes, `-EISCONN` unless the EP is
+    /// UNCONNECTED, `-ENOMEM`, or rdma_cm's immediate errors.
     pub(crate) fn connect(
         self: &Arc<Self>,
         dst: &SockAddr,
         timeout_ms: u32,
         private_data: &[u8],
     ) -> Result {
-        if private_data.len() > crate::evd::MAX_PRIVATE_DATA {
+        if timeout_ms == 0 || private_data.len() > crate::evd::MAX_PRIVATE_DATA {
             return Err(EINVAL);
         }
         let ctx = CmCtx::new(self.clone())?;
@@ -411,8 +444,11 @@ impl Ep {
             CmEventKind::RouteResolved => {
                 let pending = self.pending.lock().take();
                 let pdata = pending.as_ref().map_or(&[][..], |p| &p.private_data[..]);
-                let r = self
-                    .create_qp(id)
+                // The EP's own id (the one this event is for), which owns the QP.
+                let own = self.conn.lock().id.clone();
+                let r = own
+                    .ok_or(ENOTCONN)
+                    .and_then(|own| self.create_qp(&own))
                     .and_then(|()| id.connect_locked(&self.conn_param(pdata, None)));
                 if let Err(e) = r {
                     self.fail(EventType::NonPeerRejected, e.to_errno(), &[]);
@@ -550,14 +586,19 @@ impl Ep {
     }
 
     /// Tears the connection down for good: disconnect, drain the QP (every posted DTO
-    /// completes, flushed ones with `RKDAPL_DTO_FLUSHED`), destroy the CM id and then the QP.
-    /// Process context; sleeps.
+    /// completes, flushed ones with `RKDAPL_DTO_FLUSHED`), destroy the CM id and then the QP,
+    /// then the CQs. Process context; sleeps.
     pub(crate) fn teardown(&self) {
-        let dbg = self.dbg.lock().take();
-        drop(dbg);
         self.end_connection();
         let cqs = self.cqs.lock().take();
         drop(cqs);
+    }
+
+    /// `rkdapl_ep_free`: [`Ep::teardown`], then the EP leaves its IA's registry (and its
+    /// debugfs directory goes). Never refused. Process context; sleeps.
+    pub(crate) fn free(&self) {
+        self.teardown();
+        self.ia.children.remove(self);
     }
 
     /// Device removal, first step (for every EP of the device before any is revoked, so that
@@ -720,3 +761,39 @@ impl CmTarget for Ep {
         self.on_cm_event(id, ev)
     }
 }
+
+#[pinned_drop]
+impl PinnedDrop for Ep {
+    /// Nothing is left after [`Ep::free`]: this covers an EP dropped without it (its creation
+    /// failed after the CQs were made). Never inside the EP's own CM handler with an id left:
+    /// the registry keeps the EP until `free`, which takes the id.
+    fn drop(self: Pin<&mut Self>) {
+        self.teardown();
+    }
+}
+
+impl Child for Ep {
+    fn rank(&self) -> Rank {
+        Rank::Ep
+    }
+
+    fn mark_broken(&self) {
+        Ep::mark_broken(self)
+    }
+
+    fn revoke(&self) {
+        Ep::revoke(self)
+    }
+
+    fn release(&self) {
+        self.free()
+    }
+
+    fn parent(&self) -> Option<Arc<dyn Child>> {
+        Some(self.pz.clone())
+    }
+}
+
+// The KUnit suite `rkdapl_ep` (attribute resolution) has its own file: this one is near 800 lines.
+#[cfg(CONFIG_KUNIT = "y")]
+mod kunit;

@@ -15,6 +15,7 @@
 //! with a mutex; `MANY` lets calls for different sources (EPs, PSPs) run at once. Disabling
 //! waits for calls in progress, so that the consumer may free the upcall's context after.
 
+use crate::registry::{Child, Children, Rank};
 use core::{
     sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering},
 };
@@ -31,13 +32,27 @@ pub(crate) trait UpcallFn: Send + Sync {
     fn call(&self, ev: &Event);
 }
 
-/// Upcall policies (`enum rkdapl_upcall_policy`, DAT's `DAT_UPCALL_POLICY`).
+/// How an EVD delivers its events (`enum rkdapl_upcall_policy`, DAT's `DAT_UPCALL_POLICY`).
 #[repr(u32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum UpcallPolicy {
+pub enum UpcallPolicy {
+    /// Queue events for dequeue and wait (no upcall).
     Disable = 0,
+    /// Call the upcall for each event, one call at a time.
     SingleInstance = 1,
+    /// Call the upcall for each event; calls for different EPs or PSPs may run at the same
+    /// time on different CPUs (events of one EP's send queue, receive queue or connection
+    /// still come one at a time, in order).
     Many = 2,
+}
+
+impl UpcallPolicy {
+    /// The policy of the C value `v` (`enum rkdapl_upcall_policy`).
+    pub(crate) fn from_raw(v: u32) -> Option<UpcallPolicy> {
+        [Self::Disable, Self::SingleInstance, Self::Many]
+            .into_iter()
+            .find(|p| *p as u32 == v)
+    }
 }
 
 /// An enabled upcall.
@@ -54,27 +69,46 @@ struct UpcallState {
     gen: usize,
 }
 
-/// [`Evd::wait`] without a time limit (`RKDAPL_TIMEOUT_INFINITE`, DAT's `DAT_TIMEOUT_INFINITE`).
-pub(crate) const TIMEOUT_INFINITE: u32 = u32::MAX;
+/// A wait without a time limit (`RKDAPL_TIMEOUT_INFINITE`, DAT's `DAT_TIMEOUT_INFINITE`).
+pub const TIMEOUT_INFINITE: u32 = u32::MAX;
 
-/// Private data bytes an event carries at most (`RKDAPL_MAX_PRIVATE_DATA`).
-pub(crate) const MAX_PRIVATE_DATA: usize = 56;
+/// Private data bytes a connect, accept, reject or event carries at most
+/// (`RKDAPL_MAX_PRIVATE_DATA`).
+pub const MAX_PRIVATE_DATA: usize = 56;
 
-/// Event types (`enum rkdapl_event_type` in `include/rkdapl.h`, after DAT's `DAT_EVENT_NUMBER`).
+/// What an event reports (`enum rkdapl_event_type` in `include/rkdapl.h`, DAT's
+/// `DAT_EVENT_NUMBER`). What the event's status means depends on it: see each variant.
 #[repr(u32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum EventType {
+pub enum EventType {
+    /// A DTO completed; its status is a DTO completion status (`enum rkdapl_dto_status`).
     DtoCompletion = 1,
+    /// An RMR bind or unbind completed (status as for [`EventType::DtoCompletion`]); the grant
+    /// is usable, or revoked, from now on.
     RmrBindCompletion = 2,
+    /// A peer asks to connect to a PSP: the event carries the connection request and the
+    /// peer's private data.
     ConnectionRequest = 3,
+    /// The EP is connected; the event carries the peer's private data.
     Established = 4,
+    /// The peer rejected the connection; the status is the IB CM reject reason (28: rejected
+    /// by the consumer, 8: no listener on the port), the private data the peer's.
     PeerRejected = 5,
+    /// The local side could not connect; the status is a negative errno.
     NonPeerRejected = 6,
+    /// The peer cannot be reached; the status is a negative errno.
     Unreachable = 7,
+    /// The connect timeout passed.
     TimedOut = 8,
+    /// The connection ended (either side disconnected).
     Disconnected = 9,
+    /// The connection was lost; status `-ENODEV` when the device went away.
     Broken = 10,
+    /// An EVD was full: the event's transferred length is how many events were lost; status
+    /// `-EOVERFLOW`.
     AsyncEvdOverflow = 11,
+    /// On the IA's async EVD: the device went away (status `-ENODEV`); free everything on
+    /// the IA.
     AsyncIaCatastrophic = 12,
 }
 
@@ -82,10 +116,15 @@ pub(crate) enum EventType {
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub(crate) struct Event {
-    pub(crate) kind: u32,
+    /// Always one of [`EventType`] (rkdapl makes every event; C only reads them).
+    pub(crate) kind: EventType,
     pub(crate) status: i32,
+    /// The EP the event is about: its C handle, or for an EP of the Rust API its number
+    /// ([`crate::ep::Ep::set_handle`]).
     pub(crate) ep: usize,
+    /// A connection request: the token its PSP's [`crate::psp::CrPublisher`] gave it.
     pub(crate) cr: usize,
+    /// The EVD that overflowed: its C handle (0 for an EVD of the Rust API).
     pub(crate) evd: usize,
     pub(crate) cookie: u64,
     pub(crate) transferred_length: u64,
@@ -107,7 +146,7 @@ const _: () = {
 impl Event {
     pub(crate) fn new(kind: EventType) -> Event {
         Event {
-            kind: kind as u32,
+            kind,
             status: 0,
             ep: 0,
             cr: 0,
@@ -199,7 +238,9 @@ impl AsyncSlot {
     }
 }
 
-/// An event dispatcher.
+/// An event dispatcher. Registered with its IA from [`Evd::new`] to [`Evd::free`]; EPs using
+/// it keep it after that, as a queue. It holds no device resource: dropping it frees the ring
+/// and lets go of the upcall, the IA's async slot and registry.
 ///
 /// # Invariants
 ///
@@ -207,8 +248,8 @@ impl AsyncSlot {
 /// ring.len()`.
 #[pin_data]
 pub(crate) struct Evd {
-    /// The consumer module of the IA the EVD was created on (for its unload).
-    pub(crate) owner: &'static CStr,
+    /// The registry of the EVD's IA, which it leaves when freed.
+    children: Arc<Children>,
     #[pin]
     q: SpinLockIrq<Queue>,
     #[pin]
@@ -236,8 +277,17 @@ pub(crate) struct Evd {
 pub(crate) const MAX_EVD_QLEN: u32 = 1 << 16;
 
 impl Evd {
-    /// An EVD holding `qlen` events (1..=65536), of the consumer `owner`. May sleep.
-    pub(crate) fn new(qlen: u32, owner: &'static CStr, ia_slot: Arc<AsyncSlot>) -> Result<Arc<Evd>> {
+    /// An EVD holding `qlen` events (1..=65536) for the IA whose async slot is `ia_slot` and
+    /// registry `children`, registered there. Process context; may sleep.
+    ///
+    /// # Errors
+    ///
+    /// `-EINVAL` for a `qlen` out of range, `-ENOMEM`.
+    pub(crate) fn new(
+        qlen: u32,
+        ia_slot: Arc<AsyncSlot>,
+        children: &Arc<Children>,
+    ) -> Result<Arc<Evd>> {
         if qlen == 0 || qlen > MAX_EVD_QLEN {
             return Err(EINVAL);
         }
@@ -245,9 +295,9 @@ impl Evd {
         for _ in 0..qlen {
             ring.push(Event::new(EventType::DtoCompletion), GFP_KERNEL)?;
         }
-        Arc::pin_init(
+        let evd = Arc::pin_init(
             pin_init!(Evd {
-                owner,
+                children: children.clone(),
                 q <- new_spinlock_irq!(Queue { ring, head: 0, len: 0, lost: 0, lost_total: 0, waiters: 0 }, "rkdapl_evd"),
                 cv <- new_condvar!("rkdapl_evd_wait"),
                 upcall <- new_spinlock_irq!(UpcallState { up: None, gen: 0 }, "rkdapl_evd_upcall"),
@@ -259,7 +309,16 @@ impl Evd {
                 handle: AtomicUsize::new(0),
             }),
             GFP_KERNEL,
-        )
+        )?;
+        children.add(evd.clone(), None)?;
+        Ok(evd)
+    }
+
+    /// `rkdapl_evd_free`: the consumer lets go of the EVD ([`Evd::close`]), and it leaves its
+    /// IA's registry. Never refused. Process context; sleeps.
+    pub(crate) fn free(&self) {
+        self.close();
+        self.children.remove(self);
     }
 
     /// Sets (or with `Disable`, clears) the upcall. Clearing waits until calls in progress
@@ -309,7 +368,7 @@ impl Evd {
     /// The consumer lets go of the EVD (`rkdapl_evd_free`, consumer unload): no upcalls from
     /// now on (waits for calls in progress), and it is no longer its IA's async EVD. EPs
     /// still using it keep it, as a queue. Process context; sleeps.
-    pub(crate) fn close(self: &Arc<Self>) {
+    pub(crate) fn close(&self) {
         // Under the upcall lock, so that `modify_upcall` sees it before enabling anything.
         {
             let _g = self.upcall.lock();
@@ -317,7 +376,7 @@ impl Evd {
         }
         let _ = self.modify_upcall(UpcallPolicy::Disable, None);
         let mut g = self.ia_slot.evd.lock();
-        if g.as_ref().is_some_and(|e| Arc::ptr_eq(e, self)) {
+        if g.as_ref().is_some_and(|e| core::ptr::eq(&**e, self)) {
             let old = g.take();
             drop(g);
             drop(old);
@@ -468,5 +527,204 @@ impl Evd {
                 CondVarTimeoutResult::Woken { jiffies } => left = jiffies,
             }
         }
+    }
+}
+
+impl Child for Evd {
+    fn rank(&self) -> Rank {
+        Rank::Evd
+    }
+
+    fn silence(&self) {
+        self.close()
+    }
+
+    fn release(&self) {
+        self.free()
+    }
+}
+
+/// An EVD of no IA, for the KUnit suites: made in a registry of its own, which then lets it go
+/// (so the caller holds the only reference).
+#[cfg(CONFIG_KUNIT = "y")]
+impl Evd {
+    pub(crate) fn unlisted(qlen: u32, slot: Arc<AsyncSlot>) -> Result<Arc<Evd>> {
+        let ch = Children::new(|_| None)?;
+        let e = Evd::new(qlen, slot, &ch)?;
+        ch.remove(&*e);
+        Ok(e)
+    }
+}
+
+#[kunit_tests(rkdapl_evd)]
+mod tests {
+    use super::*;
+
+    fn evd_on(qlen: u32, slot: Arc<AsyncSlot>) -> Result<Arc<Evd>> {
+        Evd::unlisted(qlen, slot)
+    }
+
+    fn evd(qlen: u32) -> Result<Arc<Evd>> {
+        evd_on(qlen, AsyncSlot::new()?)
+    }
+
+    fn ev(cookie: u64) -> Event {
+        let mut e = Event::new(EventType::DtoCompletion);
+        e.cookie = cookie;
+        e
+    }
+
+    /// The next event's kind and cookie, or the errno.
+    fn next(e: &Evd) -> core::result::Result<(u32, u64), Error> {
+        e.dequeue().map(|x| (x.kind as u32, x.cookie))
+    }
+
+    const DTO: u32 = EventType::DtoCompletion as u32;
+    const OVERFLOW: u32 = EventType::AsyncEvdOverflow as u32;
+
+    #[test]
+    fn wrap_reduces_once() {
+        assert_eq!(wrap(0, 4), 0);
+        assert_eq!(wrap(3, 4), 3);
+        assert_eq!(wrap(4, 4), 0);
+        assert_eq!(wrap(7, 4), 3);
+        assert_eq!(wrap(1, 1), 0);
+        assert_eq!(wrap(usize::MAX - 1, usize::MAX), usize::MAX - 1);
+    }
+
+    #[test]
+    fn size_limits() {
+        assert_eq!(evd(0).err(), Some(EINVAL));
+        assert_eq!(evd(MAX_EVD_QLEN + 1).err(), Some(EINVAL));
+        assert_eq!(evd(u32::MAX).err(), Some(EINVAL));
+        assert!(evd(1).is_ok());
+    }
+
+    #[test]
+    fn events_come_out_in_order_across_the_wrap() -> Result {
+        let e = evd(3)?;
+        assert_eq!(next(&e), Err(EAGAIN));
+        for c in 1..=3 {
+            e.post(ev(c));
+        }
+        assert_eq!(next(&e), Ok((DTO, 1)));
+        // The tail wraps to slot 0.
+        e.post(ev(4));
+        assert_eq!(next(&e), Ok((DTO, 2)));
+        assert_eq!(next(&e), Ok((DTO, 3)));
+        assert_eq!(next(&e), Ok((DTO, 4)));
+        assert_eq!(next(&e), Err(EAGAIN));
+        let q = e.q.lock();
+        assert_eq!((q.head, q.len, q.lost, q.lost_total), (1, 0, 0, 0));
+        Ok(())
+    }
+
+    #[test]
+    fn a_full_queue_counts_losses_and_reports_them_first() -> Result {
+        let e = evd(2)?;
+        e.set_handle(0x1234_5675);
+        for c in 1..=5 {
+            e.post(ev(c));
+        }
+        // Three lost: reported once, before the two queued events.
+        let o = e.dequeue()?;
+        assert_eq!(o.kind as u32, OVERFLOW);
+        assert_eq!(o.transferred_length, 3);
+        assert_eq!(o.status, EOVERFLOW.to_errno());
+        assert_eq!(o.evd, 0x1234_5675);
+        assert_eq!(next(&e), Ok((DTO, 1)));
+        assert_eq!(next(&e), Ok((DTO, 2)));
+        assert_eq!(next(&e), Err(EAGAIN));
+        // A second episode counts from zero; the total keeps both.
+        for c in 6..=8 {
+            e.post(ev(c));
+        }
+        let o = e.dequeue()?;
+        assert_eq!((o.kind as u32, o.transferred_length), (OVERFLOW, 1));
+        assert_eq!(next(&e), Ok((DTO, 6)));
+        assert_eq!(e.q.lock().lost_total, 4);
+        Ok(())
+    }
+
+    #[test]
+    fn the_async_evd_hears_of_each_overflow_episode() -> Result {
+        let slot = AsyncSlot::new()?;
+        let a = evd_on(4, slot.clone())?;
+        let e = evd_on(1, slot.clone())?;
+        e.set_handle(0x77);
+        assert!(slot.set(Some(a.clone()))?.is_none());
+        for c in 1..=3 {
+            e.post(ev(c));
+        }
+        let n = a.dequeue()?;
+        assert_eq!((n.kind as u32, n.evd, n.transferred_length), (OVERFLOW, 0x77, 1));
+        assert_eq!(n.status, EOVERFLOW.to_errno());
+        // One report per episode, not per lost event.
+        assert_eq!(next(&a), Err(EAGAIN));
+        // The async EVD's own overflow is in its own queue only.
+        for c in 1..=6 {
+            a.post(ev(c));
+        }
+        assert_eq!(a.dequeue()?.transferred_length, 2);
+        // A closed EVD cannot become the async EVD; closing the async EVD clears the slot
+        // (and the reference cycle through it).
+        e.close();
+        assert_eq!(slot.set(Some(e.clone())).err(), Some(EINVAL));
+        a.close();
+        assert!(slot.set(None)?.is_none());
+        Ok(())
+    }
+
+    #[test]
+    fn wait_without_time_takes_what_is_queued() -> Result {
+        let e = evd(2)?;
+        assert_eq!(e.wait(0).err(), Some(ETIMEDOUT));
+        e.post(ev(9));
+        assert_eq!(e.wait(0)?.cookie, 9);
+        assert_eq!(e.q.lock().waiters, 0);
+        Ok(())
+    }
+
+    struct Count(AtomicU32);
+
+    impl UpcallFn for Count {
+        fn call(&self, ev: &Event) {
+            self.0.fetch_add(ev.cookie as u32, Ordering::Relaxed);
+        }
+    }
+
+    #[test]
+    fn an_upcall_takes_events_instead_of_the_queue() -> Result {
+        let e = evd(2)?;
+        let n = Arc::new(Count(AtomicU32::new(0)), GFP_KERNEL)?;
+        let f: Arc<dyn UpcallFn> = n.clone();
+        assert_eq!(e.modify_upcall(UpcallPolicy::Many, None), Err(EINVAL));
+        e.modify_upcall(UpcallPolicy::SingleInstance, Some(f.clone()))?;
+        e.post(ev(5));
+        e.post(ev(6));
+        assert_eq!(n.0.load(Ordering::Relaxed), 11);
+        assert_eq!(next(&e), Err(EAGAIN));
+        e.modify_upcall(UpcallPolicy::Disable, Some(f.clone()))?;
+        e.post(ev(7));
+        assert_eq!(next(&e), Ok((DTO, 7)));
+        assert_eq!(n.0.load(Ordering::Relaxed), 11);
+        // Once closed, no upcall can be set again.
+        e.close();
+        assert_eq!(e.modify_upcall(UpcallPolicy::Many, Some(f)), Err(EINVAL));
+        Ok(())
+    }
+
+    #[test]
+    fn private_data_is_cut_at_56_bytes() {
+        let src = [0xa5u8; MAX_PRIVATE_DATA + 8];
+        let e = Event::new(EventType::Established).with_private_data(&src);
+        assert_eq!(e.private_data_len, 56);
+        assert_eq!(e.private_data, [0xa5u8; MAX_PRIVATE_DATA]);
+        let e = Event::new(EventType::Established).with_private_data(&src[..3]);
+        assert_eq!(e.private_data_len, 3);
+        assert_eq!(e.private_data[..4], [0xa5, 0xa5, 0xa5, 0]);
+        let e = Event::new(EventType::Established).with_private_data(&[]);
+        assert_eq!(e.private_data_len, 0);
+        assert_eq!(e.kind, EventType::Established);
     }
 }

@@ -51,12 +51,12 @@ EXPORT_SYMBOL_GPL(rkdapl_post_rdma_write_imm);
 EXPORT_SYMBOL_GPL(rkdapl_post_send_with_invalidate);
 EXPORT_SYMBOL_GPL(rkdapl_post_chain);
 
-/* The Rust API (rust/rkdapl/api.rs) for Rust consumer modules: its symbols, listed at build. */
+/* The Rust API (rust/rkdapl/api/) for Rust consumer modules: rkdapl's Rust symbols, listed at build. */
 #define EXPORT_SYMBOL_RUST_GPL(sym) extern int sym; EXPORT_SYMBOL_GPL(sym)
 #include "exports_rkdapl_generated.h"
 
 /*
- * The Rust side declares these structures again (rust/rkdapl/evd.rs, abi/dto.rs) and checks
+ * The Rust side declares these structures again (rust/rkdapl/evd.rs, ia.rs, abi/*.rs) and checks
  * the same sizes, so that a field added on one side only fails the build.
  */
 static_assert(sizeof(struct rkdapl_event) == 128);
@@ -69,3 +69,5 @@ static_assert(offsetof(struct rkdapl_ep_attr, remote_addr) == 32);
 static_assert(sizeof(struct rkdapl_ep_attr) == 160);
 static_assert(offsetof(struct rkdapl_cr_param, local_port) == 128);
 static_assert(sizeof(struct rkdapl_cr_param) == 136);
+static_assert(sizeof(struct rkdapl_ia_attr) == 104);
+static_assert(sizeof(struct rkdapl_port_attr) == 32);

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! IA: interface adapter (DAT 2.0 section 6.1), an open RDMA device, and what rkdapl knows at
-//! module level: the devices its ib_client was given and the debugfs root.
+//! module level: the devices its ib_client was given, the IAs (whose registries of children
+//! device removal and consumer unload walk, see [`crate::removal`]) and the debugfs root.
 
 use crate::{
     debugfs::{self, IaInfo},
-    evd::{AsyncSlot, Event, EventType},
+    evd::{AsyncSlot, Evd, Event, EventType, MAX_EVD_QLEN, MAX_PRIVATE_DATA},
+    registry::Children,
 };
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::{
@@ -33,6 +35,8 @@ impl CmHandler for AddrProbe {
 struct Registry {
     /// Devices an IA can be opened on (ib_client add/remove).
     devices: KVec<ARef<Device>>,
+    /// Every IA from its open until it is closed and has no child left (see [`Ia::close`]).
+    ias: KVec<Arc<Ia>>,
     /// `/sys/kernel/debug/rkdapl`, from module init to module exit.
     debugfs: Option<Dir>,
     /// Consumer module names, one copy each, kept until module exit (see [`intern`]).
@@ -42,7 +46,7 @@ struct Registry {
 kernel::sync::global_lock! {
     // SAFETY: Initialized in `init`, first thing in module init.
     unsafe(uninit) static REGISTRY: Mutex<Registry> =
-        Registry { devices: KVec::new(), debugfs: None, owners: KVec::new() };
+        Registry { devices: KVec::new(), ias: KVec::new(), debugfs: None, owners: KVec::new() };
 }
 
 /// Numbers of IAs and EPs, for debugfs names, trace events and log lines.
@@ -61,17 +65,51 @@ pub(crate) fn init() {
     REGISTRY.lock().debugfs = Some(Dir::new(c"rkdapl"));
 }
 
-/// Module exit: the debugfs root goes once the last IA directory below it is gone; the owner
-/// names go unless objects were left behind (whose restrack entries still point at them).
+/// Module exit, before the ib_client's unregistration (whose device removal still walks the
+/// list of IAs): the debugfs root goes once the last IA directory below it is gone; the owner
+/// names go unless objects were left behind (whose restrack entries still point at them, and
+/// which may still be in use). IAs still listed then (a forced unload) stay, with the list.
 pub(crate) fn exit(objects_left: bool) {
     let mut reg = REGISTRY.lock();
     let root = reg.debugfs.take();
     let owners = core::mem::take(&mut reg.owners);
+    let listed = reg.ias.len();
     drop(reg);
     drop(root);
-    if objects_left {
+    if listed != 0 {
+        pr_warn!("{} IA(s) still listed at unload\n", listed);
+    }
+    if objects_left || listed != 0 {
         core::mem::forget(owners);
     }
+}
+
+/// Every IA not yet closed, or closed with children left. Process context; sleeps.
+///
+/// # Errors
+///
+/// `-ENOMEM`.
+pub(crate) fn all() -> Result<KVec<Arc<Ia>>> {
+    let reg = REGISTRY.lock();
+    let mut v = KVec::with_capacity(reg.ias.len(), GFP_KERNEL)?;
+    for ia in reg.ias.iter() {
+        v.push(ia.clone(), GFP_KERNEL)?;
+    }
+    Ok(v)
+}
+
+/// [`Children`]'s `delist`: the IA whose registry `c` is leaves the list of IAs (it was
+/// closed and its last child left); returns the list's reference, which the registry drops
+/// after its lock.
+fn delist(c: &Children) -> Option<Arc<dyn Send + Sync>> {
+    let mut reg = REGISTRY.lock();
+    let i = reg.ias.iter().position(|ia| core::ptr::eq(&*ia.children, c))?;
+    let ia = reg.ias.remove(i).ok()?;
+    if reg.ias.is_empty() {
+        // The list is in a static: give its memory back now.
+        reg.ias = KVec::new();
+    }
+    Some(ia)
 }
 
 /// The module-lifetime copy of the consumer name `owner`, as rdma restrack wants it: ib_core
@@ -104,7 +142,7 @@ pub(crate) fn device_added(dev: &Device) -> Result {
 }
 
 /// ib_client `remove`, first step: forget the device, so that no IA is opened on it any more
-/// (`abi::removal::device_removed` then revokes every object on it).
+/// ([`crate::removal::device_removed`] then revokes every object on it).
 pub(crate) fn forget_device(dev: &Device) {
     {
         let mut reg = REGISTRY.lock();
@@ -120,6 +158,95 @@ pub(crate) fn forget_device(dev: &Device) {
 /// The device of a live IA. Holding it keeps the IA live: device removal waits for the lock
 /// before it revokes anything (see [`Ia::live`]).
 pub(crate) type LiveDev<'a> = MutexGuard<'a, Option<ARef<Device>>>;
+
+/// Limits of an IA's device (`struct rkdapl_ia_attr`, DAT's `DAT_IA_ATTR`), read when the IA
+/// was opened.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct IaAttr {
+    /// The RDMA device's name, NUL-terminated (see [`IaAttr::name`]).
+    pub name: [u8; 64],
+    /// Largest region, in bytes.
+    pub max_mr_size: u64,
+    /// Work requests per queue, in entries.
+    pub max_dtos: u32,
+    /// SGEs per work request.
+    pub max_iov: u32,
+    /// RDMA READs a peer may have in flight against one EP.
+    pub max_rdma_read_in: u32,
+    /// RDMA READs one EP may have in flight.
+    pub max_rdma_read_out: u32,
+    /// Pages one RMR binding covers.
+    pub max_rmr_pages: u32,
+    /// Largest EVD, in entries.
+    pub max_evd_qlen: u32,
+    /// Bytes of private data ([`MAX_PRIVATE_DATA`]).
+    pub max_private_data: u32,
+    /// 0.
+    pub reserved: u32,
+}
+
+// The C side checks the same sizes (`exports.c`).
+const _: () = {
+    assert!(core::mem::size_of::<IaAttr>() == 104);
+    assert!(core::mem::size_of::<PortAttr>() == 32);
+};
+
+impl IaAttr {
+    /// The device's name (the bytes of `name` before its NUL).
+    pub fn name(&self) -> &[u8] {
+        let n = self.name.iter().position(|b| *b == 0).unwrap_or(self.name.len());
+        &self.name[..n]
+    }
+}
+
+/// The state of a port (`enum rkdapl_port_state`, IB spec 14.2.5.6, `enum ib_port_state`).
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PortState {
+    /// No link.
+    Down = 1,
+    /// Link up, not configured (InfiniBand: no SM yet).
+    Init = 2,
+    /// Configured, not yet active.
+    Armed = 3,
+    /// Connections can be made.
+    Active = 4,
+    /// Active, going down soon.
+    ActiveDefer = 5,
+}
+
+/// A port of an IA's device, now (`struct rkdapl_port_attr`, `struct ib_port_attr`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct PortAttr {
+    /// The port number queried (1-based).
+    pub port: u32,
+    /// Ports of the device.
+    pub port_count: u32,
+    /// The port's state, `enum rkdapl_port_state` (see [`PortAttr::port_state`]).
+    pub state: u32,
+    /// Physical state (IB spec 14.2.5.6: 5 is LinkUp, 3 Disabled).
+    pub phys_state: u32,
+    /// Path MTU in use, in bytes.
+    pub active_mtu: u32,
+    /// Largest path MTU the port supports, in bytes.
+    pub max_mtu: u32,
+    /// Largest message a DTO may move, in bytes.
+    pub max_msg_size: u32,
+    /// 1 InfiniBand, 2 Ethernet (RoCE, iWARP).
+    pub link_layer: u32,
+}
+
+impl PortAttr {
+    /// The port's state (`None` for a value IB does not define).
+    pub fn port_state(&self) -> Option<PortState> {
+        use PortState::*;
+        [Down, Init, Armed, Active, ActiveDefer]
+            .into_iter()
+            .find(|s| *s as u32 == self.state)
+    }
+}
 
 /// An open interface adapter.
 ///
@@ -148,6 +275,8 @@ pub(crate) struct Ia {
     _info: Pin<KBox<File<IaInfo>>>,
     /// Where the IA's asynchronous events go (`rkdapl_ia_set_async_evd`).
     pub(crate) async_slot: Arc<AsyncSlot>,
+    /// The objects made on the IA, from their creation to their free.
+    pub(crate) children: Arc<Children>,
 }
 
 impl Ia {
@@ -223,7 +352,8 @@ impl Ia {
         let attrs = dev.attrs();
         let dev_ptr = dev.as_raw() as usize;
         let async_slot = AsyncSlot::new()?;
-        Arc::pin_init(
+        let children = Children::new(delist)?;
+        let ia = Arc::pin_init(
             try_pin_init!(Ia {
                 live <- new_mutex!(Some(dev), "rkdapl_ia_live"),
                 removed: AtomicBool::new(false),
@@ -234,9 +364,23 @@ impl Ia {
                 dir,
                 _info: info,
                 async_slot,
+                children,
             }),
             GFP_KERNEL,
-        )
+        )?;
+        let mut reg = REGISTRY.lock();
+        // Not listed yet, a device removal cannot find it: check the device is still there.
+        if !reg.devices.iter().any(|d| d.as_raw() as usize == dev_ptr) {
+            return Err(ENODEV);
+        }
+        reg.ias.push(ia.clone(), GFP_KERNEL)?;
+        Ok(ia)
+    }
+
+    /// `rkdapl_ia_close`: the consumer lets go of the IA. Its children keep it (and the device)
+    /// until they are freed; then it leaves the list of IAs. Process context; sleeps.
+    pub(crate) fn close(&self) {
+        self.children.close();
     }
 
     /// The device's limits (kept after a removal).
@@ -244,17 +388,81 @@ impl Ia {
         self.attrs
     }
 
-    /// The state of port `port` of the IA's device now, and the device's port count.
-    /// Process context; may sleep.
+    /// The device's limits as DAT states them (`rkdapl_ia_query`). Any context.
+    ///
+    /// # Errors
+    ///
+    /// `-ENODEV` once the device was removed: the consumer should free its objects.
+    pub(crate) fn query(&self) -> Result<IaAttr> {
+        if self.is_removed() {
+            return Err(ENODEV);
+        }
+        let a = self.attrs;
+        let mut out = IaAttr {
+            name: [0; 64],
+            max_mr_size: a.max_mr_size,
+            max_dtos: a.max_qp_wr.min(4096),
+            max_iov: a.max_send_sge.min(a.max_sge_rd),
+            max_rdma_read_in: a.max_qp_rd_atom,
+            max_rdma_read_out: a.max_qp_init_rd_atom,
+            max_rmr_pages: a.max_fast_reg_page_list_len,
+            max_evd_qlen: MAX_EVD_QLEN,
+            max_private_data: MAX_PRIVATE_DATA as u32,
+            reserved: 0,
+        };
+        let n = self.dev_name.to_bytes();
+        let n = &n[..n.len().min(63)];
+        out.name[..n.len()].copy_from_slice(n);
+        Ok(out)
+    }
+
+    /// The state of port `port` of the IA's device now (`rkdapl_ia_query_port`). Process
+    /// context; may sleep.
     ///
     /// # Errors
     ///
     /// `-ENODEV` once the device was removed, `-EINVAL` for a port out of range, or the
     /// driver's error.
-    pub(crate) fn query_port(&self, port: u32) -> Result<(PortAttrs, u32)> {
+    pub(crate) fn query_port(&self, port: u32) -> Result<PortAttr> {
         let live = self.live()?;
         let dev = live.as_ref().ok_or(ENODEV)?;
-        Ok((dev.query_port(port)?, dev.phys_port_cnt()))
+        let a: PortAttrs = dev.query_port(port)?;
+        Ok(PortAttr {
+            port,
+            port_count: dev.phys_port_cnt(),
+            state: a.state,
+            phys_state: u32::from(a.phys_state),
+            active_mtu: a.active_mtu,
+            max_mtu: a.max_mtu,
+            max_msg_size: a.max_msg_sz,
+            link_layer: a.link_layer,
+        })
+    }
+
+    /// Makes `evd` (an EVD of this IA) the IA's async EVD, or with `None` unsets it
+    /// (`rkdapl_ia_set_async_evd`). Process context.
+    ///
+    /// # Errors
+    ///
+    /// `-EXDEV` for an EVD of another IA, `-EINVAL` for an EVD already freed.
+    pub(crate) fn set_async_evd(&self, evd: Option<Arc<Evd>>) -> Result {
+        if evd.as_ref().is_some_and(|e| !e.same_ia(&self.async_slot)) {
+            return Err(EXDEV);
+        }
+        drop(self.async_slot.set(evd)?);
+        Ok(())
+    }
+
+    /// Runs `make` with the IA's device while holding the IA live ([`Ia::live`]): a device
+    /// removal waits for it, and afterwards finds what it made. Process context; sleeps.
+    ///
+    /// # Errors
+    ///
+    /// `-ENODEV` once the device was removed, or `make`'s error.
+    pub(crate) fn with_device<T>(&self, make: impl FnOnce(&Device) -> Result<T>) -> Result<T> {
+        let live = self.live()?;
+        let dev = live.as_ref().ok_or(ENODEV)?;
+        make(dev)
     }
 
     /// Locks the IA live: while the guard is held the device stays registered and no object of
@@ -282,12 +490,18 @@ impl Ia {
         self.dev_ptr == dev.as_raw() as usize
     }
 
-    /// Device removal: no more objects or device resources for this IA; drops its device
-    /// reference. The IA's objects must be revoked afterwards. Process context; sleeps.
+    /// Device removal, consumer unload: no more objects or device resources for this IA
+    /// (calls in progress that hold it [`Ia::live`] have finished, later ones fail, and its
+    /// registry takes no new child with device resources); returns its device reference, to
+    /// drop once its objects were revoked. Process context; sleeps.
     pub(crate) fn revoke(&self) -> Option<ARef<Device>> {
-        let mut live = self.live.lock();
-        self.removed.store(true, Ordering::Release);
-        live.take()
+        let dev = {
+            let mut live = self.live.lock();
+            self.removed.store(true, Ordering::Release);
+            live.take()
+        };
+        self.children.kill();
+        dev
     }
 
     /// Reports the device's removal on the async EVD: `RKDAPL_ASYNC_IA_CATASTROPHIC`, status

@@ -10,9 +10,11 @@
 
 use crate::{
     cm::{CmCtx, CmTarget, EpCmId},
+    ep::{Ep, EpState},
     evd::{Evd, Event, EventType},
     ia::Ia,
-    trace,
+    abi::trace,
+    registry::{Child, Rank},
 };
 use kernel::{
     new_mutex,
@@ -21,8 +23,10 @@ use kernel::{
     sync::{Arc, Mutex},
 };
 
-/// How a PSP hands its CRs to the consumer: the C ABI makes each a handle (`abi::psp`). The
-/// value `publish` returns is the event's `cr` field and the argument of `retract`.
+/// How a PSP hands its CRs to the consumer: the C ABI makes each a handle (`abi::psp`), the
+/// Rust API keeps them with the EVD their events go to (`api::evd`). The value `publish`
+/// returns is the CR's token: the event's `cr` field and the argument of `retract`, `cr_done`,
+/// [`Cr::accept`] and [`Cr::reject`].
 pub(crate) trait CrPublisher: Send + Sync {
     /// Makes `cr` reachable by the consumer. Process context (rdma_cm's handler).
     ///
@@ -35,7 +39,11 @@ pub(crate) trait CrPublisher: Send + Sync {
     fn retract(&self, h: usize) -> Option<Arc<Cr>>;
 }
 
-/// A connection request waiting for accept or reject.
+/// A connection request waiting for accept or reject. Registered with its IA from its arrival
+/// until it is answered ([`Cr::accept`], [`Cr::reject`]) or its PSP goes ([`Psp::shutdown`]).
+///
+/// Its CM id's context keeps it alive until it is answered or revoked (which take the id and
+/// clear its handler); dropping it then lets go of the PSP.
 #[pin_data]
 pub(crate) struct Cr {
     pub(crate) psp: Arc<Psp>,
@@ -89,12 +97,82 @@ impl Cr {
     /// # Errors
     ///
     /// `-EINVAL` if it was taken already.
-    pub(crate) fn take_id(&self) -> Result<EpCmId> {
+    fn take_id(&self) -> Result<EpCmId> {
         self.id.lock().take().ok_or(EINVAL)
+    }
+
+    /// Whether `ep` may accept this CR, checked before the CR is consumed (so the consumer can
+    /// still accept it on another EP or reject it). Process context.
+    ///
+    /// # Errors
+    ///
+    /// `-EISCONN` unless the EP is UNCONNECTED, `-EXDEV` if the request arrived on another
+    /// device than the EP's.
+    pub(crate) fn can_accept(&self, ep: &Ep) -> Result {
+        if ep.state() != EpState::Unconnected {
+            return Err(EISCONN);
+        }
+        if !self.on_device(&ep.ia) {
+            return Err(EXDEV);
+        }
+        Ok(())
+    }
+
+    /// The consumer answered the CR published as `token`: it leaves its PSP's pending list and
+    /// its IA's registry, and its CM id is handed over.
+    fn answered(&self, token: usize) -> Result<EpCmId> {
+        self.psp.cr_done(token);
+        self.psp.ia.children.remove(self);
+        self.take_id()
+    }
+
+    /// `rkdapl_cr_accept` of the CR published as `token`, which the caller consumed (after
+    /// [`Cr::can_accept`]): `ep` takes over its CM id and accepts with `private_data`. May
+    /// sleep.
+    ///
+    /// # Errors
+    ///
+    /// `-EINVAL` if the CR was answered already, or [`Ep::accept`]'s errors.
+    pub(crate) fn accept(&self, token: usize, ep: &Arc<Ep>, private_data: &[u8]) -> Result {
+        let id = Arc::new(self.answered(token)?, GFP_KERNEL)?;
+        ep.accept(id, self.peer_rd, private_data)
+    }
+
+    /// `rkdapl_cr_reject` of the CR published as `token`, which the caller consumed: rejects
+    /// with `private_data` and destroys the CM id. May sleep.
+    ///
+    /// # Errors
+    ///
+    /// `-EINVAL` if the CR was answered already, or `rdma_reject`'s error.
+    pub(crate) fn reject(&self, token: usize, private_data: &[u8]) -> Result {
+        let id = self.answered(token)?;
+        let r = id.reject(private_data);
+        id.handler().set(None);
+        r
     }
 }
 
-/// A public service point.
+impl Child for Cr {
+    fn rank(&self) -> Rank {
+        Rank::Cr
+    }
+
+    fn revoke(&self) {
+        Cr::revoke(self)
+    }
+
+    /// After [`Child::revoke`]: the CR leaves the registry (its PSP's shutdown retracts its
+    /// publication).
+    fn release(&self) {
+        self.psp.ia.children.remove(self);
+    }
+}
+
+/// A public service point. Registered with its IA from [`Psp::new`] to [`Psp::free`].
+///
+/// Its listening CM id keeps it alive through the id's context until [`Psp::shutdown`]
+/// destroys the id (which waits for a running handler); dropping it then lets go of the EVD
+/// and the IA.
 #[pin_data]
 pub(crate) struct Psp {
     pub(crate) ia: Arc<Ia>,
@@ -105,7 +183,7 @@ pub(crate) struct Psp {
     #[pin]
     id: Mutex<Option<EpCmId>>,
     /// How the consumer is handed its CRs (the C ABI: handles).
-    crs: &'static dyn CrPublisher,
+    crs: Arc<dyn CrPublisher>,
     /// CR handles not yet accepted or rejected, rejected when the PSP is freed.
     #[pin]
     pending: Mutex<KVec<usize>>,
@@ -113,19 +191,19 @@ pub(crate) struct Psp {
 
 impl Psp {
     /// Listens on `port` of every local address, for connections to `ia`'s device, with
-    /// `backlog` requests pending at most; requests go to `evd`. The caller holds the IA live
-    /// ([`Ia::live`]) until the PSP is published. May sleep.
+    /// `backlog` requests pending at most; requests go to `evd`; registers the PSP with `ia`.
+    /// The caller holds the IA live ([`Ia::live`]). May sleep.
     ///
     /// # Errors
     ///
-    /// `-EINVAL` for port 0 or a zero backlog, `-EADDRINUSE` if the port is taken, or
-    /// rdma_cm's errors.
+    /// `-EINVAL` for port 0 or a zero backlog, `-EADDRINUSE` if the port is taken,
+    /// rdma_cm's errors, or the registry's (`-ENODEV` after device removal).
     pub(crate) fn new(
         ia: Arc<Ia>,
         port: u16,
         backlog: u32,
         evd: Arc<Evd>,
-        crs: &'static dyn CrPublisher,
+        crs: Arc<dyn CrPublisher>,
     ) -> Result<Arc<Psp>> {
         if port == 0 || backlog == 0 {
             return Err(EINVAL);
@@ -154,7 +232,18 @@ impl Psp {
             return Err(e);
         }
         *psp.id.lock() = Some(id);
+        if let Err(e) = psp.ia.children.add(psp.clone(), None) {
+            psp.shutdown();
+            return Err(e);
+        }
         Ok(psp)
+    }
+
+    /// `rkdapl_psp_free`: [`Psp::shutdown`], then the PSP leaves its IA's registry. Never
+    /// refused. Process context; sleeps.
+    pub(crate) fn free(&self) {
+        self.shutdown();
+        self.ia.children.remove(self);
     }
 
     /// A peer asks to connect (called in the listening id's handler).
@@ -187,7 +276,13 @@ impl Psp {
         if self.pending.lock().reserve(1, GFP_KERNEL).is_err() {
             return;
         }
+        // Registered before it is published: device removal and consumer unload find every
+        // CR the consumer can reach (and none once the device is gone).
+        if self.ia.children.add(cr.clone(), None).is_err() {
+            return;
+        }
         let Ok(handle) = self.crs.publish(cr.clone()) else {
+            self.ia.children.remove(&*cr);
             return;
         };
         *cr.id.lock() = Some(req.adopt(ctx));
@@ -202,7 +297,8 @@ impl Psp {
         self.pending.lock().retain(|h| *h != handle);
     }
 
-    /// Stops listening and rejects every CR not yet answered. Process context; sleeps.
+    /// Stops listening and rejects every CR not yet answered; they leave the registry. Device
+    /// removal; [`Psp::free`]. Process context; sleeps.
     pub(crate) fn shutdown(&self) {
         let id = self.id.lock().take();
         if let Some(id) = id {
@@ -212,10 +308,8 @@ impl Psp {
         let pending = core::mem::take(&mut *self.pending.lock());
         for h in pending {
             if let Some(cr) = self.crs.retract(h) {
-                if let Ok(id) = cr.take_id() {
-                    let _ = id.reject(&[]);
-                    id.handler().set(None);
-                }
+                cr.revoke();
+                self.ia.children.remove(&*cr);
             }
         }
     }
@@ -228,5 +322,19 @@ impl CmTarget for Psp {
 
     fn connect_request(self: Arc<Self>, req: ConnRequest<'_, CmCtx>, ev: &CmEvent<'_>) {
         self.on_connect_request(req, ev)
+    }
+}
+
+impl Child for Psp {
+    fn rank(&self) -> Rank {
+        Rank::Psp
+    }
+
+    fn revoke(&self) {
+        self.shutdown()
+    }
+
+    fn release(&self) {
+        self.free()
     }
 }

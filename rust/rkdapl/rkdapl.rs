@@ -19,11 +19,13 @@ mod dto;
 mod ep;
 mod evd;
 mod ia;
+mod iov;
 mod lmr;
 mod psp;
 mod pz;
+mod registry;
+mod removal;
 mod rmr;
-mod trace;
 
 module! {
     type: Rkdapl,
@@ -42,7 +44,7 @@ impl client::Client for DeviceTracker {
     }
 
     fn remove(dev: &Device) {
-        abi::removal::device_removed(dev)
+        removal::device_removed(dev)
     }
 }
 
@@ -52,7 +54,7 @@ struct Rkdapl {
     client: client::Registration<DeviceTracker>,
     _watch: abi::ConsumerWatch,
     /// Last: the handle table goes after the client is unregistered, whose device removal
-    /// still walks it to revoke what a consumer left open (fields drop in this order, after
+    /// still ends handles (a PSP's pending CRs; fields drop in this order, after
     /// `PinnedDrop::drop`).
     _handles: abi::handle::TableGuard,
 }

@@ -15,6 +15,7 @@ use crate::{
     ep::Ep,
     lmr::{Lmr, MEM_REMOTE_READ, MEM_REMOTE_WRITE},
     pz::{Grant, Pz},
+    registry::{Child, Rank},
 };
 use core::sync::atomic::Ordering;
 use kernel::{
@@ -46,22 +47,25 @@ struct RmrState {
     /// The FRWR MR; `None` once the device was removed.
     mr: Option<FrMr>,
     bound: Option<Binding>,
-    /// Set by [`Rmr::release`] (`rkdapl_rmr_free`): a bind racing the free is refused, so no
+    /// Set by [`Rmr::free`] (`rkdapl_rmr_free`): a bind racing the free is refused, so no
     /// grant is listed for an RMR nobody can unbind.
     released: bool,
 }
 
-/// A remote memory region.
+/// A remote memory region. Registered with its IA from [`Rmr::new`] to [`Rmr::free`].
+///
+/// Dropping it (fields in declaration order) ends a binding left (the LMR is no longer busy),
+/// deregisters the MR, then lets go of the PZ (the MR holds the PD too).
 #[pin_data]
 pub(crate) struct Rmr {
-    pub(crate) pz: Arc<Pz>,
     #[pin]
     st: Mutex<RmrState>,
+    pub(crate) pz: Arc<Pz>,
 }
 
 impl Rmr {
-    /// An unbound RMR in `pz`, able to grant up to the device's FRWR page list length. The
-    /// caller holds the IA live. May sleep.
+    /// An unbound RMR in `pz`, able to grant up to the device's FRWR page list length,
+    /// registered with its IA. The caller holds the IA live. May sleep.
     ///
     /// # Errors
     ///
@@ -69,10 +73,12 @@ impl Rmr {
     pub(crate) fn new(pz: Arc<Pz>) -> Result<Arc<Rmr>> {
         let pages = pz.ia.attrs().max_fast_reg_page_list_len.max(1);
         let mr = Some(FrMr::new(&pz.pd()?, pages)?);
-        Arc::pin_init(
+        let rmr = Arc::pin_init(
             pin_init!(Rmr { pz, st <- new_mutex!(RmrState { mr, bound: None, released: false }, "rkdapl_rmr") }),
             GFP_KERNEL,
-        )
+        )?;
+        rmr.pz.ia.children.add(rmr.clone(), None)?;
+        Ok(rmr)
     }
 
     /// Grants `privileges` (`RKDAPL_MEM_REMOTE_READ`/`WRITE`) on `[offset, offset + length)` of
@@ -113,12 +119,10 @@ impl Rmr {
         }
         // Live: no device removal (which revokes the LMR's region) until this returns.
         let _live = self.pz.ia.live()?;
-        // Not `try_access`: its RCU read section would cover `FrMr::map`, which allocates
-        // with GFP_KERNEL (caught by make check's debug kernel: "sleeping function called
-        // from invalid context").
-        // SAFETY: The IA is held live, so the region is not revoked (removal revokes regions
-        // only after taking the IA's live lock and finding it free) while it is borrowed here.
-        let region = unsafe { lmr.region.access() };
+        // A reference of our own, outside `try_access`'s RCU read section: `FrMr::map`
+        // allocates with GFP_KERNEL (caught by make check's debug kernel: "sleeping function
+        // called from invalid context").
+        let region = lmr.region.try_access().map(|r| (*r).clone()).ok_or(ENODEV)?;
         let mut st = self.st.lock();
         if st.released {
             return Err(EINVAL);
@@ -128,7 +132,7 @@ impl Rmr {
         }
         let st = &mut *st;
         let mr = st.mr.as_mut().ok_or(ENODEV)?;
-        mr.map(region, offset, length)
+        mr.map(&region, offset, length)
             .map_err(|e| if e == EINVAL { ERANGE } else { e })?;
         let (rkey, addr) = (mr.rkey(), mr.iova());
         // Listed before the bind is posted: a SEND with invalidate can only follow it.
@@ -162,10 +166,13 @@ impl Rmr {
     }
 
     /// `rkdapl_rmr_free`: the consumer lets go of the RMR; a peer's SEND with invalidate no
-    /// longer finds it, and binding it is refused. Process context (takes its mutex).
-    pub(crate) fn release(&self) {
+    /// longer finds it, binding it is refused, and it leaves its IA's registry. A bound grant
+    /// ends when the last reference goes (a bind or unbind in flight holds one). Never refused.
+    /// Process context; may sleep.
+    pub(crate) fn free(&self) {
         self.st.lock().released = true;
         drop(self.pz.remove_grant(self));
+        self.pz.ia.children.remove(self);
     }
 
     /// Device removal: drops the grant and deregisters the MR. Process context; sleeps.
@@ -189,5 +196,23 @@ impl Grant for Rmr {
         if st.bound.is_some() && st.mr.as_ref().map(|m| m.rkey()) == Some(rkey) {
             st.bound = None;
         }
+    }
+}
+
+impl Child for Rmr {
+    fn rank(&self) -> Rank {
+        Rank::Rmr
+    }
+
+    fn revoke(&self) {
+        Rmr::revoke(self)
+    }
+
+    fn release(&self) {
+        self.free()
+    }
+
+    fn parent(&self) -> Option<Arc<dyn Child>> {
+        Some(self.pz.clone())
     }
 }

@@ -7,17 +7,19 @@
 //! In module init, over the device that has `addr`, it listens on a PSP and connects to itself
 //! (a loopback pair through rdma_rxe), grants the server's LMR to the client through an RMR,
 //! and moves `size` bytes by RDMA WRITE, reads them back by RDMA READ, then SENDs a message;
-//! every byte is compared. insmod returns 0 when all of that worked, a negative errno
-//! otherwise. Everything is freed by `Drop`.
+//! then it posts a chain of two RDMA WRITEs, the second with immediate data, whose completions
+//! go to an upcall, and RDMA READs into an LMR over pages it allocated. Every byte is compared.
+//! insmod returns 0 when all of that worked, a negative errno otherwise. Everything is freed by
+//! `Drop`.
 
 use crate::module_parameters::{addr, port, size as size_param};
 use core::sync::atomic::{AtomicU32, Ordering};
+use kernel::page::{Page, PAGE_SIZE};
 use kernel::prelude::*;
 use kernel::sync::Arc;
-use kernel::rdma::cm::SockAddr;
 use rkdapl::api::{
-    Cr, Dto, DtoFlags, DtoOp, Ep, Event, EventKind, Evd, Ia, Lmr, Op, Psp, Pz, RemoteRegion, Rmr,
-    Segment, UpcallPolicy,
+    Cr, Dto, DtoOp, DtoStatus, Ep, Event, EventType, Evd, Ia, Lmr, Op, Psp, Pz, RemoteRegion,
+    Rmr, SockAddr, UpcallPolicy,
 };
 use rkdapl::api::{MEM_LOCAL_WRITE, MEM_REMOTE_READ, MEM_REMOTE_WRITE};
 
@@ -46,12 +48,16 @@ module! {
 const OWNER: &CStr = c"rkdapl_rust_sample";
 const TIMEOUT_MS: u32 = 30_000;
 
+/// Pages of the page LMR, and where in the first its region starts.
+const PAGES: usize = 4;
+const PAGE_OFFSET: usize = 100;
+
 /// Waits for the next event of `kind` on `evd` (others are an error).
-fn expect(evd: &Evd, kind: EventKind, what: &str) -> Result<Event> {
+fn expect(evd: &Evd, kind: EventType, what: &str) -> Result<Event> {
     let ev = evd.wait(TIMEOUT_MS).inspect_err(|e| {
         pr_err!("{}: no event: {:?}\n", what, e);
     })?;
-    if ev.kind() != Some(kind) || ev.status() != 0 {
+    if ev.kind() != kind || ev.status() != 0 {
         pr_err!(
             "{}: event {:?} status {}, expected event {:?}\n",
             what,
@@ -64,9 +70,13 @@ fn expect(evd: &Evd, kind: EventKind, what: &str) -> Result<Event> {
     Ok(ev)
 }
 
-/// Waits for the DTO completion `cookie` with operation `op` and `len` bytes.
-fn dto(evd: &Evd, cookie: u64, dto_op: DtoOp, len: u64, what: &str) -> Result<Event> {
-    let ev = expect(evd, EventKind::DtoCompletion, what)?;
+/// Waits for the DTO completion `cookie` of `ep` with operation `op` and `len` bytes.
+fn dto(evd: &Evd, ep: &Ep, cookie: u64, dto_op: DtoOp, len: u64, what: &str) -> Result<Event> {
+    let ev = expect(evd, EventType::DtoCompletion, what)?;
+    if ev.ep_id() != Some(ep.id()) {
+        pr_err!("{}: event of EP {:?}, not of EP {}\n", what, ev.ep_id(), ep.id());
+        return Err(EPROTO);
+    }
     if ev.cookie() != cookie || ev.op() != Some(dto_op) || ev.transferred_length() != len {
         pr_err!(
             "{}: cookie {} op {:?} length {}, expected {} {:?} {}\n",
@@ -87,8 +97,9 @@ fn pattern(i: usize) -> u8 {
     (i.wrapping_mul(31) ^ (i >> 8)) as u8
 }
 
-/// A chain of two RDMA WRITEs, the second with immediate data into a RECV of the server,
-/// with the client's completions taken by an upcall instead of its EVD's queue.
+/// A chain of two RDMA WRITEs of `data` reversed, the second with immediate data into a RECV
+/// of the server, with the client's completions taken by an upcall instead of its EVD's
+/// queue. Returns what it wrote.
 #[allow(clippy::too_many_arguments)]
 fn chain_imm_upcall(
     client: &Ep,
@@ -99,14 +110,18 @@ fn chain_imm_upcall(
     s_lmr: &Lmr,
     grant: &RemoteRegion,
     data: &[u8],
-) -> Result {
+) -> Result<KVec<u8>> {
     let half = (data.len() / 2) as u64;
-    server.post_recv(s_lmr, 0, 0, 6)?;
+    server.post_recv(&[s_lmr.segment(0, 0)], 6)?;
     let seen = Arc::new(AtomicU32::new(0), GFP_KERNEL)?;
     let counted = seen.clone();
+    let client_id = client.id();
     c_evd.set_upcall(UpcallPolicy::Many, move |ev: &Event| {
         // Called in the send CQ's completion work, once per DTO: count the good ones.
-        if ev.kind() == Some(EventKind::DtoCompletion) && ev.dto_status() == Some(rkdapl::api::DtoStatus::Success) {
+        if ev.kind() == EventType::DtoCompletion
+            && ev.dto_status() == Some(DtoStatus::Success)
+            && ev.ep_id() == Some(client_id)
+        {
             counted.fetch_add(1, Ordering::AcqRel);
         }
     })?;
@@ -117,24 +132,17 @@ fn chain_imm_upcall(
     }
     c_lmr.write(0, &rev)?;
     let c_lmr: &Lmr = c_lmr;
-    let second = RemoteRegion {
-        address: grant.address + half,
-        ..*grant
-    };
-    let (first_seg, second_seg) = (
-        [Segment { lmr: c_lmr, off: 0, len: half }],
-        [Segment { lmr: c_lmr, off: half, len: half }],
-    );
+    let (first_seg, second_seg) = ([c_lmr.segment(0, half)], [c_lmr.segment(half, half)]);
     let chain = [
-        Dto { op: Op::RdmaWrite(*grant), segs: &first_seg, cookie: 7, flags: DtoFlags::default() },
-        Dto { op: Op::RdmaWriteImm(second, 0xfeed), segs: &second_seg, cookie: 8, flags: DtoFlags::default() },
+        Dto::new(Op::RdmaWrite(*grant), &first_seg, 7),
+        Dto::new(Op::RdmaWriteImm(grant.at(half), 0xfeed), &second_seg, 8),
     ];
     client.post(&chain).map_err(|(e, n)| {
         pr_err!("chain: {:?} after {} posted\n", e, n);
         e
     })?;
-    let ev = dto(s_evd, 6, DtoOp::Recv, half, "RECV of the WRITE with immediate")?;
-    if ev.immediate() != Some(0xfeed) {
+    let ev = dto(s_evd, server, 6, DtoOp::Recv, half, "RECV of the WRITE with immediate")?;
+    if ev.immediate() != Some(0xfeed) || !ev.by_rdma_write_imm() {
         pr_err!("the RECV's immediate data is {:?}\n", ev.immediate());
         return Err(EPROTO);
     }
@@ -155,6 +163,48 @@ fn chain_imm_upcall(
         pr_err!("the server's memory differs from what the chain wrote\n");
         return Err(EIO);
     }
+    Ok(rev)
+}
+
+/// RDMA READs the granted `data` into an LMR over `PAGES` pages the sample allocates, from
+/// `PAGE_OFFSET` bytes into the first (the region crosses page boundaries), and compares; then
+/// writes a message across the first page boundary of that LMR and RDMA WRITEs it to the grant.
+fn page_lmr(
+    pz: &Pz,
+    client: &Ep,
+    c_evd: &Evd,
+    s_lmr: &Lmr,
+    grant: &RemoteRegion,
+    data: &[u8],
+) -> Result {
+    let len = (PAGES * PAGE_SIZE - PAGE_OFFSET).min(data.len());
+    let mut pages = KVec::with_capacity(PAGES, GFP_KERNEL)?;
+    for _ in 0..PAGES {
+        pages.push(Page::alloc_page(GFP_KERNEL)?, GFP_KERNEL)?;
+    }
+    let mut p_lmr = Lmr::from_pages(pz, pages, PAGE_OFFSET, len, MEM_LOCAL_WRITE)?;
+    let seg = [p_lmr.segment(0, len as u64)];
+    client.post(&[Dto::new(Op::RdmaRead(*grant), &seg, 9)]).map_err(|(e, _)| e)?;
+    dto(c_evd, client, 9, DtoOp::RdmaRead, len as u64, "RDMA READ into the page LMR")?;
+    let mut got = KVec::from_elem(0u8, len, GFP_KERNEL)?;
+    p_lmr.read(0, &mut got)?;
+    if got.as_slice() != data.get(..len).ok_or(EINVAL)? {
+        pr_err!("the bytes read into the page LMR differ\n");
+        return Err(EIO);
+    }
+    // 20 bytes, the first 8 in the first page.
+    const MSG: &[u8; 20] = b"across a page, Rust!";
+    let at = PAGE_SIZE - PAGE_OFFSET - 8;
+    p_lmr.write(at, MSG)?;
+    let seg = [p_lmr.segment(at as u64, MSG.len() as u64)];
+    client.post(&[Dto::new(Op::RdmaWrite(*grant), &seg, 10)]).map_err(|(e, _)| e)?;
+    dto(c_evd, client, 10, DtoOp::RdmaWrite, MSG.len() as u64, "RDMA WRITE from the page LMR")?;
+    let mut msg = [0u8; 20];
+    s_lmr.read(0, &mut msg)?;
+    if &msg != MSG {
+        pr_err!("the message written from the page LMR differs\n");
+        return Err(EIO);
+    }
     Ok(())
 }
 
@@ -162,34 +212,47 @@ fn run() -> Result {
     let size = size_param.value() as usize;
     let here = SockAddr::ipv4(addr.value(), port.value());
     let ia = Ia::open_addr(&here, OWNER)?;
+    if ia.query()?.max_private_data as usize != rkdapl::api::MAX_PRIVATE_DATA {
+        return Err(EPROTO);
+    }
     let pz = Pz::new(&ia)?;
     let (c_evd, s_evd, psp_evd) = (Evd::new(&ia, 64)?, Evd::new(&ia, 64)?, Evd::new(&ia, 8)?);
-    let mut c_lmr = Lmr::alloc(&pz, size + 64, MEM_LOCAL_WRITE)?;
+    let mut c_lmr = Lmr::alloc(&pz, size, MEM_LOCAL_WRITE)?;
     let s_lmr = Lmr::alloc(&pz, size, MEM_LOCAL_WRITE | MEM_REMOTE_READ | MEM_REMOTE_WRITE)?;
     let psp = Psp::new(&ia, port.value(), 4, &psp_evd)?;
 
     // Connect the client to the PSP; the server accepts on its own EP.
     let (client, server) = (Ep::new(&pz, &c_evd, &c_evd)?, Ep::new(&pz, &s_evd, &s_evd)?);
     client.connect(&here, TIMEOUT_MS, b"rust client")?;
-    let mut req = expect(&psp_evd, EventKind::ConnectionRequest, "connection request")?;
+    let mut req = expect(&psp_evd, EventType::ConnectionRequest, "connection request")?;
     // The IB CM pads private data to its fixed size: compare the start.
     if !req.private_data().starts_with(b"rust client") {
         pr_err!("connection request without the client's private data\n");
         return Err(EPROTO);
     }
     let cr: Cr = req.take_cr().ok_or(EPROTO)?;
-    cr.accept(&server, b"rust server")?;
-    let est = expect(&c_evd, EventKind::Established, "client ESTABLISHED")?;
+    let who = cr.query()?;
+    if who.local_port != port.value() {
+        pr_err!("connection request on port {}\n", who.local_port);
+        return Err(EPROTO);
+    }
+    cr.accept(&server, b"rust server").map_err(|(e, _)| e)?;
+    let est = expect(&c_evd, EventType::Established, "client ESTABLISHED")?;
     if !est.private_data().starts_with(b"rust server") {
         pr_err!("ESTABLISHED without the server's private data\n");
         return Err(EPROTO);
     }
-    expect(&s_evd, EventKind::Established, "server ESTABLISHED")?;
+    expect(&s_evd, EventType::Established, "server ESTABLISHED")?;
+    // The client's peer is the PSP it connected to.
+    if client.query().remote_addr.map(|a| a.port()) != Some(port.value()) {
+        pr_err!("the client's peer address has another port\n");
+        return Err(EPROTO);
+    }
 
     // The server grants its LMR; the client writes, then reads back.
     let rmr = Rmr::new(&pz)?;
     let grant = rmr.bind(&s_lmr, 0, size as u64, MEM_REMOTE_READ | MEM_REMOTE_WRITE, &server, 1)?;
-    let bind = expect(&s_evd, EventKind::RmrBindCompletion, "RMR bind")?;
+    let bind = expect(&s_evd, EventType::RmrBindCompletion, "RMR bind")?;
     if bind.op() != Some(DtoOp::RmrBind) {
         return Err(EPROTO);
     }
@@ -198,8 +261,9 @@ fn run() -> Result {
         data.push(pattern(i), GFP_KERNEL)?;
     }
     c_lmr.write(0, &data)?;
-    client.post_rdma_write(&c_lmr, 0, size as u64, &grant, 2)?;
-    dto(&c_evd, 2, DtoOp::RdmaWrite, size as u64, "RDMA WRITE")?;
+    let all = [c_lmr.segment(0, size as u64)];
+    client.post(&[Dto::new(Op::RdmaWrite(grant), &all, 2)]).map_err(|(e, _)| e)?;
+    dto(&c_evd, &client, 2, DtoOp::RdmaWrite, size as u64, "RDMA WRITE")?;
     let mut got = KVec::from_elem(0u8, size, GFP_KERNEL)?;
     s_lmr.read(0, &mut got)?;
     if got[..] != data[..] {
@@ -207,20 +271,25 @@ fn run() -> Result {
         return Err(EIO);
     }
     c_lmr.write(0, &KVec::from_elem(0u8, size, GFP_KERNEL)?)?;
-    client.post_rdma_read(&c_lmr, 0, size as u64, &grant, 3)?;
-    dto(&c_evd, 3, DtoOp::RdmaRead, size as u64, "RDMA READ")?;
+    let all = [c_lmr.segment(0, size as u64)];
+    client.post(&[Dto::new(Op::RdmaRead(grant), &all, 3)]).map_err(|(e, _)| e)?;
+    dto(&c_evd, &client, 3, DtoOp::RdmaRead, size as u64, "RDMA READ")?;
     c_lmr.read(0, &mut got)?;
     if got[..] != data[..] {
         pr_err!("the bytes read back differ\n");
         return Err(EIO);
     }
 
-    // A message: SEND from the client into a RECV of the server.
-    server.post_recv(&s_lmr, 0, 64, 4)?;
-    c_lmr.write(size, b"done, from Rust")?;
-    client.post_send(&c_lmr, size as u64, 15, 5)?;
-    dto(&c_evd, 5, DtoOp::Send, 15, "SEND")?;
-    dto(&s_evd, 4, DtoOp::Recv, 15, "RECV")?;
+    // A message: SEND from the client, out of a kmalloc'd buffer handed to an LMR, into a RECV
+    // of the server.
+    server.post_recv(&[s_lmr.segment(0, 64)], 4)?;
+    let mut buf = KVec::new();
+    buf.extend_from_slice(b"done, from Rust", GFP_KERNEL)?;
+    let m_lmr = Lmr::from_kvec(&pz, buf, 0)?;
+    let msg_seg = [m_lmr.segment(0, 15)];
+    client.post(&[Dto::new(Op::Send, &msg_seg, 5)]).map_err(|(e, _)| e)?;
+    dto(&c_evd, &client, 5, DtoOp::Send, 15, "SEND")?;
+    dto(&s_evd, &server, 4, DtoOp::Recv, 15, "RECV")?;
     let mut msg = [0u8; 15];
     s_lmr.read(0, &mut msg)?;
     if &msg != b"done, from Rust" {
@@ -228,13 +297,23 @@ fn run() -> Result {
         return Err(EIO);
     }
 
-    chain_imm_upcall(&client, &server, &c_evd, &s_evd, &mut c_lmr, &s_lmr, &grant, &data)?;
+    let (c, s) = (&client, &server);
+    let rev = chain_imm_upcall(c, s, &c_evd, &s_evd, &mut c_lmr, &s_lmr, &grant, &data)?;
+    page_lmr(&pz, &client, &c_evd, &s_lmr, &grant, &rev)?;
+
+    // The server revokes its grant.
+    rmr.unbind(&server, 11)?;
+    let unbind = expect(&s_evd, EventType::RmrBindCompletion, "RMR unbind")?;
+    if unbind.op() != Some(DtoOp::RmrUnbind) || unbind.cookie() != 11 {
+        return Err(EPROTO);
+    }
 
     client.disconnect()?;
-    expect(&c_evd, EventKind::Disconnected, "client DISCONNECTED")?;
+    expect(&c_evd, EventType::Disconnected, "client DISCONNECTED")?;
     pr_info!(
-        "moved {} bytes by RDMA WRITE and READ and a 15-byte SEND, then a chain of two WRITEs (the second with immediate data) completed through an upcall, through rkdapl's Rust API, ok\n",
-        size
+        "moved {} bytes by RDMA WRITE and READ and a 15-byte SEND, then a chain of two WRITEs (the second with immediate data) completed through an upcall, then an RDMA READ into and a WRITE from an LMR over {} pages, through rkdapl's Rust API, ok\n",
+        size,
+        PAGES
     );
     // Dropped in reverse order: EPs, RMR, PSP, LMRs, EVDs, PZ, IA.
     drop((client, server, rmr, psp));

@@ -9,21 +9,23 @@
 //! [`CmHandler`] that receives its events, and the QP created on it. Event handlers run in
 //! process context (rdma_cm's work queues), serialized per id, and may sleep.
 //!
-//! Teardown order, as ib_core expects of a ULP: disconnect, drain the QP, then drop the
-//! [`CmId`]; dropping destroys the CM id first (after which no handler runs) and the QP
-//! after it. A [`CmId`] must never be dropped from inside its own event handler: rdma_cm
+//! Teardown order, as ib_core expects of a ULP: disconnect, then drop the [`CmId`]; dropping
+//! drains the QP (every posted work request completes, flushed if need be), destroys the CM id
+//! (after which no handler runs), then the QP, then lets the QP's context pools and CQs go. A [`CmId`] must never be dropped from inside its own event handler: rdma_cm
 //! waits for the running handler and would deadlock.
 
 use super::{
     device::Device,
     pd::Pd,
+    cq::{Cq, PollContext},
     qp::{Qp, QpCap, QpInit},
+    wr::{AttachedPool, WrCompletion},
 };
 use crate::{
     bindings,
     error::{from_err_ptr, to_result},
     prelude::*,
-    sync::{Arc, ArcBorrow},
+    sync::{Arc, ArcBorrow, SetOnce},
     types::Opaque,
 };
 use core::{cell::Cell, ptr::NonNull};
@@ -392,25 +394,6 @@ impl CmIdRef {
         to_result(unsafe { bindings::rdma_listen(self.as_raw(), backlog) })
     }
 
-    /// Creates the id's RC QP in `pd` and returns the capacities the device granted, which
-    /// may exceed those asked for (`rdma_create_qp` writes them back: e.g. rxe grants as many
-    /// bytes of inline data as its work-queue entries hold SGEs). The QP is destroyed with the
-    /// id (after it). May sleep.
-    ///
-    /// # Errors
-    ///
-    /// `-EBUSY` if the id already has a QP, `-EINVAL` for capacities the device refuses, or
-    /// the driver's error.
-    pub fn create_qp(&self, pd: &Pd, init: &QpInit<'_>) -> Result<QpCap> {
-        if self.qp().is_some() {
-            return Err(EBUSY);
-        }
-        let mut attr = init.to_c();
-        // SAFETY: The id is live and bound to the PD's device; `attr` is valid for the call.
-        to_result(unsafe { bindings::rdma_create_qp(self.as_raw(), pd.as_raw(), &mut attr) })?;
-        Ok(QpCap::from_c(&attr.cap))
-    }
-
     /// Sends a connect request. Only from this id's own event handler (rdma_cm's handler
     /// lock must be held), typically on [`CmEventKind::RouteResolved`].
     ///
@@ -498,6 +481,17 @@ impl CmIdRef {
 pub struct CmId<T: CmHandler> {
     id: NonNull<bindings::rdma_cm_id>,
     handler: Arc<T>,
+    /// What the id's QP uses, from [`Self::create_qp`] until the QP is destroyed.
+    qp_parts: SetOnce<QpParts>,
+}
+
+/// The CQs and context pools of a CM id's QP, kept until the QP is drained and destroyed.
+///
+/// Drop order: the QP is destroyed first (in `CmId::drop`), then these go: the pools (no
+/// completion can reach them any more) and the CQs (no QP uses them any more).
+struct QpParts {
+    pools: [Arc<dyn AttachedPool>; 2],
+    _cqs: [Arc<Cq>; 2],
 }
 
 // SAFETY: See `CmIdRef`; the handler is `Send + Sync`.
@@ -529,12 +523,57 @@ impl<T: CmHandler> CmId<T> {
         Ok(CmId {
             id: NonNull::new(id).ok_or(ENOMEM)?,
             handler,
+            qp_parts: SetOnce::new(),
         })
     }
 
     /// The id's handler.
     pub fn handler(&self) -> &Arc<T> {
         &self.handler
+    }
+
+    /// Creates the id's RC QP in `pd` with `init`'s CQs and context pools, and returns the
+    /// capacities the device granted, which may exceed those asked for (`rdma_create_qp` writes
+    /// them back: e.g. rxe grants as many bytes of inline data as its work-queue entries hold
+    /// SGEs). The id keeps the CQs and pools; its `Drop` drains the QP, destroys the id and
+    /// then the QP, and only then lets them go. An id gets one QP: after a failure, use a new
+    /// id. May sleep.
+    ///
+    /// # Errors
+    ///
+    /// `-EBUSY` if the id already has (or had) a QP or a pool is attached to another QP,
+    /// `-EINVAL` for a [`PollContext::Direct`] CQ or capacities the device refuses, or the
+    /// driver's error.
+    pub fn create_qp<S: WrCompletion, R: WrCompletion>(&self, pd: &Pd, init: QpInit<S, R>) -> Result<QpCap> {
+        if init.send_cq.poll_context() == PollContext::Direct
+            || init.recv_cq.poll_context() == PollContext::Direct
+        {
+            return Err(EINVAL);
+        }
+        let mut attr = init.to_c();
+        let parts = QpParts {
+            pools: [init.send_pool, init.recv_pool],
+            _cqs: [init.send_cq, init.recv_cq],
+        };
+        if self.qp().is_some() || !self.qp_parts.populate(parts) {
+            return Err(EBUSY);
+        }
+        // SAFETY: The id is live and bound to the PD's device; `attr` is valid for the call.
+        to_result(unsafe { bindings::rdma_create_qp(self.as_raw(), pd.as_raw(), &mut attr) })?;
+        let Some(parts) = self.qp_parts.as_ref() else {
+            return Err(EBUSY);
+        };
+        let qp = self.qp().map_or(core::ptr::null_mut(), |q| q.as_raw());
+        let r = parts.pools[0].attach(qp).and_then(|()| {
+            parts.pools[1].attach(qp).inspect_err(|_| parts.pools[0].detach())
+        });
+        if let Err(e) = r {
+            // Nothing was posted: the QP goes at once.
+            // SAFETY: The id is live and has the QP just created.
+            unsafe { bindings::rdma_destroy_qp(self.as_raw()) };
+            return Err(e);
+        }
+        Ok(QpCap::from_c(&attr.cap))
     }
 
     unsafe extern "C" fn event_callback(
@@ -583,15 +622,28 @@ impl<T: CmHandler> core::ops::Deref for CmId<T> {
 impl<T: CmHandler> Drop for CmId<T> {
     fn drop(&mut self) {
         let id = self.id.as_ptr();
+        // SAFETY: `id` is live and owned by `self`.
+        let qp = unsafe { (*id).qp };
+        if !qp.is_null() {
+            // Every posted work request completes (flushed if need be) before the pools its
+            // contexts live in can go. Its CQs are not `Direct` (`create_qp`).
+            // SAFETY: `qp` is the id's live QP.
+            unsafe { bindings::ib_drain_qp(qp) };
+        }
         // SAFETY: `id` is live and owned by `self`. rdma_destroy_id waits for a running
         // handler and no handler runs after it; only then is the QP (if any) destroyed.
         unsafe {
-            let qp = (*id).qp;
             bindings::rdma_destroy_id(id);
             if !qp.is_null() {
                 bindings::ib_destroy_qp(qp);
             }
         }
+        if let Some(parts) = self.qp_parts.as_ref() {
+            for p in &parts.pools {
+                p.detach();
+            }
+        }
+        // `qp_parts` (the pools, then the CQs) goes after this.
     }
 }
 
@@ -622,6 +674,7 @@ impl<T: CmHandler> ConnRequest<'_, T> {
         CmId {
             id: unsafe { NonNull::new_unchecked(self.id) },
             handler,
+            qp_parts: SetOnce::new(),
         }
     }
 }

@@ -6,8 +6,8 @@
 //! implementation in [`drivers/infiniband/core/cq.c`](srctree/drivers/infiniband/core/cq.c).
 //!
 //! ib_core arms the CQ, polls it in the chosen [`PollContext`] and calls the `done` function
-//! of the [`Cqe`] each work request carried (`wc->wr_cqe`). Consumers embed a [`Cqe`] at the
-//! start of a `#[repr(C)]` per-request context and implement [`CqeDone`] for it.
+//! of the [`Cqe`] each work request carried (`wc->wr_cqe`). The entries live in the contexts
+//! of a [`super::wr::WrPool`], which hands each completion to its owner.
 
 use super::device::Device;
 use crate::{bindings, error::from_err_ptr, prelude::*, types::Opaque};
@@ -45,6 +45,7 @@ impl PollContext {
 /// `ptr` was returned by `__ib_alloc_cq` and is freed only in `drop`.
 pub struct Cq {
     ptr: NonNull<bindings::ib_cq>,
+    ctx: PollContext,
 }
 
 // SAFETY: CQ verbs may be called from any thread; ib_core serializes polling itself.
@@ -83,12 +84,18 @@ impl Cq {
         })?;
         Ok(Cq {
             ptr: NonNull::new(ptr).ok_or(ENOMEM)?,
+            ctx,
         })
     }
 
     /// The raw pointer, for calls into C.
     pub fn as_raw(&self) -> *mut bindings::ib_cq {
         self.ptr.as_ptr()
+    }
+
+    /// Where ib_core runs the CQ's completion callbacks.
+    pub fn poll_context(&self) -> PollContext {
+        self.ctx
     }
 
     /// Entries the CQ actually has (at least what was asked for).
@@ -114,21 +121,133 @@ impl Drop for Cq {
 }
 
 /// Completion status of a work request (`enum ib_wc_status`, IB spec 11.4.2.1).
-pub type WcStatus = bindings::ib_wc_status;
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum WcStatus {
+    /// The work request completed successfully.
+    Success = bindings::ib_wc_status_IB_WC_SUCCESS,
+    /// Local length error: a RECV buffer too small, or an SGE too long.
+    LocLenErr = bindings::ib_wc_status_IB_WC_LOC_LEN_ERR,
+    /// Local QP operation error.
+    LocQpOpErr = bindings::ib_wc_status_IB_WC_LOC_QP_OP_ERR,
+    /// Local EE context operation error.
+    LocEecOpErr = bindings::ib_wc_status_IB_WC_LOC_EEC_OP_ERR,
+    /// Local protection error: an SGE the lkey does not cover.
+    LocProtErr = bindings::ib_wc_status_IB_WC_LOC_PROT_ERR,
+    /// Flushed: the QP went to the error state before it ran.
+    WrFlushErr = bindings::ib_wc_status_IB_WC_WR_FLUSH_ERR,
+    /// Memory window bind error.
+    MwBindErr = bindings::ib_wc_status_IB_WC_MW_BIND_ERR,
+    /// Bad response from the responder.
+    BadRespErr = bindings::ib_wc_status_IB_WC_BAD_RESP_ERR,
+    /// Local access error.
+    LocAccessErr = bindings::ib_wc_status_IB_WC_LOC_ACCESS_ERR,
+    /// Remote invalid request.
+    RemInvReqErr = bindings::ib_wc_status_IB_WC_REM_INV_REQ_ERR,
+    /// Remote access error: the rkey or range was refused.
+    RemAccessErr = bindings::ib_wc_status_IB_WC_REM_ACCESS_ERR,
+    /// Remote operation error.
+    RemOpErr = bindings::ib_wc_status_IB_WC_REM_OP_ERR,
+    /// Transport retry counter exceeded.
+    RetryExcErr = bindings::ib_wc_status_IB_WC_RETRY_EXC_ERR,
+    /// Receiver-not-ready retry counter exceeded.
+    RnrRetryExcErr = bindings::ib_wc_status_IB_WC_RNR_RETRY_EXC_ERR,
+    /// Local RDD violation.
+    LocRddViolErr = bindings::ib_wc_status_IB_WC_LOC_RDD_VIOL_ERR,
+    /// Remote invalid RD request.
+    RemInvRdReqErr = bindings::ib_wc_status_IB_WC_REM_INV_RD_REQ_ERR,
+    /// Remote aborted.
+    RemAbortErr = bindings::ib_wc_status_IB_WC_REM_ABORT_ERR,
+    /// Invalid EE context number.
+    InvEecnErr = bindings::ib_wc_status_IB_WC_INV_EECN_ERR,
+    /// Invalid EE context state.
+    InvEecStateErr = bindings::ib_wc_status_IB_WC_INV_EEC_STATE_ERR,
+    /// Fatal error.
+    FatalErr = bindings::ib_wc_status_IB_WC_FATAL_ERR,
+    /// Response timeout.
+    RespTimeoutErr = bindings::ib_wc_status_IB_WC_RESP_TIMEOUT_ERR,
+    /// Other error.
+    GeneralErr = bindings::ib_wc_status_IB_WC_GENERAL_ERR,
+}
+
+impl WcStatus {
+    fn from_c(v: bindings::ib_wc_status) -> WcStatus {
+        match v {
+            bindings::ib_wc_status_IB_WC_SUCCESS => WcStatus::Success,
+            bindings::ib_wc_status_IB_WC_LOC_LEN_ERR => WcStatus::LocLenErr,
+            bindings::ib_wc_status_IB_WC_LOC_QP_OP_ERR => WcStatus::LocQpOpErr,
+            bindings::ib_wc_status_IB_WC_LOC_EEC_OP_ERR => WcStatus::LocEecOpErr,
+            bindings::ib_wc_status_IB_WC_LOC_PROT_ERR => WcStatus::LocProtErr,
+            bindings::ib_wc_status_IB_WC_WR_FLUSH_ERR => WcStatus::WrFlushErr,
+            bindings::ib_wc_status_IB_WC_MW_BIND_ERR => WcStatus::MwBindErr,
+            bindings::ib_wc_status_IB_WC_BAD_RESP_ERR => WcStatus::BadRespErr,
+            bindings::ib_wc_status_IB_WC_LOC_ACCESS_ERR => WcStatus::LocAccessErr,
+            bindings::ib_wc_status_IB_WC_REM_INV_REQ_ERR => WcStatus::RemInvReqErr,
+            bindings::ib_wc_status_IB_WC_REM_ACCESS_ERR => WcStatus::RemAccessErr,
+            bindings::ib_wc_status_IB_WC_REM_OP_ERR => WcStatus::RemOpErr,
+            bindings::ib_wc_status_IB_WC_RETRY_EXC_ERR => WcStatus::RetryExcErr,
+            bindings::ib_wc_status_IB_WC_RNR_RETRY_EXC_ERR => WcStatus::RnrRetryExcErr,
+            bindings::ib_wc_status_IB_WC_LOC_RDD_VIOL_ERR => WcStatus::LocRddViolErr,
+            bindings::ib_wc_status_IB_WC_REM_INV_RD_REQ_ERR => WcStatus::RemInvRdReqErr,
+            bindings::ib_wc_status_IB_WC_REM_ABORT_ERR => WcStatus::RemAbortErr,
+            bindings::ib_wc_status_IB_WC_INV_EECN_ERR => WcStatus::InvEecnErr,
+            bindings::ib_wc_status_IB_WC_INV_EEC_STATE_ERR => WcStatus::InvEecStateErr,
+            bindings::ib_wc_status_IB_WC_FATAL_ERR => WcStatus::FatalErr,
+            bindings::ib_wc_status_IB_WC_RESP_TIMEOUT_ERR => WcStatus::RespTimeoutErr,
+            _ => WcStatus::GeneralErr,
+        }
+    }
+}
+
+/// The operation a successful work completion reports (`enum ib_wc_opcode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WcOpcode {
+    /// A SEND completed.
+    Send,
+    /// An RDMA WRITE completed.
+    RdmaWrite,
+    /// An RDMA READ completed.
+    RdmaRead,
+    /// A LOCAL_INV completed.
+    LocalInv,
+    /// A REG_MR completed.
+    RegMr,
+    /// A RECV consumed by a SEND.
+    Recv,
+    /// A RECV consumed by an RDMA WRITE with immediate.
+    RecvRdmaWithImm,
+    /// Any other operation (atomics, memory windows, ...).
+    Other,
+}
 
 /// A work completion (`struct ib_wc`), as handed to a [`CqeDone`] callback.
 #[repr(transparent)]
 pub struct Wc(bindings::ib_wc);
 
 impl Wc {
-    /// `IB_WC_SUCCESS` (0) or the error status.
+    /// Borrows the completion ib_core passed to a `done` callback.
+    ///
+    /// # Safety
+    ///
+    /// `wc` points to a valid `ib_wc` for `'a`.
+    pub(crate) unsafe fn from_raw<'a>(wc: *const bindings::ib_wc) -> &'a Wc {
+        // SAFETY: `Wc` is transparent over `ib_wc`; validity is the caller's guarantee.
+        unsafe { &*wc.cast::<Wc>() }
+    }
+
+    /// The completion's status.
     pub fn status(&self) -> WcStatus {
-        self.0.status
+        WcStatus::from_c(self.0.status)
     }
 
     /// Whether the work request completed successfully.
     pub fn is_ok(&self) -> bool {
         self.0.status == bindings::ib_wc_status_IB_WC_SUCCESS
+    }
+
+    /// The raw `enum ib_wc_status` value, for log lines.
+    pub fn status_raw(&self) -> u32 {
+        self.0.status
     }
 
     /// Human-readable status, from `ib_wc_status_msg`.
@@ -137,9 +256,18 @@ impl Wc {
         unsafe { CStr::from_char_ptr(bindings::ib_wc_status_msg(self.0.status)) }
     }
 
-    /// The completed operation (`enum ib_wc_opcode`); only meaningful on success.
-    pub fn opcode(&self) -> bindings::ib_wc_opcode {
-        self.0.opcode
+    /// The completed operation; only meaningful on success.
+    pub fn opcode(&self) -> WcOpcode {
+        match self.0.opcode {
+            bindings::ib_wc_opcode_IB_WC_SEND => WcOpcode::Send,
+            bindings::ib_wc_opcode_IB_WC_RDMA_WRITE => WcOpcode::RdmaWrite,
+            bindings::ib_wc_opcode_IB_WC_RDMA_READ => WcOpcode::RdmaRead,
+            bindings::ib_wc_opcode_IB_WC_LOCAL_INV => WcOpcode::LocalInv,
+            bindings::ib_wc_opcode_IB_WC_REG_MR => WcOpcode::RegMr,
+            bindings::ib_wc_opcode_IB_WC_RECV => WcOpcode::Recv,
+            bindings::ib_wc_opcode_IB_WC_RECV_RDMA_WITH_IMM => WcOpcode::RecvRdmaWithImm,
+            _ => WcOpcode::Other,
+        }
     }
 
     /// Bytes received, for RECV completions.
@@ -174,10 +302,7 @@ impl Wc {
 }
 
 /// A completion entry (`struct ib_cqe`): what a work request points at instead of a `wr_id`.
-///
-/// # Invariants
-///
-/// `done` is the trampoline for the [`CqeDone`] type this `Cqe` is embedded in.
+/// The layer's [`super::wr::WrPool`] owns them.
 #[repr(transparent)]
 pub struct Cqe(Opaque<bindings::ib_cqe>);
 
@@ -187,40 +312,14 @@ unsafe impl Send for Cqe {}
 unsafe impl Sync for Cqe {}
 
 impl Cqe {
-    /// A `Cqe` that calls `T::done` when the work request carrying it completes.
-    /// Place it as the first field of a `#[repr(C)]` `T`.
-    pub fn new<T: CqeDone>() -> Cqe {
-        Cqe(Opaque::new(bindings::ib_cqe {
-            done: Some(Self::trampoline::<T>),
-        }))
+    /// A `Cqe` whose `done` is `f` (for [`super::wr::WrPool`], which embeds it in its
+    /// contexts).
+    pub(crate) fn from_fn(f: unsafe extern "C" fn(*mut bindings::ib_cq, *mut bindings::ib_wc)) -> Cqe {
+        Cqe(Opaque::new(bindings::ib_cqe { done: Some(f) }))
     }
 
     /// The raw pointer a work request stores in `wr_cqe`.
     pub fn as_raw(&self) -> *mut bindings::ib_cqe {
         self.0.get()
     }
-
-    unsafe extern "C" fn trampoline<T: CqeDone>(
-        _cq: *mut bindings::ib_cq,
-        wc: *mut bindings::ib_wc,
-    ) {
-        // SAFETY: ib_core passes a valid completion; `Wc` is transparent over `ib_wc`.
-        let wc = unsafe { &*wc.cast::<Wc>() };
-        // SAFETY: `wr_cqe` is the `Cqe` the request was posted with; by the contract of
-        // `CqeDone` it is the first field of a `T` that outlives this completion.
-        let this = unsafe { &*wc.0.__bindgen_anon_1.wr_cqe.cast::<T>() };
-        T::done(this, wc);
-    }
-}
-
-/// A per-request context whose [`Cqe`] receives the completion.
-///
-/// # Safety
-///
-/// Implementors are `#[repr(C)]` with a [`Cqe`] created by [`Cqe::new::<Self>`] as their first
-/// field, and every object whose `Cqe` is posted outlives the delivery of that completion
-/// (including flushed completions after an error or a drain).
-pub unsafe trait CqeDone: Sized {
-    /// Called once per completed work request, in the CQ's [`PollContext`].
-    fn done(this: &Self, wc: &Wc);
 }

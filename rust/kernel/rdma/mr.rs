@@ -24,7 +24,7 @@
 //! device reads data the CPU wrote, call [`DmaRegion::sync_for_device`]. On cache-coherent
 //! machines and for software devices (rxe) both are cheap.
 
-use super::{device::Device, pd::Pd, Access};
+use super::{device::Device, pd::Pd, wr::Sge, Access};
 use crate::{
     bindings,
     error::{from_err_ptr, to_result},
@@ -320,12 +320,12 @@ impl DmaRegion {
     /// # Errors
     ///
     /// `-ERANGE` if the range leaves the region, or the error of `f`.
-    pub fn for_each_sge(
-        &self,
+    pub fn for_each_sge<'a>(
+        &'a self,
         off: u64,
         len: u64,
         lkey: u32,
-        mut f: impl FnMut(bindings::ib_sge) -> Result,
+        mut f: impl FnMut(Sge<'a>) -> Result,
     ) -> Result<usize> {
         let end = off.checked_add(len).ok_or(ERANGE)?;
         if end > self.len as u64 {
@@ -341,11 +341,8 @@ impl DmaRegion {
             let s = self.segs.get(i).ok_or(ERANGE)?;
             let inner = pos - s.off;
             let take = (u64::from(s.len) - inner).min(end - pos);
-            f(bindings::ib_sge {
-                addr: s.dma + inner,
-                length: take as u32,
-                lkey,
-            })?;
+            // The SGE borrows `self`: the mapping outlives it.
+            f(Sge::new(s.dma + inner, take as u32, lkey))?;
             n += 1;
             pos += take;
             i += 1;
@@ -359,15 +356,37 @@ impl DmaRegion {
     /// # Errors
     ///
     /// `-ERANGE` if the range leaves the region, `-ENOMEM` if `out` cannot grow.
-    pub fn sges(
-        &self,
+    pub fn sges<'a>(
+        &'a self,
         off: u64,
         len: u64,
         lkey: u32,
-        out: &mut KVec<bindings::ib_sge>,
+        out: &mut KVec<Sge<'a>>,
         flags: crate::alloc::Flags,
     ) -> Result<usize> {
         self.for_each_sge(off, len, lkey, |sge| Ok(out.push(sge, flags)?))
+    }
+
+    /// The SGE of an inline work request ([`super::qp::SendFlags::INLINE`]) over
+    /// `[off, off + len)`: the kernel virtual address, which the driver reads during the post
+    /// call, with `lkey` (ignored for inline data). Any context.
+    ///
+    /// # Errors
+    ///
+    /// `-EINVAL` for a region without a kernel virtual address (made from pages or a
+    /// scatterlist), `-ERANGE` if the range leaves the region or `len` exceeds `u32::MAX`.
+    pub fn inline_sge(&self, off: u64, len: u64, lkey: u32) -> Result<Sge<'_>> {
+        if self.addr == 0 {
+            return Err(EINVAL);
+        }
+        let end = off.checked_add(len).ok_or(ERANGE)?;
+        if end > self.len as u64 {
+            return Err(ERANGE);
+        }
+        let len = u32::try_from(len).map_err(|_| ERANGE)?;
+        // The memory stays allocated while the region exists (`DmaRegion::new`'s contract),
+        // and the SGE borrows the region.
+        Ok(Sge::new((self.addr as u64).wrapping_add(off), len, lkey))
     }
 
     /// Whether [`Self::sync_for_cpu`] and [`Self::sync_for_device`] do anything for this
@@ -490,21 +509,41 @@ impl Drop for DmaRegion {
     }
 }
 
-/// A fast registration memory region (FRWR, `IB_MR_TYPE_MEM_REG`).
+/// The `ib_mr` of an [`FrMr`], shared with the context of a REG_MR work request in flight
+/// ([`super::wr::WrPool::post_reg_mr`]), so that it is deregistered only after both let go.
 ///
 /// # Invariants
 ///
 /// `ptr` was returned by `ib_alloc_mr` in `pd` and is deregistered only in `drop`.
-pub struct FrMr {
+pub struct MrRef {
     ptr: NonNull<bindings::ib_mr>,
-    max_pages: u32,
     _pd: Arc<Pd>,
 }
 
-// SAFETY: The MR's fields are only changed through `&mut self`; verbs are thread-safe.
-unsafe impl Send for FrMr {}
-// SAFETY: `&FrMr` only reads.
-unsafe impl Sync for FrMr {}
+// SAFETY: The MR's fields are only changed through `&mut FrMr` (its only mapper); verbs are
+// thread-safe.
+unsafe impl Send for MrRef {}
+// SAFETY: `&MrRef` only reads.
+unsafe impl Sync for MrRef {}
+
+impl Drop for MrRef {
+    fn drop(&mut self) {
+        // SAFETY: `ptr` is a live MR owned by `self`; no work request uses it any more: a
+        // REG_MR in flight holds a reference until its completion.
+        unsafe { bindings::ib_dereg_mr(self.ptr.as_ptr()) };
+    }
+}
+
+/// A fast registration memory region (FRWR, `IB_MR_TYPE_MEM_REG`).
+///
+/// # Invariants
+///
+/// `mr` is an MR of type `IB_MR_TYPE_MEM_REG` able to hold `max_pages` pages; only this
+/// `FrMr` changes it (through `&mut self`).
+pub struct FrMr {
+    mr: Arc<MrRef>,
+    max_pages: u32,
+}
 
 impl FrMr {
     /// Allocates an FRWR MR in `pd` able to hold `max_pages` pages (at most the device's
@@ -522,16 +561,24 @@ impl FrMr {
                 max_pages,
             )
         })?;
-        Ok(FrMr {
+        let mr = MrRef {
             ptr: NonNull::new(ptr).ok_or(ENOMEM)?,
-            max_pages,
             _pd: pd.clone(),
+        };
+        Ok(FrMr {
+            mr: Arc::new(mr, GFP_KERNEL)?,
+            max_pages,
         })
     }
 
     /// The raw pointer, for calls into C.
     pub fn as_raw(&self) -> *mut bindings::ib_mr {
-        self.ptr.as_ptr()
+        self.mr.ptr.as_ptr()
+    }
+
+    /// The shared `ib_mr`, for a REG_MR work request to hold.
+    pub(crate) fn shared(&self) -> &Arc<MrRef> {
+        &self.mr
     }
 
     /// The MR's current lkey.
@@ -627,13 +674,5 @@ impl FrMr {
         } else {
             access
         }
-    }
-}
-
-impl Drop for FrMr {
-    fn drop(&mut self) {
-        // SAFETY: `ptr` is a live MR owned by `self`; no work request uses it any more (the
-        // owner drained or invalidated it).
-        unsafe { bindings::ib_dereg_mr(self.as_raw()) };
     }
 }

@@ -4,17 +4,17 @@
 //!
 //! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h)
 //!
-//! A QP is created and destroyed through its CM id ([`super::cm::CmIdRef::create_qp`]), which
-//! keeps it attached to the connection. Posting is `unsafe`: ib_core copies the work request
-//! when it is posted, but the device reads the memory under its SGEs and calls the [`Cqe`]'s
-//! `done` function later, and Rust cannot see how long those must live.
+//! A QP is created and destroyed through its CM id ([`super::cm::CmId::create_qp`]), which
+//! keeps it attached to the connection, together with its CQs and the [`WrPool`]s whose
+//! contexts its work requests complete to. Work requests are posted through those pools
+//! ([`WrPool::post_send`]), which is safe: see [`super::wr`].
 
 use super::{
-    cq::{Cq, Cqe},
-    mr::FrMr,
-    Access,
+    cq::Cq,
+    wr::{Sge, WrCompletion, WrPool},
 };
-use crate::{bindings, error::to_result, prelude::*, types::Opaque};
+use crate::{bindings, prelude::*, sync::Arc, types::Opaque};
+use core::marker::PhantomData;
 
 /// Capacities asked for when a QP is created (`struct ib_qp_cap`), all in entries.
 #[derive(Clone, Copy, Debug, Default)]
@@ -34,12 +34,19 @@ pub struct QpCap {
     pub max_rdma_ctxs: u32,
 }
 
-/// What a QP is created with (`struct ib_qp_init_attr` for an RC QP).
-pub struct QpInit<'a> {
-    /// The CQ that receives SEND-queue completions.
-    pub send_cq: &'a Cq,
-    /// The CQ that receives RECV-queue completions.
-    pub recv_cq: &'a Cq,
+/// What a QP is created with (`struct ib_qp_init_attr` for an RC QP): its CQs and the
+/// [`WrPool`]s of its two queues, which the CM id owning the QP keeps until the QP is drained
+/// and destroyed (so the CQs outlive the QP and no completion reaches a freed context).
+pub struct QpInit<S: WrCompletion, R: WrCompletion> {
+    /// The CQ that receives SEND-queue completions (not [`super::cq::PollContext::Direct`]: the QP is
+    /// drained before it is destroyed).
+    pub send_cq: Arc<Cq>,
+    /// The CQ that receives RECV-queue completions (not [`super::cq::PollContext::Direct`]).
+    pub recv_cq: Arc<Cq>,
+    /// The contexts of SEND-queue work requests; attached to no other QP.
+    pub send_pool: Arc<WrPool<S>>,
+    /// The contexts of RECV work requests; attached to no other QP.
+    pub recv_pool: Arc<WrPool<R>>,
     /// Queue sizes.
     pub cap: QpCap,
 }
@@ -57,7 +64,7 @@ impl QpCap {
     }
 }
 
-impl QpInit<'_> {
+impl<S: WrCompletion, R: WrCompletion> QpInit<S, R> {
     pub(crate) fn to_c(&self) -> bindings::ib_qp_init_attr {
         let mut a = bindings::ib_qp_init_attr::default();
         a.send_cq = self.send_cq.as_raw();
@@ -102,6 +109,11 @@ impl SendFlags {
     /// No flags.
     pub const fn empty() -> Self {
         SendFlags(0)
+    }
+
+    /// The flags as ib_core's `send_flags`.
+    pub const fn bits(self) -> u32 {
+        self.0
     }
 
     /// Whether all of `other` is set.
@@ -157,18 +169,22 @@ pub enum SendOp {
     },
 }
 
-/// A SEND-queue work request for SEND, RDMA WRITE or RDMA READ (`struct ib_rdma_wr`).
-///
-/// It refers to its SGE array by pointer: the array must outlive the `post_send` call.
-#[repr(transparent)]
-pub struct SendWr(bindings::ib_rdma_wr);
+/// A SEND-queue work request for SEND, RDMA WRITE or RDMA READ (`struct ib_rdma_wr`) of a
+/// context of a [`WrPool`], over SGEs that borrow their memory for `'a`. Posted with
+/// [`WrPool::post_send`].
+pub struct SendWr<'a> {
+    pub(crate) wr: bindings::ib_rdma_wr,
+    pub(crate) ctx: u32,
+    pub(crate) last: bool,
+    _sges: PhantomData<&'a [Sge<'a>]>,
+}
 
-impl SendWr {
-    /// Builds a work request completing to `cqe`.
-    pub fn new(op: SendOp, cqe: &Cqe, sges: &[bindings::ib_sge], flags: SendFlags) -> SendWr {
+impl<'a> SendWr<'a> {
+    /// Builds a work request of context `ctx`: its `last` one (the one a signalled request
+    /// completes to; see [`super::wr::WrCompletion::done`]) or one before it.
+    pub fn new(op: SendOp, ctx: u32, last: bool, sges: &'a [Sge<'a>], flags: SendFlags) -> SendWr<'a> {
         let mut w = bindings::ib_rdma_wr::default();
-        w.wr.__bindgen_anon_1.wr_cqe = cqe.as_raw();
-        w.wr.sg_list = sges.as_ptr().cast_mut();
+        w.wr.sg_list = Sge::slice_as_raw(sges);
         w.wr.num_sge = sges.len() as i32;
         w.wr.send_flags = flags.0 as i32;
         w.wr.opcode = match op {
@@ -202,7 +218,12 @@ impl SendWr {
                 bindings::ib_wr_opcode_IB_WR_RDMA_READ
             }
         };
-        SendWr(w)
+        SendWr {
+            wr: w,
+            ctx,
+            last,
+            _sges: PhantomData,
+        }
     }
 }
 
@@ -241,111 +262,39 @@ impl Qp {
         unsafe { (*self.as_raw()).qp_num }
     }
 
-    /// Posts `wrs` to the SEND queue as one chain, in order. May be called from any context.
+    /// Posts `wrs` to the SEND queue as one chain, in order (for [`WrPool::post_send`]). Any
+    /// context.
     ///
     /// # Errors
     ///
-    /// The error and how many requests, from the start of `wrs`, were posted before it:
-    /// `-ENOMEM` if the SEND queue is full, `-EINVAL` for a request the QP cannot take (too
-    /// many SGEs, wrong state), or the driver's error.
+    /// The error and how many requests, from the start of `wrs`, were posted before it.
     ///
     /// # Safety
     ///
-    /// Every SGE of a request without [`SendFlags::INLINE`] names memory mapped for this QP's
-    /// device under a valid key and that stays mapped until the request's completion; every
-    /// SGE of an inline request names kernel virtual memory readable for its length during
-    /// this call (the driver copies it here). Every request's `Cqe` stays valid until its
-    /// completion (success, error or
-    /// flush) has been delivered.
-    pub unsafe fn post_send(&self, wrs: &mut [SendWr]) -> core::result::Result<(), (Error, usize)> {
+    /// Every request's `wr_cqe` is an entry that stays valid until the request's completion
+    /// (success, error or flush) has been delivered.
+    pub(crate) unsafe fn post_send_raw(&self, wrs: &mut [SendWr<'_>]) -> core::result::Result<(), (Error, usize)> {
         let n = wrs.len();
         if n == 0 {
             return Ok(());
         }
         for i in 0..n - 1 {
-            let next: *mut bindings::ib_send_wr = &mut wrs[i + 1].0.wr;
-            wrs[i].0.wr.next = next;
+            let next: *mut bindings::ib_send_wr = &mut wrs[i + 1].wr.wr;
+            wrs[i].wr.wr.next = next;
         }
-        wrs[n - 1].0.wr.next = core::ptr::null_mut();
+        wrs[n - 1].wr.wr.next = core::ptr::null_mut();
         let mut bad: *const bindings::ib_send_wr = core::ptr::null();
-        // SAFETY: The chain is well formed; the caller upholds the lifetime rules above.
-        let r = unsafe { bindings::ib_post_send(self.as_raw(), &wrs[0].0.wr, &mut bad) };
+        // SAFETY: The chain is well formed; the SGE arrays are borrowed for the call
+        // (`SendWr`'s lifetime); the caller guarantees the entries.
+        let r = unsafe { bindings::ib_post_send(self.as_raw(), &wrs[0].wr.wr, &mut bad) };
         if r == 0 {
             return Ok(());
         }
         let posted = wrs
             .iter()
-            .position(|w| core::ptr::eq(&w.0.wr, bad))
+            .position(|w| core::ptr::eq(&w.wr.wr, bad))
             .unwrap_or(0);
         Err((Error::from_errno(r), posted))
-    }
-
-    /// Posts one RECV whose buffer is `sges`. May be called from any context.
-    ///
-    /// # Errors
-    ///
-    /// `-ENOMEM` if the RECV queue is full, `-EINVAL`, or the driver's error.
-    ///
-    /// # Safety
-    ///
-    /// As for [`Qp::post_send`]: the SGEs' memory is mapped with local write access and stays
-    /// so, and `cqe` stays valid, until the completion has been delivered.
-    pub unsafe fn post_recv(&self, cqe: &Cqe, sges: &[bindings::ib_sge]) -> Result {
-        let mut wr = bindings::ib_recv_wr::default();
-        wr.__bindgen_anon_1.wr_cqe = cqe.as_raw();
-        wr.sg_list = sges.as_ptr().cast_mut();
-        wr.num_sge = sges.len() as i32;
-        // SAFETY: `wr` is well formed; the caller upholds the lifetime rules.
-        to_result(unsafe { bindings::ib_post_recv(self.as_raw(), &wr, core::ptr::null_mut()) })
-    }
-
-    /// Posts `IB_WR_REG_MR` for `mr` (as last mapped by [`FrMr::map`]) with `access`, making
-    /// its rkey valid for a peer once it completes. May be called from any context.
-    ///
-    /// # Errors
-    ///
-    /// As for [`Qp::post_send`].
-    ///
-    /// # Safety
-    ///
-    /// `mr` and `cqe` stay valid until the completion has been delivered, and the memory mapped
-    /// into `mr` stays mapped until the registration is invalidated.
-    pub unsafe fn post_reg_mr(
-        &self,
-        cqe: &Cqe,
-        mr: &FrMr,
-        access: Access,
-        flags: SendFlags,
-    ) -> Result {
-        let mut wr = bindings::ib_reg_wr::default();
-        wr.wr.__bindgen_anon_1.wr_cqe = cqe.as_raw();
-        wr.wr.opcode = bindings::ib_wr_opcode_IB_WR_REG_MR;
-        wr.wr.send_flags = flags.0 as i32;
-        wr.mr = mr.as_raw();
-        wr.key = mr.rkey();
-        wr.access = FrMr::reg_access(access).bits();
-        // SAFETY: `wr` is well formed; the caller upholds the lifetime rules.
-        to_result(unsafe { bindings::ib_post_send(self.as_raw(), &wr.wr, core::ptr::null_mut()) })
-    }
-
-    /// Posts `IB_WR_LOCAL_INV` for `rkey`, revoking that registration. May be called from any
-    /// context.
-    ///
-    /// # Errors
-    ///
-    /// As for [`Qp::post_send`].
-    ///
-    /// # Safety
-    ///
-    /// `cqe` stays valid until the completion has been delivered.
-    pub unsafe fn post_local_inv(&self, cqe: &Cqe, rkey: u32, flags: SendFlags) -> Result {
-        let mut wr = bindings::ib_send_wr::default();
-        wr.__bindgen_anon_1.wr_cqe = cqe.as_raw();
-        wr.opcode = bindings::ib_wr_opcode_IB_WR_LOCAL_INV;
-        wr.send_flags = flags.0 as i32;
-        wr.ex.invalidate_rkey = rkey;
-        // SAFETY: `wr` is well formed; the caller upholds the lifetime rules.
-        to_result(unsafe { bindings::ib_post_send(self.as_raw(), &wr, core::ptr::null_mut()) })
     }
 
     /// Moves the QP to the error state and waits until every posted work request has

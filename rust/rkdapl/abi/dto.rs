@@ -7,13 +7,10 @@ use super::handle::Handles;
 use crate::{
     dto::{DtoFlags, DtoOp, OneOrMore, Segment, SendDto},
     ep::Ep,
+    iov::MAX_CHAIN,
     lmr::Lmr,
-    pz::Pz,
 };
 use kernel::{error::from_result, prelude::*, sync::Arc};
-
-/// Largest IOV a DTO takes, in LMR triplets.
-const MAX_IOV: u32 = 256;
 
 /// `RKDAPL_COMPLETION_SUPPRESS`: no event for a send-queue DTO that succeeds.
 const COMPLETION_SUPPRESS: u32 = 1 << 0;
@@ -23,9 +20,6 @@ const COMPLETION_SOLICITED_WAIT: u32 = 1 << 1;
 const COMPLETION_BARRIER_FENCE: u32 = 1 << 2;
 const COMPLETION_FLAGS_ALL: u32 =
     COMPLETION_SUPPRESS | COMPLETION_SOLICITED_WAIT | COMPLETION_BARRIER_FENCE;
-
-/// Longest chain `rkdapl_post_chain` takes, in DTOs (an EP never has more outstanding).
-pub(crate) const MAX_CHAIN: u32 = 4096;
 
 /// `struct rkdapl_lmr_triplet`.
 #[repr(C)]
@@ -68,31 +62,27 @@ const _: () = {
     assert!(core::mem::offset_of!(Dto, cookie) == 56);
 };
 
-/// Turns a C IOV into segments of LMRs of `pz`.
+/// Turns a C IOV into segments of LMRs of `ep`'s PZ.
 ///
 /// # Errors
 ///
-/// `-EINVAL` for more than [`MAX_IOV`] triplets, a NULL `iov` with triplets or a bad LMR
-/// handle, `-EXDEV` for an LMR of another PZ, `-ERANGE` for a segment outside its LMR,
-/// `-ENOMEM`.
+/// `-EINVAL` for more than [`crate::iov::MAX_IOV`] triplets, a NULL `iov` with triplets or a
+/// bad LMR handle, or [`Ep::segments`]' errors.
 ///
 /// # Safety
 ///
 /// `iov` is NULL or valid for reads of `num` triplets (only when `num` is at most
-/// [`MAX_IOV`] is it read).
-unsafe fn segments(iov: *const LmrTriplet, num: u32, pz: &Arc<Pz>) -> Result<OneOrMore<Segment>> {
-    if num > MAX_IOV || (num > 0 && iov.is_null()) {
+/// [`crate::iov::MAX_IOV`] is it read).
+unsafe fn segments(ep: &Ep, iov: *const LmrTriplet, num: u32) -> Result<OneOrMore<Segment>> {
+    if num > 0 && iov.is_null() {
         return Err(EINVAL);
     }
-    let mut v = OneOrMore::Empty;
-    for i in 0..num as usize {
+    ep.segments(num as usize, |i| {
         // SAFETY: `iov` is not NULL (checked), so it points to `num` readable triplets (the
-        // caller's guarantee), and `i < num`.
+        // caller's guarantee); `segments` asks only for `i < num <= MAX_IOV`.
         let t = unsafe { iov.add(i).read() };
-        let lmr: Arc<Lmr> = Handles::get::<Lmr>(t.lmr)?;
-        v.push(Segment::new(lmr, t.offset, t.length, pz)?, GFP_ATOMIC)?;
-    }
-    Ok(v)
+        Ok((Handles::get::<Lmr>(t.lmr)?, t.offset, t.length))
+    })
 }
 
 impl Dto {
@@ -183,10 +173,12 @@ impl Dto {
 /// `d.iov` is NULL or valid for reads of `d.num_iov` triplets.
 unsafe fn post_one(ep: *mut c_void, d: Dto) -> Result<c_int> {
     Handles::with(ep, |e: &Arc<Ep>| {
-        // SAFETY: `d.iov` is NULL or `d.num_iov` readable triplets (the caller's guarantee).
-        let segs = unsafe { segments(d.iov, d.num_iov, &e.pz) }?;
-        let sd = d.to_send(segs.as_slice())?;
-        e.post_chain(core::slice::from_ref(&sd)).map_err(|(e, _)| e)
+        let segs = || {
+            // SAFETY: `d.iov` is NULL or `d.num_iov` readable triplets (the caller's
+            // guarantee).
+            unsafe { segments(e, d.iov, d.num_iov) }
+        };
+        e.post_one(segs, |s| d.to_send(s))
     })??;
     Ok(0)
 }
@@ -262,7 +254,7 @@ pub(crate) unsafe extern "C" fn rkdapl_post_recv(
         Handles::with(ep, |e: &Arc<Ep>| {
             // SAFETY: `iov` is NULL or `num_iov` readable triplets (this function's
             // `# Safety`).
-            let segs = unsafe { segments(iov, num_iov, &e.pz) }?;
+            let segs = unsafe { segments(e, iov, num_iov) }?;
             e.post_recv(segs.as_slice(), cookie)
         })??;
         Ok(0)
@@ -352,45 +344,26 @@ unsafe fn post_chain(ep: *mut c_void, dtos: *const Dto, n: u32, done: &mut usize
     if dtos.is_null() || n == 0 || n > MAX_CHAIN {
         return Err(EINVAL);
     }
+    // SAFETY: `dtos` is not NULL (checked), so it points to `n` readable DTOs (the caller's
+    // guarantee).
+    let ds = unsafe { core::slice::from_raw_parts(dtos, n as usize) };
     // Borrowed under RCU, like the single posts: a concurrent free of the EP or of an LMR (a
     // caller bug) then waits for this call, so no reference dropped here is the last one.
-    Handles::with(ep, |e: &Arc<Ep>| -> Result {
-        // SAFETY: `dtos` is not NULL (checked), so it points to `n` readable DTOs (the caller's
-        // guarantee).
-        let ds = unsafe { core::slice::from_raw_parts(dtos, n as usize) };
-        let mut bad = None;
-        let mut segv = KVec::with_capacity(ds.len(), GFP_ATOMIC)?;
-        for d in ds {
-            // SAFETY: `d.iov` is NULL or `d.num_iov` readable triplets (the caller's guarantee).
-            match unsafe { segments(d.iov, d.num_iov, &e.pz) } {
-                Ok(s) => segv.push(s, GFP_ATOMIC)?,
-                Err(err) => {
-                    bad = Some(err);
-                    break;
-                }
-            }
-        }
-        let mut sds = KVec::with_capacity(segv.len(), GFP_ATOMIC)?;
-        for (d, s) in ds.iter().zip(segv.iter()) {
-            match d.to_send(s.as_slice()) {
-                Ok(sd) => sds.push(sd, GFP_ATOMIC)?,
-                Err(err) => {
-                    bad = Some(err);
-                    break;
-                }
-            }
-        }
-        match e.post_chain(&sds) {
-            Ok(()) => {
-                *done = sds.len();
-                bad.map_or(Ok(()), Err)
-            }
-            Err((err, p)) => {
-                *done = p;
-                Err(err)
-            }
-        }
-    })?
+    let r = Handles::with(ep, |e: &Arc<Ep>| {
+        let segs = |i: usize| {
+            let d = ds.get(i).ok_or(EINVAL)?;
+            // SAFETY: `d.iov` is NULL or `d.num_iov` readable triplets (the caller's
+            // guarantee).
+            unsafe { segments(e, d.iov, d.num_iov) }
+        };
+        e.post_dtos(ds.len(), segs, |i, s| ds.get(i).ok_or(EINVAL)?.to_send(s))
+    })?;
+    r.map_err(|(err, p)| {
+        *done = p;
+        err
+    })?;
+    *done = ds.len();
+    Ok(())
 }
 
 /// See `rkdapl_post_chain` in `include/rkdapl.h`.
@@ -420,4 +393,137 @@ pub(crate) unsafe extern "C" fn rkdapl_post_chain(
         r?;
         Ok(0)
     })
+}
+
+#[kunit_tests(rkdapl_abi_dto)]
+mod tests {
+    use super::*;
+
+    const SEND_OPS: [DtoOp; 5] = [
+        DtoOp::Send,
+        DtoOp::RdmaWrite,
+        DtoOp::RdmaRead,
+        DtoOp::RdmaWriteImm,
+        DtoOp::SendInvalidate,
+    ];
+
+    /// A `struct rkdapl_dto` without segments.
+    fn dto(op: u32, flags: u32) -> Dto {
+        Dto {
+            op,
+            flags,
+            iov: core::ptr::null(),
+            num_iov: 0,
+            immediate: 0,
+            remote: RmrTriplet::default(),
+            invalidate_rkey: 0,
+            reserved: 0,
+            cookie: 0,
+        }
+    }
+
+    #[test]
+    fn completion_flags_convert_bit_by_bit() -> Result {
+        for bits in 0..8u32 {
+            let f = dto(DtoOp::Send as u32, bits).to_send(&[])?.flags;
+            assert_eq!(
+                (f.suppress, f.solicited, f.fence),
+                (bits & 1 != 0, bits & 2 != 0, bits & 4 != 0)
+            );
+        }
+        for bad in [1 << 3, 1 << 31, u32::MAX] {
+            assert_eq!(dto(DtoOp::Send as u32, bad).to_send(&[]).err(), Some(EINVAL));
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn only_send_queue_ops_are_taken() -> Result {
+        for op in SEND_OPS {
+            assert_eq!(dto(op as u32, 0).to_send(&[])?.op, op);
+        }
+        for bad in [0, DtoOp::Recv as u32, DtoOp::RmrBind as u32, DtoOp::RmrUnbind as u32, 9, u32::MAX] {
+            assert_eq!(dto(bad, 0).to_send(&[]).err(), Some(EINVAL));
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn reserved_must_be_zero() {
+        let d = Dto {
+            reserved: 1,
+            ..dto(DtoOp::Send as u32, 0)
+        };
+        assert_eq!(d.to_send(&[]).err(), Some(EINVAL));
+    }
+
+    #[test]
+    fn remote_side_for_rdma_operations_only() -> Result {
+        let remote = RmrTriplet {
+            address: 0x1000_0000_0000_0008,
+            rkey: 0xabcd_0123,
+            reserved: 0,
+            length: 0,
+        };
+        for op in SEND_OPS {
+            let d = Dto {
+                remote,
+                ..dto(op as u32, 0)
+            };
+            let want = match op {
+                DtoOp::Send | DtoOp::SendInvalidate => None,
+                _ => Some((remote.address, remote.rkey)),
+            };
+            assert_eq!(d.to_send(&[])?.remote, want);
+        }
+        // A nonzero remote length must be the IOV's total (here 0 bytes).
+        let d = Dto {
+            remote: RmrTriplet { length: 5, ..remote },
+            ..dto(DtoOp::RdmaWrite as u32, 0)
+        };
+        assert_eq!(d.to_send(&[]).err(), Some(EINVAL));
+        // A SEND ignores it.
+        let d = Dto {
+            remote: RmrTriplet { length: 5, ..remote },
+            ..dto(DtoOp::Send as u32, 0)
+        };
+        assert!(d.to_send(&[]).is_ok());
+        Ok(())
+    }
+
+    #[test]
+    fn cookie_immediate_and_rkey_pass_through() -> Result {
+        let d = Dto {
+            cookie: u64::MAX,
+            immediate: 0xdead_beef,
+            invalidate_rkey: 0x1234_5678,
+            ..dto(DtoOp::RdmaWriteImm as u32, 0)
+        };
+        let s = d.to_send(&[])?;
+        assert_eq!((s.cookie, s.imm, s.invalidate_rkey), (u64::MAX, 0xdead_beef, 0x1234_5678));
+        assert_eq!(s.segs.len(), 0);
+        Ok(())
+    }
+
+    #[test]
+    fn new_reads_the_remote_triplet_of_rdma_operations() -> Result {
+        let (iov, null) = (core::ptr::null(), core::ptr::null());
+        let remote = RmrTriplet {
+            address: 0x2000,
+            rkey: 7,
+            reserved: 0,
+            length: 0,
+        };
+        // SAFETY: `remote` is NULL (not read) for every call but the last, where it points to
+        // a live triplet; no IOV.
+        unsafe {
+            assert_eq!(Dto::new(DtoOp::RdmaRead, iov, 0, null, 1, 0).err(), Some(EINVAL));
+            assert_eq!(Dto::new(DtoOp::RdmaWrite, iov, 0, null, 1, 0).err(), Some(EINVAL));
+            let d = Dto::new(DtoOp::Send, iov, 0, null, 3, 2)?;
+            assert_eq!((d.op, d.flags, d.cookie, d.remote.address), (DtoOp::Send as u32, 2, 3, 0));
+            let d = Dto::new(DtoOp::RdmaWriteImm, iov, 0, &remote, 4, 0)?;
+            assert_eq!((d.remote.address, d.remote.rkey, d.immediate), (0x2000, 7, 0));
+        }
+        Ok(())
+    }
 }

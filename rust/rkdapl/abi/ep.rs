@@ -20,10 +20,8 @@ impl Object for Ep {
         self.set_handle(handle);
     }
 
-    /// Without a handle nobody could free the EP: end it here (its debugfs directory holds a
-    /// reference until `teardown`).
     fn unpublished(&self) {
-        self.teardown();
+        self.free();
     }
 }
 
@@ -81,9 +79,6 @@ pub(crate) unsafe extern "C" fn rkdapl_ep_connect(
         // SAFETY: A non-NULL `remote` points to a `sockaddr_in` or `sockaddr_in6`, as its
         // family says (this function's `# Safety`); `from_raw` refuses NULL and other families.
         let dst = unsafe { SockAddr::from_raw(remote) }?;
-        if timeout_ms == 0 {
-            return Err(EINVAL);
-        }
         // SAFETY: `pdata` is NULL or `pdata_len` readable bytes (this function's `# Safety`).
         let pdata = unsafe { private_data(pdata, pdata_len) }?;
         e.connect(&dst, timeout_ms, &pdata)?;
@@ -176,7 +171,7 @@ pub(crate) unsafe extern "C" fn rkdapl_ep_query(ep: *mut c_void, attr: *mut EpAt
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rkdapl_ep_free(ep: *mut c_void) -> c_int {
     from_result(|| {
-        Handles::remove::<Ep>(ep)?.teardown();
+        Handles::remove::<Ep>(ep)?.free();
         Ok(0)
     })
 }

@@ -18,6 +18,10 @@ impl Object for Evd {
     fn published(&self, handle: usize) {
         self.set_handle(handle);
     }
+
+    fn unpublished(&self) {
+        self.free();
+    }
 }
 
 /// See `rkdapl_evd_create` in `include/rkdapl.h`.
@@ -37,7 +41,7 @@ pub(crate) unsafe extern "C" fn rkdapl_evd_create(
             return Err(EINVAL);
         }
         let ia: Arc<Ia> = Handles::get::<Ia>(ia)?;
-        let e = Evd::new(qlen, ia.owner, ia.async_slot.clone())?;
+        let e = Evd::new(qlen, ia.async_slot.clone(), &ia.children)?;
         // SAFETY: `evd` is not NULL (checked), so it is writable (this function's `# Safety`).
         unsafe { publish(e, evd) }?;
         Ok(0)
@@ -99,7 +103,7 @@ pub(crate) unsafe extern "C" fn rkdapl_evd_wait(
 pub(crate) unsafe extern "C" fn rkdapl_evd_free(evd: *mut c_void) -> c_int {
     from_result(|| {
         // EPs may keep the EVD alive: its upcall, into the consumer, ends here.
-        Handles::remove::<Evd>(evd)?.close();
+        Handles::remove::<Evd>(evd)?.free();
         Ok(0)
     })
 }
@@ -147,12 +151,7 @@ pub(crate) unsafe extern "C" fn rkdapl_evd_modify_upcall(
     ctx: *mut c_void,
 ) -> c_int {
     from_result(|| {
-        let policy = match policy {
-            0 => UpcallPolicy::Disable,
-            1 => UpcallPolicy::SingleInstance,
-            2 => UpcallPolicy::Many,
-            _ => return Err(EINVAL),
-        };
+        let policy = UpcallPolicy::from_raw(policy).ok_or(EINVAL)?;
         let e: Arc<Evd> = Handles::get::<Evd>(evd)?;
         let f = match upcall {
             Some(f) => Some(Arc::new(CUpcall { f, ctx }, GFP_KERNEL)? as Arc<dyn UpcallFn>),

@@ -214,18 +214,20 @@ impl Handles {
     pub(crate) fn with<T: Handled, R>(handle: *const c_void, f: impl FnOnce(&Arc<T>) -> R) -> Result<R> {
         let index = index_of(handle as usize, T::KIND)?;
         let _rcu = rcu::read_lock();
-        let p = load(index).cast::<Slot<T>>();
+        let p = load(index);
         if p.is_null() {
             return Err(EINVAL);
         }
         // SAFETY: Entries are `Slot`s from `insert`, freed by `remove` only after an RCU
-        // grace period that follows their erasure; we are in an RCU read section.
-        let slot = unsafe { &*p };
-        if slot.handle.load(Ordering::Acquire) != handle as usize {
+        // grace period that follows their erasure; we are in an RCU read section. `Slot` is
+        // `repr(C)` with the handle first, which is read without knowing the slot's type.
+        let h = unsafe { (*p.cast::<AtomicUsize>()).load(Ordering::Acquire) };
+        if h != handle as usize {
             return Err(EINVAL);
         }
-        // The whole value matched, kind bits included, so the slot holds an `Arc<T>`: each
-        // kind belongs to one type (`Handled`).
+        // SAFETY: As above; the whole value matched, kind bits included, so the slot holds an
+        // `Arc<T>`: each kind belongs to one type (`Handled`).
+        let slot = unsafe { &*p.cast::<Slot<T>>() };
         Ok(f(&slot.obj))
     }
 
@@ -251,7 +253,8 @@ impl Handles {
         let p = unsafe {
             bindings::xa_lock(xa());
             let p = load(index).cast::<Slot<T>>();
-            let ours = !p.is_null() && (*p).handle.load(Ordering::Acquire) == handle as usize;
+            // The handle first, read without knowing the slot's type (`repr(C)`).
+            let ours = !p.is_null() && (*p.cast::<AtomicUsize>()).load(Ordering::Acquire) == handle as usize;
             if ours {
                 bindings::__xa_erase(xa(), index);
             }
@@ -325,5 +328,118 @@ pub(crate) struct TableGuard;
 impl Drop for TableGuard {
     fn drop(&mut self) {
         Handles::exit();
+    }
+}
+
+#[kunit_tests(rkdapl_handle)]
+mod tests {
+    use super::*;
+    use crate::{
+        ep::Ep,
+        evd::{AsyncSlot, Evd},
+    };
+
+    /// A real object of kind EVD: the only kind that needs no RDMA device. It belongs to no
+    /// IA, so a consumer's unload never collects it.
+    fn evd() -> Result<Arc<Evd>> {
+        Evd::unlisted(1, AsyncSlot::new()?)
+    }
+
+    #[test]
+    fn encode_places_index_generation_kind() {
+        // Kind codes: IA 1, PZ 2, LMR 3, RMR 4, EVD 5, EP 6, PSP 7, CR 8.
+        assert_eq!(encode(5, 3, Kind::Evd), 0x0000_0005_0000_0035);
+        assert_eq!(encode(1, 0, Kind::Ia), 0x0000_0001_0000_0001);
+        assert_eq!(encode(u32::MAX, GEN_MASK, Kind::Cr), 0xffff_ffff_ffff_fff8);
+        assert_eq!(encode(u32::MAX, 0, Kind::Ia) >> INDEX_SHIFT, 0xffff_ffff);
+    }
+
+    #[test]
+    fn generation_wraps_inside_its_bits() {
+        // 2^28 handles later the generation repeats; it never spills into the index.
+        assert_eq!(encode(7, 1 << GEN_BITS, Kind::Pz), encode(7, 0, Kind::Pz));
+        assert_eq!(encode(7, GEN_MASK + 2, Kind::Pz), encode(7, 1, Kind::Pz));
+        assert_eq!(index_of(encode(7, u32::MAX, Kind::Pz), Kind::Pz), Ok(7));
+        assert_eq!(encode(7, u32::MAX, Kind::Pz) & KIND_MASK, Kind::Pz.code());
+    }
+
+    #[test]
+    fn kind_codes_are_distinct_nonzero_and_round_trip() {
+        let mut seen = 0u32;
+        for k in Kind::ALL {
+            let c = k.code();
+            assert!((1..=KIND_MASK).contains(&c));
+            assert_eq!(seen & (1 << c), 0);
+            seen |= 1 << c;
+            assert_eq!(Kind::from_code(c), Some(k));
+        }
+        assert_eq!(seen, 0x1fe);
+        assert_eq!(Kind::from_code(0), None);
+        for c in 9..=KIND_MASK {
+            assert_eq!(Kind::from_code(c), None);
+        }
+        assert_eq!(Kind::from_code(usize::MAX), None);
+    }
+
+    #[test]
+    fn index_of_refuses_other_kinds_null_and_addresses() {
+        let h = encode(42, 9, Kind::Lmr);
+        assert_eq!(index_of(h, Kind::Lmr), Ok(42));
+        for k in Kind::ALL {
+            if k != Kind::Lmr {
+                assert_eq!(index_of(h, k), Err(EINVAL));
+            }
+            // NULL, and a kernel address (aligned: kind bits 0), are no handle of any kind.
+            assert_eq!(index_of(0, k), Err(EINVAL));
+            assert_eq!(index_of(0xffff_8880_0123_4560, k), Err(EINVAL));
+            // Kind bits 9..15 name no kind.
+            assert_eq!(index_of(encode(42, 9, Kind::Ia) | 0xf, k), Err(EINVAL));
+        }
+    }
+
+    #[test]
+    fn live_handle_is_found_until_freed() -> Result {
+        let e = evd()?;
+        let before = Handles::count();
+        let h = Handles::insert(e.clone())?;
+        let v = h as usize;
+        assert_eq!(v & KIND_MASK, Kind::Evd.code());
+        assert!(v >> INDEX_SHIFT >= 1);
+        assert_eq!(Handles::count(), before + 1);
+        assert!(Arc::ptr_eq(&Handles::get::<Evd>(h)?, &e));
+        assert_eq!(Handles::with(h, |x: &Arc<Evd>| Arc::ptr_eq(x, &e)), Ok(true));
+
+        // The same index and generation with another kind's bits, or another generation.
+        let as_ep = ((v & !KIND_MASK) | Kind::Ep.code()) as *const c_void;
+        assert_eq!(Handles::get::<Ep>(as_ep).err(), Some(EINVAL));
+        let stale = (v ^ (1 << KIND_BITS)) as *const c_void;
+        assert_eq!(Handles::get::<Evd>(stale).err(), Some(EINVAL));
+        assert_eq!(Handles::remove::<Evd>(stale).err(), Some(EINVAL));
+        assert_eq!(Handles::get::<Evd>(core::ptr::null()).err(), Some(EINVAL));
+        // Refused removals left it in place.
+        assert_eq!(Handles::count(), before + 1);
+
+        let back = Handles::remove::<Evd>(h)?;
+        assert!(Arc::ptr_eq(&back, &e));
+        assert_eq!(Handles::get::<Evd>(h).err(), Some(EINVAL));
+        assert_eq!(Handles::with(h, |_: &Arc<Evd>| ()), Err(EINVAL));
+        assert_eq!(Handles::remove::<Evd>(h).err(), Some(EINVAL));
+        assert_eq!(Handles::count(), before);
+        Ok(())
+    }
+
+    #[test]
+    fn reused_index_gets_a_new_generation() -> Result {
+        let (a, b) = (evd()?, evd()?);
+        let h1 = Handles::insert(a)? as usize;
+        drop(Handles::remove::<Evd>(h1 as *const c_void)?);
+        // The XArray hands out its lowest free index: the one just freed.
+        let h2 = Handles::insert(b.clone())? as usize;
+        assert_eq!(h2 >> INDEX_SHIFT, h1 >> INDEX_SHIFT);
+        assert!(h2 != h1);
+        assert_eq!(Handles::get::<Evd>(h1 as *const c_void).err(), Some(EINVAL));
+        assert!(Arc::ptr_eq(&Handles::get::<Evd>(h2 as *const c_void)?, &b));
+        assert!(Arc::ptr_eq(&Handles::remove::<Evd>(h2 as *const c_void)?, &b));
+        Ok(())
     }
 }

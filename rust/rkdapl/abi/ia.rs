@@ -6,38 +6,16 @@ use super::{
     handle::Handles,
     publish, put, Object,
 };
-use crate::{evd::Evd, ia::Ia};
+use crate::{
+    evd::Evd,
+    ia::{Ia, IaAttr, PortAttr},
+};
 use kernel::{bindings, error::from_result, prelude::*, rdma::cm::SockAddr, rdma::device::Device, sync::Arc};
 
 impl Object for Ia {
-}
-
-/// `struct rkdapl_ia_attr`.
-#[repr(C)]
-pub(crate) struct IaAttr {
-    name: [u8; 64],
-    max_mr_size: u64,
-    max_dtos: u32,
-    max_iov: u32,
-    max_rdma_read_in: u32,
-    max_rdma_read_out: u32,
-    max_rmr_pages: u32,
-    max_evd_qlen: u32,
-    max_private_data: u32,
-    reserved: u32,
-}
-
-/// `struct rkdapl_port_attr`.
-#[repr(C)]
-pub(crate) struct PortAttr {
-    port: u32,
-    port_count: u32,
-    state: u32,
-    phys_state: u32,
-    active_mtu: u32,
-    max_mtu: u32,
-    max_msg_size: u32,
-    link_layer: u32,
+    fn unpublished(&self) {
+        self.close();
+    }
 }
 
 /// The body of the `__rkdapl_ia_open*` calls: opens an IA for the module `owner` with `by`
@@ -164,18 +142,7 @@ pub(crate) unsafe extern "C" fn rkdapl_ia_query_port(
     attr: *mut PortAttr,
 ) -> c_int {
     from_result(|| {
-        let ia: Arc<Ia> = Handles::get::<Ia>(ia)?;
-        let (a, n) = ia.query_port(port)?;
-        let out = PortAttr {
-            port,
-            port_count: n,
-            state: a.state,
-            phys_state: u32::from(a.phys_state),
-            active_mtu: a.active_mtu,
-            max_mtu: a.max_mtu,
-            max_msg_size: a.max_msg_sz,
-            link_layer: a.link_layer,
-        };
+        let out = Handles::get::<Ia>(ia)?.query_port(port)?;
         // SAFETY: `attr` is NULL or writable (this function's `# Safety`).
         unsafe { put(attr, out) }?;
         Ok(0)
@@ -198,13 +165,9 @@ pub(crate) unsafe extern "C" fn rkdapl_ia_set_async_evd(
         let e = if evd.is_null() {
             None
         } else {
-            let e: Arc<Evd> = Handles::get::<Evd>(evd)?;
-            if !e.same_ia(&ia.async_slot) {
-                return Err(EXDEV);
-            }
-            Some(e)
+            Some(Handles::get::<Evd>(evd)?)
         };
-        drop(ia.async_slot.set(e)?);
+        ia.set_async_evd(e)?;
         Ok(0)
     })
 }
@@ -218,7 +181,7 @@ pub(crate) unsafe extern "C" fn rkdapl_ia_set_async_evd(
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rkdapl_ia_close(ia: *mut c_void) -> c_int {
     from_result(|| {
-        Handles::remove::<Ia>(ia)?;
+        Handles::remove::<Ia>(ia)?.close();
         Ok(0)
     })
 }
@@ -232,27 +195,7 @@ pub(crate) unsafe extern "C" fn rkdapl_ia_close(ia: *mut c_void) -> c_int {
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rkdapl_ia_query(ia: *mut c_void, attr: *mut IaAttr) -> c_int {
     from_result(|| {
-        let ia: Arc<Ia> = Handles::get::<Ia>(ia)?;
-        let a = ia.attrs();
-        let mut out = IaAttr {
-            name: [0; 64],
-            max_mr_size: a.max_mr_size,
-            max_dtos: a.max_qp_wr.min(4096),
-            max_iov: a.max_send_sge.min(a.max_sge_rd),
-            max_rdma_read_in: a.max_qp_rd_atom,
-            max_rdma_read_out: a.max_qp_init_rd_atom,
-            max_rmr_pages: a.max_fast_reg_page_list_len,
-            max_evd_qlen: crate::evd::MAX_EVD_QLEN,
-            max_private_data: crate::evd::MAX_PRIVATE_DATA as u32,
-            reserved: 0,
-        };
-        // A removed device's IA answers -ENODEV: the consumer should free its objects.
-        if ia.is_removed() {
-            return Err(ENODEV);
-        }
-        let n = ia.dev_name.to_bytes();
-        let n = &n[..n.len().min(63)];
-        out.name[..n.len()].copy_from_slice(n);
+        let out = Handles::get::<Ia>(ia)?.query()?;
         // SAFETY: `attr` is NULL or writable (this function's `# Safety`).
         unsafe { put(attr, out) }?;
         Ok(0)

@@ -17,10 +17,11 @@ use kernel::{
 };
 
 impl Object for Lmr {
+    /// A new LMR is not busy: its free is not refused.
+    fn unpublished(&self) {
+        let _ = self.free();
+    }
 }
-
-/// Largest `rkdapl_lmr_alloc`, in bytes.
-const MAX_LMR_ALLOC: u64 = 1 << 30;
 
 /// Makes an LMR of the PZ behind the handle `pz` with `make` (given the device, held live,
 /// and the PZ) and publishes it in `*lmr`.
@@ -157,17 +158,17 @@ pub(crate) unsafe extern "C" fn rkdapl_lmr_alloc(
     lmr: *mut *mut c_void,
 ) -> c_int {
     from_result(|| {
-        if addr.is_null() || length == 0 || length > MAX_LMR_ALLOC {
+        if addr.is_null() {
             return Err(EINVAL);
         }
+        // Checked before the PZ handle, as always.
+        Lmr::check_alloc(length)?;
         let mut at = 0usize;
         let make = |dev: &Device, pz| {
-            let buf = KVVec::from_elem(0u8, length as usize, GFP_KERNEL)?;
-            at = buf.as_ptr() as usize;
-            // SAFETY: The LMR owns `buf` and drops it only after the region (field order of
-            // `Lmr`); the vector's heap memory does not move when the vector does.
-            let region = unsafe { DmaRegion::new(dev, at, length as usize) }?;
-            Lmr::with_buffer(pz, region, privileges, Some(buf))
+            let cpu = Lmr::alloc(pz, dev, length, privileges)?;
+            at = cpu.lmr().cpu_addr.unwrap_or(0);
+            // The C caller reaches the memory through its address instead.
+            Ok(cpu.into_lmr())
         };
         // SAFETY: `lmr` is NULL or writable (this function's `# Safety`).
         unsafe { create(pz, lmr, make) }?;
@@ -186,11 +187,8 @@ pub(crate) unsafe extern "C" fn rkdapl_lmr_alloc(
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rkdapl_lmr_free(lmr: *mut c_void) -> c_int {
     from_result(|| {
-        let l: Arc<Lmr> = Handles::get::<Lmr>(lmr)?;
-        if l.busy() {
-            return Err(EBUSY);
-        }
-        drop(l);
+        // The handle stays when the LMR refuses (-EBUSY).
+        Handles::get::<Lmr>(lmr)?.free()?;
         Handles::remove::<Lmr>(lmr)?;
         Ok(0)
     })
@@ -208,7 +206,10 @@ pub(crate) unsafe extern "C" fn rkdapl_lmr_sync_rdma_read(
     offset: u64,
     length: u64,
 ) -> c_int {
-    from_result(|| sync(lmr, offset, length, true))
+    from_result(|| {
+        Handles::get::<Lmr>(lmr)?.sync_rdma_read(offset, length)?;
+        Ok(0)
+    })
 }
 
 /// See `rkdapl_lmr_sync_rdma_write` in `include/rkdapl.h`.
@@ -223,22 +224,8 @@ pub(crate) unsafe extern "C" fn rkdapl_lmr_sync_rdma_write(
     offset: u64,
     length: u64,
 ) -> c_int {
-    from_result(|| sync(lmr, offset, length, false))
-}
-
-/// Syncs `[offset, offset + length)` of the LMR behind the handle `lmr` for the device or for
-/// the CPU.
-fn sync(lmr: *mut c_void, offset: u64, length: u64, for_device: bool) -> Result<c_int> {
-    let l: Arc<Lmr> = Handles::get::<Lmr>(lmr)?;
-    let end = offset.checked_add(length).ok_or(ERANGE)?;
-    if end > l.len {
-        return Err(ERANGE);
-    }
-    let region = l.region.try_access().ok_or(ENODEV)?;
-    if for_device {
-        region.sync_for_device(offset, length);
-    } else {
-        region.sync_for_cpu(offset, length);
-    }
-    Ok(0)
+    from_result(|| {
+        Handles::get::<Lmr>(lmr)?.sync_rdma_write(offset, length)?;
+        Ok(0)
+    })
 }

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The C ABI of rkdapl: the `extern "C"` functions `include/rkdapl.h` declares, exported with
-//! `EXPORT_SYMBOL_GPL` by `exports.c`, one file per DAT object.
+//! `EXPORT_SYMBOL_GPL` by `exports.c`, one file per DAT object; and, the other way, the C of
+//! rkdapl's own that the provider calls ([`trace`]: its trace events and rate-limited log).
+//! `abi/` is where the module meets C; the provider's other files hold no `unsafe`.
 //!
 //! Each function is a thin shim: it validates what C hands it (NULL pointers, handles, lengths,
 //! flags), answers a bad argument with a negative errno (through
@@ -22,10 +24,11 @@ pub(crate) mod psp;
 pub(crate) mod pz;
 pub(crate) mod removal;
 pub(crate) mod rmr;
+pub(crate) mod trace;
 
 pub(crate) use consumer::ConsumerWatch;
 
-use crate::ia::Ia;
+use crate::{evd::MAX_PRIVATE_DATA, ia::Ia};
 use handle::Handles;
 use kernel::{prelude::*, rdma::device::Device, sync::Arc};
 
@@ -34,8 +37,9 @@ pub(crate) trait Object: handle::Handled {
     /// Called with the value of the object's new handle, before the create call returns.
     fn published(&self, _handle: usize) {}
 
-    /// Ends an object whose handle could not be published: nothing else could free it.
-    fn unpublished(&self) {}
+    /// Frees an object whose handle could not be published (its provider-level free: the
+    /// constructor registered it with its IA), since nothing else could.
+    fn unpublished(&self);
 }
 
 /// Stores `v` through the C out-pointer `out`.
@@ -81,8 +85,8 @@ unsafe fn publish<T: Object>(obj: Arc<T>, out: *mut *mut c_void) -> Result {
 }
 
 /// Makes an object on the device of `ia` with `make` and publishes it in `*out`, both while
-/// the IA is live: a device removal either sees the new object in the handle table or makes
-/// the call fail with `-ENODEV`.
+/// the IA is live: `make` registers the object with the IA, so a device removal either finds
+/// it there or makes the call fail with `-ENODEV`.
 ///
 /// # Errors
 ///
@@ -100,11 +104,11 @@ unsafe fn publish_live<T: Object>(
     if out.is_null() {
         return Err(EINVAL);
     }
-    let live = ia.live()?;
-    let dev = live.as_ref().ok_or(ENODEV)?;
-    let obj = make(dev)?;
-    // SAFETY: `out` is writable (the caller's guarantee).
-    unsafe { publish(obj, out) }
+    ia.with_device(|dev| {
+        let obj = make(dev)?;
+        // SAFETY: `out` is writable (the caller's guarantee).
+        unsafe { publish(obj, out) }
+    })
 }
 
 /// Copies `len` bytes of private data from C.
@@ -123,7 +127,7 @@ unsafe fn private_data(p: *const c_void, len: u32) -> Result<KVec<u8>> {
     if len == 0 {
         return Ok(v);
     }
-    if p.is_null() || len as usize > crate::evd::MAX_PRIVATE_DATA {
+    if p.is_null() || len as usize > MAX_PRIVATE_DATA {
         return Err(EINVAL);
     }
     // SAFETY: `p` is not NULL (checked), so it points to `len` readable bytes (the caller's
@@ -131,4 +135,40 @@ unsafe fn private_data(p: *const c_void, len: u32) -> Result<KVec<u8>> {
     let s = unsafe { core::slice::from_raw_parts(p.cast::<u8>(), len as usize) };
     v.extend_from_slice(s, GFP_KERNEL)?;
     Ok(v)
+}
+
+#[kunit_tests(rkdapl_abi)]
+mod tests {
+    use super::*;
+    use crate::evd::MAX_PRIVATE_DATA;
+
+    #[test]
+    fn put_refuses_null() {
+        let mut x = 0u32;
+        // SAFETY: NULL, then a live local.
+        unsafe {
+            assert_eq!(put(core::ptr::null_mut(), 5u32), Err(EINVAL));
+            assert_eq!(put(&mut x, 5), Ok(()));
+        }
+        assert_eq!(x, 5);
+    }
+
+    #[test]
+    fn private_data_length_and_null_checks() -> Result {
+        let src = [0x5au8; MAX_PRIVATE_DATA + 1];
+        let p = src.as_ptr().cast::<c_void>();
+        // SAFETY: `p` points to `MAX_PRIVATE_DATA + 1` readable bytes; NULL only with a
+        // length that is refused or 0.
+        unsafe {
+            assert_eq!(private_data(core::ptr::null(), 0)?.len(), 0);
+            assert_eq!(private_data(p, 0)?.len(), 0);
+            assert_eq!(private_data(core::ptr::null(), 1).err(), Some(EINVAL));
+            assert_eq!(private_data(p, MAX_PRIVATE_DATA as u32 + 1).err(), Some(EINVAL));
+            assert_eq!(private_data(p, u32::MAX).err(), Some(EINVAL));
+            let v = private_data(p, MAX_PRIVATE_DATA as u32)?;
+            assert_eq!(v.len(), 56);
+            assert_eq!(v[..], src[..56]);
+        }
+        Ok(())
+    }
 }

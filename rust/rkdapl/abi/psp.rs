@@ -7,7 +7,7 @@ use super::{
     private_data, publish_live, put, Object,
 };
 use crate::{
-    ep::{Ep, EpState},
+    ep::Ep,
     evd::Evd,
     ia::Ia,
     psp::{Cr, CrPublisher, Psp},
@@ -16,16 +16,13 @@ use kernel::{bindings, error::from_result, prelude::*, sync::Arc};
 
 impl Object for Psp {
 
-    /// Without a handle nobody could free the PSP: stop listening here.
     fn unpublished(&self) {
-        self.shutdown();
+        self.free();
     }
 }
 
 /// The C ABI hands CRs out as handles.
 struct CrHandles;
-
-static CR_HANDLES: CrHandles = CrHandles;
 
 impl CrPublisher for CrHandles {
     fn publish(&self, cr: Arc<Cr>) -> Result<usize> {
@@ -54,8 +51,9 @@ pub(crate) unsafe extern "C" fn rkdapl_psp_create(
     from_result(|| {
         let ia: Arc<Ia> = Handles::get::<Ia>(ia)?;
         let evd: Arc<Evd> = Handles::get::<Evd>(evd)?;
+        let crs: Arc<dyn CrPublisher> = Arc::new(CrHandles, GFP_KERNEL)?;
         // SAFETY: `psp` is NULL or writable (this function's `# Safety`).
-        unsafe { publish_live(&ia, psp, |_| Psp::new(ia.clone(), port, backlog, evd, &CR_HANDLES)) }?;
+        unsafe { publish_live(&ia, psp, |_| Psp::new(ia.clone(), port, backlog, evd, crs)) }?;
         Ok(0)
     })
 }
@@ -69,7 +67,7 @@ pub(crate) unsafe extern "C" fn rkdapl_psp_create(
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rkdapl_psp_free(psp: *mut c_void) -> c_int {
     from_result(|| {
-        Handles::remove::<Psp>(psp)?.shutdown();
+        Handles::remove::<Psp>(psp)?.free();
         Ok(0)
     })
 }
@@ -92,18 +90,11 @@ pub(crate) unsafe extern "C" fn rkdapl_cr_accept(
         // SAFETY: `pdata` is NULL or `pdata_len` readable bytes (this function's `# Safety`).
         let pdata = unsafe { private_data(pdata, pdata_len) }?;
         let c: Arc<Cr> = Handles::get::<Cr>(cr)?;
-        if e.state() != EpState::Unconnected {
-            return Err(EISCONN);
-        }
-        // Checked before the CR is consumed, so the consumer can still accept it on another
-        // EP or reject it.
-        if !c.on_device(&e.ia) {
-            return Err(EXDEV);
-        }
+        // Before the CR is consumed, so the consumer can still accept it on another EP or
+        // reject it.
+        c.can_accept(&e)?;
         Handles::remove::<Cr>(cr)?;
-        c.psp.cr_done(cr as usize);
-        let id = Arc::new(c.take_id()?, GFP_KERNEL)?;
-        e.accept(id, c.peer_rd, &pdata)?;
+        c.accept(cr as usize, &e, &pdata)?;
         Ok(0)
     })
 }
@@ -159,12 +150,7 @@ pub(crate) unsafe extern "C" fn rkdapl_cr_reject(
     from_result(|| {
         // SAFETY: `pdata` is NULL or `pdata_len` readable bytes (this function's `# Safety`).
         let pdata = unsafe { private_data(pdata, pdata_len) }?;
-        let c: Arc<Cr> = Handles::remove::<Cr>(cr)?;
-        c.psp.cr_done(cr as usize);
-        let id = c.take_id()?;
-        let r = id.reject(&pdata);
-        id.handler().set(None);
-        r?;
+        Handles::remove::<Cr>(cr)?.reject(cr as usize, &pdata)?;
         Ok(0)
     })
 }

@@ -10,6 +10,9 @@ use crate::{ia::Ia, pz::Pz};
 use kernel::{error::from_result, prelude::*, sync::Arc};
 
 impl Object for Pz {
+    fn unpublished(&self) {
+        self.free();
+    }
 }
 
 /// See `rkdapl_pz_create` in `include/rkdapl.h`.
@@ -37,7 +40,7 @@ pub(crate) unsafe extern "C" fn rkdapl_pz_create(ia: *mut c_void, pz: *mut *mut 
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rkdapl_pz_free(pz: *mut c_void) -> c_int {
     from_result(|| {
-        Handles::remove::<Pz>(pz)?;
+        Handles::remove::<Pz>(pz)?.free();
         Ok(0)
     })
 }

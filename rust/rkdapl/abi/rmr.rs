@@ -10,6 +10,9 @@ use crate::{ep::Ep, lmr::Lmr, pz::Pz, rmr::Rmr};
 use kernel::{error::from_result, prelude::*, sync::Arc};
 
 impl Object for Rmr {
+    fn unpublished(&self) {
+        self.free();
+    }
 }
 
 /// See `rkdapl_rmr_create` in `include/rkdapl.h`.
@@ -95,7 +98,7 @@ pub(crate) unsafe extern "C" fn rkdapl_rmr_unbind(
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rkdapl_rmr_free(rmr: *mut c_void) -> c_int {
     from_result(|| {
-        Handles::remove::<Rmr>(rmr)?.release();
+        Handles::remove::<Rmr>(rmr)?.free();
         Ok(0)
     })
 }

@@ -1,67 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Events as typed values, and upcalls as closures.
+//! Events as typed values. Their accessors run in any context.
 
-use super::{Cr, Evd, Handle};
+use super::{Cr, EventType};
 use crate::{
-    abi::handle::Handles,
-    dto::{EVENT_INVALIDATED, EVENT_WITH_IMM},
-    evd::{Event as RawEvent, UpcallFn, UpcallPolicy as RawPolicy},
+    dto::{self, EVENT_INVALIDATED, EVENT_RDMA_WRITE_IMM, EVENT_WITH_IMM},
+    evd::Event as RawEvent,
 };
-use core::ptr::NonNull;
-use kernel::{ffi::c_void, prelude::*, sync::Arc};
+use kernel::prelude::*;
 
-/// Event types (`enum rkdapl_event_type`, DAT's `DAT_EVENT_NUMBER`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum EventKind {
-    /// A DTO completed: [`Event::op`], [`Event::dto_status`], [`Event::cookie`].
-    DtoCompletion,
-    /// An RMR bind or unbind completed.
-    RmrBindCompletion,
-    /// A peer asks to connect: [`Event::take_cr`].
-    ConnectionRequest,
-    /// The connection is up.
-    Established,
-    /// The peer rejected the connection ([`Event::private_data`]: its reason).
-    PeerRejected,
-    /// The connection was refused by something other than the peer.
-    NonPeerRejected,
-    /// The peer's address or route could not be resolved ([`Event::status`]: the errno).
-    Unreachable,
-    /// Connecting timed out.
-    TimedOut,
-    /// The connection ended.
-    Disconnected,
-    /// The connection broke (device removal: status `-ENODEV`).
-    Broken,
-    /// Events were lost on a full EVD ([`Event::transferred_length`]: how many).
-    AsyncEvdOverflow,
-    /// The IA's device went away.
-    AsyncIaCatastrophic,
-}
-
-impl EventKind {
-    fn from_raw(k: u32) -> Option<EventKind> {
-        use EventKind::*;
-        Some(match k {
-            1 => DtoCompletion,
-            2 => RmrBindCompletion,
-            3 => ConnectionRequest,
-            4 => Established,
-            5 => PeerRejected,
-            6 => NonPeerRejected,
-            7 => Unreachable,
-            8 => TimedOut,
-            9 => Disconnected,
-            10 => Broken,
-            11 => AsyncEvdOverflow,
-            12 => AsyncIaCatastrophic,
-            _ => return None,
-        })
-    }
-}
-
-/// DTO operations (`enum rkdapl_dto_op`).
+/// DTO operations (`enum rkdapl_dto_op`), as DTO and RMR bind completions report them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DtoOp {
     /// SEND.
@@ -83,194 +31,194 @@ pub enum DtoOp {
 }
 
 impl DtoOp {
-    fn from_raw(op: u32) -> Option<DtoOp> {
-        use DtoOp::*;
-        Some(match op {
-            1 => Send,
-            2 => Recv,
-            3 => RdmaWrite,
-            4 => RdmaRead,
-            5 => RmrBind,
-            6 => RmrUnbind,
-            7 => RdmaWriteImm,
-            8 => SendInvalidate,
-            _ => return None,
-        })
+    /// The operation the provider's `op` is (the provider's list is the one with values).
+    fn from_provider(op: dto::DtoOp) -> DtoOp {
+        use dto::DtoOp as P;
+        match op {
+            P::Send => DtoOp::Send,
+            P::Recv => DtoOp::Recv,
+            P::RdmaWrite => DtoOp::RdmaWrite,
+            P::RdmaRead => DtoOp::RdmaRead,
+            P::RmrBind => DtoOp::RmrBind,
+            P::RmrUnbind => DtoOp::RmrUnbind,
+            P::RdmaWriteImm => DtoOp::RdmaWriteImm,
+            P::SendInvalidate => DtoOp::SendInvalidate,
+        }
     }
 }
 
-/// How a DTO completed (`enum rkdapl_dto_status`, DAT's `DAT_DTO_COMPLETION_STATUS`).
+/// How a DTO or RMR operation completed (`enum rkdapl_dto_status`, DAT's
+/// `DAT_DTO_COMPLETION_STATUS`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DtoStatus {
     /// It did what it was asked.
     Success,
-    /// The connection ended before it ran.
+    /// Not executed: the connection ended, or the EP was freed, first.
     Flushed,
-    /// A RECV too small for the message.
+    /// A received message did not fit the RECV.
     LocalLength,
-    /// A local QP error.
+    /// The local QP could not process the request.
     LocalEp,
-    /// A local protection error (the LMR, its lkey or its rights).
+    /// Local memory failed its key or privileges.
     LocalProtection,
-    /// An unexpected answer from the peer.
+    /// A malformed answer from the peer.
     BadResponse,
-    /// The peer refused the access (rkey, range or rights of its grant).
+    /// The peer refused the rkey, range or rights of its grant.
     RemoteAccess,
-    /// The peer failed to carry it out.
+    /// The peer failed the request (for example no RECV buffer fit).
     RemoteResponder,
-    /// The transport gave up (retries exhausted: a dead peer).
+    /// The transport gave up (retries exhausted: the peer is gone).
     Transport,
-    /// The peer had no RECV posted (RNR retries exhausted).
+    /// The peer had no RECV posted and the RNR retries ran out.
     ReceiverNotReady,
-    /// An RMR operation failed.
+    /// An RMR bind or unbind failed.
     RmrOperationFailed,
     /// Anything else.
     Generic,
 }
 
 impl DtoStatus {
+    /// The status of the C value `s` (the provider's values; unknown ones are `Generic`).
     fn from_raw(s: i32) -> DtoStatus {
-        use DtoStatus::*;
-        match s {
-            0 => Success,
-            1 => Flushed,
-            2 => LocalLength,
-            3 => LocalEp,
-            4 => LocalProtection,
-            5 => BadResponse,
-            6 => RemoteAccess,
-            7 => RemoteResponder,
-            8 => Transport,
-            9 => ReceiverNotReady,
-            10 => RmrOperationFailed,
-            _ => Generic,
-        }
+        use dto::DtoStatus as P;
+        const ALL: [(P, DtoStatus); 11] = [
+            (P::Success, DtoStatus::Success),
+            (P::Flushed, DtoStatus::Flushed),
+            (P::LocalLength, DtoStatus::LocalLength),
+            (P::LocalEp, DtoStatus::LocalEp),
+            (P::LocalProtection, DtoStatus::LocalProtection),
+            (P::BadResponse, DtoStatus::BadResponse),
+            (P::RemoteAccess, DtoStatus::RemoteAccess),
+            (P::RemoteResponder, DtoStatus::RemoteResponder),
+            (P::Transport, DtoStatus::Transport),
+            (P::ReceiverNotReady, DtoStatus::ReceiverNotReady),
+            (P::RmrOperationFailed, DtoStatus::RmrOperationFailed),
+        ];
+        ALL.iter()
+            .find(|(p, _)| *p as i32 == s)
+            .map_or(DtoStatus::Generic, |(_, d)| *d)
     }
 }
 
-/// One event taken from an [`Evd`] or handed to its upcall (`struct rkdapl_event`).
-pub struct Event(pub(super) RawEvent);
+/// One event taken from an [`super::Evd`] or handed to its upcall (`struct rkdapl_event`).
+///
+/// What its status means depends on its type, so it is read through typed accessors:
+/// [`Event::dto_status`] for DTO and RMR bind completions, [`Event::reject_reason`] for a
+/// peer's reject, [`Event::error`] for failed connections and asynchronous errors.
+pub struct Event {
+    pub(super) raw: RawEvent,
+    /// A connection request's CR, until taken.
+    pub(super) cr: Option<Cr>,
+}
 
 impl Event {
-    /// The event type (`None` only for a type this API does not know yet).
-    pub fn kind(&self) -> Option<EventKind> {
-        EventKind::from_raw(self.0.kind)
+    /// The event's type.
+    #[inline(never)]
+    pub fn kind(&self) -> EventType {
+        self.raw.kind
     }
 
-    /// The raw status: for DTO and RMR events the `enum rkdapl_dto_status` value (see
-    /// [`Event::dto_status`]); for connection events 0, a negative errno or the reject reason;
-    /// for overflows `-EOVERFLOW` and for an IA catastrophe `-ENODEV`.
+    /// The raw status, as C sees it (`struct rkdapl_event.status`): its meaning depends on the
+    /// type (see the typed accessors).
+    #[inline(never)]
     pub fn status(&self) -> i32 {
-        self.0.status
+        self.raw.status
     }
 
     /// How a DTO or RMR operation completed; `None` for other events.
+    #[inline(never)]
     pub fn dto_status(&self) -> Option<DtoStatus> {
         matches!(
-            self.kind(),
-            Some(EventKind::DtoCompletion | EventKind::RmrBindCompletion)
+            self.raw.kind,
+            EventType::DtoCompletion | EventType::RmrBindCompletion
         )
-        .then(|| DtoStatus::from_raw(self.0.status))
+        .then(|| DtoStatus::from_raw(self.raw.status))
     }
 
-    /// The DTO's cookie.
+    /// The IB CM reject reason of a [`EventType::PeerRejected`] event (28: rejected by the
+    /// consumer, 8: no listener on the port); `None` for other events.
+    #[inline(never)]
+    pub fn reject_reason(&self) -> Option<i32> {
+        (self.raw.kind == EventType::PeerRejected).then_some(self.raw.status)
+    }
+
+    /// The error of a connection event that reports one (non-peer reject, unreachable, timed
+    /// out, broken) or of an asynchronous event (`EOVERFLOW`, `ENODEV`); `None` for others.
+    #[inline(never)]
+    pub fn error(&self) -> Option<Error> {
+        let errno = matches!(
+            self.raw.kind,
+            EventType::NonPeerRejected
+                | EventType::Unreachable
+                | EventType::TimedOut
+                | EventType::Broken
+                | EventType::AsyncEvdOverflow
+                | EventType::AsyncIaCatastrophic
+        );
+        (errno && self.raw.status < 0).then(|| Error::from_errno(self.raw.status))
+    }
+
+    /// The number ([`super::Ep::id`]) of the EP a DTO, RMR or connection event is about.
+    #[inline(never)]
+    pub fn ep_id(&self) -> Option<u32> {
+        // An EP of this API has no C handle: its events carry its number.
+        u32::try_from(self.raw.ep).ok().filter(|id| *id != 0)
+    }
+
+    /// The DTO's, bind's or unbind's cookie.
+    #[inline(never)]
     pub fn cookie(&self) -> u64 {
-        self.0.cookie
+        self.raw.cookie
     }
 
-    /// Bytes moved by a successful DTO (a RECV: bytes received); for an overflow, events lost.
+    /// Bytes moved by a successful DTO (a RECV: bytes received; an RDMA WRITE with immediate
+    /// that consumed it: bytes written); for an overflow, events lost.
+    #[inline(never)]
     pub fn transferred_length(&self) -> u64 {
-        self.0.transferred_length
+        self.raw.transferred_length
     }
 
-    /// The DTO operation, for DTO and RMR events.
+    /// The operation of a DTO or RMR bind completion.
+    #[inline(never)]
     pub fn op(&self) -> Option<DtoOp> {
-        DtoOp::from_raw(self.0.op)
+        dto::DtoOp::ALL
+            .into_iter()
+            .find(|o| *o as u32 == self.raw.op)
+            .map(DtoOp::from_provider)
     }
 
-    /// A RECV's immediate data, if the peer sent some (SEND or RDMA WRITE with immediate).
+    /// A RECV's immediate data, if the peer sent some (RDMA WRITE with immediate).
+    #[inline(never)]
     pub fn immediate(&self) -> Option<u32> {
-        (self.0.flags & EVENT_WITH_IMM != 0).then_some(self.0.immediate)
+        (self.raw.flags & EVENT_WITH_IMM != 0).then_some(self.raw.immediate)
     }
 
-    /// The rkey a peer's SEND with invalidate ended, for the RECV it consumed.
+    /// Whether an RDMA WRITE with immediate consumed the RECV: its data went to the grant the
+    /// peer named, not to the RECV's buffer.
+    #[inline(never)]
+    pub fn by_rdma_write_imm(&self) -> bool {
+        self.raw.flags & EVENT_RDMA_WRITE_IMM != 0
+    }
+
+    /// The rkey a peer's SEND with invalidate ended, for the RECV it consumed (that RMR is
+    /// unbound by now).
+    #[inline(never)]
     pub fn invalidated_rkey(&self) -> Option<u32> {
-        (self.0.flags & EVENT_INVALIDATED != 0).then_some(self.0.invalidated_rkey)
+        (self.raw.flags & EVENT_INVALIDATED != 0).then_some(self.raw.invalidated_rkey)
     }
 
     /// The peer's private data of a connection request, accept or reject.
+    #[inline(never)]
     pub fn private_data(&self) -> &[u8] {
-        let n = (self.0.private_data_len as usize).min(self.0.private_data.len());
-        &self.0.private_data[..n]
+        let n = (self.raw.private_data_len as usize).min(self.raw.private_data.len());
+        &self.raw.private_data[..n]
     }
 
-    /// The connection request of a `ConnectionRequest` event, once.
+    /// The connection request of a [`EventType::ConnectionRequest`] event, once (`None` for
+    /// other events, after the first call, and in an upcall). Dropped with the event
+    /// otherwise, and so rejected.
+    #[inline(never)]
     pub fn take_cr(&mut self) -> Option<Cr> {
-        let p = core::mem::replace(&mut self.0.cr, 0);
-        NonNull::new(p as *mut c_void).map(|p| Cr(Some(Handle(p))))
-    }
-}
-
-/// How upcalls may overlap (`enum rkdapl_upcall_policy`, DAT's `DAT_UPCALL_POLICY`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum UpcallPolicy {
-    /// One call at a time.
-    SingleInstance,
-    /// Calls for different sources (EPs, PSPs) may run at once.
-    Many,
-}
-
-/// A closure as an EVD's upcall.
-struct Closure<F>(F);
-
-impl<F: Fn(&Event) + Send + Sync> UpcallFn for Closure<F> {
-    fn call(&self, ev: &RawEvent) {
-        (self.0)(&Event(*ev))
-    }
-}
-
-impl Evd {
-    /// Hands each new event to `f` instead of queueing it (`rkdapl_evd_modify_upcall`), in
-    /// process context (the CQs' completion work, rdma_cm's handlers), one call at a time or
-    /// several at once as `policy` says. As for C upcalls (`rkdapl_upcall_fn`), `f` must not
-    /// sleep: it may post DTOs and hand the rest to a work item. It sees each event by
-    /// reference, so a connection request's CR stays with the PSP (it cannot be answered
-    /// inside rdma_cm's handler). Replacing or clearing it waits for calls in progress, and
-    /// the replaced closure is dropped by that call. Process context; may sleep; not from the
-    /// upcall itself.
-    ///
-    /// # Errors
-    ///
-    /// `EINVAL` after the EVD was freed, `ENOMEM`.
-    pub fn set_upcall<F: Fn(&Event) + Send + Sync + 'static>(
-        &self,
-        policy: UpcallPolicy,
-        f: F,
-    ) -> Result {
-        let f: Arc<dyn UpcallFn> = Arc::new(Closure(f), GFP_KERNEL)?;
-        let policy = match policy {
-            UpcallPolicy::SingleInstance => RawPolicy::SingleInstance,
-            UpcallPolicy::Many => RawPolicy::Many,
-        };
-        self.modify_upcall(policy, Some(f))
-    }
-
-    /// The part of [`Evd::set_upcall`] that is not generic: compiled into rkdapl (a consumer
-    /// compiles the generic part, and reaches only rkdapl's exported `api` symbols).
-    #[inline(never)]
-    fn modify_upcall(&self, policy: RawPolicy, f: Option<Arc<dyn UpcallFn>>) -> Result {
-        let evd: Arc<crate::evd::Evd> = Handles::get(self.0.raw())?;
-        evd.modify_upcall(policy, f)
-    }
-
-    /// Queues events again; waits for upcalls in progress. Process context; may sleep; not
-    /// from the upcall itself.
-    ///
-    /// # Errors
-    ///
-    /// `EINVAL` after the EVD was freed.
-    #[inline(never)]
-    pub fn clear_upcall(&self) -> Result {
-        self.modify_upcall(RawPolicy::Disable, None)
+        self.cr.take()
     }
 }

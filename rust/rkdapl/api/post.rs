@@ -1,52 +1,56 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Send-queue DTOs of every kind, alone or chained, on the provider directly.
+//! DTOs of every kind, alone or chained.
 
 use super::{Ep, Lmr, RemoteRegion};
 use crate::{
-    abi::handle::Handles,
-    dto::{self, DtoFlags as RawFlags, OneOrMore, SendDto},
+    dto::{self, DtoFlags as RawFlags, SendDto},
+    lmr,
 };
 use kernel::{prelude::*, sync::Arc};
 
-/// One local segment of a DTO: `len` bytes at `off` of `lmr` (an LMR triplet).
+/// One local segment of a DTO: `len` bytes at `off` of `lmr` (`struct rkdapl_lmr_triplet`,
+/// DAT's `DAT_LMR_TRIPLET`).
 #[derive(Clone, Copy)]
 pub struct Segment<'a> {
     /// The LMR, in the EP's PZ.
     pub lmr: &'a Lmr,
     /// Byte offset into it.
     pub off: u64,
-    /// Bytes.
+    /// Bytes; may be 0.
     pub len: u64,
 }
 
-/// What a send-queue DTO does.
+/// What a send-queue DTO does (`enum rkdapl_dto_op`).
 #[derive(Clone, Copy)]
 pub enum Op {
     /// SEND into the peer's next RECV.
     Send,
-    /// SEND that also ends the peer's grant with this rkey (IB SEND with invalidate).
+    /// SEND that also ends the peer's grant with this rkey (IB SEND with invalidate): the
+    /// peer's RECV reports it, and its RMR is unbound.
     SendInvalidate {
         /// The peer's rkey to invalidate.
         rkey: u32,
     },
     /// RDMA WRITE to the start of the remote region.
     RdmaWrite(RemoteRegion),
-    /// RDMA WRITE to the remote region that also consumes a RECV of the peer, which gets the
-    /// immediate data.
+    /// RDMA WRITE to the start of the remote region that also consumes a RECV of the peer,
+    /// which gets the immediate data (host order).
     RdmaWriteImm(RemoteRegion, u32),
     /// RDMA READ from the start of the remote region.
     RdmaRead(RemoteRegion),
 }
 
-/// Completion flags of a DTO (`enum rkdapl_completion_flags`, DAT's `DAT_COMPLETION_FLAGS`).
+/// Completion flags of a send-queue DTO (`enum rkdapl_completion_flags`, DAT's
+/// `DAT_COMPLETION_FLAGS`).
 #[derive(Clone, Copy, Default)]
 pub struct DtoFlags {
-    /// No event if it succeeds (selective signalling).
+    /// No event if it succeeds (selective signalling; `RKDAPL_COMPLETION_SUPPRESS` says when
+    /// its LMRs come back).
     pub suppress: bool,
-    /// The solicited-event bit (SEND and RDMA WRITE with immediate).
+    /// The solicited-event bit (SEND, SEND with invalidate and RDMA WRITE with immediate).
     pub solicited: bool,
-    /// Start after earlier RDMA READs completed.
+    /// Start after earlier RDMA READs of the EP completed.
     pub fence: bool,
 }
 
@@ -63,69 +67,72 @@ pub struct Dto<'a> {
     pub flags: DtoFlags,
 }
 
+impl<'a> Dto<'a> {
+    /// `op` over `segs`, reported with `cookie`, without flags. Any context.
+    #[inline]
+    pub fn new(op: Op, segs: &'a [Segment<'a>], cookie: u64) -> Dto<'a> {
+        Dto {
+            op,
+            segs,
+            cookie,
+            flags: DtoFlags::default(),
+        }
+    }
+}
+
 impl Ep {
-    /// Posts `dtos` in order as one chain (`rkdapl_post_chain`; one DTO: the single post
-    /// calls): every DTO up to the first refused one is posted, as `ib_post_send()` does. Any
-    /// context (does not sleep).
+    /// Posts `dtos` in order (`rkdapl_post_chain`; one DTO: the single post calls, such as
+    /// `rkdapl_post_send`): more than one go to the device as one chain (one doorbell), and
+    /// every DTO up to the first refused one is posted, as `ib_post_send()` does. Each
+    /// completes as if posted alone, with one event (none for a successful suppressed one).
+    ///
+    /// Any context (does not sleep; a chain allocates two arrays with `GFP_ATOMIC`).
     ///
     /// # Errors
     ///
     /// The first error and how many DTOs were posted before it: `EINVAL` for no DTOs or more
-    /// than `rkdapl_post_chain` takes (4096), `ENOTCONN` unless CONNECTED,
-    /// `EXDEV` for an LMR of another PZ, `ERANGE` for a segment outside its LMR, `EACCES` for
-    /// a READ into an LMR without local write, `EMSGSIZE`, `ENOSPC` with too many
-    /// outstanding, `EINVAL` for a solicited RDMA WRITE or READ, `ENOMEM`.
+    /// than [`super::MAX_CHAIN`], more than [`super::MAX_IOV`] segments, the solicited flag on
+    /// an RDMA WRITE or READ; `ENOTCONN` unless CONNECTED; `EXDEV` for an LMR of another PZ;
+    /// `ERANGE` for a segment outside its LMR; `EACCES` for a READ into an LMR without local
+    /// write; `EMSGSIZE` if the segments need more SGEs than allowed; `ENOSPC` with too many
+    /// outstanding; `ENOMEM`.
     #[inline(never)]
     pub fn post(&self, dtos: &[Dto<'_>]) -> core::result::Result<(), (Error, usize)> {
-        // Borrowed under RCU, as the C posts do (no reference dropped here is the last one).
-        Handles::with(self.0.raw(), |ep: &Arc<crate::ep::Ep>| post_on(ep, dtos))
-            .map_err(|e| (e, 0))?
+        let ep = &self.0;
+        let segs = |d: &Dto<'_>| ep.segments(d.segs.len(), |i| triplet(d.segs, i));
+        if let [d] = dtos {
+            return ep.post_one(|| segs(d), |s| Ok(send_dto(d, s))).map_err(|e| (e, 0));
+        }
+        ep.post_dtos(
+            dtos.len(),
+            |i| segs(dtos.get(i).ok_or(EINVAL)?),
+            |i, s| Ok(send_dto(dtos.get(i).ok_or(EINVAL)?, s)),
+        )
+    }
+
+    /// Posts a RECV into `segs` (LMRs with `MEM_LOCAL_WRITE`), reported with `cookie`
+    /// (`rkdapl_post_recv`); allowed as soon as the EP has a QP (connecting, or accepted). It
+    /// is consumed by the peer's next SEND, SEND with invalidate or RDMA WRITE with immediate;
+    /// its event tells which.
+    ///
+    /// Any context (does not sleep).
+    ///
+    /// # Errors
+    ///
+    /// `EINVAL` for more than [`super::MAX_IOV`] segments, `ENOTCONN` without a QP or after
+    /// disconnect, `EXDEV`, `ERANGE`, `EACCES` for an LMR without local write, `EMSGSIZE`,
+    /// `ENOSPC` with too many outstanding, `ENOMEM`.
+    #[inline(never)]
+    pub fn post_recv(&self, segs: &[Segment<'_>], cookie: u64) -> Result {
+        let s = self.0.segments(segs.len(), |i| triplet(segs, i))?;
+        self.0.post_recv(s.as_slice(), cookie)
     }
 }
 
-/// [`Ep::post`] on the provider's EP.
-fn post_on(ep: &Arc<crate::ep::Ep>, dtos: &[Dto<'_>]) -> core::result::Result<(), (Error, usize)> {
-    // As `rkdapl_post_chain`: an empty chain or a longer one than it takes is refused.
-    if dtos.is_empty() || dtos.len() > crate::abi::dto::MAX_CHAIN as usize {
-        return Err((EINVAL, 0));
-    }
-    {
-        let mut segv: KVec<OneOrMore<dto::Segment>> =
-            KVec::with_capacity(dtos.len(), GFP_ATOMIC).map_err(|e| (e.into(), 0))?;
-        let mut bad = None;
-        for d in dtos {
-            match segments(d.segs, &ep.pz) {
-                Ok(s) => {
-                    // Cannot fail: the capacity is `dtos.len()`.
-                    let _ = segv.push_within_capacity(s);
-                }
-                Err(e) => {
-                    bad = Some(e);
-                    break;
-                }
-            }
-        }
-        let mut sds: KVec<SendDto<'_>> =
-            KVec::with_capacity(segv.len(), GFP_ATOMIC).map_err(|e| (e.into(), 0))?;
-        for (d, s) in dtos.iter().zip(segv.iter()) {
-            let _ = sds.push_within_capacity(send_dto(d, s.as_slice()));
-        }
-        ep.post_chain(&sds)?;
-        match bad {
-            None => Ok(()),
-            Some(e) => Err((e, sds.len())),
-        }
-    }
-}
-
-/// The provider's segments of `segs`, for an EP in `pz`.
-fn segments(segs: &[Segment<'_>], pz: &Arc<crate::pz::Pz>) -> Result<OneOrMore<dto::Segment>> {
-    let mut v = OneOrMore::Empty;
-    for s in segs {
-        let lmr: Arc<crate::lmr::Lmr> = Handles::get(s.lmr.h.raw())?;
-        v.push(dto::Segment::new(lmr, s.off, s.len, pz)?, GFP_ATOMIC)?;
-    }
-    Ok(v)
+/// The provider's triplet of `segs[i]`.
+fn triplet(segs: &[Segment<'_>], i: usize) -> Result<(Arc<lmr::Lmr>, u64, u64)> {
+    let s = segs.get(i).ok_or(EINVAL)?;
+    Ok((s.lmr.0.lmr().clone(), s.off, s.len))
 }
 
 /// The provider's form of `d` over its segments `segs`.

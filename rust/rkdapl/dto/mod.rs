@@ -33,10 +33,14 @@ mod stats;
 /// Work requests one send-queue DTO may be split into.
 pub(crate) const MAX_WR_PER_DTO: u32 = 8;
 
-pub(crate) use ring::{DtoRing, KeepAlive, QpOwner};
+pub(crate) use ring::{DtoRing, KeepAlive, QpOwner, RingShared};
 pub(crate) use stats::DtoStats;
 
-use kernel::{bindings, prelude::*, rdma::cq::Wc, sync::Arc};
+use kernel::{
+    prelude::*,
+    rdma::cq::{Wc, WcStatus},
+    sync::Arc,
+};
 
 use crate::lmr::Lmr;
 
@@ -106,18 +110,17 @@ impl DtoStatus {
     pub(crate) fn from_wc(wc: &Wc) -> DtoStatus {
         use DtoStatus::*;
         match wc.status() {
-            bindings::ib_wc_status_IB_WC_SUCCESS => Success,
-            bindings::ib_wc_status_IB_WC_WR_FLUSH_ERR => Flushed,
-            bindings::ib_wc_status_IB_WC_LOC_LEN_ERR => LocalLength,
-            bindings::ib_wc_status_IB_WC_LOC_QP_OP_ERR => LocalEp,
-            bindings::ib_wc_status_IB_WC_LOC_PROT_ERR => LocalProtection,
-            bindings::ib_wc_status_IB_WC_BAD_RESP_ERR => BadResponse,
-            bindings::ib_wc_status_IB_WC_REM_ACCESS_ERR => RemoteAccess,
-            bindings::ib_wc_status_IB_WC_REM_OP_ERR
-            | bindings::ib_wc_status_IB_WC_REM_INV_REQ_ERR => RemoteResponder,
-            bindings::ib_wc_status_IB_WC_RETRY_EXC_ERR => Transport,
-            bindings::ib_wc_status_IB_WC_RNR_RETRY_EXC_ERR => ReceiverNotReady,
-            bindings::ib_wc_status_IB_WC_MW_BIND_ERR => RmrOperationFailed,
+            WcStatus::Success => Success,
+            WcStatus::WrFlushErr => Flushed,
+            WcStatus::LocLenErr => LocalLength,
+            WcStatus::LocQpOpErr => LocalEp,
+            WcStatus::LocProtErr => LocalProtection,
+            WcStatus::BadRespErr => BadResponse,
+            WcStatus::RemAccessErr => RemoteAccess,
+            WcStatus::RemOpErr | WcStatus::RemInvReqErr => RemoteResponder,
+            WcStatus::RetryExcErr => Transport,
+            WcStatus::RnrRetryExcErr => ReceiverNotReady,
+            WcStatus::MwBindErr => RmrOperationFailed,
             _ => Generic,
         }
     }

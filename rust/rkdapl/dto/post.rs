@@ -2,32 +2,35 @@
 
 //! The post calls of a DTO ring: SGEs from LMR segments, work requests, `ib_post_send()`.
 //!
-//! This is the one place of the provider that posts to a QP, which the RDMA layer marks
-//! `unsafe`: the SAFETY comments say why the contexts and the memory outlive the work.
+//! Posting goes through the ring's context pool ([`kernel::rdma::wr::WrPool`]), which the RDMA
+//! layer keeps until the QP is drained. The SGEs borrow the LMRs' regions under one RCU read
+//! section for the whole call (device removal unmaps a region only after an RCU grace period),
+//! and each context holds its LMRs busy until it finishes, so the memory stays mapped while
+//! the device uses it.
 
 use super::{
-    ring::{DtoCtx, RingCore, Slot},
+    ring::{RingCore, Slot},
     DtoOp, DtoRing, DtoStatus, OneOrMore, Segment, SendDto, MAX_WR_PER_DTO,
 };
 use super::KeepAlive;
-use crate::trace;
+use crate::abi::trace;
 use core::sync::atomic::Ordering;
 use kernel::{
-    bindings,
     prelude::*,
     rdma::{
         mr::FrMr,
         qp::{Qp, SendFlags, SendOp, SendWr},
+        wr::Sge,
         Access,
     },
-    sync::Arc,
+    sync::{rcu, Arc},
 };
 
 
 /// A DTO whose context is taken and armed, ready for its work requests.
-struct Prepared {
+struct Prepared<'a> {
     idx: u32,
-    sges: OneOrMore<bindings::ib_sge>,
+    sges: OneOrMore<Sge<'a>>,
     nwr: u32,
     /// Bytes of the local segments.
     total: u64,
@@ -51,8 +54,9 @@ fn arm(s: &mut Slot, op: DtoOp, cookie: u64, len: u64, segs: &[Segment], suppres
     Ok(())
 }
 
-/// The SGEs of `segs`. Allocates only for more than one SGE.
-fn sges(segs: &[Segment], need_write: bool) -> Result<(OneOrMore<bindings::ib_sge>, u64)> {
+/// The SGEs of `segs`, borrowing the regions for the RCU read section `g`. Allocates only
+/// for more than one SGE.
+fn sges<'a>(segs: &'a [Segment], need_write: bool, g: &'a rcu::Guard) -> Result<(OneOrMore<Sge<'a>>, u64)> {
     let mut sges = OneOrMore::Empty;
     let mut total = 0u64;
     for s in segs {
@@ -61,7 +65,7 @@ fn sges(segs: &[Segment], need_write: bool) -> Result<(OneOrMore<bindings::ib_sg
         }
         // The region stays mapped while the DTO runs: device removal unmaps it only after
         // draining every EP of the device.
-        s.lmr.region.try_access().ok_or(ENODEV)?.for_each_sge(
+        s.lmr.region.try_access_with_guard(g).ok_or(ENODEV)?.for_each_sge(
             s.offset,
             s.length,
             s.lmr.lkey(),
@@ -81,11 +85,12 @@ fn sges(segs: &[Segment], need_write: bool) -> Result<(OneOrMore<bindings::ib_sg
 /// (`Lmr::cpu_addr`), and all of it must fit in the QP's `max_inline` bytes. With the SGEs:
 /// their total and whether the segments were synced for the CPU. Checks the segments as
 /// [`sges`] does.
-fn inline_sges(
-    segs: &[Segment],
+fn inline_sges<'a>(
+    segs: &'a [Segment],
     max_inline: u32,
     max_sge: usize,
-) -> Result<Option<(OneOrMore<bindings::ib_sge>, u64, bool)>> {
+    g: &'a rcu::Guard,
+) -> Result<Option<(OneOrMore<Sge<'a>>, u64, bool)>> {
     let total = segs.iter().map(|s| s.length).fold(0u64, u64::saturating_add);
     if total == 0 || total > u64::from(max_inline) || segs.len() > max_sge {
         return Ok(None);
@@ -106,21 +111,12 @@ fn inline_sges(
         // reads the bytes now: make what the device wrote there (a RECV or READ being
         // forwarded) visible first, where the device needs it; `sync_inline_back` returns the
         // range afterwards (here, if the DTO fails on the way).
-        let step = s.lmr.region.try_access().ok_or(ENODEV).and_then(|region| {
+        let step = s.lmr.region.try_access_with_guard(g).ok_or(ENODEV).and_then(|region| {
             if region.needs_sync() {
                 region.sync_for_cpu(s.offset, s.length);
                 synced = true;
             }
-            sges.push(
-                bindings::ib_sge {
-                    // Checked above: the LMR has a kernel virtual address.
-                    addr: (s.lmr.cpu_addr.unwrap_or(0) as u64).wrapping_add(s.offset),
-                    // Cannot truncate: `total` fits in `max_inline`.
-                    length: s.length as u32,
-                    lkey: s.lmr.lkey(),
-                },
-                GFP_ATOMIC,
-            )
+            sges.push(region.inline_sge(s.offset, s.length, s.lmr.lkey())?, GFP_ATOMIC)
         });
         if let Err(e) = step {
             if synced {
@@ -158,13 +154,19 @@ impl DtoRing {
                 (0, 0, e.to_errno())
             }
         };
-        trace::post(self.shared.ep_id, op as u32, cookie, len, nwr, ret);
+        trace::post(self.shared().ep_id, op as u32, cookie, len, nwr, ret);
         r.map(|_| ())
     }
 
     /// Takes a context for `d` and arms it: the first step of posting it. SENDs and RDMA
     /// WRITEs of at most `max_inline` bytes go inline where their LMRs allow it.
-    fn prepare(&self, c: &mut RingCore, d: &SendDto<'_>, max_inline: u32) -> Result<Prepared> {
+    fn prepare<'a>(
+        &self,
+        c: &mut RingCore,
+        d: &SendDto<'a>,
+        max_inline: u32,
+        g: &'a rcu::Guard,
+    ) -> Result<Prepared<'a>> {
         let max_sge = (self.max_sge as usize).max(1);
         let one_wr = matches!(d.op, DtoOp::Send | DtoOp::SendInvalidate);
         let rdma = matches!(d.op, DtoOp::RdmaWrite | DtoOp::RdmaWriteImm | DtoOp::RdmaRead);
@@ -178,13 +180,13 @@ impl DtoRing {
         let inline = if d.op == DtoOp::RdmaRead {
             None
         } else {
-            inline_sges(d.segs, max_inline, max_sge)?
+            inline_sges(d.segs, max_inline, max_sge, g)?
         };
         let is_inline = inline.is_some();
         let (sges, total, synced) = match inline {
             Some(x) => x,
             None => {
-                let (sges, total) = sges(d.segs, d.op == DtoOp::RdmaRead)?;
+                let (sges, total) = sges(d.segs, d.op == DtoOp::RdmaRead, g)?;
                 (sges, total, false)
             }
         };
@@ -236,8 +238,8 @@ impl DtoRing {
     /// Work request `i` of the `p.nwr` of the prepared DTO `p` (described by `d`), over
     /// `chunk` of its SGEs at `at` bytes into the remote range. Only the last is signalled
     /// (if the DTO is) and carries the immediate data and the solicited bit, only the first
-    /// the fence; all but the last report only a failure (`EarlyCqe`).
-    fn wr(d: &SendDto<'_>, p: &Prepared, ctx: &DtoCtx, i: usize, chunk: &[bindings::ib_sge], at: u64) -> SendWr {
+    /// the fence; all but the last complete only in error.
+    fn wr<'a>(d: &SendDto<'_>, p: &Prepared<'a>, i: usize, chunk: &'a [Sge<'a>], at: u64) -> SendWr<'a> {
         let last = i + 1 == p.nwr as usize;
         let mut flags = if p.signalled && last {
             SendFlags::SIGNALED
@@ -268,24 +270,22 @@ impl DtoRing {
             },
             _ => SendOp::Send,
         };
-        let cqe = if last { &ctx.cqe } else { &ctx.early.cqe };
-        SendWr::new(op, cqe, chunk, flags)
+        SendWr::new(op, p.idx, last, chunk, flags)
     }
 
     /// Appends the work requests of the prepared DTO `p` (described by `d`) to `wrs`. Large
     /// RDMA DTOs are split into work requests of `max_sge` SGEs, each at its offset of the
     /// remote range.
-    fn push_wrs(&self, d: &SendDto<'_>, p: &Prepared, wrs: &mut OneOrMore<SendWr>) -> Result {
+    fn push_wrs<'a>(&self, d: &SendDto<'_>, p: &'a Prepared<'a>, wrs: &mut OneOrMore<SendWr<'a>>) -> Result {
         let max_sge = (self.max_sge as usize).max(1);
-        let ctx = self.ctx(p.idx)?;
         let sges = p.sges.as_slice();
         let mut at = 0u64;
         for i in 0..p.nwr as usize {
             let chunk = sges
                 .get(i * max_sge..sges.len().min((i + 1) * max_sge))
                 .unwrap_or(&[]);
-            wrs.push(Self::wr(d, p, ctx, i, chunk, at), GFP_ATOMIC)?;
-            at += chunk.iter().map(|s| u64::from(s.length)).sum::<u64>();
+            wrs.push(Self::wr(d, p, i, chunk, at), GFP_ATOMIC)?;
+            at += chunk.iter().map(|s| u64::from(s.length())).sum::<u64>();
         }
         Ok(())
     }
@@ -299,16 +299,16 @@ impl DtoRing {
         c: &mut RingCore,
         qp: &Qp,
         d: &SendDto<'_>,
-        p: &Prepared,
+        p: &Prepared<'_>,
     ) -> Option<core::result::Result<(), (Error, usize)>> {
         if p.nwr != 1 {
             return None;
         }
-        let r = self.ctx(p.idx).and_then(|ctx| {
-            let mut wr = Self::wr(d, p, ctx, 0, p.sges.as_slice(), 0);
-            // SAFETY: As in `post_chain`.
-            unsafe { qp.post_send(core::slice::from_mut(&mut wr)) }.map_err(|(e, _)| e)
-        });
+        let mut wr = Self::wr(d, p, 0, p.sges.as_slice(), 0);
+        let r = self
+            .pool
+            .post_send(qp, core::slice::from_mut(&mut wr))
+            .map_err(|(e, _)| e);
         if p.synced {
             sync_inline_back(d.segs);
         }
@@ -342,7 +342,7 @@ impl DtoRing {
     /// then posted unsignalled (see the module documentation). SENDs and RDMA WRITEs of at
     /// most the QP's inline capacity over virtually contiguous LMRs are posted inline.
     pub(crate) fn post_chain(&self, dtos: &[SendDto<'_>]) -> core::result::Result<(), (Error, usize)> {
-        let mut guard = self.shared.q.lock();
+        let mut guard = self.shared().q.lock();
         let st = &mut *guard;
         if !st.connected {
             return Err((ENOTCONN, 0));
@@ -352,10 +352,12 @@ impl DtoRing {
         };
         let max_inline = st.max_inline;
         let c = &mut st.core;
+        // The SGEs borrow the LMRs' regions until the driver has the work requests.
+        let g = rcu::read_lock();
         // A DTO split into several work requests goes on with its context taken (`first`).
         let mut first = None;
         if let [d] = dtos {
-            let p = match self.prepare(c, d, max_inline) {
+            let p = match self.prepare(c, d, max_inline, &g) {
                 Ok(p) => p,
                 Err(e) => {
                     let _ = self.account(c, d.op, d.cookie, Err(e));
@@ -377,7 +379,7 @@ impl DtoRing {
         for d in dtos {
             let r = first
                 .take()
-                .map_or_else(|| self.prepare(c, d, max_inline), Ok)
+                .map_or_else(|| self.prepare(c, d, max_inline, &g), Ok)
                 .and_then(|p| prep.push(p, GFP_ATOMIC).inspect_err(|_| c.untake_last()));
             if let Err(e) = r {
                 let _ = self.account(c, d.op, d.cookie, Err(e));
@@ -394,12 +396,9 @@ impl DtoRing {
                 .try_for_each(|(p, d)| self.push_wrs(d, p, &mut wrs))
         });
         let r = match built {
-            // SGEs come from LMRs of this EP's device with the PZ's lkey (inline ones: the
-            // kernel virtual addresses of virtually contiguous LMRs, checked to lie inside
-            // them, which the driver copies during this call); each context holds those LMRs
-            // (busy, so `rkdapl_lmr_free` refuses) until it finishes.
-            // SAFETY: As above; the contexts outlive their completions (`CqeDone` impl).
-            Ok(()) => unsafe { qp.post_send(wrs.as_mut_slice()) },
+            // Each context holds its LMRs (busy, so `rkdapl_lmr_free` refuses) until it
+            // finishes.
+            Ok(()) => self.pool.post_send(qp, wrs.as_mut_slice()),
             Err(e) => Err((e, 0)),
         };
         for (p, d) in prep.iter().zip(dtos) {
@@ -467,14 +466,15 @@ impl DtoRing {
     /// write, `-EMSGSIZE` for more SGEs than a work request holds, `-ENOSPC` if too many RECVs
     /// are outstanding, or the driver's error.
     pub(crate) fn post_recv(&self, segs: &[Segment], cookie: u64) -> Result {
-        let mut guard = self.shared.q.lock();
+        let mut guard = self.shared().q.lock();
         let st = &mut *guard;
         let Some(qp) = st.owner.as_deref().and_then(|o| o.qp()) else {
             return Err(ENOTCONN);
         };
         let c = &mut st.core;
+        let g = rcu::read_lock();
         let r = (|| {
-            let (sges, total) = sges(segs, true)?;
+            let (sges, total) = sges(segs, true, &g)?;
             let sges = sges.as_slice();
             if sges.len() > self.max_sge as usize {
                 return Err(EMSGSIZE);
@@ -484,10 +484,8 @@ impl DtoRing {
                 Some(s) => arm(s, DtoOp::Recv, cookie, total, segs, false),
                 None => Err(EINVAL),
             };
-            let ctx = armed.and_then(|()| self.ctx(idx));
-            // SAFETY: The SGEs name LMR memory with local write, held busy by the context until
-            // it finishes, and the context outlives its completion (`CqeDone` impl).
-            let r = ctx.and_then(|ctx| unsafe { qp.post_recv(&ctx.cqe, sges) });
+            // The context holds the LMRs busy until it finishes.
+            let r = armed.and_then(|()| self.pool.post_recv(qp, idx, sges));
             if r.is_err() {
                 c.untake_last();
             }
@@ -518,7 +516,7 @@ impl DtoRing {
         } else {
             (DtoOp::RmrUnbind, 0)
         };
-        let mut guard = self.shared.q.lock();
+        let mut guard = self.shared().q.lock();
         let st = &mut *guard;
         let Some(qp) = st.owner.as_deref().and_then(|o| o.qp()) else {
             return Err(ENOTCONN);
@@ -531,14 +529,11 @@ impl DtoRing {
                 Some(s) => arm(s, op, cookie, len, segs, false).map(|()| s.rmr = Some(rmr)),
                 None => Err(EINVAL),
             };
-            let ctx = armed.and_then(|()| self.ctx(idx));
-            // SAFETY: The context holds `rmr` (which owns `mr`) and the LMR whose memory `mr`
-            // maps until it finishes; the context outlives its completion.
-            let r = ctx.and_then(|ctx| unsafe {
-                match access {
-                    Some(a) => qp.post_reg_mr(&ctx.cqe, mr, a, SendFlags::SIGNALED),
-                    None => qp.post_local_inv(&ctx.cqe, mr.rkey(), SendFlags::SIGNALED),
-                }
+            // The context holds `rmr` and the LMR whose memory `mr` maps until it finishes
+            // (and the layer's context the `ib_mr` of a REG_MR).
+            let r = armed.and_then(|()| match access {
+                Some(a) => self.pool.post_reg_mr(qp, idx, mr, a),
+                None => self.pool.post_local_inv(qp, idx, mr.rkey()),
             });
             if r.is_err() {
                 c.untake_last();

@@ -13,19 +13,20 @@
 
 use super::{DtoOp, DtoStats, DtoStatus, OneOrMore, EVENT_INVALIDATED, EVENT_RDMA_WRITE_IMM, EVENT_WITH_IMM};
 use crate::{
-    trace,
+    abi::trace,
     evd::{Evd, Event, EventType},
     lmr::Lmr,
     pz::Pz,
 };
 use core::sync::atomic::{AtomicUsize, Ordering};
 use kernel::{
-    bindings, new_spinlock_irq,
+    new_spinlock_irq,
     prelude::*,
     rdma::{
         cm::{CmHandler, CmId},
-        cq::{Cqe, CqeDone, Wc},
+        cq::{Wc, WcOpcode},
         qp::Qp,
+        wr::{WrCompletion, WrPool},
     },
     sync::{Arc, SpinLockIrq},
 };
@@ -100,7 +101,7 @@ impl Slot {
             self.status = status;
         }
         if status != DtoStatus::Flushed {
-            trace::log_dto_error(ep_id, self.op as u32, self.cookie, status as i32, wc.status());
+            trace::log_dto_error(ep_id, self.op as u32, self.cookie, status as i32, wc.status_raw());
         }
     }
 }
@@ -202,9 +203,9 @@ impl RingCore {
     }
 }
 
-/// What the completion path of a ring needs.
+/// What the completion path of a ring needs: the owner of its pool of contexts.
 #[pin_data]
-pub(super) struct RingShared {
+pub(crate) struct RingShared {
     #[pin]
     pub(super) q: SpinLockIrq<RingState>,
     evd: Arc<Evd>,
@@ -281,31 +282,24 @@ impl RingShared {
     }
 }
 
-/// The completion context of one DTO.
-///
-/// # Invariants
-///
-/// `cqe` is the first field and was made by `Cqe::new::<DtoCtx>()`; `early` was made by
-/// `EarlyCqe::new()`. `idx` is the context's slot in `ring`'s state.
-#[repr(C)]
-pub(crate) struct DtoCtx {
-    pub(super) cqe: Cqe,
-    /// The entry of the DTO's unsignalled work requests before its last.
-    pub(super) early: EarlyCqe,
-    ring: Arc<RingShared>,
-    idx: u32,
-}
-
-// SAFETY: `DtoCtx` is `repr(C)` with its `Cqe` first, made by `Cqe::new::<DtoCtx>()`. Contexts
-// live in their EP's `DtoRing`, which is dropped only after the EP's QP has been drained and
-// destroyed (`Ep::teardown`, then the CM id owning the QP is dropped before the EP), so every
-// completion is delivered while the context exists.
-unsafe impl CqeDone for DtoCtx {
-    fn done(this: &Self, wc: &Wc) {
-        let ring = &*this.ring;
+impl WrCompletion for RingShared {
+    /// A work request of the DTO in slot `idx` completed: its last (`last`), which finishes it
+    /// and every DTO before it, or an earlier one, which completes only in error and records
+    /// it. Process context (the CQs poll on a workqueue).
+    fn done(&self, idx: u32, last: bool, wc: &Wc) {
+        if !last {
+            if !wc.is_ok() {
+                let mut q = self.q.lock();
+                if let Some(s) = q.core.slot(idx) {
+                    s.fail(wc, self.ep_id);
+                }
+            }
+            // Otherwise cannot happen: these work requests are unsignalled.
+            return;
+        }
         // The flags of a failed completion are undefined (IB spec 11.4.2.1).
         let inv_rkey = if wc.is_ok() { wc.invalidated_rkey() } else { None };
-        if let (Some(rkey), Some(pz)) = (inv_rkey, ring.pz.as_ref()) {
+        if let (Some(rkey), Some(pz)) = (inv_rkey, self.pz.as_ref()) {
             // The device invalidated the rkey before completing the RECV; end the grant first,
             // so that a consumer seeing the event finds the RMR unbound. Completions run in
             // process context (`IB_POLL_WORKQUEUE`), where the RMR's mutex may be taken.
@@ -314,12 +308,12 @@ unsafe impl CqeDone for DtoCtx {
             }
         }
         let seq = {
-            let mut q = ring.q.lock();
-            let Some(s) = q.core.slot(this.idx) else {
+            let mut q = self.q.lock();
+            let Some(s) = q.core.slot(idx) else {
                 return;
             };
             if !wc.is_ok() {
-                s.fail(wc, ring.ep_id);
+                s.fail(wc, self.ep_id);
             } else if s.op == DtoOp::Recv {
                 // For an RDMA WRITE with immediate, the length the peer wrote to its grant.
                 s.len = u64::from(wc.byte_len());
@@ -327,7 +321,7 @@ unsafe impl CqeDone for DtoCtx {
                 if wc.imm_data().is_some() {
                     s.recv_flags |= EVENT_WITH_IMM;
                 }
-                if wc.opcode() == bindings::ib_wc_opcode_IB_WC_RECV_RDMA_WITH_IMM {
+                if wc.opcode() == WcOpcode::RecvRdmaWithImm {
                     s.recv_flags |= EVENT_RDMA_WRITE_IMM;
                 }
                 if let Some(rkey) = inv_rkey {
@@ -337,55 +331,14 @@ unsafe impl CqeDone for DtoCtx {
             }
             s.seq
         };
-        ring.finish_through(seq);
+        self.finish_through(seq);
     }
 }
 
-/// The completion entry of a DTO's work requests before its last: they are unsignalled, so
-/// they complete only in error (or flushed after an error), and then only record the status.
-///
-/// # Invariants
-///
-/// Every `EarlyCqe` is the `early` field of a [`DtoCtx`].
-#[repr(C)]
-pub(super) struct EarlyCqe {
-    pub(super) cqe: Cqe,
-}
-
-impl EarlyCqe {
-    /// Only for [`DtoCtx::early`] (the type invariant).
-    fn new() -> EarlyCqe {
-        EarlyCqe {
-            cqe: Cqe::new::<EarlyCqe>(),
-        }
-    }
-}
-
-// SAFETY: `EarlyCqe` is `repr(C)` with its `Cqe` first, made by `Cqe::new::<EarlyCqe>()`; it is
-// a field of a `DtoCtx`, which outlives every completion of its work requests (see the
-// `CqeDone` impl of `DtoCtx`).
-unsafe impl CqeDone for EarlyCqe {
-    fn done(this: &Self, wc: &Wc) {
-        if wc.is_ok() {
-            // Cannot happen: these work requests are unsignalled.
-            return;
-        }
-        let field = core::ptr::from_ref(this).cast_mut();
-        // SAFETY: By the type invariant `this` is the `early` field of a `DtoCtx`, so the
-        // containing struct starts that field's offset before it, in the same allocation, and
-        // is alive (see above); it is only read through shared references.
-        let ctx = unsafe { &*kernel::container_of!(field, DtoCtx, early) };
-        let mut q = ctx.ring.q.lock();
-        if let Some(s) = q.core.slot(ctx.idx) {
-            s.fail(wc, ctx.ring.ep_id);
-        }
-    }
-}
-
-/// The contexts of one queue of an EP.
+/// The contexts of one queue of an EP: a pool of the RDMA layer whose owner is the ring's
+/// state, so that the layer keeps them until the QP is drained.
 pub(crate) struct DtoRing {
-    pub(super) ctxs: KVec<Pin<KBox<DtoCtx>>>,
-    pub(super) shared: Arc<RingShared>,
+    pub(crate) pool: Arc<WrPool<RingShared>>,
     /// SGEs per work request of the queue.
     pub(super) max_sge: u32,
 }
@@ -411,8 +364,8 @@ impl DtoRing {
         for _ in 0..n {
             slots.push(Slot::empty(), GFP_KERNEL)?;
         }
-        let shared = Arc::pin_init(
-            pin_init!(RingShared {
+        let pool = WrPool::new(
+            try_pin_init!(RingShared {
                 q <- new_spinlock_irq!(
                     RingState {
                         owner: None,
@@ -436,24 +389,10 @@ impl DtoRing {
                 ep_handle: AtomicUsize::new(0),
                 ep_id,
             }),
-            GFP_KERNEL,
+            n,
         )?;
-        let mut ctxs = KVec::with_capacity(n as usize, GFP_KERNEL)?;
-        for i in 0..n {
-            let c = KBox::pin(
-                DtoCtx {
-                    cqe: Cqe::new::<DtoCtx>(),
-                    early: EarlyCqe::new(),
-                    ring: shared.clone(),
-                    idx: i,
-                },
-                GFP_KERNEL,
-            )?;
-            ctxs.push(c, GFP_KERNEL)?;
-        }
         Ok(DtoRing {
-            ctxs,
-            shared,
+            pool,
             max_sge: max_sge.max(1),
         })
     }
@@ -468,7 +407,7 @@ impl DtoRing {
         connected: bool,
         max_inline: u32,
     ) -> Option<Arc<dyn QpOwner>> {
-        let mut q = self.shared.q.lock();
+        let mut q = self.shared().q.lock();
         q.connected = connected && owner.is_some();
         q.max_inline = max_inline;
         core::mem::replace(&mut q.owner, owner)
@@ -478,21 +417,21 @@ impl DtoRing {
     /// succeeded (a failed or flushed work request would have completed) and those a post call
     /// stopped inside of. Process context.
     pub(crate) fn reap_all(&self) {
-        self.shared.finish_through(u64::MAX);
+        self.shared().finish_through(u64::MAX);
     }
 
     /// Records the C handle reported in this ring's events.
     pub(crate) fn set_ep_handle(&self, h: usize) {
-        self.shared.ep_handle.store(h, Ordering::Relaxed);
+        self.shared().ep_handle.store(h, Ordering::Relaxed);
     }
 
     /// A copy of the ring's counters. Any context.
     pub(crate) fn stats(&self) -> DtoStats {
-        self.shared.q.lock().core.stats
+        self.shared().q.lock().core.stats
     }
 
-    /// The context in slot `idx`.
-    pub(super) fn ctx(&self, idx: u32) -> Result<&DtoCtx> {
-        self.ctxs.get(idx as usize).map(|c| &**c).ok_or(EINVAL)
+    /// The ring's state and completion handling.
+    pub(super) fn shared(&self) -> &RingShared {
+        self.pool.owner()
     }
 }

@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Endpoints: one reliable connection each.
+
+use super::{EpAttr, EpState, Evd, Pz, SockAddr};
+use crate::ep;
+use kernel::{prelude::*, sync::Arc};
+
+/// What [`Ep::query`] tells (DAT's `DAT_EP_PARAM`).
+#[derive(Clone, Copy)]
+pub struct EpParam {
+    /// The attributes the EP was created with, defaults and device limits applied; once the
+    /// connection got as far as the IB CM's REQ/REP, the RDMA READ limits settled with the
+    /// peer.
+    pub attr: EpAttr,
+    /// The peer's address and port once the EP connects or accepted a CR (DAT's
+    /// `remote_ia_address` and `remote_port_qual`).
+    pub remote_addr: Option<SockAddr>,
+}
+
+/// An endpoint: one reliable connection, an RC QP (`rkdapl_ep_create`, DAT's
+/// `dat_ep_create`). Freed when dropped (`rkdapl_ep_free`): every DTO still posted completes
+/// first (flushed), then the CM id and the QP are destroyed.
+pub struct Ep(pub(super) Arc<ep::Ep>);
+
+impl Ep {
+    /// An unconnected EP in `pz` with default attributes; DTO and RMR completions go to
+    /// `dto_evd`, connection events to `conn_evd` (may be the same).
+    ///
+    /// Process context; may sleep.
+    ///
+    /// # Errors
+    ///
+    /// `ENODEV` after device removal, `ENOMEM`, or the driver's error.
+    #[inline(never)]
+    pub fn new(pz: &Pz, dto_evd: &Evd, conn_evd: &Evd) -> Result<Ep> {
+        Self::with_attr(pz, dto_evd, conn_evd, &EpAttr::default())
+    }
+
+    /// An unconnected EP as [`Ep::new`], with the attributes `attr` (zero fields take
+    /// defaults).
+    ///
+    /// Process context; may sleep.
+    ///
+    /// # Errors
+    ///
+    /// `EINVAL` for attributes beyond the device's limits, `ENODEV` after device removal,
+    /// `ENOMEM`, or the driver's error.
+    #[inline(never)]
+    pub fn with_attr(pz: &Pz, dto_evd: &Evd, conn_evd: &Evd, attr: &EpAttr) -> Result<Ep> {
+        let (pz, dto, conn) = (&pz.0, &dto_evd.evd, &conn_evd.evd);
+        pz.ia
+            .with_device(|dev| ep::Ep::new(pz.clone(), dev, dto.clone(), conn.clone(), *attr))
+            .map(Ep)
+    }
+
+    /// The EP's number: what [`super::Event::ep_id`] reports for its events (and its
+    /// directory in debugfs, `ep<id>`). Any context.
+    #[inline(never)]
+    pub fn id(&self) -> u32 {
+        self.0.id
+    }
+
+    /// Connects to the PSP at `remote` (address and port) with `private_data` (at most
+    /// [`super::MAX_PRIVATE_DATA`] bytes), resolving the address and route in up to
+    /// `timeout_ms` ms each (`rkdapl_ep_connect`). ESTABLISHED, PEER_REJECTED, UNREACHABLE,
+    /// TIMED_OUT or NON_PEER_REJECTED follows on the connection EVD.
+    ///
+    /// Process context; may sleep.
+    ///
+    /// # Errors
+    ///
+    /// `EINVAL` for a zero timeout or too much private data, `EISCONN` unless the EP is
+    /// UNCONNECTED, `ENODEV` after device removal, rdma_cm's errors (e.g. `ENETUNREACH`).
+    #[inline(never)]
+    pub fn connect(&self, remote: &SockAddr, timeout_ms: u32, private_data: &[u8]) -> Result {
+        self.0.connect(remote, timeout_ms, private_data)
+    }
+
+    /// Starts a graceful disconnect (`rkdapl_ep_disconnect`);
+    /// [`super::EventType::Disconnected`] follows and DTOs still queued complete flushed.
+    ///
+    /// Process context; may sleep.
+    ///
+    /// # Errors
+    ///
+    /// `ENOTCONN` unless CONNECTED.
+    #[inline(never)]
+    pub fn disconnect(&self) -> Result {
+        self.0.disconnect()
+    }
+
+    /// The EP's state (`rkdapl_ep_get_state`).
+    ///
+    /// Any context.
+    #[inline(never)]
+    pub fn state(&self) -> EpState {
+        self.0.state()
+    }
+
+    /// The EP's attributes and its peer's address (`rkdapl_ep_query`).
+    ///
+    /// Any context.
+    #[inline(never)]
+    pub fn query(&self) -> EpParam {
+        EpParam {
+            attr: self.0.query(),
+            remote_addr: self.0.peer(),
+        }
+    }
+}
+
+impl Drop for Ep {
+    /// `rkdapl_ep_free`. Process context; sleeps until the QP is drained.
+    #[inline(never)]
+    fn drop(&mut self) {
+        self.0.free();
+    }
+}

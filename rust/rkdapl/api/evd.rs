@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The event dispatcher, its upcalls as closures, and the connection requests its events
+//! carry.
+
+use super::{Cr, Event, Ia, UpcallPolicy};
+use crate::{
+    evd::{self, Event as RawEvent, EventType, UpcallFn},
+    psp::{self, CrPublisher},
+};
+use kernel::{
+    new_spinlock_irq,
+    prelude::*,
+    sync::{Arc, SpinLockIrq},
+};
+
+/// An event dispatcher: a bounded queue of events (`rkdapl_evd_create`, DAT's
+/// `dat_evd_create`), or with an upcall set, a closure that receives them. Freed when dropped
+/// (`rkdapl_evd_free`): its upcall is cleared first; EPs still using it keep it, as a queue.
+pub struct Evd {
+    pub(super) evd: Arc<evd::Evd>,
+    /// The connection requests of PSPs whose events go here, until their events are taken.
+    pub(super) crs: Arc<CrTable>,
+}
+
+impl Evd {
+    /// An EVD of `qlen` entries (1..=65536) on `ia`. A full EVD counts the events it loses
+    /// and reports them with an [`EventType::AsyncEvdOverflow`] event before anything else.
+    ///
+    /// Process context; may sleep.
+    ///
+    /// # Errors
+    ///
+    /// `EINVAL` for a length out of range, `ENOMEM`.
+    #[inline(never)]
+    pub fn new(ia: &Ia, qlen: u32) -> Result<Evd> {
+        let ia = &ia.0;
+        Ok(Evd {
+            evd: evd::Evd::new(qlen, ia.async_slot.clone(), &ia.children)?,
+            crs: CrTable::new()?,
+        })
+    }
+
+    /// Waits up to `timeout_ms` ms ([`super::TIMEOUT_INFINITE`]: without a limit) for the next
+    /// event (`rkdapl_evd_wait`).
+    ///
+    /// Process context; sleeps interruptibly.
+    ///
+    /// # Errors
+    ///
+    /// `ETIMEDOUT` if none came in time (never without a limit), `EINTR` on a signal.
+    #[inline(never)]
+    pub fn wait(&self, timeout_ms: u32) -> Result<Event> {
+        Ok(self.event(self.evd.wait(timeout_ms)?))
+    }
+
+    /// Takes the next event without waiting (`rkdapl_evd_dequeue`).
+    ///
+    /// Any context (a connection request's event owns its [`Cr`], whose drop needs process
+    /// context).
+    ///
+    /// # Errors
+    ///
+    /// `EAGAIN` if the queue is empty.
+    #[inline(never)]
+    pub fn dequeue(&self) -> Result<Event> {
+        Ok(self.event(self.evd.dequeue()?))
+    }
+
+    /// The event `raw` of this EVD, owning its connection request if it has one.
+    fn event(&self, mut raw: RawEvent) -> Event {
+        let token = core::mem::replace(&mut raw.cr, 0);
+        let cr = if raw.kind == EventType::ConnectionRequest && token != 0 {
+            self.crs.take(token).map(|cr| Cr::new(cr, token))
+        } else {
+            None
+        };
+        Event { raw, cr }
+    }
+
+    /// Hands each new event to `f` instead of queueing it (`rkdapl_evd_modify_upcall`), one
+    /// call at a time or several at once as `policy` says (`Disable`: clears the upcall, as
+    /// [`Evd::clear_upcall`]). Events queued before stay queued.
+    ///
+    /// `f` runs in process context (the CQs' completion work, rdma_cm's handlers), and as for C
+    /// upcalls (`rkdapl_upcall_fn`) it must not sleep: it may post DTOs and dequeue, and hands
+    /// the rest to a work item. It sees each event by reference; a connection request's CR
+    /// stays with its PSP (it cannot be answered inside rdma_cm's handler), and is rejected
+    /// when the PSP is dropped: take connection requests with [`Evd::wait`] or
+    /// [`Evd::dequeue`]. Replacing or clearing the upcall waits for calls in progress, and the
+    /// replaced closure is dropped by that call.
+    ///
+    /// Process context; may sleep; not from the upcall itself.
+    ///
+    /// # Errors
+    ///
+    /// `ENOMEM`.
+    pub fn set_upcall<F: Fn(&Event) + Send + Sync + 'static>(
+        &self,
+        policy: UpcallPolicy,
+        f: F,
+    ) -> Result {
+        let f: Arc<dyn UpcallFn> = Arc::new(Closure(f), GFP_KERNEL)?;
+        self.modify_upcall(policy, Some(f))
+    }
+
+    /// The part of [`Evd::set_upcall`] that is not generic: compiled into rkdapl (a consumer
+    /// compiles the generic part).
+    #[inline(never)]
+    fn modify_upcall(&self, policy: UpcallPolicy, f: Option<Arc<dyn UpcallFn>>) -> Result {
+        self.evd.modify_upcall(policy, f)
+    }
+
+    /// Queues events again; waits for upcalls in progress (`rkdapl_evd_modify_upcall` with
+    /// `RKDAPL_UPCALL_DISABLE`).
+    ///
+    /// Process context; may sleep; not from the upcall itself.
+    ///
+    /// # Errors
+    ///
+    /// None today (the `Result` is the C call's).
+    #[inline(never)]
+    pub fn clear_upcall(&self) -> Result {
+        self.modify_upcall(UpcallPolicy::Disable, None)
+    }
+}
+
+impl Drop for Evd {
+    /// `rkdapl_evd_free`. Process context; waits for upcalls in progress.
+    #[inline(never)]
+    fn drop(&mut self) {
+        self.evd.free();
+    }
+}
+
+/// A closure as an EVD's upcall.
+struct Closure<F>(F);
+
+impl<F: Fn(&Event) + Send + Sync> UpcallFn for Closure<F> {
+    fn call(&self, ev: &RawEvent) {
+        // The CR, if any, stays with its PSP (see `Evd::set_upcall`).
+        let mut raw = *ev;
+        raw.cr = 0;
+        (self.0)(&Event { raw, cr: None })
+    }
+}
+
+/// Tokens handed out so far, and the connection requests not yet taken.
+struct CrSlots {
+    last: usize,
+    crs: KVec<(usize, Arc<psp::Cr>)>,
+}
+
+/// The connection requests of the PSPs that report to one [`Evd`]: a PSP publishes each here
+/// before its event goes to the EVD, whose [`Evd::wait`] or [`Evd::dequeue`] takes it back
+/// into the event.
+#[pin_data]
+pub(super) struct CrTable {
+    #[pin]
+    slots: SpinLockIrq<CrSlots>,
+}
+
+impl CrTable {
+    fn new() -> Result<Arc<CrTable>> {
+        Arc::pin_init(
+            pin_init!(CrTable {
+                slots <- new_spinlock_irq!(CrSlots { last: 0, crs: KVec::new() }, "rkdapl_api_crs"),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// Takes the CR published as `token`, unless it was retracted. Any context.
+    fn take(&self, token: usize) -> Option<Arc<psp::Cr>> {
+        let mut s = self.slots.lock();
+        let i = s.crs.iter().position(|(t, _)| *t == token)?;
+        s.crs.remove(i).ok().map(|(_, cr)| cr)
+    }
+}
+
+impl CrPublisher for CrTable {
+    fn publish(&self, cr: Arc<psp::Cr>) -> Result<usize> {
+        let mut s = self.slots.lock();
+        // Never 0 (no CR), and never one still in use after a wrap.
+        let mut token = s.last;
+        loop {
+            token = token.wrapping_add(1);
+            if token != 0 && !s.crs.iter().any(|(t, _)| *t == token) {
+                break;
+            }
+        }
+        s.crs.push((token, cr), GFP_ATOMIC)?;
+        s.last = token;
+        Ok(token)
+    }
+
+    fn retract(&self, token: usize) -> Option<Arc<psp::Cr>> {
+        self.take(token)
+    }
+}

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The interface adapter: an open RDMA device.
+
+use super::{Evd, IaAttr, PortAttr, SockAddr};
+use crate::ia;
+use kernel::{prelude::*, sync::Arc};
+
+/// An interface adapter: an open RDMA device (`rkdapl_ia_open`, DAT's `dat_ia_open`). Closed
+/// when dropped (`rkdapl_ia_close`); the objects made on it keep it, and its device, until they
+/// are dropped too.
+///
+/// `rkdapl_ia_open_netdev` has no Rust form yet: the layer finds a device by `net_device`
+/// only through a raw pointer; open by the netdev's address ([`Ia::open_addr`]) instead.
+pub struct Ia(pub(super) Arc<ia::Ia>);
+
+impl Ia {
+    /// Opens the RDMA device `device` (for example `c"rxe0"`, see `rdma link`) for the module
+    /// `owner` (its name: `rdma res show` lists the IA's objects under it).
+    ///
+    /// Process context; may sleep.
+    ///
+    /// # Errors
+    ///
+    /// `ENODEV` if no such device is registered, `EINVAL` for an empty `owner`, `ENOMEM`.
+    #[inline(never)]
+    pub fn open(device: &CStr, owner: &CStr) -> Result<Ia> {
+        ia::Ia::open(device, owner).map(Ia)
+    }
+
+    /// Opens the RDMA device that has the local address `addr` (`rkdapl_ia_open_addr`: the
+    /// device rdma_cm binds the address to; the port is ignored) for the module `owner`.
+    ///
+    /// Process context; may sleep.
+    ///
+    /// # Errors
+    ///
+    /// `EADDRNOTAVAIL` if no RDMA device has the address, `EINVAL` for an empty `owner`,
+    /// `ENOMEM`, or rdma_cm's error.
+    #[inline(never)]
+    pub fn open_addr(addr: &SockAddr, owner: &CStr) -> Result<Ia> {
+        ia::Ia::open_by_addr(addr, owner).map(Ia)
+    }
+
+    /// The device's limits, as read when the IA was opened (`rkdapl_ia_query`).
+    ///
+    /// Any context.
+    ///
+    /// # Errors
+    ///
+    /// `ENODEV` once the device was removed (free everything on the IA).
+    #[inline(never)]
+    pub fn query(&self) -> Result<IaAttr> {
+        self.0.query()
+    }
+
+    /// The state of port `port` (1-based) of the device now (`rkdapl_ia_query_port`).
+    ///
+    /// Process context; may sleep (Ethernet drivers take the RTNL lock).
+    ///
+    /// # Errors
+    ///
+    /// `EINVAL` for a port out of range, `ENODEV` once the device was removed, or the
+    /// driver's error.
+    #[inline(never)]
+    pub fn query_port(&self, port: u32) -> Result<PortAttr> {
+        self.0.query_port(port)
+    }
+
+    /// Makes `evd` (an EVD of this IA) the IA's async EVD, or with `None` unsets it
+    /// (`rkdapl_ia_set_async_evd`, DAT's async EVD): it receives
+    /// [`super::EventType::AsyncIaCatastrophic`] when the device goes away and
+    /// [`super::EventType::AsyncEvdOverflow`] when another EVD of the IA overflows. Dropping the
+    /// async EVD unsets it.
+    ///
+    /// Process context.
+    ///
+    /// # Errors
+    ///
+    /// `EXDEV` for an EVD of another IA.
+    #[inline(never)]
+    pub fn set_async_evd(&self, evd: Option<&Evd>) -> Result {
+        self.0.set_async_evd(evd.map(|e| e.evd.clone()))
+    }
+}
+
+impl Drop for Ia {
+    /// `rkdapl_ia_close`. Process context.
+    #[inline(never)]
+    fn drop(&mut self) {
+        self.0.close();
+    }
+}

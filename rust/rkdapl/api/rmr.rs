@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Remote memory regions: grants of part of an LMR to the peer.
+
+use super::{Ep, Lmr, Pz};
+use crate::rmr;
+use kernel::{prelude::*, sync::Arc};
+
+/// The peer's memory a grant names (`struct rkdapl_rmr_triplet`, DAT's `DAT_RMR_TRIPLET`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RemoteRegion {
+    /// The address the peer's [`Rmr::bind`] returned.
+    pub address: u64,
+    /// The rkey the peer's [`Rmr::bind`] returned.
+    pub rkey: u32,
+    /// Bytes granted.
+    pub length: u64,
+}
+
+impl RemoteRegion {
+    /// The part of the region from `off` bytes on (for an RDMA WRITE or READ of a later part).
+    /// Any context.
+    #[inline]
+    pub fn at(&self, off: u64) -> RemoteRegion {
+        RemoteRegion {
+            address: self.address.wrapping_add(off),
+            rkey: self.rkey,
+            length: self.length.saturating_sub(off),
+        }
+    }
+}
+
+/// A remote memory region: a grant of part of an LMR to the peer (`rkdapl_rmr_create`, DAT's
+/// `dat_rmr_create`). Freed when dropped (`rkdapl_rmr_free`): binding it is refused from then
+/// on, and the grant ends when its MR goes.
+pub struct Rmr(Arc<rmr::Rmr>);
+
+impl Rmr {
+    /// An unbound RMR in `pz`.
+    ///
+    /// Process context; may sleep.
+    ///
+    /// # Errors
+    ///
+    /// `ENODEV` after device removal, `ENOMEM`, or the driver's error.
+    #[inline(never)]
+    pub fn new(pz: &Pz) -> Result<Rmr> {
+        let pz = &pz.0;
+        pz.ia.with_device(|_| rmr::Rmr::new(pz.clone())).map(Rmr)
+    }
+
+    /// Grants `privileges` (`MEM_REMOTE_READ` and/or `MEM_REMOTE_WRITE`) on
+    /// `[off, off + len)` of `lmr` through `ep` (`rkdapl_rmr_bind`): an FRWR registration with
+    /// a fresh key is posted on `ep`, valid once the [`super::EventType::RmrBindCompletion`]
+    /// with `cookie` arrives on its DTO EVD (or for any DTO posted on `ep` after this call).
+    ///
+    /// Process context; may sleep.
+    ///
+    /// # Errors
+    ///
+    /// `EINVAL` for a zero length or other privilege bits, `ERANGE` if the range leaves the
+    /// LMR, `EACCES` if the LMR lacks a privilege, `EXDEV` for objects of different PZs,
+    /// `EBUSY` if already bound, `E2BIG` if the range needs too many pages, `ENOTCONN` if `ep`
+    /// has no connection, `ENOSPC` if its send queue is full.
+    #[inline(never)]
+    pub fn bind(
+        &self,
+        lmr: &Lmr,
+        off: u64,
+        len: u64,
+        privileges: u32,
+        ep: &Ep,
+        cookie: u64,
+    ) -> Result<RemoteRegion> {
+        let (rkey, address) = self.0.bind(&ep.0, lmr.0.lmr(), off, len, privileges, cookie)?;
+        Ok(RemoteRegion {
+            address,
+            rkey,
+            length: len,
+        })
+    }
+
+    /// Revokes the grant with a LOCAL_INV posted on `ep` (`rkdapl_rmr_unbind`); an
+    /// [`super::EventType::RmrBindCompletion`] of op [`super::DtoOp::RmrUnbind`] with `cookie`
+    /// follows.
+    ///
+    /// Process context; may sleep.
+    ///
+    /// # Errors
+    ///
+    /// `EINVAL` if not bound, `ENOTCONN` if `ep` has no connection, `ENOSPC` if its send queue
+    /// is full.
+    #[inline(never)]
+    pub fn unbind(&self, ep: &Ep, cookie: u64) -> Result {
+        self.0.unbind(&ep.0, cookie)
+    }
+}
+
+impl Drop for Rmr {
+    /// `rkdapl_rmr_free`. Process context.
+    #[inline(never)]
+    fn drop(&mut self) {
+        self.0.free();
+    }
+}

@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! What the post calls of the C ABI and of the Rust API share: turning a DTO's local segments
+//! (LMR triplets, DAT's IOV) into the provider's [`Segment`]s, and posting a chain of
+//! send-queue DTOs up to the first one that cannot be posted.
+
+use crate::{
+    dto::{OneOrMore, Segment, SendDto},
+    ep::Ep,
+    lmr::Lmr,
+};
+use kernel::{prelude::*, sync::Arc};
+
+/// Most local segments (LMR triplets) one DTO takes.
+pub const MAX_IOV: u32 = 256;
+
+/// Longest chain of send-queue DTOs one post takes (an EP never has more outstanding).
+pub const MAX_CHAIN: u32 = 4096;
+
+/// A chain's first error, and how many DTOs (from the start) were posted before it.
+pub(crate) type ChainResult = core::result::Result<(), (Error, usize)>;
+
+impl Ep {
+    /// The segments of one DTO on this EP: `n` LMR triplets, the `i`-th given by `triplet(i)`
+    /// as an LMR, an offset and a length. Any context (allocates with `GFP_ATOMIC` from the
+    /// second segment on).
+    ///
+    /// # Errors
+    ///
+    /// `-EINVAL` for more than [`MAX_IOV`] triplets, `triplet`'s error (the C ABI: `-EINVAL`
+    /// for a bad LMR handle), `-EXDEV` for an LMR of another PZ, `-ERANGE` for a segment
+    /// outside its LMR, `-ENOMEM`.
+    pub(crate) fn segments(
+        &self,
+        n: usize,
+        mut triplet: impl FnMut(usize) -> Result<(Arc<Lmr>, u64, u64)>,
+    ) -> Result<OneOrMore<Segment>> {
+        if n > MAX_IOV as usize {
+            return Err(EINVAL);
+        }
+        let mut v = OneOrMore::Empty;
+        for i in 0..n {
+            let (lmr, offset, length) = triplet(i)?;
+            v.push(Segment::new(lmr, offset, length, &self.pz)?, GFP_ATOMIC)?;
+        }
+        Ok(v)
+    }
+
+    /// Posts one send-queue DTO: `segs()` gives its segments, `dto(segs)` the DTO over them.
+    /// Any context (does not sleep).
+    ///
+    /// # Errors
+    ///
+    /// `segs`' or `dto`'s error, or as [`Ep::post_chain`].
+    pub(crate) fn post_one(
+        &self,
+        segs: impl FnOnce() -> Result<OneOrMore<Segment>>,
+        dto: impl for<'a> FnOnce(&'a [Segment]) -> Result<SendDto<'a>>,
+    ) -> Result {
+        let segs = segs()?;
+        let d = dto(segs.as_slice())?;
+        self.post_chain(core::slice::from_ref(&d)).map_err(|(e, _)| e)
+    }
+
+    /// Posts `n` send-queue DTOs as one chain, in order: `segs(i)` gives the `i`-th DTO's
+    /// segments, `dto(i, segs)` the DTO over them. Every DTO before the first one that cannot
+    /// be built or posted is posted, as `ib_post_send()` does with a chain. Any context (does
+    /// not sleep; allocates two arrays of `n` entries with `GFP_ATOMIC`).
+    ///
+    /// # Errors
+    ///
+    /// The first error and how many DTOs were posted before it: `-EINVAL` for no DTOs or more
+    /// than [`MAX_CHAIN`], `segs`' or `dto`'s error for the DTO it stopped at, `-ENOMEM`, or
+    /// as [`Ep::post_chain`].
+    pub(crate) fn post_dtos(
+        &self,
+        n: usize,
+        mut segs: impl FnMut(usize) -> Result<OneOrMore<Segment>>,
+        dto: impl for<'a> Fn(usize, &'a [Segment]) -> Result<SendDto<'a>>,
+    ) -> ChainResult {
+        if n == 0 || n > MAX_CHAIN as usize {
+            return Err((EINVAL, 0));
+        }
+        let mut bad = None;
+        let mut segv = KVec::with_capacity(n, GFP_ATOMIC).map_err(|e| (e.into(), 0))?;
+        for i in 0..n {
+            match segs(i) {
+                // Cannot fail: the capacity is `n`.
+                Ok(s) => {
+                    let _ = segv.push_within_capacity(s);
+                }
+                Err(e) => {
+                    bad = Some(e);
+                    break;
+                }
+            }
+        }
+        let mut sds = KVec::with_capacity(segv.len(), GFP_ATOMIC).map_err(|e| (e.into(), 0))?;
+        for (i, s) in segv.iter().enumerate() {
+            match dto(i, s.as_slice()) {
+                // Cannot fail: the capacity is `segv.len()`.
+                Ok(d) => {
+                    let _ = sds.push_within_capacity(d);
+                }
+                Err(e) => {
+                    bad = Some(e);
+                    break;
+                }
+            }
+        }
+        // Even an empty chain: the EP's state is checked first, as ever.
+        self.post_chain(&sds)?;
+        match bad {
+            None => Ok(()),
+            Some(e) => Err((e, sds.len())),
+        }
+    }
+}

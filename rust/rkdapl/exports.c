@@ -56,7 +56,7 @@ EXPORT_SYMBOL_GPL(rkdapl_post_chain);
 #include "exports_rkdapl_generated.h"
 
 /*
- * The Rust side declares these structures again (rust/rkdapl/evd.rs, ia.rs, abi/*.rs) and checks
+ * The Rust side declares these structures again (rust/rkdapl/evd.rs, ia.rs and the abi/ files) and checks
  * the same sizes, so that a field added on one side only fails the build.
  */
 static_assert(sizeof(struct rkdapl_event) == 128);

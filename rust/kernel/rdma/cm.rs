@@ -624,9 +624,14 @@ impl<T: CmHandler> Drop for CmId<T> {
         let id = self.id.as_ptr();
         // SAFETY: `id` is live and owned by `self`.
         let qp = unsafe { (*id).qp };
-        if !qp.is_null() {
+        let posted = self
+            .qp_parts
+            .as_ref()
+            .is_some_and(|p| p.pools.iter().any(|p| p.used()));
+        if !qp.is_null() && posted {
             // Every posted work request completes (flushed if need be) before the pools its
-            // contexts live in can go. Its CQs are not `Direct` (`create_qp`).
+            // contexts live in can go. Its CQs are not `Direct` (`create_qp`). A QP nothing was
+            // posted to has no completion to wait for.
             // SAFETY: `qp` is the id's live QP.
             unsafe { bindings::ib_drain_qp(qp) };
         }

@@ -40,7 +40,7 @@ use crate::{bindings, error::to_result, prelude::*, sync::Arc};
 use core::{
     marker::{PhantomData, PhantomPinned},
     ptr::NonNull,
-    sync::atomic::{AtomicPtr, Ordering},
+    sync::atomic::{AtomicBool, AtomicPtr, Ordering},
 };
 
 /// A scatter/gather element (`struct ib_sge`): `length` bytes at `addr` under `lkey`, borrowing
@@ -122,6 +122,10 @@ pub struct WrPool<T: WrCompletion> {
     owner: T,
     ctxs: KVec<WrCtx<T>>,
     qp: AtomicPtr<bindings::ib_qp>,
+    /// Set before the first work request is posted to `qp`: only then does the QP need a drain
+    /// before the pool may go (draining a QP that never saw a work request is skipped: rxe cannot
+    /// drain one whose move to RTR failed).
+    used: AtomicBool,
     #[pin]
     _pin: PhantomPinned,
 }
@@ -148,6 +152,7 @@ impl<T: WrCompletion> WrPool<T> {
                 owner <- owner,
                 ctxs: Self::contexts(this, n)?,
                 qp: AtomicPtr::new(core::ptr::null_mut()),
+                used: AtomicBool::new(false),
                 _pin: PhantomPinned,
             }),
             GFP_KERNEL,
@@ -199,15 +204,26 @@ impl<T: WrCompletion> WrPool<T> {
 
     /// Detaches the pool from its QP, which was drained and destroyed.
     pub(crate) fn detach(&self) {
+        self.used.store(false, Ordering::Relaxed);
         self.qp.store(core::ptr::null_mut(), Ordering::Release);
     }
 
+    /// Whether a work request was posted since the pool was attached.
+    pub(crate) fn used(&self) -> bool {
+        self.used.load(Ordering::Relaxed)
+    }
+
+    /// Checks that the pool is attached to `qp` and records that it is about to be used. The
+    /// CM id owning `qp` cannot be dropped meanwhile (the caller borrows `qp` from it), and its
+    /// drop sees the flag through the reference count's ordering.
     fn check(&self, qp: &Qp) -> Result {
-        if self.qp.load(Ordering::Relaxed) == qp.as_raw() {
-            Ok(())
-        } else {
-            Err(EINVAL)
+        if self.qp.load(Ordering::Relaxed) != qp.as_raw() {
+            return Err(EINVAL);
         }
+        if !self.used.load(Ordering::Relaxed) {
+            self.used.store(true, Ordering::Relaxed);
+        }
+        Ok(())
     }
 
     fn ctx(&self, idx: u32) -> Result<&WrCtx<T>> {
@@ -371,6 +387,7 @@ impl<T: WrCompletion> PinnedDrop for WrPool<T> {
 pub(crate) trait AttachedPool: Send + Sync {
     fn attach(&self, qp: *mut bindings::ib_qp) -> Result;
     fn detach(&self);
+    fn used(&self) -> bool;
 }
 
 impl<T: WrCompletion> AttachedPool for WrPool<T> {
@@ -380,5 +397,9 @@ impl<T: WrCompletion> AttachedPool for WrPool<T> {
 
     fn detach(&self) {
         WrPool::detach(self)
+    }
+
+    fn used(&self) -> bool {
+        WrPool::used(self)
     }
 }

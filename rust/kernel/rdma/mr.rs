@@ -637,7 +637,8 @@ impl FrMr {
         }
         // SAFETY: `sgl` holds `nents` entries; `sg_init_table` zeroes them and marks the end.
         unsafe { bindings::sg_init_table(sgl.as_mut_ptr(), nents as u32) };
-        for (sg, s) in sgl.iter_mut().zip(&region.segs[first..=last]) {
+        let segs = region.segs.get(first..=last).ok_or(EINVAL)?;
+        for (sg, s) in sgl.iter_mut().zip(segs) {
             let start = s.off.max(off);
             let stop = (s.off + u64::from(s.len)).min(end);
             // SAFETY: `sg` is an initialized entry of `sgl`.

@@ -13,6 +13,11 @@
 //! drains the QP (every posted work request completes, flushed if need be), destroys the CM id
 //! (after which no handler runs), then the QP, then lets the QP's context pools and CQs go. A [`CmId`] must never be dropped from inside its own event handler: rdma_cm
 //! waits for the running handler and would deadlock.
+//!
+//! rdma restrack (`rdma res show cm_id`) shows the owner's name given to [`CmId::new`]; ib_core
+//! keeps the pointer, and names the ids a listening id's connect requests create after their
+//! listener, so the layer keeps a copy of the name, shared by the listener and the ids adopted
+//! from it, until the last of them is destroyed.
 
 use super::{
     device::Device,
@@ -25,10 +30,11 @@ use crate::{
     bindings,
     error::{from_err_ptr, to_result},
     prelude::*,
+    str::CString,
     sync::{Arc, ArcBorrow, SetOnce},
     types::Opaque,
 };
-use core::{cell::Cell, ptr::NonNull};
+use core::{cell::Cell, mem::MaybeUninit, ptr::NonNull};
 
 /// Private data bytes a connect request may carry over rdma_cm (IB CM REQ: 92 bytes less
 /// rdma_cm's 36-byte header).
@@ -472,15 +478,31 @@ impl CmIdRef {
     }
 }
 
+/// What the `context` of a [`CmId`]'s `rdma_cm_id` points to.
+struct Ctx<T> {
+    /// Receives the id's events.
+    handler: Arc<T>,
+    /// The owner's name the id's restrack entry shows: the one given to [`CmId::new`], or, for
+    /// an id adopted from a connect request, its listener's (ib_core names such an id after its
+    /// listener, `rdma_restrack_parent_name`). Shared, so that it outlives every id named
+    /// after it.
+    name: Arc<CString>,
+}
+
 /// An owned CM id with its handler and QP.
 ///
 /// # Invariants
 ///
-/// `id` is a live `rdma_cm_id` whose `context` is `Arc::as_ptr(&handler)`; it is destroyed
-/// (then its QP) only in `drop`.
+/// `id` is a live `rdma_cm_id` whose `context` is the address of `*ctx` and whose restrack
+/// entry names `ctx.name`; it is destroyed (then its QP) only in `drop`.
+///
+/// Dropping it destroys the id and its QP (`Drop::drop`), then drops the fields in declaration
+/// order: the context (the handler, and the share of the name, freed with the last id named
+/// after it) and then the QP's pools and CQs.
 pub struct CmId<T: CmHandler> {
     id: NonNull<bindings::rdma_cm_id>,
-    handler: Arc<T>,
+    /// In a box: rdma_cm keeps its address while the id exists.
+    ctx: KBox<Ctx<T>>,
     /// What the id's QP uses, from [`Self::create_qp`] until the QP is destroyed.
     qp_parts: SetOnce<QpParts>,
 }
@@ -501,35 +523,49 @@ unsafe impl<T: CmHandler> Sync for CmId<T> {}
 
 impl<T: CmHandler> CmId<T> {
     /// Creates an id in the initial network namespace for reliable connections, whose events
-    /// go to `handler`. `caller` names the owner in `rdma res show cm_id`. May sleep.
+    /// go to `handler`. `caller` names the owner in `rdma res show cm_id` (and of the ids
+    /// adopted from its connect requests); the id keeps a copy of it, since ib_core keeps the
+    /// pointer.
+    ///
+    /// Process context; may sleep.
     ///
     /// # Errors
     ///
     /// `-ENOMEM`.
-    pub fn new(handler: Arc<T>, caller: &'static CStr) -> Result<Self> {
-        let ctx = Arc::as_ptr(&handler).cast_mut().cast::<c_void>();
-        // SAFETY: `init_net` lives forever; the context stays valid while the id exists (type
-        // invariant); `caller` is static.
+    pub fn new(handler: Arc<T>, caller: &CStr) -> Result<Self> {
+        let name = Arc::new(CString::try_from(caller)?, GFP_KERNEL)?;
+        let ctx = KBox::new(Ctx { handler, name }, GFP_KERNEL)?;
+        let ptr = core::ptr::from_ref::<Ctx<T>>(&ctx).cast_mut().cast::<c_void>();
+        // SAFETY: `init_net` lives forever; the context stays valid while the id exists (the
+        // box is owned by the `CmId`, which destroys the id before dropping it); the name is a
+        // NUL-terminated string that does not move (its own allocation) and outlives the id
+        // (type invariant).
         let id = from_err_ptr(unsafe {
             bindings::__rdma_create_kernel_id(
                 &raw mut bindings::init_net,
                 Some(Self::event_callback),
-                ctx,
+                ptr,
                 bindings::rdma_ucm_port_space_RDMA_PS_TCP,
                 bindings::ib_qp_type_IB_QPT_RC,
-                caller.as_char_ptr(),
+                ctx.name.as_char_ptr(),
             )
         })?;
+        // INVARIANT: The id's context is `*ctx` and its restrack entry names `ctx.name`.
         Ok(CmId {
             id: NonNull::new(id).ok_or(ENOMEM)?,
-            handler,
+            ctx,
             qp_parts: SetOnce::new(),
         })
     }
 
     /// The id's handler.
     pub fn handler(&self) -> &Arc<T> {
-        &self.handler
+        &self.ctx.handler
+    }
+
+    /// The owner's name the id's restrack entry shows (its listener's for an adopted id).
+    pub fn name(&self) -> &CStr {
+        &self.ctx.name
     }
 
     /// Creates the id's RC QP in `pd` with `init`'s CQs and context pools, and returns the
@@ -581,21 +617,27 @@ impl<T: CmHandler> CmId<T> {
         ev: *mut bindings::rdma_cm_event,
     ) -> c_int {
         // SAFETY: rdma_cm passes a live id and event for the duration of the callback.
-        let (ev, ctx) = unsafe { (CmEvent(&*ev), (*id).context.cast::<T>()) };
+        let (ev, ctx) = unsafe { (CmEvent(&*ev), (*id).context.cast::<Ctx<T>>().cast_const()) };
         if ev.kind() == CmEventKind::ConnectRequest {
             // `id` is a new child id whose context is still the listener's.
             // SAFETY: The child is live; nothing else uses its context yet.
             unsafe { (*id).context = core::ptr::null_mut() };
+            // The context an adopting handler gets, allocated here so that `adopt` cannot
+            // fail; without it the request is refused (rdma_cm destroys the child).
+            let Ok(slot) = KBox::<Ctx<T>>::new_uninit(GFP_KERNEL) else {
+                return 1;
+            };
+            // SAFETY: The listener's `CmId` owns its context and waits for this callback before
+            // it releases it.
+            let listener = unsafe { &*ctx };
             let adopted = Cell::new(false);
             let req = ConnRequest {
                 id,
                 adopted: &adopted,
-                _p: core::marker::PhantomData,
+                name: &listener.name,
+                slot,
             };
-            // SAFETY: The listener's `CmId` owns the handler and waits for this callback
-            // before it releases it.
-            let listener = unsafe { ArcBorrow::from_raw(ctx) };
-            T::connect_request(listener, req, &ev);
+            T::connect_request(listener.handler.as_arc_borrow(), req, &ev);
             // A non-zero return makes rdma_cm destroy an id nobody adopted.
             return if adopted.get() { 0 } else { 1 };
         }
@@ -603,10 +645,10 @@ impl<T: CmHandler> CmId<T> {
             // A child id that was not adopted (rdma_cm is about to destroy it).
             return 0;
         }
-        // SAFETY: The owning `CmId` keeps the handler alive until the id is destroyed, which
+        // SAFETY: The owning `CmId` keeps its context alive until the id is destroyed, which
         // waits for this callback; the id is live during the callback.
-        let (this, id) = unsafe { (ArcBorrow::from_raw(ctx), CmIdRef::from_raw(id)) };
-        T::event(this, id, &ev);
+        let (ctx, id) = unsafe { (&*ctx, CmIdRef::from_raw(id)) };
+        T::event(ctx.handler.as_arc_borrow(), id, &ev);
         0
     }
 }
@@ -648,7 +690,8 @@ impl<T: CmHandler> Drop for CmId<T> {
                 p.detach();
             }
         }
-        // `qp_parts` (the pools, then the CQs) goes after this.
+        // `ctx` (the handler, the name) and then `qp_parts` (the pools, then the CQs) go after
+        // this.
     }
 }
 
@@ -656,7 +699,10 @@ impl<T: CmHandler> Drop for CmId<T> {
 pub struct ConnRequest<'a, T: CmHandler> {
     id: *mut bindings::rdma_cm_id,
     adopted: &'a Cell<bool>,
-    _p: core::marker::PhantomData<T>,
+    /// The listener's name, which ib_core gave the child id's restrack entry.
+    name: &'a Arc<CString>,
+    /// The child's context if it is adopted.
+    slot: KBox<MaybeUninit<Ctx<T>>>,
 }
 
 impl<T: CmHandler> ConnRequest<'_, T> {
@@ -670,15 +716,25 @@ impl<T: CmHandler> ConnRequest<'_, T> {
     /// accepts or rejects it (outside this callback, or reject inside it) and drops it when
     /// done.
     pub fn adopt(self, handler: Arc<T>) -> CmId<T> {
+        let ctx = KBox::write(
+            self.slot,
+            Ctx {
+                handler,
+                name: self.name.clone(),
+            },
+        );
+        let ptr = core::ptr::from_ref::<Ctx<T>>(&ctx).cast_mut().cast::<c_void>();
         // SAFETY: The child is live; rdma_cm serializes this with the child's other events
         // (the connect-request callback holds its handler lock).
-        unsafe { (*self.id).context = Arc::as_ptr(&handler).cast_mut().cast() };
+        unsafe { (*self.id).context = ptr };
         self.adopted.set(true);
-        // INVARIANT: The context now points at `handler`, which the `CmId` owns.
         // SAFETY: `id` is non-NULL: rdma_cm passed it to the callback.
+        let id = unsafe { NonNull::new_unchecked(self.id) };
+        // INVARIANT: The context now points at `*ctx`, which the `CmId` owns; the child's
+        // restrack entry names the listener's name, a share of which `ctx` holds.
         CmId {
-            id: unsafe { NonNull::new_unchecked(self.id) },
-            handler,
+            id,
+            ctx,
             qp_parts: SetOnce::new(),
         }
     }

@@ -45,14 +45,14 @@ pub const MAX_ALLOC: u64 = 1 << 30;
 /// creation to [`Lmr::free`].
 ///
 /// Dropping it (fields in declaration order) unmaps the region (which then frees the memory it
-/// owns, unless a [`Cpu`] or `kept` still holds it), frees kept memory, then lets go of the PZ.
+/// owns, unless a [`Cpu`] or `_kept` still holds it), frees kept memory, then lets go of the PZ.
 /// No lock is taken: the last reference may go where a DTO's does.
 ///
 /// # Invariants
 ///
 /// `cpu_addr` is the region's kernel virtual address ([`DmaRegion::addr`]) if it has one:
 /// memory that stays allocated while the region exists (its constructor's contract or its
-/// own), and, if `kept` is `Some`, for as long as the LMR exists.
+/// own), and, if `_kept` is `Some`, for as long as the LMR exists.
 #[pin_data]
 pub(crate) struct Lmr {
     /// In an `Arc` so that an RMR bind can keep it for `FrMr::map`, which allocates and so

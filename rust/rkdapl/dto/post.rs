@@ -216,14 +216,7 @@ impl DtoRing {
                 return Err(e);
             }
         };
-        // Unsignalled only for one work request (a DTO split into several has one signalled
-        // work request already, its last), and only until half the contexts in a row went
-        // unsignalled: the next is signalled (still silent on success), and its completion
-        // finishes them all.
-        let unsignalled = d.flags.suppress
-            && nwr == 1
-            && (c.unsignalled_run as usize + 1) < c.slots.len() / 2;
-        c.unsignalled_run = if unsignalled { c.unsignalled_run + 1 } else { 0 };
+        let unsignalled = c.unsignalled(d.flags.suppress, nwr);
         Ok(Prepared {
             idx,
             sges,

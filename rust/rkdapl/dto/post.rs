@@ -42,7 +42,7 @@ struct Prepared<'a> {
 }
 
 /// Fills slot `s` for a DTO: what its completion reports, and the LMRs it keeps busy.
-fn arm(s: &mut Slot, op: DtoOp, cookie: u64, len: u64, segs: &[Segment], suppress: bool) -> Result {
+fn arm(s: &mut Slot, op: DtoOp, cookie: u64, len: u64, segs: &[Segment<'_>], suppress: bool) -> Result {
     s.op = op;
     s.cookie = cookie;
     s.len = len;
@@ -56,7 +56,7 @@ fn arm(s: &mut Slot, op: DtoOp, cookie: u64, len: u64, segs: &[Segment], suppres
 
 /// The SGEs of `segs`, borrowing the regions for the RCU read section `g`. Allocates only
 /// for more than one SGE.
-fn sges<'a>(segs: &'a [Segment], need_write: bool, g: &'a rcu::Guard) -> Result<(OneOrMore<Sge<'a>>, u64)> {
+fn sges<'a>(segs: &'a [Segment<'_>], need_write: bool, g: &'a rcu::Guard) -> Result<(OneOrMore<Sge<'a>>, u64)> {
     let mut sges = OneOrMore::Empty;
     let mut total = 0u64;
     for s in segs {
@@ -86,7 +86,7 @@ fn sges<'a>(segs: &'a [Segment], need_write: bool, g: &'a rcu::Guard) -> Result<
 /// their total and whether the segments were synced for the CPU. Checks the segments as
 /// [`sges`] does.
 fn inline_sges<'a>(
-    segs: &'a [Segment],
+    segs: &'a [Segment<'_>],
     max_inline: u32,
     max_sge: usize,
     g: &'a rcu::Guard,
@@ -131,7 +131,7 @@ fn inline_sges<'a>(
 /// Hands the segments of an inline DTO back to the device once the driver has copied them
 /// (`inline_sges` synced them for the CPU), as the DMA API wants before the device may use
 /// them again. A no-op on DMA-coherent machines. Any context.
-fn sync_inline_back(segs: &[Segment]) {
+fn sync_inline_back(segs: &[Segment<'_>]) {
     for s in segs {
         if let Some(r) = s.lmr.region.try_access() {
             if r.needs_sync() {
@@ -238,7 +238,9 @@ impl DtoRing {
     /// Work request `i` of the `p.nwr` of the prepared DTO `p` (described by `d`), over
     /// `chunk` of its SGEs at `at` bytes into the remote range. Only the last is signalled
     /// (if the DTO is) and carries the immediate data and the solicited bit, only the first
-    /// the fence; all but the last complete only in error.
+    /// the fence; all but the last complete only in error. Inlined: built in place, the work
+    /// request is not copied (`make profile`: 71 instructions per DTO as a call).
+    #[inline(always)]
     fn wr<'a>(d: &SendDto<'_>, p: &Prepared<'a>, i: usize, chunk: &'a [Sge<'a>], at: u64) -> SendWr<'a> {
         let last = i + 1 == p.nwr as usize;
         let mut flags = if p.signalled && last {
@@ -594,7 +596,7 @@ impl DtoRing {
     /// `-ENOTCONN` without a QP or after disconnect, `-EACCES` for an LMR without local
     /// write, `-EMSGSIZE` for more SGEs than a work request holds, `-ENOSPC` if too many RECVs
     /// are outstanding, or the driver's error.
-    pub(crate) fn post_recv(&self, segs: &[Segment], cookie: u64) -> Result {
+    pub(crate) fn post_recv(&self, segs: &[Segment<'_>], cookie: u64) -> Result {
         let mut guard = self.shared().q.lock();
         let st = &mut *guard;
         let Some(qp) = st.owner.as_deref().and_then(|o| o.qp()) else {
@@ -636,7 +638,7 @@ impl DtoRing {
         &self,
         mr: &FrMr,
         rmr: Arc<dyn KeepAlive>,
-        lmr: Option<Segment>,
+        lmr: Option<Segment<'_>>,
         access: Option<Access>,
         cookie: u64,
     ) -> Result {

@@ -414,10 +414,7 @@ impl DtoRing {
             }
             return fail(c, e);
         }
-        // As in `prepare`.
-        let unsignalled =
-            d.flags.suppress && (c.unsignalled_run as usize + 1) < c.slots.len() / 2;
-        c.unsignalled_run = if unsignalled { c.unsignalled_run + 1 } else { 0 };
+        let unsignalled = c.unsignalled(d.flags.suppress, 1);
         let sges = sge.as_slice();
         let p = Prepared {
             idx,

@@ -201,8 +201,10 @@ impl IaAttr {
         let mut out = IaAttr {
             name: [0; 64],
             max_mr_size: a.max_mr_size,
-            max_dtos: a.max_qp_wr.min(4096),
-            max_iov: a.max_send_sge.min(a.max_sge_rd),
+            // What an EP may ask for (`EpAttr::resolve`): a queue needs as many CQ entries as
+            // work requests, and a RECV's segments are receive SGEs.
+            max_dtos: a.max_qp_wr.min(a.max_cqe).min(4096),
+            max_iov: a.max_send_sge.min(a.max_sge_rd).min(a.max_recv_sge),
             max_rdma_read_in: a.max_qp_rd_atom,
             max_rdma_read_out: a.max_qp_init_rd_atom,
             max_rmr_pages: a.max_fast_reg_page_list_len,

@@ -168,10 +168,9 @@ mod tests {
     #[test]
     fn the_ias_maxima_are_accepted() -> Result {
         // An EP asking for every limit `rkdapl_ia_query` reports (for both queues: the IA has
-        // one DTO and one segment limit) is created as asked; one DTO more is refused.
-        // Only where the device's CQs hold its QPs' work requests and it takes as many RECV
-        // segments as send ones: otherwise the IA reports more RECVs or RECV segments than
-        // an EP accepts.
+        // one DTO and one segment limit) is created as asked; one DTO more is refused. Also
+        // where the device's CQs are smaller than its QPs or it takes fewer RECV segments
+        // than send ones (the IA reports the smaller).
         let maxima = |ia: &IaAttr| EpAttr {
             max_request_dtos: ia.max_dtos,
             max_recv_dtos: ia.max_dtos,
@@ -200,6 +199,14 @@ mod tests {
         d.max_qp_init_rd_atom = 0;
         let a = maxima(&IaAttr::of_device(&d, b"rxe0"));
         assert_eq!(fields(&a.resolve(&d)?), [100, 100, 2, 2, 1, 0, 7, 7]);
+        assert_eq!(more(a).resolve(&d).err(), Some(EINVAL));
+        // A device whose CQs are smaller than its QPs, with fewer receive than send SGEs:
+        // the IA's maxima still resolve (the IA reports what an EP can get).
+        let mut d = dev();
+        d.max_cqe = 60;
+        d.max_recv_sge = 3;
+        let a = maxima(&IaAttr::of_device(&d, b"rxe0"));
+        assert_eq!(fields(&a.resolve(&d)?)[..4], [60, 60, 3, 3]);
         assert_eq!(more(a).resolve(&d).err(), Some(EINVAL));
         Ok(())
     }

@@ -50,6 +50,10 @@ mod tests {
         let a = IaAttr::of_device(&dev(), b"rxe0");
         assert_eq!(MAX_EVD_QLEN, 65536);
         assert_eq!(fields(&a), (1 << 40, [4096, 30, 128, 64, 512, 65536, 56, 0]));
+        // Fewer receive SGEs than RDMA READ ones: those.
+        let mut d = dev();
+        d.max_recv_sge = 3;
+        assert_eq!(IaAttr::of_device(&d, b"rxe0").max_iov, 3);
         // A device without RDMA READ resources or fast registration says so.
         let mut d = dev();
         d.max_qp_rd_atom = 0;
@@ -69,6 +73,11 @@ mod tests {
         assert_eq!(IaAttr::of_device(&d, b"").max_dtos, 4096);
         d.max_qp_wr = 100;
         assert_eq!(IaAttr::of_device(&d, b"").max_dtos, 100);
+        // CQs smaller than the QPs: each queue's CQ bounds it.
+        d.max_qp_wr = 16384;
+        d.max_cqe = 50;
+        assert_eq!(IaAttr::of_device(&d, b"").max_dtos, 50);
+        d.max_cqe = 32767;
         // Segments: what both a send work request and an RDMA READ take, whichever is fewer.
         d.max_send_sge = 2;
         assert_eq!(IaAttr::of_device(&d, b"").max_iov, 2);

@@ -612,6 +612,14 @@ impl<T: CmHandler> CmId<T> {
         Ok(QpCap::from_c(&attr.cap))
     }
 
+    /// rdma_cm's event handler of every id this type makes: dispatches a connect request to the
+    /// listener's [`CmHandler::connect_request`], other events to [`CmHandler::event`].
+    ///
+    /// # Safety
+    ///
+    /// Called by rdma_cm only: `id` is a live id whose `context` is NULL (a child nobody
+    /// adopted), the address of the `Ctx<T>` of the [`CmId`] that owns it, or for a connect
+    /// request the listener's; `ev` is a live event, both for the duration of the call.
     unsafe extern "C" fn event_callback(
         id: *mut bindings::rdma_cm_id,
         ev: *mut bindings::rdma_cm_event,

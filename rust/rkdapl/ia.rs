@@ -313,14 +313,16 @@ impl Ia {
         Self::open_where(|d| d.as_raw() == dev, owner)
     }
 
-    /// Opens the RDMA device `dev` (the C ABI found it by its net_device) for the module
-    /// `owner`. May sleep.
+    /// Opens, for the module `owner`, the RDMA device `found` by a network device (`None`: no
+    /// RDMA device uses it): the C ABI looks it up by `struct net_device`, the Rust API by the
+    /// network device's name. May sleep.
     ///
     /// # Errors
     ///
-    /// `-ENODEV` if the ib_client does not know the device (yet, or any more), `-EINVAL` for
-    /// an empty owner name, `-ENOMEM`.
-    pub(crate) fn open_device(dev: &Device, owner: &CStr) -> Result<Arc<Ia>> {
+    /// `-ENODEV` for `None` or a device the ib_client does not know (yet, or any more),
+    /// `-EINVAL` for an empty owner name, `-ENOMEM`.
+    pub(crate) fn open_netdev(found: Option<ARef<Device>>, owner: &CStr) -> Result<Arc<Ia>> {
+        let dev = found.ok_or(ENODEV)?;
         Self::open_where(|d| d.as_raw() == dev.as_raw(), owner)
     }
 
@@ -437,6 +439,17 @@ impl Ia {
             max_msg_size: a.max_msg_sz,
             link_layer: a.link_layer,
         })
+    }
+
+    /// The name of the network device of port `port` of the IA's device (RoCE, iWARP): the
+    /// name [`Ia::open_netdev`]'s callers find the device by. Process context.
+    ///
+    /// # Errors
+    ///
+    /// `-ENODEV` once the device was removed or for a port without a network device
+    /// (InfiniBand), `-EINVAL` for a port out of range, `-ENOMEM`.
+    pub(crate) fn port_netdev_name(&self, port: u32) -> Result<CString> {
+        self.with_device(|dev| dev.port_netdev_name(port))
     }
 
     /// Makes `evd` (an EVD of this IA) the IA's async EVD, or with `None` unsets it

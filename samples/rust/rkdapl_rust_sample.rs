@@ -8,7 +8,8 @@
 //! (a loopback pair through rdma_rxe), grants the server's LMR to the client through an RMR,
 //! and moves `size` bytes by RDMA WRITE, reads them back by RDMA READ, then SENDs a message;
 //! then it posts a chain of two RDMA WRITEs, the second with immediate data, whose completions
-//! go to an upcall, and RDMA READs into an LMR over pages it allocated. Every byte is compared.
+//! go to an upcall, and RDMA READs into an LMR over pages it allocated. It also opens the
+//! device again by the name of its network device. Every byte is compared.
 //! insmod returns 0 when all of that worked, a negative errno otherwise. Everything is freed by
 //! `Drop`.
 
@@ -16,6 +17,7 @@ use crate::module_parameters::{addr, port, size as size_param};
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::page::{Page, PAGE_SIZE};
 use kernel::prelude::*;
+use kernel::str::CString;
 use kernel::sync::Arc;
 use rkdapl::api::{
     Cr, Dto, DtoOp, DtoStatus, Ep, Event, EventType, Evd, Ia, Lmr, Op, Psp, Pz, RemoteRegion,
@@ -208,6 +210,30 @@ fn page_lmr(
     Ok(())
 }
 
+/// Opens the device again by the network device of its port 1 and checks it is the same RDMA
+/// device; names of no network device, or of one without an RDMA device (`lo`), get `ENODEV`,
+/// as `rkdapl_ia_open_netdev` gives for a netdev without RDMA device. Returns the name.
+fn open_by_netdev(ia: &Ia) -> Result<CString> {
+    let netdev = ia.port_netdev(1)?;
+    let again = Ia::open_netdev(&netdev, OWNER)?;
+    let (want, got) = (ia.query()?, again.query()?);
+    if got.name() != want.name() {
+        pr_err!("open_netdev({}) opened another device\n", netdev.to_str().unwrap_or("?"));
+        return Err(EPROTO);
+    }
+    for bad in [c"rkdapl-none0", c"lo"] {
+        match Ia::open_netdev(bad, OWNER) {
+            Err(e) if e == ENODEV => {}
+            other => {
+                let name = bad.to_str().unwrap_or("?");
+                pr_err!("open_netdev({}): {:?}, not ENODEV\n", name, other.err());
+                return Err(EPROTO);
+            }
+        }
+    }
+    Ok(netdev)
+}
+
 fn run() -> Result {
     let size = size_param.value() as usize;
     let here = SockAddr::ipv4(addr.value(), port.value());
@@ -300,6 +326,7 @@ fn run() -> Result {
     let (c, s) = (&client, &server);
     let rev = chain_imm_upcall(c, s, &c_evd, &s_evd, &mut c_lmr, &s_lmr, &grant, &data)?;
     page_lmr(&pz, &client, &c_evd, &s_lmr, &grant, &rev)?;
+    let netdev = open_by_netdev(&ia)?;
 
     // The server revokes its grant.
     rmr.unbind(&server, 11)?;
@@ -311,9 +338,11 @@ fn run() -> Result {
     client.disconnect()?;
     expect(&c_evd, EventType::Disconnected, "client DISCONNECTED")?;
     pr_info!(
-        "moved {} bytes by RDMA WRITE and READ and a 15-byte SEND, then a chain of two WRITEs (the second with immediate data) completed through an upcall, then an RDMA READ into and a WRITE from an LMR over {} pages, through rkdapl's Rust API, ok\n",
+        "moved {} bytes by RDMA WRITE and READ and a 15-byte SEND, then a chain of two WRITEs (the second with immediate data) completed through an upcall, then an RDMA READ into and a WRITE from an LMR over {} pages; opened {} again by its netdev {}; through rkdapl's Rust API, ok\n",
         size,
-        PAGES
+        PAGES,
+        core::str::from_utf8(ia.query()?.name()).unwrap_or("?"),
+        netdev.to_str().unwrap_or("?")
     );
     // Dropped in reverse order: EPs, RMR, PSP, LMRs, EVDs, PZ, IA.
     drop((client, server, rmr, psp));

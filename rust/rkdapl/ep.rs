@@ -11,7 +11,8 @@
 //! QP under that lock (posting does not sleep); the control path clones the `Arc` and works
 //! without the lock. Teardown takes the id out, drains the QP and drops the id in process
 //! context; rdma_cm's handlers only ever use the `&CmIdRef` they are given, so the id is never
-//! dropped inside its own handler.
+//! dropped inside its own handler, except in the one the layer allows: an accept that fails in
+//! the upcall of the CR's event, inside rdma_cm's handler of the request, gives the id back.
 
 use crate::{
     abi::trace,
@@ -418,7 +419,8 @@ impl Ep {
     }
 
     /// Passive side: takes over a connection request's id, creates the QP and accepts with the
-    /// RDMA READ limits clamped to the peer's request `peer_rd`. May sleep.
+    /// RDMA READ limits clamped to the peer's request `peer_rd`. May sleep; from a thread, or
+    /// inside rdma_cm's handler of the request (the upcall of the CR's event).
     ///
     /// # Errors
     ///
@@ -436,12 +438,16 @@ impl Ep {
         if id.device().is_none_or(|d| !self.ia.same_device(d)) {
             return Err(EXDEV);
         }
-        // Live until the connection is in `conn`, where a device removal finds it.
-        let _live = self.ia.live()?;
         {
             let mut c = self.conn_mut();
             if c.state != EpState::Unconnected {
                 return Err(EISCONN);
+            }
+            // Not `Ia::live`, held elsewhere around calls that take rdma_cm's handler lock: this
+            // may run in rdma_cm's handler of the request. Removal marks the IA before it revokes
+            // its EPs under `conn`: seen unmarked here, that revocation finds the id in `conn`.
+            if self.ia.is_removed() {
+                return Err(ENODEV);
             }
             c.state = EpState::PassiveConnectionPending;
             c.id = Some(id.clone());

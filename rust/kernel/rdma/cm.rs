@@ -12,7 +12,10 @@
 //! Teardown order, as ib_core expects of a ULP: disconnect, then drop the [`CmId`]; dropping
 //! drains the QP (every posted work request completes, flushed if need be), destroys the CM id
 //! (after which no handler runs), then the QP, then lets the QP's context pools and CQs go. A [`CmId`] must never be dropped from inside its own event handler: rdma_cm
-//! waits for the running handler and would deadlock.
+//! waits for the running handler and would deadlock. The one exception is the
+//! [`CmHandler::connect_request`] callback that adopted the id: dropping it there gives it back
+//! to rdma_cm (its QP goes at once, and rdma_cm destroys the id when the callback returns, as a
+//! C handler that returns non-zero asks it to).
 
 use super::{
     device::Device,
@@ -26,9 +29,14 @@ use crate::{
     error::{from_err_ptr, to_result},
     prelude::*,
     sync::{Arc, ArcBorrow, SetOnce},
+    task::Task,
     types::Opaque,
 };
-use core::{cell::Cell, ptr::NonNull};
+use core::{
+    cell::Cell,
+    ptr::NonNull,
+    sync::atomic::{AtomicBool, AtomicPtr, Ordering},
+};
 
 /// Private data bytes a connect request may carry over rdma_cm (IB CM REQ: 92 bytes less
 /// rdma_cm's 36-byte header).
@@ -299,7 +307,8 @@ pub trait CmHandler: Send + Sync + Sized + 'static {
 
     /// A peer asks to connect to the listening id whose handler is `listener`. To keep the
     /// new connection, call [`ConnRequest::adopt`]; otherwise rdma_cm destroys it when this
-    /// returns. May sleep.
+    /// returns. The adopted [`CmId`] may be accepted ([`CmId::accept`]), rejected and dropped
+    /// before this returns. May sleep.
     fn connect_request(listener: ArcBorrow<'_, Self>, req: ConnRequest<'_, Self>, ev: &CmEvent<'_>);
 }
 
@@ -407,23 +416,6 @@ impl CmIdRef {
         to_result(unsafe { bindings::rdma_connect_locked(self.as_raw(), &mut p) })
     }
 
-    /// Accepts a connect request received on this (child) id. Takes rdma_cm's handler lock:
-    /// call it outside the id's own event handler. May sleep.
-    ///
-    /// # Errors
-    ///
-    /// `-EINVAL` for private data longer than [`MAX_ACCEPT_PRIVATE_DATA`], or rdma_cm's errors.
-    pub fn accept(&self, param: &ConnParam<'_>) -> Result {
-        let mut p = param.to_c(MAX_ACCEPT_PRIVATE_DATA)?;
-        // SAFETY: The id is live; rdma_accept requires the handler lock, taken here.
-        unsafe {
-            bindings::rdma_lock_handler(self.as_raw());
-            let r = bindings::rdma_accept(self.as_raw(), &mut p);
-            bindings::rdma_unlock_handler(self.as_raw());
-            to_result(r)
-        }
-    }
-
     /// Rejects a connect request received on this (child) id, with private data for the peer.
     /// May sleep.
     ///
@@ -477,12 +469,43 @@ impl CmIdRef {
 /// # Invariants
 ///
 /// `id` is a live `rdma_cm_id` whose `context` is `Arc::as_ptr(&handler)`; it is destroyed
-/// (then its QP) only in `drop`.
+/// (then its QP) only in `drop`, or, dropped inside the connect-request callback that adopted
+/// it, given back to rdma_cm (see [`Adoption`]).
 pub struct CmId<T: CmHandler> {
     id: NonNull<bindings::rdma_cm_id>,
     handler: Arc<T>,
     /// What the id's QP uses, from [`Self::create_qp`] until the QP is destroyed.
     qp_parts: SetOnce<QpParts>,
+    /// The connect-request callback the id was adopted in (`None` for an id made by
+    /// [`CmId::new`]).
+    adoption: Option<Arc<Adoption>>,
+}
+
+/// A connect-request callback, shared with the [`CmId`] adopted in it.
+///
+/// rdma_cm runs the callback holding the new id's handler lock (and the listener's):
+/// `rdma_accept` must then be called without taking the lock, and `rdma_destroy_id`, which
+/// takes it, not at all; a C handler that wants the id gone returns non-zero instead.
+///
+/// # Invariants
+///
+/// `task` is the task running the callback, from before [`CmHandler::connect_request`] is
+/// called until it returned, then NULL. So `task == current` holds exactly on the task
+/// that is inside the callback, while it is (a task runs one callback at a time, and only
+/// that task writes `task`).
+struct Adoption {
+    task: AtomicPtr<bindings::task_struct>,
+    /// Set when the adopted id was dropped inside the callback: the callback then returns
+    /// non-zero, and rdma_cm destroys the id.
+    given_back: AtomicBool,
+}
+
+impl Adoption {
+    /// Whether the caller runs inside the callback (on its task, before it returned).
+    fn inside(&self) -> bool {
+        // Relaxed: only the callback's own task stores a value equal to its `current`.
+        self.task.load(Ordering::Relaxed) == Task::current_raw()
+    }
 }
 
 /// The CQs and context pools of a CM id's QP, kept until the QP is drained and destroyed.
@@ -524,7 +547,35 @@ impl<T: CmHandler> CmId<T> {
             id: NonNull::new(id).ok_or(ENOMEM)?,
             handler,
             qp_parts: SetOnce::new(),
+            adoption: None,
         })
+    }
+
+    /// Accepts the connect request received on this (child) id. Call it from the
+    /// [`CmHandler::connect_request`] callback that adopted the id (rdma_cm holds the id's
+    /// handler lock there), or from outside any event handler of the id (the lock is taken
+    /// here: called from another handler of the id, it would deadlock). May sleep.
+    ///
+    /// # Errors
+    ///
+    /// `-EINVAL` for private data longer than [`MAX_ACCEPT_PRIVATE_DATA`], or rdma_cm's errors
+    /// (rdma_cm then rejects the request itself).
+    pub fn accept(&self, param: &ConnParam<'_>) -> Result {
+        let mut p = param.to_c(MAX_ACCEPT_PRIVATE_DATA)?;
+        let id = self.as_raw();
+        if self.adoption.as_ref().is_some_and(|a| a.inside()) {
+            // SAFETY: The id is live; rdma_cm holds its handler lock for the callback this
+            // runs in (`Adoption`'s invariant), as rdma_accept requires.
+            return to_result(unsafe { bindings::rdma_accept(id, &mut p) });
+        }
+        // SAFETY: The id is live; rdma_accept requires the handler lock, taken here (not held
+        // by this task: it is outside the id's handlers, as documented).
+        unsafe {
+            bindings::rdma_lock_handler(id);
+            let r = bindings::rdma_accept(id, &mut p);
+            bindings::rdma_unlock_handler(id);
+            to_result(r)
+        }
     }
 
     /// The id's handler.
@@ -586,18 +637,31 @@ impl<T: CmHandler> CmId<T> {
             // `id` is a new child id whose context is still the listener's.
             // SAFETY: The child is live; nothing else uses its context yet.
             unsafe { (*id).context = core::ptr::null_mut() };
+            // INVARIANT: `task` is this task until the callback returned.
+            let adoption = Adoption {
+                task: AtomicPtr::new(Task::current_raw()),
+                given_back: AtomicBool::new(false),
+            };
+            let Ok(adoption) = Arc::new(adoption, GFP_KERNEL) else {
+                // Refused: rdma_cm destroys the new id.
+                return 1;
+            };
             let adopted = Cell::new(false);
             let req = ConnRequest {
                 id,
                 adopted: &adopted,
+                adoption: &adoption,
                 _p: core::marker::PhantomData,
             };
             // SAFETY: The listener's `CmId` owns the handler and waits for this callback
             // before it releases it.
             let listener = unsafe { ArcBorrow::from_raw(ctx) };
             T::connect_request(listener, req, &ev);
-            // A non-zero return makes rdma_cm destroy an id nobody adopted.
-            return if adopted.get() { 0 } else { 1 };
+            // INVARIANT: The callback is over for the adopted `CmId`.
+            adoption.task.store(core::ptr::null_mut(), Ordering::Relaxed);
+            // A non-zero return makes rdma_cm destroy an id nobody adopted, or one given back.
+            let kept = adopted.get() && !adoption.given_back.load(Ordering::Relaxed);
+            return if kept { 0 } else { 1 };
         }
         if ctx.is_null() {
             // A child id that was not adopted (rdma_cm is about to destroy it).
@@ -635,13 +699,32 @@ impl<T: CmHandler> Drop for CmId<T> {
             // SAFETY: `qp` is the id's live QP.
             unsafe { bindings::ib_drain_qp(qp) };
         }
-        // SAFETY: `id` is live and owned by `self`. rdma_destroy_id waits for a running
-        // handler and no handler runs after it; only then is the QP (if any) destroyed.
-        unsafe {
-            bindings::rdma_destroy_id(id);
-            if !qp.is_null() {
-                bindings::ib_destroy_qp(qp);
+        match self.adoption.as_ref().filter(|a| a.inside()) {
+            // Inside the connect-request callback that adopted the id, whose handler lock
+            // rdma_destroy_id would wait for: give the id back to rdma_cm, which destroys it
+            // when the callback returns. The QP goes now (rdma_destroy_qp takes the id's QP
+            // lock, not the handler lock); no handler of the id runs after the callback.
+            Some(a) => {
+                // SAFETY: `id` is live; the callback holds its handler lock, so no event
+                // handler reads `context` meanwhile; cleared, no later one can reach `handler`,
+                // which goes with `self`.
+                unsafe {
+                    (*id).context = core::ptr::null_mut();
+                    if !qp.is_null() {
+                        bindings::rdma_destroy_qp(id);
+                    }
+                }
+                a.given_back.store(true, Ordering::Relaxed);
             }
+            // SAFETY: `id` is live and owned by `self`, and this is not inside its handler.
+            // rdma_destroy_id waits for a running handler and no handler runs after it; only
+            // then is the QP (if any) destroyed.
+            None => unsafe {
+                bindings::rdma_destroy_id(id);
+                if !qp.is_null() {
+                    bindings::ib_destroy_qp(qp);
+                }
+            },
         }
         if let Some(parts) = self.qp_parts.as_ref() {
             for p in &parts.pools {
@@ -656,6 +739,7 @@ impl<T: CmHandler> Drop for CmId<T> {
 pub struct ConnRequest<'a, T: CmHandler> {
     id: *mut bindings::rdma_cm_id,
     adopted: &'a Cell<bool>,
+    adoption: &'a Arc<Adoption>,
     _p: core::marker::PhantomData<T>,
 }
 
@@ -667,8 +751,8 @@ impl<T: CmHandler> ConnRequest<'_, T> {
     }
 
     /// Takes ownership of the child id; its later events go to `handler`. The caller then
-    /// accepts or rejects it (outside this callback, or reject inside it) and drops it when
-    /// done.
+    /// accepts or rejects it, inside this callback or later from outside the id's handlers,
+    /// and drops it when done (inside this callback too: see [`CmId`]'s `Drop`).
     pub fn adopt(self, handler: Arc<T>) -> CmId<T> {
         // SAFETY: The child is live; rdma_cm serializes this with the child's other events
         // (the connect-request callback holds its handler lock).
@@ -680,6 +764,7 @@ impl<T: CmHandler> ConnRequest<'_, T> {
             id: unsafe { NonNull::new_unchecked(self.id) },
             handler,
             qp_parts: SetOnce::new(),
+            adoption: Some(self.adoption.clone()),
         }
     }
 }

@@ -6,6 +6,7 @@
 #                virtual-time rates, instructions per post and per DTO), in out/bench-<ts>
 #   make bench-wall  the indicative two-guest wall-clock matrix (TCG: figures move 2-3x)
 #                (both on the release kernel, built if missing; FLAVOUR=debug to measure that)
+#   make profile where a data-path run's instructions go, per kernel function (QEMU plugin)
 #   make docs    C API reference (kernel-doc), the Rust layer's rustdoc and the guide, in out/docs
 #
 # FLAVOUR picks the guest kernel: debug (the default: KASAN, lockdep, kmemleak, ...), release (no
@@ -24,7 +25,7 @@ ifneq ($(KERNELRELEASE),)
 include $(src)/Kbuild
 else
 
-.PHONY: all deps kernel modules demo check bench bench-wall docs clean
+.PHONY: all deps kernel modules demo check bench bench-wall profile docs clean
 all: modules
 
 deps:
@@ -47,6 +48,9 @@ bench: deps
 
 bench-wall: deps
 	scripts/bench.sh wall
+
+profile: deps
+	scripts/profile.sh
 
 docs: deps
 	scripts/docs.sh $(FLAVOUR)

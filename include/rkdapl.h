@@ -252,8 +252,9 @@ struct rkdapl_rmr_triplet {
  * struct rkdapl_ia_attr - limits of an IA's device (DAT_IA_ATTR)
  * @name: the RDMA device's name.
  * @max_mr_size: largest region, in bytes.
- * @max_dtos: work requests per queue, in entries.
- * @max_iov: SGEs per work request.
+ * @max_dtos: work requests per queue, in entries (the device's QP and CQ limits, at most
+ *	4096): what rkdapl_ep_create() accepts for both of an EP's queues.
+ * @max_iov: SGEs per work request (send, receive and RDMA READ alike).
  * @max_rdma_read_in: RDMA READs a peer may have in flight against one EP.
  * @max_rdma_read_out: RDMA READs one EP may have in flight.
  * @max_rmr_pages: pages one RMR binding covers (the page size is the largest the LMR's

@@ -574,7 +574,7 @@ impl Ep {
     /// # Errors
     ///
     /// As [`DtoRing::post_recv`].
-    pub(crate) fn post_recv(&self, segs: &[Segment], cookie: u64) -> Result {
+    pub(crate) fn post_recv(&self, segs: &[Segment<'_>], cookie: u64) -> Result {
         self.rq.post_recv(segs, cookie)
     }
 
@@ -591,7 +591,7 @@ impl Ep {
         access: Option<Access>,
         cookie: u64,
     ) -> Result {
-        let seg = lmr.map(|lmr| Segment {
+        let seg = lmr.as_ref().map(|lmr| Segment {
             lmr,
             offset: 0,
             length: 0,

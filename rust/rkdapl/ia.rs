@@ -193,6 +193,30 @@ const _: () = {
 };
 
 impl IaAttr {
+    /// The limits `rkdapl_ia_query` reports for a device of limits `a` named `name` (cut at 63
+    /// bytes): at most 4096 DTOs per queue, segments that both a send work request and an RDMA
+    /// READ take, the device's RDMA READ and fast-registration limits, rkdapl's EVD and
+    /// private-data sizes. Pure: KUnit-tested (`rkdapl_ia`).
+    pub(crate) fn of_device(a: &DeviceAttrs, name: &[u8]) -> IaAttr {
+        let mut out = IaAttr {
+            name: [0; 64],
+            max_mr_size: a.max_mr_size,
+            // What an EP may ask for (`EpAttr::resolve`): a queue needs as many CQ entries as
+            // work requests, and a RECV's segments are receive SGEs.
+            max_dtos: a.max_qp_wr.min(a.max_cqe).min(4096),
+            max_iov: a.max_send_sge.min(a.max_sge_rd).min(a.max_recv_sge),
+            max_rdma_read_in: a.max_qp_rd_atom,
+            max_rdma_read_out: a.max_qp_init_rd_atom,
+            max_rmr_pages: a.max_fast_reg_page_list_len,
+            max_evd_qlen: MAX_EVD_QLEN,
+            max_private_data: MAX_PRIVATE_DATA as u32,
+            reserved: 0,
+        };
+        let n = &name[..name.len().min(63)];
+        out.name[..n.len()].copy_from_slice(n);
+        out
+    }
+
     /// The device's name (the bytes of `name` before its NUL).
     pub fn name(&self) -> &[u8] {
         let n = self.name.iter().position(|b| *b == 0).unwrap_or(self.name.len());
@@ -399,23 +423,7 @@ impl Ia {
         if self.is_removed() {
             return Err(ENODEV);
         }
-        let a = self.attrs;
-        let mut out = IaAttr {
-            name: [0; 64],
-            max_mr_size: a.max_mr_size,
-            max_dtos: a.max_qp_wr.min(4096),
-            max_iov: a.max_send_sge.min(a.max_sge_rd),
-            max_rdma_read_in: a.max_qp_rd_atom,
-            max_rdma_read_out: a.max_qp_init_rd_atom,
-            max_rmr_pages: a.max_fast_reg_page_list_len,
-            max_evd_qlen: MAX_EVD_QLEN,
-            max_private_data: MAX_PRIVATE_DATA as u32,
-            reserved: 0,
-        };
-        let n = self.dev_name.to_bytes();
-        let n = &n[..n.len().min(63)];
-        out.name[..n.len()].copy_from_slice(n);
-        Ok(out)
+        Ok(IaAttr::of_device(&self.attrs, self.dev_name.to_bytes()))
     }
 
     /// The state of port `port` of the IA's device now (`rkdapl_ia_query_port`). Process
@@ -530,3 +538,6 @@ impl Ia {
         self.removed.load(Ordering::Acquire)
     }
 }
+
+#[cfg(CONFIG_KUNIT = "y")]
+mod kunit;

@@ -30,11 +30,11 @@ impl Ep {
     /// `-EINVAL` for more than [`MAX_IOV`] triplets, `triplet`'s error (the C ABI: `-EINVAL`
     /// for a bad LMR handle), `-EXDEV` for an LMR of another PZ, `-ERANGE` for a segment
     /// outside its LMR, `-ENOMEM`.
-    pub(crate) fn segments(
+    pub(crate) fn segments<'a>(
         &self,
         n: usize,
-        mut triplet: impl FnMut(usize) -> Result<(Arc<Lmr>, u64, u64)>,
-    ) -> Result<OneOrMore<Segment>> {
+        mut triplet: impl FnMut(usize) -> Result<(&'a Arc<Lmr>, u64, u64)>,
+    ) -> Result<OneOrMore<Segment<'a>>> {
         if n > MAX_IOV as usize {
             return Err(EINVAL);
         }
@@ -52,10 +52,10 @@ impl Ep {
     /// # Errors
     ///
     /// `segs`' or `dto`'s error, or as [`Ep::post_chain`].
-    pub(crate) fn post_one(
+    pub(crate) fn post_one<'l>(
         &self,
-        segs: impl FnOnce() -> Result<OneOrMore<Segment>>,
-        dto: impl for<'a> FnOnce(&'a [Segment]) -> Result<SendDto<'a>>,
+        segs: impl FnOnce() -> Result<OneOrMore<Segment<'l>>>,
+        dto: impl for<'a> FnOnce(&'a [Segment<'l>]) -> Result<SendDto<'a>>,
     ) -> Result {
         let segs = segs()?;
         let d = dto(segs.as_slice())?;
@@ -72,11 +72,11 @@ impl Ep {
     /// The first error and how many DTOs were posted before it: `-EINVAL` for no DTOs or more
     /// than [`MAX_CHAIN`], `segs`' or `dto`'s error for the DTO it stopped at, `-ENOMEM`, or
     /// as [`Ep::post_chain`].
-    pub(crate) fn post_dtos(
+    pub(crate) fn post_dtos<'l>(
         &self,
         n: usize,
-        mut segs: impl FnMut(usize) -> Result<OneOrMore<Segment>>,
-        dto: impl for<'a> Fn(usize, &'a [Segment]) -> Result<SendDto<'a>>,
+        mut segs: impl FnMut(usize) -> Result<OneOrMore<Segment<'l>>>,
+        dto: impl for<'a> Fn(usize, &'a [Segment<'l>]) -> Result<SendDto<'a>>,
     ) -> ChainResult {
         if n == 0 || n > MAX_CHAIN as usize {
             return Err((EINVAL, 0));

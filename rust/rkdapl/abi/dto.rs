@@ -10,7 +10,7 @@ use crate::{
     iov::MAX_CHAIN,
     lmr::Lmr,
 };
-use kernel::{error::from_result, prelude::*, sync::Arc};
+use kernel::{error::from_result, prelude::*, sync::rcu};
 
 /// `RKDAPL_COMPLETION_SUPPRESS`: no event for a send-queue DTO that succeeds.
 const COMPLETION_SUPPRESS: u32 = 1 << 0;
@@ -73,7 +73,12 @@ const _: () = {
 ///
 /// `iov` is NULL or valid for reads of `num` triplets (only when `num` is at most
 /// [`crate::iov::MAX_IOV`] is it read).
-unsafe fn segments(ep: &Ep, iov: *const LmrTriplet, num: u32) -> Result<OneOrMore<Segment>> {
+unsafe fn segments<'g>(
+    ep: &Ep,
+    iov: *const LmrTriplet,
+    num: u32,
+    g: &'g rcu::Guard,
+) -> Result<OneOrMore<Segment<'g>>> {
     if num > 0 && iov.is_null() {
         return Err(EINVAL);
     }
@@ -81,7 +86,7 @@ unsafe fn segments(ep: &Ep, iov: *const LmrTriplet, num: u32) -> Result<OneOrMor
         // SAFETY: `iov` is not NULL (checked), so it points to `num` readable triplets (the
         // caller's guarantee); `segments` asks only for `i < num <= MAX_IOV`.
         let t = unsafe { iov.add(i).read() };
-        Ok((Handles::get::<Lmr>(t.lmr)?, t.offset, t.length))
+        Ok((Handles::borrow::<Lmr>(t.lmr, g)?, t.offset, t.length))
     })
 }
 
@@ -124,7 +129,7 @@ impl Dto {
     }
 
     /// The DTO to post over `segs` (this DTO's segments, see [`segments`]).
-    fn to_send(self, segs: &[Segment]) -> Result<SendDto<'_>> {
+    fn to_send<'a>(self, segs: &'a [Segment<'a>]) -> Result<SendDto<'a>> {
         if self.flags & !COMPLETION_FLAGS_ALL != 0 || self.reserved != 0 {
             return Err(EINVAL);
         }
@@ -172,14 +177,15 @@ impl Dto {
 ///
 /// `d.iov` is NULL or valid for reads of `d.num_iov` triplets.
 unsafe fn post_one(ep: *mut c_void, d: Dto) -> Result<c_int> {
-    Handles::with(ep, |e: &Arc<Ep>| {
-        let segs = || {
-            // SAFETY: `d.iov` is NULL or `d.num_iov` readable triplets (the caller's
-            // guarantee).
-            unsafe { segments(e, d.iov, d.num_iov) }
-        };
-        e.post_one(segs, |s| d.to_send(s))
-    })??;
+    // The EP and the LMRs are borrowed under one RCU read section: a concurrent free of any of
+    // them (a caller bug) then waits for this call.
+    let g = rcu::read_lock();
+    let e = Handles::borrow::<Ep>(ep, &g)?;
+    let segs = || {
+        // SAFETY: `d.iov` is NULL or `d.num_iov` readable triplets (the caller's guarantee).
+        unsafe { segments(e, d.iov, d.num_iov, &g) }
+    };
+    e.post_one(segs, |s| d.to_send(s))?;
     Ok(0)
 }
 
@@ -251,12 +257,11 @@ pub(crate) unsafe extern "C" fn rkdapl_post_recv(
         if flags != 0 {
             return Err(EINVAL);
         }
-        Handles::with(ep, |e: &Arc<Ep>| {
-            // SAFETY: `iov` is NULL or `num_iov` readable triplets (this function's
-            // `# Safety`).
-            let segs = unsafe { segments(e, iov, num_iov) }?;
-            e.post_recv(segs.as_slice(), cookie)
-        })??;
+        let g = rcu::read_lock();
+        let e = Handles::borrow::<Ep>(ep, &g)?;
+        // SAFETY: `iov` is NULL or `num_iov` readable triplets (this function's `# Safety`).
+        let segs = unsafe { segments(e, iov, num_iov, &g) }?;
+        e.post_recv(segs.as_slice(), cookie)?;
         Ok(0)
     })
 }
@@ -349,15 +354,14 @@ unsafe fn post_chain(ep: *mut c_void, dtos: *const Dto, n: u32, done: &mut usize
     let ds = unsafe { core::slice::from_raw_parts(dtos, n as usize) };
     // Borrowed under RCU, like the single posts: a concurrent free of the EP or of an LMR (a
     // caller bug) then waits for this call, so no reference dropped here is the last one.
-    let r = Handles::with(ep, |e: &Arc<Ep>| {
-        let segs = |i: usize| {
-            let d = ds.get(i).ok_or(EINVAL)?;
-            // SAFETY: `d.iov` is NULL or `d.num_iov` readable triplets (the caller's
-            // guarantee).
-            unsafe { segments(e, d.iov, d.num_iov) }
-        };
-        e.post_dtos(ds.len(), segs, |i, s| ds.get(i).ok_or(EINVAL)?.to_send(s))
-    })?;
+    let g = rcu::read_lock();
+    let e = Handles::borrow::<Ep>(ep, &g)?;
+    let segs = |i: usize| {
+        let d = ds.get(i).ok_or(EINVAL)?;
+        // SAFETY: `d.iov` is NULL or `d.num_iov` readable triplets (the caller's guarantee).
+        unsafe { segments(e, d.iov, d.num_iov, &g) }
+    };
+    let r = e.post_dtos(ds.len(), segs, |i, s| ds.get(i).ok_or(EINVAL)?.to_send(s));
     r.map_err(|(err, p)| {
         *done = p;
         err

@@ -231,6 +231,31 @@ impl Handles {
         Ok(f(&slot.obj))
     }
 
+    /// The object behind `handle`, borrowed for the RCU read section `g`: the post and dequeue
+    /// calls borrow the EP and every LMR of a DTO under one section, without taking
+    /// references. Any context.
+    ///
+    /// # Errors
+    ///
+    /// `-EINVAL` if `handle` is not a live handle of `T`.
+    pub(crate) fn borrow<'g, T: Handled>(handle: *const c_void, g: &'g rcu::Guard) -> Result<&'g Arc<T>> {
+        let _ = g;
+        let index = index_of(handle as usize, T::KIND)?;
+        let p = load(index);
+        if p.is_null() {
+            return Err(EINVAL);
+        }
+        // SAFETY: As in `with`: the slot is freed only an RCU grace period after its erasure,
+        // and `g` is an RCU read section that outlives the borrow.
+        let h = unsafe { (*p.cast::<AtomicUsize>()).load(Ordering::Acquire) };
+        if h != handle as usize {
+            return Err(EINVAL);
+        }
+        // SAFETY: As in `with`; the slot outlives `'g` (above).
+        let slot = unsafe { &*p.cast::<Slot<T>>() };
+        Ok(&slot.obj)
+    }
+
     /// A new reference to the object behind `handle`. Any context.
     ///
     /// # Errors

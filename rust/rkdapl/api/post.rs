@@ -99,7 +99,7 @@ impl Ep {
     #[inline(never)]
     pub fn post(&self, dtos: &[Dto<'_>]) -> core::result::Result<(), (Error, usize)> {
         let ep = &self.0;
-        let segs = |d: &Dto<'_>| ep.segments(d.segs.len(), |i| triplet(d.segs, i));
+        let segs = |d| segments(ep, d);
         if let [d] = dtos {
             return ep.post_one(|| segs(d), |s| Ok(send_dto(d, s))).map_err(|e| (e, 0));
         }
@@ -129,14 +129,19 @@ impl Ep {
     }
 }
 
+/// The provider's segments of `d`.
+fn segments<'a>(ep: &crate::ep::Ep, d: &Dto<'a>) -> Result<dto::OneOrMore<dto::Segment<'a>>> {
+    ep.segments(d.segs.len(), |i| triplet(d.segs, i))
+}
+
 /// The provider's triplet of `segs[i]`.
-fn triplet(segs: &[Segment<'_>], i: usize) -> Result<(Arc<lmr::Lmr>, u64, u64)> {
+fn triplet<'a>(segs: &[Segment<'a>], i: usize) -> Result<(&'a Arc<lmr::Lmr>, u64, u64)> {
     let s = segs.get(i).ok_or(EINVAL)?;
-    Ok((s.lmr.0.lmr().clone(), s.off, s.len))
+    Ok((s.lmr.0.lmr(), s.off, s.len))
 }
 
 /// The provider's form of `d` over its segments `segs`.
-fn send_dto<'a>(d: &Dto<'_>, segs: &'a [dto::Segment]) -> SendDto<'a> {
+fn send_dto<'a>(d: &Dto<'_>, segs: &'a [dto::Segment<'a>]) -> SendDto<'a> {
     let (op, remote, imm, invalidate_rkey) = match d.op {
         Op::Send => (dto::DtoOp::Send, None, 0, 0),
         Op::SendInvalidate { rkey } => (dto::DtoOp::SendInvalidate, None, 0, rkey),

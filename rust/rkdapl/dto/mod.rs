@@ -188,19 +188,21 @@ impl<T> OneOrMore<T> {
     }
 }
 
-pub(crate) struct Segment {
-    pub(crate) lmr: Arc<Lmr>,
+/// A DTO's local segment: `length` bytes at `offset` of an LMR the caller holds for the post
+/// call (the context the DTO takes keeps a reference of its own until it finishes).
+pub(crate) struct Segment<'a> {
+    pub(crate) lmr: &'a Arc<Lmr>,
     pub(crate) offset: u64,
     pub(crate) length: u64,
 }
 
-impl Segment {
+impl<'a> Segment<'a> {
     /// `length` bytes at `offset` of `lmr`, for a DTO of an EP in `pz`.
     ///
     /// # Errors
     ///
     /// `-EXDEV` for an LMR of another PZ, `-ERANGE` for a range outside it.
-    pub(crate) fn new(lmr: Arc<Lmr>, offset: u64, length: u64, pz: &Arc<crate::pz::Pz>) -> Result<Segment> {
+    pub(crate) fn new(lmr: &'a Arc<Lmr>, offset: u64, length: u64, pz: &Arc<crate::pz::Pz>) -> Result<Segment<'a>> {
         if !Arc::ptr_eq(&lmr.pz, pz) {
             return Err(EXDEV);
         }
@@ -240,7 +242,7 @@ pub(crate) struct SendDto<'a> {
     /// `Send`, `SendInvalidate`, `RdmaWrite`, `RdmaWriteImm` or `RdmaRead`.
     pub(crate) op: DtoOp,
     /// The local segments.
-    pub(crate) segs: &'a [Segment],
+    pub(crate) segs: &'a [Segment<'a>],
     /// RDMA operations: the peer's address and rkey; `None` for SENDs.
     pub(crate) remote: Option<(u64, u32)>,
     /// `RdmaWriteImm`: the immediate data (host order).

@@ -201,6 +201,20 @@ impl RingCore {
     pub(super) fn slot(&mut self, idx: u32) -> Option<&mut Slot> {
         self.slots.get_mut(idx as usize)
     }
+
+    /// Whether the send-queue DTO just taken, of `nwr` work requests, is posted unsignalled,
+    /// and counts the run of them. Unsignalled only if its success reports nothing
+    /// (`suppress`), only for one work request (a DTO split into several has one signalled
+    /// work request already, its last), and only until half the contexts in a row went
+    /// unsignalled: the next is signalled (still silent on success), and its completion
+    /// finishes them all.
+    #[inline]
+    pub(super) fn unsignalled(&mut self, suppress: bool, nwr: u32) -> bool {
+        let unsignalled =
+            suppress && nwr == 1 && (self.unsignalled_run as usize + 1) < self.slots.len() / 2;
+        self.unsignalled_run = if unsignalled { self.unsignalled_run + 1 } else { 0 };
+        unsignalled
+    }
 }
 
 /// What the completion path of a ring needs: the owner of its pool of contexts.
@@ -435,3 +449,6 @@ impl DtoRing {
         self.pool.owner()
     }
 }
+
+#[cfg(CONFIG_KUNIT = "y")]
+mod kunit;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! KUnit suite `rkdapl_ep`: how an EP's attributes are resolved against a device's limits
-//! ([`EpAttr::resolve`], [`EpAttr::sq_depth`], [`EpAttr::read_limits`]) and which connection
+//! ([`EpAttr::resolve`], [`EpAttr::sq_depth`], [`EpAttr::read_limits`]), that an EP may ask for
+//! the limits its IA reports ([`crate::ia::IaAttr::of_device`]), and which connection
 //! event a CM error becomes ([`Ep::timeout_or`]). Runs when rkdapl.ko is loaded on a kernel
 //! with KUnit enabled.
 
@@ -13,7 +14,7 @@ mod tests {
         attr::{DEFAULT_DTOS, DEFAULT_IOV},
         Ep, EpAttr,
     };
-    use crate::{dto::MAX_WR_PER_DTO, evd::EventType};
+    use crate::{dto::MAX_WR_PER_DTO, evd::EventType, ia::IaAttr};
     use kernel::{prelude::*, rdma::device::DeviceAttrs};
 
     /// Limits of a roomy device (Soft-RoCE's order of magnitude).
@@ -164,6 +165,52 @@ mod tests {
         assert_eq!(a.sq_depth(&d), 300);
         d.max_qp_wr = 1;
         assert_eq!(a.sq_depth(&d), 1);
+        Ok(())
+    }
+
+    #[test]
+    fn the_ias_maxima_are_accepted() -> Result {
+        // An EP asking for every limit `rkdapl_ia_query` reports (for both queues: the IA has
+        // one DTO and one segment limit) is created as asked; one DTO more is refused. Also
+        // where the device's CQs are smaller than its QPs or it takes fewer RECV segments
+        // than send ones (the IA reports the smaller).
+        let maxima = |ia: &IaAttr| EpAttr {
+            max_request_dtos: ia.max_dtos,
+            max_recv_dtos: ia.max_dtos,
+            max_request_iov: ia.max_iov,
+            max_recv_iov: ia.max_iov,
+            max_rdma_read_in: ia.max_rdma_read_in,
+            max_rdma_read_out: ia.max_rdma_read_out,
+            retry_count: 7,
+            rnr_retry_count: 7,
+        };
+        let mut d = dev();
+        let ia = IaAttr::of_device(&d, b"rxe0");
+        let a = maxima(&ia);
+        assert_eq!(fields(&a.resolve(&d)?), [4096, 4096, 32, 32, 128, 128, 7, 7]);
+        let more = |mut a: EpAttr| {
+            a.max_recv_dtos += 1;
+            a
+        };
+        assert_eq!(more(a).resolve(&d).err(), Some(EINVAL));
+        // A small device: its limits, not rkdapl's.
+        d.max_qp_wr = 100;
+        d.max_cqe = 100;
+        d.max_send_sge = 2;
+        d.max_recv_sge = 2;
+        d.max_qp_rd_atom = 1;
+        d.max_qp_init_rd_atom = 0;
+        let a = maxima(&IaAttr::of_device(&d, b"rxe0"));
+        assert_eq!(fields(&a.resolve(&d)?), [100, 100, 2, 2, 1, 0, 7, 7]);
+        assert_eq!(more(a).resolve(&d).err(), Some(EINVAL));
+        // A device whose CQs are smaller than its QPs, with fewer receive than send SGEs:
+        // the IA's maxima still resolve (the IA reports what an EP can get).
+        let mut d = dev();
+        d.max_cqe = 60;
+        d.max_recv_sge = 3;
+        let a = maxima(&IaAttr::of_device(&d, b"rxe0"));
+        assert_eq!(fields(&a.resolve(&d)?)[..4], [60, 60, 3, 3]);
+        assert_eq!(more(a).resolve(&d).err(), Some(EINVAL));
         Ok(())
     }
 

@@ -1,0 +1,477 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! KUnit suite `rkdapl_ring`: a DTO ring's accounting and its reaping of unsignalled DTOs,
+//! without a device. A ring is made as an EP makes it ([`DtoRing::new`]), with an EVD of no
+//! IA; a "post" takes and fills a context as the post calls do ([`RingCore::take`], then the
+//! fields `arm` sets), and completions are those a CQ would deliver: the one of sequence
+//! number `s` finishes every DTO up to `s` ([`RingShared::finish_through`]), the drained QP
+//! finishes the rest ([`DtoRing::reap_all`]). What needs a `struct ib_wc` (recording a failed
+//! work request, a RECV's length and immediate data) is left to the guest suites; here a
+//! context's status and RECV fields are set by hand. Runs when rkdapl.ko is loaded on a kernel
+//! with KUnit enabled.
+
+use kernel::prelude::kunit_tests;
+
+#[kunit_tests(rkdapl_ring)]
+mod tests {
+    use super::super::{DtoRing, KeepAlive, RingCore, Slot};
+    use crate::{
+        dto::{DtoOp, DtoStats, DtoStatus},
+        evd::{AsyncSlot, Evd, EventType},
+    };
+    use core::{
+        fmt,
+        sync::atomic::{AtomicU32, Ordering},
+    };
+    use kernel::{prelude::*, str::CString, sync::Arc};
+
+    /// The C handle the ring's events report as their EP.
+    const EP: usize = 0x5eed;
+
+    /// A ring of `n` contexts over a queue of `depth` work requests, and the EVD its
+    /// completions go to.
+    fn ring(n: u32, depth: u32) -> Result<(DtoRing, Arc<Evd>)> {
+        let evd = Evd::unlisted(64, AsyncSlot::new()?)?;
+        let r = DtoRing::new(n, depth, 4, 0, evd.clone(), None)?;
+        r.set_ep_handle(EP);
+        Ok((r, evd))
+    }
+
+    /// Runs `f` on the ring's state under its lock, then checks the state's invariants:
+    /// `tail <= head <= tail + n`, the outstanding DTOs in their slots from `tail_idx` on with
+    /// the sequence numbers `tail..head`, `head_idx` after the last of them, and `wr_free` plus
+    /// their work requests making the queue's `depth`. (The helpers return errors instead of
+    /// asserting: only a case's own body has KUnit's `assert!`.)
+    ///
+    /// # Errors
+    ///
+    /// `-EUCLEAN` if an invariant does not hold (said in the kernel log).
+    fn with<T>(r: &DtoRing, depth: u32, f: impl FnOnce(&mut RingCore) -> T) -> Result<T> {
+        let mut q = r.shared().q.lock();
+        let c = &mut q.core;
+        let v = f(c);
+        let n = c.slots.len() as u64;
+        let (head, tail, head_idx, tail_idx, wr_free) = (c.head, c.tail, c.head_idx, c.tail_idx, c.wr_free);
+        let mut ok = tail <= head && head - tail <= n;
+        let mut idx = tail_idx;
+        let mut nwr = u64::from(wr_free);
+        for seq in tail..head.min(tail + n) {
+            match c.slot(idx) {
+                Some(s) => {
+                    ok &= s.seq == seq;
+                    nwr += u64::from(s.nwr);
+                }
+                None => ok = false,
+            }
+            idx = c.next(idx);
+        }
+        if ok && idx == head_idx && nwr == u64::from(depth) {
+            return Ok(v);
+        }
+        pr_err!(
+            "rkdapl_ring: ring state broken: head {head} tail {tail} head_idx {head_idx} \
+             tail_idx {tail_idx} wr_free {wr_free}, {nwr} work requests of {depth}\n"
+        );
+        Err(EUCLEAN)
+    }
+
+    /// Posts a DTO of `nwr` work requests as the post calls do: takes the next context and
+    /// arms it with `op`, `cookie` and `cookie * 10` bytes. Its context and sequence number.
+    fn post(r: &DtoRing, depth: u32, op: DtoOp, cookie: u64, nwr: u32) -> Result<(u32, u64)> {
+        with(r, depth, |c| -> Result<(u32, u64)> {
+            let idx = c.take(nwr)?;
+            let s = c.slot(idx).ok_or(EINVAL)?;
+            s.op = op;
+            s.cookie = cookie;
+            s.len = cookie * 10;
+            let seq = s.seq;
+            c.stats.posted(op);
+            Ok((idx, seq))
+        })?
+    }
+
+    /// A SEND of one work request.
+    fn send(r: &DtoRing, depth: u32, cookie: u64) -> Result<(u32, u64)> {
+        post(r, depth, DtoOp::Send, cookie, 1)
+    }
+
+    /// `(head, tail, head_idx, tail_idx, wr_free)`.
+    fn state(r: &DtoRing) -> (u64, u64, u32, u32, u32) {
+        let q = r.shared().q.lock();
+        let c = &q.core;
+        (c.head, c.tail, c.head_idx, c.tail_idx, c.wr_free)
+    }
+
+    /// The cookies of the events queued on `e`, in order, up to 16.
+    ///
+    /// # Errors
+    ///
+    /// `-EPROTO` for an event other than a DTO completion of the ring's EP.
+    fn cookies(e: &Evd) -> Result<KVec<u64>> {
+        let mut v = KVec::new();
+        while v.len() < 16 {
+            let Ok(ev) = e.dequeue() else { break };
+            if ev.kind != EventType::DtoCompletion || ev.ep != EP {
+                return Err(EPROTO);
+            }
+            v.push(ev.cookie, GFP_KERNEL)?;
+        }
+        Ok(v)
+    }
+
+    /// An object a DTO keeps alive; counts its drop.
+    struct Token(Arc<AtomicU32>);
+
+    impl Drop for Token {
+        fn drop(&mut self) {
+            self.0.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    fn token(dropped: &Arc<AtomicU32>) -> Result<Arc<dyn KeepAlive>> {
+        let t: Arc<dyn KeepAlive> = Arc::new(Token(dropped.clone()), GFP_KERNEL)?;
+        Ok(t)
+    }
+
+    /// The totals line of the ring's counters, as debugfs shows it.
+    fn totals(r: &DtoRing) -> Result<CString> {
+        struct Totals(DtoStats);
+        impl kernel::fmt::Display for Totals {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                self.0.show_totals(f)
+            }
+        }
+        CString::try_from_fmt(fmt!("{}", Totals(r.stats())))
+    }
+
+    #[test]
+    fn contexts_go_out_in_order_and_wrap() -> Result {
+        let (r, e) = ring(4, 64)?;
+        assert_eq!(state(&r), (1, 1, 0, 0, 64));
+        for (i, cookie) in (1..=4).enumerate() {
+            assert_eq!(send(&r, 64, cookie)?, (i as u32, cookie));
+        }
+        // Every context is taken: refused, nothing changed.
+        assert_eq!(send(&r, 64, 5).err(), Some(ENOSPC));
+        assert_eq!(state(&r), (5, 1, 0, 0, 60));
+        // Two finish; the next DTOs take contexts 0 and 1 again, with later numbers.
+        r.shared().finish_through(2);
+        assert_eq!(state(&r), (5, 3, 0, 2, 62));
+        assert_eq!(send(&r, 64, 5)?, (0, 5));
+        assert_eq!(send(&r, 64, 6)?, (1, 6));
+        assert_eq!(send(&r, 64, 7).err(), Some(ENOSPC));
+        // The tail wraps as well; every event comes once, in posting order.
+        r.reap_all();
+        assert_eq!(state(&r), (7, 7, 2, 2, 64));
+        assert_eq!(cookies(&e)?[..], [1, 2, 3, 4, 5, 6]);
+        Ok(())
+    }
+
+    #[test]
+    fn queue_slots_bound_what_is_outstanding() -> Result {
+        // Eight contexts, ten work requests: the queue runs out first.
+        let (r, e) = ring(8, 10)?;
+        let (_, a) = post(&r, 10, DtoOp::RdmaWrite, 1, 4)?;
+        post(&r, 10, DtoOp::RdmaRead, 2, 4)?;
+        assert_eq!(post(&r, 10, DtoOp::RdmaWrite, 3, 3).err(), Some(ENOSPC));
+        assert_eq!(state(&r), (3, 1, 2, 0, 2));
+        post(&r, 10, DtoOp::RdmaWrite, 4, 2)?;
+        assert_eq!(send(&r, 10, 5).err(), Some(ENOSPC));
+        assert_eq!(state(&r).4, 0);
+        // The first DTO's completion gives its four back.
+        r.shared().finish_through(a);
+        assert_eq!(state(&r).4, 4);
+        post(&r, 10, DtoOp::RdmaWrite, 6, 4)?;
+        r.reap_all();
+        assert_eq!(state(&r), (5, 5, 4, 4, 10));
+        assert_eq!(cookies(&e)?[..], [1, 2, 4, 6]);
+        Ok(())
+    }
+
+    #[test]
+    fn a_taken_context_starts_clean() -> Result {
+        let (r, e) = ring(2, 8)?;
+        let (idx, seq) = send(&r, 8, 1)?;
+        with(&r, 8, |c| {
+            if let Some(s) = c.slot(idx) {
+                s.status = DtoStatus::RemoteAccess;
+                s.suppress = true;
+                s.silent = true;
+                s.imm = 7;
+                s.recv_flags = 3;
+                s.inv_rkey = 9;
+            }
+        })?;
+        r.shared().finish_through(seq);
+        // Silent: no event for it.
+        assert_eq!(cookies(&e)?.len(), 0);
+        send(&r, 8, 2)?;
+        let (idx, _) = send(&r, 8, 3)?;
+        assert_eq!(idx, 0);
+        let fields = with(&r, 8, |c| {
+            c.slot(idx).map(|s| {
+                (
+                    s.seq,
+                    s.nwr,
+                    s.status,
+                    s.suppress,
+                    s.silent,
+                    s.imm,
+                    s.recv_flags,
+                    s.inv_rkey,
+                )
+            })
+        })?;
+        assert_eq!(fields, Some((3, 1, DtoStatus::Success, false, false, 0, 0, 0)));
+        r.reap_all();
+        assert_eq!(cookies(&e)?[..], [2, 3]);
+        Ok(())
+    }
+
+    #[test]
+    fn untake_last_gives_back_the_last_context() -> Result {
+        let dropped = Arc::new(AtomicU32::new(0), GFP_KERNEL)?;
+        let (r, e) = ring(3, 8)?;
+        // Nothing taken: nothing to give back.
+        with(&r, 8, |c| c.untake_last())?;
+        assert_eq!(state(&r), (1, 1, 0, 0, 8));
+        post(&r, 8, DtoOp::RdmaWrite, 1, 2)?;
+        let (idx, _) = post(&r, 8, DtoOp::RmrBind, 2, 3)?;
+        with(&r, 8, |c| {
+            if let Some(s) = c.slot(idx) {
+                s.rmr = token(&dropped).ok();
+            }
+        })?;
+        assert_eq!(state(&r), (3, 1, 2, 0, 3));
+        // Its queue slots come back, and what it kept alive goes.
+        with(&r, 8, |c| c.untake_last())?;
+        assert_eq!(state(&r), (2, 1, 1, 0, 6));
+        assert_eq!(dropped.load(Ordering::Relaxed), 1);
+        // The next DTO gets the same context and number.
+        assert_eq!(send(&r, 8, 3)?, (1, 2));
+        // Giving back the context in the last slot moves the head back across the wrap.
+        assert_eq!(send(&r, 8, 4)?, (2, 3));
+        assert_eq!(state(&r).2, 0);
+        with(&r, 8, |c| c.untake_last())?;
+        assert_eq!(state(&r), (3, 1, 2, 0, 5));
+        assert_eq!(send(&r, 8, 5)?, (2, 3));
+        // An untaken DTO never reports.
+        r.reap_all();
+        assert_eq!(cookies(&e)?[..], [1, 3, 5]);
+        with(&r, 8, |c| c.untake_last())?;
+        assert_eq!(state(&r), (4, 4, 0, 0, 8));
+        Ok(())
+    }
+
+    #[test]
+    fn a_completion_finishes_every_dto_before_it() -> Result {
+        let (r, e) = ring(8, 64)?;
+        let mut seqs = [0u64; 5];
+        for (i, s) in seqs.iter_mut().enumerate() {
+            *s = send(&r, 64, i as u64 + 1)?.1;
+        }
+        assert_eq!(r.stats().in_flight(), 5);
+        // The third's completion: the first two completed before it, unsignalled.
+        r.shared().finish_through(seqs[2]);
+        assert_eq!(cookies(&e)?[..], [1, 2, 3]);
+        assert_eq!(r.stats().in_flight(), 2);
+        // A number already finished finishes nothing more.
+        r.shared().finish_through(seqs[1]);
+        r.shared().finish_through(seqs[2]);
+        assert_eq!(cookies(&e)?.len(), 0);
+        assert_eq!(state(&r), (6, 4, 5, 3, 62));
+        r.shared().finish_through(seqs[4]);
+        assert_eq!(cookies(&e)?[..], [4, 5]);
+        // Nothing outstanding: the teardown's reaping finds nothing.
+        r.reap_all();
+        assert_eq!(cookies(&e)?.len(), 0);
+        assert_eq!(r.stats().in_flight(), 0);
+        Ok(())
+    }
+
+    #[test]
+    fn events_say_what_finished() -> Result {
+        let (r, e) = ring(8, 64)?;
+        let set = |idx: u32, f: &dyn Fn(&mut Slot)| {
+            with(&r, 64, |c| {
+                if let Some(s) = c.slot(idx) {
+                    f(s)
+                }
+            })
+        };
+        // A suppressed DTO that succeeded: no event.
+        let (a, _) = send(&r, 64, 1)?;
+        set(a, &|s| s.suppress = true)?;
+        // A suppressed DTO that failed reports its error, with no bytes.
+        let (b, _) = send(&r, 64, 2)?;
+        set(b, &|s| {
+            s.suppress = true;
+            s.status = DtoStatus::Flushed;
+        })?;
+        // A DTO a failed post call stopped inside of: silent, whatever its status.
+        let (c, _) = send(&r, 64, 3)?;
+        set(c, &|s| {
+            s.silent = true;
+            s.status = DtoStatus::Generic;
+        })?;
+        // RMR binds report as such.
+        post(&r, 64, DtoOp::RmrBind, 4, 1)?;
+        // A RECV carries its immediate data, flags and invalidated rkey.
+        let (d, _) = post(&r, 64, DtoOp::Recv, 5, 1)?;
+        set(d, &|s| {
+            s.imm = 0xabcd;
+            s.recv_flags = 5;
+            s.inv_rkey = 0x1234;
+        })?;
+        let (f, _) = post(&r, 64, DtoOp::RdmaWrite, 6, 3)?;
+        set(f, &|s| s.status = DtoStatus::RemoteAccess)?;
+        r.reap_all();
+        let mut got = KVec::new();
+        while let Ok(ev) = e.dequeue() {
+            assert_eq!(ev.ep, EP);
+            let t = (ev.kind, ev.cookie, ev.status, ev.op, ev.transferred_length);
+            got.push((t, (ev.immediate, ev.flags, ev.invalidated_rkey)), GFP_KERNEL)?;
+        }
+        let (dto, bind) = (EventType::DtoCompletion, EventType::RmrBindCompletion);
+        let (send_op, bind_op, recv_op, write_op) = (1, 5, 2, 3);
+        assert_eq!(
+            got[..],
+            [
+                ((dto, 2, DtoStatus::Flushed as i32, send_op, 0), (0, 0, 0)),
+                ((bind, 4, 0, bind_op, 40), (0, 0, 0)),
+                ((dto, 5, 0, recv_op, 50), (0xabcd, 5, 0x1234)),
+                ((dto, 6, DtoStatus::RemoteAccess as i32, write_op, 0), (0, 0, 0)),
+            ]
+        );
+        // Counted whether reported or not: two errors (the silent one's too), one flushed.
+        assert_eq!(
+            totals(&r)?.to_bytes(),
+            b"in_flight 0 errors 2 flushed 1 refused 0\n"
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn what_a_dto_keeps_alive_goes_when_it_finishes() -> Result {
+        let dropped = Arc::new(AtomicU32::new(0), GFP_KERNEL)?;
+        let (r, _e) = ring(4, 16)?;
+        let mut seqs = [0u64; 3];
+        for (i, seq) in seqs.iter_mut().enumerate() {
+            let (idx, s) = post(&r, 16, DtoOp::RmrBind, i as u64, 1)?;
+            *seq = s;
+            with(&r, 16, |c| {
+                if let Some(s) = c.slot(idx) {
+                    s.rmr = token(&dropped).ok();
+                }
+            })?;
+        }
+        assert_eq!(dropped.load(Ordering::Relaxed), 0);
+        r.shared().finish_through(seqs[1]);
+        assert_eq!(dropped.load(Ordering::Relaxed), 2);
+        r.reap_all();
+        assert_eq!(dropped.load(Ordering::Relaxed), 3);
+        Ok(())
+    }
+
+    /// Which of `k` suppressed DTOs of `nwr` work requests in a row go unsignalled on a ring
+    /// of `n` contexts, as a bit mask (bit `i`: the `i`-th).
+    fn pattern(n: u32, nwr: u32, k: u32) -> Result<u64> {
+        let (r, _e) = ring(n, 64)?;
+        let mut bits = 0u64;
+        with(&r, 64, |c| {
+            for i in 0..k {
+                if c.unsignalled(true, nwr) {
+                    bits |= 1 << i;
+                }
+            }
+        })?;
+        Ok(bits)
+    }
+
+    #[test]
+    fn unsignalled_runs_stop_at_half_the_ring() -> Result {
+        // Eight contexts: three unsignalled, then one signalled, again and again.
+        assert_eq!(pattern(8, 1, 8)?, 0b0111_0111);
+        assert_eq!(pattern(4, 1, 6)?, 0b01_0101);
+        assert_eq!(pattern(9, 1, 10)?, 0b11_0111_0111);
+        // 100 contexts: 49 in a row.
+        assert_eq!(pattern(100, 1, 50)?, (1 << 49) - 1);
+        // Rings of fewer than four contexts, and DTOs of several work requests: all signalled.
+        for n in 1..=3 {
+            assert_eq!(pattern(n, 1, 8)?, 0);
+        }
+        assert_eq!(pattern(8, 2, 8)?, 0);
+        // A signalled DTO (not suppressed, or of several work requests) starts a new run.
+        let (r, _e) = ring(8, 64)?;
+        let got = with(&r, 64, |c| {
+            [
+                c.unsignalled(true, 1),
+                c.unsignalled(true, 1),
+                c.unsignalled(false, 1),
+                c.unsignalled(true, 1),
+                c.unsignalled(true, 1),
+                c.unsignalled(true, 2),
+                c.unsignalled(true, 1),
+                c.unsignalled(true, 1),
+                c.unsignalled(true, 1),
+                c.unsignalled(true, 1),
+            ]
+        })?;
+        assert_eq!(
+            got,
+            [true, true, false, true, true, false, true, true, true, false]
+        );
+        Ok(())
+    }
+
+    /// Posts a suppressed SEND as the post calls do: takes a context, arms it and decides
+    /// whether it goes unsignalled. Its context, sequence number and that decision.
+    fn post_suppressed(r: &DtoRing, depth: u32, cookie: u64) -> Result<(u32, u64, bool)> {
+        with(r, depth, |c| -> Result<(u32, u64, bool)> {
+            let idx = c.take(1)?;
+            let s = c.slot(idx).ok_or(EINVAL)?;
+            s.op = DtoOp::Send;
+            s.cookie = cookie;
+            s.len = 1;
+            s.suppress = true;
+            let seq = s.seq;
+            c.stats.posted(DtoOp::Send);
+            Ok((idx, seq, c.unsignalled(true, 1)))
+        })?
+    }
+
+    #[test]
+    fn unsignalled_dtos_are_reaped_by_the_next_completion() -> Result {
+        // A stream of suppressed SENDs on eight contexts: each signalled one's completion
+        // finishes the unsignalled ones before it, silently; the ring never fills.
+        let (r, e) = ring(8, 8)?;
+        let mut signalled = 0;
+        for cookie in 1..=20 {
+            let (idx, seq, unsignalled) = post_suppressed(&r, 8, cookie)?;
+            assert_eq!(idx, ((cookie - 1) % 8) as u32);
+            // At most three unsignalled DTOs and the signalled one are outstanding.
+            let (head, tail, ..) = state(&r);
+            assert!(head - tail <= 4);
+            if !unsignalled {
+                signalled += 1;
+                r.shared().finish_through(seq);
+                let (head, tail, ..) = state(&r);
+                assert_eq!(head, tail);
+            }
+        }
+        assert_eq!(signalled, 5);
+        assert_eq!(cookies(&e)?.len(), 0);
+        assert_eq!(r.stats().in_flight(), 0);
+        // Unsignalled DTOs with no completion after them: the teardown's reaping (the QP
+        // drained) finishes them, silently too.
+        for cookie in 21..=23 {
+            assert!(post_suppressed(&r, 8, cookie)?.2);
+        }
+        assert_eq!(r.stats().in_flight(), 3);
+        r.reap_all();
+        assert_eq!(state(&r), (24, 24, 7, 7, 8));
+        assert_eq!(cookies(&e)?.len(), 0);
+        assert_eq!(r.stats().in_flight(), 0);
+        Ok(())
+    }
+}

@@ -1,0 +1,80 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""Report of `make profile` (scripts/profile.sh): instructions per DTO and kernel function.
+
+Usage: scripts/tbprof_report.py RUN1 RUN2 [TOP]
+
+Each RUN directory holds blocks.txt (the tbprof plugin's "<vaddr> <insns> <runs> <vcpu>"
+lines), sync/kallsyms.txt and sync/result.txt (the run's result line). RUN2 did the same run
+as RUN1 with more DTOs: the difference of their counts per function, over the difference of
+their DTOs, is what a DTO costs, without boot and set-up. A block is charged to the symbol at
+or below its first address; symbols are demangled with llvm-cxxfilt-19. TOP (45) functions per
+table.
+"""
+import bisect
+import collections
+import re
+import subprocess
+import sys
+
+CLIENT_VCPU = 1
+USER_END = 0xffff800000000000
+
+
+def load(run):
+    syms = []
+    for line in open(run + "/sync/kallsyms.txt"):
+        p = line.split()
+        if len(p) < 3 or p[1] in "aAuU" or int(p[0], 16) == 0:
+            continue
+        syms.append((int(p[0], 16), p[2] + (" " + p[3] if len(p) > 3 else "")))
+    syms.sort()
+    addrs = [a for a, _ in syms]
+    result = open(run + "/sync/result.txt").read().strip()
+    iters = int(re.search(r"iters=(\d+)", result).group(1))
+    client, every = collections.Counter(), collections.Counter()
+    for line in open(run + "/blocks.txt"):
+        va, insns, runs, vcpu = line.split()
+        va = int(va, 16)
+        i = bisect.bisect_right(addrs, va) - 1
+        name = "(user space)" if va < USER_END else syms[i][1] if i >= 0 else "?"
+        n = int(insns) * int(runs)
+        every[name] += n
+        if int(vcpu) == CLIENT_VCPU:
+            client[name] += n
+    return result, iters, client, every
+
+
+def demangled(names):
+    plain = [n.split(" [")[0] for n in names]
+    try:
+        out = subprocess.run(["llvm-cxxfilt-19"], input="\n".join(plain), capture_output=True,
+                             text=True, check=True).stdout.splitlines()
+    except (OSError, subprocess.CalledProcessError):
+        out = plain
+    return {n: d + (" [" + n.split(" [", 1)[1] if " [" in n else "") for n, d in zip(names, out)}
+
+
+def main():
+    top = int(sys.argv[3]) if len(sys.argv) > 3 else 45
+    r1, n1, c1, e1 = load(sys.argv[1])
+    r2, n2, c2, e2 = load(sys.argv[2])
+    dtos = n2 - n1
+    print("run 1: " + r1)
+    print("run 2: " + r2)
+    tables = []
+    for title, a, b in (("client vCPU %d (post calls, waits)" % CLIENT_VCPU, c1, c2),
+                        ("all vCPUs", e1, e2)):
+        diff = collections.Counter({k: b[k] - a.get(k, 0) for k in b})
+        tables.append((title, diff))
+    names = demangled(sorted({k for _, d in tables for k, _ in d.most_common(top)}))
+    for title, diff in tables:
+        total = sum(v for v in diff.values())
+        print("\n=== instructions per DTO, %s: %.0f in all (run 2 minus run 1, %d DTOs) ==="
+              % (title, total / dtos, dtos))
+        for k, v in diff.most_common(top):
+            print("%9.1f  %s" % (v / dtos, names[k]))
+
+
+if __name__ == "__main__":
+    main()

@@ -900,7 +900,7 @@ int rkdapl_psp_free(struct rkdapl_psp *psp);
  * Context: process context, may sleep: from a thread or work item, or from the upcall of
  * @cr's own %RKDAPL_CONNECTION_REQUEST_EVENT (see &rkdapl_upcall_fn), not from other upcalls.
  * Return: 0; -EINVAL for a bad handle or too much private data; -EISCONN unless @ep is
- * UNCONNECTED or -EXDEV if @ep is on another device (in these three cases the CR stays
+ * UNCONNECTED or -EXDEV if @ep is on another device (in these cases a valid CR stays
  * pending: accept it on another EP or reject it); QP creation and rdma_accept errors (the
  * CR is consumed and the request refused; @ep is UNCONNECTED again).
  */

@@ -117,6 +117,10 @@ pub(crate) struct Ep {
     /// Parameters of an active connect, used by the CM event handler.
     #[pin]
     pending: Mutex<Option<Pending>>,
+    /// Held by an accept inside rdma_cm's handler of the request from before its id is in
+    /// `conn` until it is over; [`Ep::end_connection`] waits for it (see [`Ep::accept`]).
+    #[pin]
+    accepting: Mutex<()>,
 }
 
 struct Pending {
@@ -189,6 +193,7 @@ impl Ep {
                     "rkdapl_ep_conn"
                 ),
                 pending <- new_mutex!(None, "rkdapl_ep_pending"),
+                accepting <- new_mutex!((), "rkdapl_ep_accepting"),
             }),
             GFP_KERNEL,
         )?;
@@ -424,8 +429,8 @@ impl Ep {
     ///
     /// # Errors
     ///
-    /// `-EISCONN` unless the EP is UNCONNECTED, `-EINVAL` for private data over 56 bytes, or
-    /// the errors of QP creation and `rdma_accept`.
+    /// `-EISCONN` unless the EP is UNCONNECTED, `-EINVAL` for private data over 56 bytes,
+    /// `-ENODEV` after a device removal, or the errors of QP creation and `rdma_accept`.
     pub(crate) fn accept(
         self: &Arc<Self>,
         id: Arc<EpCmId>,
@@ -438,16 +443,20 @@ impl Ep {
         if id.device().is_none_or(|d| !self.ia.same_device(d)) {
             return Err(EXDEV);
         }
+        // A device removal waits for the accept: from a thread, it holds the IA live; inside
+        // rdma_cm's handler of the request, where `Ia::live` would invert the order of the
+        // calls that hold it and take rdma_cm's handler lock, `accepting`, which the removal's
+        // revocation of this EP takes after marking the IA removed.
+        let in_handler = id.in_request_callback();
+        let _live = if in_handler { None } else { Some(self.ia.live()?) };
+        let _accepting = in_handler.then(|| self.accepting.lock());
+        if self.ia.is_removed() {
+            return Err(ENODEV);
+        }
         {
             let mut c = self.conn_mut();
             if c.state != EpState::Unconnected {
                 return Err(EISCONN);
-            }
-            // Not `Ia::live`, held elsewhere around calls that take rdma_cm's handler lock: this
-            // may run in rdma_cm's handler of the request. Removal marks the IA before it revokes
-            // its EPs under `conn`: seen unmarked here, that revocation finds the id in `conn`.
-            if self.ia.is_removed() {
-                return Err(ENODEV);
             }
             c.state = EpState::PassiveConnectionPending;
             c.id = Some(id.clone());
@@ -461,7 +470,7 @@ impl Ep {
             u32::from(param.initiator_depth),
         ));
         let r = self.create_qp(&id).and_then(|()| id.accept(&param));
-        if let Err(e) = r {
+        if r.is_err() {
             let id = {
                 let mut c = self.conn_mut();
                 c.state = EpState::Unconnected;
@@ -471,9 +480,11 @@ impl Ep {
             if let Some(id) = id {
                 id.handler().set(None);
             }
-            return Err(e);
         }
-        Ok(())
+        // The last reference but `conn`'s goes before the guards: a revocation that waited for
+        // them drops the id for good (or it went here, failed).
+        drop(id);
+        r
     }
 
     /// The EP's attributes: those it was created with, defaults resolved, and once connected
@@ -541,8 +552,10 @@ impl Ep {
         drop(cqs);
     }
 
-    /// Disconnects, drains the QP and destroys the CM id and then the QP. Process context.
+    /// Disconnects, drains the QP and destroys the CM id and then the QP, after an accept in
+    /// progress inside rdma_cm's handler. Process context.
     fn end_connection(&self) {
+        drop(self.accepting.lock());
         let id = {
             let mut c = self.conn_mut();
             c.state = EpState::Disconnected;

@@ -563,7 +563,7 @@ impl<T: CmHandler> CmId<T> {
     pub fn accept(&self, param: &ConnParam<'_>) -> Result {
         let mut p = param.to_c(MAX_ACCEPT_PRIVATE_DATA)?;
         let id = self.as_raw();
-        if self.adoption.as_ref().is_some_and(|a| a.inside()) {
+        if self.in_request_callback() {
             // SAFETY: The id is live; rdma_cm holds its handler lock for the callback this
             // runs in (`Adoption`'s invariant), as rdma_accept requires.
             return to_result(unsafe { bindings::rdma_accept(id, &mut p) });
@@ -576,6 +576,13 @@ impl<T: CmHandler> CmId<T> {
             bindings::rdma_unlock_handler(id);
             to_result(r)
         }
+    }
+
+    /// Whether the caller runs inside the [`CmHandler::connect_request`] callback that adopted
+    /// this id: there [`CmId::accept`] does not take rdma_cm's handler lock, and dropping the
+    /// id gives it back to rdma_cm. Any context.
+    pub fn in_request_callback(&self) -> bool {
+        self.adoption.as_ref().is_some_and(|a| a.inside())
     }
 
     /// The id's handler.

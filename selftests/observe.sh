@@ -6,7 +6,9 @@
 #                    people look at: `rdma res show` lists its CM ids, CQs, PDs and MRs under
 #                    the consumer's module name (and its QPs, as rdma_cm names them); /sys/kernel/debug/rkdapl shows the IA and both EPs
 #                    with state, peer and exact counters; the rkdapl trace events saw every post,
-#                    completion and CM event. Unloading the consumer removes all of it.
+#                    completion and CM event; with its PSP freed, the accepted EP's CM id
+#                    (named after the listener by ib_core) still shows the name. Unloading the
+#                    consumer removes all of it.
 #
 # Copies of the outputs go to $RKDAPL_SYNC/observe-*.txt (the README quotes them).
 
@@ -166,6 +168,17 @@ observe_suite() {
 		echo > $OBS_TR/trace
 	fi
 
+	# ib_core names a CM id a listener's connect request creates after the listener (the
+	# pointer, not a copy): with the PSP freed, the accepted EP's id must still show the name.
+	rc=0
+	echo 1 > /sys/module/rkdapl_observe/parameters/free_psp || rc=$?
+	rdma res show cm_id > /tmp/obs-res.txt 2>&1
+	obs_count 'rkdapl_observe' /tmp/obs-res.txt
+	n=$REPLY
+	obs_count 'LISTEN.*rkdapl_observe' /tmp/obs-res.txt
+	[ $rc = 0 ] && [ "$n" -ge 2 ] && [ "$REPLY" = 0 ]
+	t_check $? "observe: with its PSP freed, rdma res show cm_id still names both EPs' CM ids rkdapl_observe (the accepted one after the freed listener)" \
+		"free_psp write exit $rc; $n lines name rkdapl_observe, $REPLY of them LISTEN: $(tr '\n' '|' < /tmp/obs-res.txt | cut -c1-300)"
 	rc=0
 	rmmod rkdapl_observe || rc=$?
 	t_check $rc "observe: rmmod rkdapl_observe (frees its objects)" "rmmod exit $rc"

@@ -20,8 +20,9 @@
 //! - [`wr::WrPool`]: the per-work-request contexts of one queue of a QP, owned by the layer,
 //!   through which work requests are posted safely (SEND, RECV, RDMA WRITE, RDMA READ, REG_MR,
 //!   LOCAL_INV), and [`wr::Sge`], an SGE borrowing the memory it names.
-//! - [`mr::DmaRegion`] and [`mr::FrMr`]: DMA mapping of kernel buffers for the local DMA lkey,
-//!   and fast registration memory regions (FRWR) for remote access.
+//! - [`mr::DmaRegion`] and [`mr::FrMr`]: DMA mapping of kernel buffers for the local DMA lkey
+//!   (a region may own its memory, which the CPU then reaches through [`mr::CpuAccess`]), and
+//!   fast registration memory regions (FRWR) for remote access.
 //!
 //! Lifetimes follow ib_core's rules, and the types enforce them: the CM id owns its QP, the QP's
 //! CQs and its context pools, and its `Drop` drains the QP, destroys the CM id, then the QP,

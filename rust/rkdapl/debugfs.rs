@@ -47,7 +47,7 @@ pub(crate) struct IaInfo {
     pub(crate) dev_name: CString,
     pub(crate) ports: u32,
     pub(crate) attrs: DeviceAttrs,
-    pub(crate) owner: &'static CStr,
+    pub(crate) owner: CString,
 }
 
 /// Creates `ia<N>` in `root` with its `info` file. The returned `Dir` is the parent of the

@@ -148,9 +148,9 @@ impl Ep {
         let a = ia.attrs();
         let attr = attr.resolve(&a)?;
         let sq_depth = attr.sq_depth(&a);
-        let send_cq = Arc::new(Cq::new(dev, sq_depth, 0, PollContext::Workqueue, ia.owner)?, GFP_KERNEL)?;
+        let send_cq = Arc::new(Cq::new(dev, sq_depth, 0, PollContext::Workqueue, &ia.owner)?, GFP_KERNEL)?;
         let recv_cq = Arc::new(
-            Cq::new(dev, attr.max_recv_dtos, 0, PollContext::Workqueue, ia.owner)?,
+            Cq::new(dev, attr.max_recv_dtos, 0, PollContext::Workqueue, &ia.owner)?,
             GFP_KERNEL,
         )?;
         let id = crate::ia::next_ep_id();
@@ -296,7 +296,7 @@ impl Ep {
         let ctx = CmCtx::new(self.clone())?;
         // Live until the id is in `conn`, where a device removal finds it.
         let _live = self.ia.live()?;
-        let id = Arc::new(CmId::new(ctx.clone(), self.ia.owner)?, GFP_KERNEL)?;
+        let id = Arc::new(CmId::new(ctx.clone(), &self.ia.owner)?, GFP_KERNEL)?;
         {
             let mut c = self.conn_mut();
             if c.state != EpState::Unconnected {

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! IA: interface adapter (DAT 2.0 section 6.1), an open RDMA device, and what rkdapl knows at
-//! module level: the devices its ib_client was given, the IAs (whose registries of children
-//! device removal and consumer unload walk, see [`crate::removal`]) and the debugfs root.
+//! IA: interface adapter (DAT 2.0 section 6.1), an open RDMA device, with the registry of its
+//! children (which device removal and consumer unload walk, see [`crate::removal`]). The list
+//! of devices and IAs, and opening an IA, are [`crate::adapters`]'.
 
 use crate::{
     debugfs::{self, IaInfo},
@@ -14,145 +14,17 @@ use kernel::{
     debugfs::{Dir, File},
     new_mutex,
     prelude::*,
-    rdma::{
-        cm::{CmEvent, CmHandler, CmId, CmIdRef, ConnRequest, SockAddr},
-        device::{Device, DeviceAttrs, PortAttrs},
-    },
+    rdma::device::{Device, DeviceAttrs, PortAttrs},
     str::CString,
-    sync::{aref::ARef, lock::mutex::MutexGuard, Arc, ArcBorrow, Mutex},
+    sync::{aref::ARef, lock::mutex::MutexGuard, Arc, Mutex},
 };
 
-/// The handler of the CM id [`Ia::open_by_addr`] binds to find an address's device: binding
-/// makes no events, and the id never listens.
-struct AddrProbe;
-
-impl CmHandler for AddrProbe {
-    fn event(_this: ArcBorrow<'_, Self>, _id: &CmIdRef, _ev: &CmEvent<'_>) {}
-    fn connect_request(_l: ArcBorrow<'_, Self>, _req: ConnRequest<'_, Self>, _ev: &CmEvent<'_>) {}
-}
-
-/// Module-wide state.
-struct Registry {
-    /// Devices an IA can be opened on (ib_client add/remove).
-    devices: KVec<ARef<Device>>,
-    /// Every IA from its open until it is closed and has no child left (see [`Ia::close`]).
-    ias: KVec<Arc<Ia>>,
-    /// `/sys/kernel/debug/rkdapl`, from module init to module exit.
-    debugfs: Option<Dir>,
-    /// Consumer module names, one copy each, kept until module exit (see [`intern`]).
-    owners: KVec<CString>,
-}
-
-kernel::sync::global_lock! {
-    // SAFETY: Initialized in `init`, first thing in module init.
-    unsafe(uninit) static REGISTRY: Mutex<Registry> =
-        Registry { devices: KVec::new(), ias: KVec::new(), debugfs: None, owners: KVec::new() };
-}
-
-/// Numbers of IAs and EPs, for debugfs names, trace events and log lines.
-static NEXT_IA: AtomicU32 = AtomicU32::new(1);
+/// Numbers of EPs, for debugfs names, trace events and log lines.
 static NEXT_EP: AtomicU32 = AtomicU32::new(1);
 
 /// A new EP number.
 pub(crate) fn next_ep_id() -> u32 {
     NEXT_EP.fetch_add(1, Ordering::Relaxed)
-}
-
-/// Must be called once, from module init, before the ib_client is registered.
-pub(crate) fn init() {
-    // SAFETY: Called exactly once, before anything uses `REGISTRY`.
-    unsafe { REGISTRY.init() };
-    REGISTRY.lock().debugfs = Some(Dir::new(c"rkdapl"));
-}
-
-/// Module exit, before the ib_client's unregistration (whose device removal still walks the
-/// list of IAs): the debugfs root goes once the last IA directory below it is gone; the owner
-/// names go unless objects were left behind (whose restrack entries still point at them, and
-/// which may still be in use). IAs still listed then (a forced unload) stay, with the list.
-pub(crate) fn exit(objects_left: bool) {
-    let mut reg = REGISTRY.lock();
-    let root = reg.debugfs.take();
-    let owners = core::mem::take(&mut reg.owners);
-    let listed = reg.ias.len();
-    drop(reg);
-    drop(root);
-    if listed != 0 {
-        pr_warn!("{} IA(s) still listed at unload\n", listed);
-    }
-    if objects_left || listed != 0 {
-        core::mem::forget(owners);
-    }
-}
-
-/// Every IA not yet closed, or closed with children left. Process context; sleeps.
-///
-/// # Errors
-///
-/// `-ENOMEM`.
-pub(crate) fn all() -> Result<KVec<Arc<Ia>>> {
-    let reg = REGISTRY.lock();
-    let mut v = KVec::with_capacity(reg.ias.len(), GFP_KERNEL)?;
-    for ia in reg.ias.iter() {
-        v.push(ia.clone(), GFP_KERNEL)?;
-    }
-    Ok(v)
-}
-
-/// [`Children`]'s `delist`: the IA whose registry `c` is leaves the list of IAs (it was
-/// closed and its last child left); returns the list's reference, which the registry drops
-/// after its lock.
-fn delist(c: &Children) -> Option<Arc<dyn Send + Sync>> {
-    let mut reg = REGISTRY.lock();
-    let i = reg.ias.iter().position(|ia| core::ptr::eq(&*ia.children, c))?;
-    let ia = reg.ias.remove(i).ok()?;
-    if reg.ias.is_empty() {
-        // The list is in a static: give its memory back now.
-        reg.ias = KVec::new();
-    }
-    Some(ia)
-}
-
-/// The module-lifetime copy of the consumer name `owner`, as rdma restrack wants it: ib_core
-/// keeps the pointer given to `ib_alloc_pd()`, `ib_alloc_cq()` and `rdma_create_id()` (C
-/// callers pass their `KBUILD_MODNAME`), and shows it in `rdma res show`.
-fn intern(reg: &mut Registry, owner: &CStr) -> Result<&'static CStr> {
-    let pos = match reg.owners.iter().position(|o| **o == *owner) {
-        Some(pos) => pos,
-        None => {
-            reg.owners.push(CString::try_from(owner)?, GFP_KERNEL)?;
-            reg.owners.len() - 1
-        }
-    };
-    let name: &CStr = &reg.owners[pos];
-    // SAFETY: The bytes live in the `CString`'s own allocation, which does not move when the
-    // vector does, and which is freed only by `exit`, at module unload, and only when no
-    // rkdapl object (the only users of the name) is left.
-    Ok(unsafe { CStr::from_char_ptr(name.as_char_ptr()) })
-}
-
-/// ib_client `add`: remember the device so an IA can be opened on it.
-pub(crate) fn device_added(dev: &Device) -> Result {
-    let mut reg = REGISTRY.lock();
-    reg.devices.push(dev.into(), GFP_KERNEL)?;
-    pr_info!(
-        "device {} added\n",
-        dev.name().to_str().unwrap_or("?")
-    );
-    Ok(())
-}
-
-/// ib_client `remove`, first step: forget the device, so that no IA is opened on it any more
-/// ([`crate::removal::device_removed`] then revokes every object on it).
-pub(crate) fn forget_device(dev: &Device) {
-    {
-        let mut reg = REGISTRY.lock();
-        reg.devices.retain(|d| d.as_raw() != dev.as_raw());
-        if reg.devices.is_empty() {
-            // The list is in a static: give its memory back now, there is no destructor to do
-            // it at module unload.
-            reg.devices = KVec::new();
-        }
-    }
 }
 
 /// The device of a live IA. Holding it keeps the IA live: device removal waits for the lock
@@ -292,8 +164,8 @@ pub(crate) struct Ia {
     pub(crate) dev_name: CString,
     attrs: DeviceAttrs,
     /// The consumer module that opened the IA (C: `KBUILD_MODNAME`): the owner rdma restrack
-    /// shows for the IA's PDs, CQs, QPs, MRs and CM ids.
-    pub(crate) owner: &'static CStr,
+    /// shows for the IA's PDs, CQs, MRs and CM ids (the layer's objects keep copies).
+    pub(crate) owner: CString,
     /// The IA's debugfs directory, parent of its EPs' directories.
     pub(crate) dir: Dir,
     _info: Pin<KBox<File<IaInfo>>>,
@@ -304,103 +176,46 @@ pub(crate) struct Ia {
 }
 
 impl Ia {
-    /// Opens the RDMA device called `name` (for example `rxe0`) for the module `owner`. May
-    /// sleep.
+    /// The IA number `id` on `dev` for the module `owner`, with its debugfs directory in
+    /// `root` and the registry `children` (not listed: [`crate::adapters`] lists it). Process
+    /// context; may sleep.
     ///
     /// # Errors
     ///
-    /// `-ENODEV` if no such device is registered, `-EINVAL` for an empty owner name,
     /// `-ENOMEM`.
-    pub(crate) fn open(name: &CStr, owner: &CStr) -> Result<Arc<Ia>> {
-        Self::open_where(|d| d.name() == name, owner)
-    }
-
-    /// Opens the RDMA device the local IP address `addr` is on, as rdma_cm finds it for a
-    /// bind (`rdma_bind_addr`: the GID table of RoCE ports, the netdev of iWARP ones); the port
-    /// in `addr` is ignored. May sleep.
-    ///
-    /// # Errors
-    ///
-    /// `-EADDRNOTAVAIL` if no RDMA device has that address, `-EINVAL` for an empty owner
-    /// name, `-ENODEV`, `-ENOMEM`, or rdma_cm's error.
-    pub(crate) fn open_by_addr(addr: &SockAddr, owner: &CStr) -> Result<Arc<Ia>> {
-        if owner.is_empty() {
-            return Err(EINVAL);
-        }
-        let caller = intern(&mut REGISTRY.lock(), owner)?;
-        let mut addr = *addr;
-        addr.set_port(0);
-        let id = CmId::new(Arc::new(AddrProbe, GFP_KERNEL)?, caller)?;
-        id.bind_addr(&addr).map_err(|e| if e == ENODEV { EADDRNOTAVAIL } else { e })?;
-        let dev = id.device().ok_or(EADDRNOTAVAIL)?.as_raw();
-        // The id holds the device until it is dropped, after the lookup.
-        Self::open_where(|d| d.as_raw() == dev, owner)
-    }
-
-    /// Opens, for the module `owner`, the RDMA device `found` by a network device (`None`: no
-    /// RDMA device uses it): the C ABI looks it up by `struct net_device`, the Rust API by the
-    /// network device's name. May sleep.
-    ///
-    /// # Errors
-    ///
-    /// `-ENODEV` for `None` or a device the ib_client does not know (yet, or any more),
-    /// `-EINVAL` for an empty owner name, `-ENOMEM`.
-    pub(crate) fn open_netdev(found: Option<ARef<Device>>, owner: &CStr) -> Result<Arc<Ia>> {
-        let dev = found.ok_or(ENODEV)?;
-        Self::open_where(|d| d.as_raw() == dev.as_raw(), owner)
-    }
-
-    /// Opens the first device of the ib_client's list for which `pick` is true. May sleep.
-    fn open_where(pick: impl Fn(&Device) -> bool, owner: &CStr) -> Result<Arc<Ia>> {
-        if owner.is_empty() {
-            return Err(EINVAL);
-        }
-        let (dev, root, owner) = {
-            let mut reg = REGISTRY.lock();
-            let dev = reg
-                .devices
-                .iter()
-                .find(|d| pick(d))
-                .ok_or(ENODEV)?
-                .clone();
-            let root = reg.debugfs.clone().ok_or(ENODEV)?;
-            (dev, root, intern(&mut reg, owner)?)
-        };
-        let id = NEXT_IA.fetch_add(1, Ordering::Relaxed);
+    pub(crate) fn new(
+        dev: ARef<Device>,
+        root: &Dir,
+        id: u32,
+        owner: &CStr,
+        children: Arc<Children>,
+    ) -> Result<Arc<Ia>> {
         let info = IaInfo {
             dev_name: CString::try_from(dev.name())?,
             ports: dev.phys_port_cnt(),
             attrs: dev.attrs(),
-            owner,
+            owner: CString::try_from(owner)?,
         };
-        let (dir, info) = debugfs::ia_dir(&root, id, info)?;
+        let (dir, info) = debugfs::ia_dir(root, id, info)?;
         let dev_name = CString::try_from(dev.name())?;
         let attrs = dev.attrs();
         let dev_ptr = dev.as_raw() as usize;
         let async_slot = AsyncSlot::new()?;
-        let children = Children::new(delist)?;
-        let ia = Arc::pin_init(
+        Arc::pin_init(
             try_pin_init!(Ia {
                 live <- new_mutex!(Some(dev), "rkdapl_ia_live"),
                 removed: AtomicBool::new(false),
                 dev_ptr,
                 dev_name,
                 attrs,
-                owner,
+                owner: CString::try_from(owner)?,
                 dir,
                 _info: info,
                 async_slot,
                 children,
             }),
             GFP_KERNEL,
-        )?;
-        let mut reg = REGISTRY.lock();
-        // Not listed yet, a device removal cannot find it: check the device is still there.
-        if !reg.devices.iter().any(|d| d.as_raw() as usize == dev_ptr) {
-            return Err(ENODEV);
-        }
-        reg.ias.push(ia.clone(), GFP_KERNEL)?;
-        Ok(ia)
+        )
     }
 
     /// `rkdapl_ia_close`: the consumer lets go of the IA. Its children keep it (and the device)
@@ -450,7 +265,7 @@ impl Ia {
     }
 
     /// The name of the network device of port `port` of the IA's device (RoCE, iWARP): the
-    /// name [`Ia::open_netdev`]'s callers find the device by. Process context.
+    /// name the Rust API's `Ia::open_netdev` finds the device by. Process context.
     ///
     /// # Errors
     ///

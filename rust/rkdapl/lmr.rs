@@ -5,9 +5,10 @@
 //! vmalloc'd), an array of its pages, a scatterlist it built, or memory the LMR owns and frees
 //! with itself (a buffer rkdapl allocates, or a Rust consumer's buffer or pages handed over).
 //!
-//! The memory an LMR owns is reached by the CPU through the LMR's one [`Cpu`] access, which
-//! copies and applies the DMA sync rules. The `unsafe` of this file is what the layer does not
-//! offer yet: mapping memory the region itself owns, and copying into pages (issue 14, item 1).
+//! The memory an LMR owns is owned by its region (the layer's [`DmaRegion::from_kvvec`],
+//! [`DmaRegion::from_kvec`], [`DmaRegion::from_owned_pages`]), which frees it after unmapping
+//! it, and reached by the CPU through the LMR's one [`Cpu`], which holds the region's
+//! [`CpuAccess`] (keeping the memory past a device removal) and applies the DMA sync rules.
 
 use crate::{
     pz::Pz,
@@ -15,9 +16,12 @@ use crate::{
 };
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{
-    page::{Page, PAGE_SIZE},
+    page::Page,
     prelude::*,
-    rdma::{device::Device, mr::DmaRegion},
+    rdma::{
+        device::Device,
+        mr::{CpuAccess, DmaRegion},
+    },
     revocable::Revocable,
     sync::Arc,
 };
@@ -34,42 +38,21 @@ pub(crate) const MEM_ALL: u32 = MEM_LOCAL_WRITE | MEM_REMOTE_READ | MEM_REMOTE_W
 /// Largest LMR [`Lmr::alloc`] makes, in bytes.
 pub const MAX_ALLOC: u64 = 1 << 30;
 
-/// Memory an LMR owns, freed with it after the region over it is unmapped.
-pub(crate) enum Memory {
-    /// kvmalloc'd (`rkdapl_lmr_alloc`) or kmalloc'd (a Rust consumer's buffer) bytes.
-    Buf {
-        /// The bytes; only dropped.
-        _buf: Buffer,
-        /// The address of the first, taken from the vector's mutable pointer.
-        at: usize,
-    },
-    /// A Rust consumer's pages, and the region's offset into the first.
-    Pages(KVec<Page>, usize),
-}
-
-/// A buffer of bytes an LMR owns.
-pub(crate) enum Buffer {
-    /// kvmalloc'd.
-    Vmalloc(KVVec<u8>),
-    /// kmalloc'd.
-    Kmalloc(KVec<u8>),
-}
-
 /// A local memory region.
 ///
 /// The region (the DMA mapping) is revocable: device removal unmaps it after every EP of the
 /// device has been drained, and later uses get `-ENODEV`. Registered with its IA from its
 /// creation to [`Lmr::free`].
 ///
-/// Dropping it (fields in declaration order) unmaps the region, frees rkdapl's buffer, then
-/// lets go of the PZ. No lock is taken: the last reference may go where a DTO's does.
+/// Dropping it (fields in declaration order) unmaps the region (which then frees the memory it
+/// owns, unless a [`Cpu`] or `_kept` still holds it), frees kept memory, then lets go of the PZ.
+/// No lock is taken: the last reference may go where a DTO's does.
 ///
 /// # Invariants
 ///
-/// If `cpu_addr` is `Some(a)`, the `len` bytes from kernel virtual address `a` are the memory
-/// `region` maps, readable for as long as the LMR exists. If `mem` is `Some`, it is the memory
-/// `region` maps (a `Buf`'s `len` bytes from `at`, or a `Pages`' `len` bytes from its
-/// offset), owned by the LMR.
+/// `cpu_addr` is the region's kernel virtual address ([`DmaRegion::addr`]) if it has one:
+/// memory that stays allocated while the region exists (its constructor's contract or its
+/// own), and, if `_kept` is `Some`, for as long as the LMR exists.
 #[pin_data]
 pub(crate) struct Lmr {
     /// In an `Arc` so that an RMR bind can keep it for `FrMr::map`, which allocates and so
@@ -77,15 +60,18 @@ pub(crate) struct Lmr {
     /// device removal does not revoke it meanwhile).
     #[pin]
     pub(crate) region: Revocable<Arc<DmaRegion>>,
-    /// The memory the LMR owns, freed after the region is unmapped (fields drop in
-    /// declaration order).
-    mem: Option<Memory>,
+    /// For memory the LMR owns that the C ABI hands out by address ([`Lmr::alloc_for_c`]):
+    /// the CPU access of the region's memory, never used (the consumer writes through the
+    /// address), kept so that the memory stays until the LMR goes, also when device removal
+    /// drops the region first.
+    _kept: Option<CpuAccess>,
     /// The region's length in bytes.
     pub(crate) len: u64,
     /// The kernel virtual address of the region's first byte when the region is virtually
-    /// contiguous (a kmalloc'd or vmalloc'd buffer, or rkdapl's own): what inline work requests
-    /// name, since the CPU copies inline data at post time. `None` for page arrays and
-    /// scatterlists.
+    /// contiguous (a kmalloc'd or vmalloc'd buffer, or rkdapl's own): inline work requests
+    /// need one, since the CPU copies inline data at post time (they name it through
+    /// [`DmaRegion::inline_sge`]), and the C ABI hands out rkdapl's own by it. `None` for page
+    /// arrays and scatterlists.
     pub(crate) cpu_addr: Option<usize>,
     pub(crate) privileges: u32,
     /// DTOs and RMR bindings currently using the region.
@@ -94,35 +80,39 @@ pub(crate) struct Lmr {
 }
 
 impl Lmr {
-    /// Wraps a mapped region (`privileges`: a mask of `MEM_*`); with `mem`, the memory it
-    /// maps, which the LMR owns and frees after unmapping it. Registers the LMR with its IA;
-    /// the caller holds the IA live ([`crate::ia::Ia::live`]). May sleep.
+    /// Wraps a mapped region (`privileges`: a mask of `MEM_*`) over memory the consumer keeps
+    /// (the C ABI's `rkdapl_lmr_create*`). Registers the LMR with its IA; the caller holds the
+    /// IA live ([`crate::ia::Ia::live`]). Process context; may sleep.
     ///
     /// # Errors
     ///
     /// `-EINVAL` for unknown privilege bits or a region mapped for another device, `-ENOMEM`,
     /// or the registry's error (`-ENODEV` after device removal).
-    pub(crate) fn with_buffer(
+    pub(crate) fn new(pz: Arc<Pz>, region: DmaRegion, privileges: u32) -> Result<Arc<Lmr>> {
+        Self::make(pz, region, privileges, None)
+    }
+
+    /// [`Lmr::new`], keeping `kept` (the CPU access of the memory the region owns) with the
+    /// LMR.
+    fn make(
         pz: Arc<Pz>,
         region: DmaRegion,
         privileges: u32,
-        mem: Option<Memory>,
+        kept: Option<CpuAccess>,
     ) -> Result<Arc<Lmr>> {
         if privileges & !MEM_ALL != 0 || !pz.ia.same_device(region.device()) {
             return Err(EINVAL);
         }
         let len = region.len() as u64;
-        // INVARIANT: A region with a kernel address was made from a virtually contiguous buffer
-        // (`DmaRegion::new`), whose memory stays allocated while the region exists (its
-        // constructor's contract), and the LMR owns the region. `mem` is the memory the
-        // region maps (the callers' contract: `Lmr::owning`).
+        // INVARIANT: The region's own address; with `kept`, the CPU access of the memory the
+        // region owns (the callers': `Lmr::alloc_for_c`), which keeps it.
         let cpu_addr = (region.addr() != 0).then(|| region.addr());
         let region = Arc::new(region, GFP_KERNEL)?;
         let lmr = Arc::pin_init(
             pin_init!(Lmr {
                 pz,
                 region <- Revocable::new(region),
-                mem,
+                _kept: kept,
                 len,
                 cpu_addr,
                 privileges,
@@ -161,7 +151,8 @@ impl Lmr {
     }
 
     /// `length` zeroed bytes (kvmalloc) registered in `pz`, whose device `dev` the caller holds
-    /// live (`rkdapl_lmr_alloc`). Process context; may sleep.
+    /// live (`rkdapl_lmr_alloc` of the Rust API), reached through the returned [`Cpu`].
+    /// Process context; may sleep.
     ///
     /// # Errors
     ///
@@ -170,7 +161,27 @@ impl Lmr {
     pub(crate) fn alloc(pz: Arc<Pz>, dev: &Device, length: u64, privileges: u32) -> Result<Cpu> {
         Self::check_alloc(length)?;
         let buf = KVVec::from_elem(0u8, length as usize, GFP_KERNEL)?;
-        Self::owning(pz, dev, Buffer::Vmalloc(buf), privileges)
+        let (region, mem) = DmaRegion::from_kvvec(dev, buf)?;
+        Cpu::new(pz, region, mem, privileges)
+    }
+
+    /// [`Lmr::alloc`] for the C ABI (`rkdapl_lmr_alloc`), whose consumer reaches the memory
+    /// through its address ([`Lmr::cpu_addr`]): the LMR keeps the memory until it goes.
+    /// Process context; may sleep.
+    ///
+    /// # Errors
+    ///
+    /// As [`Lmr::alloc`].
+    pub(crate) fn alloc_for_c(
+        pz: Arc<Pz>,
+        dev: &Device,
+        length: u64,
+        privileges: u32,
+    ) -> Result<Arc<Lmr>> {
+        Self::check_alloc(length)?;
+        let buf = KVVec::from_elem(0u8, length as usize, GFP_KERNEL)?;
+        let (region, mem) = DmaRegion::from_kvvec(dev, buf)?;
+        Self::make(pz, region, privileges, Some(mem))
     }
 
     /// The LMR over a Rust consumer's kmalloc'd `buf`, which it owns from now on. Process
@@ -186,21 +197,8 @@ impl Lmr {
         buf: KVec<u8>,
         privileges: u32,
     ) -> Result<Cpu> {
-        Self::owning(pz, dev, Buffer::Kmalloc(buf), privileges)
-    }
-
-    /// Maps `buf` and makes the LMR that owns both.
-    fn owning(pz: Arc<Pz>, dev: &Device, mut buf: Buffer, privileges: u32) -> Result<Cpu> {
-        let (at, len) = match &mut buf {
-            Buffer::Vmalloc(v) => (v.as_mut_ptr() as usize, v.len()),
-            Buffer::Kmalloc(v) => (v.as_mut_ptr() as usize, v.len()),
-        };
-        // SAFETY: The LMR made below owns `buf` and drops it only after the region (field
-        // order of `Lmr`); a vector's heap memory does not move when the vector does.
-        let region = unsafe { DmaRegion::new(dev, at, len) }?;
-        let lmr = Self::with_buffer(pz, region, privileges, Some(Memory::Buf { _buf: buf, at }))?;
-        // INVARIANT: The first and only `Cpu` of this LMR, which owns its memory.
-        Ok(Cpu(lmr))
+        let (region, mem) = DmaRegion::from_kvec(dev, buf)?;
+        Cpu::new(pz, region, mem, privileges)
     }
 
     /// The LMR over `len` bytes of a Rust consumer's `pages` from `offset` into the first
@@ -218,17 +216,8 @@ impl Lmr {
         len: usize,
         privileges: u32,
     ) -> Result<Cpu> {
-        let mut raw = KVec::with_capacity(pages.len(), GFP_KERNEL)?;
-        for p in pages.iter() {
-            raw.push(p.as_ptr(), GFP_KERNEL)?;
-        }
-        // SAFETY: The LMR made below owns `pages` and drops them only after the region (field
-        // order of `Lmr`).
-        let region = unsafe { DmaRegion::from_pages(dev, &raw, offset, len) }?;
-        let mem = Memory::Pages(pages, offset);
-        let lmr = Self::with_buffer(pz, region, privileges, Some(mem))?;
-        // INVARIANT: The first and only `Cpu` of this LMR, which owns its memory.
-        Ok(Cpu(lmr))
+        let (region, mem) = DmaRegion::from_owned_pages(dev, pages, offset, len)?;
+        Cpu::new(pz, region, mem, privileges)
     }
 
     /// The lkey local DTOs use for this region.
@@ -310,21 +299,23 @@ impl Child for Lmr {
 
 /// The CPU's access to the memory an LMR owns: copies in and out with the DMA sync rules.
 ///
-/// # Invariants
-///
-/// The LMR's `mem` is `Some`, and this is the only `Cpu` of the LMR: CPU writes to its memory
-/// happen only through `&mut Cpu`, so no CPU access runs at the same time as one.
-pub(crate) struct Cpu(Arc<Lmr>);
+/// `mem` is the CPU access of the memory the LMR's region owns (the layer makes it the only
+/// one: CPU writes need `&mut`).
+pub(crate) struct Cpu {
+    lmr: Arc<Lmr>,
+    mem: CpuAccess,
+}
 
 impl Cpu {
-    /// The LMR.
-    pub(crate) fn lmr(&self) -> &Arc<Lmr> {
-        &self.0
+    /// Makes the LMR over `region`, which owns the memory `mem` reaches.
+    fn new(pz: Arc<Pz>, region: DmaRegion, mem: CpuAccess, privileges: u32) -> Result<Cpu> {
+        let lmr = Lmr::make(pz, region, privileges, None)?;
+        Ok(Cpu { lmr, mem })
     }
 
-    /// Gives up the CPU access, keeping the LMR (the C ABI hands out the address instead).
-    pub(crate) fn into_lmr(self) -> Arc<Lmr> {
-        self.0
+    /// The LMR.
+    pub(crate) fn lmr(&self) -> &Arc<Lmr> {
+        &self.lmr
     }
 
     /// Copies `data` to offset `offset` and makes it visible to the device
@@ -336,26 +327,9 @@ impl Cpu {
     /// `-ERANGE` if the range leaves the LMR, `-ENODEV` after device removal (the bytes are
     /// copied all the same).
     pub(crate) fn write(&mut self, offset: u64, data: &[u8]) -> Result {
-        let (off, len) = self.0.range(offset, data.len() as u64)?;
-        match &self.0.mem {
-            Some(Memory::Buf { at, .. }) => {
-                // SAFETY: `[at + off, at + off + len)` is inside the buffer the LMR owns
-                // (checked range, type invariants of `Lmr`); no other CPU access runs now
-                // (`&mut self`, type invariant); the device's accesses are DMA, synced below.
-                unsafe {
-                    core::ptr::copy_nonoverlapping(data.as_ptr(), (*at + off) as *mut u8, len)
-                }
-            }
-            Some(Memory::Pages(pages, first)) => {
-                for_pages(pages, first + off, len, |page, at, done, n| {
-                    // SAFETY: `data[done..done + n]` is readable; `[at, at + n)` lies inside
-                    // `page` (`for_pages`); no other CPU access runs now (as above).
-                    unsafe { page.write_raw(data[done..].as_ptr(), at, n) }
-                })?
-            }
-            None => return Err(EINVAL),
-        }
-        self.0.sync_rdma_read(offset, len as u64)
+        let (off, len) = self.lmr.range(offset, data.len() as u64)?;
+        self.mem.write(off, data)?;
+        self.lmr.sync_rdma_read(offset, len as u64)
     }
 
     /// Makes what the device wrote at `offset` visible (`rkdapl_lmr_sync_rdma_write`) and
@@ -366,47 +340,8 @@ impl Cpu {
     ///
     /// `-ERANGE` if the range leaves the LMR, `-ENODEV` after device removal.
     pub(crate) fn read(&self, offset: u64, out: &mut [u8]) -> Result {
-        let (off, len) = self.0.range(offset, out.len() as u64)?;
-        self.0.sync_rdma_write(offset, len as u64)?;
-        match &self.0.mem {
-            Some(Memory::Buf { at, .. }) => {
-                // SAFETY: As in `write`: inside the owned buffer; CPU writes need `&mut self`.
-                unsafe {
-                    core::ptr::copy_nonoverlapping((*at + off) as *const u8, out.as_mut_ptr(), len)
-                }
-            }
-            Some(Memory::Pages(pages, first)) => {
-                for_pages(pages, first + off, len, |page, at, done, n| {
-                    // SAFETY: `out[done..done + n]` is writable; `[at, at + n)` lies inside
-                    // `page`; CPU writes need `&mut self`.
-                    unsafe { page.read_raw(out[done..].as_mut_ptr(), at, n) }
-                })?
-            }
-            None => return Err(EINVAL),
-        }
-        Ok(())
+        let (off, len) = self.lmr.range(offset, out.len() as u64)?;
+        self.lmr.sync_rdma_write(offset, len as u64)?;
+        self.mem.read(off, out)
     }
-}
-
-/// Calls `f(page, offset in page, bytes done, bytes)` for each piece of the `len` bytes at
-/// byte `start` of the pages `pages`.
-///
-/// # Errors
-///
-/// `-ERANGE` if the bytes leave the pages, or `f`'s error.
-fn for_pages(
-    pages: &[Page],
-    start: usize,
-    len: usize,
-    mut f: impl FnMut(&Page, usize, usize, usize) -> Result,
-) -> Result {
-    let mut done = 0;
-    while done < len {
-        let at = start + done;
-        let page = pages.get(at / PAGE_SIZE).ok_or(ERANGE)?;
-        let n = (PAGE_SIZE - at % PAGE_SIZE).min(len - done);
-        f(page, at % PAGE_SIZE, done, n)?;
-        done += n;
-    }
-    Ok(())
 }

@@ -224,7 +224,7 @@ impl Psp {
             GFP_KERNEL,
         )?;
         let ctx = CmCtx::new(psp.clone())?;
-        let id = CmId::new(ctx.clone(), psp.ia.owner)?;
+        let id = CmId::new(ctx.clone(), &psp.ia.owner)?;
         // rdma_cm reports a port taken by another wildcard listener as EADDRNOTAVAIL.
         let r = id
             .bind_addr(&SockAddr::ipv4(0, port))

@@ -57,7 +57,7 @@ impl Pz {
     ///
     /// `-ENOMEM`, the driver's error, or the registry's (`-ENODEV` after device removal).
     pub(crate) fn new(ia: Arc<Ia>, dev: &Device) -> Result<Arc<Pz>> {
-        let pd = Arc::new(Pd::new(dev, ia.owner)?, GFP_KERNEL)?;
+        let pd = Arc::new(Pd::new(dev, &ia.owner)?, GFP_KERNEL)?;
         let lkey = pd.local_dma_lkey();
         let pz = Arc::pin_init(
             pin_init!(Pz {

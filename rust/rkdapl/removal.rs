@@ -15,7 +15,7 @@
 //! then freed ([`owner_gone`]); the C ABI then drops the handles it left
 //! (`abi::removal`).
 //!
-//! Both find the objects through the list of IAs ([`crate::ia::all`]) and each IA's registry
+//! Both find the objects through the list of IAs ([`crate::adapters::all`]) and each IA's registry
 //! of children ([`crate::registry`]), whatever made them: C handles or the Rust API. The order
 //! follows ib_core's dependencies: first each IA is made dead (no more objects, see
 //! [`Ia::live`] and [`Ia::revoke`]); then EPs (drain, CM id and QP, CQs), CRs and PSPs; then
@@ -23,7 +23,8 @@
 //! references.
 
 use crate::{
-    ia::{self, Ia},
+    adapters,
+    ia::Ia,
     registry::{Child, Rank},
 };
 use kernel::{prelude::*, rdma::device::Device, sync::Arc};
@@ -42,7 +43,7 @@ fn has(v: &[Arc<dyn Child>], x: &Arc<dyn Child>) -> bool {
 impl Objects {
     /// The IAs for which `pick` is true. May sleep.
     fn ias(pick: impl Fn(&Ia) -> bool) -> Result<KVec<Arc<Ia>>> {
-        let mut ias = ia::all()?;
+        let mut ias = adapters::all()?;
         ias.retain(|ia| pick(ia));
         Ok(ias)
     }
@@ -128,7 +129,7 @@ fn kill(ias: &[Arc<Ia>]) -> KVec<kernel::sync::aref::ARef<Device>> {
 /// ib_client `remove`: forgets the device, then revokes every object on it; ib_core waits for
 /// this before it lets the device go. Process context; sleeps.
 pub(crate) fn device_removed(dev: &Device) {
-    ia::forget_device(dev);
+    adapters::forget_device(dev);
     revoke_device(dev);
     pr_info!("device {} removed\n", dev.name().to_str().unwrap_or("?"));
 }
@@ -180,7 +181,7 @@ fn revoke_device(dev: &Device) {
 /// consumer's handles to them (`abi::removal`); `None` if it left nothing. Process context
 /// (module notifier, after the module's exit function); sleeps.
 pub(crate) fn owner_gone(name: &CStr) -> Option<Objects> {
-    let gone = Objects::ias(|ia| ia.owner == name).and_then(|ias| {
+    let gone = Objects::ias(|ia| *ia.owner == *name).and_then(|ias| {
         let devs = kill(&ias);
         Objects::collect(ias).map(|o| (o, devs))
     });

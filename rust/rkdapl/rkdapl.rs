@@ -12,6 +12,7 @@
 use kernel::{prelude::*, rdma::client, rdma::device::Device};
 
 mod abi;
+mod adapters;
 pub mod api;
 mod cm;
 mod debugfs;
@@ -40,7 +41,7 @@ struct DeviceTracker;
 
 impl client::Client for DeviceTracker {
     fn add(dev: &Device) -> Result {
-        ia::device_added(dev)
+        adapters::device_added(dev)
     }
 
     fn remove(dev: &Device) {
@@ -62,7 +63,8 @@ struct Rkdapl {
 impl kernel::InPlaceModule for Rkdapl {
     fn init(_module: &'static ThisModule) -> impl PinInit<Self, Error> {
         abi::handle::Handles::init();
-        ia::init();
+        abi::statics::init();
+        adapters::init();
         pr_info!("loaded\n");
         try_pin_init!(Rkdapl {
             client <- client::Registration::new(c"rkdapl"),
@@ -79,7 +81,7 @@ impl PinnedDrop for Rkdapl {
         if left != 0 {
             pr_warn!("unloading with {} objects still open\n", left);
         }
-        ia::exit(left != 0);
+        adapters::exit();
         pr_info!("unloaded\n");
     }
 }

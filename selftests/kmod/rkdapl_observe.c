@@ -19,6 +19,10 @@
  *
  * With leak=1 module_exit frees nothing: rkdapl must (selftests/removal.sh).
  *
+ * Writing 1 to /sys/module/rkdapl_observe/parameters/free_psp frees the PSP while both EPs stay
+ * connected (selftests/observe.sh: ib_core names the accepted EP's CM id after the listener's,
+ * so that name must outlive the PSP).
+ *
  * With traffic=1 (selftests/removal.sh) it then keeps RECV_POSTED RECVs posted on both EPs
  * and a kthread running RDMA WRITEs and READs until they fail. That is what the device sees
  * when `rdma link delete` removes it: the kthread then checks what a consumer must get
@@ -32,6 +36,7 @@
 #include <linux/kmemleak.h>
 #include <linux/kthread.h>
 #include <linux/module.h>
+#include <linux/mutex.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 
@@ -79,6 +84,32 @@ static struct obs {
 	struct task_struct *traffic;
 } o;
 
+/* Serialises free_psp with module init's and exit's frees. */
+static DEFINE_MUTEX(obs_lock);
+
+static int free_psp_set(const char *val, const struct kernel_param *kp)
+{
+	bool v;
+	int r = kstrtobool(val, &v);
+
+	if (r || !v)
+		return r;
+	mutex_lock(&obs_lock);
+	if (o.psp) {
+		r = rkdapl_psp_free(o.psp);
+		if (!r)
+			o.psp = NULL;
+	}
+	mutex_unlock(&obs_lock);
+	if (!r)
+		pr_info("PSP freed\n");
+	return r;
+}
+
+static const struct kernel_param_ops free_psp_ops = { .set = free_psp_set };
+module_param_cb(free_psp, &free_psp_ops, NULL, 0200);
+MODULE_PARM_DESC(free_psp, "write 1: free the PSP, the connected EPs stay");
+
 /* Waits for the next event on @evd and checks its type (and, for DTOs, cookie and status). */
 static int expect(struct rkdapl_evd *evd, u32 type, u64 cookie, const char *what)
 {
@@ -104,6 +135,7 @@ static int obs_free(void)
 {
 	int bad = 0;
 
+	mutex_lock(&obs_lock);
 #define FREE(fn, h) do { if ((h) && fn(h)) bad++; } while (0)
 	FREE(rkdapl_ep_free, o.c_ep);
 	FREE(rkdapl_ep_free, o.s_ep);
@@ -126,6 +158,7 @@ static int obs_free(void)
 		kfree(o.s_buf);
 	}
 	memset(&o, 0, sizeof(o));
+	mutex_unlock(&obs_lock);
 	return bad;
 }
 

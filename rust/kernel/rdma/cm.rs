@@ -16,6 +16,11 @@
 //! [`CmHandler::connect_request`] callback that adopted the id: dropping it there gives it back
 //! to rdma_cm (its QP goes at once, and rdma_cm destroys the id when the callback returns, as a
 //! C handler that returns non-zero asks it to).
+//!
+//! rdma restrack (`rdma res show cm_id`) shows the owner's name given to [`CmId::new`]; ib_core
+//! keeps the pointer, and names the ids a listening id's connect requests create after their
+//! listener, so the layer keeps a copy of the name, shared by the listener and the ids adopted
+//! from it, until the last of them is destroyed.
 
 use super::{
     device::Device,
@@ -28,12 +33,14 @@ use crate::{
     bindings,
     error::{from_err_ptr, to_result},
     prelude::*,
+    str::CString,
     sync::{Arc, ArcBorrow, SetOnce},
     task::Task,
     types::Opaque,
 };
 use core::{
     cell::Cell,
+    mem::MaybeUninit,
     ptr::NonNull,
     sync::atomic::{AtomicBool, AtomicPtr, Ordering},
 };
@@ -49,119 +56,8 @@ pub const MAX_REJECT_PRIVATE_DATA: usize = 148;
 /// IB CM reject reason "consumer defined" (IB spec table 112), used for consumer rejects.
 const IB_CM_REJ_CONSUMER_DEFINED: u8 = 28;
 
-/// An IPv4 or IPv6 socket address as rdma_cm takes it.
-///
-/// # Examples
-///
-/// ```
-/// use kernel::rdma::cm::SockAddr;
-///
-/// let a = SockAddr::ipv4(0x0a4d0001, 7471); // 10.77.0.1:7471
-/// assert_eq!(a.port(), 7471);
-/// // SAFETY: `as_ptr` points at a valid `sockaddr_in`.
-/// let b = unsafe { SockAddr::from_raw(a.as_ptr()) }.unwrap();
-/// assert_eq!(b.port(), 7471);
-/// // SAFETY: NULL is refused before it is read.
-/// assert!(unsafe { SockAddr::from_raw(core::ptr::null()) }.is_err());
-/// ```
-#[derive(Clone, Copy)]
-pub struct SockAddr(bindings::__kernel_sockaddr_storage);
-
-impl SockAddr {
-    /// Copies a C socket address.
-    ///
-    /// # Errors
-    ///
-    /// `-EINVAL` for NULL, `-EAFNOSUPPORT` for a family other than `AF_INET`/`AF_INET6`.
-    ///
-    /// # Safety
-    ///
-    /// A non-NULL `addr` points to a `sockaddr_in` or `sockaddr_in6` (as its family says).
-    pub unsafe fn from_raw(addr: *const bindings::sockaddr) -> Result<SockAddr> {
-        if addr.is_null() {
-            return Err(EINVAL);
-        }
-        // SAFETY: `addr` is readable for at least the family field (caller's guarantee).
-        let family = u32::from(unsafe { (*addr).sa_family });
-        let len = match family {
-            bindings::AF_INET => size_of::<bindings::sockaddr_in>(),
-            bindings::AF_INET6 => size_of::<bindings::sockaddr_in6>(),
-            _ => return Err(EAFNOSUPPORT),
-        };
-        let mut s = SockAddr(bindings::__kernel_sockaddr_storage::default());
-        // SAFETY: The source holds `len` bytes for its family; the storage is larger.
-        unsafe {
-            core::ptr::copy_nonoverlapping(addr.cast::<u8>(), (&raw mut s.0).cast::<u8>(), len)
-        };
-        Ok(s)
-    }
-
-    /// An IPv4 address (host-order `addr`, host-order `port`).
-    pub fn ipv4(addr: u32, port: u16) -> SockAddr {
-        let mut s = SockAddr(bindings::__kernel_sockaddr_storage::default());
-        let sin = (&raw mut s.0).cast::<bindings::sockaddr_in>();
-        // SAFETY: The storage is large enough and suitably aligned for a `sockaddr_in`.
-        unsafe {
-            (*sin).sin_family = bindings::AF_INET as u16;
-            (*sin).sin_port = port.to_be();
-            (*sin).sin_addr.s_addr = addr.to_be();
-        }
-        s
-    }
-
-    /// The port, host order.
-    pub fn port(&self) -> u16 {
-        // SAFETY: Both `sockaddr_in` and `sockaddr_in6` keep the port at the same offset.
-        u16::from_be(unsafe { (*(&raw const self.0).cast::<bindings::sockaddr_in>()).sin_port })
-    }
-
-    /// Sets the port (host order).
-    pub fn set_port(&mut self, port: u16) {
-        // SAFETY: Both `sockaddr_in` and `sockaddr_in6` keep the port at the same offset, inside
-        // the storage.
-        unsafe { (*(&raw mut self.0).cast::<bindings::sockaddr_in>()).sin_port = port.to_be() };
-    }
-
-    /// The address as a `sockaddr` pointer for C.
-    pub fn as_ptr(&self) -> *mut bindings::sockaddr {
-        (&raw const self.0).cast_mut().cast()
-    }
-}
-
-/// `address:port`, like printk's `%pISpc`: `10.0.0.1:7471` or `[fe80:0:0:0:0:0:0:1]:7471` (IPv6
-/// in brackets, not compressed); `family <n>` for another family.
-impl core::fmt::Display for SockAddr {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        // SAFETY: Every `sockaddr` starts with its family; the storage always holds one.
-        let family = u32::from(unsafe { (*(&raw const self.0).cast::<bindings::sockaddr>()).sa_family });
-        match family {
-            bindings::AF_INET => {
-                // SAFETY: The family says the storage holds a `sockaddr_in`; the storage is
-                // large and aligned enough for any family.
-                let ip = u32::from_be(unsafe {
-                    (*(&raw const self.0).cast::<bindings::sockaddr_in>()).sin_addr.s_addr
-                });
-                let [a0, a1, a2, a3] = ip.to_be_bytes();
-                write!(f, "{a0}.{a1}.{a2}.{a3}:{}", self.port())
-            }
-            bindings::AF_INET6 => {
-                // SAFETY: The family says the storage holds a `sockaddr_in6` (as above).
-                let b = unsafe {
-                    (*(&raw const self.0).cast::<bindings::sockaddr_in6>()).sin6_addr.in6_u.u6_addr8
-                };
-                write!(f, "[")?;
-                for i in 0..8 {
-                    if i > 0 {
-                        write!(f, ":")?;
-                    }
-                    write!(f, "{:x}", u16::from_be_bytes([b[2 * i], b[2 * i + 1]]))?;
-                }
-                write!(f, "]:{}", self.port())
-            }
-            _ => write!(f, "family {family}"),
-        }
-    }
-}
+mod sockaddr;
+pub use sockaddr::SockAddr;
 
 /// What an event on a CM id is (`enum rdma_cm_event_type`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -464,16 +360,32 @@ impl CmIdRef {
     }
 }
 
+/// What the `context` of a [`CmId`]'s `rdma_cm_id` points to.
+struct Ctx<T> {
+    /// Receives the id's events.
+    handler: Arc<T>,
+    /// The owner's name the id's restrack entry shows: the one given to [`CmId::new`], or, for
+    /// an id adopted from a connect request, its listener's (ib_core names such an id after its
+    /// listener, `rdma_restrack_parent_name`). Shared, so that it outlives every id named
+    /// after it.
+    name: Arc<CString>,
+}
+
 /// An owned CM id with its handler and QP.
 ///
 /// # Invariants
 ///
-/// `id` is a live `rdma_cm_id` whose `context` is `Arc::as_ptr(&handler)`; it is destroyed
-/// (then its QP) only in `drop`, or, dropped inside the connect-request callback that adopted
-/// it, given back to rdma_cm (see [`Adoption`]).
+/// `id` is a live `rdma_cm_id` whose `context` is the address of `*ctx` and whose restrack
+/// entry names `ctx.name`; it is destroyed (then its QP) only in `drop`, or, dropped inside the
+/// connect-request callback that adopted it, given back to rdma_cm (see [`Adoption`]).
+///
+/// Dropping it destroys the id and its QP (`Drop::drop`), then drops the fields in declaration
+/// order: the context (the handler, and the share of the name, freed with the last id named
+/// after it) and then the QP's pools and CQs.
 pub struct CmId<T: CmHandler> {
     id: NonNull<bindings::rdma_cm_id>,
-    handler: Arc<T>,
+    /// In a box: rdma_cm keeps its address while the id exists.
+    ctx: KBox<Ctx<T>>,
     /// What the id's QP uses, from [`Self::create_qp`] until the QP is destroyed.
     qp_parts: SetOnce<QpParts>,
     /// The connect-request callback the id was adopted in (`None` for an id made by
@@ -524,28 +436,37 @@ unsafe impl<T: CmHandler> Sync for CmId<T> {}
 
 impl<T: CmHandler> CmId<T> {
     /// Creates an id in the initial network namespace for reliable connections, whose events
-    /// go to `handler`. `caller` names the owner in `rdma res show cm_id`. May sleep.
+    /// go to `handler`. `caller` names the owner in `rdma res show cm_id` (and of the ids
+    /// adopted from its connect requests); the id keeps a copy of it, since ib_core keeps the
+    /// pointer.
+    ///
+    /// Process context; may sleep.
     ///
     /// # Errors
     ///
     /// `-ENOMEM`.
-    pub fn new(handler: Arc<T>, caller: &'static CStr) -> Result<Self> {
-        let ctx = Arc::as_ptr(&handler).cast_mut().cast::<c_void>();
-        // SAFETY: `init_net` lives forever; the context stays valid while the id exists (type
-        // invariant); `caller` is static.
+    pub fn new(handler: Arc<T>, caller: &CStr) -> Result<Self> {
+        let name = Arc::new(CString::try_from(caller)?, GFP_KERNEL)?;
+        let ctx = KBox::new(Ctx { handler, name }, GFP_KERNEL)?;
+        let ptr = core::ptr::from_ref::<Ctx<T>>(&ctx).cast_mut().cast::<c_void>();
+        // SAFETY: `init_net` lives forever; the context stays valid while the id exists (the
+        // box is owned by the `CmId`, which destroys the id before dropping it); the name is a
+        // NUL-terminated string that does not move (its own allocation) and outlives the id
+        // (type invariant).
         let id = from_err_ptr(unsafe {
             bindings::__rdma_create_kernel_id(
                 &raw mut bindings::init_net,
                 Some(Self::event_callback),
-                ctx,
+                ptr,
                 bindings::rdma_ucm_port_space_RDMA_PS_TCP,
                 bindings::ib_qp_type_IB_QPT_RC,
-                caller.as_char_ptr(),
+                ctx.name.as_char_ptr(),
             )
         })?;
+        // INVARIANT: The id's context is `*ctx` and its restrack entry names `ctx.name`.
         Ok(CmId {
             id: NonNull::new(id).ok_or(ENOMEM)?,
-            handler,
+            ctx,
             qp_parts: SetOnce::new(),
             adoption: None,
         })
@@ -587,7 +508,12 @@ impl<T: CmHandler> CmId<T> {
 
     /// The id's handler.
     pub fn handler(&self) -> &Arc<T> {
-        &self.handler
+        &self.ctx.handler
+    }
+
+    /// The owner's name the id's restrack entry shows (its listener's for an adopted id).
+    pub fn name(&self) -> &CStr {
+        &self.ctx.name
     }
 
     /// Creates the id's RC QP in `pd` with `init`'s CQs and context pools, and returns the
@@ -634,36 +560,49 @@ impl<T: CmHandler> CmId<T> {
         Ok(QpCap::from_c(&attr.cap))
     }
 
+    /// rdma_cm's event handler of every id this type makes: dispatches a connect request to the
+    /// listener's [`CmHandler::connect_request`], other events to [`CmHandler::event`].
+    ///
+    /// # Safety
+    ///
+    /// Called by rdma_cm only: `id` is a live id whose `context` is NULL (a child nobody
+    /// adopted), the address of the `Ctx<T>` of the [`CmId`] that owns it, or for a connect
+    /// request the listener's; `ev` is a live event, both for the duration of the call.
     unsafe extern "C" fn event_callback(
         id: *mut bindings::rdma_cm_id,
         ev: *mut bindings::rdma_cm_event,
     ) -> c_int {
         // SAFETY: rdma_cm passes a live id and event for the duration of the callback.
-        let (ev, ctx) = unsafe { (CmEvent(&*ev), (*id).context.cast::<T>()) };
+        let (ev, ctx) = unsafe { (CmEvent(&*ev), (*id).context.cast::<Ctx<T>>().cast_const()) };
         if ev.kind() == CmEventKind::ConnectRequest {
             // `id` is a new child id whose context is still the listener's.
             // SAFETY: The child is live; nothing else uses its context yet.
             unsafe { (*id).context = core::ptr::null_mut() };
+            // The context an adopting handler gets, allocated here so that `adopt` cannot
+            // fail; without it the request is refused (rdma_cm destroys the child).
+            let Ok(slot) = KBox::<Ctx<T>>::new_uninit(GFP_KERNEL) else {
+                return 1;
+            };
             // INVARIANT: `task` is this task until the callback returned.
             let adoption = Adoption {
                 task: AtomicPtr::new(Task::current_raw()),
                 given_back: AtomicBool::new(false),
             };
             let Ok(adoption) = Arc::new(adoption, GFP_KERNEL) else {
-                // Refused: rdma_cm destroys the new id.
                 return 1;
             };
+            // SAFETY: The listener's `CmId` owns its context and waits for this callback before
+            // it releases it.
+            let listener = unsafe { &*ctx };
             let adopted = Cell::new(false);
             let req = ConnRequest {
                 id,
                 adopted: &adopted,
+                name: &listener.name,
+                slot,
                 adoption: &adoption,
-                _p: core::marker::PhantomData,
             };
-            // SAFETY: The listener's `CmId` owns the handler and waits for this callback
-            // before it releases it.
-            let listener = unsafe { ArcBorrow::from_raw(ctx) };
-            T::connect_request(listener, req, &ev);
+            T::connect_request(listener.handler.as_arc_borrow(), req, &ev);
             // INVARIANT: The callback is over for the adopted `CmId`.
             adoption.task.store(core::ptr::null_mut(), Ordering::Relaxed);
             // A non-zero return makes rdma_cm destroy an id nobody adopted, or one given back.
@@ -674,10 +613,10 @@ impl<T: CmHandler> CmId<T> {
             // A child id that was not adopted (rdma_cm is about to destroy it).
             return 0;
         }
-        // SAFETY: The owning `CmId` keeps the handler alive until the id is destroyed, which
+        // SAFETY: The owning `CmId` keeps its context alive until the id is destroyed, which
         // waits for this callback; the id is live during the callback.
-        let (this, id) = unsafe { (ArcBorrow::from_raw(ctx), CmIdRef::from_raw(id)) };
-        T::event(this, id, &ev);
+        let (ctx, id) = unsafe { (&*ctx, CmIdRef::from_raw(id)) };
+        T::event(ctx.handler.as_arc_borrow(), id, &ev);
         0
     }
 }
@@ -713,7 +652,7 @@ impl<T: CmHandler> Drop for CmId<T> {
             // lock, not the handler lock); no handler of the id runs after the callback.
             Some(a) => {
                 // SAFETY: `id` is live; the callback holds its handler lock, so no event
-                // handler reads `context` meanwhile; cleared, no later one can reach `handler`,
+                // handler reads `context` meanwhile; cleared, no later one can reach `ctx`,
                 // which goes with `self`.
                 unsafe {
                     (*id).context = core::ptr::null_mut();
@@ -738,7 +677,8 @@ impl<T: CmHandler> Drop for CmId<T> {
                 p.detach();
             }
         }
-        // `qp_parts` (the pools, then the CQs) goes after this.
+        // `ctx` (the handler, the name) and then `qp_parts` (the pools, then the CQs) go after
+        // this.
     }
 }
 
@@ -746,8 +686,12 @@ impl<T: CmHandler> Drop for CmId<T> {
 pub struct ConnRequest<'a, T: CmHandler> {
     id: *mut bindings::rdma_cm_id,
     adopted: &'a Cell<bool>,
+    /// The listener's name, which ib_core gave the child id's restrack entry.
+    name: &'a Arc<CString>,
+    /// The child's context if it is adopted.
+    slot: KBox<MaybeUninit<Ctx<T>>>,
+    /// The callback, shared with the child's `CmId` if it is adopted.
     adoption: &'a Arc<Adoption>,
-    _p: core::marker::PhantomData<T>,
 }
 
 impl<T: CmHandler> ConnRequest<'_, T> {
@@ -761,15 +705,25 @@ impl<T: CmHandler> ConnRequest<'_, T> {
     /// accepts or rejects it, inside this callback or later from outside the id's handlers,
     /// and drops it when done (inside this callback too: see [`CmId`]'s `Drop`).
     pub fn adopt(self, handler: Arc<T>) -> CmId<T> {
+        let ctx = KBox::write(
+            self.slot,
+            Ctx {
+                handler,
+                name: self.name.clone(),
+            },
+        );
+        let ptr = core::ptr::from_ref::<Ctx<T>>(&ctx).cast_mut().cast::<c_void>();
         // SAFETY: The child is live; rdma_cm serializes this with the child's other events
         // (the connect-request callback holds its handler lock).
-        unsafe { (*self.id).context = Arc::as_ptr(&handler).cast_mut().cast() };
+        unsafe { (*self.id).context = ptr };
         self.adopted.set(true);
-        // INVARIANT: The context now points at `handler`, which the `CmId` owns.
         // SAFETY: `id` is non-NULL: rdma_cm passed it to the callback.
+        let id = unsafe { NonNull::new_unchecked(self.id) };
+        // INVARIANT: The context now points at `*ctx`, which the `CmId` owns; the child's
+        // restrack entry names the listener's name, a share of which `ctx` holds.
         CmId {
-            id: unsafe { NonNull::new_unchecked(self.id) },
-            handler,
+            id,
+            ctx,
             qp_parts: SetOnce::new(),
             adoption: Some(self.adoption.clone()),
         }

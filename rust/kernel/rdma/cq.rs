@@ -10,7 +10,7 @@
 //! of a [`super::wr::WrPool`], which hands each completion to its owner.
 
 use super::device::Device;
-use crate::{bindings, error::from_err_ptr, prelude::*, types::Opaque};
+use crate::{bindings, error::from_err_ptr, prelude::*, str::CString, types::Opaque};
 use core::ptr::NonNull;
 
 /// Where ib_core runs completion callbacks (`enum ib_poll_context`).
@@ -42,10 +42,13 @@ impl PollContext {
 ///
 /// # Invariants
 ///
-/// `ptr` was returned by `__ib_alloc_cq` and is freed only in `drop`.
+/// `ptr` was returned by `__ib_alloc_cq` and is freed only in `drop`; its restrack entry
+/// names `name`, which is freed only after the CQ.
 pub struct Cq {
     ptr: NonNull<bindings::ib_cq>,
     ctx: PollContext,
+    /// The owner's name ib_core keeps a pointer to; dropped after `drop` frees the CQ.
+    name: CString,
 }
 
 // SAFETY: CQ verbs may be called from any thread; ib_core serializes polling itself.
@@ -55,9 +58,10 @@ unsafe impl Sync for Cq {}
 
 impl Cq {
     /// Allocates a CQ of `nr_cqe` entries on completion vector `comp_vector` of `dev`.
-    /// `caller` names the owner in `rdma res show cq`.
+    /// `caller` names the owner in `rdma res show cq`; the CQ keeps a copy of it, since
+    /// ib_core keeps the pointer.
     ///
-    /// May sleep.
+    /// Process context; may sleep.
     ///
     /// # Errors
     ///
@@ -67,11 +71,14 @@ impl Cq {
         nr_cqe: u32,
         comp_vector: u32,
         ctx: PollContext,
-        caller: &'static CStr,
+        caller: &CStr,
     ) -> Result<Cq> {
         let nr = i32::try_from(nr_cqe).map_err(|_| EINVAL)?;
         let vec = i32::try_from(comp_vector).map_err(|_| EINVAL)?;
-        // SAFETY: `dev` is registered; a NULL private pointer is allowed; `caller` is static.
+        let name = CString::try_from(caller)?;
+        // SAFETY: `dev` is registered; a NULL private pointer is allowed; `name` is a
+        // NUL-terminated string whose bytes do not move (its own allocation) and live until
+        // after the CQ is freed (type invariant).
         let ptr = from_err_ptr(unsafe {
             bindings::__ib_alloc_cq(
                 dev.as_raw(),
@@ -79,18 +86,25 @@ impl Cq {
                 nr,
                 vec,
                 ctx.to_c(),
-                caller.as_char_ptr(),
+                name.as_char_ptr(),
             )
         })?;
+        // INVARIANT: The CQ's restrack entry names `name`, which the `Cq` owns.
         Ok(Cq {
             ptr: NonNull::new(ptr).ok_or(ENOMEM)?,
             ctx,
+            name,
         })
     }
 
     /// The raw pointer, for calls into C.
     pub fn as_raw(&self) -> *mut bindings::ib_cq {
         self.ptr.as_ptr()
+    }
+
+    /// The owner's name the CQ was allocated with.
+    pub fn name(&self) -> &CStr {
+        &self.name
     }
 
     /// Where ib_core runs the CQ's completion callbacks.
@@ -117,6 +131,7 @@ impl Drop for Cq {
     fn drop(&mut self) {
         // SAFETY: `ptr` is a live CQ owned by `self`. ib_free_cq waits for running callbacks.
         unsafe { bindings::ib_free_cq(self.as_raw()) };
+        // `name` goes after this, once ib_core has forgotten it.
     }
 }
 

@@ -12,6 +12,12 @@
 //! caller built ([`DmaRegion::from_sg`]). The local HCA reaches it with the PD's local DMA lkey, one
 //! SGE per DMA segment ([`DmaRegion::sges`]).
 //!
+//! Those constructors are `unsafe`: the caller keeps the memory allocated. A region can also
+//! own its memory, a vector of bytes ([`DmaRegion::from_kvec`], [`DmaRegion::from_kvvec`]) or
+//! of pages ([`DmaRegion::from_owned_pages`]), which it frees only after unmapping it; the CPU
+//! then reaches the memory through the [`CpuAccess`] these constructors return, with bounds
+//! checks, and nothing about the memory needs `unsafe` from the caller.
+//!
 //! A [`FrMr`] is a fast registration memory region (`IB_MR_TYPE_MEM_REG`, "FRWR"): a page list
 //! mapped with `ib_map_mr_sg` over part of a `DmaRegion`, made valid by posting an
 //! `IB_WR_REG_MR` work request ([`super::qp::Qp::post_reg_mr`]) and revoked by
@@ -22,7 +28,10 @@
 //! The mapping is bidirectional and made once. Before the CPU reads data the device wrote
 //! (RECV, RDMA READ target, peer RDMA WRITE), call [`DmaRegion::sync_for_cpu`]; before the
 //! device reads data the CPU wrote, call [`DmaRegion::sync_for_device`]. On cache-coherent
-//! machines and for software devices (rxe) both are cheap.
+//! machines and for software devices (rxe) both are cheap. For memory a region owns:
+//! [`DmaRegion::sync_for_cpu`] before [`CpuAccess::read`], [`DmaRegion::sync_for_device`]
+//! after [`CpuAccess::write`], on the region as long as it exists (once it is dropped the
+//! memory is no longer mapped and needs no sync).
 
 use super::{device::Device, pd::Pd, wr::Sge, Access};
 use crate::{
@@ -32,6 +41,10 @@ use crate::{
     sync::{aref::ARef, Arc},
 };
 use core::ptr::NonNull;
+
+mod owned;
+pub use owned::CpuAccess;
+use owned::Backing;
 
 const PAGE_SIZE: usize = bindings::PAGE_SIZE as usize;
 
@@ -52,17 +65,25 @@ struct Seg {
 ///
 /// `table` holds a scatterlist over the pages of the buffer `[addr, addr + len)`, mapped with
 /// `ib_dma_map_sg` on `dev` (`table.nents` mapped entries); `segs` describes those entries in
-/// order. The mapping is undone and the table freed only in `drop`.
+/// order. The mapping is undone and the table freed only in `drop`. If `owned` is `Some`, it
+/// is the memory the table names (the region's share of it).
+///
+/// Dropping a region unmaps it and frees its table (`Drop::drop`), and only then drops its
+/// fields (in declaration order): the device reference, the segments and, last, the share of
+/// the memory it owns, which is freed then unless its [`CpuAccess`] still exists.
 pub struct DmaRegion {
     dev: ARef<Device>,
     table: bindings::sg_table,
     segs: KVec<Seg>,
     addr: usize,
     len: usize,
+    /// The memory the region owns (constructors without `unsafe`), freed after the unmapping.
+    owned: Option<Arc<Backing>>,
 }
 
 // SAFETY: The region is immutable after creation; the raw pointers it holds refer to memory it
-// owns (the table) or that its creator keeps alive (the buffer).
+// owns (the table, `owned`) or that its creator keeps alive (the buffer). It never reads or
+// writes the memory it maps from the CPU.
 unsafe impl Send for DmaRegion {}
 // SAFETY: See the `Send` impl; `&DmaRegion` only reads.
 unsafe impl Sync for DmaRegion {}
@@ -175,6 +196,7 @@ impl DmaRegion {
             segs: KVec::new(),
             addr: 0,
             len: 0,
+            owned: None,
         };
         let (mut src, mut dst, mut len) = (sgl, region.table.sgl, 0usize);
         for _ in 0..nents {
@@ -234,6 +256,7 @@ impl DmaRegion {
             segs: KVec::new(),
             addr,
             len,
+            owned: None,
         };
         // SAFETY: The caller keeps the pages allocated.
         unsafe { region.map() }?;
@@ -506,6 +529,8 @@ impl Drop for DmaRegion {
         // SAFETY: The table was allocated by `sg_alloc_table_from_pages_segment` or
         // `sg_alloc_table`.
         unsafe { bindings::sg_free_table(&mut self.table) };
+        // The fields go after this: `owned` frees the memory (if the region held its last
+        // share) only now that nothing maps it.
     }
 }
 

@@ -5,7 +5,7 @@
 //! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h)
 
 use super::device::Device;
-use crate::{bindings, error::from_err_ptr, prelude::*};
+use crate::{bindings, error::from_err_ptr, prelude::*, str::CString};
 use core::ptr::NonNull;
 
 /// A kernel protection domain.
@@ -15,9 +15,13 @@ use core::ptr::NonNull;
 ///
 /// # Invariants
 ///
-/// `ptr` was returned by `__ib_alloc_pd` and is deallocated only in `drop`.
+/// `ptr` was returned by `__ib_alloc_pd` and is deallocated only in `drop`; its restrack
+/// entry names `name`, which is freed only after the PD (the MRs allocated in the PD, which
+/// ib_core gives the same name, are deregistered before the PD).
 pub struct Pd {
     ptr: NonNull<bindings::ib_pd>,
+    /// The owner's name ib_core keeps a pointer to; dropped after `drop` deallocates the PD.
+    name: CString,
 }
 
 // SAFETY: PD verbs may be called from any thread; ib_core locks internally.
@@ -26,20 +30,31 @@ unsafe impl Send for Pd {}
 unsafe impl Sync for Pd {}
 
 impl Pd {
-    /// Allocates a PD on `dev`. `caller` names the owner in `rdma res show pd`.
+    /// Allocates a PD on `dev`. `caller` names the owner in `rdma res show pd` (and of the
+    /// PD's MRs); the PD keeps a copy of it, since ib_core keeps the pointer.
     ///
-    /// May sleep.
+    /// Process context; may sleep.
     ///
     /// # Errors
     ///
     /// `-ENOMEM` or the driver's error.
-    pub fn new(dev: &Device, caller: &'static CStr) -> Result<Pd> {
-        // SAFETY: `dev` is registered (type invariant of `Device`); `caller` is a static string.
+    pub fn new(dev: &Device, caller: &CStr) -> Result<Pd> {
+        let name = CString::try_from(caller)?;
+        // SAFETY: `dev` is registered (type invariant of `Device`); `name` is a NUL-terminated
+        // string whose bytes do not move (its own allocation) and live until after the PD is
+        // deallocated (type invariant).
         let ptr =
-            from_err_ptr(unsafe { bindings::__ib_alloc_pd(dev.as_raw(), 0, caller.as_char_ptr()) })?;
+            from_err_ptr(unsafe { bindings::__ib_alloc_pd(dev.as_raw(), 0, name.as_char_ptr()) })?;
+        // INVARIANT: The PD's restrack entry names `name`, which the `Pd` owns.
         Ok(Pd {
             ptr: NonNull::new(ptr).ok_or(ENOMEM)?,
+            name,
         })
+    }
+
+    /// The owner's name the PD was allocated with.
+    pub fn name(&self) -> &CStr {
+        &self.name
     }
 
     /// The raw pointer, for calls into C.
@@ -66,5 +81,6 @@ impl Drop for Pd {
         // SAFETY: The type invariant says `ptr` is a live PD owned by `self`; everything created
         // in it has been released by the owners that borrowed it.
         unsafe { bindings::ib_dealloc_pd(self.as_raw()) };
+        // `name` goes after this, once ib_core has forgotten it.
     }
 }

@@ -7,6 +7,7 @@ use super::{
     publish, put, Object,
 };
 use crate::{
+    adapters,
     evd::Evd,
     ia::{Ia, IaAttr, PortAttr},
 };
@@ -68,7 +69,7 @@ pub(crate) unsafe extern "C" fn __rkdapl_ia_open(
         // the call (this function's `# Safety`).
         let name = unsafe { CStr::from_char_ptr(name) };
         // SAFETY: `owner` and `ia` are as this function's `# Safety` says.
-        unsafe { open(ia, owner, |owner| Ia::open(name, owner)) }
+        unsafe { open(ia, owner, |owner| adapters::open(name, owner)) }
     })
 }
 
@@ -93,7 +94,7 @@ pub(crate) unsafe extern "C" fn __rkdapl_ia_open_addr(
             // family says (this function's `# Safety`); `from_raw` refuses NULL and other
             // families.
             let addr = unsafe { SockAddr::from_raw(addr) }?;
-            Ia::open_by_addr(&addr, owner)
+            adapters::open_by_addr(&addr, owner)
         };
         // SAFETY: `owner` and `ia` are as this function's `# Safety` says.
         unsafe { open(ia, owner, by_addr) }
@@ -121,7 +122,7 @@ pub(crate) unsafe extern "C" fn __rkdapl_ia_open_netdev(
             }
             // SAFETY: `ndev` is not NULL (checked), so the caller holds a reference to it for
             // the call (this function's `# Safety`).
-            Ia::open_netdev(unsafe { Device::get_by_netdev(ndev) }, owner)
+            adapters::open_netdev(unsafe { Device::get_by_netdev(ndev) }, owner)
         };
         // SAFETY: `owner` and `ia` are as this function's `# Safety` says.
         unsafe { open(ia, owner, by_netdev) }

@@ -70,7 +70,7 @@ pub(crate) unsafe extern "C" fn rkdapl_lmr_create(
             // SAFETY: The buffer stays allocated until `rkdapl_lmr_free` returns (this
             // function's `# Safety`), which drops the region.
             let region = unsafe { DmaRegion::new(dev, addr as usize, len) }?;
-            Lmr::with_buffer(pz, region, privileges, None)
+            Lmr::new(pz, region, privileges)
         };
         // SAFETY: `lmr` is writable (this function's `# Safety`).
         unsafe { create(pz, lmr, make) }
@@ -107,7 +107,7 @@ pub(crate) unsafe extern "C" fn rkdapl_lmr_create_pages(
             // SAFETY: The pages stay allocated until `rkdapl_lmr_free` returns (this
             // function's `# Safety`), which drops the region.
             let region = unsafe { DmaRegion::from_pages(dev, pages, offset as usize, len) }?;
-            Lmr::with_buffer(pz, region, privileges, None)
+            Lmr::new(pz, region, privileges)
         };
         // SAFETY: `lmr` is NULL or writable (this function's `# Safety`).
         unsafe { create(pz, lmr, make) }
@@ -136,7 +136,7 @@ pub(crate) unsafe extern "C" fn rkdapl_lmr_create_sg(
             // allocated until `rkdapl_lmr_free` returns (this function's `# Safety`);
             // `from_sg` refuses NULL.
             let region = unsafe { DmaRegion::from_sg(dev, sgl, nents as usize) }?;
-            Lmr::with_buffer(pz, region, privileges, None)
+            Lmr::new(pz, region, privileges)
         };
         // SAFETY: `lmr` is NULL or writable (this function's `# Safety`).
         unsafe { create(pz, lmr, make) }
@@ -165,10 +165,10 @@ pub(crate) unsafe extern "C" fn rkdapl_lmr_alloc(
         Lmr::check_alloc(length)?;
         let mut at = 0usize;
         let make = |dev: &Device, pz| {
-            let cpu = Lmr::alloc(pz, dev, length, privileges)?;
-            at = cpu.lmr().cpu_addr.unwrap_or(0);
-            // The C caller reaches the memory through its address instead.
-            Ok(cpu.into_lmr())
+            // The C caller reaches the memory through its address.
+            let lmr = Lmr::alloc_for_c(pz, dev, length, privileges)?;
+            at = lmr.cpu_addr.unwrap_or(0);
+            Ok(lmr)
         };
         // SAFETY: `lmr` is NULL or writable (this function's `# Safety`).
         unsafe { create(pz, lmr, make) }?;

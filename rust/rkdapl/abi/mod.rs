@@ -2,8 +2,10 @@
 
 //! The C ABI of rkdapl: the `extern "C"` functions `include/rkdapl.h` declares, exported with
 //! `EXPORT_SYMBOL_GPL` by `exports.c`, one file per DAT object; and, the other way, the C of
-//! rkdapl's own that the provider calls ([`trace`]: its trace events and rate-limited log).
-//! `abi/` is where the module meets C; the provider's other files hold no `unsafe`.
+//! rkdapl's own that the provider calls ([`trace`]: its trace events and rate-limited log);
+//! and the module's statics that take an `unsafe` promise to set up ([`statics`], [`handle`]'s
+//! table), initialised by module init before any C can reach the module. `abi/` is where the
+//! module meets C; the provider's other files hold no `unsafe`.
 //!
 //! Each function is a thin shim: it validates what C hands it (NULL pointers, handles, lengths,
 //! flags), answers a bad argument with a negative errno (through
@@ -24,6 +26,7 @@ pub(crate) mod psp;
 pub(crate) mod pz;
 pub(crate) mod removal;
 pub(crate) mod rmr;
+pub(crate) mod statics;
 pub(crate) mod trace;
 
 pub(crate) use consumer::ConsumerWatch;

@@ -3,7 +3,7 @@
 //! The interface adapter: an open RDMA device.
 
 use super::{Evd, IaAttr, PortAttr, SockAddr};
-use crate::ia;
+use crate::{adapters, ia};
 use kernel::{prelude::*, rdma::device::Device, str::CString, sync::Arc};
 
 /// An interface adapter: an open RDMA device (`rkdapl_ia_open`, DAT's `dat_ia_open`). Closed
@@ -22,7 +22,7 @@ impl Ia {
     /// `ENODEV` if no such device is registered, `EINVAL` for an empty `owner`, `ENOMEM`.
     #[inline(never)]
     pub fn open(device: &CStr, owner: &CStr) -> Result<Ia> {
-        ia::Ia::open(device, owner).map(Ia)
+        adapters::open(device, owner).map(Ia)
     }
 
     /// Opens the RDMA device that has the local address `addr` (`rkdapl_ia_open_addr`: the
@@ -36,7 +36,7 @@ impl Ia {
     /// `ENOMEM`, or rdma_cm's error.
     #[inline(never)]
     pub fn open_addr(addr: &SockAddr, owner: &CStr) -> Result<Ia> {
-        ia::Ia::open_by_addr(addr, owner).map(Ia)
+        adapters::open_by_addr(addr, owner).map(Ia)
     }
 
     /// Opens the RDMA device one of whose ports uses the network device called `netdev`, in
@@ -53,7 +53,7 @@ impl Ia {
     /// `owner`, `ENOMEM`.
     #[inline(never)]
     pub fn open_netdev(netdev: &CStr, owner: &CStr) -> Result<Ia> {
-        ia::Ia::open_netdev(Device::get_by_netdev_name(netdev), owner).map(Ia)
+        adapters::open_netdev(Device::get_by_netdev_name(netdev), owner).map(Ia)
     }
 
     /// The name of the network device of port `port` (1-based) of the IA's device, for

@@ -726,7 +726,15 @@ int rkdapl_evd_free(struct rkdapl_evd *evd);
  * requests, or from device removal; never in interrupt or softirq context, and with no
  * rkdapl lock held. It must not sleep (it holds up the completions of its CQ or the events
  * of its CM id meanwhile) and must not call rkdapl functions that may sleep (freeing an EP,
- * accepting a CR, ...): post DTOs, dequeue, and hand the rest to a work item.
+ * connecting, ...): post DTOs, dequeue, and hand the rest to a work item.
+ *
+ * One exception, for event-driven servers: the upcall of a %RKDAPL_CONNECTION_REQUEST_EVENT
+ * runs in rdma_cm's handler of that request, which lets it sleep (as rdma_cm lets
+ * rdma_accept() run there), and may call rkdapl_cr_query(), rkdapl_cr_accept() and
+ * rkdapl_cr_reject() on @event->cr, the CR of that event (not on another CR: its CM id
+ * has a handler lock of its own, and taking it there could deadlock). A failed accept or
+ * a reject there hands the request's CM id back to rdma_cm, which destroys it when the
+ * upcall returns. A CR left unanswered stays pending as from rkdapl_evd_dequeue().
  */
 typedef void (*rkdapl_upcall_fn)(void *ctx, const struct rkdapl_event *event);
 
@@ -889,10 +897,12 @@ int rkdapl_psp_free(struct rkdapl_psp *psp);
  * own ESTABLISHED, so one of your RECVs can complete (on the DTO EVD) before ESTABLISHED
  * reaches this side (on the connection EVD), and a SEND posted in reply at that moment gets
  * -ENOTCONN. Wait for ESTABLISHED before answering.
- * Context: process context, may sleep.
+ * Context: process context, may sleep: from a thread or work item, or from the upcall of
+ * @cr's own %RKDAPL_CONNECTION_REQUEST_EVENT (see &rkdapl_upcall_fn), not from other upcalls.
  * Return: 0; -EINVAL for a bad handle or too much private data; -EISCONN unless @ep is
- * UNCONNECTED or -EXDEV if @ep is on another device (in both cases the CR stays pending);
- * QP creation and rdma_accept errors (the CR is consumed).
+ * UNCONNECTED or -EXDEV if @ep is on another device (in these cases a valid CR stays
+ * pending: accept it on another EP or reject it); QP creation and rdma_accept errors (the
+ * CR is consumed and the request refused; @ep is UNCONNECTED again).
  */
 int rkdapl_cr_accept(struct rkdapl_cr *cr, struct rkdapl_ep *ep, const void *private_data,
 		     __u32 private_data_len);
@@ -916,7 +926,8 @@ struct rkdapl_cr_param {
  * @param: filled in.
  *
  * DAT 2.0 dat_cr_query(). Lets a server decide before rkdapl_cr_accept() or rkdapl_cr_reject().
- * Context: process context, may sleep.
+ * Context: process context, may sleep; also from the upcall of @cr's own
+ * %RKDAPL_CONNECTION_REQUEST_EVENT.
  * Return: 0; -EINVAL for a bad handle (an accepted or rejected CR included) or NULL @param.
  */
 int rkdapl_cr_query(struct rkdapl_cr *cr, struct rkdapl_cr_param *param);
@@ -927,8 +938,9 @@ int rkdapl_cr_query(struct rkdapl_cr *cr, struct rkdapl_cr_param *param);
  * @private_data: bytes for the peer's PEER_REJECTED event, or NULL.
  * @private_data_len: up to %RKDAPL_MAX_PRIVATE_DATA.
  *
- * Context: process context, may sleep.
- * Return: 0; -EINVAL for a bad handle or too much private data.
+ * Context: process context, may sleep: from a thread or work item, or from the upcall of
+ * @cr's own %RKDAPL_CONNECTION_REQUEST_EVENT (see &rkdapl_upcall_fn), not from other upcalls.
+ * Return: 0; -EINVAL for a bad handle or too much private data (the CR then stays pending).
  */
 int rkdapl_cr_reject(struct rkdapl_cr *cr, const void *private_data, __u32 private_data_len);
 

@@ -6,9 +6,11 @@
 #                ABI: a loopback connection through a PSP with private data both ways and a CR
 #                query, an RMR grant, RDMA WRITE and READ of 64 KiB and a SEND, a chain of two
 #                WRITEs (the second with immediate data) seen by an upcall, an RDMA READ into
-#                and a WRITE from an LMR over 4 pages; every byte compared in the module (insmod
-#                fails otherwise). Then unloads it and checks that nothing of it is left in rdma
-#                res (its objects freed themselves when dropped).
+#                and a WRITE from an LMR over 4 pages, a second connection accepted inside the
+#                PSP EVD's upcall (a SEND over it) and a third rejected there, the IA opened
+#                again by its netdev's name (and ENODEV for unknown names); every byte compared
+#                in the module (insmod fails otherwise). Then unloads it and checks that nothing
+#                of it is left in rdma res (its objects freed themselves when dropped).
 
 rust_suite() {
 	local rc=0 line
@@ -18,8 +20,8 @@ rust_suite() {
 	ip=$(( (a << 24) | (b << 16) | (c << 8) | d ))
 	timeout -k 10 300 insmod "$RKDAPL_TOP/rkdapl_rust_sample.ko" addr=$ip port=7485 || rc=$?
 	line=$(dmesg | grep 'rkdapl_rust_sample: ' | tail -n 1)
-	[ $rc = 0 ] && [[ $line == *"moved 65536 bytes by RDMA WRITE and READ and a 15-byte SEND, then a chain of two WRITEs (the second with immediate data) completed through an upcall, then an RDMA READ into and a WRITE from an LMR over 4 pages, through rkdapl's Rust API, ok"* ]]
-	t_check $? "rust: a Rust module on rkdapl's Rust API: loopback connection, grant, 64 KiB RDMA WRITE and READ, SEND, a chain of WRITE + WRITE with immediate seen by an upcall, a page LMR; bytes compared" \
+	[ $rc = 0 ] && [[ $line == *"moved 65536 bytes by RDMA WRITE and READ and a 15-byte SEND, then a chain of two WRITEs (the second with immediate data) completed through an upcall, then an RDMA READ into and a WRITE from an LMR over 4 pages; accepted a connection in an upcall (a SEND over it) and rejected one there; opened rxe0 again by its netdev "*"; through rkdapl's Rust API, ok"* ]]
+	t_check $? "rust: a Rust module on rkdapl's Rust API: loopback connection, grant, 64 KiB RDMA WRITE and READ, SEND, a chain of WRITE + WRITE with immediate seen by an upcall, a page LMR, a connection accepted and one rejected in the PSP EVD's upcall, the IA opened again by netdev name; bytes compared" \
 		"insmod exit $rc; ${line:-no line from the module}"
 	rdma res show cm_id > /tmp/rust-res.txt 2>&1
 	rdma res show pd >> /tmp/rust-res.txt 2>&1

@@ -7,6 +7,7 @@
  * KBUILD_MODNAME so objects are listed under the consumer module's name.
  */
 
+#include <linux/netdevice.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_cm.h>
 
@@ -134,6 +135,12 @@ __rust_helper void rust_helper_ib_destroy_qp(struct ib_qp *qp)
 __rust_helper bool rust_helper_ib_device_try_get(struct ib_device *dev)
 {
 	return ib_device_try_get(dev);
+}
+
+/* Drops the reference ib_device_get_netdev() took. */
+__rust_helper void rust_helper_dev_put(struct net_device *dev)
+{
+	dev_put(dev);
 }
 
 /* Used to turn a kernel virtual address into pages for DMA mapping. */

@@ -18,7 +18,7 @@ use kernel::{
         cm::{CmEvent, CmHandler, CmId, CmIdRef, ConnRequest, SockAddr},
         device::Device,
     },
-    sync::{Arc, ArcBorrow},
+    sync::{aref::ARef, Arc, ArcBorrow},
 };
 
 /// The handler of the CM id [`open_by_addr`] binds to find an address's device: binding makes
@@ -138,14 +138,16 @@ pub(crate) fn open_by_addr(addr: &SockAddr, owner: &CStr) -> Result<Arc<Ia>> {
     open_where(|d| d.as_raw() == dev, owner)
 }
 
-/// Opens the RDMA device `dev` (the C ABI found it by its net_device) for the module `owner`.
-/// Process context; may sleep.
+/// Opens, for the module `owner`, the RDMA device `found` by a network device (`None`: no RDMA
+/// device uses it): the C ABI looks it up by `struct net_device`, the Rust API by the network
+/// device's name. Process context; may sleep.
 ///
 /// # Errors
 ///
-/// `-ENODEV` if the ib_client does not know the device (yet, or any more), `-EINVAL` for an
-/// empty owner name, `-ENOMEM`.
-pub(crate) fn open_device(dev: &Device, owner: &CStr) -> Result<Arc<Ia>> {
+/// `-ENODEV` for `None` or a device the ib_client does not know (yet, or any more), `-EINVAL`
+/// for an empty owner name, `-ENOMEM`.
+pub(crate) fn open_netdev(found: Option<ARef<Device>>, owner: &CStr) -> Result<Arc<Ia>> {
+    let dev = found.ok_or(ENODEV)?;
     open_where(|d| d.as_raw() == dev.as_raw(), owner)
 }
 

@@ -11,12 +11,13 @@
 //! QP under that lock (posting does not sleep); the control path clones the `Arc` and works
 //! without the lock. Teardown takes the id out, drains the QP and drops the id in process
 //! context; rdma_cm's handlers only ever use the `&CmIdRef` they are given, so the id is never
-//! dropped inside its own handler.
+//! dropped inside its own handler, except in the one the layer allows: an accept that fails in
+//! the upcall of the CR's event, inside rdma_cm's handler of the request, gives the id back.
 
 use crate::{
     abi::trace,
     debugfs::EpView,
-    dto::{DtoRing, KeepAlive, QpOwner, RingShared, Segment, SendDto, MAX_WR_PER_DTO},
+    dto::{DtoRing, KeepAlive, QpOwner, RingShared, Segment, SendDto},
     evd::{Evd, Event, EventType},
     ia::Ia,
     lmr::Lmr,
@@ -31,13 +32,16 @@ use kernel::{
     rdma::{
         cm::{CmEvent, CmEventKind, CmId, CmIdRef, ConnParam, SockAddr},
         cq::{Cq, PollContext},
-        device::{Device, DeviceAttrs},
+        device::Device,
         mr::FrMr,
         qp::{QpCap, QpInit},
         Access,
     },
     sync::{Arc, Mutex, SpinLockIrq},
 };
+
+mod attr;
+pub use attr::EpAttr;
 
 /// DAT endpoint states (`enum rkdapl_ep_state`, DAT's `DAT_EP_STATE`).
 #[repr(u32)]
@@ -70,93 +74,6 @@ impl EpState {
         }
     }
 }
-
-/// Endpoint attributes (the first part of `struct rkdapl_ep_attr`, DAT's `DAT_EP_ATTR`); zero
-/// fields take defaults. `include/rkdapl.h` says what each means and its limits.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct EpAttr {
-    /// Outstanding send-queue DTOs: SEND, RDMA WRITE and READ, RMR bind (default 64, at most
-    /// 4096).
-    pub max_request_dtos: u32,
-    /// Outstanding RECVs (default 64, at most 4096 and the device's limit).
-    pub max_recv_dtos: u32,
-    /// Local segments per send-queue DTO (default 4, at most 256).
-    pub max_request_iov: u32,
-    /// Local segments per RECV (default 4).
-    pub max_recv_iov: u32,
-    /// RDMA READs the peer may have in flight against this EP, responder resources (default
-    /// 4, clamped to the device and, once connected, to the peer).
-    pub max_rdma_read_in: u32,
-    /// RDMA READs this EP may have in flight, initiator depth (default 4, clamped).
-    pub max_rdma_read_out: u32,
-    /// Transport retries, 1..7 (default 7; rdma_rxe retries forever with 7).
-    pub retry_count: u32,
-    /// How often the peer retries a SEND that finds no RECV posted here, 1..7, 7 = forever
-    /// (default 7).
-    pub rnr_retry_count: u32,
-}
-
-const DEFAULT_DTOS: u32 = 64;
-const DEFAULT_IOV: u32 = 4;
-
-impl EpAttr {
-    /// The attributes an EP is created with: zero fields take their defaults (64 DTOs per
-    /// queue, 4 segments per DTO, 4 RDMA READs each way, 7 retries of each kind), the RDMA
-    /// READ limits are clamped to what the device `a` allows. Pure: KUnit-tested.
-    ///
-    /// # Errors
-    ///
-    /// `-EINVAL` for more than 4096 DTOs per queue, more RECVs than the device's QP or CQ
-    /// holds, more than 256 segments per send-queue DTO, more RECV segments than the device
-    /// takes, or a retry count over 7.
-    fn resolve(mut self, a: &DeviceAttrs) -> Result<EpAttr> {
-        let def = |v: u32, d: u32| if v == 0 { d } else { v };
-        self.max_request_dtos = def(self.max_request_dtos, DEFAULT_DTOS);
-        self.max_recv_dtos = def(self.max_recv_dtos, DEFAULT_DTOS);
-        self.max_request_iov = def(self.max_request_iov, DEFAULT_IOV);
-        self.max_recv_iov = def(self.max_recv_iov, DEFAULT_IOV);
-        self.max_rdma_read_in = def(self.max_rdma_read_in, 4).min(a.max_qp_rd_atom);
-        self.max_rdma_read_out = def(self.max_rdma_read_out, 4).min(a.max_qp_init_rd_atom);
-        if self.retry_count == 0 {
-            self.retry_count = 7;
-        }
-        if self.rnr_retry_count == 0 {
-            self.rnr_retry_count = 7;
-        }
-        if self.max_request_dtos > 4096
-            || self.max_recv_dtos > 4096
-            || self.max_recv_dtos > a.max_qp_wr.min(a.max_cqe)
-            || self.max_request_iov > 256
-            || self.max_recv_iov > a.max_recv_sge
-            || self.retry_count > 7
-            || self.rnr_retry_count > 7
-        {
-            return Err(EINVAL);
-        }
-        Ok(self)
-    }
-
-    /// Send-queue depth in work requests on a device with limits `a` (resolved attributes).
-    pub(crate) fn sq_depth(&self, a: &DeviceAttrs) -> u32 {
-        (self.max_request_dtos * MAX_WR_PER_DTO).min(a.max_qp_wr).min(a.max_cqe)
-    }
-
-    /// The RDMA READ limits to offer (responder resources, initiator depth): the EP's, at
-    /// most 255 (IB CM's byte), and for an accept at most what the peer asked for (`peer_rd`).
-    fn read_limits(&self, peer_rd: Option<(u8, u8)>) -> (u8, u8) {
-        let (mut rr, mut id) = (
-            self.max_rdma_read_in.min(255) as u8,
-            self.max_rdma_read_out.min(255) as u8,
-        );
-        if let Some((peer_rr, peer_id)) = peer_rd {
-            rr = rr.min(peer_rr);
-            id = id.min(peer_id);
-        }
-        (rr, id)
-    }
-}
-
 
 /// Connection state and the CM id, guarded together.
 pub(crate) struct Conn {
@@ -200,6 +117,10 @@ pub(crate) struct Ep {
     /// Parameters of an active connect, used by the CM event handler.
     #[pin]
     pending: Mutex<Option<Pending>>,
+    /// Held by an accept inside rdma_cm's handler of the request from before its id is in
+    /// `conn` until it is over; [`Ep::end_connection`] waits for it (see [`Ep::accept`]).
+    #[pin]
+    accepting: Mutex<()>,
 }
 
 struct Pending {
@@ -272,6 +193,7 @@ impl Ep {
                     "rkdapl_ep_conn"
                 ),
                 pending <- new_mutex!(None, "rkdapl_ep_pending"),
+                accepting <- new_mutex!((), "rkdapl_ep_accepting"),
             }),
             GFP_KERNEL,
         )?;
@@ -502,12 +424,13 @@ impl Ep {
     }
 
     /// Passive side: takes over a connection request's id, creates the QP and accepts with the
-    /// RDMA READ limits clamped to the peer's request `peer_rd`. May sleep.
+    /// RDMA READ limits clamped to the peer's request `peer_rd`. May sleep; from a thread, or
+    /// inside rdma_cm's handler of the request (the upcall of the CR's event).
     ///
     /// # Errors
     ///
-    /// `-EISCONN` unless the EP is UNCONNECTED, `-EINVAL` for private data over 56 bytes, or
-    /// the errors of QP creation and `rdma_accept`.
+    /// `-EISCONN` unless the EP is UNCONNECTED, `-EINVAL` for private data over 56 bytes,
+    /// `-ENODEV` after a device removal, or the errors of QP creation and `rdma_accept`.
     pub(crate) fn accept(
         self: &Arc<Self>,
         id: Arc<EpCmId>,
@@ -520,8 +443,16 @@ impl Ep {
         if id.device().is_none_or(|d| !self.ia.same_device(d)) {
             return Err(EXDEV);
         }
-        // Live until the connection is in `conn`, where a device removal finds it.
-        let _live = self.ia.live()?;
+        // A device removal waits for the accept: from a thread, it holds the IA live; inside
+        // rdma_cm's handler of the request, where `Ia::live` would invert the order of the
+        // calls that hold it and take rdma_cm's handler lock, `accepting`, which the removal's
+        // revocation of this EP takes after marking the IA removed.
+        let in_handler = id.in_request_callback();
+        let _live = if in_handler { None } else { Some(self.ia.live()?) };
+        let _accepting = in_handler.then(|| self.accepting.lock());
+        if self.ia.is_removed() {
+            return Err(ENODEV);
+        }
         {
             let mut c = self.conn_mut();
             if c.state != EpState::Unconnected {
@@ -539,7 +470,7 @@ impl Ep {
             u32::from(param.initiator_depth),
         ));
         let r = self.create_qp(&id).and_then(|()| id.accept(&param));
-        if let Err(e) = r {
+        if r.is_err() {
             let id = {
                 let mut c = self.conn_mut();
                 c.state = EpState::Unconnected;
@@ -549,9 +480,11 @@ impl Ep {
             if let Some(id) = id {
                 id.handler().set(None);
             }
-            return Err(e);
         }
-        Ok(())
+        // The last reference but `conn`'s goes before the guards: a revocation that waited for
+        // them drops the id for good (or it went here, failed).
+        drop(id);
+        r
     }
 
     /// The EP's attributes: those it was created with, defaults resolved, and once connected
@@ -619,8 +552,10 @@ impl Ep {
         drop(cqs);
     }
 
-    /// Disconnects, drains the QP and destroys the CM id and then the QP. Process context.
+    /// Disconnects, drains the QP and destroys the CM id and then the QP, after an accept in
+    /// progress inside rdma_cm's handler. Process context.
     fn end_connection(&self) {
+        drop(self.accepting.lock());
         let id = {
             let mut c = self.conn_mut();
             c.state = EpState::Disconnected;

@@ -264,6 +264,17 @@ impl Ia {
         })
     }
 
+    /// The name of the network device of port `port` of the IA's device (RoCE, iWARP): the
+    /// name the Rust API's `Ia::open_netdev` finds the device by. Process context.
+    ///
+    /// # Errors
+    ///
+    /// `-ENODEV` once the device was removed or for a port without a network device
+    /// (InfiniBand), `-EINVAL` for a port out of range, `-ENOMEM`.
+    pub(crate) fn port_netdev_name(&self, port: u32) -> Result<CString> {
+        self.with_device(|dev| dev.port_netdev_name(port))
+    }
+
     /// Makes `evd` (an EVD of this IA) the IA's async EVD, or with `None` unsets it
     /// (`rkdapl_ia_set_async_evd`). Process context.
     ///

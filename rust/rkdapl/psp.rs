@@ -6,7 +6,11 @@
 //! A connect request on the PSP's port becomes a CR: its CM id is adopted (rkdapl now owns
 //! it), and an `RKDAPL_CONNECTION_REQUEST_EVENT` carrying the CR handle and the peer's private
 //! data goes to the PSP's EVD. The consumer then accepts the CR on an unconnected EP, or
-//! rejects it, from process context.
+//! rejects it, from process context, or from the upcall of that event: the upcall runs in
+//! rdma_cm's handler of the request (the CR's CM id was adopted there), where the layer's
+//! [`kernel::rdma::cm::CmId::accept`] runs `rdma_accept` under the handler lock rdma_cm holds,
+//! and where a CR's id dropped (rejected, or a failed accept) is given back to rdma_cm, which
+//! destroys it when the handler returns.
 
 use crate::{
     cm::{CmCtx, CmTarget, EpCmId},
@@ -257,8 +261,8 @@ impl Psp {
             // Arrived on another device than this PSP's IA: leave it to rdma_cm to refuse.
             return;
         }
-        // Everything that can fail happens before the id is adopted: once adopted it cannot
-        // be dropped inside this handler.
+        // Everything that can fail happens before the id is adopted: not adopted, rdma_cm
+        // refuses the request itself (adopted, the id could only be given back to it).
         let me = self.clone();
         let Ok(cr) = Arc::pin_init(
             pin_init!(Cr {

@@ -8,14 +8,17 @@
 //! (a loopback pair through rdma_rxe), grants the server's LMR to the client through an RMR,
 //! and moves `size` bytes by RDMA WRITE, reads them back by RDMA READ, then SENDs a message;
 //! then it posts a chain of two RDMA WRITEs, the second with immediate data, whose completions
-//! go to an upcall, and RDMA READs into an LMR over pages it allocated. Every byte is compared.
-//! insmod returns 0 when all of that worked, a negative errno otherwise. Everything is freed by
-//! `Drop`.
+//! go to an upcall, and RDMA READs into an LMR over pages it allocated. Then a second
+//! connection is accepted inside the PSP EVD's upcall (after a refused accept on a wrong EP) and
+//! a SEND crosses it, and a third is rejected there. It also opens the device again by the name
+//! of its network device. Every byte is compared. insmod returns 0 when all of that worked, a
+//! negative errno otherwise. Everything is freed by `Drop`.
 
 use crate::module_parameters::{addr, port, size as size_param};
-use core::sync::atomic::{AtomicU32, Ordering};
+use core::sync::atomic::{AtomicI32, AtomicU32, Ordering};
 use kernel::page::{Page, PAGE_SIZE};
 use kernel::prelude::*;
+use kernel::str::CString;
 use kernel::sync::Arc;
 use rkdapl::api::{
     Cr, Dto, DtoOp, DtoStatus, Ep, Event, EventType, Evd, Ia, Lmr, Op, Psp, Pz, RemoteRegion,
@@ -116,7 +119,7 @@ fn chain_imm_upcall(
     let seen = Arc::new(AtomicU32::new(0), GFP_KERNEL)?;
     let counted = seen.clone();
     let client_id = client.id();
-    c_evd.set_upcall(UpcallPolicy::Many, move |ev: &Event| {
+    c_evd.set_upcall(UpcallPolicy::Many, move |ev: &mut Event| {
         // Called in the send CQ's completion work, once per DTO: count the good ones.
         if ev.kind() == EventType::DtoCompletion
             && ev.dto_status() == Some(DtoStatus::Success)
@@ -204,6 +207,109 @@ fn page_lmr(
     if &msg != MSG {
         pr_err!("the message written from the page LMR differs\n");
         return Err(EIO);
+    }
+    Ok(())
+}
+
+/// Opens the device again by the network device of its port 1 and checks it is the same RDMA
+/// device; names of no network device, or of one without an RDMA device (`lo`), get `ENODEV`,
+/// as `rkdapl_ia_open_netdev` gives for a netdev without RDMA device. Returns the name.
+fn open_by_netdev(ia: &Ia) -> Result<CString> {
+    let netdev = ia.port_netdev(1)?;
+    let again = Ia::open_netdev(&netdev, OWNER)?;
+    let (want, got) = (ia.query()?, again.query()?);
+    if got.name() != want.name() {
+        pr_err!("open_netdev({}) opened another device\n", netdev.to_str().unwrap_or("?"));
+        return Err(EPROTO);
+    }
+    for bad in [c"rkdapl-none0", c"lo"] {
+        match Ia::open_netdev(bad, OWNER) {
+            Err(e) if e == ENODEV => {}
+            other => {
+                let name = bad.to_str().unwrap_or("?");
+                pr_err!("open_netdev({}): {:?}, not ENODEV\n", name, other.err());
+                return Err(EPROTO);
+            }
+        }
+    }
+    Ok(netdev)
+}
+
+/// Stored by the upcall of [`accept_in_upcall`]: it has not run yet.
+const NO_REQUEST: i32 = 1;
+/// Stored by the upcall of [`accept_in_upcall`]: an accept meant to fail did not.
+const WRONG_OUTCOME: i32 = 2;
+
+/// A connection accepted inside the PSP EVD's upcall, which runs in rdma_cm's handler of the
+/// request: the upcall first tries the connecting client's own EP (`EISCONN`) and too much
+/// private data (`EINVAL`), each giving the CR back, then accepts on the server EP; a SEND of
+/// `MSG` then crosses the connection. Then an upcall that leaves the CR in its event: the
+/// request is rejected when the event goes.
+fn accept_in_upcall(ia: &Ia, pz: &Pz, psp_evd: &Evd, here: &SockAddr, s_lmr: &Lmr) -> Result {
+    const MSG: &[u8] = b"accepted in an upcall";
+    let (c_evd, s_evd) = (Evd::new(ia, 16)?, Evd::new(ia, 16)?);
+    let client = Arc::new(Ep::new(pz, &c_evd, &c_evd)?, GFP_KERNEL)?;
+    let server = Arc::new(Ep::new(pz, &s_evd, &s_evd)?, GFP_KERNEL)?;
+    let outcome = Arc::new(AtomicI32::new(NO_REQUEST), GFP_KERNEL)?;
+    let (c, s, out) = (client.clone(), server.clone(), outcome.clone());
+    psp_evd.set_upcall(UpcallPolicy::SingleInstance, move |ev: &mut Event| {
+        let Some(cr) = ev.take_cr() else { return };
+        let too_much = [0u8; rkdapl::api::MAX_PRIVATE_DATA + 1];
+        // Refused before the CR is consumed: it comes back each time.
+        let cr = match cr.accept(&c, b"") {
+            Err((e, Some(cr))) if e == EISCONN => cr,
+            _ => return out.store(WRONG_OUTCOME, Ordering::Release),
+        };
+        let cr = match cr.accept(&s, &too_much) {
+            Err((e, Some(cr))) if e == EINVAL => cr,
+            _ => return out.store(WRONG_OUTCOME, Ordering::Release),
+        };
+        let r = cr.accept(&s, b"upcall accept").map_err(|(e, _)| e);
+        out.store(r.map_or_else(|e| e.to_errno(), |()| 0), Ordering::Release);
+    })?;
+    client.connect(here, TIMEOUT_MS, b"upcall client")?;
+    let est = expect(&c_evd, EventType::Established, "client ESTABLISHED, accepted in an upcall");
+    psp_evd.clear_upcall()?;
+    let outcome = outcome.load(Ordering::Acquire);
+    if outcome != 0 {
+        pr_err!("the upcall's accepts: {}\n", outcome);
+        return Err(EPROTO);
+    }
+    if !est?.private_data().starts_with(b"upcall accept") {
+        pr_err!("ESTABLISHED without the private data of the upcall's accept\n");
+        return Err(EPROTO);
+    }
+    expect(&s_evd, EventType::Established, "server ESTABLISHED, accepted in an upcall")?;
+    server.post_recv(&[s_lmr.segment(0, 64)], 21)?;
+    let mut buf = KVec::new();
+    buf.extend_from_slice(MSG, GFP_KERNEL)?;
+    let m_lmr = Lmr::from_kvec(pz, buf, 0)?;
+    let seg = [m_lmr.segment(0, MSG.len() as u64)];
+    client.post(&[Dto::new(Op::Send, &seg, 22)]).map_err(|(e, _)| e)?;
+    dto(&c_evd, &client, 22, DtoOp::Send, MSG.len() as u64, "SEND, accepted in an upcall")?;
+    dto(&s_evd, &server, 21, DtoOp::Recv, MSG.len() as u64, "RECV, accepted in an upcall")?;
+    let mut got = [0u8; MSG.len()];
+    s_lmr.read(0, &mut got)?;
+    if got != MSG {
+        pr_err!("the message over the connection accepted in an upcall differs\n");
+        return Err(EIO);
+    }
+
+    // An upcall that leaves the CR in its event: rejected when the event goes.
+    psp_evd.set_upcall(UpcallPolicy::SingleInstance, |_: &mut Event| {})?;
+    let other = Ep::new(pz, &c_evd, &c_evd)?;
+    other.connect(here, TIMEOUT_MS, b"")?;
+    let rejected = c_evd.wait(TIMEOUT_MS);
+    psp_evd.clear_upcall()?;
+    let rejected = rejected?;
+    // IB CM's reason for a consumer's reject (rkdapl_cr_reject) is 28.
+    if rejected.kind() != EventType::PeerRejected || rejected.reject_reason() != Some(28) {
+        pr_err!(
+            "rejected in an upcall: event {:?} status {}, expected PeerRejected, reason 28\n",
+            rejected.kind(),
+            rejected.status()
+        );
+        return Err(EPROTO);
     }
     Ok(())
 }
@@ -300,6 +406,8 @@ fn run() -> Result {
     let (c, s) = (&client, &server);
     let rev = chain_imm_upcall(c, s, &c_evd, &s_evd, &mut c_lmr, &s_lmr, &grant, &data)?;
     page_lmr(&pz, &client, &c_evd, &s_lmr, &grant, &rev)?;
+    accept_in_upcall(&ia, &pz, &psp_evd, &here, &s_lmr)?;
+    let netdev = open_by_netdev(&ia)?;
 
     // The server revokes its grant.
     rmr.unbind(&server, 11)?;
@@ -311,9 +419,11 @@ fn run() -> Result {
     client.disconnect()?;
     expect(&c_evd, EventType::Disconnected, "client DISCONNECTED")?;
     pr_info!(
-        "moved {} bytes by RDMA WRITE and READ and a 15-byte SEND, then a chain of two WRITEs (the second with immediate data) completed through an upcall, then an RDMA READ into and a WRITE from an LMR over {} pages, through rkdapl's Rust API, ok\n",
+        "moved {} bytes by RDMA WRITE and READ and a 15-byte SEND, then a chain of two WRITEs (the second with immediate data) completed through an upcall, then an RDMA READ into and a WRITE from an LMR over {} pages; accepted a connection in an upcall (a SEND over it) and rejected one there; opened {} again by its netdev {}; through rkdapl's Rust API, ok\n",
         size,
-        PAGES
+        PAGES,
+        core::str::from_utf8(ia.query()?.name()).unwrap_or("?"),
+        netdev.to_str().unwrap_or("?")
     );
     // Dropped in reverse order: EPs, RMR, PSP, LMRs, EVDs, PZ, IA.
     drop((client, server, rmr, psp));

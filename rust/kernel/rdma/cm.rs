@@ -12,7 +12,10 @@
 //! Teardown order, as ib_core expects of a ULP: disconnect, then drop the [`CmId`]; dropping
 //! drains the QP (every posted work request completes, flushed if need be), destroys the CM id
 //! (after which no handler runs), then the QP, then lets the QP's context pools and CQs go. A [`CmId`] must never be dropped from inside its own event handler: rdma_cm
-//! waits for the running handler and would deadlock.
+//! waits for the running handler and would deadlock. The one exception is the
+//! [`CmHandler::connect_request`] callback that adopted the id: dropping it there gives it back
+//! to rdma_cm (its QP goes at once, and rdma_cm destroys the id when the callback returns, as a
+//! C handler that returns non-zero asks it to).
 //!
 //! rdma restrack (`rdma res show cm_id`) shows the owner's name given to [`CmId::new`]; ib_core
 //! keeps the pointer, and names the ids a listening id's connect requests create after their
@@ -32,9 +35,15 @@ use crate::{
     prelude::*,
     str::CString,
     sync::{Arc, ArcBorrow, SetOnce},
+    task::Task,
     types::Opaque,
 };
-use core::{cell::Cell, mem::MaybeUninit, ptr::NonNull};
+use core::{
+    cell::Cell,
+    mem::MaybeUninit,
+    ptr::NonNull,
+    sync::atomic::{AtomicBool, AtomicPtr, Ordering},
+};
 
 /// Private data bytes a connect request may carry over rdma_cm (IB CM REQ: 92 bytes less
 /// rdma_cm's 36-byte header).
@@ -47,119 +56,8 @@ pub const MAX_REJECT_PRIVATE_DATA: usize = 148;
 /// IB CM reject reason "consumer defined" (IB spec table 112), used for consumer rejects.
 const IB_CM_REJ_CONSUMER_DEFINED: u8 = 28;
 
-/// An IPv4 or IPv6 socket address as rdma_cm takes it.
-///
-/// # Examples
-///
-/// ```
-/// use kernel::rdma::cm::SockAddr;
-///
-/// let a = SockAddr::ipv4(0x0a4d0001, 7471); // 10.77.0.1:7471
-/// assert_eq!(a.port(), 7471);
-/// // SAFETY: `as_ptr` points at a valid `sockaddr_in`.
-/// let b = unsafe { SockAddr::from_raw(a.as_ptr()) }.unwrap();
-/// assert_eq!(b.port(), 7471);
-/// // SAFETY: NULL is refused before it is read.
-/// assert!(unsafe { SockAddr::from_raw(core::ptr::null()) }.is_err());
-/// ```
-#[derive(Clone, Copy)]
-pub struct SockAddr(bindings::__kernel_sockaddr_storage);
-
-impl SockAddr {
-    /// Copies a C socket address.
-    ///
-    /// # Errors
-    ///
-    /// `-EINVAL` for NULL, `-EAFNOSUPPORT` for a family other than `AF_INET`/`AF_INET6`.
-    ///
-    /// # Safety
-    ///
-    /// A non-NULL `addr` points to a `sockaddr_in` or `sockaddr_in6` (as its family says).
-    pub unsafe fn from_raw(addr: *const bindings::sockaddr) -> Result<SockAddr> {
-        if addr.is_null() {
-            return Err(EINVAL);
-        }
-        // SAFETY: `addr` is readable for at least the family field (caller's guarantee).
-        let family = u32::from(unsafe { (*addr).sa_family });
-        let len = match family {
-            bindings::AF_INET => size_of::<bindings::sockaddr_in>(),
-            bindings::AF_INET6 => size_of::<bindings::sockaddr_in6>(),
-            _ => return Err(EAFNOSUPPORT),
-        };
-        let mut s = SockAddr(bindings::__kernel_sockaddr_storage::default());
-        // SAFETY: The source holds `len` bytes for its family; the storage is larger.
-        unsafe {
-            core::ptr::copy_nonoverlapping(addr.cast::<u8>(), (&raw mut s.0).cast::<u8>(), len)
-        };
-        Ok(s)
-    }
-
-    /// An IPv4 address (host-order `addr`, host-order `port`).
-    pub fn ipv4(addr: u32, port: u16) -> SockAddr {
-        let mut s = SockAddr(bindings::__kernel_sockaddr_storage::default());
-        let sin = (&raw mut s.0).cast::<bindings::sockaddr_in>();
-        // SAFETY: The storage is large enough and suitably aligned for a `sockaddr_in`.
-        unsafe {
-            (*sin).sin_family = bindings::AF_INET as u16;
-            (*sin).sin_port = port.to_be();
-            (*sin).sin_addr.s_addr = addr.to_be();
-        }
-        s
-    }
-
-    /// The port, host order.
-    pub fn port(&self) -> u16 {
-        // SAFETY: Both `sockaddr_in` and `sockaddr_in6` keep the port at the same offset.
-        u16::from_be(unsafe { (*(&raw const self.0).cast::<bindings::sockaddr_in>()).sin_port })
-    }
-
-    /// Sets the port (host order).
-    pub fn set_port(&mut self, port: u16) {
-        // SAFETY: Both `sockaddr_in` and `sockaddr_in6` keep the port at the same offset, inside
-        // the storage.
-        unsafe { (*(&raw mut self.0).cast::<bindings::sockaddr_in>()).sin_port = port.to_be() };
-    }
-
-    /// The address as a `sockaddr` pointer for C.
-    pub fn as_ptr(&self) -> *mut bindings::sockaddr {
-        (&raw const self.0).cast_mut().cast()
-    }
-}
-
-/// `address:port`, like printk's `%pISpc`: `10.0.0.1:7471` or `[fe80:0:0:0:0:0:0:1]:7471` (IPv6
-/// in brackets, not compressed); `family <n>` for another family.
-impl core::fmt::Display for SockAddr {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        // SAFETY: Every `sockaddr` starts with its family; the storage always holds one.
-        let family = u32::from(unsafe { (*(&raw const self.0).cast::<bindings::sockaddr>()).sa_family });
-        match family {
-            bindings::AF_INET => {
-                // SAFETY: The family says the storage holds a `sockaddr_in`; the storage is
-                // large and aligned enough for any family.
-                let ip = u32::from_be(unsafe {
-                    (*(&raw const self.0).cast::<bindings::sockaddr_in>()).sin_addr.s_addr
-                });
-                let [a0, a1, a2, a3] = ip.to_be_bytes();
-                write!(f, "{a0}.{a1}.{a2}.{a3}:{}", self.port())
-            }
-            bindings::AF_INET6 => {
-                // SAFETY: The family says the storage holds a `sockaddr_in6` (as above).
-                let b = unsafe {
-                    (*(&raw const self.0).cast::<bindings::sockaddr_in6>()).sin6_addr.in6_u.u6_addr8
-                };
-                write!(f, "[")?;
-                for i in 0..8 {
-                    if i > 0 {
-                        write!(f, ":")?;
-                    }
-                    write!(f, "{:x}", u16::from_be_bytes([b[2 * i], b[2 * i + 1]]))?;
-                }
-                write!(f, "]:{}", self.port())
-            }
-            _ => write!(f, "family {family}"),
-        }
-    }
-}
+mod sockaddr;
+pub use sockaddr::SockAddr;
 
 /// What an event on a CM id is (`enum rdma_cm_event_type`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -305,7 +203,8 @@ pub trait CmHandler: Send + Sync + Sized + 'static {
 
     /// A peer asks to connect to the listening id whose handler is `listener`. To keep the
     /// new connection, call [`ConnRequest::adopt`]; otherwise rdma_cm destroys it when this
-    /// returns. May sleep.
+    /// returns. The adopted [`CmId`] may be accepted ([`CmId::accept`]), rejected and dropped
+    /// before this returns. May sleep.
     fn connect_request(listener: ArcBorrow<'_, Self>, req: ConnRequest<'_, Self>, ev: &CmEvent<'_>);
 }
 
@@ -413,23 +312,6 @@ impl CmIdRef {
         to_result(unsafe { bindings::rdma_connect_locked(self.as_raw(), &mut p) })
     }
 
-    /// Accepts a connect request received on this (child) id. Takes rdma_cm's handler lock:
-    /// call it outside the id's own event handler. May sleep.
-    ///
-    /// # Errors
-    ///
-    /// `-EINVAL` for private data longer than [`MAX_ACCEPT_PRIVATE_DATA`], or rdma_cm's errors.
-    pub fn accept(&self, param: &ConnParam<'_>) -> Result {
-        let mut p = param.to_c(MAX_ACCEPT_PRIVATE_DATA)?;
-        // SAFETY: The id is live; rdma_accept requires the handler lock, taken here.
-        unsafe {
-            bindings::rdma_lock_handler(self.as_raw());
-            let r = bindings::rdma_accept(self.as_raw(), &mut p);
-            bindings::rdma_unlock_handler(self.as_raw());
-            to_result(r)
-        }
-    }
-
     /// Rejects a connect request received on this (child) id, with private data for the peer.
     /// May sleep.
     ///
@@ -494,7 +376,8 @@ struct Ctx<T> {
 /// # Invariants
 ///
 /// `id` is a live `rdma_cm_id` whose `context` is the address of `*ctx` and whose restrack
-/// entry names `ctx.name`; it is destroyed (then its QP) only in `drop`.
+/// entry names `ctx.name`; it is destroyed (then its QP) only in `drop`, or, dropped inside the
+/// connect-request callback that adopted it, given back to rdma_cm (see [`Adoption`]).
 ///
 /// Dropping it destroys the id and its QP (`Drop::drop`), then drops the fields in declaration
 /// order: the context (the handler, and the share of the name, freed with the last id named
@@ -505,6 +388,36 @@ pub struct CmId<T: CmHandler> {
     ctx: KBox<Ctx<T>>,
     /// What the id's QP uses, from [`Self::create_qp`] until the QP is destroyed.
     qp_parts: SetOnce<QpParts>,
+    /// The connect-request callback the id was adopted in (`None` for an id made by
+    /// [`CmId::new`]).
+    adoption: Option<Arc<Adoption>>,
+}
+
+/// A connect-request callback, shared with the [`CmId`] adopted in it.
+///
+/// rdma_cm runs the callback holding the new id's handler lock (and the listener's):
+/// `rdma_accept` must then be called without taking the lock, and `rdma_destroy_id`, which
+/// takes it, not at all; a C handler that wants the id gone returns non-zero instead.
+///
+/// # Invariants
+///
+/// `task` is the task running the callback, from before [`CmHandler::connect_request`] is
+/// called until it returned, then NULL. So `task == current` holds exactly on the task
+/// that is inside the callback, while it is (a task runs one callback at a time, and only
+/// that task writes `task`).
+struct Adoption {
+    task: AtomicPtr<bindings::task_struct>,
+    /// Set when the adopted id was dropped inside the callback: the callback then returns
+    /// non-zero, and rdma_cm destroys the id.
+    given_back: AtomicBool,
+}
+
+impl Adoption {
+    /// Whether the caller runs inside the callback (on its task, before it returned).
+    fn inside(&self) -> bool {
+        // Relaxed: only the callback's own task stores a value equal to its `current`.
+        self.task.load(Ordering::Relaxed) == Task::current_raw()
+    }
 }
 
 /// The CQs and context pools of a CM id's QP, kept until the QP is drained and destroyed.
@@ -555,7 +468,42 @@ impl<T: CmHandler> CmId<T> {
             id: NonNull::new(id).ok_or(ENOMEM)?,
             ctx,
             qp_parts: SetOnce::new(),
+            adoption: None,
         })
+    }
+
+    /// Accepts the connect request received on this (child) id. Call it from the
+    /// [`CmHandler::connect_request`] callback that adopted the id (rdma_cm holds the id's
+    /// handler lock there), or from outside any event handler of the id (the lock is taken
+    /// here: called from another handler of the id, it would deadlock). May sleep.
+    ///
+    /// # Errors
+    ///
+    /// `-EINVAL` for private data longer than [`MAX_ACCEPT_PRIVATE_DATA`], or rdma_cm's errors
+    /// (rdma_cm then rejects the request itself).
+    pub fn accept(&self, param: &ConnParam<'_>) -> Result {
+        let mut p = param.to_c(MAX_ACCEPT_PRIVATE_DATA)?;
+        let id = self.as_raw();
+        if self.in_request_callback() {
+            // SAFETY: The id is live; rdma_cm holds its handler lock for the callback this
+            // runs in (`Adoption`'s invariant), as rdma_accept requires.
+            return to_result(unsafe { bindings::rdma_accept(id, &mut p) });
+        }
+        // SAFETY: The id is live; rdma_accept requires the handler lock, taken here (not held
+        // by this task: it is outside the id's handlers, as documented).
+        unsafe {
+            bindings::rdma_lock_handler(id);
+            let r = bindings::rdma_accept(id, &mut p);
+            bindings::rdma_unlock_handler(id);
+            to_result(r)
+        }
+    }
+
+    /// Whether the caller runs inside the [`CmHandler::connect_request`] callback that adopted
+    /// this id: there [`CmId::accept`] does not take rdma_cm's handler lock, and dropping the
+    /// id gives it back to rdma_cm. Any context.
+    pub fn in_request_callback(&self) -> bool {
+        self.adoption.as_ref().is_some_and(|a| a.inside())
     }
 
     /// The id's handler.
@@ -635,6 +583,14 @@ impl<T: CmHandler> CmId<T> {
             let Ok(slot) = KBox::<Ctx<T>>::new_uninit(GFP_KERNEL) else {
                 return 1;
             };
+            // INVARIANT: `task` is this task until the callback returned.
+            let adoption = Adoption {
+                task: AtomicPtr::new(Task::current_raw()),
+                given_back: AtomicBool::new(false),
+            };
+            let Ok(adoption) = Arc::new(adoption, GFP_KERNEL) else {
+                return 1;
+            };
             // SAFETY: The listener's `CmId` owns its context and waits for this callback before
             // it releases it.
             let listener = unsafe { &*ctx };
@@ -644,10 +600,14 @@ impl<T: CmHandler> CmId<T> {
                 adopted: &adopted,
                 name: &listener.name,
                 slot,
+                adoption: &adoption,
             };
             T::connect_request(listener.handler.as_arc_borrow(), req, &ev);
-            // A non-zero return makes rdma_cm destroy an id nobody adopted.
-            return if adopted.get() { 0 } else { 1 };
+            // INVARIANT: The callback is over for the adopted `CmId`.
+            adoption.task.store(core::ptr::null_mut(), Ordering::Relaxed);
+            // A non-zero return makes rdma_cm destroy an id nobody adopted, or one given back.
+            let kept = adopted.get() && !adoption.given_back.load(Ordering::Relaxed);
+            return if kept { 0 } else { 1 };
         }
         if ctx.is_null() {
             // A child id that was not adopted (rdma_cm is about to destroy it).
@@ -685,13 +645,32 @@ impl<T: CmHandler> Drop for CmId<T> {
             // SAFETY: `qp` is the id's live QP.
             unsafe { bindings::ib_drain_qp(qp) };
         }
-        // SAFETY: `id` is live and owned by `self`. rdma_destroy_id waits for a running
-        // handler and no handler runs after it; only then is the QP (if any) destroyed.
-        unsafe {
-            bindings::rdma_destroy_id(id);
-            if !qp.is_null() {
-                bindings::ib_destroy_qp(qp);
+        match self.adoption.as_ref().filter(|a| a.inside()) {
+            // Inside the connect-request callback that adopted the id, whose handler lock
+            // rdma_destroy_id would wait for: give the id back to rdma_cm, which destroys it
+            // when the callback returns. The QP goes now (rdma_destroy_qp takes the id's QP
+            // lock, not the handler lock); no handler of the id runs after the callback.
+            Some(a) => {
+                // SAFETY: `id` is live; the callback holds its handler lock, so no event
+                // handler reads `context` meanwhile; cleared, no later one can reach `ctx`,
+                // which goes with `self`.
+                unsafe {
+                    (*id).context = core::ptr::null_mut();
+                    if !qp.is_null() {
+                        bindings::rdma_destroy_qp(id);
+                    }
+                }
+                a.given_back.store(true, Ordering::Relaxed);
             }
+            // SAFETY: `id` is live and owned by `self`, and this is not inside its handler.
+            // rdma_destroy_id waits for a running handler and no handler runs after it; only
+            // then is the QP (if any) destroyed.
+            None => unsafe {
+                bindings::rdma_destroy_id(id);
+                if !qp.is_null() {
+                    bindings::ib_destroy_qp(qp);
+                }
+            },
         }
         if let Some(parts) = self.qp_parts.as_ref() {
             for p in &parts.pools {
@@ -711,6 +690,8 @@ pub struct ConnRequest<'a, T: CmHandler> {
     name: &'a Arc<CString>,
     /// The child's context if it is adopted.
     slot: KBox<MaybeUninit<Ctx<T>>>,
+    /// The callback, shared with the child's `CmId` if it is adopted.
+    adoption: &'a Arc<Adoption>,
 }
 
 impl<T: CmHandler> ConnRequest<'_, T> {
@@ -721,8 +702,8 @@ impl<T: CmHandler> ConnRequest<'_, T> {
     }
 
     /// Takes ownership of the child id; its later events go to `handler`. The caller then
-    /// accepts or rejects it (outside this callback, or reject inside it) and drops it when
-    /// done.
+    /// accepts or rejects it, inside this callback or later from outside the id's handlers,
+    /// and drops it when done (inside this callback too: see [`CmId`]'s `Drop`).
     pub fn adopt(self, handler: Arc<T>) -> CmId<T> {
         let ctx = KBox::write(
             self.slot,
@@ -744,6 +725,7 @@ impl<T: CmHandler> ConnRequest<'_, T> {
             id,
             ctx,
             qp_parts: SetOnce::new(),
+            adoption: Some(self.adoption.clone()),
         }
     }
 }

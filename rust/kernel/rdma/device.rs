@@ -8,6 +8,7 @@ use crate::{
     bindings,
     error::to_result,
     prelude::*,
+    str::CString,
     sync::aref::{ARef, AlwaysRefCounted},
     types::Opaque,
 };
@@ -96,6 +97,55 @@ impl Device {
         // SAFETY: A non-NULL result carries a registration reference, which the `ARef` owns
         // and drops with `ib_device_put` (`dec_ref`).
         NonNull::new(dev.cast::<Device>()).map(|d| unsafe { ARef::from_raw(d) })
+    }
+
+    /// The RDMA device of which the network device called `name`, in the initial network
+    /// namespace, is a port's network device (RoCE: the netdev given to `rdma link add`,
+    /// iWARP: the NIC), with a reference (`dev_get_by_name_rcu`, then
+    /// `ib_device_get_by_netdev`). `None` if there is no such network device or no RDMA device
+    /// uses it. Any context (an RCU read-side section).
+    pub fn get_by_netdev_name(name: &CStr) -> Option<ARef<Device>> {
+        let _rcu = crate::sync::rcu::read_lock();
+        // SAFETY: `init_net` lives forever; `name` is NUL-terminated and readable for the call.
+        let ndev = unsafe {
+            bindings::dev_get_by_name_rcu(&raw mut bindings::init_net, name.as_char_ptr())
+        };
+        if ndev.is_null() {
+            return None;
+        }
+        // SAFETY: A network device found under RCU stays allocated until the read-side section
+        // `_rcu` ends, after this call.
+        unsafe { Self::get_by_netdev(ndev) }
+    }
+
+    /// The name of the network device of port `port` (`1..=phys_port_cnt`), for example
+    /// `eth0`, as `rdma link show` prints it (`ib_device_get_netdev`): the name
+    /// [`Device::get_by_netdev_name`] finds this device by. Does not sleep.
+    ///
+    /// # Errors
+    ///
+    /// `-EINVAL` for a port number out of range, `-ENODEV` if the port has no network device
+    /// (InfiniBand), `-ENOMEM`.
+    pub fn port_netdev_name(&self, port: u32) -> Result<CString> {
+        if port == 0 || port > self.phys_port_cnt() {
+            return Err(EINVAL);
+        }
+        // SAFETY: The device is live (type invariant) and `port` is in range.
+        let ndev = unsafe { bindings::ib_device_get_netdev(self.as_raw(), port) };
+        if ndev.is_null() {
+            return Err(ENODEV);
+        }
+        let mut buf = [0 as c_char; bindings::IFNAMSIZ as usize];
+        // SAFETY: `ndev` is live: `ib_device_get_netdev` took a reference, which `dev_put`
+        // drops after the copy. `name` is a NUL-terminated array of `IFNAMSIZ` bytes; `strscpy`
+        // copies at most `buf.len()` bytes and always NUL-terminates (a concurrent rename is
+        // the race every C reader of `name` has: the copy is one name or a mix, never longer).
+        unsafe {
+            bindings::sized_strscpy(buf.as_mut_ptr(), (*ndev).name.as_ptr(), buf.len());
+            bindings::dev_put(ndev);
+        }
+        // SAFETY: `strscpy` left `buf` NUL-terminated; it lives until the copy below.
+        Ok(CString::try_from(unsafe { CStr::from_char_ptr(buf.as_ptr()) })?)
     }
 
     /// The attributes of port `port` (`1..=phys_port_cnt`), queried now (`ib_query_port`).

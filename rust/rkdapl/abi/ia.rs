@@ -122,8 +122,7 @@ pub(crate) unsafe extern "C" fn __rkdapl_ia_open_netdev(
             }
             // SAFETY: `ndev` is not NULL (checked), so the caller holds a reference to it for
             // the call (this function's `# Safety`).
-            let dev = unsafe { Device::get_by_netdev(ndev) }.ok_or(ENODEV)?;
-            adapters::open_device(&dev, owner)
+            adapters::open_netdev(unsafe { Device::get_by_netdev(ndev) }, owner)
         };
         // SAFETY: `owner` and `ia` are as this function's `# Safety` says.
         unsafe { open(ia, owner, by_netdev) }

@@ -68,14 +68,8 @@ impl Evd {
     }
 
     /// The event `raw` of this EVD, owning its connection request if it has one.
-    fn event(&self, mut raw: RawEvent) -> Event {
-        let token = core::mem::replace(&mut raw.cr, 0);
-        let cr = if raw.kind == EventType::ConnectionRequest && token != 0 {
-            self.crs.take(token).map(|cr| Cr::new(cr, token))
-        } else {
-            None
-        };
-        Event { raw, cr }
+    fn event(&self, raw: RawEvent) -> Event {
+        self.crs.event(raw)
     }
 
     /// Hands each new event to `f` instead of queueing it (`rkdapl_evd_modify_upcall`), one
@@ -84,10 +78,12 @@ impl Evd {
     ///
     /// `f` runs in process context (the CQs' completion work, rdma_cm's handlers), and as for C
     /// upcalls (`rkdapl_upcall_fn`) it must not sleep: it may post DTOs and dequeue, and hands
-    /// the rest to a work item. It sees each event by reference; a connection request's CR
-    /// stays with its PSP (it cannot be answered inside rdma_cm's handler), and is rejected
-    /// when the PSP is dropped: take connection requests with [`Evd::wait`] or
-    /// [`Evd::dequeue`]. Replacing or clearing the upcall waits for calls in progress, and the
+    /// the rest to a work item. The one exception is a [`EventType::ConnectionRequest`] event,
+    /// which owns its [`Cr`] here as it does from [`Evd::wait`]: `f` may answer it at once
+    /// ([`Event::take_cr`], then [`Cr::accept`] or [`Cr::reject`], which may sleep: rdma_cm's
+    /// handler of the request runs `f` and lets it, as it lets `rdma_accept()` run there), or
+    /// take it to answer later from process context; a CR left in the event is rejected when
+    /// `f` returns. Replacing or clearing the upcall waits for calls in progress, and the
     /// replaced closure is dropped by that call.
     ///
     /// Process context; may sleep; not from the upcall itself.
@@ -95,12 +91,13 @@ impl Evd {
     /// # Errors
     ///
     /// `ENOMEM`.
-    pub fn set_upcall<F: Fn(&Event) + Send + Sync + 'static>(
+    pub fn set_upcall<F: Fn(&mut Event) + Send + Sync + 'static>(
         &self,
         policy: UpcallPolicy,
         f: F,
     ) -> Result {
-        let f: Arc<dyn UpcallFn> = Arc::new(Closure(f), GFP_KERNEL)?;
+        let crs = self.crs.clone();
+        let f: Arc<dyn UpcallFn> = Arc::new(Closure { f, crs }, GFP_KERNEL)?;
         self.modify_upcall(policy, Some(f))
     }
 
@@ -133,15 +130,19 @@ impl Drop for Evd {
     }
 }
 
-/// A closure as an EVD's upcall.
-struct Closure<F>(F);
+/// A closure as an EVD's upcall, and the EVD's connection requests, which its events own.
+struct Closure<F> {
+    f: F,
+    crs: Arc<CrTable>,
+}
 
-impl<F: Fn(&Event) + Send + Sync> UpcallFn for Closure<F> {
+impl<F: Fn(&mut Event) + Send + Sync> UpcallFn for Closure<F> {
     fn call(&self, ev: &RawEvent) {
-        // The CR, if any, stays with its PSP (see `Evd::set_upcall`).
-        let mut raw = *ev;
-        raw.cr = 0;
-        (self.0)(&Event { raw, cr: None })
+        let mut ev = self.crs.event(*ev);
+        (self.f)(&mut ev);
+        // A CR the closure left in the event is rejected as the event goes (see
+        // `Evd::set_upcall`).
+        drop(ev);
     }
 }
 
@@ -168,6 +169,19 @@ impl CrTable {
             }),
             GFP_KERNEL,
         )
+    }
+
+    /// The event `raw`, owning its connection request if it has one (taken from the table).
+    /// Any context.
+    #[inline(never)]
+    fn event(&self, mut raw: RawEvent) -> Event {
+        let token = core::mem::replace(&mut raw.cr, 0);
+        let cr = if raw.kind == EventType::ConnectionRequest && token != 0 {
+            self.take(token).map(|cr| Cr::new(cr, token))
+        } else {
+            None
+        };
+        Event { raw, cr }
     }
 
     /// Takes the CR published as `token`, unless it was retracted. Any context.

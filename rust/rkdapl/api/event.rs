@@ -215,8 +215,8 @@ impl Event {
     }
 
     /// The connection request of a [`EventType::ConnectionRequest`] event, once (`None` for
-    /// other events, after the first call, and in an upcall). Dropped with the event
-    /// otherwise, and so rejected.
+    /// other events and after the first call), from [`super::Evd::wait`],
+    /// [`super::Evd::dequeue`] or an upcall. Dropped with the event otherwise, and so rejected.
     #[inline(never)]
     pub fn take_cr(&mut self) -> Option<Cr> {
         self.cr.take()

@@ -4,14 +4,11 @@
 
 use super::{Evd, IaAttr, PortAttr, SockAddr};
 use crate::{adapters, ia};
-use kernel::{prelude::*, sync::Arc};
+use kernel::{prelude::*, rdma::device::Device, str::CString, sync::Arc};
 
 /// An interface adapter: an open RDMA device (`rkdapl_ia_open`, DAT's `dat_ia_open`). Closed
 /// when dropped (`rkdapl_ia_close`); the objects made on it keep it, and its device, until they
 /// are dropped too.
-///
-/// `rkdapl_ia_open_netdev` has no Rust form yet: the layer finds a device by `net_device`
-/// only through a raw pointer; open by the netdev's address ([`Ia::open_addr`]) instead.
 pub struct Ia(pub(super) Arc<ia::Ia>);
 
 impl Ia {
@@ -40,6 +37,37 @@ impl Ia {
     #[inline(never)]
     pub fn open_addr(addr: &SockAddr, owner: &CStr) -> Result<Ia> {
         adapters::open_by_addr(addr, owner).map(Ia)
+    }
+
+    /// Opens the RDMA device one of whose ports uses the network device called `netdev`, in
+    /// the initial network namespace (for example `c"eth0"`: for RoCE the netdev given to
+    /// `rdma link add`, for iWARP the NIC; `rdma link` shows it), for the module `owner`
+    /// (`rkdapl_ia_open_netdev`, which takes the `struct net_device` itself).
+    ///
+    /// Process context; may sleep.
+    ///
+    /// # Errors
+    ///
+    /// `ENODEV` if there is no such network device or no RDMA device uses it (as
+    /// `rkdapl_ia_open_netdev` for a netdev without RDMA device), `EINVAL` for an empty
+    /// `owner`, `ENOMEM`.
+    #[inline(never)]
+    pub fn open_netdev(netdev: &CStr, owner: &CStr) -> Result<Ia> {
+        adapters::open_netdev(Device::get_by_netdev_name(netdev), owner).map(Ia)
+    }
+
+    /// The name of the network device of port `port` (1-based) of the IA's device, for
+    /// example `eth0`: the name [`Ia::open_netdev`] finds the device by.
+    ///
+    /// Process context.
+    ///
+    /// # Errors
+    ///
+    /// `ENODEV` once the device was removed or for a port without a network device
+    /// (InfiniBand), `EINVAL` for a port out of range, `ENOMEM`.
+    #[inline(never)]
+    pub fn port_netdev(&self, port: u32) -> Result<CString> {
+        self.0.port_netdev_name(port)
     }
 
     /// The device's limits, as read when the IA was opened (`rkdapl_ia_query`).

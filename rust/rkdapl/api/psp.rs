@@ -51,6 +51,10 @@ pub struct CrParam {
 
 /// A connection request from [`super::Event::take_cr`]: accept it on an unconnected EP or
 /// reject it; dropped unanswered, it is rejected.
+///
+/// It may be answered (or dropped) from process context, or inside the upcall of its own
+/// event ([`super::Evd::set_upcall`]), which runs in rdma_cm's handler of the request; not
+/// inside another upcall.
 pub struct Cr {
     /// The provider's CR and the token its PSP published it with, until answered.
     cr: Option<(Arc<psp::Cr>, usize)>,
@@ -65,7 +69,7 @@ impl Cr {
 
     /// Who is asking to connect (`rkdapl_cr_query`).
     ///
-    /// Process context; may sleep.
+    /// Process context, or the upcall of this CR's event; may sleep.
     ///
     /// # Errors
     ///
@@ -84,14 +88,14 @@ impl Cr {
     /// (`rkdapl_cr_accept`); RECVs may be posted from now on, and ESTABLISHED follows on the
     /// EP's connection EVD (wait for it before posting SENDs).
     ///
-    /// Process context; may sleep.
+    /// Process context, or the upcall of this CR's event; may sleep.
     ///
     /// # Errors
     ///
     /// With the request given back (to accept on another EP, or to reject): `EINVAL` for too
     /// much private data, `EISCONN` unless `ep` is UNCONNECTED, `EXDEV` if `ep` is on another
-    /// device. With the request consumed: QP creation and `rdma_accept` errors, `EINVAL` if it
-    /// is gone.
+    /// device. With the request consumed (and refused; `ep` is UNCONNECTED again): QP
+    /// creation and `rdma_accept` errors, `EINVAL` if it is gone.
     #[inline(never)]
     pub fn accept(
         mut self,
@@ -118,7 +122,7 @@ impl Cr {
     /// Rejects the request with `private_data` for the peer's PEER_REJECTED event
     /// (`rkdapl_cr_reject`).
     ///
-    /// Process context; may sleep.
+    /// Process context, or the upcall of this CR's event; may sleep.
     ///
     /// # Errors
     ///
@@ -136,7 +140,8 @@ impl Cr {
 }
 
 impl Drop for Cr {
-    /// Rejects a request not answered (`rkdapl_cr_reject`). Process context; may sleep.
+    /// Rejects a request not answered (`rkdapl_cr_reject`). Process context, or the upcall of
+    /// this CR's event; may sleep.
     #[inline(never)]
     fn drop(&mut self) {
         if let Some((cr, token)) = self.cr.take() {

@@ -10,7 +10,10 @@ use kernel::prelude::kunit_tests;
 
 #[kunit_tests(rkdapl_ep)]
 mod tests {
-    use super::super::{Ep, EpAttr, DEFAULT_DTOS, DEFAULT_IOV};
+    use super::super::{
+        attr::{DEFAULT_DTOS, DEFAULT_IOV},
+        Ep, EpAttr,
+    };
     use crate::{dto::MAX_WR_PER_DTO, evd::EventType, ia::IaAttr};
     use kernel::{prelude::*, rdma::device::DeviceAttrs};
 

@@ -218,6 +218,7 @@ void badarg_connected(struct bctx *b)
 	completion_tests(b);
 	dto_forms(b);
 	upcall_tests(b);
+	cr_upcall_tests(b);
 	async_evd_tests(b);
 	lmr_kinds(b);
 	rnr_tests(b);

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-/* rkdapl_test badarg: EVD upcalls, an interrupted evd_wait, the async EVD. */
+/*
+ * rkdapl_test badarg: EVD upcalls, connection requests answered in an upcall, an interrupted
+ * evd_wait, the async EVD.
+ */
 #include "rkdapl_test.h"
 
 /* ------------------------------------------------------------------------------------------ */
@@ -202,6 +205,211 @@ out:
 	pair_close(b);
 	if (rmr_u)
 		expect(rkdapl_rmr_free(rmr_u), 0, "rmr_free of the upcall test's grant");
+	kfree(u);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Connection requests answered from the PSP EVD's upcall (rdma_cm's handler of the request) */
+
+enum crup_mode { CRUP_ACCEPT, CRUP_REJECT, CRUP_LEAVE };
+
+struct crup {
+	struct bctx *b;
+	struct completion done;
+	enum crup_mode mode;
+	struct rkdapl_cr *cr;		/* the CR of the last event */
+	u32 type;			/* the last event's type */
+	bool pdata_ok, not_task;
+	/* returns of the calls in the upcall */
+	int bad_ep, null_ep, wrong_state, big, query, answer, again, recv;
+	struct rkdapl_cr_param crp;
+};
+
+#define CRUP_LEN 3000		/* bytes of the SEND over the connection accepted in the upcall */
+#define CRUP_RX 0x9100		/* cookie of the RECV the upcall posts */
+
+static void cr_upcall(void *ctx, const struct rkdapl_event *ev)
+{
+	struct crup *u = ctx;
+	struct bctx *b = u->b;
+	char big[RKDAPL_MAX_PRIVATE_DATA + 1];
+	struct rkdapl_lmr_triplet t = { b->lmr_a, 0, CRUP_LEN };
+
+	u->type = ev->type;
+	u->cr = ev->cr;
+	if (!in_task() || irqs_disabled())
+		u->not_task = true;
+	if (ev->type != RKDAPL_CONNECTION_REQUEST_EVENT)
+		goto out;
+	u->pdata_ok = ev->private_data_len >= sizeof(CLIENT_PDATA) &&
+		      !memcmp(ev->private_data, CLIENT_PDATA, sizeof(CLIENT_PDATA));
+	if (u->mode == CRUP_LEAVE)
+		goto out;
+	/* Refused before the CR is consumed: each leaves it pending. */
+	memset(big, 'u', sizeof(big));
+	u->bad_ep = rkdapl_cr_accept(ev->cr, b->foreign, NULL, 0);
+	u->null_ep = rkdapl_cr_accept(ev->cr, NULL, NULL, 0);
+	u->wrong_state = rkdapl_cr_accept(ev->cr, b->c->ep, NULL, 0);
+	u->big = rkdapl_cr_accept(ev->cr, b->s->ep, big, sizeof(big));
+	memset(&u->crp, 0xa5, sizeof(u->crp));
+	u->query = rkdapl_cr_query(ev->cr, &u->crp);
+	if (u->mode == CRUP_ACCEPT) {
+		u->answer = rkdapl_cr_accept(ev->cr, b->s->ep, SERVER_PDATA, sizeof(SERVER_PDATA));
+		/* An event-driven server posts its first RECV right away. */
+		u->recv = u->answer ?: rkdapl_post_recv(b->s->ep, &t, 1, CRUP_RX, 0);
+	} else {
+		u->answer = rkdapl_cr_reject(ev->cr, "not now", 7);
+	}
+	u->again = rkdapl_cr_reject(ev->cr, NULL, 0);
+out:
+	complete(&u->done);
+}
+
+/* Connects @ep to the PSP and waits for the upcall's call. */
+static int crup_connect(struct crup *u, struct rkdapl_ep *ep)
+{
+	reinit_completion(&u->done);
+	u->type = 0;
+	u->cr = NULL;
+	u->pdata_ok = false;
+	u->bad_ep = u->null_ep = u->wrong_state = u->big = u->query = 1;
+	u->answer = u->again = u->recv = 1;
+	return rkdapl_ep_connect(ep, (struct sockaddr *)&u->b->self, 5000, CLIENT_PDATA,
+				 sizeof(CLIENT_PDATA)) ?:
+	       (wait_for_completion_timeout(&u->done, msecs_to_jiffies(timeout_ms)) ? 0 :
+							 -ETIMEDOUT);
+}
+
+/*
+ * rkdapl_cr_accept() and rkdapl_cr_reject() inside the upcall of the CR's own event: argument
+ * and state errors there leave the CR pending, an accept there connects (a RECV posted in the
+ * upcall takes a SEND, bytes compared), a reject there reaches the peer, and a CR left
+ * unanswered there is accepted afterwards from process context.
+ */
+void cr_upcall_tests(struct bctx *b)
+{
+	struct rkdapl_lmr_triplet t = { b->lmr_b, 0, CRUP_LEN };
+	struct rkdapl_ep *c2 = NULL, *s2 = NULL;
+	struct rkdapl_event ev = {};
+	struct crup *u = kzalloc(sizeof(*u), GFP_KERNEL);
+	char why[WHY] = "";
+	s64 off = -1;
+	u64 c;
+	int r;
+
+	if (!u) {
+		tap(false, "CR upcall tests", "out of memory");
+		return;
+	}
+	u->b = b;
+	init_completion(&u->done);
+	b->c->dead = b->s->dead = false;
+	r = rkdapl_ep_create(b->pz, b->c->dto_evd, b->c->conn_evd, NULL, &b->c->ep);
+	r = r ?: rkdapl_ep_create(b->pz, b->s->dto_evd, b->s->conn_evd, NULL, &b->s->ep);
+	r = r ?: rkdapl_evd_modify_upcall(b->psp_evd, RKDAPL_UPCALL_SINGLE_INSTANCE, cr_upcall, u);
+	if (!tap(!r, "CR upcall: EPs and the PSP EVD's upcall", "%d %s", r, ename(r)))
+		goto out;
+
+	/* accepted in the upcall */
+	u->mode = CRUP_ACCEPT;
+	r = crup_connect(u, b->c->ep);
+	tap(!r && u->type == RKDAPL_CONNECTION_REQUEST_EVENT && u->pdata_ok && !u->not_task,
+	    "CR upcall: the connection request reaches the PSP EVD's upcall in process context, with the client's private data",
+	    "%d %s, event %u (%s), private data %s, %s", r, ename(r), u->type, evname(u->type),
+	    u->pdata_ok ? "ok" : "wrong", u->not_task ? "atomic context" : "task");
+	tap(u->bad_ep == -EINVAL && u->null_ep == -EINVAL && u->wrong_state == -EISCONN &&
+	    u->big == -EINVAL && !u->query && u->crp.local_port == port,
+	    "CR upcall: cr_accept(foreign object, NULL, the connecting EP, 57 bytes of private data) from the upcall -> -EINVAL, -EINVAL, -EISCONN, -EINVAL; cr_query of the CR still works",
+	    "%d %d %d %d, cr_query %d local port %u", u->bad_ep, u->null_ep, u->wrong_state,
+	    u->big, u->query, u->crp.local_port);
+	tap(!u->answer && !u->recv && u->again == -EINVAL,
+	    "CR upcall: cr_accept(CR, UNCONNECTED EP) from the upcall -> 0, a RECV posted there -> 0, the CR is consumed",
+	    "cr_accept %d %s, post_recv %d %s, cr_reject after %d %s", u->answer, ename(u->answer),
+	    u->recv, ename(u->recv), u->again, ename(u->again));
+	r = conn_expect(b->c->conn_evd, b->c->ep, RKDAPL_CONNECTION_EVENT_ESTABLISHED, timeout_ms,
+			&ev);
+	tap(!r && ev.private_data_len >= sizeof(SERVER_PDATA) &&
+	    !memcmp(ev.private_data, SERVER_PDATA, sizeof(SERVER_PDATA)),
+	    "CR upcall: the client is ESTABLISHED with the private data of the upcall's accept",
+	    "%d %s, event %u (%s) status %d", r, ename(r), ev.type, evname(ev.type), ev.status);
+	r = conn_expect(b->s->conn_evd, b->s->ep, RKDAPL_CONNECTION_EVENT_ESTABLISHED, timeout_ms,
+			&ev);
+	tap(!r, "CR upcall: the server EP accepted in the upcall is ESTABLISHED", "%d %s, event %u (%s)",
+	    r, ename(r), ev.type, evname(ev.type));
+
+	/* a SEND into the RECV the upcall posted */
+	memset(b->bufa, 0, CRUP_LEN);
+	rkdapl_lmr_sync_rdma_read(b->lmr_a, 0, CRUP_LEN);
+	pat_fill(b->bufb, 0, CRUP_LEN, 0xc0a1);
+	rkdapl_lmr_sync_rdma_read(b->lmr_b, 0, CRUP_LEN);
+	c = next_cookie(b->c);
+	r = rkdapl_post_send(b->c->ep, &t, 1, c, 0);
+	r = r ?: dto_expect(b->c, c, RKDAPL_DTO_SEND, CRUP_LEN, why);
+	r = r ?: dto_expect(b->s, CRUP_RX, RKDAPL_DTO_RECV, CRUP_LEN, why);
+	if (!r) {
+		rkdapl_lmr_sync_rdma_write(b->lmr_a, 0, CRUP_LEN);
+		off = pat_check(b->bufa, 0, CRUP_LEN, 0xc0a1);
+	}
+	tap(!r && off < 0,
+	    "CR upcall: a 3000-byte SEND lands in the RECV posted in the upcall, every byte right",
+	    "%d %s %s, first wrong byte %lld", r, ename(r), why, off);
+
+	/* rejected in the upcall */
+	u->mode = CRUP_REJECT;
+	r = rkdapl_ep_create(b->pz, b->c->dto_evd, b->c->conn_evd, NULL, &c2);
+	r = r ?: crup_connect(u, c2);
+	tap(!r && !u->answer && u->again == -EINVAL && u->wrong_state == -EISCONN,
+	    "CR upcall: cr_reject(CR, 7 bytes) from the upcall -> 0, the CR is consumed",
+	    "%d %s, cr_reject %d %s, again %d", r, ename(r), u->answer, ename(u->answer),
+	    u->again);
+	r = r ?: conn_expect(b->c->conn_evd, c2, RKDAPL_CONNECTION_EVENT_PEER_REJECTED,
+			     timeout_ms, &ev);
+	tap(!r && ev.status == 28 && ev.private_data_len >= 7 &&
+	    !memcmp(ev.private_data, "not now", 7),
+	    "CR upcall: the client rejected in the upcall gets PEER_REJECTED, status 28 and the private data",
+	    "%d %s, event %u (%s) status %d", r, ename(r), ev.type, evname(ev.type), ev.status);
+	if (c2)
+		rkdapl_ep_free(c2);
+	c2 = NULL;
+
+	/* left pending by the upcall, accepted from here */
+	u->mode = CRUP_LEAVE;
+	r = rkdapl_ep_create(b->pz, b->c->dto_evd, b->c->conn_evd, NULL, &c2);
+	r = r ?: rkdapl_ep_create(b->pz, b->s->dto_evd, b->s->conn_evd, NULL, &s2);
+	r = r ?: crup_connect(u, c2);
+	r = r ?: rkdapl_cr_accept(u->cr, s2, NULL, 0);
+	r = r ?: conn_expect(b->c->conn_evd, c2, RKDAPL_CONNECTION_EVENT_ESTABLISHED, timeout_ms,
+			     &ev);
+	r = r ?: conn_expect(b->s->conn_evd, s2, RKDAPL_CONNECTION_EVENT_ESTABLISHED, timeout_ms,
+			     &ev);
+	tap(!r, "CR upcall: a CR the upcall leaves unanswered stays pending and is accepted later from a thread",
+	    "%d %s, event %u (%s)", r, ename(r), ev.type, evname(ev.type));
+	/* the first connection still works: a SEND the other way */
+	if (!r) {
+		struct rkdapl_lmr_triplet rx = { b->lmr_b, 0, 64 }, tx = { b->lmr_a, 0, 64 };
+		u64 rc = next_cookie(b->c);
+
+		memset(b->bufb, 0, 64);
+		pat_fill(b->bufa, 0, 64, 0xc0a2);
+		rkdapl_lmr_sync_rdma_read(b->lmr_a, 0, 64);
+		c = next_cookie(b->s);
+		r = rkdapl_post_recv(b->c->ep, &rx, 1, rc, 0);
+		r = r ?: rkdapl_post_send(b->s->ep, &tx, 1, c, 0);
+		r = r ?: dto_expect(b->s, c, RKDAPL_DTO_SEND, 64, why);
+		r = r ?: dto_expect(b->c, rc, RKDAPL_DTO_RECV, 64, why);
+		rkdapl_lmr_sync_rdma_write(b->lmr_b, 0, 64);
+		off = r ? 0 : pat_check(b->bufb, 0, 64, 0xc0a2);
+		tap(!r && off < 0,
+		    "CR upcall: the connection accepted in the upcall still carries a SEND the other way",
+		    "%d %s %s, first wrong byte %lld", r, ename(r), why, off);
+	}
+out:
+	rkdapl_evd_modify_upcall(b->psp_evd, RKDAPL_UPCALL_DISABLE, NULL, NULL);
+	if (c2)
+		rkdapl_ep_free(c2);
+	if (s2)
+		rkdapl_ep_free(s2);
+	pair_close(b);
 	kfree(u);
 }
 

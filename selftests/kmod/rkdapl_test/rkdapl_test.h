@@ -13,7 +13,7 @@
  *   rmr.c          rmr_bind errors, grants and what they allow
  *   completions.c  completions at disconnect and teardown, EVD overflow, suppression
  *   dto_forms.c    WRITE with immediate, SEND with invalidate, fence, solicited, chains
- *   events.c       EVD upcalls, an interrupted evd_wait, the async EVD
+ *   events.c       EVD upcalls, CRs answered in an upcall, an interrupted evd_wait, the async EVD
  *   lmr_kinds.c    LMRs of page arrays, scatterlists and provider-allocated memory
  *   ep_attr.c      RNR retries, RDMA READ limits
  */
@@ -256,6 +256,7 @@ void rmr_tests(struct bctx *b);
 void completion_tests(struct bctx *b);
 void dto_forms(struct bctx *b);
 void upcall_tests(struct bctx *b);
+void cr_upcall_tests(struct bctx *b);
 void async_evd_tests(struct bctx *b);
 void lmr_kinds(struct bctx *b);
 void rnr_tests(struct bctx *b);

@@ -237,9 +237,11 @@ mod tests {
         assert_eq!(state(&r), (1, 1, 0, 0, 8));
         post(&r, 8, DtoOp::RdmaWrite, 1, 2)?;
         let (idx, _) = post(&r, 8, DtoOp::RmrBind, 2, 3)?;
+        // Allocated before the ring's spinlock is taken (`with` holds it).
+        let mut t = Some(token(&dropped)?);
         with(&r, 8, |c| {
             if let Some(s) = c.slot(idx) {
-                s.rmr = token(&dropped).ok();
+                s.rmr = t.take();
             }
         })?;
         assert_eq!(state(&r), (3, 1, 2, 0, 3));
@@ -359,9 +361,10 @@ mod tests {
         for (i, seq) in seqs.iter_mut().enumerate() {
             let (idx, s) = post(&r, 16, DtoOp::RmrBind, i as u64, 1)?;
             *seq = s;
+            let mut t = Some(token(&dropped)?);
             with(&r, 16, |c| {
                 if let Some(s) = c.slot(idx) {
-                    s.rmr = token(&dropped).ok();
+                    s.rmr = t.take();
                 }
             })?;
         }

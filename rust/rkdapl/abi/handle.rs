@@ -212,23 +212,8 @@ impl Handles {
     ///
     /// `-EINVAL` if `handle` is not a live handle of `T`.
     pub(crate) fn with<T: Handled, R>(handle: *const c_void, f: impl FnOnce(&Arc<T>) -> R) -> Result<R> {
-        let index = index_of(handle as usize, T::KIND)?;
-        let _rcu = rcu::read_lock();
-        let p = load(index);
-        if p.is_null() {
-            return Err(EINVAL);
-        }
-        // SAFETY: Entries are `Slot`s from `insert`, freed by `remove` only after an RCU
-        // grace period that follows their erasure; we are in an RCU read section. `Slot` is
-        // `repr(C)` with the handle first, which is read without knowing the slot's type.
-        let h = unsafe { (*p.cast::<AtomicUsize>()).load(Ordering::Acquire) };
-        if h != handle as usize {
-            return Err(EINVAL);
-        }
-        // SAFETY: As above; the whole value matched, kind bits included, so the slot holds an
-        // `Arc<T>`: each kind belongs to one type (`Handled`).
-        let slot = unsafe { &*p.cast::<Slot<T>>() };
-        Ok(f(&slot.obj))
+        let g = rcu::read_lock();
+        Ok(f(Self::borrow(handle, &g)?))
     }
 
     /// The object behind `handle`, borrowed for the RCU read section `g`: the post and dequeue
@@ -245,13 +230,16 @@ impl Handles {
         if p.is_null() {
             return Err(EINVAL);
         }
-        // SAFETY: As in `with`: the slot is freed only an RCU grace period after its erasure,
-        // and `g` is an RCU read section that outlives the borrow.
+        // SAFETY: Entries are `Slot`s from `insert`, freed by `remove` only after an RCU
+        // grace period that follows their erasure; `g` is an RCU read section that outlives
+        // the borrow. `Slot` is `repr(C)` with the handle first, which is read without knowing
+        // the slot's type.
         let h = unsafe { (*p.cast::<AtomicUsize>()).load(Ordering::Acquire) };
         if h != handle as usize {
             return Err(EINVAL);
         }
-        // SAFETY: As in `with`; the slot outlives `'g` (above).
+        // SAFETY: As above (the slot outlives `'g`); the whole value matched, kind bits
+        // included, so the slot holds an `Arc<T>`: each kind belongs to one type (`Handled`).
         let slot = unsafe { &*p.cast::<Slot<T>>() };
         Ok(&slot.obj)
     }

@@ -34,6 +34,8 @@ rkdapl_setup() {
 	chmod +x /run/rkdapl-modprobe
 	echo /run/rkdapl-modprobe > /proc/sys/kernel/modprobe
 
+	# A distribution kernel has virtio-net as a module (nothing loads it without udev).
+	[ -d /sys/bus/virtio/drivers/virtio_net ] || rkdapl_modprobe virtio_net 2>/dev/null
 	for f in /sys/class/net/*/address; do
 		[ "$(cat "$f")" = "$RKDAPL_MAC" ] && nic=$(basename "$(dirname "$f")")
 	done

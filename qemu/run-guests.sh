@@ -8,7 +8,10 @@
 #
 #   qemu/run-guests.sh [--one] <guest-script-A> [<guest-script-B>]
 #
-# Env: RKDAPL_BUILD  kernel build dir (required)
+# Env: RKDAPL_BUILD  kernel build dir (required), or
+#      RKDAPL_STOCK  an unpacked distribution kernel (scripts/debian.sh: its usr/lib/modules/<ver>/
+#                    holds vmlinuz and the modules) with RKDAPL_KO, the tree of modules built
+#                    for it (out/debian/build)
 #      RKDAPL_OUT    log dir (default out/run-<timestamp>)
 #      RKDAPL_MEM (1G), RKDAPL_CPUS (2), RKDAPL_TIMEOUT (900 s per guest),
 #      RKDAPL_BOOT_TIMEOUT (300 s for a guest to reach its harness; see below)
@@ -25,10 +28,25 @@ args=("$@")
 one=0
 [ "${1:-}" = --one ] && { one=1; shift; }
 [ $# = $((2 - one)) ] || die "usage: $0 [--one] <guest-script-A> [<guest-script-B>]"
-build=${RKDAPL_BUILD:?RKDAPL_BUILD must name the kernel build dir}
-kernel=$build/arch/x86/boot/bzImage
-[ -f "$kernel" ] || die "no $kernel"
-[ -d "$build/modroot/lib/modules" ] || die "no $build/modroot (modules_install)"
+if [ -n "${RKDAPL_STOCK:-}" ]; then
+	# A distribution kernel builds 9p and virtio-net as modules: vng then puts the ones its root
+	# needs in its initramfs (from the kernel's own modules directory) and links that directory
+	# as the guest's /lib/modules/<ver>.
+	build=$RKDAPL_STOCK
+	kernel=$(ls "$build"/usr/lib/modules/*/vmlinuz 2>/dev/null | head -n1)
+	modroot=$build/usr
+	config=$(ls "$build"/usr/src/linux-headers-*/.config 2>/dev/null | head -n1)
+	vng_mods=()
+	: "${RKDAPL_KO:?RKDAPL_KO must name the modules built for $build}"
+else
+	build=${RKDAPL_BUILD:?RKDAPL_BUILD must name the kernel build dir}
+	kernel=$build/arch/x86/boot/bzImage
+	modroot=$build/modroot
+	config=$build/.config
+	vng_mods=(--skip-modules)
+fi
+[ -f "$kernel" ] || die "no kernel image in $build"
+[ -d "$modroot/lib/modules" ] || die "no $modroot/lib/modules (modules_install)"
 out=${RKDAPL_OUT:-$top/out/run-$(date +%Y%m%d-%H%M%S)}
 sync=$out/sync
 # The sync directory holds the guests' barrier files: one left by an earlier run would pass
@@ -51,7 +69,7 @@ kargs="rootflags=version=9p2000.L,trans=virtio,access=any,msize=524288,cache=loo
 # wild-memory-access in do_raw_spin_lock" from handle_edge_irq, which taints the kernel and
 # turns lockdep off (and KASAN, one-shot, reports nothing more) for the whole run. Seen in
 # ~1 TCG boot in 6; an upstream kernel bug: docs/testing.md "Boot-time KASAN false positive".
-grep -qx 'CONFIG_KASAN=y' "$build/.config" 2>/dev/null && kargs="no5lvl $kargs"
+grep -qx 'CONFIG_KASAN=y' "$config" 2>/dev/null && kargs="no5lvl $kargs"
 # KUnit. At boot: only the RDMA layer's doctests (all Rust doctests cost minutes under TCG
 # with KASAN). At insmod: rkdapl.ko's own suites (#[kunit_tests(rkdapl_*)]), which KUnit's
 # module notifier runs once the module's init returned, filtered by the same kunit.filter_glob
@@ -88,14 +106,14 @@ start_guest() {
 	{
 		for v in $(compgen -e RKDAPL_); do printf 'RKDAPL_%s=%q\n' "${v#RKDAPL_}" "${!v}"; done
 		printf 'RKDAPL_%s=%q\n' ROLE "$r" IP "$2" PEER_IP "$3" MAC "$4" SYNC "$sync" \
-			TOP "$top" MODROOT "$build/modroot" BUILD "$build" KUNIT_GLOB "$kunit_glob"
+			TOP "$top" MODROOT "$modroot" BUILD "$build" KUNIT_GLOB "$kunit_glob"
 	} > "$env"
 	log "guest $R: $2 $4, script $6, log $out/guest-$r.log"
 	# The guest writes its output to sync/out-<role>.log (virtme's virtio-serial
 	# script I/O is not reliable when udev is slow); the serial console, with
 	# the kernel log, goes to console-<role>.log.
 	: > "$sync/out-$r.log"
-	timeout -k 10 "$tmo" $hide_udev "$VNG" -r "$kernel" --disable-kvm --skip-modules --force-9p \
+	timeout -k 10 "$tmo" $hide_udev "$VNG" -r "$kernel" --disable-kvm "${vng_mods[@]}" --force-9p \
 		--verbose --name "rkdapl-$r" --memory "${RKDAPL_MEM:-1G}" --cpus "${RKDAPL_CPUS:-2}" \
 		--rwdir="$sync" --append "$kargs" \
 		--qemu-opts="-netdev socket,id=r0,$5 -device virtio-net-pci,netdev=r0,mac=$4 -pidfile $sync/qemu-$r.pid ${RKDAPL_QEMU_OPTS:-}" \

@@ -5,10 +5,10 @@
 #
 # debug: tinyconfig + qemu/rkdapl.config (KASAN, lockdep, kmemleak, ...); release: + qemu/release.config
 # (no debug checks, -O2); kcsan: + qemu/kcsan.config (the debug kernel with KCSAN instead of KASAN).
-# The pristine Debian source is unpacked once; a patched copy carries the Rust
-# RDMA layer (rust/patches/*.patch plus the files under rust/kernel and
-# rust/helpers). Build directories are keyed by kernel version + config
-# fragment + patch set; Kbuild rebuilds only what changed inside one.
+# Debian's source is unpacked once and built unchanged (O=): rkdapl.ko carries the Rust RDMA
+# layer itself, as it must on a distribution kernel (scripts/debian.sh), and make patches
+# writes the layer's upstream form. Build directories are keyed by kernel version + config
+# fragments; Kbuild rebuilds only what changed inside one.
 # KDIR=/path skips all of this and uses an already built tree.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
@@ -25,33 +25,11 @@ release | kcsan) frags+=("$top/qemu/$flavour.config") ;;
 *) die "unknown kernel flavour '$flavour' (debug, release or kcsan)" ;;
 esac
 
-# --- the patched source tree -------------------------------------------------
-patchsum=$(cat "$top"/rust/patches/*.patch 2>/dev/null | sha1sum | cut -c1-12)
-tree=$RKDAPL_CACHE/src/linux-$KVER-rkdapl
-if [ "$(cat "$tree/.rkdapl-patches" 2>/dev/null)" != "$patchsum" ]; then
-	log "creating patched tree $tree (patch set $patchsum)"
-	rm -rf "$tree.new"
-	cp -a "$pristine" "$tree.new"
-	for p in "$top"/rust/patches/*.patch; do
-		[ -e "$p" ] || continue
-		patch -s -p1 -d "$tree.new" < "$p" || die "patch $(basename "$p") does not apply"
-	done
-	echo "$patchsum" > "$tree.new/.rkdapl-patches"
-	rm -rf "$tree"
-	mv "$tree.new" "$tree"
-fi
-# Files that are wholly ours are copied (only when changed, so mtimes stay).
-(cd "$top/rust" && find kernel helpers -type f \( -name '*.rs' -o -name '*.c' -o -name '*.h' \) 2>/dev/null) |
-while read -r f; do
-	if ! cmp -s "$top/rust/$f" "$tree/rust/$f"; then
-		mkdir -p "$(dirname "$tree/rust/$f")"
-		cp "$top/rust/$f" "$tree/rust/$f"
-	fi
-done
+tree=$pristine
 
 # --- configuration -------------------------------------------------------------
 cfgsum=$(cat "${frags[@]}" | sha1sum | cut -c1-12)
-out=$RKDAPL_CACHE/build/$KVER-$flavour-$cfgsum-$patchsum
+out=$RKDAPL_CACHE/build/$KVER-$flavour-$cfgsum
 mkdir -p "$out"
 export LLVM=-19 LIBCLANG_PATH=/usr/lib/llvm-19/lib
 MAKEARGS=(-C "$tree" O="$out" LLVM=-19 RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc

@@ -14,7 +14,10 @@
 . "$RKDAPL_TOP/qemu/guest-setup.sh" || exit 1
 
 TOP=$RKDAPL_TOP
-TESTKO=$TOP/selftests/kmod/rkdapl_test.ko
+# The modules under test: this tree's build, or another tree of the same layout (RKDAPL_KO:
+# out/debian/build for Debian's stock kernel, see qemu/run-guests.sh).
+KO=${RKDAPL_KO:-$TOP}
+TESTKO=$KO/selftests/kmod/rkdapl_test.ko
 TAP=$RKDAPL_SYNC/tap-$RKDAPL_ROLE.txt
 : > "$TAP"
 TAPN=0
@@ -147,7 +150,7 @@ kunit_suite() {
 	done
 	printf '%s' "$buf" >> "$TAP"
 	printf '%s' "$buf"
-	mapfile -t lines < <(objdump -h "$TOP/rkdapl.ko")
+	mapfile -t lines < <(objdump -h "$KO/rkdapl.ko")
 	for l in "${lines[@]}"; do
 		[[ $l =~ ^\ *[0-9]+\ \.kunit_test_suites\ +([0-9a-f]+)\  ]] &&
 			want=$(( 0x${BASH_REMATCH[1]} / 8 ))
@@ -159,7 +162,7 @@ kunit_suite() {
 
 load_provider() {
 	local rc=0
-	insmod "$TOP/rkdapl.ko" || rc=$?
+	insmod "$KO/rkdapl.ko" || rc=$?
 	[ $rc = 0 ] && ! module_loaded rkdapl && rc=99
 	t_check $rc "module: load rkdapl.ko" "insmod exit $rc"
 	[ $rc = 0 ]

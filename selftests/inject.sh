@@ -13,7 +13,7 @@
 # are not reached (see rkdapl_fault.c). RKDAPL_INJECT_OPS selects operations,
 # RKDAPL_INJECT_VERBOSE=2 logs a stack trace for each injected failure.
 
-INJECT_KO=$RKDAPL_TOP/selftests/kmod/rkdapl_fault.ko
+INJECT_KO=$KO/selftests/kmod/rkdapl_fault.ko
 INJECT_OPS=${RKDAPL_INJECT_OPS:-ia_open pz_create evd_create ep_create lmr_create psp_create connect}
 # 2: a stack trace in dmesg for every injected failure (to find the site of a bad result).
 INJECT_VERBOSE=${RKDAPL_INJECT_VERBOSE:-0}

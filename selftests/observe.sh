@@ -12,7 +12,7 @@
 #
 # Copies of the outputs go to $RKDAPL_SYNC/observe-*.txt (the README quotes them).
 
-OBS_KO=$RKDAPL_TOP/selftests/kmod/rkdapl_observe.ko
+OBS_KO=$KO/selftests/kmod/rkdapl_observe.ko
 OBS_WRITES=640	# more than one EP's 512 send-queue slots
 OBS_PORT=7520
 OBS_DBG=/sys/kernel/debug/rkdapl

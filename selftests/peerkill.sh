@@ -71,7 +71,7 @@ peerkill_guest_a() {
 # Never returns if the kill comes; returns after 15 minutes if it does not.
 peerkill_victim_b() {
 	local i S=$RKDAPL_SYNC
-	if ! insmod "$TOP/rkdapl.ko"; then
+	if ! insmod "$KO/rkdapl.ko"; then
 		rkdapl_signal peerkill.failed
 		return 1
 	fi

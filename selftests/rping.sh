@@ -15,7 +15,7 @@
 # (B's rping -s), rping-<port>.done (either side finished, so the other one stops waiting).
 # Ports: 7174 + 2 i for the kernel server of configuration i, + 1 for B's rping -s.
 
-RPING_KO=$TOP/samples/rkdapl_rping.ko
+RPING_KO=$KO/samples/rkdapl_rping.ko
 RPING_CONFIGS=${RKDAPL_RPING:-"64:10 4096:10 65535:3"}
 RPING_TMO=600
 

@@ -18,7 +18,7 @@ rust_suite() {
 	local ip
 	IFS=. read -r a b c d <<< "$RKDAPL_IP"
 	ip=$(( (a << 24) | (b << 16) | (c << 8) | d ))
-	timeout -k 10 300 insmod "$RKDAPL_TOP/rkdapl_rust_sample.ko" addr=$ip port=7485 || rc=$?
+	timeout -k 10 300 insmod "$KO/rkdapl_rust_sample.ko" addr=$ip port=7485 || rc=$?
 	line=$(dmesg | grep 'rkdapl_rust_sample: ' | tail -n 1)
 	[ $rc = 0 ] && [[ $line == *"moved 65536 bytes by RDMA WRITE and READ and a 15-byte SEND, then a chain of two WRITEs (the second with immediate data) completed through an upcall, then an RDMA READ into and a WRITE from an LMR over 4 pages; accepted a connection in an upcall (a SEND over it) and rejected one there; opened rxe0 again by its netdev "*"; through rkdapl's Rust API, ok"* ]]
 	t_check $? "rust: a Rust module on rkdapl's Rust API: loopback connection, grant, 64 KiB RDMA WRITE and READ, SEND, a chain of WRITE + WRITE with immediate seen by an upcall, a page LMR, a connection accepted and one rejected in the PSP EVD's upcall, the IA opened again by netdev name; bytes compared" \

@@ -13,7 +13,7 @@
 # meaningful here; kmemleak (in the splat scan) checks for leaked objects exactly.
 # RKDAPL_SOAK_CYCLES overrides the number of cycles (default 1000).
 
-SOAK_KO=$RKDAPL_TOP/selftests/kmod/rkdapl_soak.ko
+SOAK_KO=$KO/selftests/kmod/rkdapl_soak.ko
 SOAK_CYCLES=${RKDAPL_SOAK_CYCLES:-1000}
 SOAK_PORT=7560
 SOAK_SLAB_KB=16384

@@ -11,7 +11,7 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_cm.h>
 
-#if IS_BUILTIN(CONFIG_INFINIBAND)
+#if IS_REACHABLE(CONFIG_INFINIBAND)
 
 __rust_helper int rust_helper_ib_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
 					   const struct ib_send_wr **bad_wr)
@@ -138,6 +138,11 @@ __rust_helper bool rust_helper_ib_device_try_get(struct ib_device *dev)
 }
 
 /* Drops the reference ib_device_get_netdev() took. */
+__rust_helper const char *rust_helper_netdev_name(const struct net_device *dev)
+{
+	return netdev_name(dev);
+}
+
 __rust_helper void rust_helper_dev_put(struct net_device *dev)
 {
 	dev_put(dev);

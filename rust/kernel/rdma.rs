@@ -42,6 +42,8 @@ pub mod pd;
 pub mod qp;
 pub mod wr;
 
+mod kunit;
+
 /// Access rights of a memory registration (`enum ib_access_flags`, IB spec 10.6.3.2).
 ///
 /// # Examples

@@ -5,19 +5,15 @@
 //! [`crate::removal`]) and the debugfs root; opening an IA. The state is the registry of
 //! [`crate::abi::statics`], the module's one global lock.
 
-use crate::{
-    abi::statics::registry,
-    ia::Ia,
-    registry::Children,
+use crate::rdma::{
+    cm::{CmEvent, CmHandler, CmId, CmIdRef, ConnRequest, SockAddr},
+    device::Device,
 };
+use crate::{abi::statics::registry, ia::Ia, registry::Children};
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{
     debugfs::Dir,
     prelude::*,
-    rdma::{
-        cm::{CmEvent, CmHandler, CmId, CmIdRef, ConnRequest, SockAddr},
-        device::Device,
-    },
     sync::{aref::ARef, Arc, ArcBorrow},
 };
 
@@ -72,7 +68,10 @@ pub(crate) fn all() -> Result<KVec<Arc<Ia>>> {
 /// after its lock.
 fn delist(c: &Children) -> Option<Arc<dyn Send + Sync>> {
     let mut reg = registry();
-    let i = reg.ias.iter().position(|ia| core::ptr::eq(&*ia.children, c))?;
+    let i = reg
+        .ias
+        .iter()
+        .position(|ia| core::ptr::eq(&*ia.children, c))?;
     let ia = reg.ias.remove(i).ok()?;
     if reg.ias.is_empty() {
         // The list is in a static: give its memory back now.
@@ -88,10 +87,7 @@ fn delist(c: &Children) -> Option<Arc<dyn Send + Sync>> {
 /// `-ENOMEM`.
 pub(crate) fn device_added(dev: &Device) -> Result {
     registry().devices.push(dev.into(), GFP_KERNEL)?;
-    pr_info!(
-        "device {} added\n",
-        dev.name().to_str().unwrap_or("?")
-    );
+    pr_info!("device {} added\n", dev.name().to_str().unwrap_or("?"));
     Ok(())
 }
 
@@ -132,7 +128,8 @@ pub(crate) fn open_by_addr(addr: &SockAddr, owner: &CStr) -> Result<Arc<Ia>> {
     let mut addr = *addr;
     addr.set_port(0);
     let id = CmId::new(Arc::new(AddrProbe, GFP_KERNEL)?, owner)?;
-    id.bind_addr(&addr).map_err(|e| if e == ENODEV { EADDRNOTAVAIL } else { e })?;
+    id.bind_addr(&addr)
+        .map_err(|e| if e == ENODEV { EADDRNOTAVAIL } else { e })?;
     let dev = id.device().ok_or(EADDRNOTAVAIL)?.as_raw();
     // The id holds the device until it is dropped, after the lookup.
     open_where(|d| d.as_raw() == dev, owner)

@@ -3,10 +3,10 @@
 //! CM dispatch: the context of every rkdapl rdma_cm id says which object (EP, PSP or CR) its
 //! events go to. A CR's id is handed to an EP on accept by changing the target.
 
+use crate::rdma::cm::{CmEvent, CmHandler, CmId, CmIdRef, ConnRequest};
 use kernel::{
     new_mutex,
     prelude::*,
-    rdma::cm::{CmEvent, CmHandler, CmId, CmIdRef, ConnRequest},
     sync::{Arc, ArcBorrow, Mutex},
 };
 
@@ -64,7 +64,11 @@ impl CmHandler for CmCtx {
         }
     }
 
-    fn connect_request(listener: ArcBorrow<'_, Self>, req: ConnRequest<'_, Self>, ev: &CmEvent<'_>) {
+    fn connect_request(
+        listener: ArcBorrow<'_, Self>,
+        req: ConnRequest<'_, Self>,
+        ev: &CmEvent<'_>,
+    ) {
         if let Some(t) = listener.target() {
             t.connect_request(req, ev);
         }

@@ -17,11 +17,11 @@
 //! The files use the kernel's Rust debugfs abstraction: a file's data (an `Arc` of its object)
 //! lives as long as the file, and removing a directory waits for readers to finish.
 
+use crate::rdma::device::DeviceAttrs;
 use core::fmt;
 use kernel::{
     debugfs::{Dir, File, Scope},
     prelude::*,
-    rdma::device::DeviceAttrs,
     str::CString,
     sync::Arc,
 };
@@ -34,7 +34,7 @@ pub(crate) trait EpView: Send + Sync + 'static {
     /// `state`: the DAT state.
     fn show_state(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result;
     /// `peer`: the peer's address, once connecting.
-    fn peer(&self) -> Option<kernel::rdma::cm::SockAddr>;
+    fn peer(&self) -> Option<crate::rdma::cm::SockAddr>;
     /// `counters`: the DTO counters of both queues.
     fn show_counters(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result;
     /// `evd`: the EP's EVDs.
@@ -81,12 +81,18 @@ pub(crate) fn ep_dir<T: EpView>(parent: &Dir, id: u32, ep: Arc<T>) -> Result<EpD
     let name = CString::try_from_fmt(fmt!("ep{id}"))?;
     KBox::pin_init(
         parent.scope(ep, &name, |ep, d| {
-            d.read_callback_file(c"state", ep, &|ep: &Arc<T>, f: &mut fmt::Formatter<'_>| ep.show_state(f));
-            d.read_callback_file(c"peer", ep, &ep_peer::<T>);
-            d.read_callback_file(c"counters", ep, &|ep: &Arc<T>, f: &mut fmt::Formatter<'_>| {
-                ep.show_counters(f)
+            d.read_callback_file(c"state", ep, &|ep: &Arc<T>, f: &mut fmt::Formatter<'_>| {
+                ep.show_state(f)
             });
-            d.read_callback_file(c"evd", ep, &|ep: &Arc<T>, f: &mut fmt::Formatter<'_>| ep.show_evds(f));
+            d.read_callback_file(c"peer", ep, &ep_peer::<T>);
+            d.read_callback_file(
+                c"counters",
+                ep,
+                &|ep: &Arc<T>, f: &mut fmt::Formatter<'_>| ep.show_counters(f),
+            );
+            d.read_callback_file(c"evd", ep, &|ep: &Arc<T>, f: &mut fmt::Formatter<'_>| {
+                ep.show_evds(f)
+            });
         }),
         GFP_KERNEL,
     )

@@ -14,14 +14,22 @@
 //! dropped inside its own handler, except in the one the layer allows: an accept that fails in
 //! the upcall of the CR's event, inside rdma_cm's handler of the request, gives the id back.
 
+use crate::rdma::{
+    cm::{CmEvent, CmEventKind, CmId, CmIdRef, ConnParam, SockAddr},
+    cq::{Cq, PollContext},
+    device::Device,
+    mr::FrMr,
+    qp::{QpCap, QpInit},
+    Access,
+};
 use crate::{
     abi::trace,
+    cm::{CmCtx, CmTarget, EpCmId},
     debugfs::EpView,
     dto::{DtoRing, KeepAlive, QpOwner, RingShared, Segment, SendDto},
     evd::{Evd, Event, EventType},
     ia::Ia,
     lmr::Lmr,
-    cm::{CmCtx, CmTarget, EpCmId},
     pz::Pz,
     registry::{Child, Rank},
 };
@@ -29,14 +37,6 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 use kernel::{
     new_mutex, new_spinlock_irq,
     prelude::*,
-    rdma::{
-        cm::{CmEvent, CmEventKind, CmId, CmIdRef, ConnParam, SockAddr},
-        cq::{Cq, PollContext},
-        device::Device,
-        mr::FrMr,
-        qp::{QpCap, QpInit},
-        Access,
-    },
     sync::{Arc, Mutex, SpinLockIrq},
 };
 
@@ -148,9 +148,18 @@ impl Ep {
         let a = ia.attrs();
         let attr = attr.resolve(&a)?;
         let sq_depth = attr.sq_depth(&a);
-        let send_cq = Arc::new(Cq::new(dev, sq_depth, 0, PollContext::Workqueue, &ia.owner)?, GFP_KERNEL)?;
+        let send_cq = Arc::new(
+            Cq::new(dev, sq_depth, 0, PollContext::Workqueue, &ia.owner)?,
+            GFP_KERNEL,
+        )?;
         let recv_cq = Arc::new(
-            Cq::new(dev, attr.max_recv_dtos, 0, PollContext::Workqueue, &ia.owner)?,
+            Cq::new(
+                dev,
+                attr.max_recv_dtos,
+                0,
+                PollContext::Workqueue,
+                &ia.owner,
+            )?,
             GFP_KERNEL,
         )?;
         let id = crate::ia::next_ep_id();
@@ -201,7 +210,10 @@ impl Ep {
         ep.set_handle(id as usize);
         // The directory's files hold references to the EP; the registry holds the directory
         // (not the EP itself), and `free` removes both.
-        let dir = KBox::new(crate::debugfs::ep_dir(&ep.ia.dir, ep.id, ep.clone())?, GFP_KERNEL)?;
+        let dir = KBox::new(
+            crate::debugfs::ep_dir(&ep.ia.dir, ep.id, ep.clone())?,
+            GFP_KERNEL,
+        )?;
         ep.ia.children.add(ep.clone(), Some(dir))?;
         Ok(ep)
     }
@@ -220,7 +232,7 @@ impl Ep {
     }
 
     /// The peer's address, once the EP has a CM id. Any context.
-    pub(crate) fn peer(&self) -> Option<kernel::rdma::cm::SockAddr> {
+    pub(crate) fn peer(&self) -> Option<crate::rdma::cm::SockAddr> {
         self.conn.lock().id.as_ref().map(|id| id.dst_addr())
     }
 
@@ -448,7 +460,11 @@ impl Ep {
         // calls that hold it and take rdma_cm's handler lock, `accepting`, which the removal's
         // revocation of this EP takes after marking the IA removed.
         let in_handler = id.in_request_callback();
-        let _live = if in_handler { None } else { Some(self.ia.live()?) };
+        let _live = if in_handler {
+            None
+        } else {
+            Some(self.ia.live()?)
+        };
         let _accepting = in_handler.then(|| self.accepting.lock());
         if self.ia.is_removed() {
             return Err(ENODEV);
@@ -578,7 +594,10 @@ impl Ep {
     ///
     /// The first error and how many DTOs were posted before it: `-ENOTCONN` (none) unless
     /// CONNECTED, otherwise as [`DtoRing::post_chain`].
-    pub(crate) fn post_chain(&self, dtos: &[SendDto<'_>]) -> core::result::Result<(), (Error, usize)> {
+    pub(crate) fn post_chain(
+        &self,
+        dtos: &[SendDto<'_>],
+    ) -> core::result::Result<(), (Error, usize)> {
         self.sq.post_chain(dtos)
     }
 
@@ -659,7 +678,10 @@ impl Ep {
         };
         // The rings' previous references are never the last: `c.id` holds the id, or the
         // caller that took it out of `c` does.
-        drop(self.sq.set_target(owner.clone(), c.state == EpState::Connected, c.max_inline));
+        drop(
+            self.sq
+                .set_target(owner.clone(), c.state == EpState::Connected, c.max_inline),
+        );
         drop(self.rq.set_target(owner, true, 0));
     }
 }

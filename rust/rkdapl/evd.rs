@@ -16,9 +16,7 @@
 //! waits for calls in progress, so that the consumer may free the upcall's context after.
 
 use crate::registry::{Child, Children, Rank};
-use core::{
-    sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering},
-};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use kernel::{
     new_condvar, new_mutex, new_spinlock_irq, pr_warn_once,
     prelude::*,
@@ -223,7 +221,10 @@ impl AsyncSlot {
     pub(crate) fn set(&self, evd: Option<Arc<Evd>>) -> Result<Option<Arc<Evd>>> {
         let mut g = self.evd.lock();
         // `Evd::close` sets `closed` before it looks at the slot under this lock.
-        if evd.as_ref().is_some_and(|e| e.closed.load(Ordering::Acquire)) {
+        if evd
+            .as_ref()
+            .is_some_and(|e| e.closed.load(Ordering::Acquire))
+        {
             return Err(EINVAL);
         }
         Ok(core::mem::replace(&mut *g, evd))
@@ -439,7 +440,12 @@ impl Evd {
             );
             // The IA's async EVD learns of each overflow episode (not of its own: that one is
             // reported in its queue only).
-            let is_async = self.ia_slot.evd.lock().as_ref().is_some_and(|e| core::ptr::eq(&**e, self));
+            let is_async = self
+                .ia_slot
+                .evd
+                .lock()
+                .as_ref()
+                .is_some_and(|e| core::ptr::eq(&**e, self));
             if first && !is_async {
                 let mut a = Event::new(EventType::AsyncEvdOverflow);
                 a.evd = self.handle.load(Ordering::Relaxed);
@@ -657,7 +663,10 @@ mod tests {
             e.post(ev(c));
         }
         let n = a.dequeue()?;
-        assert_eq!((n.kind as u32, n.evd, n.transferred_length), (OVERFLOW, 0x77, 1));
+        assert_eq!(
+            (n.kind as u32, n.evd, n.transferred_length),
+            (OVERFLOW, 0x77, 1)
+        );
         assert_eq!(n.status, EOVERFLOW.to_errno());
         // One report per episode, not per lost event.
         assert_eq!(next(&a), Err(EAGAIN));

@@ -4,6 +4,7 @@
 //! children (which device removal and consumer unload walk, see [`crate::removal`]). The list
 //! of devices and IAs, and opening an IA, are [`crate::adapters`]'.
 
+use crate::rdma::device::{Device, DeviceAttrs, PortAttrs};
 use crate::{
     debugfs::{self, IaInfo},
     evd::{AsyncSlot, Evd, Event, EventType, MAX_EVD_QLEN, MAX_PRIVATE_DATA},
@@ -14,7 +15,6 @@ use kernel::{
     debugfs::{Dir, File},
     new_mutex,
     prelude::*,
-    rdma::device::{Device, DeviceAttrs, PortAttrs},
     str::CString,
     sync::{aref::ARef, lock::mutex::MutexGuard, Arc, Mutex},
 };
@@ -91,7 +91,11 @@ impl IaAttr {
 
     /// The device's name (the bytes of `name` before its NUL).
     pub fn name(&self) -> &[u8] {
-        let n = self.name.iter().position(|b| *b == 0).unwrap_or(self.name.len());
+        let n = self
+            .name
+            .iter()
+            .position(|b| *b == 0)
+            .unwrap_or(self.name.len());
         &self.name[..n]
     }
 }

@@ -59,7 +59,8 @@ impl Ep {
     ) -> Result {
         let segs = segs()?;
         let d = dto(segs.as_slice())?;
-        self.post_chain(core::slice::from_ref(&d)).map_err(|(e, _)| e)
+        self.post_chain(core::slice::from_ref(&d))
+            .map_err(|(e, _)| e)
     }
 
     /// Posts `n` send-queue DTOs as one chain, in order: `segs(i)` gives the `i`-th DTO's

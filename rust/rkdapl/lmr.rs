@@ -10,21 +10,16 @@
 //! it, and reached by the CPU through the LMR's one [`Cpu`], which holds the region's
 //! [`CpuAccess`] (keeping the memory past a device removal) and applies the DMA sync rules.
 
+use crate::rdma::{
+    device::Device,
+    mr::{CpuAccess, DmaRegion},
+};
 use crate::{
     pz::Pz,
     registry::{Child, Rank},
 };
 use core::sync::atomic::{AtomicU32, Ordering};
-use kernel::{
-    page::Page,
-    prelude::*,
-    rdma::{
-        device::Device,
-        mr::{CpuAccess, DmaRegion},
-    },
-    revocable::Revocable,
-    sync::Arc,
-};
+use kernel::{page::Page, prelude::*, revocable::Revocable, sync::Arc};
 
 /// Local write: RECVs and RDMA READs may place data in the LMR (`RKDAPL_MEM_LOCAL_WRITE`).
 pub const MEM_LOCAL_WRITE: u32 = 1 << 0;

@@ -8,22 +8,22 @@
 //! data goes to the PSP's EVD. The consumer then accepts the CR on an unconnected EP, or
 //! rejects it, from process context, or from the upcall of that event: the upcall runs in
 //! rdma_cm's handler of the request (the CR's CM id was adopted there), where the layer's
-//! [`kernel::rdma::cm::CmId::accept`] runs `rdma_accept` under the handler lock rdma_cm holds,
+//! [`crate::rdma::cm::CmId::accept`] runs `rdma_accept` under the handler lock rdma_cm holds,
 //! and where a CR's id dropped (rejected, or a failed accept) is given back to rdma_cm, which
 //! destroys it when the handler returns.
 
+use crate::rdma::cm::{CmEvent, CmId, CmIdRef, ConnRequest, SockAddr};
 use crate::{
+    abi::trace,
     cm::{CmCtx, CmTarget, EpCmId},
     ep::{Ep, EpState},
     evd::{Evd, Event, EventType},
     ia::Ia,
-    abi::trace,
     registry::{Child, Rank},
 };
 use kernel::{
     new_mutex,
     prelude::*,
-    rdma::cm::{CmEvent, CmId, CmIdRef, ConnRequest, SockAddr},
     sync::{Arc, Mutex},
 };
 
@@ -253,11 +253,7 @@ impl Psp {
     /// A peer asks to connect (called in the listening id's handler).
     fn on_connect_request(self: Arc<Self>, req: ConnRequest<'_, CmCtx>, ev: &CmEvent<'_>) {
         trace::cm_event(0, ev.name(), ev.status());
-        if req
-            .id()
-            .device()
-            .is_none_or(|d| !self.ia.same_device(d))
-        {
+        if req.id().device().is_none_or(|d| !self.ia.same_device(d)) {
             // Arrived on another device than this PSP's IA: leave it to rdma_cm to refuse.
             return;
         }

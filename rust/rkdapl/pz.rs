@@ -2,6 +2,7 @@
 
 //! PZ: protection zone (DAT 2.0 section 6.6), an IB protection domain.
 
+use crate::rdma::{device::Device, pd::Pd};
 use crate::{
     ia::Ia,
     registry::{Child, Rank},
@@ -9,7 +10,6 @@ use crate::{
 use kernel::{
     new_mutex, new_spinlock_irq,
     prelude::*,
-    rdma::{device::Device, pd::Pd},
     sync::{Arc, Mutex, SpinLockIrq},
 };
 

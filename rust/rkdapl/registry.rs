@@ -36,8 +36,15 @@ pub(crate) enum Rank {
 
 impl Rank {
     /// Every kind, in revocation order.
-    pub(crate) const ORDER: [Rank; 7] =
-        [Rank::Ep, Rank::Cr, Rank::Psp, Rank::Rmr, Rank::Lmr, Rank::Pz, Rank::Evd];
+    pub(crate) const ORDER: [Rank; 7] = [
+        Rank::Ep,
+        Rank::Cr,
+        Rank::Psp,
+        Rank::Rmr,
+        Rank::Lmr,
+        Rank::Pz,
+        Rank::Evd,
+    ];
 }
 
 /// An object registered with its IA, as removal sees it.
@@ -129,7 +136,13 @@ impl Children {
         if s.closed && s.v.is_empty() {
             return Err(EINVAL);
         }
-        s.v.push(Entry { child, _attached: attached }, GFP_KERNEL)?;
+        s.v.push(
+            Entry {
+                child,
+                _attached: attached,
+            },
+            GFP_KERNEL,
+        )?;
         Ok(())
     }
 
@@ -139,12 +152,15 @@ impl Children {
     pub(crate) fn remove<T: ?Sized>(&self, child: &T) {
         let (entry, gone) = {
             let mut s = self.set.lock();
-            let entry = s
-                .v
-                .iter()
-                .position(|e| core::ptr::addr_eq(Arc::as_ptr(&e.child), child))
-                .and_then(|i| s.v.remove(i).ok());
-            let gone = if entry.is_some() { self.delist_if_done(&mut s) } else { None };
+            let entry =
+                s.v.iter()
+                    .position(|e| core::ptr::addr_eq(Arc::as_ptr(&e.child), child))
+                    .and_then(|i| s.v.remove(i).ok());
+            let gone = if entry.is_some() {
+                self.delist_if_done(&mut s)
+            } else {
+                None
+            };
             (entry, gone)
         };
         drop(entry);

@@ -22,12 +22,13 @@
 //! RMRs (their MRs), LMRs (their DMA mappings), PZs (their PDs) and at last the IAs' device
 //! references.
 
+use crate::rdma::device::Device;
 use crate::{
     adapters,
     ia::Ia,
     registry::{Child, Rank},
 };
-use kernel::{prelude::*, rdma::device::Device, sync::Arc};
+use kernel::{prelude::*, sync::Arc};
 
 /// Objects of some IAs, children in [`Rank::ORDER`].
 pub(crate) struct Objects {
@@ -37,7 +38,8 @@ pub(crate) struct Objects {
 
 /// Whether `v` holds `x` (the same object).
 fn has(v: &[Arc<dyn Child>], x: &Arc<dyn Child>) -> bool {
-    v.iter().any(|y| core::ptr::addr_eq(Arc::as_ptr(x), Arc::as_ptr(y)))
+    v.iter()
+        .any(|y| core::ptr::addr_eq(Arc::as_ptr(x), Arc::as_ptr(y)))
 }
 
 impl Objects {
@@ -74,7 +76,10 @@ impl Objects {
                 sorted.push(c.clone(), GFP_KERNEL)?;
             }
         }
-        Ok(Objects { ias, children: sorted })
+        Ok(Objects {
+            ias,
+            children: sorted,
+        })
     }
 
     /// Revokes every child, in ib_core's order (their IAs are dead already); `broken`: EPs
@@ -108,8 +113,13 @@ impl Objects {
 
     /// Whether `x` is one of these objects (an IA or a child).
     pub(crate) fn holds<T>(&self, x: &T) -> bool {
-        self.ias.iter().any(|ia| core::ptr::addr_eq(Arc::as_ptr(ia), x))
-            || self.children.iter().any(|c| core::ptr::addr_eq(Arc::as_ptr(c), x))
+        self.ias
+            .iter()
+            .any(|ia| core::ptr::addr_eq(Arc::as_ptr(ia), x))
+            || self
+                .children
+                .iter()
+                .any(|c| core::ptr::addr_eq(Arc::as_ptr(c), x))
     }
 }
 

@@ -4,12 +4,33 @@
 //!
 //! The DAT 2.0 / kDAPL object model (IA, PZ, LMR, RMR, EVD, EP, PSP, CR, DTOs with cookies)
 //! on Linux's own RDMA stack: ib_core verbs and completion queues, rdma_cm connections, through
-//! the `kernel::rdma` layer. C modules use it through `include/rkdapl.h` ([`abi`]), Rust
+//! the [`rdma`] layer. C modules use it through `include/rkdapl.h` ([`abi`]), Rust
 //! modules through [`api`].
 //!
 //! One file per DAT object; [`dto`] holds the data path and [`abi`] the C entry points.
 
-use kernel::{prelude::*, rdma::client, rdma::device::Device};
+use crate::rdma::{client, device::Device};
+use kernel::prelude::*;
+
+/// The Rust RDMA layer (`kernel::rdma` upstream), compiled into this module.
+///
+/// Its source is `rust/kernel/rdma.rs` and `rust/kernel/rdma/`, written as part of the kernel
+/// crate: `make patches` turns the same files into a patch series that adds `kernel::rdma` to
+/// Linux. Distribution kernels build ib_core as a module, which the kernel crate cannot link
+/// against, so rkdapl.ko carries the layer, with its own [`bindings`] and C helpers
+/// (`rust/rkdapl/rdma.mk`). What the layer reaches through `crate::` in the kernel crate is
+/// re-exported at this crate's root (below), so its files need no change.
+#[path = "../kernel"]
+mod layer {
+    pub mod rdma;
+}
+pub use layer::rdma;
+
+// The kernel crate's modules and macros the layer uses as `crate::...`.
+#[allow(unused_imports)]
+use kernel::{alloc, container_of, dma, error, page, prelude, str, sync, task, types, warn_on};
+
+pub mod bindings;
 
 mod abi;
 mod adapters;

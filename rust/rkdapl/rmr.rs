@@ -11,6 +11,7 @@
 //! 10.6.5): the device invalidates the MR before completing the RECV, and the RECV's
 //! completion ends the binding here (`Pz::take_grant`, [`Rmr::remote_invalidated`]).
 
+use crate::rdma::{mr::FrMr, Access};
 use crate::{
     ep::Ep,
     lmr::{Lmr, MEM_REMOTE_READ, MEM_REMOTE_WRITE},
@@ -21,7 +22,6 @@ use core::sync::atomic::Ordering;
 use kernel::{
     new_mutex,
     prelude::*,
-    rdma::{mr::FrMr, Access},
     sync::{Arc, Mutex},
 };
 
@@ -122,7 +122,11 @@ impl Rmr {
         // A reference of our own, outside `try_access`'s RCU read section: `FrMr::map`
         // allocates with GFP_KERNEL (caught by make check's debug kernel: "sleeping function
         // called from invalid context").
-        let region = lmr.region.try_access().map(|r| (*r).clone()).ok_or(ENODEV)?;
+        let region = lmr
+            .region
+            .try_access()
+            .map(|r| (*r).clone())
+            .ok_or(ENODEV)?;
         let mut st = self.st.lock();
         if st.released {
             return Err(EINVAL);

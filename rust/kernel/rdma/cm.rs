@@ -23,9 +23,9 @@
 //! from it, until the last of them is destroyed.
 
 use super::{
+    cq::{Cq, PollContext},
     device::Device,
     pd::Pd,
-    cq::{Cq, PollContext},
     qp::{Qp, QpCap, QpInit},
     wr::{AttachedPool, WrCompletion},
 };
@@ -448,7 +448,9 @@ impl<T: CmHandler> CmId<T> {
     pub fn new(handler: Arc<T>, caller: &CStr) -> Result<Self> {
         let name = Arc::new(CString::try_from(caller)?, GFP_KERNEL)?;
         let ctx = KBox::new(Ctx { handler, name }, GFP_KERNEL)?;
-        let ptr = core::ptr::from_ref::<Ctx<T>>(&ctx).cast_mut().cast::<c_void>();
+        let ptr = core::ptr::from_ref::<Ctx<T>>(&ctx)
+            .cast_mut()
+            .cast::<c_void>();
         // SAFETY: `init_net` lives forever; the context stays valid while the id exists (the
         // box is owned by the `CmId`, which destroys the id before dropping it); the name is a
         // NUL-terminated string that does not move (its own allocation) and outlives the id
@@ -528,7 +530,11 @@ impl<T: CmHandler> CmId<T> {
     /// `-EBUSY` if the id already has (or had) a QP or a pool is attached to another QP,
     /// `-EINVAL` for a [`PollContext::Direct`] CQ or capacities the device refuses, or the
     /// driver's error.
-    pub fn create_qp<S: WrCompletion, R: WrCompletion>(&self, pd: &Pd, init: QpInit<S, R>) -> Result<QpCap> {
+    pub fn create_qp<S: WrCompletion, R: WrCompletion>(
+        &self,
+        pd: &Pd,
+        init: QpInit<S, R>,
+    ) -> Result<QpCap> {
         if init.send_cq.poll_context() == PollContext::Direct
             || init.recv_cq.poll_context() == PollContext::Direct
         {
@@ -549,7 +555,9 @@ impl<T: CmHandler> CmId<T> {
         };
         let qp = self.qp().map_or(core::ptr::null_mut(), |q| q.as_raw());
         let r = parts.pools[0].attach(qp).and_then(|()| {
-            parts.pools[1].attach(qp).inspect_err(|_| parts.pools[0].detach())
+            parts.pools[1]
+                .attach(qp)
+                .inspect_err(|_| parts.pools[0].detach())
         });
         if let Err(e) = r {
             // Nothing was posted: the QP goes at once.
@@ -604,7 +612,9 @@ impl<T: CmHandler> CmId<T> {
             };
             T::connect_request(listener.handler.as_arc_borrow(), req, &ev);
             // INVARIANT: The callback is over for the adopted `CmId`.
-            adoption.task.store(core::ptr::null_mut(), Ordering::Relaxed);
+            adoption
+                .task
+                .store(core::ptr::null_mut(), Ordering::Relaxed);
             // A non-zero return makes rdma_cm destroy an id nobody adopted, or one given back.
             let kept = adopted.get() && !adoption.given_back.load(Ordering::Relaxed);
             return if kept { 0 } else { 1 };
@@ -712,7 +722,9 @@ impl<T: CmHandler> ConnRequest<'_, T> {
                 name: self.name.clone(),
             },
         );
-        let ptr = core::ptr::from_ref::<Ctx<T>>(&ctx).cast_mut().cast::<c_void>();
+        let ptr = core::ptr::from_ref::<Ctx<T>>(&ctx)
+            .cast_mut()
+            .cast::<c_void>();
         // SAFETY: The child is live; rdma_cm serializes this with the child's other events
         // (the connect-request callback holds its handler lock).
         unsafe { (*self.id).context = ptr };

@@ -329,7 +329,9 @@ unsafe impl Sync for Cqe {}
 impl Cqe {
     /// A `Cqe` whose `done` is `f` (for [`super::wr::WrPool`], which embeds it in its
     /// contexts).
-    pub(crate) fn from_fn(f: unsafe extern "C" fn(*mut bindings::ib_cq, *mut bindings::ib_wc)) -> Cqe {
+    pub(crate) fn from_fn(
+        f: unsafe extern "C" fn(*mut bindings::ib_cq, *mut bindings::ib_wc),
+    ) -> Cqe {
         Cqe(Opaque::new(bindings::ib_cqe { done: Some(f) }))
     }
 

@@ -141,11 +141,13 @@ impl Device {
         // copies at most `buf.len()` bytes and always NUL-terminates (a concurrent rename is
         // the race every C reader of `name` has: the copy is one name or a mix, never longer).
         unsafe {
-            bindings::sized_strscpy(buf.as_mut_ptr(), (*ndev).name.as_ptr(), buf.len());
+            bindings::sized_strscpy(buf.as_mut_ptr(), bindings::netdev_name(ndev), buf.len());
             bindings::dev_put(ndev);
         }
         // SAFETY: `strscpy` left `buf` NUL-terminated; it lives until the copy below.
-        Ok(CString::try_from(unsafe { CStr::from_char_ptr(buf.as_ptr()) })?)
+        Ok(CString::try_from(unsafe {
+            CStr::from_char_ptr(buf.as_ptr())
+        })?)
     }
 
     /// The attributes of port `port` (`1..=phys_port_cnt`), queried now (`ib_query_port`).

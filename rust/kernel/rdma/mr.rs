@@ -43,8 +43,8 @@ use crate::{
 use core::ptr::NonNull;
 
 mod owned;
-pub use owned::CpuAccess;
 use owned::Backing;
+pub use owned::CpuAccess;
 
 const PAGE_SIZE: usize = bindings::PAGE_SIZE as usize;
 
@@ -187,7 +187,9 @@ impl DmaRegion {
         }
         let mut table = bindings::sg_table::default();
         // SAFETY: `table` is a zeroed table; on failure `sg_alloc_table` frees what it took.
-        to_result(unsafe { bindings::sg_alloc_table(&mut table, nents as u32, GFP_KERNEL.as_raw()) })?;
+        to_result(unsafe {
+            bindings::sg_alloc_table(&mut table, nents as u32, bindings::GFP_KERNEL)
+        })?;
         // From here the region owns the table: an error return frees it (`Drop`, nothing
         // mapped yet).
         let mut region = DmaRegion {
@@ -247,7 +249,7 @@ impl DmaRegion {
                 offset as u32,
                 len,
                 1 << 31,
-                GFP_KERNEL.as_raw(),
+                bindings::GFP_KERNEL,
             )
         })?;
         let mut region = DmaRegion {
@@ -288,14 +290,7 @@ impl DmaRegion {
         for _ in 0..nents {
             // SAFETY: `sg` walks the `nents` mapped entries of the table.
             let (dma, l) = unsafe { (bindings::sg_dma_address(sg), bindings::sg_dma_len(sg)) };
-            self.segs.push(
-                Seg {
-                    off,
-                    dma,
-                    len: l,
-                },
-                GFP_KERNEL,
-            )?;
+            self.segs.push(Seg { off, dma, len: l }, GFP_KERNEL)?;
             off += u64::from(l);
             // SAFETY: As above; `sg_next` returns NULL after the last entry.
             sg = unsafe { bindings::sg_next(sg) };
@@ -491,7 +486,11 @@ impl DmaRegion {
                 align |= s.dma + u64::from(s.len);
             }
         }
-        let limit = if align == 0 { 1u64 << 30 } else { 1u64 << align.trailing_zeros().min(30) };
+        let limit = if align == 0 {
+            1u64 << 30
+        } else {
+            1u64 << align.trailing_zeros().min(30)
+        };
         let mut size = PAGE_SIZE as u64;
         while size <= limit {
             if cap & size != 0 || size == PAGE_SIZE as u64 {

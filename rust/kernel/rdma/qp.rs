@@ -182,7 +182,13 @@ pub struct SendWr<'a> {
 impl<'a> SendWr<'a> {
     /// Builds a work request of context `ctx`: its `last` one (the one a signalled request
     /// completes to; see [`super::wr::WrCompletion::done`]) or one before it.
-    pub fn new(op: SendOp, ctx: u32, last: bool, sges: &'a [Sge<'a>], flags: SendFlags) -> SendWr<'a> {
+    pub fn new(
+        op: SendOp,
+        ctx: u32,
+        last: bool,
+        sges: &'a [Sge<'a>],
+        flags: SendFlags,
+    ) -> SendWr<'a> {
         let mut w = bindings::ib_rdma_wr::default();
         w.wr.sg_list = Sge::slice_as_raw(sges);
         w.wr.num_sge = sges.len() as i32;
@@ -273,7 +279,10 @@ impl Qp {
     ///
     /// Every request's `wr_cqe` is an entry that stays valid until the request's completion
     /// (success, error or flush) has been delivered.
-    pub(crate) unsafe fn post_send_raw(&self, wrs: &mut [SendWr<'_>]) -> core::result::Result<(), (Error, usize)> {
+    pub(crate) unsafe fn post_send_raw(
+        &self,
+        wrs: &mut [SendWr<'_>],
+    ) -> core::result::Result<(), (Error, usize)> {
         let n = wrs.len();
         if n == 0 {
             return Ok(());

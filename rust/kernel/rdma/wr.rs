@@ -197,7 +197,12 @@ impl<T: WrCompletion> WrPool<T> {
     /// before it detaches the pool.
     pub(crate) fn attach(&self, qp: *mut bindings::ib_qp) -> Result {
         self.qp
-            .compare_exchange(core::ptr::null_mut(), qp, Ordering::AcqRel, Ordering::Acquire)
+            .compare_exchange(
+                core::ptr::null_mut(),
+                qp,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            )
             .map(|_| ())
             .map_err(|_| EBUSY)
     }
@@ -239,7 +244,11 @@ impl<T: WrCompletion> WrPool<T> {
     /// `-EINVAL` (none posted) if the pool is not attached to `qp` or a context number is out of
     /// range; `-ENOMEM` if the send queue is full, `-EINVAL` for a request the QP cannot take,
     /// or the driver's error.
-    pub fn post_send(&self, qp: &Qp, wrs: &mut [SendWr<'_>]) -> core::result::Result<(), (Error, usize)> {
+    pub fn post_send(
+        &self,
+        qp: &Qp,
+        wrs: &mut [SendWr<'_>],
+    ) -> core::result::Result<(), (Error, usize)> {
         self.check(qp).map_err(|e| (e, 0))?;
         for w in wrs.iter_mut() {
             let ctx = self.ctx(w.ctx).map_err(|e| (e, 0))?;
@@ -283,7 +292,12 @@ impl<T: WrCompletion> WrPool<T> {
         let c = self.ctx(ctx)?;
         let raw = Arc::into_raw(mr.shared().clone()).cast_mut();
         if c.mr
-            .compare_exchange(core::ptr::null_mut(), raw, Ordering::AcqRel, Ordering::Acquire)
+            .compare_exchange(
+                core::ptr::null_mut(),
+                raw,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            )
             .is_err()
         {
             // SAFETY: `raw` came from `Arc::into_raw` just above and was not stored.
@@ -299,7 +313,9 @@ impl<T: WrCompletion> WrPool<T> {
         wr.access = FrMr::reg_access(access).bits();
         // SAFETY: `wr` is well formed and carries an entry of this pool, attached to `qp` (see
         // `post_send`); the context holds the `ib_mr` until the completion.
-        let r = to_result(unsafe { bindings::ib_post_send(qp.as_raw(), &wr.wr, core::ptr::null_mut()) });
+        let r = to_result(unsafe {
+            bindings::ib_post_send(qp.as_raw(), &wr.wr, core::ptr::null_mut())
+        });
         if r.is_err() {
             c.release_mr();
         }

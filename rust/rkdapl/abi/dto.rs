@@ -436,7 +436,10 @@ mod tests {
             );
         }
         for bad in [1 << 3, 1 << 31, u32::MAX] {
-            assert_eq!(dto(DtoOp::Send as u32, bad).to_send(&[]).err(), Some(EINVAL));
+            assert_eq!(
+                dto(DtoOp::Send as u32, bad).to_send(&[]).err(),
+                Some(EINVAL)
+            );
         }
         Ok(())
     }
@@ -446,7 +449,14 @@ mod tests {
         for op in SEND_OPS {
             assert_eq!(dto(op as u32, 0).to_send(&[])?.op, op);
         }
-        for bad in [0, DtoOp::Recv as u32, DtoOp::RmrBind as u32, DtoOp::RmrUnbind as u32, 9, u32::MAX] {
+        for bad in [
+            0,
+            DtoOp::Recv as u32,
+            DtoOp::RmrBind as u32,
+            DtoOp::RmrUnbind as u32,
+            9,
+            u32::MAX,
+        ] {
             assert_eq!(dto(bad, 0).to_send(&[]).err(), Some(EINVAL));
         }
         Ok(())
@@ -482,13 +492,19 @@ mod tests {
         }
         // A nonzero remote length must be the IOV's total (here 0 bytes).
         let d = Dto {
-            remote: RmrTriplet { length: 5, ..remote },
+            remote: RmrTriplet {
+                length: 5,
+                ..remote
+            },
             ..dto(DtoOp::RdmaWrite as u32, 0)
         };
         assert_eq!(d.to_send(&[]).err(), Some(EINVAL));
         // A SEND ignores it.
         let d = Dto {
-            remote: RmrTriplet { length: 5, ..remote },
+            remote: RmrTriplet {
+                length: 5,
+                ..remote
+            },
             ..dto(DtoOp::Send as u32, 0)
         };
         assert!(d.to_send(&[]).is_ok());
@@ -504,7 +520,10 @@ mod tests {
             ..dto(DtoOp::RdmaWriteImm as u32, 0)
         };
         let s = d.to_send(&[])?;
-        assert_eq!((s.cookie, s.imm, s.invalidate_rkey), (u64::MAX, 0xdead_beef, 0x1234_5678));
+        assert_eq!(
+            (s.cookie, s.imm, s.invalidate_rkey),
+            (u64::MAX, 0xdead_beef, 0x1234_5678)
+        );
         assert_eq!(s.segs.len(), 0);
         Ok(())
     }
@@ -521,12 +540,24 @@ mod tests {
         // SAFETY: `remote` is NULL (not read) for every call but the last, where it points to
         // a live triplet; no IOV.
         unsafe {
-            assert_eq!(Dto::new(DtoOp::RdmaRead, iov, 0, null, 1, 0).err(), Some(EINVAL));
-            assert_eq!(Dto::new(DtoOp::RdmaWrite, iov, 0, null, 1, 0).err(), Some(EINVAL));
+            assert_eq!(
+                Dto::new(DtoOp::RdmaRead, iov, 0, null, 1, 0).err(),
+                Some(EINVAL)
+            );
+            assert_eq!(
+                Dto::new(DtoOp::RdmaWrite, iov, 0, null, 1, 0).err(),
+                Some(EINVAL)
+            );
             let d = Dto::new(DtoOp::Send, iov, 0, null, 3, 2)?;
-            assert_eq!((d.op, d.flags, d.cookie, d.remote.address), (DtoOp::Send as u32, 2, 3, 0));
+            assert_eq!(
+                (d.op, d.flags, d.cookie, d.remote.address),
+                (DtoOp::Send as u32, 2, 3, 0)
+            );
             let d = Dto::new(DtoOp::RdmaWriteImm, iov, 0, &remote, 4, 0)?;
-            assert_eq!((d.remote.address, d.remote.rkey, d.immediate), (0x2000, 7, 0));
+            assert_eq!(
+                (d.remote.address, d.remote.rkey, d.immediate),
+                (0x2000, 7, 0)
+            );
         }
         Ok(())
     }

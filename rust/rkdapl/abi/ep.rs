@@ -2,19 +2,16 @@
 
 //! C entry points of the EP: create, connect, disconnect, state, query, free.
 
-use super::{
-    handle::Handles,
-    private_data, publish_live, put, Object,
-};
+use super::{handle::Handles, private_data, publish_live, put, Object};
+use crate::{bindings, rdma::cm::SockAddr};
 use crate::{
     ep::{Ep, EpAttr},
     evd::Evd,
     pz::Pz,
 };
-use kernel::{bindings, error::from_result, prelude::*, rdma::cm::SockAddr, sync::Arc};
+use kernel::{error::from_result, prelude::*, sync::Arc};
 
 impl Object for Ep {
-
     /// The handle is reported in the EP's events.
     fn published(&self, handle: usize) {
         self.set_handle(handle);
@@ -136,7 +133,11 @@ pub(crate) fn sockaddr_storage(a: Option<SockAddr>) -> bindings::__kernel_sockad
     match a {
         // SAFETY: `as_ptr` points at `a`'s whole `sockaddr_storage` (`SockAddr` holds one),
         // readable for this call.
-        Some(a) => unsafe { a.as_ptr().cast::<bindings::__kernel_sockaddr_storage>().read() },
+        Some(a) => unsafe {
+            a.as_ptr()
+                .cast::<bindings::__kernel_sockaddr_storage>()
+                .read()
+        },
         // SAFETY: All zeroes is a valid `sockaddr_storage` (family `AF_UNSPEC`).
         None => unsafe { core::mem::zeroed() },
     }

@@ -2,10 +2,7 @@
 
 //! C entry points of the EVD: create, dequeue, wait, upcalls, free.
 
-use super::{
-    handle::Handles,
-    publish, put, Object,
-};
+use super::{handle::Handles, publish, put, Object};
 use crate::{
     evd::{Evd, Event, UpcallFn, UpcallPolicy},
     ia::Ia,
@@ -13,7 +10,6 @@ use crate::{
 use kernel::{error::from_result, prelude::*, sync::Arc};
 
 impl Object for Evd {
-
     /// The handle is reported in the EVD's overflow events.
     fn published(&self, handle: usize) {
         self.set_handle(handle);

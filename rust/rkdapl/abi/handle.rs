@@ -25,8 +25,9 @@
 //! RCU grace period before it gives back the reference and frees the slot, so a lookup that
 //! raced with it (a caller bug, but not a crash) never touches freed memory.
 
+use crate::bindings;
 use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
-use kernel::{bindings, prelude::*, sync::rcu, sync::Arc, types::Opaque};
+use kernel::{prelude::*, sync::rcu, sync::Arc, types::Opaque};
 
 /// A type of rkdapl object a C caller holds a handle to, and the kind its handles carry: each
 /// kind belongs to exactly one type, which is what lets a lookup cast a slot back safely.
@@ -183,7 +184,10 @@ impl Handles {
         )?;
         let raw = KBox::into_raw(slot);
         let mut index = 0u32;
-        let limit = bindings::xa_limit { min: 1, max: u32::MAX };
+        let limit = bindings::xa_limit {
+            min: 1,
+            max: u32::MAX,
+        };
         // SAFETY: The table is initialised; `__xa_alloc` wants the XArray's lock held, and
         // may drop and retake it to allocate with `GFP_KERNEL` (process context).
         let r = unsafe {
@@ -211,7 +215,10 @@ impl Handles {
     /// # Errors
     ///
     /// `-EINVAL` if `handle` is not a live handle of `T`.
-    pub(crate) fn with<T: Handled, R>(handle: *const c_void, f: impl FnOnce(&Arc<T>) -> R) -> Result<R> {
+    pub(crate) fn with<T: Handled, R>(
+        handle: *const c_void,
+        f: impl FnOnce(&Arc<T>) -> R,
+    ) -> Result<R> {
         let g = rcu::read_lock();
         Ok(f(Self::borrow(handle, &g)?))
     }
@@ -223,7 +230,10 @@ impl Handles {
     /// # Errors
     ///
     /// `-EINVAL` if `handle` is not a live handle of `T`.
-    pub(crate) fn borrow<'g, T: Handled>(handle: *const c_void, g: &'g rcu::Guard) -> Result<&'g Arc<T>> {
+    pub(crate) fn borrow<'g, T: Handled>(
+        handle: *const c_void,
+        g: &'g rcu::Guard,
+    ) -> Result<&'g Arc<T>> {
         let _ = g;
         let index = index_of(handle as usize, T::KIND)?;
         let p = load(index);
@@ -267,7 +277,8 @@ impl Handles {
             bindings::xa_lock(xa());
             let p = load(index).cast::<Slot<T>>();
             // The handle first, read without knowing the slot's type (`repr(C)`).
-            let ours = !p.is_null() && (*p.cast::<AtomicUsize>()).load(Ordering::Acquire) == handle as usize;
+            let ours = !p.is_null()
+                && (*p.cast::<AtomicUsize>()).load(Ordering::Acquire) == handle as usize;
             if ours {
                 bindings::__xa_erase(xa(), index);
             }
@@ -296,7 +307,8 @@ impl Handles {
         let mut n = 0usize;
         let mut index = 0usize;
         // SAFETY: The table is initialised; `xa_find` and `xa_find_after` run under RCU.
-        let mut p = unsafe { bindings::xa_find(xa(), &mut index, usize::MAX, bindings::XA_PRESENT) };
+        let mut p =
+            unsafe { bindings::xa_find(xa(), &mut index, usize::MAX, bindings::XA_PRESENT) };
         while !p.is_null() {
             // SAFETY: Entries are `Slot`s, valid in this RCU read section; `handle` is the
             // first field of every `Slot` (`repr(C)`).
@@ -306,7 +318,9 @@ impl Handles {
                 n += 1;
             }
             // SAFETY: As above.
-            p = unsafe { bindings::xa_find_after(xa(), &mut index, usize::MAX, bindings::XA_PRESENT) };
+            p = unsafe {
+                bindings::xa_find_after(xa(), &mut index, usize::MAX, bindings::XA_PRESENT)
+            };
         }
         n
     }
@@ -420,7 +434,10 @@ mod tests {
         assert!(v >> INDEX_SHIFT >= 1);
         assert_eq!(Handles::count(), before + 1);
         assert!(Arc::ptr_eq(&Handles::get::<Evd>(h)?, &e));
-        assert_eq!(Handles::with(h, |x: &Arc<Evd>| Arc::ptr_eq(x, &e)), Ok(true));
+        assert_eq!(
+            Handles::with(h, |x: &Arc<Evd>| Arc::ptr_eq(x, &e)),
+            Ok(true)
+        );
 
         // The same index and generation with another kind's bits, or another generation.
         let as_ep = ((v & !KIND_MASK) | Kind::Ep.code()) as *const c_void;
@@ -452,7 +469,10 @@ mod tests {
         assert!(h2 != h1);
         assert_eq!(Handles::get::<Evd>(h1 as *const c_void).err(), Some(EINVAL));
         assert!(Arc::ptr_eq(&Handles::get::<Evd>(h2 as *const c_void)?, &b));
-        assert!(Arc::ptr_eq(&Handles::remove::<Evd>(h2 as *const c_void)?, &b));
+        assert!(Arc::ptr_eq(
+            &Handles::remove::<Evd>(h2 as *const c_void)?,
+            &b
+        ));
         Ok(())
     }
 }

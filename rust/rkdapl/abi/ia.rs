@@ -2,16 +2,14 @@
 
 //! C entry points of the IA: open (by name, address or netdev), query, ports, async EVD, close.
 
-use super::{
-    handle::Handles,
-    publish, put, Object,
-};
+use super::{handle::Handles, publish, put, Object};
 use crate::{
     adapters,
     evd::Evd,
     ia::{Ia, IaAttr, PortAttr},
 };
-use kernel::{bindings, error::from_result, prelude::*, rdma::cm::SockAddr, rdma::device::Device, sync::Arc};
+use crate::{bindings, rdma::cm::SockAddr, rdma::device::Device};
+use kernel::{error::from_result, prelude::*, sync::Arc};
 
 impl Object for Ia {
     fn unpublished(&self) {

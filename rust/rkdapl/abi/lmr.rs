@@ -3,18 +3,13 @@
 //! C entry points of the LMR: create (over a kernel buffer, pages or a scatterlist), allocate,
 //! DMA sync, free.
 
-use super::{
-    handle::Handles,
-    publish_live, put, Object,
+use super::{handle::Handles, publish_live, put, Object};
+use crate::{
+    bindings,
+    rdma::{device::Device, mr::DmaRegion},
 };
 use crate::{lmr::Lmr, pz::Pz};
-use kernel::{
-    bindings,
-    error::from_result,
-    prelude::*,
-    rdma::{device::Device, mr::DmaRegion},
-    sync::Arc,
-};
+use kernel::{error::from_result, prelude::*, sync::Arc};
 
 impl Object for Lmr {
     /// A new LMR is not busy: its free is not refused.

@@ -31,9 +31,10 @@ pub(crate) mod trace;
 
 pub(crate) use consumer::ConsumerWatch;
 
+use crate::rdma::device::Device;
 use crate::{evd::MAX_PRIVATE_DATA, ia::Ia};
 use handle::Handles;
-use kernel::{prelude::*, rdma::device::Device, sync::Arc};
+use kernel::{prelude::*, sync::Arc};
 
 /// An rkdapl object that a C create call hands out a handle for.
 pub(crate) trait Object: handle::Handled {
@@ -166,7 +167,10 @@ mod tests {
             assert_eq!(private_data(core::ptr::null(), 0)?.len(), 0);
             assert_eq!(private_data(p, 0)?.len(), 0);
             assert_eq!(private_data(core::ptr::null(), 1).err(), Some(EINVAL));
-            assert_eq!(private_data(p, MAX_PRIVATE_DATA as u32 + 1).err(), Some(EINVAL));
+            assert_eq!(
+                private_data(p, MAX_PRIVATE_DATA as u32 + 1).err(),
+                Some(EINVAL)
+            );
             assert_eq!(private_data(p, u32::MAX).err(), Some(EINVAL));
             let v = private_data(p, MAX_PRIVATE_DATA as u32)?;
             assert_eq!(v.len(), 56);

@@ -2,20 +2,17 @@
 
 //! C entry points of the PSP (create, free) and of the CRs it receives (accept, reject).
 
-use super::{
-    handle::Handles,
-    private_data, publish_live, put, Object,
-};
+use super::{handle::Handles, private_data, publish_live, put, Object};
+use crate::bindings;
 use crate::{
     ep::Ep,
     evd::Evd,
     ia::Ia,
     psp::{Cr, CrPublisher, Psp},
 };
-use kernel::{bindings, error::from_result, prelude::*, sync::Arc};
+use kernel::{error::from_result, prelude::*, sync::Arc};
 
 impl Object for Psp {
-
     fn unpublished(&self) {
         self.free();
     }

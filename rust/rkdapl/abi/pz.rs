@@ -2,10 +2,7 @@
 
 //! C entry points of the PZ: create and free.
 
-use super::{
-    handle::Handles,
-    publish_live, Object,
-};
+use super::{handle::Handles, publish_live, Object};
 use crate::{ia::Ia, pz::Pz};
 use kernel::{error::from_result, prelude::*, sync::Arc};
 

@@ -74,5 +74,9 @@ pub(crate) fn owner_gone(name: &CStr) {
         pzs,
         evds
     );
-    pr_debug!("{}: {} handle(s) ended\n", name.to_str().unwrap_or("?"), ended);
+    pr_debug!(
+        "{}: {} handle(s) ended\n",
+        name.to_str().unwrap_or("?"),
+        ended
+    );
 }

@@ -2,10 +2,7 @@
 
 //! C entry points of the RMR: create, bind, unbind, free.
 
-use super::{
-    handle::Handles,
-    publish_live, put, Object,
-};
+use super::{handle::Handles, publish_live, put, Object};
 use crate::{ep::Ep, lmr::Lmr, pz::Pz, rmr::Rmr};
 use kernel::{error::from_result, prelude::*, sync::Arc};
 

@@ -13,11 +13,11 @@
 //! returns, so before any ib_client callback, C entry point or Rust API call can run.
 
 use crate::ia::Ia;
+use crate::rdma::device::Device;
 use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::{
     debugfs::Dir,
     prelude::*,
-    rdma::device::Device,
     sync::{aref::ARef, Arc},
 };
 

@@ -8,8 +8,8 @@
 //! the kernel crate's bindings), each wrapper here tests the tracepoint's static key first, so
 //! a disabled event costs one load and branch, no call.
 
+use crate::bindings;
 use kernel::{
-    bindings,
     ffi::{c_char, c_int},
     prelude::*,
 };
@@ -31,9 +31,7 @@ macro_rules! enabled {
     ($tp:ident) => {
         // SAFETY: The tracepoint is a static defined in rkdapl_trace.c (this module); reading
         // its static key is always allowed.
-        unsafe {
-            kernel::jump_label::static_branch_unlikely!($tp, bindings::tracepoint, key)
-        }
+        unsafe { kernel::jump_label::static_branch_unlikely!($tp, bindings::tracepoint, key) }
     };
 }
 

@@ -3,8 +3,9 @@
 //! The interface adapter: an open RDMA device.
 
 use super::{Evd, IaAttr, PortAttr, SockAddr};
+use crate::rdma::device::Device;
 use crate::{adapters, ia};
-use kernel::{prelude::*, rdma::device::Device, str::CString, sync::Arc};
+use kernel::{prelude::*, str::CString, sync::Arc};
 
 /// An interface adapter: an open RDMA device (`rkdapl_ia_open`, DAT's `dat_ia_open`). Closed
 /// when dropped (`rkdapl_ia_close`); the objects made on it keep it, and its device, until they

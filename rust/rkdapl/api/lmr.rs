@@ -96,7 +96,11 @@ impl Lmr {
     /// `len` bytes at `off`, as a segment of a DTO (checked when posted). Any context.
     #[inline]
     pub fn segment(&self, off: u64, len: u64) -> Segment<'_> {
-        Segment { lmr: self, off, len }
+        Segment {
+            lmr: self,
+            off,
+            len,
+        }
     }
 
     /// Copies `data` to offset `off` and makes it visible to the device

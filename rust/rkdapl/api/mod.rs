@@ -49,6 +49,7 @@ mod psp;
 mod pz;
 mod rmr;
 
+pub use crate::rdma::cm::SockAddr;
 pub use crate::{
     ep::{EpAttr, EpState},
     evd::{EventType, UpcallPolicy, MAX_PRIVATE_DATA, TIMEOUT_INFINITE},
@@ -60,7 +61,6 @@ pub use ep::{Ep, EpParam};
 pub use evd::Evd;
 pub use event::{DtoOp, DtoStatus, Event};
 pub use ia::Ia;
-pub use kernel::rdma::cm::SockAddr;
 pub use lmr::Lmr;
 pub use post::{Dto, DtoFlags, Op, Segment};
 pub use psp::{Cr, CrParam, Psp};

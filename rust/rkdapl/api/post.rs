@@ -101,7 +101,9 @@ impl Ep {
         let ep = &self.0;
         let segs = |d| segments(ep, d);
         if let [d] = dtos {
-            return ep.post_one(|| segs(d), |s| Ok(send_dto(d, s))).map_err(|e| (e, 0));
+            return ep
+                .post_one(|| segs(d), |s| Ok(send_dto(d, s)))
+                .map_err(|e| (e, 0));
         }
         ep.post_dtos(
             dtos.len(),

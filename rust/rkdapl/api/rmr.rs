@@ -72,7 +72,9 @@ impl Rmr {
         ep: &Ep,
         cookie: u64,
     ) -> Result<RemoteRegion> {
-        let (rkey, address) = self.0.bind(&ep.0, lmr.0.lmr(), off, len, privileges, cookie)?;
+        let (rkey, address) = self
+            .0
+            .bind(&ep.0, lmr.0.lmr(), off, len, privileges, cookie)?;
         Ok(RemoteRegion {
             address,
             rkey,

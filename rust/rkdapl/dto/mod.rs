@@ -36,11 +36,8 @@ pub(crate) const MAX_WR_PER_DTO: u32 = 8;
 pub(crate) use ring::{DtoRing, KeepAlive, QpOwner, RingShared};
 pub(crate) use stats::DtoStats;
 
-use kernel::{
-    prelude::*,
-    rdma::cq::{Wc, WcStatus},
-    sync::Arc,
-};
+use crate::rdma::cq::{Wc, WcStatus};
+use kernel::{prelude::*, sync::Arc};
 
 use crate::lmr::Lmr;
 
@@ -202,7 +199,12 @@ impl<'a> Segment<'a> {
     /// # Errors
     ///
     /// `-EXDEV` for an LMR of another PZ, `-ERANGE` for a range outside it.
-    pub(crate) fn new(lmr: &'a Arc<Lmr>, offset: u64, length: u64, pz: &Arc<crate::pz::Pz>) -> Result<Segment<'a>> {
+    pub(crate) fn new(
+        lmr: &'a Arc<Lmr>,
+        offset: u64,
+        length: u64,
+        pz: &Arc<crate::pz::Pz>,
+    ) -> Result<Segment<'a>> {
         if !Arc::ptr_eq(&lmr.pz, pz) {
             return Err(EXDEV);
         }
@@ -253,4 +255,3 @@ pub(crate) struct SendDto<'a> {
     pub(crate) cookie: u64,
     pub(crate) flags: DtoFlags,
 }
-

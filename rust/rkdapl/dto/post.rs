@@ -2,30 +2,29 @@
 
 //! The post calls of a DTO ring: SGEs from LMR segments, work requests, `ib_post_send()`.
 //!
-//! Posting goes through the ring's context pool ([`kernel::rdma::wr::WrPool`]), which the RDMA
+//! Posting goes through the ring's context pool ([`crate::rdma::wr::WrPool`]), which the RDMA
 //! layer keeps until the QP is drained. The SGEs borrow the LMRs' regions under one RCU read
 //! section for the whole call (device removal unmaps a region only after an RCU grace period),
 //! and each context holds its LMRs busy until it finishes, so the memory stays mapped while
 //! the device uses it.
 
+use super::KeepAlive;
 use super::{
     ring::{RingCore, Slot},
     DtoOp, DtoRing, DtoStatus, OneOrMore, Segment, SendDto, MAX_WR_PER_DTO,
 };
-use super::KeepAlive;
 use crate::abi::trace;
+use crate::rdma::{
+    mr::FrMr,
+    qp::{Qp, SendFlags, SendOp, SendWr},
+    wr::Sge,
+    Access,
+};
 use core::sync::atomic::Ordering;
 use kernel::{
     prelude::*,
-    rdma::{
-        mr::FrMr,
-        qp::{Qp, SendFlags, SendOp, SendWr},
-        wr::Sge,
-        Access,
-    },
     sync::{rcu, Arc},
 };
-
 
 /// A DTO whose context is taken and armed, ready for its work requests.
 struct Prepared<'a> {
@@ -42,7 +41,14 @@ struct Prepared<'a> {
 }
 
 /// Fills slot `s` for a DTO: what its completion reports, and the LMRs it keeps busy.
-fn arm(s: &mut Slot, op: DtoOp, cookie: u64, len: u64, segs: &[Segment<'_>], suppress: bool) -> Result {
+fn arm(
+    s: &mut Slot,
+    op: DtoOp,
+    cookie: u64,
+    len: u64,
+    segs: &[Segment<'_>],
+    suppress: bool,
+) -> Result {
     s.op = op;
     s.cookie = cookie;
     s.len = len;
@@ -56,7 +62,11 @@ fn arm(s: &mut Slot, op: DtoOp, cookie: u64, len: u64, segs: &[Segment<'_>], sup
 
 /// The SGEs of `segs`, borrowing the regions for the RCU read section `g`. Allocates only
 /// for more than one SGE.
-fn sges<'a>(segs: &'a [Segment<'_>], need_write: bool, g: &'a rcu::Guard) -> Result<(OneOrMore<Sge<'a>>, u64)> {
+fn sges<'a>(
+    segs: &'a [Segment<'_>],
+    need_write: bool,
+    g: &'a rcu::Guard,
+) -> Result<(OneOrMore<Sge<'a>>, u64)> {
     let mut sges = OneOrMore::Empty;
     let mut total = 0u64;
     for s in segs {
@@ -65,12 +75,13 @@ fn sges<'a>(segs: &'a [Segment<'_>], need_write: bool, g: &'a rcu::Guard) -> Res
         }
         // The region stays mapped while the DTO runs: device removal unmaps it only after
         // draining every EP of the device.
-        s.lmr.region.try_access_with_guard(g).ok_or(ENODEV)?.for_each_sge(
-            s.offset,
-            s.length,
-            s.lmr.lkey(),
-            |sge| sges.push(sge, GFP_ATOMIC),
-        )?;
+        s.lmr
+            .region
+            .try_access_with_guard(g)
+            .ok_or(ENODEV)?
+            .for_each_sge(s.offset, s.length, s.lmr.lkey(), |sge| {
+                sges.push(sge, GFP_ATOMIC)
+            })?;
         total = total.checked_add(s.length).ok_or(EINVAL)?;
     }
     if total > u64::from(u32::MAX) {
@@ -91,7 +102,10 @@ fn inline_sges<'a>(
     max_sge: usize,
     g: &'a rcu::Guard,
 ) -> Result<Option<(OneOrMore<Sge<'a>>, u64, bool)>> {
-    let total = segs.iter().map(|s| s.length).fold(0u64, u64::saturating_add);
+    let total = segs
+        .iter()
+        .map(|s| s.length)
+        .fold(0u64, u64::saturating_add);
     if total == 0 || total > u64::from(max_inline) || segs.len() > max_sge {
         return Ok(None);
     }
@@ -100,7 +114,10 @@ fn inline_sges<'a>(
         if s.lmr.cpu_addr.is_none() {
             return Ok(None);
         }
-        if s.offset.checked_add(s.length).is_none_or(|end| end > s.lmr.len) {
+        if s.offset
+            .checked_add(s.length)
+            .is_none_or(|end| end > s.lmr.len)
+        {
             return Err(ERANGE);
         }
     }
@@ -111,13 +128,21 @@ fn inline_sges<'a>(
         // reads the bytes now: make what the device wrote there (a RECV or READ being
         // forwarded) visible first, where the device needs it; `sync_inline_back` returns the
         // range afterwards (here, if the DTO fails on the way).
-        let step = s.lmr.region.try_access_with_guard(g).ok_or(ENODEV).and_then(|region| {
-            if region.needs_sync() {
-                region.sync_for_cpu(s.offset, s.length);
-                synced = true;
-            }
-            sges.push(region.inline_sge(s.offset, s.length, s.lmr.lkey())?, GFP_ATOMIC)
-        });
+        let step = s
+            .lmr
+            .region
+            .try_access_with_guard(g)
+            .ok_or(ENODEV)
+            .and_then(|region| {
+                if region.needs_sync() {
+                    region.sync_for_cpu(s.offset, s.length);
+                    synced = true;
+                }
+                sges.push(
+                    region.inline_sge(s.offset, s.length, s.lmr.lkey())?,
+                    GFP_ATOMIC,
+                )
+            });
         if let Err(e) = step {
             if synced {
                 sync_inline_back(segs.get(..=i).unwrap_or(segs));
@@ -169,7 +194,10 @@ impl DtoRing {
     ) -> Result<Prepared<'a>> {
         let max_sge = (self.max_sge as usize).max(1);
         let one_wr = matches!(d.op, DtoOp::Send | DtoOp::SendInvalidate);
-        let rdma = matches!(d.op, DtoOp::RdmaWrite | DtoOp::RdmaWriteImm | DtoOp::RdmaRead);
+        let rdma = matches!(
+            d.op,
+            DtoOp::RdmaWrite | DtoOp::RdmaWriteImm | DtoOp::RdmaRead
+        );
         if !(one_wr || rdma) || rdma != d.remote.is_some() {
             return Err(EINVAL);
         }
@@ -234,7 +262,13 @@ impl DtoRing {
     /// the fence; all but the last complete only in error. Inlined: built in place, the work
     /// request is not copied (`make profile`: 71 instructions per DTO as a call).
     #[inline(always)]
-    fn wr<'a>(d: &SendDto<'_>, p: &Prepared<'a>, i: usize, chunk: &'a [Sge<'a>], at: u64) -> SendWr<'a> {
+    fn wr<'a>(
+        d: &SendDto<'_>,
+        p: &Prepared<'a>,
+        i: usize,
+        chunk: &'a [Sge<'a>],
+        at: u64,
+    ) -> SendWr<'a> {
         let last = i + 1 == p.nwr as usize;
         let mut flags = if p.signalled && last {
             SendFlags::SIGNALED
@@ -271,7 +305,12 @@ impl DtoRing {
     /// Appends the work requests of the prepared DTO `p` (described by `d`) to `wrs`. Large
     /// RDMA DTOs are split into work requests of `max_sge` SGEs, each at its offset of the
     /// remote range.
-    fn push_wrs<'a>(&self, d: &SendDto<'_>, p: &'a Prepared<'a>, wrs: &mut OneOrMore<SendWr<'a>>) -> Result {
+    fn push_wrs<'a>(
+        &self,
+        d: &SendDto<'_>,
+        p: &'a Prepared<'a>,
+        wrs: &mut OneOrMore<SendWr<'a>>,
+    ) -> Result {
         let max_sge = (self.max_sge as usize).max(1);
         let sges = p.sges.as_slice();
         let mut at = 0u64;
@@ -339,7 +378,10 @@ impl DtoRing {
             _ => return None,
         };
         let one_wr = matches!(d.op, DtoOp::Send | DtoOp::SendInvalidate);
-        let rdma = matches!(d.op, DtoOp::RdmaWrite | DtoOp::RdmaWriteImm | DtoOp::RdmaRead);
+        let rdma = matches!(
+            d.op,
+            DtoOp::RdmaWrite | DtoOp::RdmaWriteImm | DtoOp::RdmaRead
+        );
         let fail = |c: &mut RingCore, e: Error| {
             let _ = self.account(c, d.op, d.cookie, Err(e));
             Some(Err((e, 0)))
@@ -364,7 +406,8 @@ impl DtoRing {
                 if s.lmr.privileges & crate::lmr::MEM_LOCAL_WRITE == 0 {
                     return fail(c, EACCES);
                 }
-            } else if s.length != 0 && s.length <= u64::from(max_inline) && s.lmr.cpu_addr.is_some() {
+            } else if s.length != 0 && s.length <= u64::from(max_inline) && s.lmr.cpu_addr.is_some()
+            {
                 // See `inline_sges`.
                 match region.inline_sge(s.offset, s.length, s.lmr.lkey()) {
                     Ok(x) => {
@@ -404,7 +447,14 @@ impl DtoRing {
             }
         };
         let armed = match c.slot(idx) {
-            Some(s) => arm(s, d.op, d.cookie, seg.map_or(0, |s| s.length), d.segs, d.flags.suppress),
+            Some(s) => arm(
+                s,
+                d.op,
+                d.cookie,
+                seg.map_or(0, |s| s.length),
+                d.segs,
+                d.flags.suppress,
+            ),
             None => Err(EINVAL),
         };
         if let Err(e) = armed {
@@ -459,7 +509,10 @@ impl DtoRing {
     /// With `flags.suppress` a successful DTO reports no event; a DTO of one work request is
     /// then posted unsignalled (see the module documentation). SENDs and RDMA WRITEs of at
     /// most the QP's inline capacity over virtually contiguous LMRs are posted inline.
-    pub(crate) fn post_chain(&self, dtos: &[SendDto<'_>]) -> core::result::Result<(), (Error, usize)> {
+    pub(crate) fn post_chain(
+        &self,
+        dtos: &[SendDto<'_>],
+    ) -> core::result::Result<(), (Error, usize)> {
         let mut guard = self.shared().q.lock();
         let st = &mut *guard;
         if !st.connected {

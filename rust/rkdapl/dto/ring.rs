@@ -11,7 +11,15 @@
 //! completion handler holds it to record a completion and to take a finished DTO out. Events
 //! are delivered and references dropped after it is released (an upcall may post again).
 
-use super::{DtoOp, DtoStats, DtoStatus, OneOrMore, EVENT_INVALIDATED, EVENT_RDMA_WRITE_IMM, EVENT_WITH_IMM};
+use super::{
+    DtoOp, DtoStats, DtoStatus, OneOrMore, EVENT_INVALIDATED, EVENT_RDMA_WRITE_IMM, EVENT_WITH_IMM,
+};
+use crate::rdma::{
+    cm::{CmHandler, CmId},
+    cq::{Wc, WcOpcode},
+    qp::Qp,
+    wr::{WrCompletion, WrPool},
+};
 use crate::{
     abi::trace,
     evd::{Evd, Event, EventType},
@@ -22,12 +30,6 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 use kernel::{
     new_spinlock_irq,
     prelude::*,
-    rdma::{
-        cm::{CmHandler, CmId},
-        cq::{Wc, WcOpcode},
-        qp::Qp,
-        wr::{WrCompletion, WrPool},
-    },
     sync::{Arc, SpinLockIrq},
 };
 
@@ -101,7 +103,13 @@ impl Slot {
             self.status = status;
         }
         if status != DtoStatus::Flushed {
-            trace::log_dto_error(ep_id, self.op as u32, self.cookie, status as i32, wc.status_raw());
+            trace::log_dto_error(
+                ep_id,
+                self.op as u32,
+                self.cookie,
+                status as i32,
+                wc.status_raw(),
+            );
         }
     }
 }
@@ -212,7 +220,11 @@ impl RingCore {
     pub(super) fn unsignalled(&mut self, suppress: bool, nwr: u32) -> bool {
         let unsignalled =
             suppress && nwr == 1 && (self.unsignalled_run as usize + 1) < self.slots.len() / 2;
-        self.unsignalled_run = if unsignalled { self.unsignalled_run + 1 } else { 0 };
+        self.unsignalled_run = if unsignalled {
+            self.unsignalled_run + 1
+        } else {
+            0
+        };
         unsignalled
     }
 }
@@ -259,7 +271,11 @@ impl RingShared {
                 let nwr = core::mem::replace(&mut s.nwr, 0);
                 let lmrs = core::mem::replace(&mut s.lmrs, OneOrMore::Empty);
                 let rmr = s.rmr.take();
-                let len = if s.status == DtoStatus::Success { s.len } else { 0 };
+                let len = if s.status == DtoStatus::Success {
+                    s.len
+                } else {
+                    0
+                };
                 let (op, status, cookie) = (s.op, s.status, s.cookie);
                 let silent = s.silent || (s.suppress && status == DtoStatus::Success);
                 let ev = (!silent).then(|| {
@@ -312,7 +328,11 @@ impl WrCompletion for RingShared {
             return;
         }
         // The flags of a failed completion are undefined (IB spec 11.4.2.1).
-        let inv_rkey = if wc.is_ok() { wc.invalidated_rkey() } else { None };
+        let inv_rkey = if wc.is_ok() {
+            wc.invalidated_rkey()
+        } else {
+            None
+        };
         if let (Some(rkey), Some(pz)) = (inv_rkey, self.pz.as_ref()) {
             // The device invalidated the rkey before completing the RECV; end the grant first,
             // so that a consumer seeing the event finds the RMR unbound. Completions run in

@@ -41,7 +41,9 @@ impl DtoStats {
     pub(crate) fn in_flight(&self) -> u64 {
         let mut n = 0u64;
         for i in 0..self.posted.len() {
-            n = n.wrapping_add(self.posted[i]).wrapping_sub(self.completed[i]);
+            n = n
+                .wrapping_add(self.posted[i])
+                .wrapping_sub(self.completed[i]);
         }
         n
     }

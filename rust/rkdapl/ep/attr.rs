@@ -3,7 +3,8 @@
 //! An EP's attributes: what the consumer asks for, resolved against the device's limits.
 
 use crate::dto::MAX_WR_PER_DTO;
-use kernel::{prelude::*, rdma::device::DeviceAttrs};
+use crate::rdma::device::DeviceAttrs;
+use kernel::prelude::*;
 
 /// Endpoint attributes (the first part of `struct rkdapl_ep_attr`, DAT's `DAT_EP_ATTR`); zero
 /// fields take defaults. `include/rkdapl.h` says what each means and its limits.
@@ -73,7 +74,9 @@ impl EpAttr {
 
     /// Send-queue depth in work requests on a device with limits `a` (resolved attributes).
     pub(crate) fn sq_depth(&self, a: &DeviceAttrs) -> u32 {
-        (self.max_request_dtos * MAX_WR_PER_DTO).min(a.max_qp_wr).min(a.max_cqe)
+        (self.max_request_dtos * MAX_WR_PER_DTO)
+            .min(a.max_qp_wr)
+            .min(a.max_cqe)
     }
 
     /// The RDMA READ limits to offer (responder resources, initiator depth): the EP's, at

@@ -14,8 +14,9 @@ mod tests {
         attr::{DEFAULT_DTOS, DEFAULT_IOV},
         Ep, EpAttr,
     };
+    use crate::rdma::device::DeviceAttrs;
     use crate::{dto::MAX_WR_PER_DTO, evd::EventType, ia::IaAttr};
-    use kernel::{prelude::*, rdma::device::DeviceAttrs};
+    use kernel::prelude::*;
 
     /// Limits of a roomy device (Soft-RoCE's order of magnitude).
     fn dev() -> DeviceAttrs {
@@ -187,7 +188,10 @@ mod tests {
         let mut d = dev();
         let ia = IaAttr::of_device(&d, b"rxe0");
         let a = maxima(&ia);
-        assert_eq!(fields(&a.resolve(&d)?), [4096, 4096, 32, 32, 128, 128, 7, 7]);
+        assert_eq!(
+            fields(&a.resolve(&d)?),
+            [4096, 4096, 32, 32, 128, 128, 7, 7]
+        );
         let more = |mut a: EpAttr| {
             a.max_recv_dtos += 1;
             a
@@ -234,12 +238,21 @@ mod tests {
     #[test]
     fn cm_timeouts_become_timed_out_events() {
         let t = ETIMEDOUT.to_errno();
-        assert_eq!(Ep::timeout_or(t, EventType::Unreachable), EventType::TimedOut);
-        assert_eq!(Ep::timeout_or(-t, EventType::Unreachable), EventType::Unreachable);
+        assert_eq!(
+            Ep::timeout_or(t, EventType::Unreachable),
+            EventType::TimedOut
+        );
+        assert_eq!(
+            Ep::timeout_or(-t, EventType::Unreachable),
+            EventType::Unreachable
+        );
         assert_eq!(
             Ep::timeout_or(ECONNREFUSED.to_errno(), EventType::NonPeerRejected),
             EventType::NonPeerRejected
         );
-        assert_eq!(Ep::timeout_or(0, EventType::Unreachable), EventType::Unreachable);
+        assert_eq!(
+            Ep::timeout_or(0, EventType::Unreachable),
+            EventType::Unreachable
+        );
     }
 }

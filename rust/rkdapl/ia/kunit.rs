@@ -10,7 +10,7 @@ use kernel::prelude::kunit_tests;
 mod tests {
     use super::super::IaAttr;
     use crate::evd::MAX_EVD_QLEN;
-    use kernel::rdma::device::DeviceAttrs;
+    use crate::rdma::device::DeviceAttrs;
 
     /// Limits of a roomy device (Soft-RoCE's order of magnitude), each field distinct.
     fn dev() -> DeviceAttrs {
@@ -49,7 +49,10 @@ mod tests {
     fn limits_come_from_the_device() {
         let a = IaAttr::of_device(&dev(), b"rxe0");
         assert_eq!(MAX_EVD_QLEN, 65536);
-        assert_eq!(fields(&a), (1 << 40, [4096, 30, 128, 64, 512, 65536, 56, 0]));
+        assert_eq!(
+            fields(&a),
+            (1 << 40, [4096, 30, 128, 64, 512, 65536, 56, 0])
+        );
         // Fewer receive SGEs than RDMA READ ones: those.
         let mut d = dev();
         d.max_recv_sge = 3;

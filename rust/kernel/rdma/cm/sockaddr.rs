@@ -88,13 +88,16 @@ impl SockAddr {
 impl core::fmt::Display for SockAddr {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         // SAFETY: Every `sockaddr` starts with its family; the storage always holds one.
-        let family = u32::from(unsafe { (*(&raw const self.0).cast::<bindings::sockaddr>()).sa_family });
+        let family =
+            u32::from(unsafe { (*(&raw const self.0).cast::<bindings::sockaddr>()).sa_family });
         match family {
             bindings::AF_INET => {
                 // SAFETY: The family says the storage holds a `sockaddr_in`; the storage is
                 // large and aligned enough for any family.
                 let ip = u32::from_be(unsafe {
-                    (*(&raw const self.0).cast::<bindings::sockaddr_in>()).sin_addr.s_addr
+                    (*(&raw const self.0).cast::<bindings::sockaddr_in>())
+                        .sin_addr
+                        .s_addr
                 });
                 let [a0, a1, a2, a3] = ip.to_be_bytes();
                 write!(f, "{a0}.{a1}.{a2}.{a3}:{}", self.port())
@@ -102,7 +105,10 @@ impl core::fmt::Display for SockAddr {
             bindings::AF_INET6 => {
                 // SAFETY: The family says the storage holds a `sockaddr_in6` (as above).
                 let b = unsafe {
-                    (*(&raw const self.0).cast::<bindings::sockaddr_in6>()).sin6_addr.in6_u.u6_addr8
+                    (*(&raw const self.0).cast::<bindings::sockaddr_in6>())
+                        .sin6_addr
+                        .in6_u
+                        .u6_addr8
                 };
                 write!(f, "[")?;
                 for i in 0..8 {

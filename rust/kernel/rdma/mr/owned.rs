@@ -10,8 +10,8 @@
 use super::DmaRegion;
 use crate::{
     page::{Page, PAGE_SIZE},
-    rdma::device::Device,
     prelude::*,
+    rdma::device::Device,
     sync::Arc,
 };
 use core::ptr::NonNull;
@@ -35,10 +35,7 @@ enum Memory {
         _vec: Bytes,
     },
     /// Pages, with the memory starting `offset` bytes into the first.
-    Pages {
-        pages: KVec<Page>,
-        offset: usize,
-    },
+    Pages { pages: KVec<Page>, offset: usize },
 }
 
 /// The memory a region owns.
@@ -117,11 +114,7 @@ impl CpuAccess {
                 // `self.mem` keeps; no other CPU access runs now (`&mut self`, type invariant);
                 // `data` is another allocation, so the two do not overlap.
                 unsafe {
-                    core::ptr::copy_nonoverlapping(
-                        data.as_ptr(),
-                        at.as_ptr().add(off),
-                        data.len(),
-                    )
+                    core::ptr::copy_nonoverlapping(data.as_ptr(), at.as_ptr().add(off), data.len())
                 }
             }
             Memory::Pages { pages, offset } => {

@@ -51,7 +51,8 @@ mod tests {
         let c = &mut q.core;
         let v = f(c);
         let n = c.slots.len() as u64;
-        let (head, tail, head_idx, tail_idx, wr_free) = (c.head, c.tail, c.head_idx, c.tail_idx, c.wr_free);
+        let (head, tail, head_idx, tail_idx, wr_free) =
+            (c.head, c.tail, c.head_idx, c.tail_idx, c.wr_free);
         let mut ok = tail <= head && head - tail <= n;
         let mut idx = tail_idx;
         let mut nwr = u64::from(wr_free);
@@ -222,7 +223,10 @@ mod tests {
                 )
             })
         })?;
-        assert_eq!(fields, Some((3, 1, DtoStatus::Success, false, false, 0, 0, 0)));
+        assert_eq!(
+            fields,
+            Some((3, 1, DtoStatus::Success, false, false, 0, 0, 0))
+        );
         r.reap_all();
         assert_eq!(cookies(&e)?[..], [2, 3]);
         Ok(())
@@ -332,7 +336,10 @@ mod tests {
         while let Ok(ev) = e.dequeue() {
             assert_eq!(ev.ep, EP);
             let t = (ev.kind, ev.cookie, ev.status, ev.op, ev.transferred_length);
-            got.push((t, (ev.immediate, ev.flags, ev.invalidated_rkey)), GFP_KERNEL)?;
+            got.push(
+                (t, (ev.immediate, ev.flags, ev.invalidated_rkey)),
+                GFP_KERNEL,
+            )?;
         }
         let (dto, bind) = (EventType::DtoCompletion, EventType::RmrBindCompletion);
         let (send_op, bind_op, recv_op, write_op) = (1, 5, 2, 3);
@@ -342,7 +349,10 @@ mod tests {
                 ((dto, 2, DtoStatus::Flushed as i32, send_op, 0), (0, 0, 0)),
                 ((bind, 4, 0, bind_op, 40), (0, 0, 0)),
                 ((dto, 5, 0, recv_op, 50), (0xabcd, 5, 0x1234)),
-                ((dto, 6, DtoStatus::RemoteAccess as i32, write_op, 0), (0, 0, 0)),
+                (
+                    (dto, 6, DtoStatus::RemoteAccess as i32, write_op, 0),
+                    (0, 0, 0)
+                ),
             ]
         );
         // Counted whether reported or not: two errors (the silent one's too), one flushed.

@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! KUnit suite `rust_kernel_rdma`: the layer's value types, without a device (access and send
+//! flags, socket addresses). It runs where the layer is built: at boot when the layer is part of
+//! the kernel crate, when the module is loaded when a module carries it.
+
+use crate::prelude::kunit_tests;
+
+#[kunit_tests(rust_kernel_rdma)]
+mod tests {
+    use super::super::{cm::SockAddr, qp::SendFlags, Access};
+
+    #[test]
+    fn access_flags_combine() {
+        let a = Access::REMOTE_READ | Access::REMOTE_WRITE;
+        assert!(a.contains(Access::REMOTE_READ));
+        assert!(a.contains(Access::REMOTE_WRITE));
+        assert!(!a.contains(Access::LOCAL_WRITE));
+        assert!(!Access::empty().contains(Access::REMOTE_WRITE));
+        assert_eq!(Access::empty().bits(), 0);
+        assert_ne!(Access::LOCAL_WRITE.bits(), Access::REMOTE_WRITE.bits());
+    }
+
+    #[test]
+    fn send_flags_combine() {
+        let f = SendFlags::SIGNALED | SendFlags::FENCE;
+        assert!(f.contains(SendFlags::SIGNALED));
+        assert!(f.contains(SendFlags::FENCE));
+        assert!(!f.contains(SendFlags::INLINE));
+        assert!(SendFlags::empty().contains(SendFlags::empty()));
+        assert_eq!(SendFlags::empty().bits(), 0);
+    }
+
+    #[test]
+    fn sockaddr_round_trip() {
+        let a = SockAddr::ipv4(0x0a4d_0001, 7471); // 10.77.0.1:7471
+        assert_eq!(a.port(), 7471);
+        // SAFETY: `as_ptr` points at the valid `sockaddr_in` in `a`.
+        let b = unsafe { SockAddr::from_raw(a.as_ptr()) }.unwrap();
+        assert_eq!(b.port(), 7471);
+        // SAFETY: NULL is refused before anything is read.
+        assert!(unsafe { SockAddr::from_raw(core::ptr::null()) }.is_err());
+    }
+}

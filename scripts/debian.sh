@@ -1,0 +1,191 @@
+#!/bin/bash
+# rkdapl for Debian's stock kernel: the pinned linux-image 7.3.4+deb13-amd64 of trixie-backports.
+#
+#   scripts/debian.sh kernel          fetch the pinned .debs, make the trixie toolchain chroot and
+#                                     the prepared source tree (modules_prepare); print the cache dir
+#   scripts/debian.sh modules         build rkdapl.ko, the samples and the selftest modules of this
+#                                     worktree for that kernel, into out/debian/ (prints that dir)
+#   scripts/debian.sh install         copy out/debian/*.ko to /lib/modules/$KREL/extra and depmod
+#
+# Debian built this kernel with trixie's rustc 1.85.1. A Rust module must be compiled by the same
+# rustc build (the `core` and `kernel` crate hashes in the kernel's Rust symbol names depend on the
+# exact compiler), so the toolchain lives in a trixie chroot under the cache, made with trixie's
+# own debootstrap; nothing of the host changes. The kernel's Rust metadata (rust/*.rmeta) is not in
+# any package: Debian's linux-source with the .config of linux-headers is prepared
+# (`make modules_prepare`), and Debian's Module.symvers and vmlinux replace the local ones so that
+# modpost checks against the real exports and module BTF matches the kernel's.
+#
+# The kernel has no MODVERSIONS: a module must match its exact build. So the package version is
+# pinned below and the downloaded .debs stay in the cache (trixie-backports keeps only the newest
+# version); when the pinned version can no longer be fetched, or the chroot's rustc is not the one
+# the kernel was built with, this script says so and stops.
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+top=$(cd "$(dirname "$0")/.." && pwd)
+
+KREL=7.3.4+deb13-amd64      # uname -r of the stock kernel
+PKGVER=7.3.4-1~bpo13+1      # the Debian package version it comes from
+KSRC=7.3                    # linux-source-$KSRC
+PKGS=(linux-binary-$KREL linux-modules-$KREL linux-headers-$KREL linux-headers-${KREL%-amd64}-common
+      linux-source-$KSRC)
+TOOLCHAIN=(make gcc-14 gcc libc6-dev bc bison flex libelf-dev libssl-dev dwarves python3 xz-utils
+	kmod cpio perl binutils openssl rustc rust-src bindgen libclang-19-dev clang-19)
+
+D=$RKDAPL_CACHE/debian/$KREL
+C=$D/trixie                 # the chroot
+K=/build/linux              # the prepared tree, inside the chroot
+MK=(make -C $K ARCH=x86 CROSS_COMPILE=x86_64-linux-gnu- CC=x86_64-linux-gnu-gcc-14 HOSTCC=gcc-14
+	KERNELRELEASE=$KREL)
+mirror=$(grep -hoE 'https?://[^ ]*debian\.org/debian/?' /etc/apt/sources.list.d/*.sources \
+	/etc/apt/sources.list 2>/dev/null | head -n1 || true)
+mirror=${mirror:-http://deb.debian.org/debian}
+mirror=${mirror%/}
+
+# Run a command in the chroot with /proc and /dev mounted in a private mount namespace (the
+# mounts vanish with the command) and the module build directory bound to /build/m.
+in_chroot() {
+	unshare -m --propagation private sh -euc '
+		C=$1; M=$2; shift 2
+		mount -t proc proc "$C/proc"; mount --bind /dev "$C/dev"
+		if [ -n "$M" ]; then mkdir -p "$C/build/m"; mount --bind "$M" "$C/build/m"; fi
+		exec chroot "$C" /usr/bin/env -i PATH=/usr/bin:/bin:/usr/sbin:/sbin HOME=/root \
+			DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8 "$@"' sh "$C" "${MOUNT_M:-}" "$@"
+}
+
+# --- the pinned packages ----------------------------------------------------------------------
+fetch_debs() {
+	local apt=$D/apt p missing=()
+	mkdir -p "$D/debs" "$apt/lists/partial" "$apt/cache/archives/partial"
+	for p in "${PKGS[@]}"; do
+		compgen -G "$D/debs/${p}_${PKGVER//\~/%7e}_*.deb" >/dev/null ||
+			compgen -G "$D/debs/${p}_${PKGVER}_*.deb" >/dev/null || missing+=("$p=$PKGVER")
+	done
+	compgen -G "$D/debs/debootstrap_*.deb" >/dev/null || missing+=(debootstrap)
+	[ ${#missing[@]} = 0 ] && return 0
+	printf 'deb %s trixie main\ndeb %s trixie-backports main\n' "$mirror" "$mirror" > "$apt/sources.list"
+	local opts=(-o Dir::Etc::SourceList="$apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
+		-o Dir::State::Lists="$apt/lists" -o Dir::Cache="$apt/cache"
+		-o Dir::State::status=/var/lib/dpkg/status -o APT::Sandbox::User=root)
+	log "downloading ${missing[*]} (private apt state in $apt)"
+	apt-get -q "${opts[@]}" update >&2
+	(cd "$D/debs" && apt-get -q "${opts[@]}" download "${missing[@]}" >&2) || die \
+		"cannot download ${missing[*]}: Debian no longer offers the pinned $PKGVER (trixie-backports
+		keeps only the newest build). Modules for $KREL need that exact build: copy its .debs into
+		$D/debs, or move the pin in scripts/debian.sh to the kernel Debian now ships."
+}
+
+unpack_debs() {
+	[ -f "$D/img/.ok" ] && return 0
+	log "unpacking the stock kernel and its headers into $D/img"
+	rm -rf "$D/img"; mkdir -p "$D/img"
+	local p
+	for p in linux-binary-$KREL linux-modules-$KREL linux-headers-$KREL linux-headers-${KREL%-amd64}-common; do
+		dpkg-deb -x "$D"/debs/"$p"_*.deb "$D/img"
+	done
+	# Debian's packages leave modules.dep to the installer; the guests' modprobe -d needs it.
+	depmod -b "$D/img/usr" "$KREL" 2>/dev/null
+	touch "$D/img/.ok"
+}
+
+# --- the toolchain chroot ---------------------------------------------------------------------
+make_chroot() {
+	if [ ! -f "$C/.rkdapl-debootstrap" ]; then
+		log "creating the trixie toolchain chroot $C (debootstrap: ~1-3 min)"
+		rm -rf "$C" "$D/dbs"; mkdir -p "$D/dbs"
+		dpkg-deb -x "$D"/debs/debootstrap_*.deb "$D/dbs"
+		DEBOOTSTRAP_DIR=$D/dbs/usr/share/debootstrap "$D/dbs/usr/sbin/debootstrap" --variant=minbase \
+			--keyring=/usr/share/keyrings/debian-archive-keyring.gpg trixie "$C" "$mirror" \
+			> "$D/debootstrap.log" 2>&1 || die "debootstrap failed, see $D/debootstrap.log"
+		printf 'deb %s trixie main\n' "$mirror" > "$C/etc/apt/sources.list"
+		touch "$C/.rkdapl-debootstrap"
+	fi
+	# The installed toolchain is recorded (package and version); a changed list is installed anew.
+	[ "$(cut -f1 "$C/.rkdapl-toolchain" 2>/dev/null | sed 's/:amd64$//' | sort)" = \
+		"$(printf '%s\n' "${TOOLCHAIN[@]}" | sort)" ] && return 0
+	log "installing the toolchain in the chroot (apt: ~1-3 min)"
+	cp /etc/resolv.conf "$C/etc/resolv.conf"
+	{ in_chroot apt-get update -q && in_chroot apt-get install -y -q --no-install-recommends "${TOOLCHAIN[@]}"
+	} > "$D/apt.log" 2>&1 || die "installing the toolchain in the chroot failed, see $D/apt.log"
+	in_chroot dpkg-query -W "${TOOLCHAIN[@]}" > "$C/.rkdapl-toolchain"
+}
+
+# The Rust compiler must be the very build the kernel was made with (its version text is in the
+# kernel's .config): otherwise the symbol hashes differ and the module cannot link.
+check_rustc() {
+	local want have
+	want=$(sed -n 's/^CONFIG_RUSTC_VERSION_TEXT="\(.*\)"$/\1/p' "$D/img/usr/src/linux-headers-$KREL/.config")
+	have=$(in_chroot rustc --version)
+	[ "$want" = "$have" ] || die "the kernel $KREL was built with '$want', the chroot has '$have':
+		Rust modules for it cannot be built with another compiler build (trixie's rustc changed?)"
+}
+
+# --- the prepared tree ------------------------------------------------------------------------
+prepare_tree() {
+	local hdr=$D/img/usr/src/linux-headers-$KREL
+	[ -f "$C$K/.rkdapl-prepared" ] && return 0
+	log "preparing Debian's linux-source-$KSRC with the stock .config (modules_prepare: ~10-20 min)"
+	rm -rf "$C$K" "$C/build/linux-source-$KSRC"; mkdir -p "$C/build"
+	dpkg-deb --fsys-tarfile "$D"/debs/linux-source-${KSRC}_*.deb |
+		tar -xO "./usr/src/linux-source-$KSRC.tar.xz" | tar -xJ -C "$C/build"
+	mv "$C/build/linux-source-$KSRC" "$C$K"
+	cp "$hdr/.config" "$C$K/.config"
+	in_chroot "${MK[@]}" -s olddefconfig >&2
+	cmp -s <(grep -v '^#' "$hdr/.config") <(grep -v '^#' "$C$K/.config") ||
+		die "olddefconfig changed Debian's .config: the source is not the one the kernel was built from"
+	in_chroot "${MK[@]}" -s rustavailable >&2
+	in_chroot "${MK[@]}" -j"$(( $(nproc) + 1 ))" modules_prepare > "$D/modules_prepare.log" 2>&1 ||
+		die "modules_prepare failed, see $D/modules_prepare.log"
+	cp "$hdr/Module.symvers" "$C$K/Module.symvers"
+	cp "$hdr/vmlinux" "$C$K/vmlinux" 2>/dev/null || true
+	touch "$C$K/.rkdapl-prepared"
+}
+
+kernel() {
+	fetch_debs
+	unpack_debs
+	make_chroot
+	check_rustc
+	prepare_tree
+	echo "$D"
+}
+
+# --- this worktree's modules ------------------------------------------------------------------
+modules() {
+	kernel >/dev/null
+	exec 9>"$RKDAPL_CACHE/debian.lock"
+	flock 9
+	# The build happens in a copy of the worktree's files (its own objects, next to the sources
+	# as Kbuild wants them), so the debug kernel's objects in the worktree stay untouched.
+	local m=$top/out/debian/build out=$top/out/debian
+	mkdir -p "$m"
+	(cd "$top" && git ls-files -co --exclude-standard -- Kbuild Makefile include rust samples selftests) |
+		tar -cf - -T - | tar -xf - -C "$m"
+	local d flags=()
+	for d in . samples selftests/kmod; do
+		[ -f "$m/$d/Kbuild" ] || continue
+		log "building $d for $KREL"
+		[ "$d" = . ] || flags=(KBUILD_EXTRA_SYMBOLS=/build/m/Module.symvers)
+		MOUNT_M=$m in_chroot "${MK[@]}" -s M=/build/m/$d "${flags[@]}" modules >&2 ||
+			die "building $d for $KREL failed"
+	done
+	find "$m" -name '*.ko' -exec cp -t "$out" {} +
+	echo "$out"
+}
+
+install_modules() {
+	local out=$top/out/debian run
+	compgen -G "$out/*.ko" >/dev/null || die "no modules in $out: run make KERNEL=debian first"
+	run=$(uname -r)
+	[ "$run" = "$KREL" ] || log "note: the running kernel is $run, these modules are for $KREL"
+	[ -d "/lib/modules/$KREL" ] || die "/lib/modules/$KREL does not exist: install linux-image-$KREL ($PKGVER) first"
+	$SUDO install -D -m 644 -t "/lib/modules/$KREL/extra" "$out"/*.ko
+	$SUDO depmod "$KREL"
+	log "installed $(ls "$out"/*.ko | wc -l) modules into /lib/modules/$KREL/extra"
+}
+
+case "${1:-}" in
+kernel) kernel ;;
+modules) modules ;;
+install) install_modules ;;
+*) die "usage: $0 kernel|modules|install" ;;
+esac

@@ -8,6 +8,11 @@
 #                (both on the release kernel, built if missing; FLAVOUR=debug to measure that)
 #   make profile where a data-path run's instructions go, per kernel function (QEMU plugin)
 #   make docs    C API reference (kernel-doc), the Rust layer's rustdoc and the guide, in out/docs
+#   make patches the Rust RDMA layer as a patch series for Linux 7.3 (kernel::rdma), in out/patches
+#
+#   make KERNEL=debian           rkdapl.ko, the samples and the selftest modules for Debian's stock
+#                                kernel 7.3.4+deb13-amd64 (trixie-backports), in out/debian
+#   make install KERNEL=debian   install those into /lib/modules/7.3.4+deb13-amd64/extra, depmod
 #
 # FLAVOUR picks the guest kernel: debug (the default: KASAN, lockdep, kmemleak, ...), release (no
 # debug checks, -O2) or kcsan (the debug kernel with KCSAN, the data-race detector, instead of
@@ -19,23 +24,40 @@
 SHELL := /bin/bash
 export RKDAPL_CACHE ?= $(HOME)/.cache/rkdapl
 FLAVOUR ?= debug
+KERNEL ?=
 
 # Inside Kbuild (make -C $KDIR M=...), only the Kbuild file matters.
 ifneq ($(KERNELRELEASE),)
 include $(src)/Kbuild
 else
 
-.PHONY: all deps kernel modules demo check bench bench-wall profile docs clean
+.PHONY: all deps kernel modules install demo check bench bench-wall profile docs patches clean
 all: modules
 
 deps:
 	scripts/deps.sh
 
+ifeq ($(KERNEL),debian)
+kernel: deps
+	scripts/debian.sh kernel >/dev/null
+
+modules: deps
+	scripts/debian.sh modules
+
+install:
+	scripts/debian.sh install
+else ifeq ($(KERNEL),)
 kernel: deps
 	scripts/kernel.sh $(FLAVOUR) >/dev/null
 
 modules: deps
 	scripts/modules.sh $(FLAVOUR) >/dev/null
+
+install:
+	@echo "make install is for a distribution kernel: make install KERNEL=debian" >&2; exit 1
+else
+$(error KERNEL=$(KERNEL): the kernels rkdapl builds for are the project's own (no KERNEL) and debian)
+endif
 
 demo: modules
 	qemu/demo.sh
@@ -54,6 +76,9 @@ profile: deps
 
 docs: deps
 	scripts/docs.sh $(FLAVOUR)
+
+patches: deps
+	scripts/patches.sh
 
 clean:
 	rm -rf out

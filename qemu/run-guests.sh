@@ -15,7 +15,7 @@
 #      RKDAPL_OUT    log dir (default out/run-<timestamp>)
 #      RKDAPL_MEM (1G), RKDAPL_CPUS (2), RKDAPL_TIMEOUT (900 s per guest),
 #      RKDAPL_BOOT_TIMEOUT (300 s for a guest to reach its harness; see below)
-#      RKDAPL_APPEND (extra kernel args), RKDAPL_KUNIT=rdma|rkdapl|all|0, RKDAPL_UDEV=1,
+#      RKDAPL_APPEND (extra kernel args), RKDAPL_KUNIT=rkdapl|all|0, RKDAPL_UDEV=1,
 #      RKDAPL_QEMU_OPTS (extra QEMU options, e.g. make bench's -icount shift=0,sleep=off)
 #      any other exported RKDAPL_* variable is passed to the guests.
 # In the guest: RKDAPL_ROLE=a|b, RKDAPL_IP, RKDAPL_PEER_IP, RKDAPL_SYNC (shared
@@ -70,20 +70,19 @@ kargs="rootflags=version=9p2000.L,trans=virtio,access=any,msize=524288,cache=loo
 # turns lockdep off (and KASAN, one-shot, reports nothing more) for the whole run. Seen in
 # ~1 TCG boot in 6; an upstream kernel bug: docs/testing.md "Boot-time KASAN false positive".
 grep -qx 'CONFIG_KASAN=y' "$config" 2>/dev/null && kargs="no5lvl $kargs"
-# KUnit. At boot: only the RDMA layer's doctests (all Rust doctests cost minutes under TCG
-# with KASAN). At insmod: rkdapl.ko's own suites (#[kunit_tests(rkdapl_*)]), which KUnit's
-# module notifier runs once the module's init returned, filtered by the same kunit.filter_glob
-# (one glob, "suite_glob.test_glob", no alternatives): so qemu/guest-run.sh writes
-# $RKDAPL_KUNIT_GLOB to /sys/module/kunit/parameters/filter_glob once the boot is over.
-# RKDAPL_KUNIT=rkdapl runs only rkdapl.ko's suites (no doctests: the fastest boot with KUnit),
-# RKDAPL_KUNIT=all every built-in suite and every module's, RKDAPL_KUNIT=0 none.
+# KUnit. rkdapl.ko's suites (#[kunit_tests(rkdapl_*)] and the RDMA layer's rust_kernel_rdma)
+# run when it is loaded (KUnit's module notifier, once the module's init returned), filtered by
+# kunit.filter_glob (one glob, "suite_glob.test_glob", no alternatives). The boot-time glob
+# matches no built-in suite (all Rust doctests cost minutes under TCG with KASAN);
+# qemu/guest-run.sh then sets the glob to $RKDAPL_KUNIT_GLOB, which lets every suite of a module
+# loaded later run (only rkdapl.ko has suites among the modules the guests load).
+# RKDAPL_KUNIT=all runs every built-in suite at boot as well, RKDAPL_KUNIT=0 none at all.
 kunit_glob=
-case "${RKDAPL_KUNIT:-rdma}" in
+case "${RKDAPL_KUNIT:-rkdapl}" in
 	all) ;;
 	0) kargs="kunit.enable=0 $kargs" ;;
-	rkdapl) kargs="kunit.filter_glob=rkdapl_* $kargs" ;;
-	*) kargs="kunit.filter_glob=rust_doctests_kernel.rust_doctest_kernel_rdma* $kargs"
-		kunit_glob='rkdapl_*' ;;
+	*) kargs="kunit.filter_glob=rkdapl_* $kargs"
+		kunit_glob='*' ;;
 esac
 
 # A free port on 127.0.0.1 for the wire (guest A listens, B connects).

@@ -105,10 +105,10 @@ run_kmod() {
 # kunit_suite: the KUnit results of this guest, one TAP test per case, "kunit: <suite>: <case>"
 # (a failed case is "not ok", with its first diagnostic line as the reason; "# SKIP" is kept).
 # They are read from KUnit's debugfs, /sys/kernel/debug/kunit/<suite>/results: one directory per
-# suite that ran, the built-in ones at boot (the RDMA layer's doctests, see
-# qemu/run-guests.sh RKDAPL_KUNIT) and a module's when it was loaded, until its unload. Then
-# one more test: rkdapl.ko reported every suite of its .kunit_test_suites section (8 bytes per
-# suite), so that a suite filtered out by a wrong glob cannot pass by not running. Call it once,
+# suite that ran, a module's when it was loaded, until its unload (see qemu/run-guests.sh
+# RKDAPL_KUNIT). Then one more test: rkdapl.ko reported every suite of its .kunit_test_suites
+# section (8 bytes per suite: its rkdapl_* suites and the RDMA layer's rust_kernel_rdma), so
+# that a suite filtered out by a wrong glob cannot pass by not running. Call it once,
 # with rkdapl.ko loaded. With KUnit off (RKDAPL_KUNIT=0) it records one skipped test.
 kunit_suite() {
 	local f l suite cmd want=0 got=0 buf= reason= c ok dir
@@ -125,7 +125,7 @@ kunit_suite() {
 		[ -r "$f" ] || continue
 		suite=${f%/results}
 		suite=${suite##*/}
-		[[ $suite == rkdapl_* ]] && got=$((got + 1))
+		[[ $suite == rkdapl_* || $suite == rust_kernel_rdma ]] && got=$((got + 1))
 		mapfile -t lines < "$f"
 		why=() c=0
 		for l in "${lines[@]}"; do
@@ -157,7 +157,7 @@ kunit_suite() {
 	done
 	[ "$want" -gt 0 ] && [ "$got" = "$want" ]
 	t_check $? "kunit: rkdapl.ko ran its $want suites at insmod" \
-		"$got rkdapl_* suite(s) in $dir, $want in rkdapl.ko's .kunit_test_suites"
+		"$got of rkdapl.ko's suite(s) in $dir, $want in its .kunit_test_suites"
 }
 
 load_provider() {

@@ -3,12 +3,17 @@
 #
 #   selftests/run.sh [--one]
 #
-# One boot of two guests (qemu/run-guests.sh): guest A (selftests/guest-a.sh) loads rkdapl.ko
-# and runs the badarg and loopback suites of selftests/kmod/rkdapl_test.ko, then serves the
-# two-guest suite; guest B (selftests/guest-b.sh) runs its client. --one boots only guest A
-# (no two-guest suite). Adds one test per guest for the kernel splat scan of its dmesg and
-# one for the guest run itself, prints every TAP line and a last line "N passed, N failed".
-# Exits non-zero if a test failed or a guest run failed or timed out.
+# Two boots of two guests (qemu/run-guests.sh). First the debug kernel (FLAVOUR): guest A
+# (selftests/guest-a.sh) loads rkdapl.ko and runs the badarg and loopback suites of
+# selftests/kmod/rkdapl_test.ko and the other single-guest suites, then serves the two-guest
+# suites; guest B (selftests/guest-b.sh) runs their clients and the fault sweeps. Then Debian's
+# stock kernel (scripts/debian.sh: its own vmlinuz and modules, rkdapl's modules built for it)
+# runs the suites that need no debug options (RKDAPL_SUITES=stock), their tests named
+# "stock: ...". --one boots only guest A (no two-guest suites); RKDAPL_STOCK_CHECK=0 leaves the
+# stock kernel out (it runs only with FLAVOUR=debug). Adds one test per guest for the kernel
+# splat scan of its dmesg and one for the guest run itself, the host-side checks, prints every
+# TAP line and a last line "N passed, N failed". Exits non-zero if a test failed or a guest
+# run failed or timed out.
 #
 # FLAVOUR=kcsan (the debug kernel with KCSAN instead of KASAN, qemu/kcsan.config) implies --one
 # and adds, from qemu/kcsan-scan.py, one test per guest that KCSAN was on and one TAP TODO line
@@ -32,8 +37,13 @@ kdir=$("$top/scripts/modules.sh" "$flavour" | tail -n 1) || die "scripts/modules
 for f in rkdapl.ko rkdapl_rust_sample.ko selftests/kmod/rkdapl_test.ko samples/rkdapl_rping.ko; do
 	[ -f "$top/$f" ] || die "no $f after scripts/modules.sh"
 done
+stock=0
+[ "$flavour" = debug ] && [ "${RKDAPL_STOCK_CHECK:-1}" = 1 ] && stock=1
+if [ $stock = 1 ]; then
+	stockdir=$("$top/scripts/debian.sh" kernel | tail -n 1) || die "scripts/debian.sh kernel failed"
+	"$top/scripts/debian.sh" modules > /dev/null || die "scripts/debian.sh modules failed"
+fi
 
-export RKDAPL_BUILD=$kdir
 export RKDAPL_OUT=${RKDAPL_OUT:-$top/out/check-$(date +%Y%m%d-%H%M%S)}
 export RKDAPL_TIMEOUT=${RKDAPL_TIMEOUT:-2700}
 export RKDAPL_PAIR=$((1 - one))
@@ -45,55 +55,68 @@ export RKDAPL_PAIR=$((1 - one))
 	export RKDAPL_APPEND="log_buf_len=8M kcsan.skip_watch=400${RKDAPL_APPEND:+ $RKDAPL_APPEND}"
 out=$RKDAPL_OUT
 mkdir -p "$out"
-sync=$out/sync
 roles="a b"
 [ $one = 1 ] && roles=a
-
-log "check: booting guest$([ $one = 0 ] && echo "s A and B" || echo " A"), logs in $out"
-st=0
-if [ $one = 1 ]; then
-	"$top/qemu/run-guests.sh" --one "$top/selftests/guest-a.sh" >&2 || st=$?
-else
-	"$top/qemu/run-guests.sh" "$top/selftests/guest-a.sh" "$top/selftests/guest-b.sh" >&2 ||
-		st=$?
-fi
-
-# The guests' TAP lines, renumbered into one stream, then the harness' own tests.
 lines=() diag=()
-for r in $roles; do
-	R=${r^^}
-	if [ -s "$sync/tap-$r.txt" ]; then
-		while IFS= read -r l; do
-			case $l in
-			"ok "* | "not ok "*) lines+=("$(sed -E 's/^(not ok|ok) [0-9]+ - /\1 - /' <<< "$l")") ;;
-			esac
-		done < "$sync/tap-$r.txt"
+st=0
+
+# guests <name prefix> <log dir>: one boot of the guests (the kernel comes from the environment,
+# see qemu/run-guests.sh), then their TAP lines, renumbered into one stream, prefixed, and the
+# harness' own tests, appended to lines[].
+guests() {
+	local pre=$1 o=$2 r R l dm scan nb sync=$2/sync rc=0
+	log "check: booting guest$([ $one = 0 ] && echo "s A and B" || echo " A")${pre:+ ($pre kernel)}, logs in $o"
+	if [ $one = 1 ]; then
+		RKDAPL_OUT=$o "$top/qemu/run-guests.sh" --one "$top/selftests/guest-a.sh" >&2 || rc=$?
 	else
-		lines+=("not ok - guest $R produced TAP results # no $sync/tap-$r.txt")
+		RKDAPL_OUT=$o "$top/qemu/run-guests.sh" "$top/selftests/guest-a.sh" \
+			"$top/selftests/guest-b.sh" >&2 || rc=$?
 	fi
-	# The script's exit status reflects the failed tests above; here only whether it ended.
-	if [ -s "$sync/rc-$r" ]; then
-		lines+=("ok - guest $R script finished (exit $(cat "$sync/rc-$r"))")
-	else
-		lines+=("not ok - guest $R script finished # no exit status: hang or crash, see $out/guest-$r.log and console-$r.log")
-	fi
-	dm=$out/dmesg-$r.txt
-	[ -s "$dm" ] || dm=$out/console-$r.log
-	if [ ! -s "$dm" ]; then
-		lines+=("not ok - splat scan guest $R # no dmesg or console log")
-	elif scan=$("$top/qemu/splat-scan.sh" "$dm" 2>&1); then
-		nb=$(grep -c '^# boot-time' <<< "$scan")
-		if [ "$nb" = 0 ]; then
-			lines+=("ok - splat scan guest $R")
+	[ $rc = 0 ] || st=$rc
+	pre=${pre:+$pre: }
+	for r in $roles; do
+		R=${r^^}
+		if [ -s "$sync/tap-$r.txt" ]; then
+			while IFS= read -r l; do
+				case $l in
+				"ok "* | "not ok "*) lines+=("$(sed -E "s/^(not ok|ok) [0-9]+ - /\1 - $pre/" <<< "$l")") ;;
+				esac
+			done < "$sync/tap-$r.txt"
 		else
-			lines+=("ok - splat scan guest $R (and $nb boot-time line(s) before the harness, not counted: see below)")
-			diag+=("$(grep '^# boot-time' <<< "$scan" | head -5)")
+			lines+=("not ok - ${pre}guest $R produced TAP results # no $sync/tap-$r.txt")
 		fi
-	else
-		lines+=("not ok - splat scan guest $R # $(grep -c '^# /' <<< "$scan") splat line(s) in $dm")
-		diag+=("$(grep '^# /' <<< "$scan" | head -40)")
+		# The script's exit status reflects the failed tests above; here only whether it ended.
+		if [ -s "$sync/rc-$r" ]; then
+			lines+=("ok - ${pre}guest $R script finished (exit $(cat "$sync/rc-$r"))")
+		else
+			lines+=("not ok - ${pre}guest $R script finished # no exit status: hang or crash, see $o/guest-$r.log and console-$r.log")
+		fi
+		dm=$o/dmesg-$r.txt
+		[ -s "$dm" ] || dm=$o/console-$r.log
+		if [ ! -s "$dm" ]; then
+			lines+=("not ok - ${pre}splat scan guest $R # no dmesg or console log")
+		elif scan=$("$top/qemu/splat-scan.sh" "$dm" 2>&1); then
+			nb=$(grep -c '^# boot-time' <<< "$scan")
+			if [ "$nb" = 0 ]; then
+				lines+=("ok - ${pre}splat scan guest $R")
+			else
+				lines+=("ok - ${pre}splat scan guest $R (and $nb boot-time line(s) before the harness, not counted: see below)")
+				diag+=("$(grep '^# boot-time' <<< "$scan" | head -5)")
+			fi
+		else
+			lines+=("not ok - ${pre}splat scan guest $R # $(grep -c '^# /' <<< "$scan") splat line(s) in $dm")
+			diag+=("$(grep '^# /' <<< "$scan" | head -40)")
+		fi
+	done
+	# run-guests.sh fails on a failed script, a hang or a splat; the lines above say which.
+	# (grep -c reads all its input: grep -q stops early, and under pipefail the writer's SIGPIPE
+	# made the pipeline fail, adding this line when another one already said what failed.)
+	if [ $rc != 0 ] && [ "$(printf '%s\n' "${lines[@]}" | grep -v ' # TODO ' | grep -c '^not ok')" = 0 ]; then
+		lines+=("not ok - ${pre}qemu/run-guests.sh # exit $rc")
 	fi
-done
+}
+
+RKDAPL_BUILD=$kdir guests "" "$out"
 # KCSAN: was it on in each guest, and the distinct races of all guests' logs (findings, TODO).
 if [ "$flavour" = kcsan ]; then
 	specs=()
@@ -102,11 +125,9 @@ if [ "$flavour" = kcsan ]; then
 		[ -n "$l" ] && lines+=("$l")
 	done < <(python3 "$top/qemu/kcsan-scan.py" --top "$top" --summary "$out/kcsan.txt" "${specs[@]}")
 fi
-# run-guests.sh fails on a failed script, a hang or a splat; the lines above say which.
-# (grep -c reads all its input: grep -q stops early, and under pipefail the writer's SIGPIPE
-# made the pipeline fail, adding this line when another one already said what failed.)
-if [ $st != 0 ] && [ "$(printf '%s\n' "${lines[@]}" | grep -v ' # TODO ' | grep -c '^not ok')" = 0 ]; then
-	lines+=("not ok - qemu/run-guests.sh # exit $st")
+if [ $stock = 1 ]; then
+	RKDAPL_STOCK=$stockdir/img RKDAPL_KO=$top/out/debian/build RKDAPL_SUITES=stock RKDAPL_KUNIT=0 \
+		guests stock "$out/stock"
 fi
 # Host-side: the provider's modules import each other one way (issue 14: no import cycle).
 if graph=$(python3 "$top/scripts/modgraph.py" "$top/rust/rkdapl"); then

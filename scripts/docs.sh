@@ -5,18 +5,17 @@
 #   out/docs/api.html         C API reference: the kernel's scripts/kernel-doc on include/rkdapl.h
 #   out/docs/man/man9/*.9     the same as man pages (man -l out/docs/man/man9/rkdapl_ep_connect.9)
 #   out/docs/guide.html       docs/guide.md rendered (the .md is copied next to it)
-#   out/docs/rust/            the kernel's `make rustdoc` on the patched tree: the kernel crate
-#                             with kernel::rdma (rust/kernel/rdma/index.html), core, macros, ...
+#   out/docs/rust/            the kernel's `make rustdoc`: the kernel crate, core, macros, ...
 #   out/docs/rkdapl/          rustdoc of the provider crate rust/rkdapl (private items), made
-#                             from its rustc command line when `make modules` has run here
-#   out/docs/rustdoc.log      make rustdoc's output; rustdoc-private.log: the kernel crate again
-#                             with private items (a link check, output discarded). Warnings
-#                             located in kernel::rdma are printed at the end.
+#                             from its rustc command line, with the Rust RDMA layer it carries
+#                             (rkdapl/rkdapl/rdma/index.html, kernel::rdma upstream)
+#   out/docs/rustdoc.log      make rustdoc's output; rustdoc-rkdapl.log the provider crate's.
+#                             Warnings located in the RDMA layer are printed at the end.
 #
 #   scripts/docs.sh [debug|release]
 #
 # kernel-doc runs with -Wall and any warning fails the build, as does any docutils warning
-# while rendering. rustdoc warnings in kernel::rdma are listed but do not fail the build unless
+# while rendering. rustdoc warnings in the RDMA layer are listed but do not fail the build unless
 # RKDAPL_DOCS_STRICT=1.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
@@ -24,11 +23,12 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 docs=$top/out/docs
 py=/usr/bin/python3   # Debian's, which has python3-docutils and python3-markdown
 
-# The build lock (as scripts/modules.sh): kernel.sh may copy this tree's Rust layer into the
-# shared kernel tree, and make rustdoc writes into it.
+# The kernel and this tree's modules (the provider crate's rustc command line is the one its
+# rustdoc uses), then the build lock (as scripts/modules.sh): make rustdoc writes into the
+# kernel's build directory.
+kdir=$("$top/scripts/modules.sh" "${1:-debug}" | tail -n 1)
 exec 9>"$RKDAPL_CACHE/modules.lock"
 flock 9
-kdir=$("$top/scripts/kernel.sh" "${1:-debug}")
 cd "$top"   # kernel-doc names the file as given: include/rkdapl.h
 ksrc=$kdir
 [ -e "$kdir/source/scripts/kernel-doc" ] && ksrc=$(readlink -f "$kdir/source")
@@ -90,7 +90,6 @@ rustdoc_s=$(( $(date +%s) - start ))
 # rather than editing files in place, so the next run never changes this copy.
 cp -al "$kdir/Documentation/output/rust/rustdoc" "$docs.new/rust" 2>/dev/null ||
 	{ rm -rf "$docs.new/rust"; cp -a "$kdir/Documentation/output/rust/rustdoc" "$docs.new/rust"; }
-[ -f "$docs.new/rust/kernel/rdma/index.html" ] || die "rustdoc has no kernel::rdma (is the patched tree in use?)"
 log "rustdoc in $rustdoc_s s ($(du -sh "$docs.new/rust" | cut -f1))"
 
 # rustdoc with the flags of a crate's saved rustc command line (Kbuild's .cmd file).
@@ -109,35 +108,19 @@ rustdoc_from_cmd() { # cmdfile crate outdir extra-args...
 		-Arustdoc::private_intra_doc_links $abi_fix -Zunstable-options -o '$outdir' $*"
 }
 
-# kernel::rdma with its private items too (make rustdoc documents the public API only):
-# a check for broken links in internal docs; the output is thrown away, the warnings kept.
-priv=$(mktemp -d)
-(cd "$kdir" && rustdoc_from_cmd rust/.kernel.o.cmd kernel "$priv") \
-	> "$docs.new/rustdoc-private.log" 2>&1 ||
-	log "private-items rustdoc of the kernel crate failed, see out/docs/rustdoc-private.log"
-rm -rf "$priv"
-
-# The provider crate (rust/rkdapl, private items: everything in it is pub(crate)), if
-# `make modules` has built it here.
-if [ -f "$top/rust/rkdapl/.rkdapl.o.cmd" ]; then
-	if rustdoc_from_cmd "$top/rust/rkdapl/.rkdapl.o.cmd" rkdapl "$docs.new/rkdapl" \
-		--extern-html-root-url kernel=../../rust > "$docs.new/rustdoc-rkdapl.log" 2>&1; then
-		log "provider crate: rkdapl/rkdapl/index.html"
-	else
-		log "rustdoc of the provider crate failed (see out/docs/rustdoc-rkdapl.log); skipped"
-		rm -rf "$docs.new/rkdapl"
-	fi
-else
-	log "provider crate docs skipped: run make modules first"
-fi
+# The provider crate (rust/rkdapl) with the RDMA layer it carries, private items included
+# (everything in the provider is pub(crate)).
+(cd "$top" && rustdoc_from_cmd "$top/rust/rkdapl/.rkdapl.o.cmd" rkdapl "$docs.new/rkdapl" \
+	--extern-html-root-url kernel=../../rust) > "$docs.new/rustdoc-rkdapl.log" 2>&1 ||
+	{ tail -30 "$docs.new/rustdoc-rkdapl.log" >&2; die "rustdoc of the provider crate failed, see $docs.new/rustdoc-rkdapl.log"; }
+[ -f "$docs.new/rkdapl/rkdapl/rdma/index.html" ] || die "the provider crate's rustdoc has no rdma layer"
+log "provider crate and RDMA layer: rkdapl/rkdapl/index.html, rkdapl/rkdapl/rdma/index.html"
 flock -u 9
 
 # rustdoc's warnings whose location is in the Rust RDMA layer.
-rdma_warn=$(awk '/^warning: srctree\/ link to rust\/kernel\/rdma/ { if (!seen[$0]++) print; next }
-	/^(warning|error)/ { msg = $0; next }
-	msg != "" && /-->/ { if ($0 ~ /rust\/kernel\/rdma(\.rs|\/)/) { sub(/^ *--> */, ""); w = msg " at " $0
-		if (!seen[w]++) print w }; msg = "" }' \
-	"$docs.new/rustdoc.log" "$docs.new/rustdoc-private.log")
+rdma_warn=$(awk '/^(warning|error)/ { msg = $0; next }
+	msg != "" && /-->/ { if ($0 ~ /kernel\/rdma(\.rs|\/)/) { sub(/^ *--> */, ""); w = msg " at " $0
+		if (!seen[w]++) print w }; msg = "" }' "$docs.new/rustdoc-rkdapl.log")
 
 # --- index -------------------------------------------------------------------------------
 cat > "$docs.new/index.html" <<EOF
@@ -150,10 +133,10 @@ cat > "$docs.new/index.html" <<EOF
     (<a href="guide.md">markdown</a>)</li>
 <li><a href="api.html">C API reference</a> (include/rkdapl.h, kernel-doc); man pages in
     <code>man/man9/</code></li>
-<li><a href="rkdapl/rkdapl/index.html">rkdapl</a>, the provider crate, private items included
-    (when <code>make modules</code> had been run)</li>
-<li><a href="rust/kernel/rdma/index.html">kernel::rdma</a>, the Rust RDMA layer, and the rest of the
-    <a href="rust/kernel/index.html">kernel crate</a> (rustdoc)</li>
+<li><a href="rkdapl/rkdapl/rdma/index.html">the Rust RDMA layer</a> (<code>kernel::rdma</code>
+    upstream, <code>rkdapl::rdma</code> as rkdapl.ko carries it) and
+    <a href="rkdapl/rkdapl/index.html">rkdapl</a>, the provider crate, private items included</li>
+<li>the <a href="rust/kernel/index.html">kernel crate</a> (rustdoc)</li>
 </ul>
 <p>Built by <code>make docs</code> from $(git -C "$top" describe --always --dirty 2>/dev/null || echo "a work tree").</p>
 </body></html>
@@ -162,10 +145,10 @@ EOF
 rm -rf "$docs"
 mv "$docs.new" "$docs"
 if [ -n "$rdma_warn" ]; then
-	log "rustdoc warnings in kernel::rdma:"
+	log "rustdoc warnings in the RDMA layer:"
 	printf '%s\n' "$rdma_warn" >&2
-	[ "${RKDAPL_DOCS_STRICT:-0}" = 0 ] || die "rustdoc warnings in kernel::rdma (RKDAPL_DOCS_STRICT=1)"
+	[ "${RKDAPL_DOCS_STRICT:-0}" = 0 ] || die "rustdoc warnings in the RDMA layer (RKDAPL_DOCS_STRICT=1)"
 else
-	log "no rustdoc warnings in kernel::rdma"
+	log "no rustdoc warnings in the RDMA layer"
 fi
 log "docs ready: $docs/index.html"

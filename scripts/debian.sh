@@ -6,6 +6,7 @@
 #   scripts/debian.sh modules         build rkdapl.ko, the samples and the selftest modules of this
 #                                     worktree for that kernel, into out/debian/ (prints that dir)
 #   scripts/debian.sh install         copy out/debian/*.ko to /lib/modules/$KREL/extra and depmod
+#                                     (on that kernel, at the pinned version; FORCE=1 skips the checks)
 #
 # Debian built this kernel with trixie's rustc 1.85.1. A Rust module must be compiled by the same
 # rustc build (the `core` and `kernel` crate hashes in the kernel's Rust symbol names depend on the
@@ -176,8 +177,12 @@ install_modules() {
 	local out=$top/out/debian run
 	compgen -G "$out/*.ko" >/dev/null || die "no modules in $out: run make KERNEL=debian first"
 	run=$(uname -r)
-	[ "$run" = "$KREL" ] || log "note: the running kernel is $run, these modules are for $KREL"
 	[ -d "/lib/modules/$KREL" ] || die "/lib/modules/$KREL does not exist: install linux-image-$KREL ($PKGVER) first"
+	[ "$run" = "$KREL" ] || [ "${FORCE:-0}" = 1 ] || die "the running kernel is $run, these modules are for $KREL
+		only: boot $KREL ($PKGVER) first, or FORCE=1 to install them for it anyway"
+	[ "$(dpkg-query -W -f='${Version}' "linux-image-$KREL" 2>/dev/null)" = "$PKGVER" ] || [ "${FORCE:-0}" = 1 ] ||
+		die "linux-image-$KREL is not installed at version $PKGVER, the build these modules match
+		(no MODVERSIONS: another build of the same release would not load them); FORCE=1 to install anyway"
 	$SUDO install -D -m 644 -t "/lib/modules/$KREL/extra" "$out"/*.ko
 	$SUDO depmod "$KREL"
 	log "installed $(ls "$out"/*.ko | wc -l) modules into /lib/modules/$KREL/extra"

@@ -131,8 +131,15 @@ prepare_tree() {
 	mv "$C/build/linux-source-$KSRC" "$C$K"
 	cp "$hdr/.config" "$C$K/.config"
 	in_chroot "${MK[@]}" -s olddefconfig >&2
-	cmp -s <(grep -v '^#' "$hdr/.config") <(grep -v '^#' "$C$K/.config") ||
-		die "olddefconfig changed Debian's .config: the source is not the one the kernel was built from"
+	# The .config records the toolchain (CONFIG_CC_VERSION_TEXT, CONFIG_RUSTC_VERSION_TEXT,
+	# CONFIG_BINDGEN_VERSION_TEXT, CONFIG_PAHOLE_VERSION, ...) and what it can do: olddefconfig
+	# must leave it as Debian built it.
+	if ! cmp -s <(grep -v '^#' "$hdr/.config") <(grep -v '^#' "$C$K/.config"); then
+		diff <(grep -v '^#' "$hdr/.config") <(grep -v '^#' "$C$K/.config") | head -20 >&2
+		rm -f "$C$K/.config"
+		die "olddefconfig changed Debian's .config (above: < Debian's, > here): the chroot's
+		toolchain or the source is not what $KREL was built with"
+	fi
 	in_chroot "${MK[@]}" -s rustavailable >&2
 	in_chroot "${MK[@]}" -j"$(( $(nproc) + 1 ))" modules_prepare > "$D/modules_prepare.log" 2>&1 ||
 		die "modules_prepare failed, see $D/modules_prepare.log"

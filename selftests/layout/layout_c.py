@@ -56,7 +56,7 @@ def version(text):
     """The version number in a compiler's version text: `19.1.7` of `Debian clang version
     19.1.7 (3+b1)`, `14.2.0` of `x86_64-linux-gnu-gcc-14 (Debian 14.2.0-19) 14.2.0`."""
     v = re.findall(r"\b\d+\.\d+\.\d+\b", text.split("version")[-1])
-    return v[-1] if v else text
+    return v[-1] if v else "(version unknown)"
 
 
 class Bindings:
@@ -166,7 +166,7 @@ def main():
         write(a.output, text + ["};"])
         return 0
 
-    if not a.cc or not a.libclang or len(a.rest) < 2:
+    if a.cc is None or a.libclang is None or len(a.rest) < 2:
         ap.error("asserts needs --cc, --libclang, PROBES.rs and the types")
     probe_text = open(a.rest[0]).read()
     probed = {int(i): int(v) for i, v in PROBE_RE.findall(probe_text)}

@@ -23,7 +23,7 @@ fi
 KFLAGS=(LLVM=-19 RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc BINDGEN="$BINDGEN" ARCH=x86_64)
 log "building rkdapl.ko"
 make -s -C "$kdir" M="$top" "${KFLAGS[@]}" modules >&2
-for d in samples selftests/kmod; do
+for d in samples selftests/kmod selftests/layout; do
 	[ -f "$top/$d/Kbuild" ] || continue
 	log "building $d"
 	make -s -C "$kdir" M="$top/$d" "${KFLAGS[@]}" KBUILD_EXTRA_SYMBOLS="$top/Module.symvers" modules >&2

@@ -135,6 +135,10 @@ if graph=$(python3 "$top/scripts/modgraph.py" "$top/rust/rkdapl"); then
 else
 	lines+=("not ok - provider module graph has no import cycle # $(tail -1 <<< "$graph")")
 fi
+# Host-side: libclang (the layer's bindings) and each kernel's C compiler lay out the RDMA
+# structs the layer uses alike (selftests/layout, built with the modules).
+lines+=("$("$top/selftests/layout.sh" "$top" "debug kernel $(basename "$kdir")")")
+[ $stock = 1 ] && lines+=("$("$top/selftests/layout.sh" "$top/out/debian/build" "Debian 7.3.4+deb13-amd64")")
 
 pass=0 fail=0 todo=0 n=0
 echo "TAP version 13"

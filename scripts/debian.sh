@@ -30,7 +30,7 @@ KSRC=7.3                    # linux-source-$KSRC
 PKGS=(linux-binary-$KREL linux-modules-$KREL linux-headers-$KREL linux-headers-${KREL%-amd64}-common
       linux-source-$KSRC)
 TOOLCHAIN=(make gcc-14 gcc libc6-dev bc bison flex libelf-dev libssl-dev dwarves python3 xz-utils
-	kmod cpio perl binutils openssl rustc rust-src bindgen libclang-19-dev clang-19)
+	kmod cpio perl binutils openssl rustc rust-src rustfmt bindgen libclang-19-dev clang-19)
 
 D=$RKDAPL_CACHE/debian/$KREL
 C=$D/trixie                 # the chroot

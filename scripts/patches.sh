@@ -97,6 +97,8 @@ msg_3() {
 	cat << 'EOF'
 rust: rdma: add protection domains and completion queues
 
+Add the first objects a consumer creates on an RDMA device:
+
 - pd: Pd, a protection domain (ib_alloc_pd()) with its local DMA lkey.
   The caller passes the name restrack lists the PD under, as for every
   object of the layer.
@@ -112,6 +114,9 @@ EOF
 msg_4() {
 	cat << 'EOF'
 rust: rdma: add memory regions, queue pairs and work requests
+
+Add what moves data: memory the device can reach, queue pairs, and the
+work requests posted to them.
 
 - mr: DmaRegion, kernel memory mapped for the device with
   ib_dma_map_sg() (by address, as pages or as a scatterlist), or
@@ -139,6 +144,8 @@ EOF
 msg_5() {
 	cat << 'EOF'
 rust: rdma: add the RDMA connection manager
+
+Add connection management, which also creates the queue pairs:
 
 - cm: CmId, an rdma_cm_id of the TCP port space whose events reach a
   CmHandler as typed events, with address and route resolution,
@@ -317,7 +324,7 @@ done
 while IFS= read -r f; do
 	[ -n "${in_patch[${f#rust/}]:-}" ] ||
 		die "$f is in no patch: add it to SERIES in scripts/patches.sh"
-done < <(cd "$top" && find rust/kernel/rdma.rs rust/kernel/rdma rust/helpers/rdma.c -type f | sort)
+done < <(cd "$top" && find rust/kernel/rdma.rs rust/kernel/rdma rust/helpers/rdma.c -type f ! -name ".*" ! -name "*~" | sort)
 
 # --- the throw-away repository -------------------------------------------------------------------
 work=$(mktemp -d "${TMPDIR:-/tmp}/rkdapl-patches.XXXXXX")
@@ -378,7 +385,7 @@ done
 while IFS= read -r f; do
 	cmp -s "$top/$f" "$repo/$f" ||
 		die "the series does not reproduce $f (SERIES in scripts/patches.sh is out of date)"
-done < <(cd "$top" && find rust/kernel/rdma.rs rust/kernel/rdma rust/helpers/rdma.c -type f)
+done < <(cd "$top" && find rust/kernel/rdma.rs rust/kernel/rdma rust/helpers/rdma.c -type f ! -name ".*" ! -name "*~")
 
 cover | g config branch.rdma.description "$(cat)"
 rm -rf "$outdir"

@@ -54,6 +54,16 @@ SERIES=(
 	"kernel/rdma/kunit.rs|client cm cq device kunit mr pd qp wr|1"
 )
 
+# Crate-internal items a patch adds for the next ones: until patch N (the one that uses them)
+# they carry #[expect(dead_code)], so that every patch builds without a warning (checked by
+# selftests/patches.sh, which builds each patch; rustc warns when an expectation is unfulfilled).
+# "file under rust/ item...|N"
+UNUSED_UNTIL=(
+	"kernel/rdma/cq.rs from_raw from_fn|4"
+	"kernel/rdma/qp.rs from_c to_c|5"
+	"kernel/rdma/wr.rs AttachedPool|5"
+)
+
 msg_1() {
 	cat << 'EOF'
 rust: rdma: add bindings and C helpers for ib_core and rdma_cm
@@ -107,7 +117,8 @@ Add the first objects a consumer creates on an RDMA device:
   workqueue, or directly by its owner), and the completions: Wc with
   its status and opcode as enums, and Cqe, the ib_cqe whose done
   callback receives a completion. The next patch builds the
-  per-work-request contexts on Cqe.
+  per-work-request contexts on Cqe, with Wc::from_raw() and
+  Cqe::from_fn(), marked #[expect(dead_code)] until then.
 EOF
 }
 
@@ -137,7 +148,10 @@ work requests posted to them.
 The three refer to each other (an Sge is made by a DmaRegion, a REG_MR
 work request carries an FrMr, a pool posts to a Qp, which holds its
 pools) and do not build apart, so they come in one patch. Queue pairs
-are created through the connection manager, added next.
+are created through the connection manager, added next, which also
+uses the crate-internal parts of qp and wr that this patch marks
+with #[expect(dead_code)]. Wc::from_raw() and Cqe::from_fn() of the
+previous patch are used now, and lose that mark.
 EOF
 }
 
@@ -157,6 +171,9 @@ Add connection management, which also creates the queue pairs:
   completion reaches a freed context and no handler runs afterwards.
 - cm/sockaddr: SockAddr, the IPv4 and IPv6 socket addresses rdma_cm
   takes.
+
+CmId uses the crate-internal parts of qp and wr that the previous
+patch marked #[expect(dead_code)], and the marks go.
 EOF
 }
 
@@ -212,6 +229,7 @@ EOF
 #   helpers                 helpers.c + #include "rdma.c"
 #   lib                     lib.rs + #[cfg(CONFIG_INFINIBAND = "y")] pub mod rdma;
 #   maintainers FILES       MAINTAINERS + the RUST [RDMA] entry listing FILES
+#   expect ITEMS            #[expect(dead_code)] above the pub(crate) fn or trait ITEMS
 shape() {
 	python3 - "$@" << 'EOF'
 import re, sys
@@ -306,6 +324,14 @@ elif mode == "maintainers":
              "L:\trust-for-linux@vger.kernel.org", "S:\tMaintained"]
     entry += [f"F:\t{f}" for f in files] + [""]
     lines = insert_sorted(lines, r"^RUST \[(.+)\]$", "RDMA", entry)
+elif mode == "expect":
+    for item in args:
+        pat = r"^(\s*)pub\(crate\) (?:unsafe )?(?:fn|trait) " + re.escape(item) + r"\b"
+        hits = [i for i, l in enumerate(lines) if re.match(pat, l)]
+        if len(hits) != 1:
+            fail(f"{len(hits)} pub(crate) fn or trait named {item} (UNUSED_UNTIL wants one)")
+        at = hits[0]
+        lines.insert(at, re.match(pat, lines[at]).group(1) + "#[expect(dead_code)]")
 else:
     fail(f"unknown mode {mode}")
 sys.stdout.write("\n".join(lines) + "\n")
@@ -372,6 +398,17 @@ for entry in "${SERIES[@]}"; do
 	if [ -f "$repo/rust/kernel/rdma.rs" ]; then
 		shape "$top/rust/kernel/rdma.rs" rdma-rs "$mods" "$items" > "$repo/rust/kernel/rdma.rs"
 	fi
+	# Items not used yet carry #[expect(dead_code)] until the patch that uses them.
+	for u in "${UNUSED_UNTIL[@]}"; do
+		read -r f names <<< "${u%|*}"
+		[ -f "$repo/rust/$f" ] || continue
+		if [ "$n" -lt "${u##*|}" ]; then
+			# shellcheck disable=SC2086 # one argument per item
+			shape "$top/rust/$f" expect $names > "$repo/rust/$f"
+		else
+			cp "$top/rust/$f" "$repo/rust/$f"
+		fi
+	done
 	shape "$pristine/MAINTAINERS" maintainers "$name <$email>" "${maint_files[@]}" \
 		> "$repo/MAINTAINERS"
 	g add -A

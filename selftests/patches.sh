@@ -14,16 +14,18 @@
 #    of only the files the series changes (their links broken first: git am replaces files,
 #    it never writes through a link), the series applied with `git am`; configured with
 #    tinyconfig + qemu/rkdapl.config + CONFIG_INFINIBAND=y (kernel::rdma is cfg'd on =y) and
-#    `make modules_prepare`, which compiles the kernel crate (rust/kernel.o) with kernel::rdma,
-#    its KUnit suite and its doctests, with scripts/kernel.sh's make variables. The tree is
+#    `make modules_prepare`, which compiles the kernel crate (rust/kernel.o) with kernel::rdma
+#    and its KUnit suite, then rust/doctests_kernel_generated.o (its doctests), with
+#    scripts/kernel.sh's make variables; no compiler warning may point into the layer. The tree is
 #    $RKDAPL_CACHE/src/linux-$KVER-upstream, the build directory
 #    $RKDAPL_CACHE/build/$KVER-upstream-<key>, keyed by the series and the config: a run with
 #    an unchanged series only reports the cached result (seconds); a changed series takes the
 #    previous build directory over, and Kbuild rebuilds what the change touches.
 #
-# RKDAPL_PATCHES_EACH=1 builds the tree as each patch of the series leaves it, in order (does
-# every patch build on its own?), one TAP line per patch, ignoring a cached build (~3 min a
-# patch after the first). RKDAPL_PATCHES_BUILD=0 stops before the build (steps 1-3 only).
+#    Every patch must build on its own and without a warning in the layer, so the tree is
+#    built as each patch leaves it, in order: one TAP line per patch, the last one the whole
+#    series (~40 s a patch after the first). RKDAPL_PATCHES_EACH=0 builds the whole series only.
+# RKDAPL_PATCHES_BUILD=0 stops before the build (steps 1-3 only).
 # RKDAPL_PATCHES_SERIES=DIR tests the series in DIR as it is, instead of running make patches.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -99,8 +101,8 @@ apply() {
 		[ ! -e "$pristine/$f" ] || { echo "$f already exists in linux-source-$KVER"; return 1; }
 	done
 	git -C "$d" init -q -b rdma &&
-		git -C "$d" add -- "${changes[@]}" &&
-		git -C "$d" commit -q -m "linux-source-$KVER: the files the series changes" &&
+		git -C "$d" add -f -- "${changes[@]}" 2>&1 &&
+		git -C "$d" commit -q -m "linux-source-$KVER: the files the series changes" 2>&1 &&
 		git -C "$d" tag pristine &&
 		git -C "$d" am -q "${patches[@]}" 2>&1 || { git -C "$d" am --abort > /dev/null 2>&1; return 1; }
 }
@@ -161,13 +163,26 @@ build() {
 	# Quiet Kbuild prints "RUSTC L rust/kernel.o" when it compiles the kernel crate.
 	grep -qE '^ *RUSTC L rust/kernel\.o$' "$logf" ||
 		{ echo "$logf does not show rust/kernel.o being built"; return 1; }
+	# modules_prepare extracts the kernel crate's doctests; vmlinux would compile them.
+	if grep -qx CONFIG_RUST_KERNEL_DOCTESTS=y "$out/.config" &&
+		! make "${MAKEARGS[@]}" -j"$jobs" rust/doctests_kernel_generated.o >> "$logf" 2>&1; then
+		grep -E 'error' "$logf" | head -5
+		echo "the kernel crate's doctests do not compile, see $logf"
+		return 1
+	fi
 	if [ "$rdma" = 1 ]; then
 		# Every public function of the kernel crate is exported to modules.
 		grep -q 'kernel.*4rdma' "$out/rust/exports_kernel_generated.h" ||
 			{ echo "no kernel::rdma symbol in $out/rust/exports_kernel_generated.h"; return 1; }
+		if grep -qx CONFIG_RUST_KERNEL_DOCTESTS=y "$out/.config" &&
+			grep -rqs '```' "$tree/rust/kernel/rdma.rs" "$tree/rust/kernel/rdma"; then
+			grep -q rust_doctest_kernel_rdma "$out/rust/doctests_kernel_generated.rs" ||
+				{ echo "the layer's doctests are not among the kernel's"; return 1; }
+		fi
 	fi
-	# No compiler warning in the series' files (rustc: "--> file:line:col", clang: "file:...").
-	w=$(grep -cE -- '--> [^ ]*rust/kernel/rdma[./]|rust/helpers/rdma\.c:[0-9]+:[0-9]+: warning' "$logf")
+	# No compiler warning in the series' files (rustc: "--> file:line:col", clang: "file:...",
+	# objtool: the mangled name).
+	w=$(grep -cE -- '--> [^ ]*rust/kernel/rdma[./]|rust/helpers/rdma\.c:[0-9]+:[0-9]+: warning|objtool: .*4rdma' "$logf")
 	[ "$w" = 0 ] || { echo "$w compiler warning(s) in the layer's files, see $logf"; return 1; }
 	echo "$(($(date +%s) - s)) s"
 }
@@ -181,9 +196,11 @@ fi
 if [ "${RKDAPL_PATCHES_BUILD:-1}" = 0 ]; then
 	:
 elif [ -f "$out/.rkdapl-upstream-ok" ] && [ "$(cat "$tree/.rkdapl-upstream" 2> /dev/null)" = "$key" ] &&
-	[ "${RKDAPL_PATCHES_EACH:-0}" != 1 ]; then
+	[ "$(head -1 "$out/.rkdapl-upstream-ok")" = "each=${RKDAPL_PATCHES_EACH:-1}" ]; then
 	log "patches: $out was built from this series (key $key)"
-	tap ok "kernel crate with kernel::rdma builds (modules_prepare)" "cached: $out, $(cat "$out/.rkdapl-upstream-ok")"
+	while IFS=$'\t' read -r what when; do
+		tap ok "$what" "cached: $when, $out"
+	done < <(tail -n +2 "$out/.rkdapl-upstream-ok")
 else
 	prev=
 	for old in "$RKDAPL_CACHE/build/$KVER-upstream-"*; do
@@ -228,9 +245,10 @@ else
 		fi
 	fi
 
-	# The whole series; with RKDAPL_PATCHES_EACH=1 first the tree of each patch before it.
+	# The tree of each patch in order (the last one is the whole series), or the whole series.
 	commits=(HEAD)
-	[ "${RKDAPL_PATCHES_EACH:-0}" = 1 ] && mapfile -t commits < <(git -C "$tree" rev-list --reverse pristine..rdma)
+	[ "${RKDAPL_PATCHES_EACH:-1}" = 0 ] || mapfile -t commits < <(git -C "$tree" rev-list --reverse pristine..rdma)
+	passed=()
 	i=0
 	for c in "${commits[@]}"; do
 		i=$((i + 1))
@@ -238,8 +256,11 @@ else
 		if [ ${#commits[@]} = 1 ]; then
 			what="kernel crate with kernel::rdma builds (modules_prepare)"
 			logf=$out/build.log
+		elif [ "$i" = ${#commits[@]} ]; then
+			what="patch $i/$n: the kernel crate with kernel::rdma builds (modules_prepare)"
+			logf=$out/build.log
 		else
-			what="patch $i/$n builds alone ($(git -C "$tree" log -1 --format=%s "$c"))"
+			what="patch $i/$n builds on its own ($(git -C "$tree" log -1 --format=%s "$c"))"
 			logf=$out/build-$i.log
 		fi
 		log "patches: make modules_prepare in $out: $what (cold: ~10 min on 2 cores)"
@@ -248,12 +269,13 @@ else
 		git -C "$tree" cat-file -e "$c:rust/kernel/rdma.rs" 2> /dev/null && rdma=1
 		if why=$(build "$logf" "$rdma"); then
 			tap ok "$what" "$why"
+			passed+=("$what"$'\t'"built in $why on $(date -u +'%F %T')")
 		else
 			tap "not ok" "$what" "$(tr '\n' ' ' <<< "$why")"
 		fi
 	done
 	git -C "$tree" checkout -q rdma
-	[ $fail = 0 ] && echo "$why, $(date -u +'%F %T')" > "$out/.rkdapl-upstream-ok"
+	[ $fail = 0 ] && printf '%s\n' "each=${RKDAPL_PATCHES_EACH:-1}" "${passed[@]}" > "$out/.rkdapl-upstream-ok"
 fi
 # Nothing of the pristine tree may have changed since it was unpacked (a write through one of
 # the build tree's hard links would show here).

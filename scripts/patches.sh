@@ -338,6 +338,12 @@ sys.stdout.write("\n".join(lines) + "\n")
 EOF
 }
 
+# The layer's files, relative to the top directory.
+layer_files() {
+	(cd "$top" && find rust/kernel/rdma.rs rust/kernel/rdma rust/helpers/rdma.c -type f \
+		! -name ".*" ! -name "*~" | sort)
+}
+
 # --- every layer file in exactly one patch -------------------------------------------------------
 declare -A in_patch=()
 for entry in "${SERIES[@]}"; do
@@ -350,7 +356,7 @@ done
 while IFS= read -r f; do
 	[ -n "${in_patch[${f#rust/}]:-}" ] ||
 		die "$f is in no patch: add it to SERIES in scripts/patches.sh"
-done < <(cd "$top" && find rust/kernel/rdma.rs rust/kernel/rdma rust/helpers/rdma.c -type f ! -name ".*" ! -name "*~" | sort)
+done < <(layer_files)
 
 # --- the throw-away repository -------------------------------------------------------------------
 work=$(mktemp -d "${TMPDIR:-/tmp}/rkdapl-patches.XXXXXX")
@@ -422,7 +428,7 @@ done
 while IFS= read -r f; do
 	cmp -s "$top/$f" "$repo/$f" ||
 		die "the series does not reproduce $f (SERIES in scripts/patches.sh is out of date)"
-done < <(cd "$top" && find rust/kernel/rdma.rs rust/kernel/rdma rust/helpers/rdma.c -type f ! -name ".*" ! -name "*~")
+done < <(layer_files)
 
 cover | g config branch.rdma.description "$(cat)"
 rm -rf "$outdir"

@@ -18,8 +18,8 @@
 #    and its KUnit suite, then rust/doctests_kernel_generated.o (its doctests), with
 #    scripts/kernel.sh's make variables; no compiler warning may point into the layer. The tree is
 #    $RKDAPL_CACHE/src/linux-$KVER-upstream, the build directory
-#    $RKDAPL_CACHE/build/$KVER-upstream-<key>, keyed by the series and the config: a run with
-#    an unchanged series only reports the cached result (seconds); a changed series takes the
+#    $RKDAPL_CACHE/build/$KVER-upstream-<key>, keyed by the series' diffs and the config: a
+#    run with unchanged diffs only reports the cached result (seconds); changed diffs take the
 #    previous build directory over, and Kbuild rebuilds what the change touches.
 #
 #    Every patch must build on its own and without a warning in the layer, so the tree is
@@ -106,6 +106,8 @@ apply() {
 		git -C "$d" tag pristine &&
 		git -C "$d" am -q "${patches[@]}" 2>&1 || { git -C "$d" am --abort > /dev/null 2>&1; return 1; }
 }
+# What went wrong, from apply's output in $why.
+am_why() { grep -E '^(error|fatal|Patch failed)|linux-source' <<< "$why" | head -3 | tr '\n' ' '; }
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/rkdapl-am.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
 for f in "${changes[@]}"; do
@@ -118,12 +120,13 @@ if why=$(apply "$scratch"); then
 		[[ $f != MAINTAINERS && -f $top/$f ]] && ! cmp -s "$top/$f" "$scratch/$f" && echo "$f"
 	done)
 	if [ -z "$diff" ]; then
-		tap ok "series applies to linux-source-$KVER with git am ($n patches, $(git -C "$scratch" rev-list --count pristine..HEAD) commits)"
+		ncommits=$(git -C "$scratch" rev-list --count pristine..HEAD)
+		tap ok "series applies to linux-source-$KVER with git am ($n patches, $ncommits commits)"
 	else
 		tap "not ok" "series applies to linux-source-$KVER with git am" "applied, but differs from the source: $diff"
 	fi
 else
-	tap "not ok" "series applies to linux-source-$KVER with git am" "$(grep -E '^(error|fatal|Patch failed)|linux-source' <<< "$why" | head -3 | tr '\n' ' ')"
+	tap "not ok" "series applies to linux-source-$KVER with git am" "$(am_why)"
 	finish
 fi
 
@@ -134,8 +137,9 @@ cfgkey=$({
 	cat "$top/qemu/rkdapl.config"
 	echo "$frag_text"
 } | sha1sum | cut -c1-12)
+# The build depends on the diffs only, not on dates or commit messages.
 key=$({
-	cat "${patches[@]}"
+	awk 'FNR == 1 { d = 0 } /^diff --git / { d = 1 } d' "${patches[@]}"
 	echo "$cfgkey"
 	cat "$pristine/.rkdapl-unpacked"
 } | sha1sum | cut -c1-12)
@@ -223,7 +227,7 @@ else
 	log "patches: hard-linked copy of $pristine in $tree"
 	cp -al "$pristine" "$tree" || { tap "not ok" "build tree: cp -al $pristine $tree"; finish; }
 	if ! why=$(apply "$tree"); then
-		tap "not ok" "series applies to the hard-linked tree" "$(grep -E '^(error|fatal|Patch failed)|linux-source' <<< "$why" | head -3 | tr '\n' ' ')"
+		tap "not ok" "series applies to the hard-linked tree" "$(am_why)"
 		finish
 	fi
 	echo "$key" > "$tree/.rkdapl-upstream"
@@ -240,7 +244,8 @@ else
 			grep -qx CONFIG_MODULES=y "$out/.config"; then
 			echo "$cfgkey" > "$out/.rkdapl-upstream-config"
 		else
-			tap "not ok" "kernel crate with kernel::rdma builds (modules_prepare)" "configuration failed or CONFIG_RUST/INFINIBAND/MODULES not =y, see $out/config.log"
+			tap "not ok" "kernel crate with kernel::rdma builds (modules_prepare)" \
+				"configuration failed or CONFIG_RUST/INFINIBAND/MODULES not =y, see $out/config.log"
 			finish
 		fi
 	fi

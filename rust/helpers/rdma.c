@@ -167,7 +167,7 @@ __rust_helper void rust_helper_sg_set_dma(struct scatterlist *sg, dma_addr_t add
 	sg_dma_len(sg) = len;
 }
 
-#endif /* IS_BUILTIN(CONFIG_INFINIBAND) */
+#endif /* IS_REACHABLE(CONFIG_INFINIBAND) */
 
 __rust_helper struct page *rust_helper_sg_page(struct scatterlist *sg)
 {
@@ -175,7 +175,7 @@ __rust_helper struct page *rust_helper_sg_page(struct scatterlist *sg)
 }
 
 __rust_helper void rust_helper_sg_set_page(struct scatterlist *sg, struct page *page,
-					  unsigned int len, unsigned int offset)
+					   unsigned int len, unsigned int offset)
 {
 	sg_set_page(sg, page, len, offset);
 }

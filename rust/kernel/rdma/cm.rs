@@ -11,8 +11,9 @@
 //!
 //! Teardown order, as ib_core expects of a ULP: disconnect, then drop the [`CmId`]; dropping
 //! drains the QP (every posted work request completes, flushed if need be), destroys the CM id
-//! (after which no handler runs), then the QP, then lets the QP's context pools and CQs go. A [`CmId`] must never be dropped from inside its own event handler: rdma_cm
-//! waits for the running handler and would deadlock. The one exception is the
+//! (after which no handler runs), then the QP, then lets the QP's context pools and CQs go.
+//! A [`CmId`] must never be dropped from inside its own event handler: rdma_cm waits for the
+//! running handler and would deadlock. The one exception is the
 //! [`CmHandler::connect_request`] callback that adopted the id: dropping it there gives it back
 //! to rdma_cm (its QP goes at once, and rdma_cm destroys the id when the callback returns, as a
 //! C handler that returns non-zero asks it to).

@@ -9,8 +9,8 @@
 //! `ib_dma_map_sg`: a buffer by its address (linear-map memory such as kmalloc'd or
 //! page-allocated buffers, or vmalloc'd memory, mapped page by page,
 //! [`DmaRegion::new`]), an array of pages ([`DmaRegion::from_pages`]) or a scatterlist the
-//! caller built ([`DmaRegion::from_sg`]). The local HCA reaches it with the PD's local DMA lkey, one
-//! SGE per DMA segment ([`DmaRegion::sges`]).
+//! caller built ([`DmaRegion::from_sg`]). The local HCA reaches it with the PD's local DMA
+//! lkey, one SGE per DMA segment ([`DmaRegion::sges`]).
 //!
 //! Those constructors are `unsafe`: the caller keeps the memory allocated. A region can also
 //! own its memory, a vector of bytes ([`DmaRegion::from_kvec`], [`DmaRegion::from_kvvec`]) or

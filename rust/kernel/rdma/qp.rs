@@ -38,8 +38,8 @@ pub struct QpCap {
 /// [`WrPool`]s of its two queues, which the CM id owning the QP keeps until the QP is drained
 /// and destroyed (so the CQs outlive the QP and no completion reaches a freed context).
 pub struct QpInit<S: WrCompletion, R: WrCompletion> {
-    /// The CQ that receives SEND-queue completions (not [`super::cq::PollContext::Direct`]: the QP is
-    /// drained before it is destroyed).
+    /// The CQ that receives SEND-queue completions (not [`super::cq::PollContext::Direct`]: the
+    /// QP is drained before it is destroyed).
     pub send_cq: Arc<Cq>,
     /// The CQ that receives RECV-queue completions (not [`super::cq::PollContext::Direct`]).
     pub recv_cq: Arc<Cq>,

@@ -281,7 +281,8 @@ impl<T: WrCompletion> WrPool<T> {
 
     /// Posts `IB_WR_REG_MR` of context `ctx` for `mr` (as last mapped by [`FrMr::map`]) with
     /// `access` on the send queue of `qp`, signalled; the context keeps the `ib_mr` until the
-    /// completion (dropping `mr` meanwhile does not deregister it). The rkey is valid for the peer once it completes. Any context.
+    /// completion (dropping `mr` meanwhile does not deregister it). The rkey is valid for the
+    /// peer once it completes. Any context.
     ///
     /// # Errors
     ///

@@ -10,7 +10,8 @@
 # stock kernel (scripts/debian.sh: its own vmlinuz and modules, rkdapl's modules built for it)
 # runs the suites that need no debug options (RKDAPL_SUITES=stock), their tests named
 # "stock: ...". --one boots only guest A (no two-guest suites); RKDAPL_STOCK_CHECK=0 leaves the
-# stock kernel out (it runs only with FLAVOUR=debug). Adds one test per guest for the kernel
+# stock kernel out, RKDAPL_PATCHES_CHECK=0 the test of make patches (both run only with
+# FLAVOUR=debug). Adds one test per guest for the kernel
 # splat scan of its dmesg and one for the guest run itself, the host-side checks, prints every
 # TAP line and a last line "N passed, N failed". Exits non-zero if a test failed or a guest
 # run failed or timed out.
@@ -139,6 +140,19 @@ fi
 # structs the layer uses alike (selftests/layout, built with the modules).
 lines+=("$("$top/selftests/layout.sh" "$top" "debug kernel $(basename "$kdir")")")
 [ $stock = 1 ] && lines+=("$("$top/selftests/layout.sh" "$top/out/debian/build" "Debian 7.3.4+deb13-amd64")")
+# Host-side: make patches writes a checkpatch-clean series that applies to the pristine source
+# with git am and of which every patch builds (selftests/patches.sh; its build is cached by the
+# series' diffs). With the debug flavour only, like the stock kernel.
+if [ "$flavour" = debug ] && [ "${RKDAPL_PATCHES_CHECK:-1}" = 1 ]; then
+	log "check: make patches and its build (selftests/patches.sh, log in $out/patches.log)"
+	np=0
+	while IFS= read -r l; do
+		case $l in
+		"ok "* | "not ok "*) lines+=("$l") np=$((np + 1)) ;;
+		esac
+	done < <("$top/selftests/patches.sh" 2> "$out/patches.log")
+	[ $np -gt 0 ] || lines+=("not ok - patches: selftests/patches.sh reported # see $out/patches.log")
+fi
 
 pass=0 fail=0 todo=0 n=0
 echo "TAP version 13"

@@ -20,6 +20,16 @@
     unsafe_op_in_unsafe_fn,
     dead_code
 )]
+// As rust/bindings/lib.rs allows for the kernel's generated bindings.
+#![allow(
+    clippy::as_underscore,
+    clippy::cast_lossless,
+    clippy::ptr_as_ptr,
+    clippy::ref_as_ptr,
+    clippy::undocumented_unsafe_blocks
+)]
+#![cfg_attr(not(CONFIG_RUSTC_HAS_UNNECESSARY_TRANSMUTES), allow(unknown_lints))]
+#![allow(unnecessary_transmutes)]
 
 pub use kernel::bindings::*;
 use kernel::ffi;

@@ -21,8 +21,8 @@ use kernel::prelude::*;
 use kernel::str::CString;
 use kernel::sync::Arc;
 use rkdapl::api::{
-    Cr, Dto, DtoOp, DtoStatus, Ep, Event, EventType, Evd, Ia, Lmr, Op, Psp, Pz, RemoteRegion,
-    Rmr, SockAddr, UpcallPolicy,
+    Cr, Dto, DtoOp, DtoStatus, Ep, Evd, Event, EventType, Ia, Lmr, Op, Psp, Pz, RemoteRegion, Rmr,
+    SockAddr, UpcallPolicy,
 };
 use rkdapl::api::{MEM_LOCAL_WRITE, MEM_REMOTE_READ, MEM_REMOTE_WRITE};
 
@@ -77,7 +77,12 @@ fn expect(evd: &Evd, kind: EventType, what: &str) -> Result<Event> {
 fn dto(evd: &Evd, ep: &Ep, cookie: u64, dto_op: DtoOp, len: u64, what: &str) -> Result<Event> {
     let ev = expect(evd, EventType::DtoCompletion, what)?;
     if ev.ep_id() != Some(ep.id()) {
-        pr_err!("{}: event of EP {:?}, not of EP {}\n", what, ev.ep_id(), ep.id());
+        pr_err!(
+            "{}: event of EP {:?}, not of EP {}\n",
+            what,
+            ev.ep_id(),
+            ep.id()
+        );
         return Err(EPROTO);
     }
     if ev.cookie() != cookie || ev.op() != Some(dto_op) || ev.transferred_length() != len {
@@ -144,7 +149,14 @@ fn chain_imm_upcall(
         pr_err!("chain: {:?} after {} posted\n", e, n);
         e
     })?;
-    let ev = dto(s_evd, server, 6, DtoOp::Recv, half, "RECV of the WRITE with immediate")?;
+    let ev = dto(
+        s_evd,
+        server,
+        6,
+        DtoOp::Recv,
+        half,
+        "RECV of the WRITE with immediate",
+    )?;
     if ev.immediate() != Some(0xfeed) || !ev.by_rdma_write_imm() {
         pr_err!("the RECV's immediate data is {:?}\n", ev.immediate());
         return Err(EPROTO);
@@ -157,7 +169,10 @@ fn chain_imm_upcall(
     }
     c_evd.clear_upcall()?;
     if seen.load(Ordering::Acquire) != 2 {
-        pr_err!("the upcall saw {} successful WRITEs, not 2\n", seen.load(Ordering::Acquire));
+        pr_err!(
+            "the upcall saw {} successful WRITEs, not 2\n",
+            seen.load(Ordering::Acquire)
+        );
         return Err(EPROTO);
     }
     let mut got = KVec::from_elem(0u8, data.len(), GFP_KERNEL)?;
@@ -187,8 +202,17 @@ fn page_lmr(
     }
     let mut p_lmr = Lmr::from_pages(pz, pages, PAGE_OFFSET, len, MEM_LOCAL_WRITE)?;
     let seg = [p_lmr.segment(0, len as u64)];
-    client.post(&[Dto::new(Op::RdmaRead(*grant), &seg, 9)]).map_err(|(e, _)| e)?;
-    dto(c_evd, client, 9, DtoOp::RdmaRead, len as u64, "RDMA READ into the page LMR")?;
+    client
+        .post(&[Dto::new(Op::RdmaRead(*grant), &seg, 9)])
+        .map_err(|(e, _)| e)?;
+    dto(
+        c_evd,
+        client,
+        9,
+        DtoOp::RdmaRead,
+        len as u64,
+        "RDMA READ into the page LMR",
+    )?;
     let mut got = KVec::from_elem(0u8, len, GFP_KERNEL)?;
     p_lmr.read(0, &mut got)?;
     if got.as_slice() != data.get(..len).ok_or(EINVAL)? {
@@ -200,8 +224,17 @@ fn page_lmr(
     let at = PAGE_SIZE - PAGE_OFFSET - 8;
     p_lmr.write(at, MSG)?;
     let seg = [p_lmr.segment(at as u64, MSG.len() as u64)];
-    client.post(&[Dto::new(Op::RdmaWrite(*grant), &seg, 10)]).map_err(|(e, _)| e)?;
-    dto(c_evd, client, 10, DtoOp::RdmaWrite, MSG.len() as u64, "RDMA WRITE from the page LMR")?;
+    client
+        .post(&[Dto::new(Op::RdmaWrite(*grant), &seg, 10)])
+        .map_err(|(e, _)| e)?;
+    dto(
+        c_evd,
+        client,
+        10,
+        DtoOp::RdmaWrite,
+        MSG.len() as u64,
+        "RDMA WRITE from the page LMR",
+    )?;
     let mut msg = [0u8; 20];
     s_lmr.read(0, &mut msg)?;
     if &msg != MSG {
@@ -219,7 +252,10 @@ fn open_by_netdev(ia: &Ia) -> Result<CString> {
     let again = Ia::open_netdev(&netdev, OWNER)?;
     let (want, got) = (ia.query()?, again.query()?);
     if got.name() != want.name() {
-        pr_err!("open_netdev({}) opened another device\n", netdev.to_str().unwrap_or("?"));
+        pr_err!(
+            "open_netdev({}) opened another device\n",
+            netdev.to_str().unwrap_or("?")
+        );
         return Err(EPROTO);
     }
     for bad in [c"rkdapl-none0", c"lo"] {
@@ -268,7 +304,11 @@ fn accept_in_upcall(ia: &Ia, pz: &Pz, psp_evd: &Evd, here: &SockAddr, s_lmr: &Lm
         out.store(r.map_or_else(|e| e.to_errno(), |()| 0), Ordering::Release);
     })?;
     client.connect(here, TIMEOUT_MS, b"upcall client")?;
-    let est = expect(&c_evd, EventType::Established, "client ESTABLISHED, accepted in an upcall");
+    let est = expect(
+        &c_evd,
+        EventType::Established,
+        "client ESTABLISHED, accepted in an upcall",
+    );
     psp_evd.clear_upcall()?;
     let outcome = outcome.load(Ordering::Acquire);
     if outcome != 0 {
@@ -279,15 +319,35 @@ fn accept_in_upcall(ia: &Ia, pz: &Pz, psp_evd: &Evd, here: &SockAddr, s_lmr: &Lm
         pr_err!("ESTABLISHED without the private data of the upcall's accept\n");
         return Err(EPROTO);
     }
-    expect(&s_evd, EventType::Established, "server ESTABLISHED, accepted in an upcall")?;
+    expect(
+        &s_evd,
+        EventType::Established,
+        "server ESTABLISHED, accepted in an upcall",
+    )?;
     server.post_recv(&[s_lmr.segment(0, 64)], 21)?;
     let mut buf = KVec::new();
     buf.extend_from_slice(MSG, GFP_KERNEL)?;
     let m_lmr = Lmr::from_kvec(pz, buf, 0)?;
     let seg = [m_lmr.segment(0, MSG.len() as u64)];
-    client.post(&[Dto::new(Op::Send, &seg, 22)]).map_err(|(e, _)| e)?;
-    dto(&c_evd, &client, 22, DtoOp::Send, MSG.len() as u64, "SEND, accepted in an upcall")?;
-    dto(&s_evd, &server, 21, DtoOp::Recv, MSG.len() as u64, "RECV, accepted in an upcall")?;
+    client
+        .post(&[Dto::new(Op::Send, &seg, 22)])
+        .map_err(|(e, _)| e)?;
+    dto(
+        &c_evd,
+        &client,
+        22,
+        DtoOp::Send,
+        MSG.len() as u64,
+        "SEND, accepted in an upcall",
+    )?;
+    dto(
+        &s_evd,
+        &server,
+        21,
+        DtoOp::Recv,
+        MSG.len() as u64,
+        "RECV, accepted in an upcall",
+    )?;
     let mut got = [0u8; MSG.len()];
     s_lmr.read(0, &mut got)?;
     if got != MSG {
@@ -324,7 +384,11 @@ fn run() -> Result {
     let pz = Pz::new(&ia)?;
     let (c_evd, s_evd, psp_evd) = (Evd::new(&ia, 64)?, Evd::new(&ia, 64)?, Evd::new(&ia, 8)?);
     let mut c_lmr = Lmr::alloc(&pz, size, MEM_LOCAL_WRITE)?;
-    let s_lmr = Lmr::alloc(&pz, size, MEM_LOCAL_WRITE | MEM_REMOTE_READ | MEM_REMOTE_WRITE)?;
+    let s_lmr = Lmr::alloc(
+        &pz,
+        size,
+        MEM_LOCAL_WRITE | MEM_REMOTE_READ | MEM_REMOTE_WRITE,
+    )?;
     let psp = Psp::new(&ia, port.value(), 4, &psp_evd)?;
 
     // Connect the client to the PSP; the server accepts on its own EP.
@@ -357,7 +421,14 @@ fn run() -> Result {
 
     // The server grants its LMR; the client writes, then reads back.
     let rmr = Rmr::new(&pz)?;
-    let grant = rmr.bind(&s_lmr, 0, size as u64, MEM_REMOTE_READ | MEM_REMOTE_WRITE, &server, 1)?;
+    let grant = rmr.bind(
+        &s_lmr,
+        0,
+        size as u64,
+        MEM_REMOTE_READ | MEM_REMOTE_WRITE,
+        &server,
+        1,
+    )?;
     let bind = expect(&s_evd, EventType::RmrBindCompletion, "RMR bind")?;
     if bind.op() != Some(DtoOp::RmrBind) {
         return Err(EPROTO);
@@ -368,8 +439,17 @@ fn run() -> Result {
     }
     c_lmr.write(0, &data)?;
     let all = [c_lmr.segment(0, size as u64)];
-    client.post(&[Dto::new(Op::RdmaWrite(grant), &all, 2)]).map_err(|(e, _)| e)?;
-    dto(&c_evd, &client, 2, DtoOp::RdmaWrite, size as u64, "RDMA WRITE")?;
+    client
+        .post(&[Dto::new(Op::RdmaWrite(grant), &all, 2)])
+        .map_err(|(e, _)| e)?;
+    dto(
+        &c_evd,
+        &client,
+        2,
+        DtoOp::RdmaWrite,
+        size as u64,
+        "RDMA WRITE",
+    )?;
     let mut got = KVec::from_elem(0u8, size, GFP_KERNEL)?;
     s_lmr.read(0, &mut got)?;
     if got[..] != data[..] {
@@ -378,8 +458,17 @@ fn run() -> Result {
     }
     c_lmr.write(0, &KVec::from_elem(0u8, size, GFP_KERNEL)?)?;
     let all = [c_lmr.segment(0, size as u64)];
-    client.post(&[Dto::new(Op::RdmaRead(grant), &all, 3)]).map_err(|(e, _)| e)?;
-    dto(&c_evd, &client, 3, DtoOp::RdmaRead, size as u64, "RDMA READ")?;
+    client
+        .post(&[Dto::new(Op::RdmaRead(grant), &all, 3)])
+        .map_err(|(e, _)| e)?;
+    dto(
+        &c_evd,
+        &client,
+        3,
+        DtoOp::RdmaRead,
+        size as u64,
+        "RDMA READ",
+    )?;
     c_lmr.read(0, &mut got)?;
     if got[..] != data[..] {
         pr_err!("the bytes read back differ\n");
@@ -393,7 +482,9 @@ fn run() -> Result {
     buf.extend_from_slice(b"done, from Rust", GFP_KERNEL)?;
     let m_lmr = Lmr::from_kvec(&pz, buf, 0)?;
     let msg_seg = [m_lmr.segment(0, 15)];
-    client.post(&[Dto::new(Op::Send, &msg_seg, 5)]).map_err(|(e, _)| e)?;
+    client
+        .post(&[Dto::new(Op::Send, &msg_seg, 5)])
+        .map_err(|(e, _)| e)?;
     dto(&c_evd, &client, 5, DtoOp::Send, 15, "SEND")?;
     dto(&s_evd, &server, 4, DtoOp::Recv, 15, "RECV")?;
     let mut msg = [0u8; 15];

@@ -72,6 +72,12 @@ impl<T: Client> Registration<T> {
         })
     }
 
+    /// `ib_client.add`: a device was registered (or was there when the client registered).
+    ///
+    /// # Safety
+    ///
+    /// Called by ib_core only, with a device that stays valid until `remove_callback` returns
+    /// for it.
     unsafe extern "C" fn add_callback(dev: *mut bindings::ib_device) -> c_int {
         // SAFETY: ib_core passes a device in the middle of registration that stays valid until
         // `remove_callback` returns for it.
@@ -82,6 +88,11 @@ impl<T: Client> Registration<T> {
         }
     }
 
+    /// `ib_client.remove`: the device is being unregistered (or the client is).
+    ///
+    /// # Safety
+    ///
+    /// Called by ib_core only, with a device that stays valid until this callback returns.
     unsafe extern "C" fn remove_callback(dev: *mut bindings::ib_device, _data: *mut c_void) {
         // SAFETY: ib_core passes a device that stays valid until this callback returns.
         let dev = unsafe { Device::from_raw(dev) };

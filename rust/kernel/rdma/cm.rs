@@ -178,7 +178,7 @@ pub struct ConnParam<'a> {
 }
 
 impl ConnParam<'_> {
-    fn to_c(&self, max_pdata: usize) -> Result<bindings::rdma_conn_param> {
+    fn to_c(self, max_pdata: usize) -> Result<bindings::rdma_conn_param> {
         if self.private_data.len() > max_pdata || self.retry_count > 7 || self.rnr_retry_count > 7 {
             return Err(EINVAL);
         }

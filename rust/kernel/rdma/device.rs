@@ -206,13 +206,13 @@ impl Device {
         DeviceAttrs {
             max_mr_size: a.max_mr_size,
             page_size_cap: a.page_size_cap,
-            max_qp_wr: a.max_qp_wr.max(0) as u32,
-            max_send_sge: a.max_send_sge.max(0) as u32,
-            max_recv_sge: a.max_recv_sge.max(0) as u32,
-            max_sge_rd: a.max_sge_rd.max(0) as u32,
-            max_cqe: a.max_cqe.max(0) as u32,
-            max_qp_rd_atom: a.max_qp_rd_atom.max(0) as u32,
-            max_qp_init_rd_atom: a.max_qp_init_rd_atom.max(0) as u32,
+            max_qp_wr: a.max_qp_wr,
+            max_send_sge: a.max_send_sge,
+            max_recv_sge: a.max_recv_sge,
+            max_sge_rd: a.max_sge_rd,
+            max_cqe: a.max_cqe,
+            max_qp_rd_atom: a.max_qp_rd_atom,
+            max_qp_init_rd_atom: a.max_qp_init_rd_atom,
             max_fast_reg_page_list_len: a.max_fast_reg_page_list_len,
         }
     }

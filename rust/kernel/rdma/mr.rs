@@ -46,7 +46,7 @@ mod owned;
 use owned::Backing;
 pub use owned::CpuAccess;
 
-const PAGE_SIZE: usize = bindings::PAGE_SIZE as usize;
+const PAGE_SIZE: usize = bindings::PAGE_SIZE;
 
 /// One DMA segment of a [`DmaRegion`].
 #[derive(Clone, Copy)]

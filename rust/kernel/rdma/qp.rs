@@ -66,9 +66,11 @@ impl QpCap {
 
 impl<S: WrCompletion, R: WrCompletion> QpInit<S, R> {
     pub(crate) fn to_c(&self) -> bindings::ib_qp_init_attr {
-        let mut a = bindings::ib_qp_init_attr::default();
-        a.send_cq = self.send_cq.as_raw();
-        a.recv_cq = self.recv_cq.as_raw();
+        let mut a = bindings::ib_qp_init_attr {
+            send_cq: self.send_cq.as_raw(),
+            recv_cq: self.recv_cq.as_raw(),
+            ..Default::default()
+        };
         a.cap.max_send_wr = self.cap.max_send_wr;
         a.cap.max_recv_wr = self.cap.max_recv_wr;
         a.cap.max_send_sge = self.cap.max_send_sge;

@@ -358,6 +358,12 @@ impl<T: WrCompletion> WrPool<T> {
         pool.owner.done(ctx.idx, last, wc);
     }
 
+    /// `ib_cqe.done` of a context's `last` entry: the completion of its last work request.
+    ///
+    /// # Safety
+    ///
+    /// Called by ib_core only, with the completion of a work request posted with this
+    /// context's `last` as its `wr_cqe`.
     unsafe extern "C" fn done_last(_cq: *mut bindings::ib_cq, wc: *mut bindings::ib_wc) {
         // SAFETY: ib_core passes the completion of a work request whose `wr_cqe` was the `last`
         // entry of a context, its first field (`repr(C)`), so that is the context's address.
@@ -367,6 +373,13 @@ impl<T: WrCompletion> WrPool<T> {
         }
     }
 
+    /// `ib_cqe.done` of a context's `early` entry: the completion of one of its work requests
+    /// other than the last.
+    ///
+    /// # Safety
+    ///
+    /// Called by ib_core only, with the completion of a work request posted with this
+    /// context's `early` as its `wr_cqe`.
     unsafe extern "C" fn done_early(_cq: *mut bindings::ib_cq, wc: *mut bindings::ib_wc) {
         // SAFETY: ib_core passes the completion of a work request whose `wr_cqe` was the
         // `early` entry of a context, which sits that field's offset into the context.

@@ -57,6 +57,10 @@ in_chroot() {
 fetch_debs() {
 	local apt=$D/apt p missing=()
 	mkdir -p "$D/debs" "$apt/lists/partial" "$apt/cache/archives/partial"
+	# The debug kernel's source (scripts/kernel-source.sh) is the same package: no second download.
+	for p in "$RKDAPL_CACHE"/apt/linux-source-${KSRC}_${PKGVER}_all.deb; do
+		[ -e "$p" ] && [ ! -e "$D/debs/${p##*/}" ] && ln "$p" "$D/debs/" 2>/dev/null
+	done
 	for p in "${PKGS[@]}"; do
 		compgen -G "$D/debs/${p}_${PKGVER//\~/%7e}_*.deb" >/dev/null ||
 			compgen -G "$D/debs/${p}_${PKGVER}_*.deb" >/dev/null || missing+=("$p=$PKGVER")

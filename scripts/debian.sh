@@ -59,7 +59,7 @@ fetch_debs() {
 	mkdir -p "$D/debs" "$apt/lists/partial" "$apt/cache/archives/partial"
 	# The debug kernel's source (scripts/kernel-source.sh) is the same package: no second download.
 	for p in "$RKDAPL_CACHE"/apt/linux-source-${KSRC}_${PKGVER}_all.deb; do
-		[ -e "$p" ] && [ ! -e "$D/debs/${p##*/}" ] && ln "$p" "$D/debs/" 2>/dev/null
+		{ [ -e "$p" ] && [ ! -e "$D/debs/${p##*/}" ] && ln "$p" "$D/debs/"; } 2>/dev/null || true
 	done
 	for p in "${PKGS[@]}"; do
 		compgen -G "$D/debs/${p}_${PKGVER//\~/%7e}_*.deb" >/dev/null ||

@@ -128,7 +128,7 @@ check_rustc() {
 prepare_tree() {
 	local hdr=$D/img/usr/src/linux-headers-$KREL
 	[ -f "$C$K/.rkdapl-prepared" ] && return 0
-	log "preparing Debian's linux-source-$KSRC with the stock .config (modules_prepare: ~10-20 min)"
+	log "preparing Debian's linux-source-$KSRC with the stock .config (modules_prepare: ~2-5 min)"
 	rm -rf "$C$K" "$C/build/linux-source-$KSRC"; mkdir -p "$C/build"
 	dpkg-deb --fsys-tarfile "$D"/debs/linux-source-${KSRC}_*.deb |
 		tar -xO "./usr/src/linux-source-$KSRC.tar.xz" | tar -xJ -C "$C/build"

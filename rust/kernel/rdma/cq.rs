@@ -235,7 +235,7 @@ pub enum WcOpcode {
     Other,
 }
 
-/// A work completion (`struct ib_wc`), as handed to a [`CqeDone`] callback.
+/// A work completion (`struct ib_wc`), as handed to [`super::wr::WrCompletion::done`].
 #[repr(transparent)]
 pub struct Wc(bindings::ib_wc);
 

@@ -20,7 +20,7 @@
 //!
 //! A [`FrMr`] is a fast registration memory region (`IB_MR_TYPE_MEM_REG`, "FRWR"): a page list
 //! mapped with `ib_map_mr_sg` over part of a `DmaRegion`, made valid by posting an
-//! `IB_WR_REG_MR` work request ([`super::qp::Qp::post_reg_mr`]) and revoked by
+//! `IB_WR_REG_MR` work request ([`super::wr::WrPool::post_reg_mr`]) and revoked by
 //! `IB_WR_LOCAL_INV`. Each registration gets a fresh key so a stale rkey is refused.
 //!
 //! # DMA and the CPU

@@ -175,7 +175,7 @@ modules() {
 	local d flags=()
 	for d in . samples selftests/kmod selftests/layout; do
 		[ -f "$m/$d/Kbuild" ] || continue
-		log "building $d for $KREL"
+		log "building $([ "$d" = . ] && echo rkdapl.ko || echo "$d") for $KREL"
 		[ "$d" = . ] || flags=(KBUILD_EXTRA_SYMBOLS=/build/m/Module.symvers)
 		MOUNT_M=$m in_chroot "${MK[@]}" -s M=/build/m/$d "${flags[@]}" modules >&2 ||
 			die "building $d for $KREL failed"

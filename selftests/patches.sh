@@ -270,7 +270,7 @@ else
 			what="patch $i/$n builds on its own ($(git -C "$tree" log -1 --format=%s "$c"))"
 			logf=$out/build-$i.log
 		fi
-		log "patches: make modules_prepare in $out: $what (cold: ~10 min on 2 cores)"
+		log "patches: make modules_prepare in $out: $what (the first one ~1-2 min, ~20-30 s each after it)"
 		# kernel::rdma exists from the patch that adds rust/kernel/rdma.rs on.
 		rdma=0
 		git -C "$tree" cat-file -e "$c:rust/kernel/rdma.rs" 2> /dev/null && rdma=1

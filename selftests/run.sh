@@ -140,6 +140,26 @@ fi
 # structs the layer uses alike (selftests/layout, built with the modules).
 lines+=("$("$top/selftests/layout.sh" "$top" "debug kernel $(basename "$kdir")")")
 [ $stock = 1 ] && lines+=("$("$top/selftests/layout.sh" "$top/out/debian/build" "Debian 7.3.4+deb13-amd64")")
+# Host-side: the modules built for the stock kernel fit it: its vermagic, and every symbol they
+# use is exported by the kernel (Debian's Module.symvers) or by rkdapl.ko.
+if [ $stock = 1 ]; then
+	krel=${stockdir##*/} bad=() nko=0
+	exports=$(cat "$stockdir"/img/usr/src/linux-headers-"$krel"/Module.symvers \
+		"$top/out/debian/build/Module.symvers" | cut -f2 | sort -u)
+	for k in "$top"/out/debian/*.ko; do
+		nko=$((nko + 1))
+		[ "$(modinfo -F vermagic "$k")" = "$krel SMP preempt mod_unload " ] ||
+			bad+=("${k##*/}: vermagic '$(modinfo -F vermagic "$k")'")
+		while read -r s; do
+			bad+=("${k##*/}: $s")
+		done < <(nm -u "$k" | awk '{ print $2 }' | sort -u | comm -23 - <(echo "$exports"))
+	done
+	if [ $nko -gt 0 ] && [ ${#bad[@]} = 0 ]; then
+		lines+=("ok - stock: $nko modules have vermagic '$krel SMP preempt mod_unload' and use only symbols the kernel or rkdapl.ko exports")
+	else
+		lines+=("not ok - stock: modules fit $krel # ${nko} modules; ${bad[*]:0:5}")
+	fi
+fi
 # Host-side: make patches writes a checkpatch-clean series that applies to the pristine source
 # with git am and of which every patch builds (selftests/patches.sh; its build is cached by the
 # series' diffs). With the debug flavour only, like the stock kernel.

@@ -37,10 +37,7 @@ C=$D/trixie                 # the chroot
 K=/build/linux              # the prepared tree, inside the chroot
 MK=(make -C $K ARCH=x86 CROSS_COMPILE=x86_64-linux-gnu- CC=x86_64-linux-gnu-gcc-14 HOSTCC=gcc-14
 	KERNELRELEASE=$KREL)
-mirror=$(grep -hoE 'https?://[^ ]*debian\.org/debian/?' /etc/apt/sources.list.d/*.sources \
-	/etc/apt/sources.list 2>/dev/null | head -n1 || true)
-mirror=${mirror:-http://deb.debian.org/debian}
-mirror=${mirror%/}
+mirror=$(debian_mirror)
 
 # Run a command in the chroot with /proc and /dev mounted in a private mount namespace (the
 # mounts vanish with the command) and the module build directory bound to /build/m.
@@ -56,7 +53,7 @@ in_chroot() {
 # --- the pinned packages ----------------------------------------------------------------------
 fetch_debs() {
 	local apt=$D/apt p missing=()
-	mkdir -p "$D/debs" "$apt/lists/partial" "$apt/cache/archives/partial"
+	mkdir -p "$D/debs"
 	# The debug kernel's source (scripts/kernel-source.sh) is the same package: no second download.
 	for p in "$RKDAPL_CACHE"/apt/linux-source-${KSRC}_${PKGVER}_all.deb; do
 		{ [ -e "$p" ] && [ ! -e "$D/debs/${p##*/}" ] && ln "$p" "$D/debs/"; } 2>/dev/null || true
@@ -67,10 +64,9 @@ fetch_debs() {
 	done
 	compgen -G "$D/debs/debootstrap_*.deb" >/dev/null || missing+=(debootstrap)
 	[ ${#missing[@]} = 0 ] && return 0
+	apt_private "$apt"
+	local opts=("${APT_OPTS[@]}")
 	printf 'deb %s trixie main\ndeb %s trixie-backports main\n' "$mirror" "$mirror" > "$apt/sources.list"
-	local opts=(-o Dir::Etc::SourceList="$apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
-		-o Dir::State::Lists="$apt/lists" -o Dir::Cache="$apt/cache"
-		-o Dir::State::status=/var/lib/dpkg/status -o APT::Sandbox::User=root)
 	log "downloading ${missing[*]} (private apt state in $apt)"
 	apt-get -q "${opts[@]}" update >&2
 	(cd "$D/debs" && apt-get -q "${opts[@]}" download "${missing[@]}" >&2) || die \

@@ -10,14 +10,10 @@ tree=$SRC/linux-source-$KVER
 if [ -f "$tree/.rkdapl-unpacked" ]; then echo "$tree"; exit 0; fi
 
 apt=$RKDAPL_CACHE/apt
-mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" "$SRC"
-mirror=$(grep -hoE 'https?://[^ ]*debian\.org/debian/?' /etc/apt/sources.list.d/*.sources \
-	/etc/apt/sources.list 2>/dev/null | head -n1 || true)
-mirror=${mirror:-http://deb.debian.org/debian}
-echo "deb ${mirror%/} trixie-backports main" > "$apt/sources.list"
-opts=(-o Dir::Etc::SourceList="$apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
-      -o Dir::State::Lists="$apt/lists" -o Dir::Cache="$apt/cache"
-      -o Dir::State::status=/var/lib/dpkg/status -o APT::Sandbox::User=root)
+mkdir -p "$SRC"
+apt_private "$apt"
+opts=("${APT_OPTS[@]}")
+echo "deb $(debian_mirror) trixie-backports main" > "$apt/sources.list"
 deb=$(ls "$apt"/linux-source-"$KVER"_*.deb 2>/dev/null | head -n1 || true)
 if [ -z "$deb" ]; then
 	log "downloading linux-source-$KVER from trixie-backports (private apt state in $apt)"

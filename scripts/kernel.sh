@@ -5,9 +5,9 @@
 #
 # debug: tinyconfig + qemu/rkdapl.config (KASAN, lockdep, kmemleak, ...); release: + qemu/release.config
 # (no debug checks, -O2); kcsan: + qemu/kcsan.config (the debug kernel with KCSAN instead of KASAN).
-# Debian's source is unpacked once and built unchanged (O=): rkdapl.ko carries the Rust RDMA
-# layer itself, as it must on a distribution kernel (scripts/debian.sh), and make patches
-# writes the layer's upstream form. Build directories are keyed by kernel version + config
+# Debian's source is unpacked once and built with only the upstream fixes of qemu/kernel-patches
+# (O=): rkdapl.ko carries the Rust RDMA layer itself, as it must on a distribution kernel
+# (scripts/debian.sh), and make patches writes the layer's upstream form. Build directories are keyed by kernel version + config
 # fragments; Kbuild rebuilds only what changed inside one.
 # KDIR=/path skips all of this and uses an already built tree.
 set -euo pipefail
@@ -25,7 +25,35 @@ release | kcsan) frags+=("$top/qemu/$flavour.config") ;;
 *) die "unknown kernel flavour '$flavour' (debug, release or kcsan)" ;;
 esac
 
+# --- source: Debian's pristine tree, plus qemu/kernel-patches/*.patch -----------------
+# Fixes carried until upstream has them (each is a `git format-patch` file, ready to send). The
+# patched tree is a hard-linked copy of the pristine one at a fixed path (build directories record
+# their source path): a patched file is a copy of its own, so the pristine tree stays pristine for
+# scripts/debian.sh and make patches. A changed series restores the files the previous one touched
+# and applies the new one; Kbuild then rebuilds what those files feed.
 tree=$pristine
+kpatches=("$top"/qemu/kernel-patches/*.patch)
+if [ -e "${kpatches[0]}" ]; then
+	tree=$RKDAPL_CACHE/src/linux-source-$KVER-rkdapl
+	stamp=$(cat "${kpatches[@]}" | sha1sum | cut -c1-12)
+	if [ "$(cat "$tree/.rkdapl-patches" 2>/dev/null)" != "$stamp" ]; then
+		log "applying ${#kpatches[@]} kernel patch(es) from qemu/kernel-patches to $tree"
+		[ -d "$tree" ] || cp -al "$pristine" "$tree" || die "cannot copy $pristine to $tree"
+		rm -f "$tree/.rkdapl-patches"
+		while read -r f; do
+			[ -n "$f" ] && cp --remove-destination "$pristine/$f" "$tree/$f"
+		done < <(cat "$tree/.rkdapl-patched-files" 2>/dev/null)
+		files=$(sed -n 's|^+++ b/||p' "${kpatches[@]}" | sort -u)
+		printf '%s\n' "$files" > "$tree/.rkdapl-patched-files"
+		for f in $files; do
+			cp --remove-destination "$pristine/$f" "$tree/$f" || die "$f: not in $pristine"
+		done
+		for p in "${kpatches[@]}"; do
+			patch -s -p1 -N -d "$tree" < "$p" || die "${p##*/} does not apply to $pristine"
+		done
+		echo "$stamp" > "$tree/.rkdapl-patches"
+	fi
+fi
 
 # --- configuration -------------------------------------------------------------
 cfgsum=$(cat "${frags[@]}" | sha1sum | cut -c1-12)

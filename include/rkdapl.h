@@ -262,6 +262,18 @@ struct rkdapl_rmr_triplet {
  * @max_evd_qlen: largest EVD, in entries.
  * @max_private_data: bytes of private data (%RKDAPL_MAX_PRIVATE_DATA).
  * @reserved: 0.
+ * @transport: the transport of the device's port 1, &enum rkdapl_transport: what decides the
+ *	rules below (docs/guide.md, "iWARP (siw) differences").
+ * @caps: what the transport can do, a mask of &enum rkdapl_caps. A DTO whose capability is
+ *	missing is refused at post time with -EOPNOTSUPP; an attribute whose capability is
+ *	missing is accepted and has no effect.
+ * @max_read_iov: SGEs the device takes per RDMA READ work request (its max_sge_rd: 1 with
+ *	siw, 32 with rdma_rxe). @max_iov is never more. An RDMA READ whose sinks need more DMA
+ *	segments is split into work requests of @max_iov SGEs, at most 8 of them; beyond that it
+ *	is refused with -EMSGSIZE (with siw: a READ into more than 8 separate pages, such as a
+ *	vmalloc'd LMR's, so read into physically contiguous memory (kmalloc, rkdapl_lmr_alloc()
+ *	of up to a page per segment) or post several READs).
+ * @reserved2: 0.
  */
 struct rkdapl_ia_attr {
 	char name[64];
@@ -274,6 +286,48 @@ struct rkdapl_ia_attr {
 	__u32 max_evd_qlen;
 	__u32 max_private_data;
 	__u32 reserved;
+	__u32 transport;
+	__u32 caps;
+	__u32 max_read_iov;
+	__u32 reserved2;
+};
+
+/**
+ * enum rkdapl_transport - the transport of an IA (&rkdapl_ia_attr.transport)
+ * @RKDAPL_TRANSPORT_IB: InfiniBand.
+ * @RKDAPL_TRANSPORT_ROCE: RDMA over Converged Ethernet (rdma_rxe: RoCEv2).
+ * @RKDAPL_TRANSPORT_IWARP: iWARP, RDMAP/DDP/MPA over TCP (siw). Connections go through
+ *	rdma_cm's iw_cm: the TCP connection and the MPA exchange carry the private data
+ *	(%RKDAPL_MAX_PRIVATE_DATA bytes, as on IB); iw_cm moves the QP through its states.
+ */
+enum rkdapl_transport {
+	RKDAPL_TRANSPORT_IB = 1,
+	RKDAPL_TRANSPORT_ROCE = 2,
+	RKDAPL_TRANSPORT_IWARP = 3,
+};
+
+/**
+ * enum rkdapl_caps - what an IA's transport can do (&rkdapl_ia_attr.caps)
+ * @RKDAPL_CAP_RDMA_WRITE_IMM: RDMA WRITE with immediate data (rkdapl_post_rdma_write_imm(),
+ *	%RKDAPL_DTO_RDMA_WRITE_IMM in rkdapl_post_chain()). iWARP has no immediate data: there
+ *	both are refused with -EOPNOTSUPP, before anything is posted.
+ * @RKDAPL_CAP_RNR_RETRY: a SEND that finds no RECV posted at the peer is retried
+ *	(&rkdapl_ep_attr.rnr_retry_count) and, after the last retry, fails alone with
+ *	%RKDAPL_DTO_RECEIVER_NOT_READY. Without it (iWARP) there is no RNR: such a SEND is a
+ *	protocol error at the peer, which terminates the connection (both sides' outstanding
+ *	DTOs flush, the EPs get %RKDAPL_CONNECTION_EVENT_BROKEN or DISCONNECTED);
+ *	&rkdapl_ep_attr.rnr_retry_count is accepted and has no effect. Post RECVs first.
+ * @RKDAPL_CAP_RETRY_COUNT: &rkdapl_ep_attr.retry_count bounds the transport's retries. On
+ *	iWARP, TCP retransmits until it gives up by its own timers (minutes); the attribute is
+ *	accepted and has no effect, and a dead peer is noticed later.
+ * @RKDAPL_CAP_SEND_INVALIDATE: SEND with invalidate (rkdapl_post_send_with_invalidate());
+ *	every transport rkdapl runs on has it.
+ */
+enum rkdapl_caps {
+	RKDAPL_CAP_RDMA_WRITE_IMM = 1 << 0,
+	RKDAPL_CAP_RNR_RETRY = 1 << 1,
+	RKDAPL_CAP_RETRY_COUNT = 1 << 2,
+	RKDAPL_CAP_SEND_INVALIDATE = 1 << 3,
 };
 
 /**
@@ -292,11 +346,12 @@ struct rkdapl_ia_attr {
  *	takes it from the connecting (active) side's EP for both ends of the connection; the
  *	accepting side's value is not used. rdma_rxe treats 7 as "retry forever" (the IB spec
  *	gives that meaning only to @rnr_retry_count), so on rxe use 6 or less where a dead peer
- *	must be detected.
+ *	must be detected. No effect on iWARP, where TCP retransmits (%RKDAPL_CAP_RETRY_COUNT).
  * @rnr_retry_count: how often the peer retries a SEND (or RDMA WRITE with immediate) that
  *	finds no RECV posted on this EP, 1..7, 7 = forever (default 7); after the last retry the
  *	peer's DTO completes with %RKDAPL_DTO_RECEIVER_NOT_READY. The IB CM carries each side's
- *	value to the other side's QP (REQ and REP), so it is set by the receiving EP.
+ *	value to the other side's QP (REQ and REP), so it is set by the receiving EP. No effect
+ *	on iWARP, which has no RNR (%RKDAPL_CAP_RNR_RETRY).
  * @remote_addr: rkdapl_ep_query() only (rkdapl_ep_create() ignores it): the peer's address
  *	and port (network order, as in a &struct sockaddr_in) once the EP connects or accepted a
  *	CR; %AF_UNSPEC (zeroes) before. DAT's remote_ia_address and remote_port_qual.
@@ -1045,6 +1100,12 @@ int rkdapl_post_rdma_write(struct rkdapl_ep *ep, const struct rkdapl_lmr_triplet
  * @cookie: reported in the completion event.
  * @flags: &enum rkdapl_completion_flags but %RKDAPL_COMPLETION_SOLICITED_WAIT.
  *
+ * A READ is split as a write is, into work requests of &rkdapl_ia_attr.max_iov SGEs (never
+ * more than the device's &rkdapl_ia_attr.max_read_iov), at most 8 of them. On iWARP the
+ * peer's READ responses are tagged writes into the sink: the sink is named by the LMR's
+ * local key, which suffices for siw (it checks local write access on the sink); iWARP
+ * hardware that wants a remote-write registration of READ sinks (as rw.c gives it through
+ * FRWR) is not supported yet.
  * Context: any context (does not sleep).
  * Return: as rkdapl_post_rdma_write(), plus -EACCES for an LMR without local write.
  */
@@ -1070,8 +1131,9 @@ int rkdapl_post_rdma_read(struct rkdapl_ep *ep, const struct rkdapl_lmr_triplet 
  * not written. Without a RECV posted the peer answers as for a SEND
  * (%RKDAPL_DTO_RECEIVER_NOT_READY once &rkdapl_ep_attr.rnr_retry_count is exhausted).
  * A write split into several work requests carries the immediate data on its last one.
+ * Only where &rkdapl_ia_attr.caps has %RKDAPL_CAP_RDMA_WRITE_IMM: not on iWARP (siw).
  * Context: any context (does not sleep).
- * Return: as rkdapl_post_rdma_write().
+ * Return: as rkdapl_post_rdma_write(), plus -EOPNOTSUPP on an iWARP EP (nothing posted).
  */
 int rkdapl_post_rdma_write_imm(struct rkdapl_ep *ep, const struct rkdapl_lmr_triplet *iov,
 			       __u32 num_iov, const struct rkdapl_rmr_triplet *remote,
@@ -1143,7 +1205,8 @@ struct rkdapl_dto {
  * single post call would return it: -EINVAL (bad handle, NULL @dtos, @n out of range, unknown
  * @op or flags, nonzero @reserved, %RKDAPL_COMPLETION_SOLICITED_WAIT on an RDMA WRITE or READ,
  * a remote length that is neither 0 nor the local total), -EXDEV, -ERANGE, -EACCES,
- * -EMSGSIZE, -ENOTCONN, -ENOSPC (fewer free DTO slots than the chain needs), -ENOMEM.
+ * -EMSGSIZE, -ENOTCONN, -ENOSPC (fewer free DTO slots than the chain needs), -ENOMEM,
+ * -EOPNOTSUPP (%RKDAPL_DTO_RDMA_WRITE_IMM on an iWARP EP: &enum rkdapl_caps).
  */
 int rkdapl_post_chain(struct rkdapl_ep *ep, const struct rkdapl_dto *dtos, __u32 n,
 		      __u32 *posted);

@@ -159,6 +159,17 @@ __rust_helper bool rust_helper_virt_addr_valid(const void *addr)
 	return virt_addr_valid(addr);
 }
 
+/* The transport of a port (rdma_protocol_iwarp() and its siblings are static inlines). */
+__rust_helper bool rust_helper_rdma_protocol_iwarp(const struct ib_device *device, u32 port)
+{
+	return rdma_protocol_iwarp(device, port);
+}
+
+__rust_helper bool rust_helper_rdma_protocol_roce(const struct ib_device *device, u32 port)
+{
+	return rdma_protocol_roce(device, port);
+}
+
 /* Describes an already mapped DMA range in a scatterlist entry (for ib_map_mr_sg). */
 __rust_helper void rust_helper_sg_set_dma(struct scatterlist *sg, dma_addr_t addr,
 					  unsigned int len)

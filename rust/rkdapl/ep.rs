@@ -17,7 +17,7 @@
 use crate::rdma::{
     cm::{CmEvent, CmEventKind, CmId, CmIdRef, ConnParam, SockAddr},
     cq::{Cq, PollContext},
-    device::Device,
+    device::{Device, Transport},
     mr::FrMr,
     qp::{QpCap, QpInit},
     Access,
@@ -163,7 +163,7 @@ impl Ep {
             GFP_KERNEL,
         )?;
         let id = crate::ia::next_ep_id();
-        let sq = DtoRing::new(
+        let mut sq = DtoRing::new(
             attr.max_request_dtos,
             sq_depth,
             a.max_send_sge.min(a.max_sge_rd),
@@ -171,6 +171,10 @@ impl Ep {
             dto_evd.clone(),
             None,
         )?;
+        // iWARP's rules, decided once per EP: see `crate::ia::Ia::transport`.
+        if ia.transport() == Transport::Iwarp {
+            sq = sq.without_write_imm();
+        }
         let rq = DtoRing::new(
             attr.max_recv_dtos,
             attr.max_recv_dtos,

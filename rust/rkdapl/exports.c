@@ -69,5 +69,7 @@ static_assert(offsetof(struct rkdapl_ep_attr, remote_addr) == 32);
 static_assert(sizeof(struct rkdapl_ep_attr) == 160);
 static_assert(offsetof(struct rkdapl_cr_param, local_port) == 128);
 static_assert(sizeof(struct rkdapl_cr_param) == 136);
-static_assert(sizeof(struct rkdapl_ia_attr) == 104);
+static_assert(sizeof(struct rkdapl_ia_attr) == 120);
+static_assert(offsetof(struct rkdapl_ia_attr, transport) == 104);
+static_assert(offsetof(struct rkdapl_ia_attr, max_read_iov) == 112);
 static_assert(sizeof(struct rkdapl_port_attr) == 32);

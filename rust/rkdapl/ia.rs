@@ -4,7 +4,7 @@
 //! children (which device removal and consumer unload walk, see [`crate::removal`]). The list
 //! of devices and IAs, and opening an IA, are [`crate::adapters`]'.
 
-use crate::rdma::device::{Device, DeviceAttrs, PortAttrs};
+use crate::rdma::device::{Device, DeviceAttrs, PortAttrs, Transport};
 use crate::{
     debugfs::{self, IaInfo},
     evd::{AsyncSlot, Evd, Event, EventType, MAX_EVD_QLEN, MAX_PRIVATE_DATA},
@@ -56,11 +56,61 @@ pub struct IaAttr {
     pub max_private_data: u32,
     /// 0.
     pub reserved: u32,
+    /// The transport of the device's port 1: [`TRANSPORT_IB`], [`TRANSPORT_ROCE`] or
+    /// [`TRANSPORT_IWARP`] (`enum rkdapl_transport`).
+    pub transport: u32,
+    /// What the transport can do: a mask of `CAP_*` (`RKDAPL_CAP_*`).
+    pub caps: u32,
+    /// SGEs the device takes per RDMA READ work request (`max_sge_rd`; siw: 1). An RDMA READ
+    /// whose sinks need more DMA segments is split into work requests of at most
+    /// [`IaAttr::max_iov`] SGEs each, up to 8 of them.
+    pub max_read_iov: u32,
+    /// 0.
+    pub reserved2: u32,
+}
+
+/// `RKDAPL_TRANSPORT_IB`: InfiniBand.
+pub const TRANSPORT_IB: u32 = 1;
+/// `RKDAPL_TRANSPORT_ROCE`: RoCE (`rdma_rxe`).
+pub const TRANSPORT_ROCE: u32 = 2;
+/// `RKDAPL_TRANSPORT_IWARP`: iWARP (`siw`).
+pub const TRANSPORT_IWARP: u32 = 3;
+
+/// `RKDAPL_CAP_RDMA_WRITE_IMM`: RDMA WRITE with immediate data (not on iWARP, where it is
+/// refused with `-EOPNOTSUPP`).
+pub const CAP_RDMA_WRITE_IMM: u32 = 1 << 0;
+/// `RKDAPL_CAP_RNR_RETRY`: a SEND that finds no RECV posted is retried
+/// (`rnr_retry_count`) and fails alone with `RECEIVER_NOT_READY`; on iWARP there is no such
+/// retry, the connection breaks instead.
+pub const CAP_RNR_RETRY: u32 = 1 << 1;
+/// `RKDAPL_CAP_RETRY_COUNT`: the EP's `retry_count` bounds transport retries (IB, RoCE); on
+/// iWARP TCP retransmits, and the attribute has no effect.
+pub const CAP_RETRY_COUNT: u32 = 1 << 2;
+/// `RKDAPL_CAP_SEND_INVALIDATE`: SEND with invalidate (every transport rkdapl runs on).
+pub const CAP_SEND_INVALIDATE: u32 = 1 << 3;
+
+impl IaAttr {
+    /// The `caps` of a transport (`CAP_*`).
+    pub(crate) fn caps_of(t: Transport) -> (u32, u32) {
+        match t {
+            Transport::Ib => (
+                TRANSPORT_IB,
+                CAP_RDMA_WRITE_IMM | CAP_RNR_RETRY | CAP_RETRY_COUNT | CAP_SEND_INVALIDATE,
+            ),
+            Transport::Roce => (
+                TRANSPORT_ROCE,
+                CAP_RDMA_WRITE_IMM | CAP_RNR_RETRY | CAP_RETRY_COUNT | CAP_SEND_INVALIDATE,
+            ),
+            Transport::Iwarp => (TRANSPORT_IWARP, CAP_SEND_INVALIDATE),
+        }
+    }
 }
 
 // The C side checks the same sizes (`exports.c`).
 const _: () = {
-    assert!(core::mem::size_of::<IaAttr>() == 104);
+    assert!(core::mem::size_of::<IaAttr>() == 120);
+    assert!(core::mem::offset_of!(IaAttr, transport) == 104);
+    assert!(core::mem::offset_of!(IaAttr, max_read_iov) == 112);
     assert!(core::mem::size_of::<PortAttr>() == 32);
 };
 
@@ -69,7 +119,8 @@ impl IaAttr {
     /// bytes): at most 4096 DTOs per queue, segments that both a send work request and an RDMA
     /// READ take, the device's RDMA READ and fast-registration limits, rkdapl's EVD and
     /// private-data sizes. Pure: KUnit-tested (`rkdapl_ia`).
-    pub(crate) fn of_device(a: &DeviceAttrs, name: &[u8]) -> IaAttr {
+    pub(crate) fn of_device(a: &DeviceAttrs, name: &[u8], t: Transport) -> IaAttr {
+        let (transport, caps) = Self::caps_of(t);
         let mut out = IaAttr {
             name: [0; 64],
             max_mr_size: a.max_mr_size,
@@ -83,10 +134,19 @@ impl IaAttr {
             max_evd_qlen: MAX_EVD_QLEN,
             max_private_data: MAX_PRIVATE_DATA as u32,
             reserved: 0,
+            transport,
+            caps,
+            max_read_iov: a.max_sge_rd,
+            reserved2: 0,
         };
         let n = &name[..name.len().min(63)];
         out.name[..n.len()].copy_from_slice(n);
         out
+    }
+
+    /// Whether the transport can do all of `caps` (a mask of `CAP_*`).
+    pub fn has_caps(&self, caps: u32) -> bool {
+        self.caps & caps == caps
     }
 
     /// The device's name (the bytes of `name` before its NUL).
@@ -167,6 +227,9 @@ pub(crate) struct Ia {
     /// The device's name and limits, kept for after its removal.
     pub(crate) dev_name: CString,
     attrs: DeviceAttrs,
+    /// The transport of the device's port 1, decided once at open: the rules its EPs follow
+    /// (iWARP: no RDMA WRITE with immediate, `max_sge_rd` SGEs per RDMA READ).
+    transport: Transport,
     /// The consumer module that opened the IA (C: `KBUILD_MODNAME`): the owner rdma restrack
     /// shows for the IA's PDs, CQs, MRs and CM ids (the layer's objects keep copies).
     pub(crate) owner: CString,
@@ -203,6 +266,9 @@ impl Ia {
         let (dir, info) = debugfs::ia_dir(root, id, info)?;
         let dev_name = CString::try_from(dev.name())?;
         let attrs = dev.attrs();
+        // Every device rkdapl runs on has one port; a device mixing transports across ports
+        // does not exist in Linux.
+        let transport = dev.transport(1).unwrap_or(Transport::Ib);
         let dev_ptr = dev.as_raw() as usize;
         let async_slot = AsyncSlot::new()?;
         Arc::pin_init(
@@ -212,6 +278,7 @@ impl Ia {
                 dev_ptr,
                 dev_name,
                 attrs,
+                transport,
                 owner: CString::try_from(owner)?,
                 dir,
                 _info: info,
@@ -233,6 +300,11 @@ impl Ia {
         self.attrs
     }
 
+    /// The transport of the device's port 1 (kept after a removal). Any context.
+    pub(crate) fn transport(&self) -> Transport {
+        self.transport
+    }
+
     /// The device's limits as DAT states them (`rkdapl_ia_query`). Any context.
     ///
     /// # Errors
@@ -242,7 +314,11 @@ impl Ia {
         if self.is_removed() {
             return Err(ENODEV);
         }
-        Ok(IaAttr::of_device(&self.attrs, self.dev_name.to_bytes()))
+        Ok(IaAttr::of_device(
+            &self.attrs,
+            self.dev_name.to_bytes(),
+            self.transport,
+        ))
     }
 
     /// The state of port `port` of the IA's device now (`rkdapl_ia_query_port`). Process

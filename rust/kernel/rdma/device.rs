@@ -54,6 +54,17 @@ pub struct DeviceAttrs {
     pub max_fast_reg_page_list_len: u32,
 }
 
+/// The transport a port speaks ([`Device::transport`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Transport {
+    /// InfiniBand (and anything that is neither RoCE nor iWARP, such as OPA).
+    Ib,
+    /// RDMA over Converged Ethernet (`rdma_rxe`, RoCEv2).
+    Roce,
+    /// iWARP: RDMAP/DDP/MPA over TCP (`siw`).
+    Iwarp,
+}
+
 /// The state of a port (`enum ib_port_state`, IB spec 14.2.5.6 PortState).
 pub type PortState = u32;
 
@@ -172,6 +183,35 @@ impl Device {
             max_mtu: mtu_bytes(a.max_mtu),
             max_msg_sz: a.max_msg_sz,
             link_layer,
+        })
+    }
+
+    /// The transport of port `port` (`rdma_protocol_iwarp()`, `rdma_protocol_roce()`), which
+    /// decides the rules a ULP must follow: on iWARP an RDMA READ's sink takes `max_sge_rd`
+    /// SGEs and there is no immediate data on RDMA WRITEs, as `drivers/infiniband/core/rw.c`
+    /// knows. Any context.
+    ///
+    /// # Errors
+    ///
+    /// `-EINVAL` for a port number out of range.
+    pub fn transport(&self, port: u32) -> Result<Transport> {
+        if port == 0 || port > self.phys_port_cnt() {
+            return Err(EINVAL);
+        }
+        // SAFETY: The device is live (type invariant) and `port` is in range; both helpers
+        // only read the port's immutable capability flags.
+        let (iwarp, roce) = unsafe {
+            (
+                bindings::rdma_protocol_iwarp(self.as_raw(), port),
+                bindings::rdma_protocol_roce(self.as_raw(), port),
+            )
+        };
+        Ok(if iwarp {
+            Transport::Iwarp
+        } else if roce {
+            Transport::Roce
+        } else {
+            Transport::Ib
         })
     }
 

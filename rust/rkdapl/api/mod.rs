@@ -57,6 +57,11 @@ pub use crate::{
     iov::{MAX_CHAIN, MAX_IOV},
     lmr::{MAX_ALLOC, MEM_LOCAL_WRITE, MEM_REMOTE_READ, MEM_REMOTE_WRITE},
 };
+// What an IA's transport can do (`IaAttr::transport`, `IaAttr::caps`).
+pub use crate::ia::{
+    CAP_RDMA_WRITE_IMM, CAP_RETRY_COUNT, CAP_RNR_RETRY, CAP_SEND_INVALIDATE, TRANSPORT_IB,
+    TRANSPORT_IWARP, TRANSPORT_ROCE,
+};
 pub use ep::{Ep, EpParam};
 pub use evd::Evd;
 pub use event::{DtoOp, DtoStatus, Event};

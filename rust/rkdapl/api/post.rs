@@ -35,7 +35,8 @@ pub enum Op {
     /// RDMA WRITE to the start of the remote region.
     RdmaWrite(RemoteRegion),
     /// RDMA WRITE to the start of the remote region that also consumes a RECV of the peer,
-    /// which gets the immediate data (host order).
+    /// which gets the immediate data (host order). Only where [`super::IaAttr::caps`] has
+    /// [`super::CAP_RDMA_WRITE_IMM`]: refused with `EOPNOTSUPP` on iWARP (siw).
     RdmaWriteImm(RemoteRegion, u32),
     /// RDMA READ from the start of the remote region.
     RdmaRead(RemoteRegion),
@@ -95,7 +96,7 @@ impl Ep {
     /// an RDMA WRITE or READ; `ENOTCONN` unless CONNECTED; `EXDEV` for an LMR of another PZ;
     /// `ERANGE` for a segment outside its LMR; `EACCES` for a READ into an LMR without local
     /// write; `EMSGSIZE` if the segments need more SGEs than allowed; `ENOSPC` with too many
-    /// outstanding; `ENOMEM`.
+    /// outstanding; `ENOMEM`; `EOPNOTSUPP` for [`Op::RdmaWriteImm`] on an iWARP EP.
     #[inline(never)]
     pub fn post(&self, dtos: &[Dto<'_>]) -> core::result::Result<(), (Error, usize)> {
         let ep = &self.0;

@@ -201,6 +201,9 @@ impl DtoRing {
         if !(one_wr || rdma) || rdma != d.remote.is_some() {
             return Err(EINVAL);
         }
+        if d.op == DtoOp::RdmaWriteImm && self.no_write_imm {
+            return Err(EOPNOTSUPP);
+        }
         // IB spec 9.2.3: the solicited-event bit exists on SENDs and RDMA WRITEs with immediate.
         if d.flags.solicited && !(one_wr || d.op == DtoOp::RdmaWriteImm) {
             return Err(EINVAL);
@@ -389,6 +392,9 @@ impl DtoRing {
         if !(one_wr || rdma) || rdma != d.remote.is_some() {
             return fail(c, EINVAL);
         }
+        if d.op == DtoOp::RdmaWriteImm && self.no_write_imm {
+            return fail(c, EOPNOTSUPP);
+        }
         // IB spec 9.2.3: the solicited-event bit exists on SENDs and RDMA WRITEs with immediate.
         if d.flags.solicited && !(one_wr || d.op == DtoOp::RdmaWriteImm) {
             return fail(c, EINVAL);
@@ -500,7 +506,8 @@ impl DtoRing {
     /// The first error and how many DTOs, from the start of `dtos`, were posted before it
     /// (those report their completions; the rest never do): `-ENOTCONN` (none posted) unless
     /// the EP is CONNECTED, `-EINVAL` for an operation that is not a send-queue DTO, a missing
-    /// or superfluous remote range or the solicited flag on an RDMA WRITE or READ, `-ERANGE`
+    /// or superfluous remote range or the solicited flag on an RDMA WRITE or READ,
+    /// `-EOPNOTSUPP` for an RDMA WRITE with immediate on an iWARP EP, `-ERANGE`
     /// for a segment outside its LMR, `-EACCES` for an RDMA READ into an LMR without local
     /// write, `-EMSGSIZE` for a DTO needing more work requests than allowed (or a SEND needing
     /// more SGEs than one work request holds), `-ENOSPC` if too many DTOs are outstanding,

@@ -375,6 +375,9 @@ pub(crate) struct DtoRing {
     pub(crate) pool: Arc<WrPool<RingShared>>,
     /// SGEs per work request of the queue.
     pub(super) max_sge: u32,
+    /// The QP's transport has no RDMA WRITE with immediate (iWARP): such posts get
+    /// `-EOPNOTSUPP`. Decided once, when the EP is made ([`DtoRing::without_write_imm`]).
+    pub(super) no_write_imm: bool,
 }
 
 impl DtoRing {
@@ -428,7 +431,16 @@ impl DtoRing {
         Ok(DtoRing {
             pool,
             max_sge: max_sge.max(1),
+            no_write_imm: false,
         })
+    }
+
+    /// The ring of an EP whose transport has no RDMA WRITE with immediate (iWARP: RDMAP has
+    /// no immediate data): posting one is refused with `-EOPNOTSUPP` before anything is
+    /// taken. Process context, before the ring is used.
+    pub(crate) fn without_write_imm(mut self) -> DtoRing {
+        self.no_write_imm = true;
+        self
     }
 
     /// Sets what the ring posts to: `owner` (the CM id holding the QP; `None`: posts get

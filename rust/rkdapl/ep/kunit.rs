@@ -14,7 +14,7 @@ mod tests {
         attr::{DEFAULT_DTOS, DEFAULT_IOV},
         Ep, EpAttr,
     };
-    use crate::rdma::device::DeviceAttrs;
+    use crate::rdma::device::{DeviceAttrs, Transport};
     use crate::{dto::MAX_WR_PER_DTO, evd::EventType, ia::IaAttr};
     use kernel::prelude::*;
 
@@ -186,7 +186,7 @@ mod tests {
             rnr_retry_count: 7,
         };
         let mut d = dev();
-        let ia = IaAttr::of_device(&d, b"rxe0");
+        let ia = IaAttr::of_device(&d, b"rxe0", Transport::Roce);
         let a = maxima(&ia);
         assert_eq!(
             fields(&a.resolve(&d)?),
@@ -204,7 +204,7 @@ mod tests {
         d.max_recv_sge = 2;
         d.max_qp_rd_atom = 1;
         d.max_qp_init_rd_atom = 0;
-        let a = maxima(&IaAttr::of_device(&d, b"rxe0"));
+        let a = maxima(&IaAttr::of_device(&d, b"rxe0", Transport::Roce));
         assert_eq!(fields(&a.resolve(&d)?), [100, 100, 2, 2, 1, 0, 7, 7]);
         assert_eq!(more(a).resolve(&d).err(), Some(EINVAL));
         // A device whose CQs are smaller than its QPs, with fewer receive than send SGEs:
@@ -212,7 +212,7 @@ mod tests {
         let mut d = dev();
         d.max_cqe = 60;
         d.max_recv_sge = 3;
-        let a = maxima(&IaAttr::of_device(&d, b"rxe0"));
+        let a = maxima(&IaAttr::of_device(&d, b"rxe0", Transport::Roce));
         assert_eq!(fields(&a.resolve(&d)?)[..4], [60, 60, 3, 3]);
         assert_eq!(more(a).resolve(&d).err(), Some(EINVAL));
         Ok(())

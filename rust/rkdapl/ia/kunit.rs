@@ -10,7 +10,7 @@ use kernel::prelude::kunit_tests;
 mod tests {
     use super::super::IaAttr;
     use crate::evd::MAX_EVD_QLEN;
-    use crate::rdma::device::DeviceAttrs;
+    use crate::rdma::device::{DeviceAttrs, Transport};
 
     /// Limits of a roomy device (Soft-RoCE's order of magnitude), each field distinct.
     fn dev() -> DeviceAttrs {
@@ -47,7 +47,7 @@ mod tests {
 
     #[test]
     fn limits_come_from_the_device() {
-        let a = IaAttr::of_device(&dev(), b"rxe0");
+        let a = IaAttr::of_device(&dev(), b"rxe0", Transport::Roce);
         assert_eq!(MAX_EVD_QLEN, 65536);
         assert_eq!(
             fields(&a),
@@ -56,13 +56,13 @@ mod tests {
         // Fewer receive SGEs than RDMA READ ones: those.
         let mut d = dev();
         d.max_recv_sge = 3;
-        assert_eq!(IaAttr::of_device(&d, b"rxe0").max_iov, 3);
+        assert_eq!(IaAttr::of_device(&d, b"rxe0", Transport::Roce).max_iov, 3);
         // A device without RDMA READ resources or fast registration says so.
         let mut d = dev();
         d.max_qp_rd_atom = 0;
         d.max_qp_init_rd_atom = 0;
         d.max_fast_reg_page_list_len = 0;
-        let a = IaAttr::of_device(&d, b"rxe0");
+        let a = IaAttr::of_device(&d, b"rxe0", Transport::Roce);
         assert_eq!(fields(&a).1[2..5], [0, 0, 0]);
     }
 
@@ -71,36 +71,62 @@ mod tests {
         let mut d = dev();
         // At most 4096 DTOs per queue (an EP's limit), fewer if the device's QPs are smaller.
         d.max_qp_wr = 4097;
-        assert_eq!(IaAttr::of_device(&d, b"").max_dtos, 4096);
+        assert_eq!(IaAttr::of_device(&d, b"", Transport::Roce).max_dtos, 4096);
         d.max_qp_wr = 4096;
-        assert_eq!(IaAttr::of_device(&d, b"").max_dtos, 4096);
+        assert_eq!(IaAttr::of_device(&d, b"", Transport::Roce).max_dtos, 4096);
         d.max_qp_wr = 100;
-        assert_eq!(IaAttr::of_device(&d, b"").max_dtos, 100);
+        assert_eq!(IaAttr::of_device(&d, b"", Transport::Roce).max_dtos, 100);
         // CQs smaller than the QPs: each queue's CQ bounds it.
         d.max_qp_wr = 16384;
         d.max_cqe = 50;
-        assert_eq!(IaAttr::of_device(&d, b"").max_dtos, 50);
+        assert_eq!(IaAttr::of_device(&d, b"", Transport::Roce).max_dtos, 50);
         d.max_cqe = 32767;
         // Segments: what both a send work request and an RDMA READ take, whichever is fewer.
         d.max_send_sge = 2;
-        assert_eq!(IaAttr::of_device(&d, b"").max_iov, 2);
+        assert_eq!(IaAttr::of_device(&d, b"", Transport::Roce).max_iov, 2);
         d.max_send_sge = 32;
         d.max_sge_rd = 1;
-        assert_eq!(IaAttr::of_device(&d, b"").max_iov, 1);
+        assert_eq!(IaAttr::of_device(&d, b"", Transport::Roce).max_iov, 1);
+    }
+
+    #[test]
+    fn the_transport_decides_the_caps() {
+        use crate::ia::{
+            CAP_RDMA_WRITE_IMM, CAP_RETRY_COUNT, CAP_RNR_RETRY, CAP_SEND_INVALIDATE,
+            TRANSPORT_IWARP, TRANSPORT_ROCE,
+        };
+        let all = CAP_RDMA_WRITE_IMM | CAP_RNR_RETRY | CAP_RETRY_COUNT | CAP_SEND_INVALIDATE;
+        let a = IaAttr::of_device(&dev(), b"rxe0", Transport::Roce);
+        assert_eq!(
+            (a.transport, a.caps, a.max_read_iov),
+            (TRANSPORT_ROCE, all, 30)
+        );
+        // siw: one RDMA READ SGE, no immediate data, no RNR or transport retries.
+        let mut d = dev();
+        d.max_sge_rd = 1;
+        let a = IaAttr::of_device(&d, b"siw0", Transport::Iwarp);
+        assert_eq!(
+            (a.transport, a.caps, a.max_read_iov, a.max_iov),
+            (TRANSPORT_IWARP, CAP_SEND_INVALIDATE, 1, 1)
+        );
+        assert_eq!((a.reserved, a.reserved2), (0, 0));
     }
 
     #[test]
     fn the_name_is_cut_and_terminated() {
-        let a = IaAttr::of_device(&dev(), b"rxe0");
+        let a = IaAttr::of_device(&dev(), b"rxe0", Transport::Roce);
         assert_eq!(a.name(), b"rxe0");
         assert_eq!(a.name[..5], *b"rxe0\0");
         assert!(a.name[4..].iter().all(|b| *b == 0));
-        assert_eq!(IaAttr::of_device(&dev(), b"").name(), b"");
+        assert_eq!(IaAttr::of_device(&dev(), b"", Transport::Roce).name(), b"");
         // 63 bytes and the NUL fit; a longer name is cut at 63.
         let long = [b'x'; 70];
-        let a = IaAttr::of_device(&dev(), &long);
+        let a = IaAttr::of_device(&dev(), &long, Transport::Roce);
         assert_eq!(a.name().len(), 63);
         assert_eq!(a.name[63], 0);
-        assert_eq!(IaAttr::of_device(&dev(), &long[..63]).name(), &long[..63]);
+        assert_eq!(
+            IaAttr::of_device(&dev(), &long[..63], Transport::Roce).name(),
+            &long[..63]
+        );
     }
 }

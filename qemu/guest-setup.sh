@@ -9,12 +9,14 @@
 #                               at once if the other guest's script has ended)
 #   rkdapl_modprobe ARGS...     modprobe from $RKDAPL_MODROOT
 
-rkdapl_signal() { touch "$RKDAPL_SYNC/$1"; }
+# RKDAPL_SYNC_PREFIX: a second round of the same suites (selftests/transport.sh) uses barriers
+# of its own.
+rkdapl_signal() { touch "$RKDAPL_SYNC/${RKDAPL_SYNC_PREFIX:-}$1"; }
 rkdapl_wait() {
 	local i peer=a
 	[ "$RKDAPL_ROLE" = a ] && peer=b
 	for ((i = 0; i < ${2:-120} * 5; i++)); do
-		[ -e "$RKDAPL_SYNC/$1" ] && return 0
+		[ -e "$RKDAPL_SYNC/${RKDAPL_SYNC_PREFIX:-}$1" ] && return 0
 		[ -e "$RKDAPL_SYNC/rc-$peer" ] && { echo "rkdapl: guest $peer ended, no $1" >&2; return 1; }
 		sleep 0.2
 	done

@@ -30,16 +30,17 @@ set -u
 . "$RKDAPL_TOP/selftests/rping.sh" || exit 1
 . "$RKDAPL_TOP/selftests/peerkill.sh" || exit 1
 . "$RKDAPL_TOP/selftests/rust.sh" || exit 1
+. "$RKDAPL_TOP/selftests/transport.sh" || exit 1
 
 # Starts the two-guest server, signals a.listening once its PSP exists, and stops it if guest
 # B ends without finishing the session.
 serve_two_guest() {
 	local pid i=0 pidf=/run/rkdapl-test-insmod-two-guest.pid
 	rm -f "$pidf"
-	run_kmod two-guest 1500 -- role=server dev=rxe0 port=7480 listen_ms=1200000 &
+	run_kmod two-guest 1500 -- role=server dev=$RKDAPL_DEV port=${TWO_PORT:-7480} listen_ms=1200000 &
 	pid=$!
 	for ((i = 0; i < 300; i++)); do
-		dmesg | grep -q 'rkdapl_test: # listening on port 7480' && break
+		dmesg | grep -q "rkdapl_test: # listening on port ${TWO_PORT:-7480}" && break
 		kill -0 $pid 2>/dev/null || break
 		sleep 1
 	done
@@ -70,6 +71,7 @@ if load_provider; then
 	run_kmod loopback 1200 -- role=loopback dev=rxe0 peer="$RKDAPL_IP" port=7500
 	rust_suite
 	observe_suite
+	siw_phase_a	# the suites again over siw0 (iWARP), "siw: ..." (selftests/transport.sh)
 	if [ "${RKDAPL_PAIR:-1}" = 1 ]; then
 		serve_two_guest
 		rping_guest_a

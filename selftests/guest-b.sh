@@ -15,21 +15,27 @@ set -u
 . "$RKDAPL_TOP/selftests/faults.sh" || exit 1
 . "$RKDAPL_TOP/selftests/inject.sh" || exit 1
 . "$RKDAPL_TOP/selftests/peerkill.sh" || exit 1
+. "$RKDAPL_TOP/selftests/transport.sh" || exit 1
 
 full=1
 [ "${RKDAPL_SUITES:-all}" = stock ] && full=0
 
-_log "guest B: start"
-if load_provider; then
-	[ $full = 1 ] && inject_suite
-	_log "guest B: waiting for guest A's server"
+two_guest_client() {
 	if rkdapl_wait a.listening 2400; then
 		t_ok "two-guest: guest A is listening"
-		run_kmod two-guest 1500 -- role=client dev=rxe0 peer="$RKDAPL_PEER_IP" port=7480 \
+		run_kmod two-guest 1500 -- role=client dev=$RKDAPL_DEV peer="$RKDAPL_PEER_IP" port=${TWO_PORT:-7480} \
 			connect_ms=120000
 	else
 		t_fail "two-guest: guest A is listening" "no $RKDAPL_SYNC/a.listening"
 	fi
+}
+
+_log "guest B: start"
+if load_provider; then
+	[ $full = 1 ] && inject_suite
+	siw_phase_b	# the suites again over siw0 (iWARP), "siw: ..." (selftests/transport.sh)
+	_log "guest B: waiting for guest A's server"
+	two_guest_client
 	rping_guest_b
 	if [ $full = 1 ]; then
 		soak_guest_b

@@ -21,6 +21,10 @@ TESTKO=$KO/selftests/kmod/rkdapl_test.ko
 TAP=$RKDAPL_SYNC/tap-$RKDAPL_ROLE.txt
 : > "$TAP"
 TAPN=0
+# The RDMA device the suites use, and a prefix for their test names: selftests/transport.sh
+# runs the suites again over siw0 with RKDAPL_DEV=siw0 TAP_PREFIX="siw: ".
+RKDAPL_DEV=${RKDAPL_DEV:-rxe0}
+TAP_PREFIX=${TAP_PREFIX:-}
 
 # Recounts the results in $TAP (a background run_kmod may have added some). mapfile reads the
 # file in large chunks; `while read` would cost a 9p round trip per line.
@@ -36,7 +40,7 @@ _tap_sync() {
 _tap() { # "ok - name" / "not ok - name # reason"
 	local l
 	TAPN=$((TAPN + 1))
-	l=${1/ok - /ok $TAPN - }
+	l=${1/ok - /ok $TAPN - $TAP_PREFIX}
 	printf '%s\n' "$l" >> "$TAP"
 	printf '%s\n' "$l"
 }
@@ -77,7 +81,7 @@ run_kmod() {
 			ok=${BASH_REMATCH[1]}
 			[ "$ok" = ok ] || failed=1
 			TAPN=$((TAPN + 1))
-			buf+="$ok $TAPN - $suite: ${BASH_REMATCH[2]}"$'\n'
+			buf+="$ok $TAPN - $TAP_PREFIX$suite: ${BASH_REMATCH[2]}"$'\n'
 		elif [[ $l == "#"* ]]; then
 			[[ $l == "# done "* ]] && done=1
 			_log "$suite: $l"

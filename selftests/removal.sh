@@ -29,9 +29,9 @@ rm_rxe_up() {
 	for f in /sys/class/net/*/address; do
 		[ "$(< "$f")" = "$RKDAPL_MAC" ] && nic=${f%/address} && nic=${nic##*/}
 	done
-	rdma link add rxe0 type rxe netdev "$nic" || return 1
+	rdma link add "$RKDAPL_DEV" type "${RKDAPL_DEV%%[0-9]*}" netdev "$nic" || return 1
 	for ((i = 0; i < 100; i++)); do
-		rdma link show rxe0/1 2>/dev/null | grep -q 'state ACTIVE' && return 0
+		rdma link show "$RKDAPL_DEV/1" 2>/dev/null | grep -q 'state ACTIVE' && return 0
 		sleep 0.2
 	done
 	return 1
@@ -40,7 +40,7 @@ rm_rxe_up() {
 removal_suite() {
 	local rc=0 t0 secs n
 	_log "removal: insmod rkdapl_observe.ko traffic=1"
-	timeout -k 10 300 insmod "$OBS_KO" peer="$RKDAPL_IP" port=$RM_PORT writes=64 traffic=1 || rc=$?
+	timeout -k 10 300 insmod "$OBS_KO" dev="$RKDAPL_DEV" peer="$RKDAPL_IP" port=$RM_PORT writes=64 traffic=1 || rc=$?
 	t_check $rc "removal: a consumer connects a loopback pair, posts RECVs and runs RDMA WRITE/READ traffic" \
 		"insmod exit $rc"
 	if [ $rc != 0 ]; then
@@ -52,13 +52,13 @@ removal_suite() {
 	[ -z "$REPLY" ]
 	t_check $? "removal: traffic is still running before the removal" "already stopped: $REPLY"
 
-	_log "removal: rdma link delete rxe0"
+	_log "removal: rdma link delete $RKDAPL_DEV"
 	t0=$SECONDS
 	rc=0
-	timeout -k 5 $((RM_LIMIT * 4)) rdma link delete rxe0 || rc=$?
+	timeout -k 5 $((RM_LIMIT * 4)) rdma link delete $RKDAPL_DEV || rc=$?
 	secs=$((SECONDS - t0))
 	[ $rc = 0 ] && [ $secs -le $RM_LIMIT ]
-	t_check $? "removal: rdma link delete rxe0 under live traffic completes within $RM_LIMIT s (took $secs s)" \
+	t_check $? "removal: rdma link delete $RKDAPL_DEV under live traffic completes within $RM_LIMIT s (took $secs s)" \
 		"exit $rc after $secs s"
 
 	for ((n = 0; n < 60; n++)); do
@@ -69,9 +69,9 @@ removal_suite() {
 	[[ $REPLY == *": ok" ]]
 	t_check $? "removal: the consumer gets IA_CATASTROPHIC on its async EVD and BROKEN on both EPs (-ENODEV), every posted RECV FLUSHED, -ENODEV/-ENOTCONN after" \
 		"${REPLY:-no 'rkdapl_observe: removal:' line in dmesg}"
-	rm_dmesg_line "rkdapl: device rxe0: revoked"
+	rm_dmesg_line "rkdapl: device $RKDAPL_DEV: revoked"
 	[[ $REPLY == *"revoked 1 IA(s), 2 EP(s), 1 PSP(s)"* ]]
-	t_check $? "removal: rkdapl revoked the consumer's objects on rxe0" "${REPLY:-no 'rkdapl: device rxe0: revoked' line}"
+	t_check $? "removal: rkdapl revoked the consumer's objects on $RKDAPL_DEV" "${REPLY:-no 'rkdapl: device $RKDAPL_DEV: revoked' line}"
 
 	{ rdma res show cm_id; rdma res show cq; rdma res show pd; rdma res show mr; } > /tmp/rm-res.txt 2>&1
 	obs_count 'rkdapl_observe' /tmp/rm-res.txt
@@ -86,10 +86,10 @@ removal_suite() {
 		"rmmod exit $rc, ${REPLY:-no 'freed' line}"
 
 	rm_rxe_up
-	t_check $? "removal: rxe0 re-added and ACTIVE" "$(rdma link show 2>&1)"
+	t_check $? "removal: $RKDAPL_DEV re-added and ACTIVE" "$(rdma link show 2>&1)"
 	rc=0
-	timeout -k 10 300 insmod "$OBS_KO" peer="$RKDAPL_IP" port=$RM_PORT writes=64 || rc=$?
-	t_check $rc "removal: an IA on the re-added rxe0 connects and moves data again" "insmod exit $rc"
+	timeout -k 10 300 insmod "$OBS_KO" dev="$RKDAPL_DEV" peer="$RKDAPL_IP" port=$RM_PORT writes=64 || rc=$?
+	t_check $rc "removal: an IA on the re-added $RKDAPL_DEV connects and moves data again" "insmod exit $rc"
 	module_loaded rkdapl_observe && rmmod rkdapl_observe
 }
 

@@ -54,7 +54,7 @@ _rping_user() {
 	local name=$1 port=$2 count=$3 re=$4 rc=0 n=0 l out pidf=/run/rping-$2.pid
 	local -a lines
 	shift 4
-	out=$RKDAPL_SYNC/rping-$port.log
+	out=$RKDAPL_SYNC/${RKDAPL_SYNC_PREFIX:-}rping-$port.log
 	_log "$name: rping $* (output in $out)"
 	timeout -s TERM -k 10 $RPING_TMO rping "$@" > "$out" 2>&1 &
 	echo $! > "$pidf"
@@ -78,10 +78,10 @@ rping_guest_a() {
 
 		# 1. kernel server, rdma-core rping -c on B
 		_rping_kmod "rping: kernel server against rdma-core rping -c ($count pings of $size bytes, validated)" \
-			server "$count" dev=rxe0 port=$port size="$size" validate=1 verbose=1 &
+			server "$count" dev=$RKDAPL_DEV port=$port size="$size" validate=1 verbose=1 &
 		pid=$!
 		for ((n = 0; n < 300; n++)); do
-			dmesg | grep -qF "rkdapl_rping: server: listening on rxe0 port $port " && break
+			dmesg | grep -qF "rkdapl_rping: server: listening on $RKDAPL_DEV port $port " && break
 			kill -0 $pid 2>/dev/null || break
 			sleep 1
 		done
@@ -93,7 +93,7 @@ rping_guest_a() {
 		port=$((port + 1))
 		if rkdapl_wait "rping-$port.ready" $RPING_TMO; then
 			_rping_kmod "rping: kernel client against rdma-core rping -s ($count pings of $size bytes, validated)" \
-				client "$count" dev=rxe0 addr="$RKDAPL_PEER_IP" port=$port \
+				client "$count" dev=$RKDAPL_DEV addr="$RKDAPL_PEER_IP" port=$port \
 				size="$size" validate=1 verbose=1 timeout_ms=60000
 		else
 			t_fail "rping: kernel client against rdma-core rping -s ($count pings of $size bytes, validated)" \
@@ -134,7 +134,7 @@ rping_guest_b() {
 		rkdapl_signal "rping-$port.ready"
 		# rping -s ends when the client disconnects; stop it if A finished without connecting
 		while kill -0 $pid 2>/dev/null; do
-			if [ -e "$RKDAPL_SYNC/rping-$port.done" ] || [ -e "$RKDAPL_SYNC/rc-a" ]; then
+			if [ -e "$RKDAPL_SYNC/${RKDAPL_SYNC_PREFIX:-}rping-$port.done" ] || [ -e "$RKDAPL_SYNC/rc-a" ]; then
 				for ((n = 0; n < 30; n++)); do
 					kill -0 $pid 2>/dev/null || break
 					sleep 1

@@ -19,9 +19,9 @@ SOAK_PORT=7560
 SOAK_SLAB_KB=16384
 SOAK_TMO=3000
 
-# soak_res: the `rdma res` summary line of rxe0 (object counts), in $REPLY.
+# soak_res: the `rdma res` summary line of $RKDAPL_DEV (object counts), in $REPLY.
 soak_res() {
-	REPLY=$(rdma res show 2>&1 | grep rxe0)
+	REPLY=$(rdma res show 2>&1 | grep "$RKDAPL_DEV")
 }
 
 # soak_slab: SUnreclaim in KiB, in $REPLY.
@@ -62,7 +62,7 @@ soak_run() {
 }
 
 soak_guest_a() {
-	soak_run server role=server dev=rxe0 port=$SOAK_PORT cycles=$SOAK_CYCLES &
+	soak_run server role=server dev=$RKDAPL_DEV port=$SOAK_PORT cycles=$SOAK_CYCLES &
 	local pid=$! i
 	for ((i = 0; i < 300; i++)); do
 		dmesg | grep -q "rkdapl_soak: server: listening on port $SOAK_PORT" && break
@@ -76,7 +76,7 @@ soak_guest_a() {
 
 soak_guest_b() {
 	if rkdapl_wait soak.listening $SOAK_TMO; then
-		soak_run client role=client dev=rxe0 peer="$RKDAPL_PEER_IP" port=$SOAK_PORT \
+		soak_run client role=client dev=$RKDAPL_DEV peer="$RKDAPL_PEER_IP" port=$SOAK_PORT \
 			cycles=$SOAK_CYCLES
 	else
 		t_fail "soak: client: guest A's server is listening" "no $RKDAPL_SYNC/soak.listening"

@@ -203,6 +203,32 @@ static int do_rdma_read(struct side *s, u64 len, u32 seed, char *why)
 	return 0;
 }
 
+/*
+ * iWARP (no RDMA WRITE with immediate): the WRITE_IMM is refused with -EOPNOTSUPP before
+ * anything is posted; in the chain the WRITE before it is posted and completes.
+ */
+static int write_imm_refused(struct side *s, struct rkdapl_dto *d,
+			     struct rkdapl_lmr_triplet *t, bool chain, char *why)
+{
+	u32 posted = ~0u;
+	int r;
+
+	d[0].cookie = next_cookie(s);
+	d[1].cookie = next_cookie(s);
+	if (chain)
+		r = rkdapl_post_chain(s->ep, d, 2, &posted);
+	else
+		r = rkdapl_post_rdma_write_imm(s->ep, &t[1], 1, &d[1].remote, d[1].immediate,
+					       d[1].cookie, 0);
+	if (r != -EOPNOTSUPP || (chain && posted != 1)) {
+		snprintf(why, WHY, "%s = %d %s, posted %u; want -EOPNOTSUPP%s",
+			 chain ? "post_chain" : "post_rdma_write_imm", r, ename(r), posted,
+			 chain ? ", 1 posted" : "");
+		return -EPROTO;
+	}
+	return chain ? dto_expect(s, d[0].cookie, RKDAPL_DTO_RDMA_WRITE, t[0].length, why) : 0;
+}
+
 /* WRITE @wlen bytes, then WRITE_IMM @len - @wlen bytes, in one chain if @chain. */
 static int write_imm_common(struct side *s, u64 len, u32 seed, bool chain, char *why)
 {
@@ -220,6 +246,8 @@ static int write_imm_common(struct side *s, u64 len, u32 seed, bool chain, char 
 	u32 posted = 0;
 	int r;
 
+	if (!(s->attr.caps & RKDAPL_CAP_RDMA_WRITE_IMM))
+		return write_imm_refused(s, d, t, chain, why);
 	r = send_msg(s, &m, why);
 	r = r ?: recv_msg(s, &rep, why);
 	r = r ?: post_rx(s, why);
@@ -297,7 +325,7 @@ int client_run(void)
 	struct side *s = kzalloc(sizeof(*s), GFP_KERNEL);
 	struct rkdapl_event ev = {};
 	struct sockaddr_in sin;
-	char why[WHY] = "", name[64];
+	char why[WHY] = "", name[96];
 	u32 base = get_random_u32();
 	struct tmsg m;
 	bool ok;
@@ -341,6 +369,11 @@ int client_run(void)
 			u32 seed = mix32(base + i * 64 + j + 1);
 
 			snprintf(name, sizeof(name), "%s %llu bytes", ops[i].name, sizes[j]);
+			/* iWARP: the same test names with the refusal checked (write_imm_refused) */
+			if ((ops[i].fn == do_rdma_write_imm || ops[i].fn == do_chain) &&
+			    !(s->attr.caps & RKDAPL_CAP_RDMA_WRITE_IMM))
+				snprintf(name, sizeof(name), "%s %llu bytes refused (iWARP)",
+					 ops[i].name, sizes[j]);
 			if (s->dead) {
 				tap(false, name, "connection lost earlier: %s", why);
 				continue;

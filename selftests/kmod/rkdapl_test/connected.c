@@ -221,7 +221,10 @@ void badarg_connected(struct bctx *b)
 	cr_upcall_tests(b);
 	async_evd_tests(b);
 	lmr_kinds(b);
-	rnr_tests(b);
+	if (is_iwarp(&b->attr))
+		iwarp_tests(b);
+	else
+		rnr_tests(b);
 	evd_intr_test(b);
 	rd_negotiation_test(b);
 

@@ -16,6 +16,7 @@
  *   events.c       EVD upcalls, CRs answered in an upcall, an interrupted evd_wait, the async EVD
  *   lmr_kinds.c    LMRs of page arrays, scatterlists and provider-allocated memory
  *   ep_attr.c      RNR retries, RDMA READ limits
+ *   iwarp.c        on iWARP (siw): what the transport reports and refuses
  */
 #ifndef _RKDAPL_TEST_H
 #define _RKDAPL_TEST_H
@@ -262,5 +263,8 @@ void lmr_kinds(struct bctx *b);
 void rnr_tests(struct bctx *b);
 void evd_intr_test(struct bctx *b);
 void rd_negotiation_test(struct bctx *b);
+/* iwarp.c: an iWARP device's rules (in place of rnr_tests) */
+bool is_iwarp(const struct rkdapl_ia_attr *a);
+void iwarp_tests(struct bctx *b);
 
 #endif /* _RKDAPL_TEST_H */

@@ -50,7 +50,7 @@ SERIES=(
 	"helpers/rdma.c||0"
 	"kernel/rdma.rs kernel/rdma/client.rs kernel/rdma/device.rs|client device|0"
 	"kernel/rdma/pd.rs kernel/rdma/cq.rs|client cq device pd|0"
-	"kernel/rdma/mr.rs kernel/rdma/mr/owned.rs kernel/rdma/qp.rs kernel/rdma/wr.rs|client cq device mr pd qp wr|1"
+	"kernel/rdma/mr.rs kernel/rdma/mr/owned.rs kernel/rdma/qp.rs kernel/rdma/wr.rs kernel/rdma/wr/read_mr.rs|client cq device mr pd qp wr|1"
 	"kernel/rdma/cm.rs kernel/rdma/cm/sockaddr.rs|client cm cq device mr pd qp wr|1"
 	"kernel/rdma/kunit.rs|client cm cq device kunit mr pd qp wr|1"
 )

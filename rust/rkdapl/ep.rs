@@ -171,9 +171,9 @@ impl Ep {
             dto_evd.clone(),
             None,
         )?;
-        // iWARP's rules, decided once per EP: see `crate::ia::Ia::transport`.
+        // iWARP's rules, decided once per EP (`crate::dto::DtoRing::for_iwarp`).
         if ia.transport() == Transport::Iwarp {
-            sq = sq.without_write_imm();
+            sq = sq.for_iwarp(crate::dto::READ_MRS.min(attr.max_request_dtos));
         }
         let rq = DtoRing::new(
             attr.max_recv_dtos,
@@ -250,6 +250,9 @@ impl Ep {
         let pd = self.pz.pd()?;
         let (send_cq, recv_cq) = self.cqs.lock().clone().ok_or(ENODEV)?;
         let cap = id.create_qp(&pd, self.qp_init(send_cq, recv_cq))?;
+        // iWARP: the RDMA READ sink MRs of this QP (none on other transports).
+        let pages = crate::dto::READ_MR_PAGES.min(self.ia.attrs().max_fast_reg_page_list_len);
+        self.sq.fill_read_mrs(&pd, pages)?;
         self.conn_mut().max_inline = cap.max_inline_data;
         Ok(())
     }
@@ -590,6 +593,8 @@ impl Ep {
         }
         id.handler().set(None);
         drop(id);
+        // The QP is gone: no work request uses the iWARP READ sink MRs any more.
+        self.sq.release_read_mrs();
     }
 
     /// Posts a chain of send-queue DTOs, in order, in one call to the driver. Any context.

@@ -642,6 +642,22 @@ impl FrMr {
     /// `-EINVAL` for an empty or out-of-range span, `-E2BIG` if the span needs more pages
     /// than the MR holds, or the driver's error.
     pub fn map(&mut self, region: &DmaRegion, off: u64, len: u64) -> Result {
+        self.map_gfp(region, off, len, GFP_KERNEL)
+    }
+
+    /// [`FrMr::map`], allocating the span's scatterlist with `gfp`: any context with
+    /// `GFP_ATOMIC` (the driver's `map_mr_sg` allocates nothing).
+    ///
+    /// # Errors
+    ///
+    /// As [`FrMr::map`], and `-ENOMEM`.
+    pub fn map_gfp(
+        &mut self,
+        region: &DmaRegion,
+        off: u64,
+        len: u64,
+        gfp: crate::alloc::Flags,
+    ) -> Result {
         let end = off.checked_add(len).ok_or(EINVAL)?;
         if len == 0 || end > region.len as u64 {
             return Err(EINVAL);
@@ -655,9 +671,9 @@ impl FrMr {
         let nents = last - first + 1;
         // A scatterlist of exactly the span: `ib_map_mr_sg` maps whole entries, and an entry of
         // the region may reach far beyond the span (physically contiguous pages are merged).
-        let mut sgl = KVec::with_capacity(nents, GFP_KERNEL)?;
+        let mut sgl = KVec::with_capacity(nents, gfp)?;
         for _ in 0..nents {
-            sgl.push(bindings::scatterlist::default(), GFP_KERNEL)?;
+            sgl.push(bindings::scatterlist::default(), gfp)?;
         }
         // SAFETY: `sgl` holds `nents` entries; `sg_init_table` zeroes them and marks the end.
         unsafe { bindings::sg_init_table(sgl.as_mut_ptr(), nents as u32) };
@@ -689,6 +705,13 @@ impl FrMr {
             return Err(E2BIG);
         }
         Ok(())
+    }
+
+    /// The SGE of the whole mapped range under the MR's lkey (its I/O virtual address and
+    /// length): the sink of an RDMA READ into the MR ([`super::wr::WrPool::post_read_to_mr`]).
+    /// Valid for the device once a REG_MR of the current mapping has been executed.
+    pub fn sge(&self) -> Sge<'_> {
+        Sge::new(self.iova(), self.length() as u32, self.lkey())
     }
 
     /// The access rights the MR would be registered with for `access` (REMOTE_WRITE needs

@@ -59,6 +59,12 @@ impl<'a> Sge<'a> {
         Sge(bindings::ib_sge { addr, length, lkey }, PhantomData)
     }
 
+    /// An SGE of no bytes, naming no memory: the one SGE of a zero-length RDMA READ, where a
+    /// device (siw) wants exactly one.
+    pub fn empty() -> Sge<'static> {
+        Sge(bindings::ib_sge::default(), PhantomData)
+    }
+
     /// The address of the first byte (a DMA address, or a kernel virtual address for inline
     /// data).
     pub fn addr(&self) -> u64 {
@@ -390,6 +396,8 @@ impl<T: WrCompletion> WrPool<T> {
         }
     }
 }
+
+mod read_mr;
 
 impl<T: WrCompletion> WrCtx<T> {
     fn release_mr(&self) {

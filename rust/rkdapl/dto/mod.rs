@@ -24,14 +24,18 @@
 //! one is signalled anyway (still without a success event) after half the ring's contexts in a
 //! row were posted unsignalled.
 //!
-//! Files: [`ring`] (contexts, completions), [`post`] (the post calls), [`stats`] (counters).
+//! Files: [`ring`] (contexts, completions), [`post`] (the post calls), [`stats`] (counters),
+//! [`iwarp`] (iWARP's rules: RDMA READs into registered sinks).
 
+mod iwarp;
 mod post;
 mod ring;
 mod stats;
 
 /// Work requests one send-queue DTO may be split into.
 pub(crate) const MAX_WR_PER_DTO: u32 = 8;
+
+pub(crate) use iwarp::{READ_MRS, READ_MR_PAGES};
 
 pub(crate) use ring::{DtoRing, KeepAlive, QpOwner, RingShared};
 pub(crate) use stats::DtoStats;

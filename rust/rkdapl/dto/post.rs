@@ -41,7 +41,7 @@ struct Prepared<'a> {
 }
 
 /// Fills slot `s` for a DTO: what its completion reports, and the LMRs it keeps busy.
-fn arm(
+pub(super) fn arm(
     s: &mut Slot,
     op: DtoOp,
     cookie: u64,
@@ -168,7 +168,13 @@ fn sync_inline_back(segs: &[Segment<'_>]) {
 
 impl DtoRing {
     /// Counts and traces the outcome of a post call: `(bytes, work requests)` or its error.
-    fn account(&self, c: &mut RingCore, op: DtoOp, cookie: u64, r: Result<(u64, u32)>) -> Result {
+    pub(super) fn account(
+        &self,
+        c: &mut RingCore,
+        op: DtoOp,
+        cookie: u64,
+        r: Result<(u64, u32)>,
+    ) -> Result {
         let (len, nwr, ret) = match r {
             Ok((len, nwr)) => {
                 c.stats.posted(op);
@@ -520,6 +526,10 @@ impl DtoRing {
         &self,
         dtos: &[SendDto<'_>],
     ) -> core::result::Result<(), (Error, usize)> {
+        // iWARP: READs post work requests of their own (`super::iwarp`).
+        if self.read_mrs > 0 && dtos.len() > 1 && dtos.iter().any(|d| d.op == DtoOp::RdmaRead) {
+            return self.post_each(dtos);
+        }
         let mut guard = self.shared().q.lock();
         let st = &mut *guard;
         if !st.connected {
@@ -535,6 +545,11 @@ impl DtoRing {
         // A DTO split into several work requests goes on with its context taken (`first`).
         let mut first = None;
         if let [d] = dtos {
+            if self.read_mrs > 0 && d.op == DtoOp::RdmaRead {
+                if let Some(r) = self.post_read_iwarp(c, qp, d, &g) {
+                    return r;
+                }
+            }
             if let Some(r) = self.post_simple(c, qp, max_inline, d, &g) {
                 return r;
             }

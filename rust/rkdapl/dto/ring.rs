@@ -17,6 +17,7 @@ use super::{
 use crate::rdma::{
     cm::{CmHandler, CmId},
     cq::{Wc, WcOpcode},
+    mr::FrMr,
     qp::Qp,
     wr::{WrCompletion, WrPool},
 };
@@ -75,6 +76,9 @@ pub(super) struct Slot {
     pub(super) lmrs: OneOrMore<Arc<Lmr>>,
     /// RMR bind/unbind: the RMR, kept alive (it owns the MR the work request registers).
     pub(super) rmr: Option<Arc<dyn KeepAlive>>,
+    /// iWARP RDMA READ: the sink MR it registered (`super::iwarp`), back to the pool when it
+    /// finishes.
+    pub(super) read_mr: Option<FrMr>,
 }
 
 impl Slot {
@@ -93,6 +97,7 @@ impl Slot {
             inv_rkey: 0,
             lmrs: OneOrMore::Empty,
             rmr: None,
+            read_mr: None,
         }
     }
 
@@ -145,6 +150,8 @@ pub(super) struct RingCore {
     /// Send-queue DTOs posted unsignalled in a row (see the module documentation).
     pub(super) unsignalled_run: u32,
     pub(super) stats: DtoStats,
+    /// iWARP: the sink MRs of RDMA READs not in use (`super::iwarp`); empty otherwise.
+    pub(super) read_mrs: KVec<FrMr>,
 }
 
 impl RingCore {
@@ -203,6 +210,10 @@ impl RingCore {
             // Not the last references: the post call's caller holds its segments' LMRs.
             s.lmrs = OneOrMore::Empty;
             s.rmr = None;
+            if let Some(m) = s.read_mr.take() {
+                // Not registered (nothing was posted); the pool has room for it.
+                let _ = self.read_mrs.push_within_capacity(m);
+            }
         }
     }
 
@@ -247,6 +258,8 @@ struct Finished {
     ev: Option<Event>,
     lmrs: OneOrMore<Arc<Lmr>>,
     rmr: Option<Arc<dyn KeepAlive>>,
+    /// A sink MR not to reuse (`super::iwarp::give_back`), freed outside the lock.
+    stale: Option<FrMr>,
 }
 
 impl RingShared {
@@ -271,6 +284,7 @@ impl RingShared {
                 let nwr = core::mem::replace(&mut s.nwr, 0);
                 let lmrs = core::mem::replace(&mut s.lmrs, OneOrMore::Empty);
                 let rmr = s.rmr.take();
+                let read_mr = s.read_mr.take();
                 let len = if s.status == DtoStatus::Success {
                     s.len
                 } else {
@@ -294,9 +308,16 @@ impl RingShared {
                     ev
                 });
                 c.wr_free += nwr;
+                let stale = read_mr
+                    .and_then(|m| super::iwarp::give_back(c, m, status == DtoStatus::Success));
                 c.stats.completed(op, status, len);
                 trace::completion(self.ep_id, op as u32, cookie, status as i32, len);
-                Finished { ev, lmrs, rmr }
+                Finished {
+                    ev,
+                    lmrs,
+                    rmr,
+                    stale,
+                }
             };
             for l in f.lmrs.as_slice() {
                 l.inflight.fetch_sub(1, Ordering::AcqRel);
@@ -305,6 +326,7 @@ impl RingShared {
             // freed meanwhile unmaps or deregisters, which may sleep.
             drop(f.lmrs);
             drop(f.rmr);
+            drop(f.stale);
             if let Some(ev) = f.ev {
                 self.evd.post(ev);
             }
@@ -376,8 +398,11 @@ pub(crate) struct DtoRing {
     /// SGEs per work request of the queue.
     pub(super) max_sge: u32,
     /// The QP's transport has no RDMA WRITE with immediate (iWARP): such posts get
-    /// `-EOPNOTSUPP`. Decided once, when the EP is made ([`DtoRing::without_write_imm`]).
+    /// `-EOPNOTSUPP`. Decided once, when the EP is made ([`DtoRing::for_iwarp`]).
     pub(super) no_write_imm: bool,
+    /// iWARP: sink MRs the ring keeps for its RDMA READs (`super::iwarp`); 0 otherwise, and
+    /// the post path never looks further.
+    pub(super) read_mrs: u32,
 }
 
 impl DtoRing {
@@ -417,6 +442,7 @@ impl DtoRing {
                             wr_free: depth,
                             unsignalled_run: 0,
                             stats: DtoStats::default(),
+                            read_mrs: KVec::new(),
                         },
                     },
                     "rkdapl_dto_ring"
@@ -432,15 +458,8 @@ impl DtoRing {
             pool,
             max_sge: max_sge.max(1),
             no_write_imm: false,
+            read_mrs: 0,
         })
-    }
-
-    /// The ring of an EP whose transport has no RDMA WRITE with immediate (iWARP: RDMAP has
-    /// no immediate data): posting one is refused with `-EOPNOTSUPP` before anything is
-    /// taken. Process context, before the ring is used.
-    pub(crate) fn without_write_imm(mut self) -> DtoRing {
-        self.no_write_imm = true;
-        self
     }
 
     /// Sets what the ring posts to: `owner` (the CM id holding the QP; `None`: posts get

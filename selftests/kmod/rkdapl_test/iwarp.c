@@ -34,7 +34,7 @@ void iwarp_tests(struct bctx *b)
 	const struct rkdapl_ia_attr *a = &b->attr;
 	struct rkdapl_lmr_triplet t = { b->lmr_b, 0, 512 }, lt[3];
 	struct rkdapl_rmr_triplet rt, r0;
-	struct rkdapl_rmr *rmr = NULL;
+	struct rkdapl_rmr *rmr = NULL, *rmr2 = NULL;
 	struct rkdapl_dto d[3];
 	char why[WHY] = "";
 	u32 posted = ~0u;
@@ -128,8 +128,48 @@ void iwarp_tests(struct bctx *b)
 	kfree(want);
 	tap(!r, "iWARP: an RDMA READ into 3 segments (more than max_read_iov SGEs) is split, every byte arrives",
 	    "%d %s %s", r, ename(r), why);
+
+	/*
+	 * An RDMA READ into one segment of 9 separate pages (9 DMA segments, more than 8 work
+	 * requests of max_read_iov SGEs): one sink MR registered for remote write covers it.
+	 */
+	if (b->lmr_sp && b->sp.n >= 25) {
+		struct rkdapl_lmr_triplet ts = { b->lmr_sp, 16 * PAGE_SIZE, 9 * PAGE_SIZE };
+		struct rkdapl_rmr_triplet rs;
+		u8 *sp = b->sp.addr;
+
+		r = rkdapl_rmr_create(b->pz, &rmr2);
+		r = r ?: grant(b, rmr2, b->lmr_sp, 0, 9 * PAGE_SIZE, RKDAPL_MEM_REMOTE_READ, &rs,
+			       why);
+		if (!r) {
+			pat_fill(sp, 0, 9 * PAGE_SIZE, 0x3737);
+			memset(sp + 16 * PAGE_SIZE, 0, 9 * PAGE_SIZE);
+			rkdapl_lmr_sync_rdma_read(b->lmr_sp, 0, 25 * PAGE_SIZE);
+			c = next_cookie(b->c);
+			r = rkdapl_post_rdma_read(b->c->ep, &ts, 1, &rs, c, 0);
+			r = r ?: next_is(b, c, RKDAPL_DTO_RDMA_READ, 9 * PAGE_SIZE, why);
+			rkdapl_lmr_sync_rdma_write(b->lmr_sp, 0, 25 * PAGE_SIZE);
+			if (!r && memcmp(sp + 16 * PAGE_SIZE, sp, 9 * PAGE_SIZE))
+				snprintf(why, WHY, "the sink differs from the source"), r = -EIO;
+		}
+		tap(!r, "iWARP: an RDMA READ into 9 separate pages (one segment, 9 DMA segments) goes through one sink MR, every byte arrives",
+		    "%d %s %s", r, ename(r), why);
+		/* 40 more: the sink MRs come back to the EP's pool and are registered again */
+		for (i = 0; !r && i < 40; i++) {
+			c = next_cookie(b->c);
+			r = rkdapl_post_rdma_read(b->c->ep, &ts, 1, &rs, c, 0);
+			r = r ?: next_is(b, c, RKDAPL_DTO_RDMA_READ, 9 * PAGE_SIZE, why);
+		}
+		tap(!r, "iWARP: 40 more such READs, one after the other (more than the EP's 32 sink MRs): each completes",
+		    "READ %d: %d %s %s", i, r, ename(r), why);
+	} else {
+		tap_skip("iWARP: an RDMA READ into 9 separate pages goes through one sink MR",
+			 "no sparse buffer");
+	}
 out:
 	pair_close(b);
 	if (rmr)
 		rkdapl_rmr_free(rmr);
+	if (rmr2)
+		rkdapl_rmr_free(rmr2);
 }

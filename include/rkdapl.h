@@ -269,10 +269,9 @@ struct rkdapl_rmr_triplet {
  *	missing is accepted and has no effect.
  * @max_read_iov: SGEs the device takes per RDMA READ work request (its max_sge_rd: 1 with
  *	siw, 32 with rdma_rxe). @max_iov is never more. An RDMA READ whose sinks need more DMA
- *	segments is split into work requests of @max_iov SGEs, at most 8 of them; beyond that it
- *	is refused with -EMSGSIZE (with siw: a READ into more than 8 separate pages, such as a
- *	vmalloc'd LMR's, so read into physically contiguous memory (kmalloc, rkdapl_lmr_alloc()
- *	of up to a page per segment) or post several READs).
+ *	segments is split into work requests of @max_iov SGEs, at most 8 of them, and refused
+ *	with -EMSGSIZE beyond; on iWARP a READ into one segment goes through one registered
+ *	sink instead (rkdapl_post_rdma_read()).
  * @reserved2: 0.
  */
 struct rkdapl_ia_attr {
@@ -1101,13 +1100,20 @@ int rkdapl_post_rdma_write(struct rkdapl_ep *ep, const struct rkdapl_lmr_triplet
  * @flags: &enum rkdapl_completion_flags but %RKDAPL_COMPLETION_SOLICITED_WAIT.
  *
  * A READ is split as a write is, into work requests of &rkdapl_ia_attr.max_iov SGEs (never
- * more than the device's &rkdapl_ia_attr.max_read_iov), at most 8 of them. On iWARP the
- * peer's READ responses are tagged writes into the sink: the sink is named by the LMR's
- * local key, which suffices for siw (it checks local write access on the sink); iWARP
- * hardware that wants a remote-write registration of READ sinks (as rw.c gives it through
- * FRWR) is not supported yet.
- * Context: any context (does not sleep).
- * Return: as rkdapl_post_rdma_write(), plus -EACCES for an LMR without local write.
+ * more than the device's &rkdapl_ia_attr.max_read_iov), at most 8 of them. On iWARP
+ * (&rkdapl_ia_attr.transport %RKDAPL_TRANSPORT_IWARP) the peer's READ responses are tagged
+ * writes into the sink, so a READ into one segment registers it through FRWR for local and
+ * remote write, as the kernel's rw.c does: IB_WR_REG_MR of one of the EP's 32 sink MRs, then
+ * IB_WR_RDMA_READ_WITH_INV, which ends the registration when the READ completes. Such a sink
+ * holds up to 256 pages of separate memory (1 MiB; more where the memory is physically
+ * contiguous), and at most 32 of these READs may be outstanding per EP. A READ into several
+ * segments on iWARP is split by DMA segment and names them by their local key (what siw
+ * accepts). A zero-length READ on iWARP carries one empty SGE.
+ * Context: any context (does not sleep; on iWARP allocates the sink's scatterlist with
+ * GFP_ATOMIC).
+ * Return: as rkdapl_post_rdma_write(), plus -EACCES for an LMR without local write; on
+ * iWARP also -EMSGSIZE for a one-segment sink larger than a sink MR maps and -ENOSPC while
+ * 32 such READs are outstanding.
  */
 int rkdapl_post_rdma_read(struct rkdapl_ep *ep, const struct rkdapl_lmr_triplet *iov,
 			  __u32 num_iov, const struct rkdapl_rmr_triplet *remote, __u64 cookie,

@@ -29,17 +29,19 @@ siw_nic() {
 	done
 }
 
-# siw_link DEV TYPE: replaces every RDMA link of the NIC by DEV of TYPE (rxe or siw) and waits
-# until its port is ACTIVE.
+# siw_link DEV TYPE: replaces the other RDMA link of the NIC (rxe0 or siw0: two devices on
+# one netdev would share its addresses, and rdma_cm would pick either) by DEV of TYPE (rxe or
+# siw), and waits until its port is ACTIVE.
 siw_link() {
 	local dev=$1 type=$2 i l
 	siw_nic
 	[ -n "$REPLY" ] || return 1
 	for l in rxe0 siw0; do
 		[ "$l" = "$dev" ] && continue
-		rdma link show "$l" > /dev/null 2>&1 && { rdma link delete "$l" || return 1; }
+		rdma link show "$l/1" > /dev/null 2>&1 && { rdma link delete "$l" || return 1; }
+		rdma link show "$l/1" > /dev/null 2>&1 && return 1
 	done
-	rdma link show "$dev" > /dev/null 2>&1 ||
+	rdma link show "$dev/1" > /dev/null 2>&1 ||
 		rdma link add "$dev" type "$type" netdev "$REPLY" || return 1
 	for ((i = 0; i < 100; i++)); do
 		rdma link show "$dev/1" 2>/dev/null | grep -q 'state ACTIVE' && return 0

@@ -244,11 +244,24 @@ void badarg_connected(struct bctx *b)
 
 		other.sin_port = htons(port + 2);
 		r = rkdapl_ep_connect(c2, (struct sockaddr *)&other, 5000, NULL, 0);
-		if (!r)
-			r = conn_expect(b->c->conn_evd, c2, RKDAPL_CONNECTION_EVENT_PEER_REJECTED,
-					timeout_ms, &ev);
-		tap(!r && ev.status == 8, "ep_connect to a port without PSP -> PEER_REJECTED, status 8",
-		    "%s, event %u (%s) status %d", ename(r), ev.type, evname(ev.type), ev.status);
+		if (!r && is_iwarp(&b->attr)) {
+			/* iWARP: the TCP connection is refused, synchronously (siw) or not */
+			r = ev_wait(b->c->conn_evd, timeout_ms, &ev);
+			tap(!r && (ev.type == RKDAPL_CONNECTION_EVENT_PEER_REJECTED ||
+				   ev.type == RKDAPL_CONNECTION_EVENT_NON_PEER_REJECTED) &&
+			    (ev.status == -ECONNREFUSED || ev.status == -ECONNRESET),
+			    "iWARP: ep_connect to a port without PSP -> (NON_)PEER_REJECTED, -ECONNREFUSED",
+			    "%s, event %u (%s) status %d", ename(r), ev.type, evname(ev.type),
+			    ev.status);
+		} else {
+			if (!r)
+				r = conn_expect(b->c->conn_evd, c2,
+						RKDAPL_CONNECTION_EVENT_PEER_REJECTED, timeout_ms, &ev);
+			tap(!r && ev.status == 8,
+			    "ep_connect to a port without PSP -> PEER_REJECTED, status 8",
+			    "%s, event %u (%s) status %d", ename(r), ev.type, evname(ev.type),
+			    ev.status);
+		}
 		rkdapl_ep_free(c2);
 		c2 = NULL;
 	}

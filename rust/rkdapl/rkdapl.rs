@@ -51,6 +51,7 @@ mod pz;
 mod registry;
 mod removal;
 mod rmr;
+mod srq;
 
 module! {
     type: Rkdapl,

@@ -240,7 +240,7 @@ impl<T: SrqOwner> SrqShared<T> {
         };
         // SAFETY: `ctx` is `Arc::as_ptr` of the `SrqShared` that the `Srq` owning the `ib_srq`
         // holds a reference to until after `ib_destroy_srq` returned, so the count is not zero.
-        let this: Arc<SrqShared<T>> = unsafe { ArcBorrow::from_raw(ctx.cast_const().cast()) }.into();
+        let this: Arc<SrqShared<T>> = unsafe { ArcBorrow::from_raw(ctx.cast_const().cast::<SrqShared<T>>()) }.into();
         this.pending.fetch_or(bit, Ordering::AcqRel);
         // Already queued: that run delivers this bit too. The reference is not the last one.
         let _ = workqueue::system().enqueue(this);
@@ -325,7 +325,7 @@ impl<T: SrqOwner> Srq<T> {
             limit: attr.limit,
         };
         // INVARIANT: `srq` was just created in `pd` with `shared` as its context.
-        Arc::new(
+        let r = Arc::new(
             Srq {
                 srq,
                 shared,
@@ -335,11 +335,12 @@ impl<T: SrqOwner> Srq<T> {
                 qps: AtomicU32::new(0),
             },
             GFP_KERNEL,
-        )
-        .inspect_err(|_| {
-            // Not reached in practice (`Arc::new` of a small struct); no RECV was posted.
+        );
+        r.map_err(|e| {
+            // No RECV was posted and no QP uses it.
             // SAFETY: `raw` is the SRQ just created, used by nothing.
             unsafe { bindings::ib_destroy_srq(raw) };
+            e.into()
         })
     }
 

@@ -29,8 +29,8 @@ pub use layer::rdma;
 // The kernel crate's modules and macros the layer uses as `crate::...`.
 #[allow(unused_imports)]
 use kernel::{
-    alloc, container_of, dma, error, new_spinlock_irq, page, prelude, str, sync, task, types, warn_on,
-    workqueue,
+    alloc, container_of, dma, error, new_spinlock_irq, page, prelude, str, sync, task, types,
+    warn_on, workqueue,
 };
 
 pub mod bindings;

@@ -34,7 +34,7 @@ use crate::{
     pz::Pz,
     registry::{Child, Rank},
 };
-use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use kernel::{
     new_spinlock_irq,
     prelude::*,
@@ -189,6 +189,9 @@ pub(crate) struct Srq {
     q: SpinLockIrq<Option<Arc<LayerSrq>>>,
     /// As created (the size the RECV contexts have).
     attr: SrqAttr,
+    /// Its owner let go of it with EPs still on it (the Rust API's drop): the last EP's free
+    /// frees it.
+    orphaned: AtomicBool,
 }
 
 static NEXT_ID: AtomicU32 = AtomicU32::new(1);
@@ -265,6 +268,7 @@ impl Srq {
                     max_recv_iov: iov,
                     ..attr
                 },
+                orphaned: AtomicBool::new(false),
             }),
             GFP_KERNEL,
         )?;
@@ -304,7 +308,10 @@ impl Srq {
     /// `-ENODEV` after the SRQ's free or its device's removal, `-ENOMEM`.
     pub(crate) fn attach_ep(&self, ep: &Arc<Ep>) -> Result {
         let l = self.layer()?;
-        l.owner().eps.lock().push((u32::MAX, ep.clone()), GFP_ATOMIC)?;
+        l.owner()
+            .eps
+            .lock()
+            .push((u32::MAX, ep.clone()), GFP_ATOMIC)?;
         Ok(())
     }
 
@@ -330,6 +337,16 @@ impl Srq {
         };
         // The reference goes outside the lock (not the last: the caller's EP is alive).
         drop(gone);
+        if self.orphaned.load(Ordering::Acquire) {
+            let _ = self.free();
+        }
+    }
+
+    /// Frees the SRQ now, or, with EPs on it, once the last of them is freed (the Rust API's
+    /// drop). Process context; sleeps.
+    pub(crate) fn free_when_unused(&self) {
+        self.orphaned.store(true, Ordering::Release);
+        let _ = self.free();
     }
 
     /// The segments of one RECV: `n` LMR triplets, the `i`-th given by `triplet(i)`, as
@@ -406,7 +423,8 @@ impl Srq {
                 }
             },
         );
-        r.map(|_| ()).map_err(|e| if e == ENOMEM { ENOSPC } else { e })
+        r.map(|_| ())
+            .map_err(|e| if e == ENOMEM { ENOSPC } else { e })
     }
 
     /// Sets the low watermark (`rkdapl_srq_set_lw`): one `RKDAPL_ASYNC_SRQ_LIMIT_REACHED` once

@@ -240,7 +240,8 @@ impl<T: SrqOwner> SrqShared<T> {
         };
         // SAFETY: `ctx` is `Arc::as_ptr` of the `SrqShared` that the `Srq` owning the `ib_srq`
         // holds a reference to until after `ib_destroy_srq` returned, so the count is not zero.
-        let this: Arc<SrqShared<T>> = unsafe { ArcBorrow::from_raw(ctx.cast_const().cast::<SrqShared<T>>()) }.into();
+        let this: Arc<SrqShared<T>> =
+            unsafe { ArcBorrow::from_raw(ctx.cast_const().cast::<SrqShared<T>>()) }.into();
         this.pending.fetch_or(bit, Ordering::AcqRel);
         // Already queued: that run delivers this bit too. The reference is not the last one.
         let _ = workqueue::system().enqueue(this);
@@ -435,7 +436,11 @@ impl<T: SrqOwner> Srq<T> {
         };
         // SAFETY: The SRQ is live (type invariant); `a` is valid for the call.
         to_result(unsafe {
-            bindings::ib_modify_srq(self.as_raw(), &mut a, bindings::ib_srq_attr_mask_IB_SRQ_LIMIT)
+            bindings::ib_modify_srq(
+                self.as_raw(),
+                &mut a,
+                bindings::ib_srq_attr_mask_IB_SRQ_LIMIT,
+            )
         })
     }
 

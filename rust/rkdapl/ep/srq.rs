@@ -4,13 +4,7 @@
 //! QP takes its RECVs from the SRQ, and RECVs posted to the EP itself are refused.
 
 use super::{Ep, EpAttr};
-use crate::rdma::{
-    cq::Cq,
-    device::Device,
-    pd::Pd,
-    qp::QpCap,
-    srq::SrqQpInit,
-};
+use crate::rdma::{cq::Cq, device::Device, pd::Pd, qp::QpCap, srq::SrqQpInit};
 use crate::{cm::EpCmId, evd::Evd, pz::Pz, srq::Srq};
 use kernel::{prelude::*, sync::Arc};
 

@@ -94,9 +94,9 @@ pub fn device_limits(dev: &Device) -> (u32, u32, u32) {
     // `&Device` keeps the device alive.
     let a = unsafe { &(*dev.as_raw()).attrs };
     (
-        u32::try_from(a.max_srq).unwrap_or(0),
-        u32::try_from(a.max_srq_wr).unwrap_or(0),
-        u32::try_from(a.max_srq_sge).unwrap_or(0),
+        a.max_srq,
+        a.max_srq_wr,
+        a.max_srq_sge,
     )
 }
 

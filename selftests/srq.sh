@@ -25,7 +25,8 @@ srq_kmod() {
 	srq_collect "$suite" $mark $rc
 }
 
-# srq_collect SUITE MARK RC: the module's TAP lines after the first MARK ones.
+# srq_collect SUITE MARK RC: the module's TAP lines after the first MARK ones (RC -: the results
+# were printed at rmmod, there is no insmod status to compare).
 srq_collect() {
 	local suite=$1 mark=$2 rc=$3 l got=0 done=0 failed=0 ok buf= reason
 	local -a lines
@@ -53,8 +54,7 @@ srq_collect() {
 	if [ $done = 1 ] && [ $got -gt 0 ]; then
 		reason="insmod exit $rc"
 		[ $rc = 124 ] && reason="insmod timed out"
-		if [ $failed = 1 ]; then [ $rc != 0 ]; else [ $rc = 0 ]; fi
-		t_check $? "srq: $suite: module run completed, insmod status matches" "$reason"
+XX
 	else
 		t_fail "srq: $suite: module run completed" "insmod exit $rc, $got results, no '# done' line"
 	fi
@@ -75,7 +75,7 @@ srq_removal() {
 	timeout -k 5 60 rdma link delete rxe0
 	t_check $? "srq: removal: rdma link delete rxe0 with an SRQ alive"
 	rmmod rkdapl_srq
-	srq_collect removal $((mark + 1)) 0
+	srq_collect removal $mark -
 	rm_rxe_up
 	t_check $? "srq: removal: rxe0 back"
 }

@@ -53,8 +53,13 @@ srq_collect() {
 	printf '%s' "$buf"
 	if [ $done = 1 ] && [ $got -gt 0 ]; then
 		reason="insmod exit $rc"
-		[ $rc = 124 ] && reason="insmod timed out"
-XX
+		[ "$rc" = 124 ] && reason="insmod timed out"
+		if [ "$rc" = - ]; then
+			t_ok "srq: $suite: module run completed"
+		else
+			if [ $failed = 1 ]; then [ $rc != 0 ]; else [ $rc = 0 ]; fi
+			t_check $? "srq: $suite: module run completed, insmod status matches" "$reason"
+		fi
 	else
 		t_fail "srq: $suite: module run completed" "insmod exit $rc, $got results, no '# done' line"
 	fi

@@ -1,9 +1,9 @@
 #!/bin/bash
 # Shared receive queues: selftests/kmod/rkdapl_srq.ko (its header says what each role checks).
 # Sourced by guest-a.sh / guest-b.sh after guest-lib.sh (and removal.sh, for rm_rxe_up).
-#   srq_guest_a: badarg; loopback (8 EPs over the guest's own address); removal of rxe0 with an
-#                SRQ alive; then the server for guest B's 8 clients (two-guest)
-#   srq_guest_b: the 8 clients of guest A's SRQ server
+#   srq_guest_a:   badarg; loopback (8 EPs over the guest's own address)
+#   srq_serve_a:   the server of one SRQ for guest B's 8 EPs (two-guest); srq_clients_b: B's side
+#   srq_removal:   rdma link delete rxe0 with an SRQ alive (A; rxe0 is added back)
 # Every TAP line of the module becomes one test "srq: <suite>: <name>".
 
 SRQ_KO=$RKDAPL_TOP/selftests/kmod/rkdapl_srq.ko
@@ -88,14 +88,19 @@ srq_removal() {
 srq_guest_a() {
 	srq_kmod badarg 300 role=badarg dev=rxe0
 	srq_kmod loopback 600 role=loopback dev=rxe0 peer="$RKDAPL_IP" port=7520
-	srq_removal
 }
 
-# Two guests: A serves (port 7521) once called; B connects (connect_ms covers A's start).
+# Two guests: A serves 8 EPs on one SRQ (port 7521) once B waits for it; B opens them.
 srq_serve_a() {
+	rkdapl_signal a.srq
 	srq_kmod two-guest 900 role=server dev=rxe0 port=7521 listen_ms=600000
 }
 
 srq_clients_b() {
-	srq_kmod two-guest 900 role=client dev=rxe0 peer="$1" port=7521 connect_ms=600000
+	if rkdapl_wait a.srq 1200; then
+		srq_kmod two-guest 900 role=client dev=rxe0 peer="$RKDAPL_PEER_IP" port=7521 \
+			connect_ms=600000
+	else
+		t_fail "srq: two-guest: guest A serves" "no $RKDAPL_SYNC/a.srq"
+	fi
 }

@@ -6,7 +6,8 @@
 #   srq_removal:   rdma link delete rxe0 with an SRQ alive (A; rxe0 is added back)
 # Every TAP line of the module becomes one test "srq: <suite>: <name>".
 
-SRQ_KO=$RKDAPL_TOP/selftests/kmod/rkdapl_srq.ko
+# The module under test: this tree's build or $RKDAPL_KO's (guest-lib.sh's KO).
+SRQ_KO=$KO/selftests/kmod/rkdapl_srq.ko
 
 # srq_kmod SUITE TIMEOUT insmod-args...: runs rkdapl_srq.ko and records its TAP lines; then a
 # test that the run completed and insmod's status matches its results (0 iff all passed).

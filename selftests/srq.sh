@@ -88,18 +88,18 @@ srq_removal() {
 
 srq_guest_a() {
 	srq_kmod badarg 300 role=badarg dev=rxe0
-	srq_kmod loopback 600 role=loopback dev=rxe0 peer="$RKDAPL_IP" port=7520
+	srq_kmod loopback 600 role=loopback dev=rxe0 peer="$RKDAPL_IP" port=7580
 }
 
-# Two guests: A serves 8 EPs on one SRQ (port 7521) once B waits for it; B opens them.
+# Two guests: A serves 8 EPs on one SRQ (port 7581) once B waits for it; B opens them.
 srq_serve_a() {
 	rkdapl_signal a.srq
-	srq_kmod two-guest 900 role=server dev=rxe0 port=7521 listen_ms=600000
+	srq_kmod two-guest 900 role=server dev=rxe0 port=7581 listen_ms=600000
 }
 
 srq_clients_b() {
 	if rkdapl_wait a.srq 1200; then
-		srq_kmod two-guest 900 role=client dev=rxe0 peer="$RKDAPL_PEER_IP" port=7521 \
+		srq_kmod two-guest 900 role=client dev=rxe0 peer="$RKDAPL_PEER_IP" port=7581 \
 			connect_ms=600000
 	else
 		t_fail "srq: two-guest: guest A serves" "no $RKDAPL_SYNC/a.srq"

@@ -3,9 +3,9 @@
  * rkdapl_srq: TAP tests of rkdapl's shared receive queues (rkdapl_srq_* in include/rkdapl.h).
  *
  *   insmod rkdapl_srq.ko role=badarg   [dev=rxe0]
- *   insmod rkdapl_srq.ko role=loopback peer=<own IPv4> [port=7520]
- *   insmod rkdapl_srq.ko role=server   [port=7520] [listen_ms=300000]
- *   insmod rkdapl_srq.ko role=client   peer=<server IPv4> [port=7520] [connect_ms=120000]
+ *   insmod rkdapl_srq.ko role=loopback peer=<own IPv4> [port=7580]
+ *   insmod rkdapl_srq.ko role=server   [port=7580] [listen_ms=300000]
+ *   insmod rkdapl_srq.ko role=client   peer=<server IPv4> [port=7580] [connect_ms=120000]
  *   insmod rkdapl_srq.ko role=removal  (then `rdma link delete`; rmmod reports)
  *
  * Each test prints "rkdapl_srq: ok N - <name>" or "not ok N - <name> # <reason>", then
@@ -58,9 +58,9 @@ MODULE_PARM_DESC(dev, "RDMA device (default rxe0)");
 static char *peer = "";
 module_param(peer, charp, 0444);
 MODULE_PARM_DESC(peer, "IPv4: the server's (client) or own (loopback)");
-static ushort port = 7520;
+static ushort port = 7580;
 module_param(port, ushort, 0444);
-MODULE_PARM_DESC(port, "PSP port (default 7520)");
+MODULE_PARM_DESC(port, "PSP port (default 7580)");
 static uint neps = 8;
 module_param(neps, uint, 0444);
 MODULE_PARM_DESC(neps, "EPs sharing the SRQ (default 8, at most 16)");

@@ -1258,7 +1258,8 @@ int rkdapl_srq_query(struct rkdapl_srq *srq, struct rkdapl_srq_attr *attr);
  * EVD given to rkdapl_srq_create() before this returns.
  * Context: process context, may sleep.
  * Return: 0; -EINVAL for a bad handle; -EBUSY while EPs created on it are not freed
- * (rkdapl_ep_free() them first; the SRQ stays usable).
+ * (rkdapl_ep_free() them first; the SRQ stays usable). After the device's removal, which
+ * destroyed the SRQ and reported its RECVs, it is freed whatever EPs are left.
  */
 int rkdapl_srq_free(struct rkdapl_srq *srq);
 

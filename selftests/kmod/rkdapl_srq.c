@@ -475,7 +475,7 @@ static int server_run(void)
 	}
 	for (c = 0, r = 0; c < SRQ_N; c++)
 		r += s->posted[c];
-	tap(nflushed == outstanding && outstanding == SRQ_N - 4 * neps + 1 && !twice && !r,
+	tap(nflushed == outstanding && outstanding == SRQ_N - 5 * neps + 1 && !twice && !r,
 	    "server: each outstanding RECV reported FLUSHED exactly once on the SRQ's EVD",
 	    "%u flushed of %u outstanding, %u unexpected, %d never reported", nflushed,
 	    outstanding, twice, r);

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Shared receive queues: selftests/kmod/rkdapl_srq.ko (its header says what each role checks).
+# Shared receive queues: selftests/kmod/rkdapl_srq.ko (rkdapl_srq/main.c says what each role checks).
 # Sourced by guest-a.sh / guest-b.sh after guest-lib.sh (and removal.sh, for rm_rxe_up).
 #   srq_guest_a:   badarg; loopback (8 EPs over the guest's own address)
 #   srq_serve_a:   the server of one SRQ for guest B's 8 EPs (two-guest); srq_clients_b: B's side

@@ -39,6 +39,7 @@ struct rkdapl_evd;
 struct rkdapl_ep;
 struct rkdapl_psp;
 struct rkdapl_cr;
+struct rkdapl_srq;
 
 /* Bytes of private data a connect, accept, reject or event carries at most. */
 #define RKDAPL_MAX_PRIVATE_DATA 56
@@ -77,6 +78,11 @@ enum rkdapl_mem_priv {
  * @RKDAPL_ASYNC_IA_CATASTROPHIC: on the IA's async EVD: the device went away (unregistered,
  *	e.g. `rdma link delete` or the driver unloaded), @status -ENODEV. Reported before the
  *	EPs' %RKDAPL_CONNECTION_EVENT_BROKEN; free everything on the IA.
+ * @RKDAPL_ASYNC_SRQ_LIMIT_REACHED: on the IA's async EVD: fewer RECVs than the SRQ's low
+ *	watermark are left in it (rkdapl_srq_set_lw()); @cookie is the SRQ's handle
+ *	((__u64)(uintptr_t)srq). Reported once per rkdapl_srq_set_lw().
+ * @RKDAPL_ASYNC_SRQ_ERROR: on the IA's async EVD: the SRQ whose handle is @cookie failed
+ *	(IB_EVENT_SRQ_ERR); its EPs cannot receive any more.
  */
 enum rkdapl_event_type {
 	RKDAPL_DTO_COMPLETION_EVENT = 1,
@@ -91,6 +97,8 @@ enum rkdapl_event_type {
 	RKDAPL_CONNECTION_EVENT_BROKEN = 10,
 	RKDAPL_ASYNC_EVD_OVERFLOW = 11,
 	RKDAPL_ASYNC_IA_CATASTROPHIC = 12,
+	RKDAPL_ASYNC_SRQ_LIMIT_REACHED = 13,
+	RKDAPL_ASYNC_SRQ_ERROR = 14,
 };
 
 /**
@@ -1064,7 +1072,7 @@ int rkdapl_post_send(struct rkdapl_ep *ep, const struct rkdapl_lmr_triplet *iov,
  * immediate; &struct rkdapl_event.flags tells which (&enum rkdapl_event_flags).
  * Context: any context (does not sleep).
  * Return: 0; as rkdapl_post_send(), plus -EACCES for an LMR without local write and
- * -EINVAL for any @flags.
+ * -EINVAL for any @flags or an EP created on an SRQ (rkdapl_srq_post_recv()).
  */
 int rkdapl_post_recv(struct rkdapl_ep *ep, const struct rkdapl_lmr_triplet *iov, __u32 num_iov,
 		     __u64 cookie, __u32 flags);
@@ -1216,5 +1224,132 @@ struct rkdapl_dto {
  */
 int rkdapl_post_chain(struct rkdapl_ep *ep, const struct rkdapl_dto *dtos, __u32 n,
 		      __u32 *posted);
+
+/*
+ * Shared receive queues (DAT 2.0 dat_srq_*). An SRQ holds RECVs that every EP created on it
+ * (rkdapl_ep_create_with_srq()) consumes, in whatever order their peers' SENDs arrive: one pool
+ * of receive buffers for many connections, as a server with many clients wants. docs/guide.md
+ * ("Shared receive queues") shows a consumer.
+ */
+
+/**
+ * struct rkdapl_srq_attr - size of an SRQ (DAT_SRQ_ATTR), and what rkdapl_srq_query() reports
+ * @max_recv_dtos: RECVs the SRQ holds, 1..4096 and at most @max_srq_dtos.
+ * @max_recv_iov: local segments per RECV (0: 4), at most @max_srq_iov.
+ * @low_watermark: rkdapl_srq_create(): the low watermark armed at once (0: none; below
+ *	@max_recv_dtos). rkdapl_srq_query(): the watermark armed now, 0 once it fired.
+ * @outstanding: rkdapl_srq_query(): RECVs posted and not reported yet.
+ * @max_srq_dtos: rkdapl_srq_query(): the device's limit of RECVs per SRQ (at most 4096).
+ * @max_srq_iov: rkdapl_srq_query(): the device's limit of segments per SRQ RECV.
+ *
+ * rkdapl_srq_create() reads the first three fields only.
+ */
+struct rkdapl_srq_attr {
+	__u32 max_recv_dtos;
+	__u32 max_recv_iov;
+	__u32 low_watermark;
+	__u32 outstanding;
+	__u32 max_srq_dtos;
+	__u32 max_srq_iov;
+};
+
+/**
+ * rkdapl_srq_create() - create a shared receive queue
+ * @pz: the PZ of the SRQ; its EPs and the LMRs of its RECVs are in the same PZ.
+ * @evd: an EVD of the same IA, where RECVs still in the SRQ when it is freed are reported.
+ * @attr: its size (&struct rkdapl_srq_attr: the first three fields).
+ * @srq: the new SRQ.
+ *
+ * DAT 2.0 dat_srq_create(). A RECV posted to the SRQ (rkdapl_srq_post_recv()) is consumed by
+ * whichever EP on it receives a SEND (or RDMA WRITE with immediate) first; its completion is
+ * reported on that EP's DTO EVD, with that EP in &rkdapl_event.ep and the RECV's cookie. A
+ * RECV still in the SRQ when it is freed (or its device removed) is reported once, with
+ * %RKDAPL_DTO_FLUSHED and &rkdapl_event.ep NULL, on @evd: an EP leaving the SRQ flushes none
+ * of its RECVs. So each RECV is reported exactly once.
+ * Context: process context, may sleep.
+ * Return: 0; -EINVAL for a bad handle, NULL @attr or @srq, an EVD of another IA, a size of 0,
+ * over 4096 or the device's limits, or @low_watermark not below @max_recv_dtos;
+ * -EOPNOTSUPP if the device has no SRQs; -ENODEV after device removal; -ENOMEM.
+ */
+int rkdapl_srq_create(struct rkdapl_pz *pz, struct rkdapl_evd *evd,
+		      const struct rkdapl_srq_attr *attr, struct rkdapl_srq **srq);
+
+/**
+ * rkdapl_srq_post_recv() - post a RECV buffer to an SRQ
+ * @srq: the SRQ.
+ * @iov: local segments, in LMRs of the SRQ's PZ with %RKDAPL_MEM_LOCAL_WRITE.
+ * @num_iov: entries in @iov.
+ * @cookie: reported in the completion event (on the DTO EVD of the EP that consumed it).
+ *
+ * DAT 2.0 dat_srq_post_recv(). The LMRs stay busy (rkdapl_lmr_free() refuses) until the
+ * RECV is reported.
+ * Context: any context (does not sleep).
+ * Return: 0; -EINVAL for a bad handle or NULL @iov with @num_iov; -EXDEV for an LMR of
+ * another PZ; -ERANGE for a segment outside its LMR; -EACCES for an LMR without local write;
+ * -EMSGSIZE for more SGEs than &rkdapl_srq_attr.max_recv_iov; -ENOSPC if
+ * &rkdapl_srq_attr.max_recv_dtos RECVs are outstanding; -ENODEV after device removal;
+ * -ENOMEM.
+ */
+int rkdapl_srq_post_recv(struct rkdapl_srq *srq, const struct rkdapl_lmr_triplet *iov,
+			 __u32 num_iov, __u64 cookie);
+
+/**
+ * rkdapl_srq_set_lw() - arm the SRQ's low watermark
+ * @srq: the SRQ.
+ * @low_watermark: below &rkdapl_srq_attr.max_recv_dtos; 0 disarms it.
+ *
+ * DAT 2.0 dat_srq_set_lw(). Once fewer than @low_watermark RECVs are left in the SRQ,
+ * %RKDAPL_ASYNC_SRQ_LIMIT_REACHED is reported on the IA's async EVD, once: the watermark is
+ * then disarmed (as IB_SRQ_LIMIT is) until this is called again.
+ * Context: process context, may sleep.
+ * Return: 0; -EINVAL for a bad handle or a watermark not below the SRQ's size; -ENODEV after
+ * device removal; the driver's error.
+ */
+int rkdapl_srq_set_lw(struct rkdapl_srq *srq, __u32 low_watermark);
+
+/**
+ * rkdapl_srq_query() - the SRQ's size, armed watermark, RECVs outstanding, device limits
+ * @srq: the SRQ.
+ * @attr: filled in (&struct rkdapl_srq_attr).
+ *
+ * DAT 2.0 dat_srq_query(). The SRQ limits of the device are reported here (not in
+ * &struct rkdapl_ia_attr).
+ * Context: process context, may sleep.
+ * Return: 0; -EINVAL for a bad handle or NULL @attr; -ENODEV after device removal.
+ */
+int rkdapl_srq_query(struct rkdapl_srq *srq, struct rkdapl_srq_attr *attr);
+
+/**
+ * rkdapl_srq_free() - free an SRQ that no EP uses
+ * @srq: the SRQ.
+ *
+ * DAT 2.0 dat_srq_free(). Each RECV still in the SRQ is reported %RKDAPL_DTO_FLUSHED on the
+ * EVD given to rkdapl_srq_create() before this returns.
+ * Context: process context, may sleep.
+ * Return: 0; -EINVAL for a bad handle; -EBUSY while EPs created on it are not freed
+ * (rkdapl_ep_free() them first; the SRQ stays usable). After the device's removal, which
+ * destroyed the SRQ and reported its RECVs, it is freed whatever EPs are left.
+ */
+int rkdapl_srq_free(struct rkdapl_srq *srq);
+
+/**
+ * rkdapl_ep_create_with_srq() - create an unconnected endpoint that receives from an SRQ
+ * @pz: the PZ of its QP, the SRQ's PZ.
+ * @dto_evd: where its DTO completions go, those of the SRQ RECVs it consumes included.
+ * @conn_evd: where its connection events go (may be @dto_evd).
+ * @srq: the SRQ its QP takes its RECVs from.
+ * @attr: as for rkdapl_ep_create(); &rkdapl_ep_attr.max_recv_dtos and max_recv_iov are
+ *	ignored (its receive completion queue is sized for every RECV of the SRQ).
+ * @ep: the new EP.
+ *
+ * DAT 2.0 dat_ep_create_with_srq(). rkdapl_post_recv() on the EP is refused with -EINVAL:
+ * post to the SRQ. rkdapl_srq_free() is refused until the EP is freed.
+ * Context: process context, may sleep.
+ * Return: 0; as rkdapl_ep_create(), plus -EINVAL for a bad @srq handle or an SRQ of another
+ * PZ, -ENODEV after the device's removal.
+ */
+int rkdapl_ep_create_with_srq(struct rkdapl_pz *pz, struct rkdapl_evd *dto_evd,
+			      struct rkdapl_evd *conn_evd, struct rkdapl_srq *srq,
+			      const struct rkdapl_ep_attr *attr, struct rkdapl_ep **ep);
 
 #endif /* _RKDAPL_H */

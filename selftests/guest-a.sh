@@ -14,6 +14,8 @@
 #   soak:      rkdapl_soak.ko role=server for guest B's 1000 connection cycles (selftests/soak.sh)
 #   faults:    serves guest B's soak cycles over a lossy wire (selftests/faults.sh)
 #   peerkill:  streams RDMA WRITE/READ to guest B, which is killed mid-transfer (selftests/peerkill.sh)
+#   srq:       shared receive queues (selftests/srq.sh): badarg, loopback, 8 of guest B's EPs on
+#              one SRQ (two-guest, after rping), device removal with an SRQ alive
 #   unload:    a consumer unloaded with all its objects open; rkdapl frees them
 #   two-guest: rkdapl_test role=server; guest B connects once $RKDAPL_SYNC/a.listening exists
 #              (skipped with RKDAPL_PAIR=0, i.e. run-guests.sh --one)
@@ -31,6 +33,7 @@ set -u
 . "$RKDAPL_TOP/selftests/peerkill.sh" || exit 1
 . "$RKDAPL_TOP/selftests/rust.sh" || exit 1
 . "$RKDAPL_TOP/selftests/transport.sh" || exit 1
+. "$RKDAPL_TOP/selftests/srq.sh" || exit 1
 
 # Starts the two-guest server, signals a.listening once its PSP exists, and stops it if guest
 # B ends without finishing the session.
@@ -72,15 +75,18 @@ if load_provider; then
 	rust_suite
 	observe_suite
 	siw_phase_a	# the suites again over siw0 (iWARP), "siw: ..." (selftests/transport.sh)
+	srq_guest_a
 	if [ "${RKDAPL_PAIR:-1}" = 1 ]; then
 		serve_two_guest
 		rping_guest_a
+		srq_serve_a
 		if [ $full = 1 ]; then
 			soak_guest_a
 			faults_guest_a
 			peerkill_guest_a
 		fi
 	fi
+	srq_removal
 	removal_suite
 	unload_suite
 	unload_provider

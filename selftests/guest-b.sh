@@ -4,7 +4,8 @@
 # single-guest suites, waits until guest A's server listens, runs rkdapl_test role=client
 # against it (the two-guest data tests), then runs rdma-core's rping against guest A's kernel
 # rping (selftests/rping.sh), the soak client (selftests/soak.sh) and the connection faults
-# (selftests/faults.sh), and unloads rkdapl.ko. TAP lines go to $RKDAPL_SYNC/tap-b.txt.
+# (selftests/faults.sh), and unloads rkdapl.ko. After rping: 8 EPs on guest A's SRQ
+# (selftests/srq.sh). TAP lines go to $RKDAPL_SYNC/tap-b.txt.
 # Having reported its results, it serves one more connection and is killed in the middle of
 # it (selftests/peerkill.sh). RKDAPL_SUITES=stock (a distribution kernel) runs only the
 # two-guest and rping suites (no fault injection there; guest A leaves out the same).
@@ -16,6 +17,7 @@ set -u
 . "$RKDAPL_TOP/selftests/inject.sh" || exit 1
 . "$RKDAPL_TOP/selftests/peerkill.sh" || exit 1
 . "$RKDAPL_TOP/selftests/transport.sh" || exit 1
+. "$RKDAPL_TOP/selftests/srq.sh" || exit 1
 
 full=1
 [ "${RKDAPL_SUITES:-all}" = stock ] && full=0
@@ -37,6 +39,7 @@ if load_provider; then
 	_log "guest B: waiting for guest A's server"
 	two_guest_client
 	rping_guest_b
+	srq_clients_b
 	if [ $full = 1 ]; then
 		soak_guest_b
 		faults_guest_b

@@ -178,6 +178,24 @@ __rust_helper void rust_helper_sg_set_dma(struct scatterlist *sg, dma_addr_t add
 	sg_dma_len(sg) = len;
 }
 
+/* Shared receive queues (rust/kernel/rdma/srq.rs). */
+__rust_helper struct ib_srq *rust_helper_ib_create_srq(struct ib_pd *pd,
+						     struct ib_srq_init_attr *attr)
+{
+	return ib_create_srq(pd, attr);
+}
+
+__rust_helper void rust_helper_ib_destroy_srq(struct ib_srq *srq)
+{
+	ib_destroy_srq(srq);
+}
+
+__rust_helper int rust_helper_ib_post_srq_recv(struct ib_srq *srq, const struct ib_recv_wr *wr,
+					       const struct ib_recv_wr **bad_wr)
+{
+	return ib_post_srq_recv(srq, wr, bad_wr);
+}
+
 #endif /* IS_REACHABLE(CONFIG_INFINIBAND) */
 
 __rust_helper struct page *rust_helper_sg_page(struct scatterlist *sg)

@@ -17,6 +17,9 @@
 //! - [`cm::CmId`]: an RDMA CM identifier (`rdma_create_id`) with typed events, which also owns
 //!   the queue pair it creates (`rdma_create_qp`).
 //! - [`qp::Qp`]: a queue pair and its work requests (SEND, RDMA WRITE, RDMA READ).
+//! - [`srq::Srq`]: a shared receive queue (`ib_create_srq`) whose RECVs any QP created on it
+//!   consumes, in any order, with per-RECV contexts on a free list and its events
+//!   (`IB_EVENT_SRQ_LIMIT_REACHED`, `IB_EVENT_SRQ_ERR`) delivered in process context.
 //! - [`wr::WrPool`]: the per-work-request contexts of one queue of a QP, owned by the layer,
 //!   through which work requests are posted safely (SEND, RECV, RDMA WRITE, RDMA READ, REG_MR,
 //!   LOCAL_INV), and [`wr::Sge`], an SGE borrowing the memory it names.
@@ -40,6 +43,7 @@ pub mod device;
 pub mod mr;
 pub mod pd;
 pub mod qp;
+pub mod srq;
 pub mod wr;
 
 mod kunit;

@@ -37,10 +37,11 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 use kernel::{
     new_mutex, new_spinlock_irq,
     prelude::*,
-    sync::{Arc, Mutex, SpinLockIrq},
+    sync::{Arc, Mutex, SetOnce, SpinLockIrq},
 };
 
 mod attr;
+mod srq;
 pub use attr::EpAttr;
 
 /// DAT endpoint states (`enum rkdapl_ep_state`, DAT's `DAT_EP_STATE`).
@@ -121,6 +122,8 @@ pub(crate) struct Ep {
     /// `conn` until it is over; [`Ep::end_connection`] waits for it (see [`Ep::accept`]).
     #[pin]
     accepting: Mutex<()>,
+    /// The SRQ the EP takes its RECVs from, if created on one (`ep/srq.rs`).
+    srq: SetOnce<Arc<crate::srq::Srq>>,
 }
 
 struct Pending {
@@ -207,6 +210,7 @@ impl Ep {
                 ),
                 pending <- new_mutex!(None, "rkdapl_ep_pending"),
                 accepting <- new_mutex!((), "rkdapl_ep_accepting"),
+                srq: SetOnce::new(),
             }),
             GFP_KERNEL,
         )?;
@@ -249,7 +253,10 @@ impl Ep {
     fn create_qp(&self, id: &EpCmId) -> Result {
         let pd = self.pz.pd()?;
         let (send_cq, recv_cq) = self.cqs.lock().clone().ok_or(ENODEV)?;
-        let cap = id.create_qp(&pd, self.qp_init(send_cq, recv_cq))?;
+        let cap = match self.srq.as_ref() {
+            Some(srq) => self.create_qp_on_srq(id, &pd, srq, send_cq, recv_cq)?,
+            None => id.create_qp(&pd, self.qp_init(send_cq, recv_cq))?,
+        };
         // iWARP: the RDMA READ sink MRs of this QP (none on other transports).
         let pages = crate::dto::READ_MR_PAGES.min(self.ia.attrs().max_fast_reg_page_list_len);
         self.sq.fill_read_mrs(&pd, pages)?;
@@ -554,6 +561,9 @@ impl Ep {
     /// debugfs directory goes). Never refused. Process context; sleeps.
     pub(crate) fn free(&self) {
         self.teardown();
+        if let Some(srq) = self.srq.as_ref() {
+            srq.detach_ep(self);
+        }
         self.ia.children.remove(self);
     }
 
@@ -616,6 +626,10 @@ impl Ep {
     ///
     /// As [`DtoRing::post_recv`].
     pub(crate) fn post_recv(&self, segs: &[Segment<'_>], cookie: u64) -> Result {
+        if self.srq.as_ref().is_some() {
+            // Its RECVs come from its SRQ (`rkdapl_srq_post_recv`).
+            return Err(EINVAL);
+        }
         self.rq.post_recv(segs, cookie)
     }
 

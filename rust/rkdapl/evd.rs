@@ -108,6 +108,11 @@ pub enum EventType {
     /// On the IA's async EVD: the device went away (status `-ENODEV`); free everything on
     /// the IA.
     AsyncIaCatastrophic = 12,
+    /// On the IA's async EVD: an SRQ's low watermark was reached (fewer RECVs left); `cookie`
+    /// is the SRQ. Fires once per `rkdapl_srq_set_lw`.
+    AsyncSrqLimitReached = 13,
+    /// On the IA's async EVD: an SRQ failed (`IB_EVENT_SRQ_ERR`); `cookie` is the SRQ.
+    AsyncSrqError = 14,
 }
 
 /// One event, laid out as `struct rkdapl_event`.

@@ -50,6 +50,12 @@ EXPORT_SYMBOL_GPL(rkdapl_post_rdma_read);
 EXPORT_SYMBOL_GPL(rkdapl_post_rdma_write_imm);
 EXPORT_SYMBOL_GPL(rkdapl_post_send_with_invalidate);
 EXPORT_SYMBOL_GPL(rkdapl_post_chain);
+EXPORT_SYMBOL_GPL(rkdapl_srq_create);
+EXPORT_SYMBOL_GPL(rkdapl_srq_post_recv);
+EXPORT_SYMBOL_GPL(rkdapl_srq_set_lw);
+EXPORT_SYMBOL_GPL(rkdapl_srq_query);
+EXPORT_SYMBOL_GPL(rkdapl_srq_free);
+EXPORT_SYMBOL_GPL(rkdapl_ep_create_with_srq);
 
 /* The Rust API (rust/rkdapl/api/) for Rust consumer modules: rkdapl's Rust symbols, listed at build. */
 #define EXPORT_SYMBOL_RUST_GPL(sym) extern int sym; EXPORT_SYMBOL_GPL(sym)
@@ -73,3 +79,4 @@ static_assert(sizeof(struct rkdapl_ia_attr) == 120);
 static_assert(offsetof(struct rkdapl_ia_attr, transport) == 104);
 static_assert(offsetof(struct rkdapl_ia_attr, max_read_iov) == 112);
 static_assert(sizeof(struct rkdapl_port_attr) == 32);
+static_assert(sizeof(struct rkdapl_srq_attr) == 24);

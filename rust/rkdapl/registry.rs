@@ -21,11 +21,13 @@ use kernel::{
 };
 
 /// The kinds of children, in the order removal revokes them (after the IA was made dead, before
-/// the IA's device reference goes): EPs (their CM ids, QPs and CQs), CRs, PSPs, RMRs (their
+/// the IA's device reference goes): EPs (their CM ids, QPs and CQs), SRQs, CRs, PSPs, RMRs (their
 /// MRs), LMRs (their DMA mappings), PZs (their PDs); EVDs hold no device resource.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Rank {
     Ep,
+    /// After the EPs (whose QPs use the SRQ), before the PZs (whose PD it is in).
+    Srq,
     Cr,
     Psp,
     Rmr,
@@ -36,8 +38,9 @@ pub(crate) enum Rank {
 
 impl Rank {
     /// Every kind, in revocation order.
-    pub(crate) const ORDER: [Rank; 7] = [
+    pub(crate) const ORDER: [Rank; 8] = [
         Rank::Ep,
+        Rank::Srq,
         Rank::Cr,
         Rank::Psp,
         Rank::Rmr,

@@ -28,7 +28,10 @@ pub use layer::rdma;
 
 // The kernel crate's modules and macros the layer uses as `crate::...`.
 #[allow(unused_imports)]
-use kernel::{alloc, container_of, dma, error, page, prelude, str, sync, task, types, warn_on};
+use kernel::{
+    alloc, container_of, dma, error, new_spinlock_irq, page, prelude, str, sync, task, types,
+    warn_on, workqueue,
+};
 
 pub mod bindings;
 
@@ -48,6 +51,7 @@ mod pz;
 mod registry;
 mod removal;
 mod rmr;
+mod srq;
 
 module! {
     type: Rkdapl,

@@ -388,7 +388,7 @@ pub struct CmId<T: CmHandler> {
     /// In a box: rdma_cm keeps its address while the id exists.
     ctx: KBox<Ctx<T>>,
     /// What the id's QP uses, from [`Self::create_qp`] until the QP is destroyed.
-    qp_parts: SetOnce<QpParts>,
+    pub(super) qp_parts: SetOnce<QpParts>,
     /// The connect-request callback the id was adopted in (`None` for an id made by
     /// [`CmId::new`]).
     adoption: Option<Arc<Adoption>>,
@@ -425,9 +425,9 @@ impl Adoption {
 ///
 /// Drop order: the QP is destroyed first (in `CmId::drop`), then these go: the pools (no
 /// completion can reach them any more) and the CQs (no QP uses them any more).
-struct QpParts {
-    pools: [Arc<dyn AttachedPool>; 2],
-    _cqs: [Arc<Cq>; 2],
+pub(super) struct QpParts {
+    pub(super) pools: [Arc<dyn AttachedPool>; 2],
+    pub(super) _cqs: [Arc<Cq>; 2],
 }
 
 // SAFETY: See `CmIdRef`; the handler is `Send + Sync`.

@@ -285,6 +285,14 @@ impl Wc {
         }
     }
 
+    /// The number of the QP the work request was posted to (for a RECV of an SRQ: the QP that
+    /// consumed it).
+    pub fn qp_num(&self) -> u32 {
+        // SAFETY: ib_core sets `qp` in every completion it delivers; the QP is live while its
+        // completions are delivered (it is drained before it is destroyed).
+        unsafe { (*self.0.qp).qp_num }
+    }
+
     /// Bytes received, for RECV completions.
     pub fn byte_len(&self) -> u32 {
         self.0.byte_len

@@ -53,6 +53,7 @@ handled! {
     crate::ep::Ep => Ep,
     crate::psp::Psp => Psp,
     crate::psp::Cr => Cr,
+    crate::srq::Srq => Srq,
 }
 
 /// The kinds of rkdapl objects a C caller holds.
@@ -66,10 +67,11 @@ pub(crate) enum Kind {
     Ep,
     Psp,
     Cr,
+    Srq,
 }
 
 impl Kind {
-    const ALL: [Kind; 8] = [
+    const ALL: [Kind; 9] = [
         Kind::Ia,
         Kind::Pz,
         Kind::Lmr,
@@ -78,6 +80,7 @@ impl Kind {
         Kind::Ep,
         Kind::Psp,
         Kind::Cr,
+        Kind::Srq,
     ];
 
     /// The kind's code in a handle's low bits: never 0.
@@ -400,9 +403,9 @@ mod tests {
             seen |= 1 << c;
             assert_eq!(Kind::from_code(c), Some(k));
         }
-        assert_eq!(seen, 0x1fe);
+        assert_eq!(seen, 0x3fe);
         assert_eq!(Kind::from_code(0), None);
-        for c in 9..=KIND_MASK {
+        for c in 10..=KIND_MASK {
             assert_eq!(Kind::from_code(c), None);
         }
         assert_eq!(Kind::from_code(usize::MAX), None);

@@ -26,6 +26,7 @@ pub(crate) mod psp;
 pub(crate) mod pz;
 pub(crate) mod removal;
 pub(crate) mod rmr;
+pub(crate) mod srq;
 pub(crate) mod statics;
 pub(crate) mod trace;
 

@@ -51,6 +51,7 @@ pub(crate) fn owner_gone(name: &CStr) {
                     Kind::Evd => end_if::<Evd>(h, &gone),
                     Kind::Pz => end_if::<Pz>(h, &gone),
                     Kind::Ia => end_if::<Ia>(h, &gone),
+                    Kind::Srq => end_if::<crate::srq::Srq>(h, &gone),
                 };
                 ended += usize::from(done);
             }

@@ -48,6 +48,7 @@ mod post;
 mod psp;
 mod pz;
 mod rmr;
+mod srq;
 
 pub use crate::rdma::cm::SockAddr;
 pub use crate::{
@@ -71,3 +72,4 @@ pub use post::{Dto, DtoFlags, Op, Segment};
 pub use psp::{Cr, CrParam, Psp};
 pub use pz::Pz;
 pub use rmr::{RemoteRegion, Rmr};
+pub use srq::{Srq, SrqParam};

@@ -6,6 +6,7 @@
 //! States (`enum rkdapl_ep_state`): UNCONNECTED -> ACTIVE_CONNECTION_PENDING (connect) or
 //! PASSIVE_CONNECTION_PENDING (CR accepted) -> CONNECTED -> DISCONNECT_PENDING (disconnect)
 //! -> DISCONNECTED. Failures on the way go straight to DISCONNECTED with a connection event.
+//! A reset (`ep/reset.rs`) takes a DISCONNECTED EP back to UNCONNECTED.
 //!
 //! The connection's CM id sits in `conn` behind an IRQ-safe spinlock: the data path borrows its
 //! QP under that lock (posting does not sleep); the control path clones the `Arc` and works
@@ -42,6 +43,7 @@ use kernel::{
 
 mod attr;
 pub use attr::EpAttr;
+mod reset;
 
 /// DAT endpoint states (`enum rkdapl_ep_state`, DAT's `DAT_EP_STATE`).
 #[repr(u32)]
@@ -57,7 +59,8 @@ pub enum EpState {
     Connected = 3,
     /// A disconnect is in progress.
     DisconnectPending = 4,
-    /// The connection ended or failed; the EP can only be freed.
+    /// The connection ended or failed; the EP can be freed, or reset to UNCONNECTED
+    /// (`rkdapl_ep_reset`, `ep/reset.rs`) and connected again.
     Disconnected = 5,
 }
 

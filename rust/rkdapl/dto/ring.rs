@@ -454,6 +454,27 @@ impl DtoRing {
         self.shared().finish_through(u64::MAX);
     }
 
+    /// DTOs posted and not yet finished that will report an event: every outstanding one but
+    /// those posted with `RKDAPL_COMPLETION_SUPPRESS` (which report only if they fail, and
+    /// which [`DtoRing::reap_all`] finishes once the QP is drained) and those a failed post call
+    /// left behind. What `rkdapl_ep_reset` waits for. Any context.
+    pub(crate) fn in_flight(&self) -> u32 {
+        let q = self.shared().q.lock();
+        let c = &q.core;
+        let (mut n, mut idx, mut seq) = (0, c.tail_idx, c.tail);
+        while seq < c.head {
+            if c.slots
+                .get(idx as usize)
+                .is_some_and(|s| !s.suppress && !s.silent)
+            {
+                n += 1;
+            }
+            seq += 1;
+            idx = c.next(idx);
+        }
+        n
+    }
+
     /// Records the C handle reported in this ring's events.
     pub(crate) fn set_ep_handle(&self, h: usize) {
         self.shared().ep_handle.store(h, Ordering::Relaxed);

@@ -43,6 +43,7 @@ use kernel::{
 
 mod attr;
 pub use attr::EpAttr;
+mod qp_events;
 mod reset;
 
 /// DAT endpoint states (`enum rkdapl_ep_state`, DAT's `DAT_EP_STATE`).
@@ -719,6 +720,10 @@ impl EpView for Ep {
 impl CmTarget for Ep {
     fn cm_event(&self, id: &CmIdRef, ev: &CmEvent<'_>) {
         self.on_cm_event(id, ev)
+    }
+
+    fn qp_event(&self, kind: crate::rdma::event::EventKind) {
+        self.on_qp_event(kind)
     }
 }
 

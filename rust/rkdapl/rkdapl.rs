@@ -29,6 +29,9 @@ pub use layer::rdma;
 // The kernel crate's modules and macros the layer uses as `crate::...`.
 #[allow(unused_imports)]
 use kernel::{alloc, container_of, dma, error, page, prelude, str, sync, task, types, warn_on};
+// The same for the QP event deferral (`rust/kernel/rdma/cm/qp_events.rs`).
+#[allow(unused_imports)]
+use kernel::{impl_has_work, new_work, workqueue};
 
 pub mod bindings;
 

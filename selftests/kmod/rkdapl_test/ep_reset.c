@@ -231,7 +231,7 @@ static void reset_busy_test(struct bctx *b)
 	r = r ?: xpair_connect(b, why);
 	for (i = 0; !r && i < 4; i++)
 		r = rkdapl_post_recv(b->c->ep, &t, 1, 0xb0 + i, 0);
-	if (!tap(!r, "reset: a pair with 4 RECVs posted on the client, its DTO EVD's upcall holding events",
+	if (!tap(!r, "a pair with 4 RECVs posted on the client, its DTO EVD's upcall holding events",
 		 "%d %s %s", r, ename(r), why))
 		goto out;
 	atomic_set(&held_events, 0);
@@ -246,7 +246,7 @@ static void reset_busy_test(struct bctx *b)
 	}
 	busy = rkdapl_ep_reset(b->c->ep);
 	tap(!r && busy == -EBUSY && ep_state(b->c->ep) == RKDAPL_EP_STATE_DISCONNECTED,
-	    "reset: refused with -EBUSY while flushed RECVs of the old connection are not all reported; EP stays DISCONNECTED",
+	    "refused with -EBUSY while flushed RECVs of the old connection are not all reported; EP stays DISCONNECTED",
 	    "disconnect %d %s, reset = %d %s, %d of 4 RECV events delivered, state %u", r,
 	    ename(r), busy, ename(busy), atomic_read(&held_events), ep_state(b->c->ep));
 	WRITE_ONCE(hold_upcall_on, false);
@@ -255,7 +255,7 @@ static void reset_busy_test(struct bctx *b)
 	r = rkdapl_ep_reset(b->c->ep);
 	tap(atomic_read(&held_events) == 4 && !r &&
 	    ep_state(b->c->ep) == RKDAPL_EP_STATE_UNCONNECTED,
-	    "reset: once the 4 flushed RECVs were reported, the reset succeeds (UNCONNECTED)",
+	    "once the 4 flushed RECVs were reported, the reset succeeds (UNCONNECTED)",
 	    "%d of 4 events, reset = %d %s, state %u", atomic_read(&held_events), r, ename(r),
 	    ep_state(b->c->ep));
 	{
@@ -266,7 +266,7 @@ static void reset_busy_test(struct bctx *b)
 	}
 	r = rkdapl_ep_reset(b->s->ep);
 	r = r ?: xpair_connect(b, why);
-	tap(!r, "reset: that EP connects again", "%d %s %s", r, ename(r), why);
+	tap(!r, "that EP connects again", "%d %s %s", r, ename(r), why);
 out:
 	WRITE_ONCE(hold_upcall_on, false);
 	if (b->c->ep)
@@ -288,18 +288,18 @@ int reset_run(void)
 	int r, round, rc, rs;
 
 	if (!b)
-		return tap(false, "reset: set-up", "out of memory");
+		return tap(false, "set-up", "out of memory");
 	r = xpair_setup(b, port, why);
 	r = r ?: rkdapl_ep_create(b->pz, b->c->dto_evd, b->c->conn_evd, NULL, &b->c->ep);
 	r = r ?: rkdapl_ep_create(b->pz, b->s->dto_evd, b->s->conn_evd, NULL, &b->s->ep);
-	if (!tap(!r, "reset: set-up (IA, PZ, EVDs, LMRs, PSP, two EPs)", "%s", why))
+	if (!tap(!r, "set-up (IA, PZ, EVDs, LMRs, PSP, two EPs)", "%s", why))
 		goto out;
 
-	expect(rkdapl_ep_reset(NULL), -EINVAL, "reset: ep_reset(NULL)");
-	expect(rkdapl_ep_reset((struct rkdapl_ep *)b->pz), -EINVAL, "reset: ep_reset(PZ handle)");
+	expect(rkdapl_ep_reset(NULL), -EINVAL, "ep_reset(NULL)");
+	expect(rkdapl_ep_reset((struct rkdapl_ep *)b->pz), -EINVAL, "ep_reset(PZ handle)");
 	r = rkdapl_ep_reset(b->c->ep);
 	tap(r == -EINVAL && ep_state(b->c->ep) == RKDAPL_EP_STATE_UNCONNECTED,
-	    "reset: refused with -EINVAL on an UNCONNECTED EP", "%d %s, state %u", r, ename(r),
+	    "refused with -EINVAL on an UNCONNECTED EP", "%d %s, state %u", r, ename(r),
 	    ep_state(b->c->ep));
 
 	/* A failed connect: nobody listens on port+7. */
@@ -309,18 +309,18 @@ int reset_run(void)
 	r = r ?: conn_expect(b->c->conn_evd, b->c->ep, RKDAPL_CONNECTION_EVENT_PEER_REJECTED,
 			     timeout_ms, &ev);
 	tap(!r && ep_state(b->c->ep) == RKDAPL_EP_STATE_DISCONNECTED,
-	    "reset: a connect to a port nobody listens on: PEER_REJECTED, DISCONNECTED",
+	    "a connect to a port nobody listens on: PEER_REJECTED, DISCONNECTED",
 	    "%d %s, event %u (%s) status %d", r, ename(r), ev.type, evname(ev.type), ev.status);
 	r = rkdapl_ep_reset(b->c->ep);
 	tap(!r && ep_state(b->c->ep) == RKDAPL_EP_STATE_UNCONNECTED,
-	    "reset: after PEER_REJECTED the EP is reset to UNCONNECTED", "%d %s, state %u", r,
+	    "after PEER_REJECTED the EP is reset to UNCONNECTED", "%d %s, state %u", r,
 	    ename(r), ep_state(b->c->ep));
 
 	for (round = 1; round <= 3; round++) {
 		r = xpair_connect(b, why);
-		if (!tap(!r, round == 1 ? "reset: round 1: the reset EP connects (ESTABLISHED on both EPs)" :
-			 round == 2 ? "reset: round 2: both reset EPs connect again" :
-			 "reset: round 3: both reset EPs connect again",
+		if (!tap(!r, round == 1 ? "round 1: the reset EP connects (ESTABLISHED on both EPs)" :
+			 round == 2 ? "round 2: both reset EPs connect again" :
+			 "round 3: both reset EPs connect again",
 			 "%s", why))
 			goto out;
 		if (round == 1) {
@@ -329,13 +329,13 @@ int reset_run(void)
 			tap(rc == -EINVAL && rs == -EINVAL &&
 			    ep_state(b->c->ep) == RKDAPL_EP_STATE_CONNECTED &&
 			    ep_state(b->s->ep) == RKDAPL_EP_STATE_CONNECTED,
-			    "reset: refused with -EINVAL on CONNECTED EPs (both sides), which stay CONNECTED",
+			    "refused with -EINVAL on CONNECTED EPs (both sides), which stay CONNECTED",
 			    "client %d %s, server %d %s", rc, ename(rc), rs, ename(rs));
 		}
 		r = xpair_verify(b, 0x5e70 + round, why);
-		if (!tap(!r, round == 1 ? "reset: round 1: RDMA WRITE and READ of 8 KiB verified" :
-			 round == 2 ? "reset: round 2: RDMA WRITE and READ of 8 KiB verified" :
-			 "reset: round 3: RDMA WRITE and READ of 8 KiB verified", "%s", why))
+		if (!tap(!r, round == 1 ? "round 1: RDMA WRITE and READ of 8 KiB verified" :
+			 round == 2 ? "round 2: RDMA WRITE and READ of 8 KiB verified" :
+			 "round 3: RDMA WRITE and READ of 8 KiB verified", "%s", why))
 			goto out;
 		r = xpair_disconnect(b, why);
 		evd_drain(b->c->dto_evd);
@@ -344,9 +344,9 @@ int reset_run(void)
 		rs = r ?: rkdapl_ep_reset(b->s->ep);
 		if (!tap(!r && !rc && !rs && ep_state(b->c->ep) == RKDAPL_EP_STATE_UNCONNECTED &&
 			 ep_state(b->s->ep) == RKDAPL_EP_STATE_UNCONNECTED,
-			 round == 1 ? "reset: round 1: disconnected, both EPs reset to UNCONNECTED" :
-			 round == 2 ? "reset: round 2: disconnected, both EPs reset to UNCONNECTED" :
-			 "reset: round 3: disconnected, both EPs reset to UNCONNECTED",
+			 round == 1 ? "round 1: disconnected, both EPs reset to UNCONNECTED" :
+			 round == 2 ? "round 2: disconnected, both EPs reset to UNCONNECTED" :
+			 "round 3: disconnected, both EPs reset to UNCONNECTED",
 			 "%s; reset client %d %s, server %d %s", why, rc, ename(rc), rs, ename(rs)))
 			goto out;
 	}

@@ -71,8 +71,14 @@ mod tests {
     fn qp_errors_break_the_ep_with_a_status_each() {
         assert_eq!(broken_status(EventKind::QpFatal), Some(EIO.to_errno()));
         assert_eq!(broken_status(EventKind::QpReqErr), Some(EPROTO.to_errno()));
-        assert_eq!(broken_status(EventKind::QpAccessErr), Some(EACCES.to_errno()));
-        assert_eq!(broken_status(EventKind::PathMigErr), Some(ENETUNREACH.to_errno()));
+        assert_eq!(
+            broken_status(EventKind::QpAccessErr),
+            Some(EACCES.to_errno())
+        );
+        assert_eq!(
+            broken_status(EventKind::PathMigErr),
+            Some(ENETUNREACH.to_errno())
+        );
         assert_eq!(broken_status(EventKind::CommEst), None);
         assert_eq!(broken_status(EventKind::SqDrained), None);
         assert_eq!(broken_status(EventKind::QpLastWqeReached), None);

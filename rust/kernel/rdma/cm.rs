@@ -215,8 +215,10 @@ pub trait CmHandler: Send + Sync + Sized + 'static {
     /// [`EventKind::QpAccessErr`], [`EventKind::CommEst`] (pass it on with
     /// [`CmIdRef::notify_established`]), [`EventKind::SqDrained`], [`EventKind::PathMigErr`],
     /// ... The layer takes it from the driver (any context) to the system workqueue: this runs
-    /// in process context, may sleep, never after the [`CmId`] was dropped; an event reported
-    /// again before the call is delivered once. The default ignores it.
+    /// in process context, may sleep, never after the [`CmId`] was dropped (unless it drops the
+    /// `CmId` itself: then the events already taken from the driver in the same run still
+    /// come); an event reported again before the call is delivered once. The default ignores
+    /// it.
     fn qp_event(this: ArcBorrow<'_, Self>, ev: EventKind) {
         let _ = (this, ev);
     }

@@ -95,10 +95,17 @@ impl<T: CmHandler> QpEvents<T> {
     }
 
     /// Waits until a queued run of the work has returned. Process context; sleeps. Called once
-    /// the QP is destroyed: nothing queues the work any more.
+    /// the QP is destroyed: nothing queues the work any more. From inside the work itself (a
+    /// handler that let go of the last reference to its [`super::CmId`]) it returns at once:
+    /// waiting would deadlock, and the run holds its own reference to `self`.
     pub(super) fn flush(&self) {
-        // SAFETY: `work` was initialised in `new` and lives as long as `self`; flushing an idle
-        // work item returns at once.
-        unsafe { bindings::flush_work(Work::raw_get(&raw const self.work)) };
+        // SAFETY: `work` was initialised in `new` and lives as long as `self`.
+        let w = unsafe { Work::raw_get(&raw const self.work) };
+        // SAFETY: `current_work` only reads the running task's worker; `w` is only compared.
+        if unsafe { bindings::current_work() } == w {
+            return;
+        }
+        // SAFETY: `w` is a live work item; flushing an idle one returns at once.
+        unsafe { bindings::flush_work(w) };
     }
 }

@@ -49,7 +49,7 @@ when=${when:-$(date +'%s +0000')}
 SERIES=(
 	"helpers/rdma.c||0"
 	"kernel/rdma.rs kernel/rdma/client.rs kernel/rdma/device.rs kernel/rdma/event.rs|client device event|0"
-	"kernel/rdma/pd.rs kernel/rdma/cq.rs|client cq device event pd|0"
+	"kernel/rdma/pd.rs kernel/rdma/cq.rs kernel/rdma/cq/events.rs|client cq device event pd|0"
 	"kernel/rdma/mr.rs kernel/rdma/mr/owned.rs kernel/rdma/qp.rs kernel/rdma/wr.rs|client cq device event mr pd qp wr|1"
 	"kernel/rdma/cm.rs kernel/rdma/cm/qp_events.rs kernel/rdma/cm/sockaddr.rs|client cm cq device event mr pd qp wr|1"
 	"kernel/rdma/kunit.rs|client cm cq device event kunit mr pd qp wr|1"
@@ -128,6 +128,10 @@ Add the first objects a consumer creates on an RDMA device:
   callback receives a completion. The next patch builds the
   per-work-request contexts on Cqe, with Wc::from_raw() and
   Cqe::from_fn(), marked #[expect(dead_code)] until then.
+- cq/events: Cq::with_events(), a CQ whose asynchronous events
+  (IB_EVENT_CQ_ERR), which drivers report in any context, reach a
+  CqEventHandler from the system workqueue; the Cq flushes that work
+  once the CQ is freed.
 EOF
 }
 

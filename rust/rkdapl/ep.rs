@@ -152,20 +152,6 @@ impl Ep {
         let a = ia.attrs();
         let attr = attr.resolve(&a)?;
         let sq_depth = attr.sq_depth(&a);
-        let send_cq = Arc::new(
-            Cq::new(dev, sq_depth, 0, PollContext::Workqueue, &ia.owner)?,
-            GFP_KERNEL,
-        )?;
-        let recv_cq = Arc::new(
-            Cq::new(
-                dev,
-                attr.max_recv_dtos,
-                0,
-                PollContext::Workqueue,
-                &ia.owner,
-            )?,
-            GFP_KERNEL,
-        )?;
         let id = crate::ia::next_ep_id();
         let sq = DtoRing::new(
             attr.max_request_dtos,
@@ -182,6 +168,29 @@ impl Ep {
             id,
             dto_evd.clone(),
             Some(pz.clone()),
+        )?;
+        // The CQs' errors go to the IA's async EVD, naming the EP (`ep/qp_events.rs`).
+        let send_cq = Arc::new(
+            Cq::with_events(
+                dev,
+                sq_depth,
+                0,
+                PollContext::Workqueue,
+                &ia.owner,
+                qp_events::EpCqEvents::handler(&sq, &ia)?,
+            )?,
+            GFP_KERNEL,
+        )?;
+        let recv_cq = Arc::new(
+            Cq::with_events(
+                dev,
+                attr.max_recv_dtos,
+                0,
+                PollContext::Workqueue,
+                &ia.owner,
+                qp_events::EpCqEvents::handler(&rq, &ia)?,
+            )?,
+            GFP_KERNEL,
         )?;
         let ep = Arc::pin_init(
             try_pin_init!(Ep {

@@ -423,6 +423,11 @@ impl Evd {
         self.handle.store(h, Ordering::Relaxed);
     }
 
+    /// The C handle (0 for an EVD of the Rust API), as events naming the EVD report it.
+    pub(crate) fn handle(&self) -> usize {
+        self.handle.load(Ordering::Relaxed)
+    }
+
     /// Whether the EVD belongs to the IA whose async slot is `slot`.
     pub(crate) fn same_ia(&self, slot: &Arc<AsyncSlot>) -> bool {
         Arc::ptr_eq(&self.ia_slot, slot)

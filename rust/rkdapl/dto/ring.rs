@@ -312,6 +312,19 @@ impl RingShared {
     }
 }
 
+impl RingShared {
+    /// The value events of this ring name their EP by (`struct rkdapl_event.ep`). Any context.
+    pub(crate) fn ep_handle(&self) -> usize {
+        self.ep_handle.load(Ordering::Relaxed)
+    }
+
+    /// The C handle of the EVD this ring's completions go to (0 for the Rust API's). Any
+    /// context.
+    pub(crate) fn evd_handle(&self) -> usize {
+        self.evd.handle()
+    }
+}
+
 impl WrCompletion for RingShared {
     /// A work request of the DTO in slot `idx` completed: its last (`last`), which finishes it
     /// and every DTO before it, or an earlier one, which completes only in error and records

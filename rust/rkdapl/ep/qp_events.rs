@@ -11,14 +11,19 @@
 //! left alone here (the layer forbids dropping it in this callback); `rkdapl_ep_free` or
 //! `rkdapl_ep_reset` disconnects and releases it.
 //!
+//! The EP's two CQs report `IB_EVENT_CQ_ERR` the same way ([`EpCqEvents`]):
+//! `RKDAPL_ASYNC_CQ_ERROR` naming the EP and its DTO EVD.
+//!
 //! `IB_EVENT_COMM_EST` (the QP saw its first packet before the IB CM's RTU) is not acted on
 //! here: forwarding it to the CM is `CmIdRef::notify_established` (`rdma_notify`).
 
 use super::Ep;
-use crate::evd::{Event, EventType};
-use crate::rdma::event::EventKind;
+use crate::dto::{DtoRing, RingShared};
+use crate::evd::{AsyncSlot, Event, EventType};
+use crate::ia::Ia;
+use crate::rdma::{cq::CqEventHandler, event::EventKind, wr::WrPool};
 use core::sync::atomic::Ordering;
-use kernel::prelude::*;
+use kernel::{prelude::*, sync::Arc};
 
 /// The status `RKDAPL_ASYNC_EP_BROKEN` reports for a QP event that breaks the EP, or `None` for
 /// events that do not. Pure: KUnit-tested (`rkdapl_ep_qp_events`).
@@ -83,5 +88,46 @@ mod tests {
         assert_eq!(broken_status(EventKind::SqDrained), None);
         assert_eq!(broken_status(EventKind::QpLastWqeReached), None);
         assert_eq!(broken_status(EventKind::PortErr), None);
+    }
+}
+
+/// The handler of the events of one of an EP's CQs: `IB_EVENT_CQ_ERR` is reported as
+/// `RKDAPL_ASYNC_CQ_ERROR` (status `-EIO`) on the IA's async EVD, naming the EP and the DTO EVD
+/// of the CQ's ring. It holds the ring's pool and the IA's async slot, not the EP (the EP holds
+/// the CQ).
+pub(super) struct EpCqEvents {
+    ring: Arc<WrPool<RingShared>>,
+    slot: Arc<AsyncSlot>,
+}
+
+impl EpCqEvents {
+    /// The handler of the CQ of `ring`, an EP's ring on `ia`. Process context.
+    ///
+    /// # Errors
+    ///
+    /// `-ENOMEM`.
+    pub(super) fn handler(ring: &DtoRing, ia: &Ia) -> Result<Arc<dyn CqEventHandler>> {
+        let h: Arc<dyn CqEventHandler> = Arc::new(
+            EpCqEvents {
+                ring: ring.pool.clone(),
+                slot: ia.async_slot.clone(),
+            },
+            GFP_KERNEL,
+        )?;
+        Ok(h)
+    }
+}
+
+impl CqEventHandler for EpCqEvents {
+    fn cq_event(&self, kind: EventKind) {
+        if kind != EventKind::CqErr {
+            return;
+        }
+        let r = self.ring.owner();
+        let mut ev = Event::new(EventType::AsyncCqError);
+        ev.status = EIO.to_errno();
+        ev.ep = r.ep_handle();
+        ev.evd = r.evd_handle();
+        self.slot.post(ev);
     }
 }

@@ -44,7 +44,6 @@ static int next_port_event(struct rkdapl_evd *aevd, u32 ms, struct rkdapl_event 
  */
 static void qp_error_test(struct bctx *b, struct rkdapl_evd *aevd)
 {
-	struct rkdapl_lmr_triplet t = { b->lmr_b, 0, 512 };
 	struct rkdapl_rmr_triplet rt;
 	struct rkdapl_event ev = {};
 	char why[WHY] = "";

@@ -77,12 +77,41 @@ enum rkdapl_mem_priv {
  *	async EVD (rkdapl_ia_set_async_evd()), with @transferred_length 1.
  * @RKDAPL_ASYNC_IA_CATASTROPHIC: on the IA's async EVD: the device went away (unregistered,
  *	e.g. `rdma link delete` or the driver unloaded), @status -ENODEV. Reported before the
- *	EPs' %RKDAPL_CONNECTION_EVENT_BROKEN; free everything on the IA.
+ *	EPs' %RKDAPL_CONNECTION_EVENT_BROKEN; free everything on the IA. Also for a fatal
+ *	device error (IB_EVENT_DEVICE_FATAL, DAT's DAT_ASYNC_ERROR_IA_CATASTROPHIC too), with
+ *	@status -EIO: the device is still registered but failed; its driver usually removes it
+ *	next (then -ENODEV follows).
  * @RKDAPL_ASYNC_SRQ_LIMIT_REACHED: on the IA's async EVD: fewer RECVs than the SRQ's low
  *	watermark are left in it (rkdapl_srq_set_lw()); @cookie is the SRQ's handle
  *	((__u64)(uintptr_t)srq). Reported once per rkdapl_srq_set_lw().
  * @RKDAPL_ASYNC_SRQ_ERROR: on the IA's async EVD: the SRQ whose handle is @cookie failed
  *	(IB_EVENT_SRQ_ERR); its EPs cannot receive any more.
+ * @RKDAPL_ASYNC_PORT_ACTIVE: on the IA's async EVD: port @port of the IA's device became
+ *	ACTIVE (IB_EVENT_PORT_ACTIVE; RoCE and iWARP: its network device's link came up).
+ *	Connections can be made through it again. @status 0.
+ * @RKDAPL_ASYNC_PORT_ERROR: on the IA's async EVD: port @port left ACTIVE
+ *	(IB_EVENT_PORT_ERR; RoCE and iWARP: its network device went down or lost its carrier).
+ *	Connections through it stay (nothing is torn down) but move no data until the port is
+ *	ACTIVE again, or until their transport retries run out (%RKDAPL_DTO_TRANSPORT_ERROR). @status 0.
+ * @RKDAPL_ASYNC_GID_CHANGE: on the IA's async EVD: port @port's GID table changed
+ *	(IB_EVENT_GID_CHANGE; RoCE: an IP address of its network device was added or removed).
+ * @RKDAPL_ASYNC_LID_CHANGE: on the IA's async EVD: port @port's LID changed (InfiniBand).
+ * @RKDAPL_ASYNC_CLIENT_REREGISTER: on the IA's async EVD: the subnet manager of port @port
+ *	asks clients to register again (InfiniBand).
+ * @RKDAPL_ASYNC_PKEY_CHANGE: on the IA's async EVD: port @port's P_Key table changed.
+ * @RKDAPL_ASYNC_SM_CHANGE: on the IA's async EVD: port @port's subnet manager changed.
+ * @RKDAPL_ASYNC_EP_BROKEN: on the IA's async EVD (DAT's DAT_ASYNC_ERROR_EP_BROKEN): the QP
+ *	of EP @ep failed: @status -EIO (IB_EVENT_QP_FATAL), -EPROTO (IB_EVENT_QP_REQ_ERR, the
+ *	peer sent an invalid request), -EACCES (IB_EVENT_QP_ACCESS_ERR, an access violation)
+ *	or -ENETUNREACH (IB_EVENT_PATH_MIG_ERR). @ep also gets
+ *	%RKDAPL_CONNECTION_EVENT_BROKEN with the same @status on its connection EVD, unless it
+ *	was already DISCONNECTED; its posted DTOs complete (flushed).
+ * @RKDAPL_ASYNC_CQ_ERROR: on the IA's async EVD: a CQ of EP @ep failed (IB_EVENT_CQ_ERR,
+ *	e.g. an overrun), @status -EIO; @evd is the EP's DTO EVD, whose completions may be lost.
+ *
+ * Port events (20..26) say which port in &struct rkdapl_event.port; they come from ib_core's
+ * event handler (process context), one per change, in the order ib_core dispatches them.
+ * See docs/guide.md ("Async events").
  */
 enum rkdapl_event_type {
 	RKDAPL_DTO_COMPLETION_EVENT = 1,
@@ -99,6 +128,15 @@ enum rkdapl_event_type {
 	RKDAPL_ASYNC_IA_CATASTROPHIC = 12,
 	RKDAPL_ASYNC_SRQ_LIMIT_REACHED = 13,
 	RKDAPL_ASYNC_SRQ_ERROR = 14,
+	RKDAPL_ASYNC_PORT_ACTIVE = 20,
+	RKDAPL_ASYNC_PORT_ERROR = 21,
+	RKDAPL_ASYNC_GID_CHANGE = 22,
+	RKDAPL_ASYNC_LID_CHANGE = 23,
+	RKDAPL_ASYNC_CLIENT_REREGISTER = 24,
+	RKDAPL_ASYNC_PKEY_CHANGE = 25,
+	RKDAPL_ASYNC_SM_CHANGE = 26,
+	RKDAPL_ASYNC_EP_BROKEN = 27,
+	RKDAPL_ASYNC_CQ_ERROR = 28,
 };
 
 /**
@@ -182,7 +220,8 @@ enum rkdapl_dto_status {
  * @RKDAPL_EP_STATE_PASSIVE_CONNECTION_PENDING: rkdapl_cr_accept() in progress.
  * @RKDAPL_EP_STATE_CONNECTED: DTOs may be posted.
  * @RKDAPL_EP_STATE_DISCONNECT_PENDING: rkdapl_ep_disconnect() in progress.
- * @RKDAPL_EP_STATE_DISCONNECTED: the connection ended or failed; the EP can only be freed.
+ * @RKDAPL_EP_STATE_DISCONNECTED: the connection ended or failed; the EP can be freed, or
+ *	reset to UNCONNECTED with rkdapl_ep_reset() and connected again.
  */
 enum rkdapl_ep_state {
 	RKDAPL_EP_STATE_UNCONNECTED = 0,
@@ -213,6 +252,8 @@ enum rkdapl_ep_state {
  * @invalidated_rkey: with %RKDAPL_EVENT_INVALIDATED in @flags, the rkey the peer invalidated.
  * @private_data_len: bytes valid in @private_data.
  * @private_data: the peer's private data of a connection request, accept or reject.
+ * @port: the port (1-based) of an asynchronous port event (%RKDAPL_ASYNC_PORT_ACTIVE ..
+ *	%RKDAPL_ASYNC_SM_CHANGE); 0 for other events.
  */
 struct rkdapl_event {
 	__u32 type;
@@ -228,6 +269,7 @@ struct rkdapl_event {
 	__u32 invalidated_rkey;
 	__u32 private_data_len;
 	__u8 private_data[RKDAPL_MAX_PRIVATE_DATA];
+	__u32 port;
 };
 
 /**
@@ -735,10 +777,12 @@ int rkdapl_evd_create(struct rkdapl_ia *ia, __u32 qlen, struct rkdapl_evd **evd)
  * @evd: an EVD created on @ia, or NULL for none (the default).
  *
  * DAT 2.0's async EVD (dat_ia_open()'s async_evd_handle): it receives
- * %RKDAPL_ASYNC_IA_CATASTROPHIC when the device goes away and %RKDAPL_ASYNC_EVD_OVERFLOW
- * when another EVD of the IA overflows. Without one, those events are not reported there
- * (the EPs still report BROKEN, the EVD its own overflow). rkdapl_evd_free() of the async
- * EVD unsets it.
+ * %RKDAPL_ASYNC_IA_CATASTROPHIC when the device goes away or fails,
+ * %RKDAPL_ASYNC_EVD_OVERFLOW when another EVD of the IA overflows, the device's port events
+ * (%RKDAPL_ASYNC_PORT_ACTIVE, %RKDAPL_ASYNC_PORT_ERROR, GID, LID, P_Key, SM and
+ * client-reregister changes) and the QP and CQ errors of its EPs (%RKDAPL_ASYNC_EP_BROKEN,
+ * %RKDAPL_ASYNC_CQ_ERROR). Without one, those events are not reported there (the EPs still
+ * report BROKEN, the EVD its own overflow). rkdapl_evd_free() of the async EVD unsets it.
  * Context: process context.
  * Return: 0; -EINVAL for a bad handle; -EXDEV for an EVD of another IA.
  */
@@ -921,6 +965,28 @@ int rkdapl_ep_query(struct rkdapl_ep *ep, struct rkdapl_ep_attr *attr);
  * Return: 0; -EINVAL for a bad handle.
  */
 int rkdapl_ep_free(struct rkdapl_ep *ep);
+
+/**
+ * rkdapl_ep_reset() - make a disconnected EP unconnected again, to reuse it
+ * @ep: a DISCONNECTED EP: disconnected by either side, or after its connect failed
+ *	(PEER_REJECTED, NON_PEER_REJECTED, UNREACHABLE, TIMED_OUT) or broke
+ *	(%RKDAPL_CONNECTION_EVENT_BROKEN other than by device removal).
+ *
+ * DAT 2.0 dat_ep_reset(). rdma_cm ids cannot connect twice: the reset drains the old QP and
+ * destroys the old CM id and QP; the next rkdapl_ep_connect() or rkdapl_cr_accept() creates
+ * new ones with the EP's attributes. The EP keeps its handle, PZ, EVDs and attributes; it is
+ * UNCONNECTED when this returns 0. Every DTO of the old connection must have reported its
+ * completion first (flushed ones included: after the DISCONNECTED event, take the flushed
+ * completions from the DTO EVD, then reset). DTOs posted with %RKDAPL_COMPLETION_SUPPRESS do
+ * not count: those that succeeded are finished here, and those flushed report their event
+ * before this returns. Events of the old connection still queued on the EVDs stay there.
+ * Context: process context, sleeps (drains the old QP); not from an upcall.
+ * Return: 0; -EINVAL for a bad handle or unless @ep is DISCONNECTED (UNCONNECTED,
+ * ACTIVE_CONNECTION_PENDING, PASSIVE_CONNECTION_PENDING, CONNECTED and DISCONNECT_PENDING are
+ * refused and leave @ep unchanged); -EBUSY while a DTO posted on @ep (other than a suppressed
+ * one) has not reported its completion; -ENODEV once the device was removed.
+ */
+int rkdapl_ep_reset(struct rkdapl_ep *ep);
 
 /**
  * rkdapl_psp_create() - listen for connections on a port

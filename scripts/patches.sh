@@ -48,11 +48,11 @@ when=${when:-$(date +'%s +0000')}
 # and do not build apart, so they share patch 4.
 SERIES=(
 	"helpers/rdma.c||0"
-	"kernel/rdma.rs kernel/rdma/client.rs kernel/rdma/device.rs|client device|0"
-	"kernel/rdma/pd.rs kernel/rdma/cq.rs|client cq device pd|0"
-	"kernel/rdma/mr.rs kernel/rdma/mr/owned.rs kernel/rdma/qp.rs kernel/rdma/wr.rs kernel/rdma/wr/read_mr.rs|client cq device mr pd qp wr|1"
-	"kernel/rdma/cm.rs kernel/rdma/cm/sockaddr.rs|client cm cq device mr pd qp wr|1"
-	"kernel/rdma/kunit.rs|client cm cq device kunit mr pd qp wr|1"
+	"kernel/rdma.rs kernel/rdma/client.rs kernel/rdma/device.rs kernel/rdma/event.rs|client device event|0"
+	"kernel/rdma/pd.rs kernel/rdma/cq.rs kernel/rdma/cq/events.rs|client cq device event pd|0"
+	"kernel/rdma/mr.rs kernel/rdma/mr/owned.rs kernel/rdma/qp.rs kernel/rdma/wr.rs kernel/rdma/wr/read_mr.rs|client cq device event mr pd qp wr|1"
+	"kernel/rdma/cm.rs kernel/rdma/cm/qp_events.rs kernel/rdma/cm/sockaddr.rs|client cm cq device event mr pd qp wr|1"
+	"kernel/rdma/kunit.rs|client cm cq device event kunit mr pd qp wr|1"
 )
 
 # Crate-internal items a patch adds for the next ones: until patch N (the one that uses them)
@@ -88,10 +88,10 @@ EOF
 
 msg_2() {
 	cat << 'EOF'
-rust: rdma: add ib_client registration and RDMA devices
+rust: rdma: add ib_client registration, RDMA devices and their events
 
 Add the kernel::rdma module, built when CONFIG_INFINIBAND=y, with its
-first two parts:
+first parts:
 
 - client: the Client trait and its Registration, an ib_client whose
   add and remove callbacks run for every RDMA device that is
@@ -101,6 +101,14 @@ first two parts:
 - device: Device, a registered ib_device, borrowed in a callback or
   held by reference (ARef), with its name, attributes and port
   attributes, and the lookup of the RDMA device behind a net_device.
+- event: Registration, an ib_event_handler (INIT_IB_EVENT_HANDLER,
+  ib_register_event_handler()) registered for as long as it lives,
+  whose EventHandler gets the device's and its ports' asynchronous
+  events as typed values (port active/error, GID, LID and P_Key
+  changes, client reregister, device fatal). ib_dispatch_event() runs
+  handlers from ib_core's ib_wq workqueue holding the device's
+  event_handler_rwsem for reading, so a handler runs in process
+  context and the registration's drop waits for it.
 EOF
 }
 
@@ -120,6 +128,10 @@ Add the first objects a consumer creates on an RDMA device:
   callback receives a completion. The next patch builds the
   per-work-request contexts on Cqe, with Wc::from_raw() and
   Cqe::from_fn(), marked #[expect(dead_code)] until then.
+- cq/events: Cq::with_events(), a CQ whose asynchronous events
+  (IB_EVENT_CQ_ERR), which drivers report in any context, reach a
+  CqEventHandler from the system workqueue; the Cq flushes that work
+  once the CQ is freed.
 EOF
 }
 
@@ -172,6 +184,11 @@ Add connection management, which also creates the queue pairs:
   completion reaches a freed context and no handler runs afterwards.
 - cm/sockaddr: SockAddr, the IPv4 and IPv6 socket addresses rdma_cm
   takes.
+- cm/qp_events: the QP's asynchronous events (QP fatal, request and
+  access errors, COMM_EST, ...), which drivers report in any context,
+  are recorded and handed to CmHandler::qp_event() from the system
+  workqueue; the CmId flushes that work once its QP is destroyed.
+  CmIdRef::notify_established() passes COMM_EST on (rdma_notify()).
 
 CmId uses the crate-internal parts of qp and wr that the previous
 patch marked #[expect(dead_code)], and the marks go.

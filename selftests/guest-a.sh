@@ -21,6 +21,12 @@
 #              (skipped with RKDAPL_PAIR=0, i.e. run-guests.sh --one)
 #   rping:     samples/rkdapl_rping.ko as server for B's rdma-core `rping -c`, then as client
 #              of B's `rping -s` (selftests/rping.sh; also skipped with RKDAPL_PAIR=0)
+#   reset:     rkdapl_test role=reset: EPs reset after a disconnect and connected again, several
+#              rounds of verified data; refusals (selftests/ports.sh)
+#   ports:     rkdapl_test role=ports: `ip link set dev <rxe0's netdev> down`, then `up`, under a
+#              connected loopback pair: PORT_ERROR then PORT_ACTIVE on the async EVD, the
+#              connection survives; then a QP access error (EP_BROKEN). Last, after the
+#              two-guest suites and removal, when nothing else uses the link (selftests/ports.sh)
 #   module: unload rkdapl
 # TAP lines go to $RKDAPL_SYNC/tap-a.txt; exits non-zero if any test failed.
 set -u
@@ -34,6 +40,7 @@ set -u
 . "$RKDAPL_TOP/selftests/rust.sh" || exit 1
 . "$RKDAPL_TOP/selftests/transport.sh" || exit 1
 . "$RKDAPL_TOP/selftests/srq.sh" || exit 1
+. "$RKDAPL_TOP/selftests/ports.sh" || exit 1
 
 # Starts the two-guest server, signals a.listening once its PSP exists, and stops it if guest
 # B ends without finishing the session.
@@ -72,6 +79,7 @@ if load_provider; then
 	check_refcount
 	run_kmod badarg 1200 -- role=badarg dev=rxe0 peer="$RKDAPL_IP" port=7490
 	run_kmod loopback 1200 -- role=loopback dev=rxe0 peer="$RKDAPL_IP" port=7500
+	reset_suite
 	rust_suite
 	observe_suite
 	siw_phase_a	# the suites again over siw0 (iWARP), "siw: ..." (selftests/transport.sh)
@@ -88,6 +96,8 @@ if load_provider; then
 	fi
 	srq_removal
 	removal_suite
+	# Takes guest A's link down and up: only once guest B is done with it.
+	ports_suite
 	unload_suite
 	unload_provider
 fi

@@ -11,6 +11,9 @@
 //!
 //! - [`client`]: an `ib_client` registration, told when RDMA devices appear and go away.
 //! - [`device::Device`]: a registered `ib_device` and its attributes.
+//! - [`event::Registration`]: an `ib_event_handler` registered on a device, whose
+//!   [`event::EventHandler`] gets the device's and its ports' asynchronous events, typed
+//!   ([`event::Event`]: port ACTIVE/DOWN, GID/LID changes, device fatal, ...).
 //! - [`pd::Pd`]: a protection domain (`ib_alloc_pd`), with its local DMA lkey.
 //! - [`cq::Cq`]: a completion queue polled by ib_core (`ib_alloc_cq`), whose completions are
 //!   delivered to [`cq::Cqe`] done callbacks instead of `wr_id` values.
@@ -40,6 +43,7 @@ pub mod client;
 pub mod cm;
 pub mod cq;
 pub mod device;
+pub mod event;
 pub mod mr;
 pub mod pd;
 pub mod qp;

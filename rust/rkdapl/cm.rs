@@ -4,6 +4,7 @@
 //! events go to. A CR's id is handed to an EP on accept by changing the target.
 
 use crate::rdma::cm::{CmEvent, CmHandler, CmId, CmIdRef, ConnRequest};
+use crate::rdma::event::EventKind;
 use kernel::{
     new_mutex,
     prelude::*,
@@ -20,6 +21,12 @@ pub(crate) trait CmTarget: Send + Sync {
     /// unadopted is left to rdma_cm to reject.
     fn connect_request(self: Arc<Self>, req: ConnRequest<'_, CmCtx>, ev: &CmEvent<'_>) {
         let _ = (req, ev);
+    }
+
+    /// An asynchronous event of the id's QP (process context, see
+    /// [`CmHandler::qp_event`]); must not drop the id. The default ignores it.
+    fn qp_event(&self, kind: EventKind) {
+        let _ = kind;
     }
 }
 
@@ -71,6 +78,12 @@ impl CmHandler for CmCtx {
     ) {
         if let Some(t) = listener.target() {
             t.connect_request(req, ev);
+        }
+    }
+
+    fn qp_event(this: ArcBorrow<'_, Self>, kind: EventKind) {
+        if let Some(t) = this.target() {
+            t.qp_event(kind);
         }
     }
 }

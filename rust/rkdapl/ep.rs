@@ -6,6 +6,7 @@
 //! States (`enum rkdapl_ep_state`): UNCONNECTED -> ACTIVE_CONNECTION_PENDING (connect) or
 //! PASSIVE_CONNECTION_PENDING (CR accepted) -> CONNECTED -> DISCONNECT_PENDING (disconnect)
 //! -> DISCONNECTED. Failures on the way go straight to DISCONNECTED with a connection event.
+//! A reset (`ep/reset.rs`) takes a DISCONNECTED EP back to UNCONNECTED.
 //!
 //! The connection's CM id sits in `conn` behind an IRQ-safe spinlock: the data path borrows its
 //! QP under that lock (posting does not sleep); the control path clones the `Arc` and works
@@ -43,6 +44,8 @@ use kernel::{
 mod attr;
 mod srq;
 pub use attr::EpAttr;
+mod qp_events;
+mod reset;
 
 /// DAT endpoint states (`enum rkdapl_ep_state`, DAT's `DAT_EP_STATE`).
 #[repr(u32)]
@@ -58,7 +61,8 @@ pub enum EpState {
     Connected = 3,
     /// A disconnect is in progress.
     DisconnectPending = 4,
-    /// The connection ended or failed; the EP can only be freed.
+    /// The connection ended or failed; the EP can be freed, or reset to UNCONNECTED
+    /// (`rkdapl_ep_reset`, `ep/reset.rs`) and connected again.
     Disconnected = 5,
 }
 
@@ -151,20 +155,6 @@ impl Ep {
         let a = ia.attrs();
         let attr = attr.resolve(&a)?;
         let sq_depth = attr.sq_depth(&a);
-        let send_cq = Arc::new(
-            Cq::new(dev, sq_depth, 0, PollContext::Workqueue, &ia.owner)?,
-            GFP_KERNEL,
-        )?;
-        let recv_cq = Arc::new(
-            Cq::new(
-                dev,
-                attr.max_recv_dtos,
-                0,
-                PollContext::Workqueue,
-                &ia.owner,
-            )?,
-            GFP_KERNEL,
-        )?;
         let id = crate::ia::next_ep_id();
         let mut sq = DtoRing::new(
             attr.max_request_dtos,
@@ -185,6 +175,29 @@ impl Ep {
             id,
             dto_evd.clone(),
             Some(pz.clone()),
+        )?;
+        // The CQs' errors go to the IA's async EVD, naming the EP (`ep/qp_events.rs`).
+        let send_cq = Arc::new(
+            Cq::with_events(
+                dev,
+                sq_depth,
+                0,
+                PollContext::Workqueue,
+                &ia.owner,
+                qp_events::EpCqEvents::handler(&sq, &ia)?,
+            )?,
+            GFP_KERNEL,
+        )?;
+        let recv_cq = Arc::new(
+            Cq::with_events(
+                dev,
+                attr.max_recv_dtos,
+                0,
+                PollContext::Workqueue,
+                &ia.owner,
+                qp_events::EpCqEvents::handler(&rq, &ia)?,
+            )?,
+            GFP_KERNEL,
         )?;
         let ep = Arc::pin_init(
             try_pin_init!(Ep {
@@ -739,6 +752,10 @@ impl EpView for Ep {
 impl CmTarget for Ep {
     fn cm_event(&self, id: &CmIdRef, ev: &CmEvent<'_>) {
         self.on_cm_event(id, ev)
+    }
+
+    fn qp_event(&self, kind: crate::rdma::event::EventKind) {
+        self.on_qp_event(kind)
     }
 }
 

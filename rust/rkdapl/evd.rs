@@ -113,6 +113,35 @@ pub enum EventType {
     AsyncSrqLimitReached = 13,
     /// On the IA's async EVD: an SRQ failed (`IB_EVENT_SRQ_ERR`); `cookie` is the SRQ.
     AsyncSrqError = 14,
+    // Asynchronous events of ib_core (issue 16 item 3; `ia/events.rs`, `ep/qp_events.rs`), on
+    // the IA's async EVD. Port events name the port in the event's `port`.
+    /// A port of the IA's device became ACTIVE (`IB_EVENT_PORT_ACTIVE`): connections can be
+    /// made through it again. Status 0.
+    AsyncPortActive = 20,
+    /// A port of the IA's device left ACTIVE (`IB_EVENT_PORT_ERR`: link down, cable pulled).
+    /// Connections through it stop moving data until it is ACTIVE again (or their transport
+    /// retries run out). Status 0.
+    AsyncPortError = 21,
+    /// A port's GID table changed (`IB_EVENT_GID_CHANGE`; RoCE: an IP address was added or
+    /// removed). Status 0.
+    AsyncGidChange = 22,
+    /// A port's LID changed (`IB_EVENT_LID_CHANGE`, InfiniBand). Status 0.
+    AsyncLidChange = 23,
+    /// The subnet manager asks clients to register again (`IB_EVENT_CLIENT_REREGISTER`,
+    /// InfiniBand). Status 0.
+    AsyncClientReregister = 24,
+    /// A port's P_Key table changed (`IB_EVENT_PKEY_CHANGE`). Status 0.
+    AsyncPkeyChange = 25,
+    /// A port's subnet manager changed (`IB_EVENT_SM_CHANGE`, InfiniBand). Status 0.
+    AsyncSmChange = 26,
+    /// DAT's `DAT_ASYNC_ERROR_EP_BROKEN`: the QP of the EP `ep` failed (`IB_EVENT_QP_FATAL`:
+    /// status `-EIO`; `IB_EVENT_QP_REQ_ERR`: `-EPROTO`; `IB_EVENT_QP_ACCESS_ERR`: `-EACCES`;
+    /// `IB_EVENT_PATH_MIG_ERR`: `-ENETUNREACH`). The EP also reports
+    /// [`EventType::Broken`] with the same status on its connection EVD.
+    AsyncEpBroken = 27,
+    /// A CQ of the EP `ep` failed (`IB_EVENT_CQ_ERR`, status `-EIO`); `evd` is the EP's DTO
+    /// EVD (C handle, 0 for an EVD of the Rust API), whose completions may be lost.
+    AsyncCqError = 28,
 }
 
 /// One event, laid out as `struct rkdapl_event`.
@@ -137,6 +166,9 @@ pub(crate) struct Event {
     pub(crate) invalidated_rkey: u32,
     pub(crate) private_data_len: u32,
     pub(crate) private_data: [u8; MAX_PRIVATE_DATA],
+    /// The port (1-based) of an asynchronous port event; 0 otherwise. In what was the
+    /// struct's tail padding: size and the other offsets are unchanged.
+    pub(crate) port: u32,
 }
 
 // The C side checks the same size and offsets (`exports.c`).
@@ -144,6 +176,7 @@ const _: () = {
     assert!(core::mem::size_of::<Event>() == 128);
     assert!(core::mem::offset_of!(Event, flags) == 56);
     assert!(core::mem::offset_of!(Event, private_data) == 68);
+    assert!(core::mem::offset_of!(Event, port) == 124);
 };
 
 impl Event {
@@ -162,6 +195,7 @@ impl Event {
             invalidated_rkey: 0,
             private_data_len: 0,
             private_data: [0; MAX_PRIVATE_DATA],
+            port: 0,
         }
     }
 
@@ -392,6 +426,11 @@ impl Evd {
     /// Records the C handle, reported in overflow events.
     pub(crate) fn set_handle(&self, h: usize) {
         self.handle.store(h, Ordering::Relaxed);
+    }
+
+    /// The C handle (0 for an EVD of the Rust API), as events naming the EVD report it.
+    pub(crate) fn handle(&self) -> usize {
+        self.handle.load(Ordering::Relaxed)
     }
 
     /// Whether the EVD belongs to the IA whose async slot is `slot`.

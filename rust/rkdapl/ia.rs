@@ -240,6 +240,10 @@ pub(crate) struct Ia {
     pub(crate) async_slot: Arc<AsyncSlot>,
     /// The objects made on the IA, from their creation to their free.
     pub(crate) children: Arc<Children>,
+    /// The handler of the device's asynchronous events (`ia/events.rs`), while the device is
+    /// there.
+    #[pin]
+    events: Mutex<Option<events::IaEventsReg>>,
 }
 
 impl Ia {
@@ -271,7 +275,8 @@ impl Ia {
         let transport = dev.transport(1).unwrap_or(Transport::Ib);
         let dev_ptr = dev.as_raw() as usize;
         let async_slot = AsyncSlot::new()?;
-        Arc::pin_init(
+        let ev_dev = dev.clone();
+        let ia = Arc::pin_init(
             try_pin_init!(Ia {
                 live <- new_mutex!(Some(dev), "rkdapl_ia_live"),
                 removed: AtomicBool::new(false),
@@ -284,9 +289,12 @@ impl Ia {
                 _info: info,
                 async_slot,
                 children,
+                events <- new_mutex!(None, "rkdapl_ia_events"),
             }),
             GFP_KERNEL,
-        )
+        )?;
+        ia.listen_events(ev_dev)?;
+        Ok(ia)
     }
 
     /// `rkdapl_ia_close`: the consumer lets go of the IA. Its children keep it (and the device)
@@ -411,6 +419,9 @@ impl Ia {
     /// registry takes no new child with device resources); returns its device reference, to
     /// drop once its objects were revoked. Process context; sleeps.
     pub(crate) fn revoke(&self) -> Option<ARef<Device>> {
+        // Port events of the going device are not reported any more (the removal reports
+        // IA_CATASTROPHIC itself); the registration's device reference goes here.
+        self.stop_events();
         let dev = {
             let mut live = self.live.lock();
             self.removed.store(true, Ordering::Release);
@@ -433,6 +444,8 @@ impl Ia {
         self.removed.load(Ordering::Acquire)
     }
 }
+
+mod events;
 
 #[cfg(CONFIG_KUNIT = "y")]
 mod kunit;

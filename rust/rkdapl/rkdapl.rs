@@ -32,6 +32,9 @@ use kernel::{
     alloc, container_of, dma, error, new_spinlock_irq, page, prelude, str, sync, task, types,
     warn_on, workqueue,
 };
+// The same for the QP event deferral (`rust/kernel/rdma/cm/qp_events.rs`).
+#[allow(unused_imports)]
+use kernel::{impl_has_work, new_work};
 
 pub mod bindings;
 

@@ -26,6 +26,7 @@
 use super::{
     cq::{Cq, PollContext},
     device::Device,
+    event::EventKind,
     pd::Pd,
     qp::{Qp, QpCap, QpInit},
     wr::{AttachedPool, WrCompletion},
@@ -57,6 +58,7 @@ pub const MAX_REJECT_PRIVATE_DATA: usize = 148;
 /// IB CM reject reason "consumer defined" (IB spec table 112), used for consumer rejects.
 const IB_CM_REJ_CONSUMER_DEFINED: u8 = 28;
 
+mod qp_events;
 mod sockaddr;
 pub use sockaddr::SockAddr;
 
@@ -207,6 +209,19 @@ pub trait CmHandler: Send + Sync + Sized + 'static {
     /// returns. The adopted [`CmId`] may be accepted ([`CmId::accept`]), rejected and dropped
     /// before this returns. May sleep.
     fn connect_request(listener: ArcBorrow<'_, Self>, req: ConnRequest<'_, Self>, ev: &CmEvent<'_>);
+
+    /// An asynchronous event of the QP created on an id whose handler is `this`
+    /// ([`CmId::create_qp`]): [`EventKind::QpFatal`], [`EventKind::QpReqErr`],
+    /// [`EventKind::QpAccessErr`], [`EventKind::CommEst`] (pass it on with
+    /// [`CmIdRef::notify_established`]), [`EventKind::SqDrained`], [`EventKind::PathMigErr`],
+    /// ... The layer takes it from the driver (any context) to the system workqueue: this runs
+    /// in process context, may sleep, never after the [`CmId`] was dropped (unless it drops the
+    /// `CmId` itself: then the events already taken from the driver in the same run still
+    /// come); an event reported again before the call is delivered once. The default ignores
+    /// it.
+    fn qp_event(this: ArcBorrow<'_, Self>, ev: EventKind) {
+        let _ = (this, ev);
+    }
 }
 
 /// A CM id borrowed for the duration of a call.
@@ -354,6 +369,22 @@ impl CmIdRef {
         to_result(unsafe { bindings::rdma_set_min_rnr_timer(self.as_raw(), timer) })
     }
 
+    /// Tells the CM that the connection is established from the transport's view
+    /// (`rdma_notify(id, IB_EVENT_COMM_EST)`): a QP that receives its first packet before the
+    /// CM's RTU reports [`EventKind::CommEst`] ([`CmHandler::qp_event`]), and a ULP passes it on
+    /// so that the IB CM moves the connection to established (and rdma_cm reports
+    /// [`CmEventKind::Established`]). Any context.
+    ///
+    /// # Errors
+    ///
+    /// `-EINVAL` for an id in a state where it makes no sense, or rdma_cm's error.
+    pub fn notify_established(&self) -> Result {
+        // SAFETY: The id is live; rdma_notify takes no lock that sleeps.
+        to_result(unsafe {
+            bindings::rdma_notify(self.as_raw(), bindings::ib_event_type_IB_EVENT_COMM_EST)
+        })
+    }
+
     /// The peer's address of a connected or resolving id.
     pub fn dst_addr(&self) -> SockAddr {
         // SAFETY: The id is live; `route.addr.dst_addr` is a sockaddr storage.
@@ -392,6 +423,8 @@ pub struct CmId<T: CmHandler> {
     /// The connect-request callback the id was adopted in (`None` for an id made by
     /// [`CmId::new`]).
     adoption: Option<Arc<Adoption>>,
+    /// The events of the id's QP, from [`Self::create_qp`]; flushed once the QP is destroyed.
+    qp_events: SetOnce<Arc<qp_events::QpEvents<T>>>,
 }
 
 /// A connect-request callback, shared with the [`CmId`] adopted in it.
@@ -472,6 +505,7 @@ impl<T: CmHandler> CmId<T> {
             ctx,
             qp_parts: SetOnce::new(),
             adoption: None,
+            qp_events: SetOnce::new(),
         })
     }
 
@@ -542,6 +576,17 @@ impl<T: CmHandler> CmId<T> {
             return Err(EINVAL);
         }
         let mut attr = init.to_c();
+        if self.qp_events.as_ref().is_none() {
+            let ev = qp_events::QpEvents::new(self.ctx.handler.clone())?;
+            // Losing the race to another `create_qp` is the `EBUSY` below.
+            self.qp_events.populate(ev);
+        }
+        if let Some(ev) = self.qp_events.as_ref() {
+            // The driver calls it with `qp_context` from the QP's creation until it is
+            // destroyed; the `Arc` stays in `self` until after that (`Drop`).
+            attr.event_handler = Some(qp_events::QpEvents::<T>::callback);
+            attr.qp_context = qp_events::QpEvents::context(ev);
+        }
         let parts = QpParts {
             pools: [init.send_pool, init.recv_pool],
             _cqs: [init.send_cq, init.recv_cq],
@@ -688,6 +733,10 @@ impl<T: CmHandler> Drop for CmId<T> {
                 p.detach();
             }
         }
+        // The QP is gone: no event is recorded any more; a queued run of the handler ends here.
+        if let Some(ev) = self.qp_events.as_ref() {
+            ev.flush();
+        }
         // `ctx` (the handler, the name) and then `qp_parts` (the pools, then the CQs) go after
         // this.
     }
@@ -739,6 +788,7 @@ impl<T: CmHandler> ConnRequest<'_, T> {
             ctx,
             qp_parts: SetOnce::new(),
             adoption: Some(self.adoption.clone()),
+            qp_events: SetOnce::new(),
         }
     }
 }

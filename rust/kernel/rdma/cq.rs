@@ -10,8 +10,11 @@
 //! of a [`super::wr::WrPool`], which hands each completion to its owner.
 
 use super::device::Device;
-use crate::{bindings, error::from_err_ptr, prelude::*, str::CString, types::Opaque};
+use crate::{bindings, error::from_err_ptr, prelude::*, str::CString, sync::Arc, types::Opaque};
 use core::ptr::NonNull;
+
+mod events;
+pub use events::CqEventHandler;
 
 /// Where ib_core runs completion callbacks (`enum ib_poll_context`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,6 +52,8 @@ pub struct Cq {
     ctx: PollContext,
     /// The owner's name ib_core keeps a pointer to; dropped after `drop` frees the CQ.
     name: CString,
+    /// The CQ's asynchronous events ([`Cq::with_events`]); flushed after the CQ is freed.
+    events: Option<Arc<events::CqEvents>>,
 }
 
 // SAFETY: CQ verbs may be called from any thread; ib_core serializes polling itself.
@@ -73,27 +78,69 @@ impl Cq {
         ctx: PollContext,
         caller: &CStr,
     ) -> Result<Cq> {
+        Self::alloc(dev, nr_cqe, comp_vector, ctx, caller, None)
+    }
+
+    /// A CQ as [`Cq::new`] makes it, whose asynchronous events (`IB_EVENT_CQ_ERR`) go to
+    /// `handler`, in process context (see [`CqEventHandler`]).
+    ///
+    /// Process context; may sleep.
+    ///
+    /// # Errors
+    ///
+    /// As [`Cq::new`].
+    pub fn with_events(
+        dev: &Device,
+        nr_cqe: u32,
+        comp_vector: u32,
+        ctx: PollContext,
+        caller: &CStr,
+        handler: Arc<dyn CqEventHandler>,
+    ) -> Result<Cq> {
+        Self::alloc(dev, nr_cqe, comp_vector, ctx, caller, Some(handler))
+    }
+
+    fn alloc(
+        dev: &Device,
+        nr_cqe: u32,
+        comp_vector: u32,
+        ctx: PollContext,
+        caller: &CStr,
+        handler: Option<Arc<dyn CqEventHandler>>,
+    ) -> Result<Cq> {
+        let events = handler.map(events::CqEvents::new).transpose()?;
+        let private = events
+            .as_ref()
+            .map_or(core::ptr::null_mut(), events::CqEvents::context);
         let nr = i32::try_from(nr_cqe).map_err(|_| EINVAL)?;
         let vec = i32::try_from(comp_vector).map_err(|_| EINVAL)?;
         let name = CString::try_from(caller)?;
-        // SAFETY: `dev` is registered; a NULL private pointer is allowed; `name` is a
-        // NUL-terminated string whose bytes do not move (its own allocation) and live until
+        // SAFETY: `dev` is registered; the private pointer (the CQ's `cq_context`, which
+        // ib_core's polling does not use) is NULL or the events' `Arc`, kept in the `Cq`; `name`
+        // is a NUL-terminated string whose bytes do not move (its own allocation) and live until
         // after the CQ is freed (type invariant).
         let ptr = from_err_ptr(unsafe {
             bindings::__ib_alloc_cq(
                 dev.as_raw(),
-                core::ptr::null_mut(),
+                private,
                 nr,
                 vec,
                 ctx.to_c(),
                 name.as_char_ptr(),
             )
         })?;
+        if events.is_some() {
+            // SAFETY: `ptr` is the CQ just allocated, not yet used by any QP, so the driver
+            // cannot report an event while the field is set; it reads it with `cq_context`,
+            // the events' address, until the CQ is freed.
+            unsafe { (*ptr).event_handler = Some(events::CqEvents::callback) };
+        }
         // INVARIANT: The CQ's restrack entry names `name`, which the `Cq` owns.
         Ok(Cq {
             ptr: NonNull::new(ptr).ok_or(ENOMEM)?,
             ctx,
             name,
+            events,
         })
     }
 
@@ -131,6 +178,10 @@ impl Drop for Cq {
     fn drop(&mut self) {
         // SAFETY: `ptr` is a live CQ owned by `self`. ib_free_cq waits for running callbacks.
         unsafe { bindings::ib_free_cq(self.as_raw()) };
+        // The CQ is gone: no event is recorded any more; a queued run of the handler ends here.
+        if let Some(e) = self.events.as_ref() {
+            e.flush();
+        }
         // `name` goes after this, once ib_core has forgotten it.
     }
 }

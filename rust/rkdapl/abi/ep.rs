@@ -176,3 +176,17 @@ pub(crate) unsafe extern "C" fn rkdapl_ep_free(ep: *mut c_void) -> c_int {
         Ok(0)
     })
 }
+
+/// See `rkdapl_ep_reset` in `include/rkdapl.h`.
+///
+/// # Safety
+///
+/// None beyond the C prototype: `ep` may be any value; one that is not a live EP handle is
+/// refused with `-EINVAL`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rkdapl_ep_reset(ep: *mut c_void) -> c_int {
+    from_result(|| {
+        Handles::get::<Ep>(ep)?.reset()?;
+        Ok(0)
+    })
+}

@@ -98,6 +98,23 @@ impl Ep {
         self.0.state()
     }
 
+    /// Makes a DISCONNECTED EP UNCONNECTED again, to connect or accept once more
+    /// (`rkdapl_ep_reset`, DAT's `dat_ep_reset`). The old connection's QP is drained and its
+    /// CM id destroyed; the next [`Ep::connect`] or [`super::Cr::accept`] makes new ones with
+    /// the same attributes. The EP keeps its EVDs and its [`Ep::id`].
+    ///
+    /// Process context; sleeps (drains the old QP); not from an upcall.
+    ///
+    /// # Errors
+    ///
+    /// `EINVAL` unless DISCONNECTED; `EBUSY` while DTOs posted on the EP have not all
+    /// reported their completion (flushed ones included; suppressed ones do not count);
+    /// `ENODEV` after device removal.
+    #[inline(never)]
+    pub fn reset(&self) -> Result {
+        self.0.reset()
+    }
+
     /// The EP's attributes and its peer's address (`rkdapl_ep_query`).
     ///
     /// Any context.

@@ -143,7 +143,9 @@ impl Event {
     }
 
     /// The error of a connection event that reports one (non-peer reject, unreachable, timed
-    /// out, broken) or of an asynchronous event (`EOVERFLOW`, `ENODEV`); `None` for others.
+    /// out, broken) or of an asynchronous error (`EOVERFLOW`; `ENODEV` or `EIO` for
+    /// IA_CATASTROPHIC; `EIO`, `EPROTO`, `EACCES` or `ENETUNREACH` for a broken EP's QP,
+    /// `EIO` for a CQ error); `None` for others.
     #[inline(never)]
     pub fn error(&self) -> Option<Error> {
         let errno = matches!(
@@ -154,6 +156,8 @@ impl Event {
                 | EventType::Broken
                 | EventType::AsyncEvdOverflow
                 | EventType::AsyncIaCatastrophic
+                | EventType::AsyncEpBroken
+                | EventType::AsyncCqError
         );
         (errno && self.raw.status < 0).then(|| Error::from_errno(self.raw.status))
     }
@@ -163,6 +167,14 @@ impl Event {
     pub fn ep_id(&self) -> Option<u32> {
         // An EP of this API has no C handle: its events carry its number.
         u32::try_from(self.raw.ep).ok().filter(|id| *id != 0)
+    }
+
+    /// The port (1-based) of an asynchronous port event ([`EventType::AsyncPortActive`],
+    /// [`EventType::AsyncPortError`], GID, LID, P_Key, SM and client-reregister changes);
+    /// `None` for other events.
+    #[inline(never)]
+    pub fn port(&self) -> Option<u32> {
+        (self.raw.port != 0).then_some(self.raw.port)
     }
 
     /// The DTO's, bind's or unbind's cookie.

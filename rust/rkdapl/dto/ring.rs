@@ -334,6 +334,19 @@ impl RingShared {
     }
 }
 
+impl RingShared {
+    /// The value events of this ring name their EP by (`struct rkdapl_event.ep`). Any context.
+    pub(crate) fn ep_handle(&self) -> usize {
+        self.ep_handle.load(Ordering::Relaxed)
+    }
+
+    /// The C handle of the EVD this ring's completions go to (0 for the Rust API's). Any
+    /// context.
+    pub(crate) fn evd_handle(&self) -> usize {
+        self.evd.handle()
+    }
+}
+
 impl WrCompletion for RingShared {
     /// A work request of the DTO in slot `idx` completed: its last (`last`), which finishes it
     /// and every DTO before it, or an earlier one, which completes only in error and records
@@ -483,6 +496,27 @@ impl DtoRing {
     /// stopped inside of. Process context.
     pub(crate) fn reap_all(&self) {
         self.shared().finish_through(u64::MAX);
+    }
+
+    /// DTOs posted and not yet finished that will report an event: every outstanding one but
+    /// those posted with `RKDAPL_COMPLETION_SUPPRESS` (which report only if they fail, and
+    /// which [`DtoRing::reap_all`] finishes once the QP is drained) and those a failed post call
+    /// left behind. What `rkdapl_ep_reset` waits for. Any context.
+    pub(crate) fn in_flight(&self) -> u32 {
+        let q = self.shared().q.lock();
+        let c = &q.core;
+        let (mut n, mut idx, mut seq) = (0, c.tail_idx, c.tail);
+        while seq < c.head {
+            if c.slots
+                .get(idx as usize)
+                .is_some_and(|s| !s.suppress && !s.silent)
+            {
+                n += 1;
+            }
+            seq += 1;
+            idx = c.next(idx);
+        }
+        n
     }
 
     /// Records the C handle reported in this ring's events.

@@ -7,6 +7,9 @@
  *   insmod rkdapl_test.ko role=server   [port=7480] [listen_ms=300000]
  *   insmod rkdapl_test.ko role=client   peer=<server IPv4> [port=7480] [connect_ms=120000]
  *   insmod rkdapl_test.ko role=none     (runs nothing; only holds a reference on rkdapl)
+ *   insmod rkdapl_test.ko role=reset    peer=<own IPv4> [port=7480]   (ep_reset.c)
+ *   insmod rkdapl_test.ko role=ports    peer=<own IPv4> [port=7480]   (port_events.c; the
+ *                                       guest script flaps the link, selftests/ports.sh)
  *
  * Everything runs in module_init, which prints one line per test,
  *   rkdapl_test: ok N - <name>
@@ -36,7 +39,7 @@
 
 char *role = "badarg";
 module_param(role, charp, 0444);
-MODULE_PARM_DESC(role, "server | client | loopback | badarg (default) | none (load only)");
+MODULE_PARM_DESC(role, "server | client | loopback | badarg (default) | reset | ports | none (load only)");
 char *dev = "rxe0";
 module_param(dev, charp, 0444);
 MODULE_PARM_DESC(dev, "RDMA device (default rxe0)");
@@ -83,6 +86,10 @@ static int __init rkdapl_test_init(void)
 		server_run();
 	} else if (!strcmp(role, "client")) {
 		client_run();
+	} else if (!strcmp(role, "reset")) {
+		reset_run();
+	} else if (!strcmp(role, "ports")) {
+		ports_run();
 	} else if (!strcmp(role, "loopback")) {
 		init_completion(&st.done);
 		WRITE_ONCE(server_abort, false);

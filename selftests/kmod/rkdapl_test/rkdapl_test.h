@@ -17,6 +17,8 @@
  *   lmr_kinds.c    LMRs of page arrays, scatterlists and provider-allocated memory
  *   ep_attr.c      RNR retries, RDMA READ limits
  *   iwarp.c        on iWARP (siw): what the transport reports and refuses
+ *   ep_reset.c     role=reset: EP reuse (rkdapl_ep_reset); the small pair set-up it shares with
+ *   port_events.c  role=ports: port events on the async EVD across a link down/up
  */
 #ifndef _RKDAPL_TEST_H
 #define _RKDAPL_TEST_H
@@ -266,5 +268,15 @@ void rd_negotiation_test(struct bctx *b);
 /* iwarp.c: an iWARP device's rules (in place of rnr_tests) */
 bool is_iwarp(const struct rkdapl_ia_attr *a);
 void iwarp_tests(struct bctx *b);
+
+/* ---- ep_reset.c, port_events.c: roles reset and ports ------------------------------------ */
+
+int xpair_setup(struct bctx *b, u16 psp_port, char *why);
+void xpair_teardown(struct bctx *b);
+int xpair_connect(struct bctx *b, char *why);
+int xpair_verify(struct bctx *b, u32 seed, char *why);
+int xpair_disconnect(struct bctx *b, char *why);
+int reset_run(void);
+int ports_run(void);
 
 #endif /* _RKDAPL_TEST_H */

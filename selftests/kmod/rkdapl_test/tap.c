@@ -95,6 +95,13 @@ const char *evname(u32 t)
 		"PEER_REJECTED", "NON_PEER_REJECTED", "UNREACHABLE", "TIMED_OUT", "DISCONNECTED",
 		"BROKEN", "EVD_OVERFLOW", "IA_CATASTROPHIC",
 	};
+	/* 20..: asynchronous events of ib_core */
+	static const char *const a[] = {
+		"PORT_ACTIVE", "PORT_ERROR", "GID_CHANGE", "LID_CHANGE", "CLIENT_REREGISTER",
+		"PKEY_CHANGE", "SM_CHANGE", "EP_BROKEN", "CQ_ERROR",
+	};
+	if (t >= 20 && t - 20 < ARRAY_SIZE(a))
+		return a[t - 20];
 	return t < ARRAY_SIZE(n) ? n[t] : "?";
 }
 

@@ -387,6 +387,85 @@ int __rkdapl_ia_open_netdev(struct net_device *ndev, struct rkdapl_ia **ia, cons
  */
 #define rkdapl_ia_open_netdev(ndev, ia) __rkdapl_ia_open_netdev(ndev, ia, KBUILD_MODNAME)
 
+/*
+ * Network namespaces. An rdma_cm id lives in one network namespace: its addresses are
+ * resolved, bound and routed there, and it only uses RDMA ports whose network devices are in
+ * that namespace (RoCE, iWARP). The IA decides for all its PSPs and EPs: rkdapl_ia_open(),
+ * rkdapl_ia_open_addr() and rkdapl_ia_open_netdev() open it in the initial namespace
+ * (init_net, whatever the caller's), the two calls below in the namespace given. A PSP then
+ * hears only requests that arrive on its IA's device through a network device of that
+ * namespace (a peer in another namespace gets a reject, "no listener": the IB CM's
+ * IB_CM_REJ_INVALID_SERVICE_ID, 8, as RKDAPL_CONNECTION_EVENT_PEER_REJECTED's status), and an
+ * EP connects only to addresses routed in it. RDMA devices themselves are shared by every
+ * namespace (`rdma system` netns mode "shared", the default); in "exclusive" mode a device is
+ * usable only from the namespace it was moved to.
+ */
+struct net;
+
+/**
+ * __rkdapl_ia_open_net() - open an IA on an RDMA device, in a network namespace
+ * @net: the namespace its PSPs and EPs make their CM ids in, for example
+ *	get_net_ns_by_pid() or get_net_ns_by_fd()'s of a process in it, or
+ *	current->nsproxy->net_ns of the calling process; the caller holds a reference for the
+ *	call.
+ * @name: the RDMA device's name, as for __rkdapl_ia_open().
+ * @ia: the new IA.
+ * @owner: as for __rkdapl_ia_open().
+ *
+ * The IA takes its own reference to @net (get_net()) and drops it when the IA goes, after
+ * rkdapl_ia_close() and the free of its last object; each CM id holds one more (rdma_cm's).
+ * So the namespace outlives the IA: when its last process leaves and its name is removed
+ * (`ip netns del`), it is not dismantled while the IA holds it, its network devices and
+ * addresses stay, and connections keep working; deleting the network device (or the address)
+ * under an EP breaks its connection as it would in any namespace. A kernel thread runs in
+ * the initial namespace whoever started it (also under `ip netns exec`): pass the namespace
+ * explicitly. Call it through rkdapl_ia_open_net().
+ * Context: process context, may sleep.
+ * Return: 0; -EINVAL for NULL arguments or an empty @owner; -ENODEV if no such device is
+ * registered; -ENOMEM.
+ */
+int __rkdapl_ia_open_net(struct net *net, const char *name, struct rkdapl_ia **ia,
+			 const char *owner);
+
+/**
+ * rkdapl_ia_open_net() - open an IA in a network namespace, owned by this module
+ * @net: the namespace.
+ * @name: the RDMA device's name.
+ * @ia: the new IA.
+ *
+ * See __rkdapl_ia_open_net().
+ */
+#define rkdapl_ia_open_net(net, name, ia) __rkdapl_ia_open_net(net, name, ia, KBUILD_MODNAME)
+
+/**
+ * __rkdapl_ia_open_addr_net() - open an IA by a local IP address of a network namespace
+ * @net: the namespace, as for __rkdapl_ia_open_net().
+ * @addr: a &struct sockaddr_in or &struct sockaddr_in6 of @net (its port is ignored).
+ * @ia: the new IA.
+ * @owner: as for __rkdapl_ia_open().
+ *
+ * __rkdapl_ia_open_addr() in @net: the device rdma_cm binds @addr to there. The IA holds
+ * @net as __rkdapl_ia_open_net() says. Call it through rkdapl_ia_open_addr_net().
+ * Context: process context, may sleep.
+ * Return: 0; -EINVAL for NULL arguments or an empty @owner; -EAFNOSUPPORT for another address
+ * family; -EADDRNOTAVAIL if @addr is not a local address of an RDMA device in @net (an
+ * address of another namespace included); -ENOMEM.
+ */
+int __rkdapl_ia_open_addr_net(struct net *net, const struct sockaddr *addr,
+			      struct rkdapl_ia **ia, const char *owner);
+
+/**
+ * rkdapl_ia_open_addr_net() - open an IA by address in a network namespace, owned by this
+ * module
+ * @net: the namespace.
+ * @addr: a local IPv4 or IPv6 address of @net.
+ * @ia: the new IA.
+ *
+ * See __rkdapl_ia_open_addr_net().
+ */
+#define rkdapl_ia_open_addr_net(net, addr, ia) \
+	__rkdapl_ia_open_addr_net(net, addr, ia, KBUILD_MODNAME)
+
 /**
  * rkdapl_ia_close() - close an IA handle
  * @ia: the IA.

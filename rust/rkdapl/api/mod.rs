@@ -44,12 +44,15 @@ mod evd;
 mod event;
 mod ia;
 mod lmr;
+// IAs in a given network namespace (issue 16, item 4).
+mod netns;
 mod post;
 mod psp;
 mod pz;
 mod rmr;
 
 pub use crate::rdma::cm::SockAddr;
+pub use crate::rdma::cm::NetNs;
 pub use crate::{
     ep::{EpAttr, EpState},
     evd::{EventType, UpcallPolicy, MAX_PRIVATE_DATA, TIMEOUT_INFINITE},

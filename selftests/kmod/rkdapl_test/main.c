@@ -7,6 +7,9 @@
  *   insmod rkdapl_test.ko role=server   [port=7480] [listen_ms=300000]
  *   insmod rkdapl_test.ko role=client   peer=<server IPv4> [port=7480] [connect_ms=120000]
  *   insmod rkdapl_test.ko role=none     (runs nothing; only holds a reference on rkdapl)
+ *   insmod rkdapl_test.ko role=netns    netns_a=<pid> netns_b=<pid> addr_a=.. addr_b=.. (netns.c)
+ * server and client also take local=<own address> and netns_pid=<pid> (net.c); their peer=
+ * may be IPv4 or IPv6.
  *
  * Everything runs in module_init, which prints one line per test,
  *   rkdapl_test: ok N - <name>
@@ -77,6 +80,12 @@ static int __init rkdapl_test_init(void)
 	if (!strcmp(role, "none"))
 		return 0;	/* only holds a reference on rkdapl (module refcount test) */
 	pr_info("rkdapl_test: # role=%s dev=%s peer=%s port=%u\n", role, dev, peer, port);
+	if (!strcmp(role, "netns")) {
+		netns_run();	/* netns.c */
+		return tap_finish();
+	}
+	if ((!strcmp(role, "server") || !strcmp(role, "client")) && net_setup())
+		return tap_finish();	/* net.c: local=, netns_pid= */
 	if (!strcmp(role, "badarg")) {
 		badarg_run();
 	} else if (!strcmp(role, "server")) {
@@ -97,6 +106,7 @@ static int __init rkdapl_test_init(void)
 		pr_err("rkdapl_test: unknown role '%s'\n", role);
 		return -EINVAL;
 	}
+	net_teardown();
 	return tap_finish();
 }
 

@@ -298,8 +298,9 @@ struct rkdapl_ia_attr {
  *	peer's DTO completes with %RKDAPL_DTO_RECEIVER_NOT_READY. The IB CM carries each side's
  *	value to the other side's QP (REQ and REP), so it is set by the receiving EP.
  * @remote_addr: rkdapl_ep_query() only (rkdapl_ep_create() ignores it): the peer's address
- *	and port (network order, as in a &struct sockaddr_in) once the EP connects or accepted a
- *	CR; %AF_UNSPEC (zeroes) before. DAT's remote_ia_address and remote_port_qual.
+ *	and port (network order, as in a &struct sockaddr_in or, for an IPv6 peer, a &struct
+ *	sockaddr_in6) once the EP connects or accepted a CR; %AF_UNSPEC (zeroes) before. DAT's
+ *	remote_ia_address and remote_port_qual.
  */
 struct rkdapl_ep_attr {
 	__u32 max_request_dtos;
@@ -878,7 +879,9 @@ int rkdapl_ep_create(struct rkdapl_pz *pz, struct rkdapl_evd *dto_evd,
  * @private_data_len: up to %RKDAPL_MAX_PRIVATE_DATA.
  *
  * The outcome arrives on the EP's connection EVD: ESTABLISHED, PEER_REJECTED,
- * UNREACHABLE, TIMED_OUT or NON_PEER_REJECTED.
+ * UNREACHABLE, TIMED_OUT or NON_PEER_REJECTED. @remote is resolved and routed in the IA's
+ * network namespace (see rkdapl_ia_open_net()); an IPv6 @remote needs an IPv6 address on the
+ * local RDMA port's network device (a RoCE GID made from it).
  *
  * Context: process context, may sleep.
  * Return: 0 if the attempt started; -EINVAL for a bad handle, NULL @remote, zero timeout or
@@ -943,14 +946,19 @@ int rkdapl_ep_free(struct rkdapl_ep *ep);
  * rkdapl_psp_create() - listen for connections on a port
  * @ia: the IA; requests arriving on other devices are refused.
  * @port: TCP-port-space port in host byte order (7471, not htons(7471)), not 0. The PSP
- *	listens on that port of the IPv4 wildcard address (0.0.0.0). The connecting side's
- *	&struct sockaddr_in for rkdapl_ep_connect() carries the same port in network byte order.
+ *	listens on that port of the IPv4 and of the IPv6 wildcard address (0.0.0.0 and ::,
+ *	two rdma_cm ids, the IPv6 one IPv6-only) of the IA's network namespace: IPv4 peers
+ *	appear as &struct sockaddr_in, IPv6 ones as &struct sockaddr_in6 (rkdapl_cr_query(),
+ *	rkdapl_ep_query()), on iWARP too; a kernel without IPv6 listens on IPv4 only. The
+ *	connecting side's &struct sockaddr_in or &struct sockaddr_in6 for rkdapl_ep_connect()
+ *	carries the same port in network byte order.
  * @backlog: requests pending at most.
  * @evd: where %RKDAPL_CONNECTION_REQUEST_EVENT goes.
  * @psp: the new PSP.
  *
  * Context: process context, may sleep.
- * Return: 0; -EINVAL for a bad handle, NULL @psp, port 0 or backlog 0; -EADDRINUSE.
+ * Return: 0; -EINVAL for a bad handle, NULL @psp, port 0 or backlog 0; -EADDRINUSE if
+ * another listener of the namespace has the port (of either family).
  */
 int rkdapl_psp_create(struct rkdapl_ia *ia, __u16 port, __u32 backlog, struct rkdapl_evd *evd,
 		      struct rkdapl_psp **psp);

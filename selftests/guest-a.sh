@@ -19,6 +19,8 @@
 #              (skipped with RKDAPL_PAIR=0, i.e. run-guests.sh --one)
 #   rping:     samples/rkdapl_rping.ko as server for B's rdma-core `rping -c`, then as client
 #              of B's `rping -s` (selftests/rping.sh; also skipped with RKDAPL_PAIR=0)
+#   ip6:       the two-guest data tests and rping both ways over IPv6 (fd00:77::1, server side;
+#              selftests/ip6.sh; skipped with RKDAPL_PAIR=0)
 #   module: unload rkdapl
 # TAP lines go to $RKDAPL_SYNC/tap-a.txt; exits non-zero if any test failed.
 set -u
@@ -30,6 +32,7 @@ set -u
 . "$RKDAPL_TOP/selftests/rping.sh" || exit 1
 . "$RKDAPL_TOP/selftests/peerkill.sh" || exit 1
 . "$RKDAPL_TOP/selftests/rust.sh" || exit 1
+. "$RKDAPL_TOP/selftests/ip6.sh" || exit 1
 
 # Starts the two-guest server, signals a.listening once its PSP exists, and stops it if guest
 # B ends without finishing the session.
@@ -73,6 +76,7 @@ if load_provider; then
 	if [ "${RKDAPL_PAIR:-1}" = 1 ]; then
 		serve_two_guest
 		rping_guest_a
+		ip6_guest_a
 		if [ $full = 1 ]; then
 			soak_guest_a
 			faults_guest_a

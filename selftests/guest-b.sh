@@ -8,6 +8,8 @@
 # Having reported its results, it serves one more connection and is killed in the middle of
 # it (selftests/peerkill.sh). RKDAPL_SUITES=stock (a distribution kernel) runs only the
 # two-guest and rping suites (no fault injection there; guest A leaves out the same).
+# While A runs its single-guest suites, B also runs the network namespace suite
+# (selftests/netns.sh); after rping, the IPv6 suite (selftests/ip6.sh, client side).
 set -u
 . "$RKDAPL_TOP/selftests/guest-lib.sh" || exit 1
 . "$RKDAPL_TOP/selftests/rping.sh" || exit 1
@@ -15,6 +17,8 @@ set -u
 . "$RKDAPL_TOP/selftests/faults.sh" || exit 1
 . "$RKDAPL_TOP/selftests/inject.sh" || exit 1
 . "$RKDAPL_TOP/selftests/peerkill.sh" || exit 1
+. "$RKDAPL_TOP/selftests/ip6.sh" || exit 1
+. "$RKDAPL_TOP/selftests/netns.sh" || exit 1
 
 full=1
 [ "${RKDAPL_SUITES:-all}" = stock ] && full=0
@@ -22,6 +26,7 @@ full=1
 _log "guest B: start"
 if load_provider; then
 	[ $full = 1 ] && inject_suite
+	netns_suite
 	_log "guest B: waiting for guest A's server"
 	if rkdapl_wait a.listening 2400; then
 		t_ok "two-guest: guest A is listening"
@@ -31,6 +36,7 @@ if load_provider; then
 		t_fail "two-guest: guest A is listening" "no $RKDAPL_SYNC/a.listening"
 	fi
 	rping_guest_b
+	ip6_guest_b
 	if [ $full = 1 ]; then
 		soak_guest_b
 		faults_guest_b

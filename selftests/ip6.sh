@@ -13,6 +13,7 @@
 #                 verified; the rdma-core side of the rpings
 #
 # Test names start with "ip6: ". Barriers ($RKDAPL_SYNC): ip6-a.listening (A's server),
+# ip6-b.done (B's client ended: A stops its server a minute later if it still waits),
 # ip6-rping-<port>.listening/.ready/.done as in rping.sh.
 # Before rkdapl's PSPs listened on IPv6 too, B's connect came back PEER_REJECTED with status 28
 # (the IB CM's "consumer defined", from rdma_cm finding no listener for an IPv6 request on
@@ -63,6 +64,17 @@ ip6_guest_a() {
 		sleep 1
 	done
 	rkdapl_signal ip6-a.listening
+	# If B's client is done (or B ended), the server has 60 s to see the disconnect.
+	i=0
+	while kill -0 $pid 2>/dev/null; do
+		if { [ -e "$RKDAPL_SYNC/ip6-b.done" ] || [ -e "$RKDAPL_SYNC/rc-b" ]; } &&
+			[ $((i++)) -ge 60 ] && [ -s "$pidf" ]; then
+			echo "rkdapl-selftest: guest B's IPv6 client ended, stopping the server"
+			kill -TERM "$(< "$pidf")" 2>/dev/null
+			break
+		fi
+		sleep 1
+	done
 	wait $pid
 
 	cfg=$IP6_RPING_CONFIG size=${cfg%:*} count=${cfg#*:} port=7194
@@ -99,6 +111,7 @@ ip6_guest_b() {
 	else
 		t_fail "ip6: guest A's server is listening" "no $RKDAPL_SYNC/ip6-a.listening"
 	fi
+	rkdapl_signal ip6-b.done
 
 	cfg=$IP6_RPING_CONFIG size=${cfg%:*} count=${cfg#*:} port=7194
 	if rkdapl_wait "ip6-rping-$port.listening" $RPING_TMO; then

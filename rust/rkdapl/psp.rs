@@ -231,17 +231,19 @@ impl Psp {
             GFP_KERNEL,
         )?;
         let ctx = CmCtx::new(psp.clone())?;
-        let r = psp.listen(&ctx, SockAddr::ipv4(0, port), backlog).and_then(|id4| {
-            let mut ids = KVec::with_capacity(2, GFP_KERNEL)?;
-            ids.push(id4, GFP_KERNEL)?;
-            match psp.listen(&ctx, SockAddr::ipv6([0; 16], port), backlog) {
-                Ok(id6) => ids.push(id6, GFP_KERNEL)?,
-                // A kernel, or a namespace, without IPv6: IPv4 only.
-                Err(e) if e == EAFNOSUPPORT => {}
-                Err(e) => return Err(e),
-            }
-            Ok(ids)
-        });
+        let r = psp
+            .listen(&ctx, SockAddr::ipv4(0, port), backlog)
+            .and_then(|id4| {
+                let mut ids = KVec::with_capacity(2, GFP_KERNEL)?;
+                ids.push(id4, GFP_KERNEL)?;
+                match psp.listen(&ctx, SockAddr::ipv6([0; 16], port), backlog) {
+                    Ok(id6) => ids.push(id6, GFP_KERNEL)?,
+                    // A kernel, or a namespace, without IPv6: IPv4 only.
+                    Err(e) if e == EAFNOSUPPORT => {}
+                    Err(e) => return Err(e),
+                }
+                Ok(ids)
+            });
         match r {
             Ok(ids) => *psp.id.lock() = ids,
             Err(e) => {

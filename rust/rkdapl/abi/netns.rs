@@ -64,6 +64,10 @@ pub(crate) unsafe extern "C" fn __rkdapl_ia_open_addr_net(
         // says (this function's `# Safety`); `from_raw` refuses NULL and other families.
         let addr = unsafe { SockAddr::from_raw(addr) }?;
         // SAFETY: `owner` and `ia` are as this function's `# Safety` says.
-        unsafe { open(ia, owner, |owner| adapters::open_by_addr_in(&net, &addr, owner)) }
+        unsafe {
+            open(ia, owner, |owner| {
+                adapters::open_by_addr_in(&net, &addr, owner)
+            })
+        }
     })
 }

@@ -51,8 +51,8 @@ mod psp;
 mod pz;
 mod rmr;
 
-pub use crate::rdma::cm::SockAddr;
 pub use crate::rdma::cm::NetNs;
+pub use crate::rdma::cm::SockAddr;
 pub use crate::{
     ep::{EpAttr, EpState},
     evd::{EventType, UpcallPolicy, MAX_PRIVATE_DATA, TIMEOUT_INFINITE},

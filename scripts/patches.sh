@@ -51,7 +51,7 @@ SERIES=(
 	"kernel/rdma.rs kernel/rdma/client.rs kernel/rdma/device.rs|client device|0"
 	"kernel/rdma/pd.rs kernel/rdma/cq.rs|client cq device pd|0"
 	"kernel/rdma/mr.rs kernel/rdma/mr/owned.rs kernel/rdma/qp.rs kernel/rdma/wr.rs|client cq device mr pd qp wr|1"
-	"kernel/rdma/cm.rs kernel/rdma/cm/sockaddr.rs|client cm cq device mr pd qp wr|1"
+	"kernel/rdma/cm.rs kernel/rdma/cm/sockaddr.rs kernel/rdma/cm/net.rs|client cm cq device mr pd qp wr|1"
 	"kernel/rdma/kunit.rs|client cm cq device kunit mr pd qp wr|1"
 )
 
@@ -172,6 +172,10 @@ Add connection management, which also creates the queue pairs:
   completion reaches a freed context and no handler runs afterwards.
 - cm/sockaddr: SockAddr, the IPv4 and IPv6 socket addresses rdma_cm
   takes.
+- cm/net: NetNs, a counted reference to a network namespace, and
+  CmId::new_in, which creates an id in a given namespace (rdma_cm then
+  binds, resolves and listens there); CmIdRef::set_afonly for IPv6
+  listeners that should not take IPv4 requests.
 
 CmId uses the crate-internal parts of qp and wr that the previous
 patch marked #[expect(dead_code)], and the marks go.

@@ -191,11 +191,6 @@ __rust_helper struct net *rust_helper_rdma_current_net_get(void)
 	return ns ? get_net(ns->net_ns) : NULL;
 }
 
-__rust_helper struct net *rust_helper_get_net_ns_by_pid(pid_t pid)
-{
-	return get_net_ns_by_pid(pid);
-}
-
 __rust_helper bool rust_helper_net_is_init(const struct net *net)
 {
 	return net_eq(net, &init_net);

@@ -395,9 +395,10 @@ int __rkdapl_ia_open_netdev(struct net_device *ndev, struct rkdapl_ia **ia, cons
  * rkdapl_ia_open_addr() and rkdapl_ia_open_netdev() open it in the initial namespace
  * (init_net, whatever the caller's), the two calls below in the namespace given. A PSP then
  * hears only requests that arrive on its IA's device through a network device of that
- * namespace (a peer in another namespace gets a reject, "no listener": the IB CM's
- * IB_CM_REJ_INVALID_SERVICE_ID, 8, as RKDAPL_CONNECTION_EVENT_PEER_REJECTED's status), and an
- * EP connects only to addresses routed in it. RDMA devices themselves are shared by every
+ * namespace (a peer connecting to an address of another namespace where nobody listens on
+ * the port gets %RKDAPL_CONNECTION_EVENT_PEER_REJECTED, status 28: rdma_cm finds no
+ * listener there and the IB CM rejects with IB_CM_REJ_CONSUMER_DEFINED), and an EP connects
+ * only to addresses routed in it. RDMA devices themselves are shared by every
  * namespace (`rdma system` netns mode "shared", the default); in "exclusive" mode a device is
  * usable only from the namespace it was moved to.
  */

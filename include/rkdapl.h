@@ -402,8 +402,9 @@ enum rkdapl_caps {
  *	value to the other side's QP (REQ and REP), so it is set by the receiving EP. No effect
  *	on iWARP, which has no RNR (%RKDAPL_CAP_RNR_RETRY).
  * @remote_addr: rkdapl_ep_query() only (rkdapl_ep_create() ignores it): the peer's address
- *	and port (network order, as in a &struct sockaddr_in) once the EP connects or accepted a
- *	CR; %AF_UNSPEC (zeroes) before. DAT's remote_ia_address and remote_port_qual.
+ *	and port (network order, as in a &struct sockaddr_in or, for an IPv6 peer, a &struct
+ *	sockaddr_in6) once the EP connects or accepted a CR; %AF_UNSPEC (zeroes) before. DAT's
+ *	remote_ia_address and remote_port_qual.
  */
 struct rkdapl_ep_attr {
 	__u32 max_request_dtos;
@@ -490,6 +491,86 @@ int __rkdapl_ia_open_netdev(struct net_device *ndev, struct rkdapl_ia **ia, cons
  * See __rkdapl_ia_open_netdev().
  */
 #define rkdapl_ia_open_netdev(ndev, ia) __rkdapl_ia_open_netdev(ndev, ia, KBUILD_MODNAME)
+
+/*
+ * Network namespaces. An rdma_cm id lives in one network namespace: its addresses are
+ * resolved, bound and routed there, and it only uses RDMA ports whose network devices are in
+ * that namespace (RoCE, iWARP). The IA decides for all its PSPs and EPs: rkdapl_ia_open(),
+ * rkdapl_ia_open_addr() and rkdapl_ia_open_netdev() open it in the initial namespace
+ * (init_net, whatever the caller's), the two calls below in the namespace given. A PSP then
+ * hears only requests that arrive on its IA's device through a network device of that
+ * namespace (a peer connecting to an address of another namespace where nobody listens on
+ * the port gets %RKDAPL_CONNECTION_EVENT_PEER_REJECTED, status 28: rdma_cm finds no
+ * listener there and the IB CM rejects with IB_CM_REJ_CONSUMER_DEFINED), and an EP connects
+ * only to addresses routed in it. RDMA devices themselves are shared by every
+ * namespace (`rdma system` netns mode "shared", the default); in "exclusive" mode a device is
+ * usable only from the namespace it was moved to.
+ */
+struct net;
+
+/**
+ * __rkdapl_ia_open_net() - open an IA on an RDMA device, in a network namespace
+ * @net: the namespace its PSPs and EPs make their CM ids in, for example
+ *	get_net_ns_by_pid() or get_net_ns_by_fd()'s of a process in it, or
+ *	current->nsproxy->net_ns of the calling process; the caller holds a reference for the
+ *	call.
+ * @name: the RDMA device's name, as for __rkdapl_ia_open().
+ * @ia: the new IA.
+ * @owner: as for __rkdapl_ia_open().
+ *
+ * The IA takes its own reference to @net (get_net()) and drops it when the IA goes, after
+ * rkdapl_ia_close() and the free of its last object; each CM id holds one more (rdma_cm's).
+ * So the namespace outlives the IA: when its last process leaves and its name is removed
+ * (`ip netns del`), it is not dismantled while the IA holds it, its network devices and
+ * addresses stay, and connections keep working; deleting the network device (or the address)
+ * under an EP breaks its connection as it would in any namespace. A kernel thread runs in
+ * the initial namespace whoever started it (also under `ip netns exec`): pass the namespace
+ * explicitly. Call it through rkdapl_ia_open_net().
+ * Context: process context, may sleep.
+ * Return: 0; -EINVAL for NULL arguments or an empty @owner; -ENODEV if no such device is
+ * registered; -ENOMEM.
+ */
+int __rkdapl_ia_open_net(struct net *net, const char *name, struct rkdapl_ia **ia,
+			 const char *owner);
+
+/**
+ * rkdapl_ia_open_net() - open an IA in a network namespace, owned by this module
+ * @net: the namespace.
+ * @name: the RDMA device's name.
+ * @ia: the new IA.
+ *
+ * See __rkdapl_ia_open_net().
+ */
+#define rkdapl_ia_open_net(net, name, ia) __rkdapl_ia_open_net(net, name, ia, KBUILD_MODNAME)
+
+/**
+ * __rkdapl_ia_open_addr_net() - open an IA by a local IP address of a network namespace
+ * @net: the namespace, as for __rkdapl_ia_open_net().
+ * @addr: a &struct sockaddr_in or &struct sockaddr_in6 of @net (its port is ignored).
+ * @ia: the new IA.
+ * @owner: as for __rkdapl_ia_open().
+ *
+ * __rkdapl_ia_open_addr() in @net: the device rdma_cm binds @addr to there. The IA holds
+ * @net as __rkdapl_ia_open_net() says. Call it through rkdapl_ia_open_addr_net().
+ * Context: process context, may sleep.
+ * Return: 0; -EINVAL for NULL arguments or an empty @owner; -EAFNOSUPPORT for another address
+ * family; -EADDRNOTAVAIL if @addr is not a local address of an RDMA device in @net (an
+ * address of another namespace included); -ENOMEM.
+ */
+int __rkdapl_ia_open_addr_net(struct net *net, const struct sockaddr *addr,
+			      struct rkdapl_ia **ia, const char *owner);
+
+/**
+ * rkdapl_ia_open_addr_net() - open an IA by address in a network namespace, owned by this
+ * module
+ * @net: the namespace.
+ * @addr: a local IPv4 or IPv6 address of @net.
+ * @ia: the new IA.
+ *
+ * See __rkdapl_ia_open_addr_net().
+ */
+#define rkdapl_ia_open_addr_net(net, addr, ia) \
+	__rkdapl_ia_open_addr_net(net, addr, ia, KBUILD_MODNAME)
 
 /**
  * rkdapl_ia_close() - close an IA handle
@@ -905,7 +986,9 @@ int rkdapl_ep_create(struct rkdapl_pz *pz, struct rkdapl_evd *dto_evd,
  * @private_data_len: up to %RKDAPL_MAX_PRIVATE_DATA.
  *
  * The outcome arrives on the EP's connection EVD: ESTABLISHED, PEER_REJECTED,
- * UNREACHABLE, TIMED_OUT or NON_PEER_REJECTED.
+ * UNREACHABLE, TIMED_OUT or NON_PEER_REJECTED. @remote is resolved and routed in the IA's
+ * network namespace (see rkdapl_ia_open_net()); an IPv6 @remote needs an IPv6 address on the
+ * local RDMA port's network device (a RoCE GID made from it).
  *
  * Context: process context, may sleep.
  * Return: 0 if the attempt started; -EINVAL for a bad handle, NULL @remote, zero timeout or
@@ -992,14 +1075,19 @@ int rkdapl_ep_reset(struct rkdapl_ep *ep);
  * rkdapl_psp_create() - listen for connections on a port
  * @ia: the IA; requests arriving on other devices are refused.
  * @port: TCP-port-space port in host byte order (7471, not htons(7471)), not 0. The PSP
- *	listens on that port of the IPv4 wildcard address (0.0.0.0). The connecting side's
- *	&struct sockaddr_in for rkdapl_ep_connect() carries the same port in network byte order.
+ *	listens on that port of the IPv4 and of the IPv6 wildcard address (0.0.0.0 and ::,
+ *	two rdma_cm ids, the IPv6 one IPv6-only) of the IA's network namespace: IPv4 peers
+ *	appear as &struct sockaddr_in, IPv6 ones as &struct sockaddr_in6 (rkdapl_cr_query(),
+ *	rkdapl_ep_query()), on iWARP too; a kernel without IPv6 listens on IPv4 only. The
+ *	connecting side's &struct sockaddr_in or &struct sockaddr_in6 for rkdapl_ep_connect()
+ *	carries the same port in network byte order.
  * @backlog: requests pending at most.
  * @evd: where %RKDAPL_CONNECTION_REQUEST_EVENT goes.
  * @psp: the new PSP.
  *
  * Context: process context, may sleep.
- * Return: 0; -EINVAL for a bad handle, NULL @psp, port 0 or backlog 0; -EADDRINUSE.
+ * Return: 0; -EINVAL for a bad handle, NULL @psp, port 0 or backlog 0; -EADDRINUSE if
+ * another listener of the namespace has the port (of either family).
  */
 int rkdapl_psp_create(struct rkdapl_ia *ia, __u16 port, __u32 backlog, struct rkdapl_evd *evd,
 		      struct rkdapl_psp **psp);

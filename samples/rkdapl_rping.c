@@ -13,7 +13,7 @@
  * Parameters:
  *   role        server or client
  *   dev         RDMA device (default rxe0)
- *   addr        client: the server's IPv4 address
+ *   addr        client: the server's IPv4 or IPv6 address (rping -a takes either too)
  *   port        rdma_cm port (default 7174, rping's)
  *   size        ping data bytes, rping's -S (default 64, 26..65535 like rping); a server
  *               accepts a client's advertisement of up to size bytes
@@ -66,7 +66,7 @@ module_param(dev, charp, 0444);
 MODULE_PARM_DESC(dev, "RDMA device name (default rxe0)");
 static char *addr = "";
 module_param(addr, charp, 0444);
-MODULE_PARM_DESC(addr, "client: the server's IPv4 address");
+MODULE_PARM_DESC(addr, "client: the server's IPv4 or IPv6 address");
 static ushort port = 7174;
 module_param(port, ushort, 0444);
 MODULE_PARM_DESC(port, "rdma_cm port (default 7174, rping's default)");
@@ -534,7 +534,7 @@ static int client_ping(struct rping *r)
 
 static int client_run(struct rping *r)
 {
-	struct sockaddr_in sin;
+	struct sockaddr_storage sin;
 	int ret;
 
 	ret = sconn_server_addr(&sin, "addr", addr, port);

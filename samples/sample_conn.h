@@ -12,6 +12,7 @@
 
 #include <linux/delay.h>
 #include <linux/in.h>
+#include <linux/in6.h>
 #include <linux/inet.h>
 #include <linux/jiffies.h>
 #include <linux/minmax.h>
@@ -350,28 +351,37 @@ static inline int sconn_established(struct sconn *c)
 }
 
 /*
- * Client: the server's address for sconn_connect(): @port and the IPv4 address @val, the
- * value of the module parameter @name. Returns 0 or -EINVAL.
+ * Client: the server's address for sconn_connect(): @port and the IPv4 or IPv6 address @val,
+ * the value of the module parameter @name. Returns 0 or -EINVAL.
  */
-static inline int sconn_server_addr(struct sockaddr_in *sin, const char *name, const char *val,
-				    u16 port)
+static inline int sconn_server_addr(struct sockaddr_storage *ss, const char *name,
+				    const char *val, u16 port)
 {
-	*sin = (struct sockaddr_in){ .sin_family = AF_INET, .sin_port = htons(port) };
-	if (!val || !in4_pton(val, -1, (u8 *)&sin->sin_addr.s_addr, -1, NULL)) {
-		pr_err("client: %s=%s is not an IPv4 address\n", name, val ?: "");
-		return -EINVAL;
+	struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	if (val && in4_pton(val, -1, (u8 *)&sin->sin_addr.s_addr, -1, NULL)) {
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(port);
+		return 0;
 	}
-	return 0;
+	if (val && in6_pton(val, -1, sin6->sin6_addr.s6_addr, -1, NULL)) {
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(port);
+		return 0;
+	}
+	pr_err("client: %s=%s is not an IPv4 or IPv6 address\n", name, val ?: "");
+	return -EINVAL;
 }
 
 /*
  * Client: connects to @sin with c->pdata, retrying while the server is not there yet
  * (connect_retryable()), for timeout_ms.
  */
-static inline int sconn_connect(struct sconn *c, const struct sockaddr_in *sin)
+static inline int sconn_connect(struct sconn *c, const struct sockaddr_storage *sin)
 {
 	unsigned long deadline = jiffies + msecs_to_jiffies(c->timeout_ms);
-	u16 port = ntohs(sin->sin_port);
 	u32 attempt;
 	int ret;
 
@@ -392,13 +402,13 @@ static inline int sconn_connect(struct sconn *c, const struct sockaddr_in *sin)
 			if (ret)
 				return ret;
 			if (c->established) {
-				pr_info("client: connected to %pI4:%u (attempt %u)\n",
-					&sin->sin_addr, port, attempt);
+				pr_info("client: connected to %pISpc (attempt %u)\n", sin,
+					attempt);
 				return 0;
 			}
 			if (!connect_retryable(c->conn_fail_type)) {
-				pr_err("client: connect to %pI4:%u: %s (status %d)\n",
-				       &sin->sin_addr, port, event_name(c->conn_fail_type),
+				pr_err("client: connect to %pISpc: %s (status %d)\n",
+				       sin, event_name(c->conn_fail_type),
 				       c->conn_fail_status);
 				return -ECONNREFUSED;
 			}
@@ -412,8 +422,7 @@ static inline int sconn_connect(struct sconn *c, const struct sockaddr_in *sin)
 				pr_info("client: connect attempt %u: rkdapl_ep_connect() %d, retrying\n",
 					attempt, ret);
 		} else {
-			pr_err("client: rkdapl_ep_connect(%pI4:%u) failed: %d\n", &sin->sin_addr,
-			       port, ret);
+			pr_err("client: rkdapl_ep_connect(%pISpc) failed: %d\n", sin, ret);
 			return ret;
 		}
 		ret = CHECK(c, rkdapl_ep_free(c->ep));
@@ -422,8 +431,8 @@ static inline int sconn_connect(struct sconn *c, const struct sockaddr_in *sin)
 			return ret;
 		sconn_drain(c);
 		if (time_after(jiffies + msecs_to_jiffies(500), deadline)) {
-			pr_err("client: no connection to %pI4:%u after %u attempts in %u ms\n",
-			       &sin->sin_addr, port, attempt, c->timeout_ms);
+			pr_err("client: no connection to %pISpc after %u attempts in %u ms\n",
+			       sin, attempt, c->timeout_ms);
 			return -ETIMEDOUT;
 		}
 		msleep(500);

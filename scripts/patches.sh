@@ -51,7 +51,7 @@ SERIES=(
 	"kernel/rdma.rs kernel/rdma/client.rs kernel/rdma/device.rs kernel/rdma/event.rs|client device event|0"
 	"kernel/rdma/pd.rs kernel/rdma/cq.rs kernel/rdma/cq/events.rs|client cq device event pd|0"
 	"kernel/rdma/mr.rs kernel/rdma/mr/owned.rs kernel/rdma/qp.rs kernel/rdma/wr.rs kernel/rdma/wr/read_mr.rs|client cq device event mr pd qp wr|1"
-	"kernel/rdma/cm.rs kernel/rdma/cm/qp_events.rs kernel/rdma/cm/sockaddr.rs|client cm cq device event mr pd qp wr|1"
+	"kernel/rdma/cm.rs kernel/rdma/cm/qp_events.rs kernel/rdma/cm/sockaddr.rs kernel/rdma/cm/net.rs|client cm cq device event mr pd qp wr|1"
 	"kernel/rdma/kunit.rs|client cm cq device event kunit mr pd qp wr|1"
 )
 
@@ -189,6 +189,10 @@ Add connection management, which also creates the queue pairs:
   are recorded and handed to CmHandler::qp_event() from the system
   workqueue; the CmId flushes that work once its QP is destroyed.
   CmIdRef::notify_established() passes COMM_EST on (rdma_notify()).
+- cm/net: NetNs, a counted reference to a network namespace, and
+  CmId::new_in, which creates an id in a given namespace (rdma_cm then
+  binds, resolves and listens there); CmIdRef::set_afonly for IPv6
+  listeners that should not take IPv4 requests.
 
 CmId uses the crate-internal parts of qp and wr that the previous
 patch marked #[expect(dead_code)], and the marks go.

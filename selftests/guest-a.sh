@@ -27,6 +27,8 @@
 #              connected loopback pair: PORT_ERROR then PORT_ACTIVE on the async EVD, the
 #              connection survives; then a QP access error (EP_BROKEN). Last, after the
 #              two-guest suites and removal, when nothing else uses the link (selftests/ports.sh)
+#   ip6:       the two-guest data tests and rping both ways over IPv6 (fd00:77::1, server side;
+#              selftests/ip6.sh; skipped with RKDAPL_PAIR=0)
 #   module: unload rkdapl
 # TAP lines go to $RKDAPL_SYNC/tap-a.txt; exits non-zero if any test failed.
 set -u
@@ -41,6 +43,7 @@ set -u
 . "$RKDAPL_TOP/selftests/transport.sh" || exit 1
 . "$RKDAPL_TOP/selftests/srq.sh" || exit 1
 . "$RKDAPL_TOP/selftests/ports.sh" || exit 1
+. "$RKDAPL_TOP/selftests/ip6.sh" || exit 1
 
 # Starts the two-guest server, signals a.listening once its PSP exists, and stops it if guest
 # B ends without finishing the session.
@@ -88,6 +91,7 @@ if load_provider; then
 		serve_two_guest
 		rping_guest_a
 		srq_serve_a
+		ip6_guest_a
 		if [ $full = 1 ]; then
 			soak_guest_a
 			faults_guest_a

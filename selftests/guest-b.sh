@@ -9,6 +9,8 @@
 # Having reported its results, it serves one more connection and is killed in the middle of
 # it (selftests/peerkill.sh). RKDAPL_SUITES=stock (a distribution kernel) runs only the
 # two-guest and rping suites (no fault injection there; guest A leaves out the same).
+# While A runs its single-guest suites, B also runs the network namespace suite
+# (selftests/netns.sh); after rping, the IPv6 suite (selftests/ip6.sh, client side).
 set -u
 . "$RKDAPL_TOP/selftests/guest-lib.sh" || exit 1
 . "$RKDAPL_TOP/selftests/rping.sh" || exit 1
@@ -18,6 +20,8 @@ set -u
 . "$RKDAPL_TOP/selftests/peerkill.sh" || exit 1
 . "$RKDAPL_TOP/selftests/transport.sh" || exit 1
 . "$RKDAPL_TOP/selftests/srq.sh" || exit 1
+. "$RKDAPL_TOP/selftests/ip6.sh" || exit 1
+. "$RKDAPL_TOP/selftests/netns.sh" || exit 1
 
 full=1
 [ "${RKDAPL_SUITES:-all}" = stock ] && full=0
@@ -35,11 +39,13 @@ two_guest_client() {
 _log "guest B: start"
 if load_provider; then
 	[ $full = 1 ] && inject_suite
+	netns_suite
 	siw_phase_b	# the suites again over siw0 (iWARP), "siw: ..." (selftests/transport.sh)
 	_log "guest B: waiting for guest A's server"
 	two_guest_client
 	rping_guest_b
 	srq_clients_b
+	ip6_guest_b
 	if [ $full = 1 ]; then
 		soak_guest_b
 		faults_guest_b

@@ -8,6 +8,8 @@
  */
 
 #include <linux/netdevice.h>
+#include <linux/nsproxy.h>
+#include <net/net_namespace.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_cm.h>
 
@@ -194,6 +196,31 @@ __rust_helper int rust_helper_ib_post_srq_recv(struct ib_srq *srq, const struct 
 					       const struct ib_recv_wr **bad_wr)
 {
 	return ib_post_srq_recv(srq, wr, bad_wr);
+/*
+ * Network namespaces of rdma_cm ids (rust/kernel/rdma/cm/net.rs): get_net() and put_net()
+ * are static inlines; the current task's namespace is read from its nsproxy, which only the
+ * task itself changes (setns, unshare) and which is NULL only once it is exiting.
+ */
+__rust_helper struct net *rust_helper_get_net(struct net *net)
+{
+	return get_net(net);
+}
+
+__rust_helper void rust_helper_put_net(struct net *net)
+{
+	put_net(net);
+}
+
+__rust_helper struct net *rust_helper_rdma_current_net_get(void)
+{
+	struct nsproxy *ns = current->nsproxy;
+
+	return ns ? get_net(ns->net_ns) : NULL;
+}
+
+__rust_helper bool rust_helper_net_is_init(const struct net *net)
+{
+	return net_eq(net, &init_net);
 }
 
 #endif /* IS_REACHABLE(CONFIG_INFINIBAND) */

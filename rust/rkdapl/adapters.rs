@@ -6,7 +6,7 @@
 //! [`crate::abi::statics`], the module's one global lock.
 
 use crate::rdma::{
-    cm::{CmEvent, CmHandler, CmId, CmIdRef, ConnRequest, SockAddr},
+    cm::{CmEvent, CmHandler, CmId, CmIdRef, ConnRequest, NetNs, SockAddr},
     device::Device,
 };
 use crate::{abi::statics::registry, ia::Ia, registry::Children};
@@ -110,7 +110,17 @@ pub(crate) fn forget_device(dev: &Device) {
 ///
 /// `-ENODEV` if no such device is registered, `-EINVAL` for an empty owner name, `-ENOMEM`.
 pub(crate) fn open(name: &CStr, owner: &CStr) -> Result<Arc<Ia>> {
-    open_where(|d| d.name() == name, owner)
+    open_in(&NetNs::init(), name, owner)
+}
+
+/// [`open`] for the network namespace `net`: the IA's PSPs and EPs make their CM ids there.
+/// Process context; may sleep.
+///
+/// # Errors
+///
+/// As [`open`].
+pub(crate) fn open_in(net: &NetNs, name: &CStr, owner: &CStr) -> Result<Arc<Ia>> {
+    open_where(|d| d.name() == name, net, owner)
 }
 
 /// Opens the RDMA device the local IP address `addr` is on, as rdma_cm finds it for a bind
@@ -122,17 +132,27 @@ pub(crate) fn open(name: &CStr, owner: &CStr) -> Result<Arc<Ia>> {
 /// `-EADDRNOTAVAIL` if no RDMA device has that address, `-EINVAL` for an empty owner name,
 /// `-ENODEV`, `-ENOMEM`, or rdma_cm's error.
 pub(crate) fn open_by_addr(addr: &SockAddr, owner: &CStr) -> Result<Arc<Ia>> {
+    open_by_addr_in(&NetNs::init(), addr, owner)
+}
+
+/// [`open_by_addr`] with `addr` a local address of the network namespace `net`, where the
+/// IA's PSPs and EPs then make their CM ids. Process context; may sleep.
+///
+/// # Errors
+///
+/// As [`open_by_addr`] (`-EADDRNOTAVAIL` for an address of another namespace only).
+pub(crate) fn open_by_addr_in(net: &NetNs, addr: &SockAddr, owner: &CStr) -> Result<Arc<Ia>> {
     if owner.is_empty() {
         return Err(EINVAL);
     }
     let mut addr = *addr;
     addr.set_port(0);
-    let id = CmId::new(Arc::new(AddrProbe, GFP_KERNEL)?, owner)?;
+    let id = CmId::new_in(Arc::new(AddrProbe, GFP_KERNEL)?, owner, net)?;
     id.bind_addr(&addr)
         .map_err(|e| if e == ENODEV { EADDRNOTAVAIL } else { e })?;
     let dev = id.device().ok_or(EADDRNOTAVAIL)?.as_raw();
     // The id holds the device until it is dropped, after the lookup.
-    open_where(|d| d.as_raw() == dev, owner)
+    open_where(|d| d.as_raw() == dev, net, owner)
 }
 
 /// Opens, for the module `owner`, the RDMA device `found` by a network device (`None`: no RDMA
@@ -145,12 +165,12 @@ pub(crate) fn open_by_addr(addr: &SockAddr, owner: &CStr) -> Result<Arc<Ia>> {
 /// for an empty owner name, `-ENOMEM`.
 pub(crate) fn open_netdev(found: Option<ARef<Device>>, owner: &CStr) -> Result<Arc<Ia>> {
     let dev = found.ok_or(ENODEV)?;
-    open_where(|d| d.as_raw() == dev.as_raw(), owner)
+    open_where(|d| d.as_raw() == dev.as_raw(), &NetNs::init(), owner)
 }
 
-/// Opens the first device of the ib_client's list for which `pick` is true, and lists the IA.
-/// Process context; may sleep.
-fn open_where(pick: impl Fn(&Device) -> bool, owner: &CStr) -> Result<Arc<Ia>> {
+/// Opens the first device of the ib_client's list for which `pick` is true, for the network
+/// namespace `net`, and lists the IA. Process context; may sleep.
+fn open_where(pick: impl Fn(&Device) -> bool, net: &NetNs, owner: &CStr) -> Result<Arc<Ia>> {
     if owner.is_empty() {
         return Err(EINVAL);
     }
@@ -162,7 +182,7 @@ fn open_where(pick: impl Fn(&Device) -> bool, owner: &CStr) -> Result<Arc<Ia>> {
     };
     let id = NEXT_IA.fetch_add(1, Ordering::Relaxed);
     let dev_ptr = dev.as_raw() as usize;
-    let ia = Ia::new(dev, &root, id, owner, Children::new(delist)?)?;
+    let ia = Ia::new(dev, &root, id, owner, Children::new(delist)?, net.clone())?;
     let mut reg = registry();
     // Not listed yet, a device removal cannot find it: check the device is still there.
     if !reg.devices.iter().any(|d| d.as_raw() as usize == dev_ptr) {

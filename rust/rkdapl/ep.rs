@@ -335,7 +335,10 @@ impl Ep {
         let ctx = CmCtx::new(self.clone())?;
         // Live until the id is in `conn`, where a device removal finds it.
         let _live = self.ia.live()?;
-        let id = Arc::new(CmId::new(ctx.clone(), &self.ia.owner)?, GFP_KERNEL)?;
+        let id = Arc::new(
+            CmId::new_in(ctx.clone(), &self.ia.owner, &self.ia.net)?,
+            GFP_KERNEL,
+        )?;
         {
             let mut c = self.conn_mut();
             if c.state != EpState::Unconnected {

@@ -12,6 +12,9 @@ EXPORT_SYMBOL_GPL(rkdapl_ia_close);
 EXPORT_SYMBOL_GPL(rkdapl_ia_query);
 EXPORT_SYMBOL_GPL(__rkdapl_ia_open_addr);
 EXPORT_SYMBOL_GPL(__rkdapl_ia_open_netdev);
+/* IAs in a given network namespace */
+EXPORT_SYMBOL_GPL(__rkdapl_ia_open_net);
+EXPORT_SYMBOL_GPL(__rkdapl_ia_open_addr_net);
 EXPORT_SYMBOL_GPL(rkdapl_ia_query_port);
 EXPORT_SYMBOL_GPL(rkdapl_ia_set_async_evd);
 EXPORT_SYMBOL_GPL(rkdapl_pz_create);

@@ -4,7 +4,10 @@
 //! children (which device removal and consumer unload walk, see [`crate::removal`]). The list
 //! of devices and IAs, and opening an IA, are [`crate::adapters`]'.
 
-use crate::rdma::device::{Device, DeviceAttrs, PortAttrs, Transport};
+use crate::rdma::{
+    cm::NetNs,
+    device::{Device, DeviceAttrs, PortAttrs, Transport},
+};
 use crate::{
     debugfs::{self, IaInfo},
     evd::{AsyncSlot, Evd, Event, EventType, MAX_EVD_QLEN, MAX_PRIVATE_DATA},
@@ -244,12 +247,16 @@ pub(crate) struct Ia {
     /// there.
     #[pin]
     events: Mutex<Option<events::IaEventsReg>>,
+    /// The network namespace its PSPs and EPs make their CM ids in (`init_net` unless opened
+    /// with `rkdapl_ia_open_net` or `rkdapl_ia_open_addr_net`); held until the IA goes, after
+    /// its last object.
+    pub(crate) net: NetNs,
 }
 
 impl Ia {
     /// The IA number `id` on `dev` for the module `owner`, with its debugfs directory in
-    /// `root` and the registry `children` (not listed: [`crate::adapters`] lists it). Process
-    /// context; may sleep.
+    /// `root`, the registry `children` (not listed: [`crate::adapters`] lists it) and the
+    /// network namespace `net`. Process context; may sleep.
     ///
     /// # Errors
     ///
@@ -260,6 +267,7 @@ impl Ia {
         id: u32,
         owner: &CStr,
         children: Arc<Children>,
+        net: NetNs,
     ) -> Result<Arc<Ia>> {
         let info = IaInfo {
             dev_name: CString::try_from(dev.name())?,
@@ -290,6 +298,7 @@ impl Ia {
                 async_slot,
                 children,
                 events <- new_mutex!(None, "rkdapl_ia_events"),
+                net,
             }),
             GFP_KERNEL,
         )?;

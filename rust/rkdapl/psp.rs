@@ -183,9 +183,10 @@ pub(crate) struct Psp {
     pub(crate) evd: Arc<Evd>,
     /// The port it listens on (host order).
     pub(crate) port: u16,
-    /// The listening id; `None` once the PSP is freed.
+    /// The listening ids, IPv4 and (unless the kernel has no IPv6) IPv6; empty once the PSP
+    /// is freed.
     #[pin]
-    id: Mutex<Option<EpCmId>>,
+    id: Mutex<KVec<EpCmId>>,
     /// How the consumer is handed its CRs (the C ABI: handles).
     crs: Arc<dyn CrPublisher>,
     /// CR handles not yet accepted or rejected, rejected when the PSP is freed.
@@ -194,9 +195,15 @@ pub(crate) struct Psp {
 }
 
 impl Psp {
-    /// Listens on `port` of every local address, for connections to `ia`'s device, with
-    /// `backlog` requests pending at most; requests go to `evd`; registers the PSP with `ia`.
-    /// The caller holds the IA live ([`Ia::live`]). May sleep.
+    /// Listens on `port` of every local address, IPv4 and IPv6, of `ia`'s network namespace,
+    /// for connections to `ia`'s device, with `backlog` requests pending at most; requests go
+    /// to `evd`; registers the PSP with `ia`. The caller holds the IA live ([`Ia::live`]). May
+    /// sleep.
+    ///
+    /// Two listening ids, one per family (IPv6 only, `afonly`): a single dual-stack IPv6 id
+    /// would do on RoCE, but on iWARP it is an IPv6 TCP socket, which would show IPv4 peers as
+    /// IPv4-mapped IPv6 addresses. (An IPv4 listener alone, as rkdapl had, makes rdma_cm find no
+    /// listener for an IPv6 request, which the IB CM then rejects as "consumer defined", 28.)
     ///
     /// # Errors
     ///
@@ -216,7 +223,7 @@ impl Psp {
             pin_init!(Psp {
                 ia,
                 evd,
-                id <- new_mutex!(None, "rkdapl_psp_id"),
+                id <- new_mutex!(KVec::new(), "rkdapl_psp_id"),
                 port,
                 crs,
                 pending <- new_mutex!(KVec::new(), "rkdapl_psp_pending"),
@@ -224,23 +231,50 @@ impl Psp {
             GFP_KERNEL,
         )?;
         let ctx = CmCtx::new(psp.clone())?;
-        let id = CmId::new(ctx.clone(), &psp.ia.owner)?;
-        // rdma_cm reports a port taken by another wildcard listener as EADDRNOTAVAIL.
-        let r = id
-            .bind_addr(&SockAddr::ipv4(0, port))
-            .map_err(|e| if e == EADDRNOTAVAIL { EADDRINUSE } else { e })
-            .and_then(|()| id.listen(backlog));
-        if let Err(e) = r {
-            drop(id);
-            ctx.set(None);
-            return Err(e);
+        let r = psp
+            .listen(&ctx, SockAddr::ipv4(0, port), backlog)
+            .and_then(|id4| {
+                let mut ids = KVec::with_capacity(2, GFP_KERNEL)?;
+                ids.push(id4, GFP_KERNEL)?;
+                match psp.listen(&ctx, SockAddr::ipv6([0; 16], port), backlog) {
+                    Ok(id6) => ids.push(id6, GFP_KERNEL)?,
+                    // A kernel, or a namespace, without IPv6: IPv4 only.
+                    Err(e) if e == EAFNOSUPPORT => {}
+                    Err(e) => return Err(e),
+                }
+                Ok(ids)
+            });
+        match r {
+            Ok(ids) => *psp.id.lock() = ids,
+            Err(e) => {
+                ctx.set(None);
+                return Err(e);
+            }
         }
-        *psp.id.lock() = Some(id);
         if let Err(e) = psp.ia.children.add(psp.clone(), None) {
             psp.shutdown();
             return Err(e);
         }
         Ok(psp)
+    }
+
+    /// One listening id of the PSP, bound to the wildcard `addr` of its family in the IA's
+    /// network namespace, its events going to `ctx`. May sleep.
+    ///
+    /// # Errors
+    ///
+    /// `-EADDRINUSE` if the port is taken, `-EAFNOSUPPORT` for IPv6 where there is none,
+    /// rdma_cm's errors.
+    fn listen(&self, ctx: &Arc<CmCtx>, addr: SockAddr, backlog: u32) -> Result<EpCmId> {
+        let id = CmId::new_in(ctx.clone(), &self.ia.owner, &self.ia.net)?;
+        if addr.is_ipv6() {
+            id.set_afonly(true)?;
+        }
+        // rdma_cm reports a port taken by another wildcard listener as EADDRNOTAVAIL.
+        id.bind_addr(&addr)
+            .map_err(|e| if e == EADDRNOTAVAIL { EADDRINUSE } else { e })?;
+        id.listen(backlog)?;
+        Ok(id)
     }
 
     /// `rkdapl_psp_free`: [`Psp::shutdown`], then the PSP leaves its IA's registry. Never
@@ -300,8 +334,8 @@ impl Psp {
     /// Stops listening and rejects every CR not yet answered; they leave the registry. Device
     /// removal; [`Psp::free`]. Process context; sleeps.
     pub(crate) fn shutdown(&self) {
-        let id = self.id.lock().take();
-        if let Some(id) = id {
+        let ids = core::mem::take(&mut *self.id.lock());
+        for id in ids {
             id.handler().set(None);
             drop(id);
         }

@@ -96,7 +96,7 @@ static void client_report(const char *op, u64 bytes, u64 ns)
 int client_run(struct sample *s)
 {
 	u64 csum, wns = 0, rns = 0, total = 0;
-	struct sockaddr_in sin;
+	struct sockaddr_storage sin;
 	bool ok;
 	u32 i;
 	int ret;

@@ -61,6 +61,8 @@ const IB_CM_REJ_CONSUMER_DEFINED: u8 = 28;
 mod qp_events;
 mod sockaddr;
 pub use sockaddr::SockAddr;
+mod net;
+pub use net::NetNs;
 
 /// What an event on a CM id is (`enum rdma_cm_event_type`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -480,18 +482,25 @@ impl<T: CmHandler> CmId<T> {
     ///
     /// `-ENOMEM`.
     pub fn new(handler: Arc<T>, caller: &CStr) -> Result<Self> {
+        Self::create(handler, caller, &raw mut bindings::init_net)
+    }
+
+    /// [`CmId::new`] in the network namespace `net` (`init_net` or one the caller holds a
+    /// reference to; rdma_cm takes its own for the id's lifetime).
+    fn create(handler: Arc<T>, caller: &CStr, net: *mut bindings::net) -> Result<Self> {
         let name = Arc::new(CString::try_from(caller)?, GFP_KERNEL)?;
         let ctx = KBox::new(Ctx { handler, name }, GFP_KERNEL)?;
         let ptr = core::ptr::from_ref::<Ctx<T>>(&ctx)
             .cast_mut()
             .cast::<c_void>();
-        // SAFETY: `init_net` lives forever; the context stays valid while the id exists (the
-        // box is owned by the `CmId`, which destroys the id before dropping it); the name is a
-        // NUL-terminated string that does not move (its own allocation) and outlives the id
-        // (type invariant).
+        // SAFETY: `net` is `init_net`, which lives forever, or a namespace the caller holds a
+        // reference to for the call (rdma_cm takes its own); the context stays valid while the
+        // id exists (the box is owned by the `CmId`, which destroys the id before dropping it);
+        // the name is a NUL-terminated string that does not move (its own allocation) and
+        // outlives the id (type invariant).
         let id = from_err_ptr(unsafe {
             bindings::__rdma_create_kernel_id(
-                &raw mut bindings::init_net,
+                net,
                 Some(Self::event_callback),
                 ptr,
                 bindings::rdma_ucm_port_space_RDMA_PS_TCP,

@@ -41,4 +41,43 @@ mod tests {
         // SAFETY: NULL is refused before anything is read.
         assert!(unsafe { SockAddr::from_raw(core::ptr::null()) }.is_err());
     }
+
+    // IPv6 and network namespaces (issue 16).
+    #[test]
+    fn sockaddr_ipv6() {
+        let mut ip = [0u8; 16];
+        ip[..4].copy_from_slice(&[0xfd, 0, 0, 0x77]);
+        ip[15] = 1;
+        let a = SockAddr::ipv6(ip, 7471); // [fd00:77::1]:7471
+        assert!(a.is_ipv6());
+        assert_eq!(a.port(), 7471);
+        assert!(!SockAddr::ipv4(0, 1).is_ipv6());
+        // SAFETY: `as_ptr` points at the valid `sockaddr_in6` in `a`.
+        let b = unsafe { SockAddr::from_raw(a.as_ptr()) }.unwrap();
+        assert!(b.is_ipv6());
+        assert_eq!(b.port(), 7471);
+        use crate::str::CString;
+        let mut s = CString::try_from_fmt(format_args!("{b}")).unwrap();
+        assert_eq!(s.to_bytes(), b"[fd00:77:0:0:0:0:0:1]:7471");
+        s = CString::try_from_fmt(format_args!("{}", SockAddr::ipv6([0; 16], 1))).unwrap();
+        assert_eq!(s.to_bytes(), b"[0:0:0:0:0:0:0:0]:1");
+    }
+
+    #[test]
+    fn netns_references() {
+        use super::super::cm::NetNs;
+        let init = NetNs::init();
+        assert!(init.is_init());
+        let c = init.clone();
+        assert!(c == init);
+        // KUnit cases run in a kernel thread: the initial namespace.
+        assert!(NetNs::current().unwrap() == init);
+        assert!(NetNs::by_pid(1).unwrap() == init);
+        assert!(NetNs::by_pid(-1).is_err());
+        // SAFETY: NULL is refused before it is used.
+        assert!(unsafe { NetNs::from_raw(core::ptr::null_mut()) }.is_err());
+        // SAFETY: `init` holds a reference to the namespace for the call.
+        let d = unsafe { NetNs::from_raw(init.as_raw()) }.unwrap();
+        assert!(d == init);
+    }
 }

@@ -29,7 +29,7 @@ impl Object for Ia {
 ///
 /// `owner` is NULL or a NUL-terminated string readable for the call; `ia` is NULL or valid for
 /// a write of a pointer.
-unsafe fn open(
+pub(super) unsafe fn open(
     ia: *mut *mut c_void,
     owner: *const c_char,
     by: impl FnOnce(&CStr) -> Result<Arc<Ia>>,

@@ -22,6 +22,8 @@ pub(crate) mod evd;
 pub(crate) mod handle;
 pub(crate) mod ia;
 pub(crate) mod lmr;
+// IAs in a given network namespace (issue 16, item 4).
+pub(crate) mod netns;
 pub(crate) mod psp;
 pub(crate) mod pz;
 pub(crate) mod removal;

@@ -44,12 +44,15 @@ mod evd;
 mod event;
 mod ia;
 mod lmr;
+// IAs in a given network namespace (issue 16, item 4).
+mod netns;
 mod post;
 mod psp;
 mod pz;
 mod rmr;
 mod srq;
 
+pub use crate::rdma::cm::NetNs;
 pub use crate::rdma::cm::SockAddr;
 pub use crate::{
     ep::{EpAttr, EpState},

@@ -14,9 +14,9 @@ pub struct Psp(Arc<psp::Psp>);
 
 impl Psp {
     /// Listens on `port` (host byte order: 7471, as `rkdapl_psp_create` takes it; a connecting
-    /// side's [`SockAddr`] carries it as any socket address does) of the IPv4 wildcard address,
-    /// for connections to `ia`'s device, with `backlog` requests pending at most; requests go
-    /// to `evd`.
+    /// side's [`SockAddr`] carries it as any socket address does) of the IPv4 and the IPv6
+    /// wildcard address of the IA's network namespace (as `rkdapl_psp_create`), for connections
+    /// to `ia`'s device, with `backlog` requests pending at most; requests go to `evd`.
     ///
     /// Process context; may sleep.
     ///

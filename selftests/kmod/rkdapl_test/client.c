@@ -4,7 +4,7 @@
 
 static const u64 sizes[] = { 0, 1, 1023, 1024, 1025, 4096, BIGBUF };
 
-static int client_connect(struct side *s, const struct sockaddr_in *sin, char *why)
+static int client_connect(struct side *s, const struct sockaddr_storage *sin, char *why)
 {
 	unsigned long deadline = jiffies + msecs_to_jiffies(connect_ms);
 	struct rkdapl_event ev = {};
@@ -324,7 +324,7 @@ int client_run(void)
 	};
 	struct side *s = kzalloc(sizeof(*s), GFP_KERNEL);
 	struct rkdapl_event ev = {};
-	struct sockaddr_in sin;
+	struct sockaddr_storage sin;
 	char why[WHY] = "", name[96];
 	u32 base = get_random_u32();
 	struct tmsg m;
@@ -334,7 +334,7 @@ int client_run(void)
 	if (!s)
 		return tap(false, "client: setup", "out of memory"), -ENOMEM;
 	s->who = "client";
-	if (parse_peer(&sin, port)) {
+	if (parse_addr(&sin, peer, port)) {	/* IPv4 or IPv6 (net.c) */
 		tap(false, "client: setup", "bad peer address '%s'", peer);
 		goto out;
 	}
@@ -342,9 +342,9 @@ int client_run(void)
 	if (!tap(!r, "client: setup (ia, pz, evds, lmrs)", "%s", why))
 		goto out;
 	r = client_connect(s, &sin, why);
-	if (!tap(!r, "client: connect (with private data both ways)", "%pI4:%u: %s",
-		 &sin.sin_addr, port, why))
+	if (!tap(!r, "client: connect (with private data both ways)", "%pISpc: %s", &sin, why))
 		goto out;
+	check_ep_peer(s);	/* with peer=: ep_query's remote_addr (net.c) */
 	r = post_rx(s, why);
 	if (!r)
 		r = recv_msg(s, &m, why);

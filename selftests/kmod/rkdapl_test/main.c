@@ -10,6 +10,9 @@
  *   insmod rkdapl_test.ko role=reset    peer=<own IPv4> [port=7480]   (ep_reset.c)
  *   insmod rkdapl_test.ko role=ports    peer=<own IPv4> [port=7480]   (port_events.c; the
  *                                       guest script flaps the link, selftests/ports.sh)
+ *   insmod rkdapl_test.ko role=netns    netns_a=<pid> netns_b=<pid> addr_a=.. addr_b=.. (netns.c)
+ * server and client also take local=<own address> and netns_pid=<pid> (net.c); their peer=
+ * may be IPv4 or IPv6.
  *
  * Everything runs in module_init, which prints one line per test,
  *   rkdapl_test: ok N - <name>
@@ -80,6 +83,12 @@ static int __init rkdapl_test_init(void)
 	if (!strcmp(role, "none"))
 		return 0;	/* only holds a reference on rkdapl (module refcount test) */
 	pr_info("rkdapl_test: # role=%s dev=%s peer=%s port=%u\n", role, dev, peer, port);
+	if (!strcmp(role, "netns")) {
+		netns_run();	/* netns.c */
+		return tap_finish();
+	}
+	if ((!strcmp(role, "server") || !strcmp(role, "client")) && net_setup())
+		return tap_finish();	/* net.c: local=, netns_pid= */
 	if (!strcmp(role, "badarg")) {
 		badarg_run();
 	} else if (!strcmp(role, "server")) {
@@ -104,6 +113,7 @@ static int __init rkdapl_test_init(void)
 		pr_err("rkdapl_test: unknown role '%s'\n", role);
 		return -EINVAL;
 	}
+	net_teardown();
 	return tap_finish();
 }
 

@@ -19,6 +19,8 @@
  *   iwarp.c        on iWARP (siw): what the transport reports and refuses
  *   ep_reset.c     role=reset: EP reuse (rkdapl_ep_reset); the small pair set-up it shares with
  *   port_events.c  role=ports: port events on the async EVD across a link down/up
+ *   net.c          addresses of either family; each side's network namespace and local address
+ *   netns.c        role=netns: two network namespaces joined by a veth pair, rxe on each end
  */
 #ifndef _RKDAPL_TEST_H
 #define _RKDAPL_TEST_H
@@ -97,6 +99,7 @@ u32 poison_seed(u32 seed);
 
 struct side {
 	const char *who;
+	bool server;		/* the server side (nside[0]), or the client (nside[1]) */
 	struct rkdapl_ia *ia;
 	struct rkdapl_pz *pz;
 	struct rkdapl_evd *dto_evd, *conn_evd, *psp_evd;
@@ -278,5 +281,30 @@ int xpair_verify(struct bctx *b, u32 seed, char *why);
 int xpair_disconnect(struct bctx *b, char *why);
 int reset_run(void);
 int ports_run(void);
+
+/* ---- net.c, netns.c: IPv6 and network namespaces ----------------------------------------- */
+
+struct sockaddr_storage;
+struct net;
+
+/* What side_open() opens a side's IA with: nside[0] the server, nside[1] the client. */
+struct net_side {
+	struct net *net;	/* NULL: the initial namespace (rkdapl_ia_open[_addr]) */
+	const char *local;	/* open the IA by this address; NULL or "": by dev= */
+	const char *peer;	/* the peer's address, checked by check_cr_peer/check_ep_peer */
+};
+
+extern struct net_side nside[2];
+extern char *local;
+extern int netns_pid;
+int parse_addr(struct sockaddr_storage *ss, const char *s, u16 p);
+bool same_ip(const struct sockaddr_storage *a, const struct sockaddr_storage *b);
+u16 addr_port(const struct sockaddr_storage *a);
+int side_ia_open(struct side *s, char *why);
+void check_cr_peer(struct side *s, struct rkdapl_cr *cr);
+void check_ep_peer(struct side *s);
+int net_setup(void);
+void net_teardown(void);
+int netns_run(void);
 
 #endif /* _RKDAPL_TEST_H */

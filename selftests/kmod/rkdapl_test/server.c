@@ -283,6 +283,7 @@ int server_run(void)
 	    "private_data_len %u, data '%.*s'", ev.private_data_len,
 	    (int)min_t(u32, ev.private_data_len, RKDAPL_MAX_PRIVATE_DATA), ev.private_data);
 
+	check_cr_peer(s, ev.cr);	/* with peer=: the CR's remote_addr (net.c) */
 	r = rkdapl_ep_create(s->pz, s->dto_evd, s->conn_evd, NULL, &s->ep);
 	if (!tap(!r, "server: ep_create", "%d %s", r, ename(r))) {
 		rkdapl_cr_reject(ev.cr, NULL, 0);
@@ -304,6 +305,7 @@ int server_run(void)
 	if (!tap(!r, "server: established", "%s, event %u (%s) status %d", ename(r), ev.type,
 		 evname(ev.type), ev.status))
 		goto out;
+	check_ep_peer(s);		/* with peer=: ep_query's remote_addr (net.c) */
 	r = dto_expect(s, bc, RKDAPL_DTO_RMR_BIND, -1, why);
 	if (!tap(!r, "server: rmr_bind completion", "%s", why))
 		goto out;

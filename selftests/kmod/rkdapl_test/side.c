@@ -191,11 +191,10 @@ int side_open(struct side *s, bool server, char *why)
 {
 	int r;
 
-	r = rkdapl_ia_open(dev, &s->ia);
-	if (r) {
-		snprintf(why, WHY, "ia_open(%s) = %d %s", dev, r, ename(r));
+	s->server = server;
+	r = side_ia_open(s, why);	/* net.c: by dev=, or local=, in netns_pid='s namespace */
+	if (r)
 		return r;
-	}
 	r = rkdapl_ia_query(s->ia, &s->attr);
 	if (!r)
 		r = rkdapl_pz_create(s->ia, &s->pz);

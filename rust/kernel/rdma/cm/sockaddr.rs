@@ -64,6 +64,31 @@ impl SockAddr {
         s
     }
 
+    /// An IPv6 address (`addr` in network order, as written: `[0xfd, 0, 0, 0x77, ..]` for
+    /// `fd00:77::`; all zeros is the wildcard `::`), host-order `port`.
+    pub fn ipv6(addr: [u8; 16], port: u16) -> SockAddr {
+        let mut s = SockAddr(bindings::__kernel_sockaddr_storage::default());
+        let sin6 = (&raw mut s.0).cast::<bindings::sockaddr_in6>();
+        // SAFETY: The storage is large enough and suitably aligned for a `sockaddr_in6`.
+        unsafe {
+            (*sin6).sin6_family = bindings::AF_INET6 as u16;
+            (*sin6).sin6_port = port.to_be();
+            (*sin6).sin6_addr.in6_u.u6_addr8 = addr;
+        }
+        s
+    }
+
+    /// The address family (`AF_INET`, `AF_INET6`; `AF_UNSPEC`, 0, for an empty address).
+    pub fn family(&self) -> u32 {
+        // SAFETY: Every `sockaddr` starts with its family; the storage always holds one.
+        u32::from(unsafe { (*(&raw const self.0).cast::<bindings::sockaddr>()).sa_family })
+    }
+
+    /// Whether the address is an IPv6 one (`AF_INET6`).
+    pub fn is_ipv6(&self) -> bool {
+        self.family() == bindings::AF_INET6
+    }
+
     /// The port, host order.
     pub fn port(&self) -> u16 {
         // SAFETY: Both `sockaddr_in` and `sockaddr_in6` keep the port at the same offset.

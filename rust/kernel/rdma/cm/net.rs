@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Network namespaces of CM ids (`struct net`), and the address-family option of listening ids.
+//!
+//! C header: [`include/net/net_namespace.h`](srctree/include/net/net_namespace.h).
+//!
+//! An `rdma_cm_id` lives in one network namespace, fixed when it is created: its addresses are
+//! resolved, bound and routed there, it only uses RDMA ports whose network devices are in that
+//! namespace (RoCE, iWARP), and a listening id only hears connect requests that arrive on such
+//! devices. rdma_cm holds a reference to the namespace for the id's lifetime.
+
+use super::{CmHandler, CmId, CmIdRef};
+use crate::{
+    bindings,
+    error::{from_err_ptr, to_result},
+    prelude::*,
+    sync::Arc,
+};
+use core::ptr::NonNull;
+
+/// A counted reference to a network namespace (`get_net`, `put_net`).
+///
+/// While it is held the namespace is not dismantled: its network devices and addresses stay,
+/// even after the last process left it and its name was removed (`ip netns del`); the
+/// namespace goes when the last reference is dropped.
+///
+/// # Examples
+///
+/// ```
+/// use kernel::rdma::cm::NetNs;
+///
+/// let init = NetNs::init();
+/// assert!(init.is_init());
+/// assert!(init.clone() == init);
+/// // KUnit runs in a kernel thread, whose namespace is the initial one.
+/// assert!(NetNs::current().unwrap() == init);
+/// // SAFETY: NULL is refused before it is used.
+/// assert!(unsafe { NetNs::from_raw(core::ptr::null_mut()) }.is_err());
+/// ```
+///
+/// # Invariants
+///
+/// `net` is a network namespace this value holds one reference to (`get_net`).
+pub struct NetNs {
+    net: NonNull<bindings::net>,
+}
+
+// SAFETY: A namespace reference may be taken and dropped from any task; `struct net` is
+// refcounted and its users lock internally.
+unsafe impl Send for NetNs {}
+// SAFETY: See the `Send` impl; `&NetNs` only reads the pointer.
+unsafe impl Sync for NetNs {}
+
+impl NetNs {
+    /// The initial network namespace (`init_net`). Any context.
+    pub fn init() -> NetNs {
+        // SAFETY: `init_net` lives forever; `get_net` takes a reference to it.
+        let net = unsafe { bindings::get_net(&raw mut bindings::init_net) };
+        // SAFETY: `get_net` returns its argument, the address of a static: not NULL.
+        let net = unsafe { NonNull::new_unchecked(net) };
+        // INVARIANT: `get_net` took a reference.
+        NetNs { net }
+    }
+
+    /// The network namespace of the calling task (`current->nsproxy->net_ns`): for a module's
+    /// init, that of the process that loads it (`ip netns exec NS insmod ...`); for a kernel
+    /// thread, the initial one. Process context.
+    ///
+    /// # Errors
+    ///
+    /// `-ESRCH` if the task is exiting (it has no namespaces any more).
+    pub fn current() -> Result<NetNs> {
+        // SAFETY: Reads the calling task's own nsproxy, which only the task itself changes;
+        // the helper takes a reference, or returns NULL for an exiting task.
+        let net = unsafe { bindings::rdma_current_net_get() };
+        // INVARIANT: A non-NULL `net` comes with the reference the helper took.
+        Ok(NetNs {
+            net: NonNull::new(net).ok_or(ESRCH)?,
+        })
+    }
+
+    /// The network namespace of the process `pid` (in the caller's pid namespace, as
+    /// `get_net_ns_by_pid`). Process context.
+    ///
+    /// # Errors
+    ///
+    /// `-ESRCH` if there is no such process or it is exiting.
+    pub fn by_pid(pid: i32) -> Result<NetNs> {
+        // SAFETY: `get_net_ns_by_pid` takes any value and returns a referenced namespace or an
+        // error pointer.
+        let net = from_err_ptr(unsafe { bindings::get_net_ns_by_pid(pid) })?;
+        // INVARIANT: A namespace `get_net_ns_by_pid` returned comes with a reference.
+        Ok(NetNs {
+            net: NonNull::new(net).ok_or(ESRCH)?,
+        })
+    }
+
+    /// Takes a new reference to the namespace `net` (a C caller's `struct net *`). Any context.
+    ///
+    /// # Errors
+    ///
+    /// `-EINVAL` for NULL.
+    ///
+    /// # Safety
+    ///
+    /// A non-NULL `net` is a network namespace the caller holds a reference to for the call.
+    pub unsafe fn from_raw(net: *mut bindings::net) -> Result<NetNs> {
+        let net = NonNull::new(net).ok_or(EINVAL)?;
+        // SAFETY: `net` is live for the call (the caller's guarantee); `get_net` takes a
+        // reference that outlives it.
+        unsafe { bindings::get_net(net.as_ptr()) };
+        // INVARIANT: The reference was just taken.
+        Ok(NetNs { net })
+    }
+
+    /// The namespace, for calls into C (valid while `self` is).
+    pub fn as_raw(&self) -> *mut bindings::net {
+        self.net.as_ptr()
+    }
+
+    /// Whether this is the initial network namespace. Any context.
+    pub fn is_init(&self) -> bool {
+        // SAFETY: The namespace is live (type invariant); `net_eq` compares addresses.
+        unsafe { bindings::net_is_init(self.as_raw()) }
+    }
+}
+
+impl Clone for NetNs {
+    fn clone(&self) -> NetNs {
+        // SAFETY: The namespace is live (type invariant); `get_net` takes one more reference.
+        unsafe { bindings::get_net(self.as_raw()) };
+        // INVARIANT: The clone owns the reference just taken.
+        NetNs { net: self.net }
+    }
+}
+
+impl Drop for NetNs {
+    fn drop(&mut self) {
+        // SAFETY: `self` owns one reference (type invariant), given back here, once.
+        unsafe { bindings::put_net(self.as_raw()) };
+    }
+}
+
+/// Two references are equal when they are to the same namespace (`net_eq`).
+impl PartialEq for NetNs {
+    fn eq(&self, other: &NetNs) -> bool {
+        self.net == other.net
+    }
+}
+
+impl Eq for NetNs {}
+
+impl core::fmt::Debug for NetNs {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        // The address only: a namespace has no name the kernel knows.
+        write!(f, "NetNs({:p})", self.net)
+    }
+}
+
+impl CmIdRef {
+    /// Whether a listener bound to an IPv6 address hears IPv6 requests only (`true`) or IPv4
+    /// ones too (`false`); without this call, the namespace's `net.ipv6.bindv6only` decides
+    /// (0 by default). IPv4 listeners hear IPv4 only. Before [`CmIdRef::bind_addr`].
+    /// Any context.
+    ///
+    /// On iWARP a dual-stack listener (`false`) is an IPv6 TCP socket, whose IPv4 peers appear
+    /// as IPv4-mapped IPv6 addresses (`::ffff:a.b.c.d`): to see them as IPv4, listen on both
+    /// families with two ids, the IPv6 one with `true`.
+    ///
+    /// # Errors
+    ///
+    /// `-EINVAL` once the id is bound.
+    pub fn set_afonly(&self, afonly: bool) -> Result {
+        // SAFETY: The id is live; `rdma_set_afonly` locks internally.
+        to_result(unsafe { bindings::rdma_set_afonly(self.as_raw(), c_int::from(afonly)) })
+    }
+}
+
+impl<T: CmHandler> CmId<T> {
+    /// [`CmId::new`] in the network namespace `net`: the id binds, resolves and listens there,
+    /// and uses only RDMA ports whose network devices are in it. rdma_cm holds its own
+    /// reference to `net` until the id is destroyed. Process context; may sleep.
+    ///
+    /// # Errors
+    ///
+    /// `-ENOMEM`.
+    pub fn new_in(handler: Arc<T>, caller: &CStr, net: &NetNs) -> Result<Self> {
+        Self::create(handler, caller, net.as_raw())
+    }
+}

@@ -13,7 +13,8 @@
 #                  one last cycle without loss
 #
 # Both sides check insmod's status, the module's summary line and that `rdma res` is back at
-# its baseline. RKDAPL_CONN_CYCLES overrides the number of fast cycles (default 300).
+# its baseline. RKDAPL_CONN_CYCLES overrides the number of fast cycles (default 300),
+# RKDAPL_CONN_ARGS adds module parameters to both sides (e.g. timeout_ms=30000).
 
 CONN_KO=$KO/selftests/kmod/rkdapl_conn.ko
 CONN_CYCLES=${RKDAPL_CONN_CYCLES:-300}
@@ -21,6 +22,7 @@ CONN_LOSSY_CYCLES=12
 CONN_LOSS=30
 CONN_PORT=7570
 CONN_TMO=1500
+CONN_ARGS=${RKDAPL_CONN_ARGS:-}
 
 # conn_res: the `rdma res` summary line of rxe0 (object counts), in $REPLY.
 conn_res() {
@@ -50,7 +52,7 @@ conn_guest_a() {
 	conn_res
 	res0=$REPLY
 	_log "conn: insmod rkdapl_conn.ko role=server"
-	timeout -s TERM -k 30 $CONN_TMO insmod "$CONN_KO" role=server dev=rxe0 port=$CONN_PORT &
+	timeout -s TERM -k 30 $CONN_TMO insmod "$CONN_KO" role=server dev=rxe0 port=$CONN_PORT $CONN_ARGS &
 	pid=$!
 	for ((i = 0; i < 300; i++)); do
 		dmesg | grep -q "rkdapl_conn: server: listening on port $CONN_PORT" && break
@@ -76,7 +78,7 @@ conn_client() {
 	shift
 	_log "conn: insmod rkdapl_conn.ko role=client $*"
 	timeout -s TERM -k 30 $CONN_TMO insmod "$CONN_KO" role=client dev=rxe0 \
-		peer="$RKDAPL_PEER_IP" port=$CONN_PORT "$@" || rc=$?
+		peer="$RKDAPL_PEER_IP" port=$CONN_PORT $CONN_ARGS "$@" || rc=$?
 	conn_line client
 	[ $rc = 0 ] && [[ $REPLY == *"every EP ended once" ]]
 	t_check $? "conn: client: $name, every EP ended exactly once ($((SECONDS - t0)) s: ${REPLY#client: })" \
@@ -106,4 +108,10 @@ conn_guest_b() {
 	[ "$REPLY" = "$res0" ]
 	t_check $? "conn: client: rdma res counts back at their baseline" "before '$res0', after '$REPLY'"
 	rkdapl_signal conn.done
+}
+
+# conn_reset: forgets the barriers of an earlier conn run in this boot (selftests only run
+# the suite once; a run by hand that repeats it calls this on both guests first).
+conn_reset() {
+	rm -f "$RKDAPL_SYNC/conn.listening" "$RKDAPL_SYNC/conn.done"
 }

@@ -357,7 +357,7 @@ impl CmIdRef {
     /// The port of [`CmIdRef::device`] the id is bound to (0 before it is bound).
     pub fn port_num(&self) -> u32 {
         // SAFETY: The id is live; reading an integer rdma_cm sets once bound.
-        u32::from(unsafe { (*self.as_raw()).port_num })
+        unsafe { (*self.as_raw()).port_num }
     }
 
     /// The path MTU of the id's route in bytes (256..4096), 0 without a route: on the

@@ -393,6 +393,8 @@ static int __init rkdapl_conn_init(void)
 				if (r == -EAGAIN)
 					msleep(200);
 			} while (r == -EAGAIN && time_before(jiffies, end));
+			if (r == -EAGAIN)
+				r = FAIL("cycle %u: rejected (nobody listening) for %u ms", n, timeout_ms);
 			if (r < 0)
 				break;
 			r = 0;

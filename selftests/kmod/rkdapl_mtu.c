@@ -164,6 +164,7 @@ static int client(const struct sockaddr_in *sin)
 	struct rkdapl_rmr_triplet rt;
 	struct rkdapl_lmr_triplet t;
 	struct rkdapl_event ev;
+	char what[32];
 	u32 i, k, n;
 	int r;
 
@@ -200,10 +201,11 @@ static int client(const struct sockaddr_in *sin)
 		rkdapl_lmr_sync_rdma_read(s.buf_lmr, 0, n);
 		t = (struct rkdapl_lmr_triplet){ s.buf_lmr, 0, n };
 		rt.length = n;
+		snprintf(what, sizeof(what), "size %u: rdma write", n);
 		r = rkdapl_post_rdma_write(s.ep, &t, 1, &rt, 2, 0) ?:
-		    wait_ev(s.dto, RKDAPL_DTO_COMPLETION_EVENT, 2, "rdma write");
+		    wait_ev(s.dto, RKDAPL_DTO_COMPLETION_EVENT, 2, what);
 		if (r)
-			return FAIL("size %u: %s", n, s.why);
+			return r;
 		s.msg[0] = (struct mtu_msg){ MTU_MAGIC, n, 0, 0, 0, csum64(s.buf, n) };
 		r = msg_post(false, 1) ?: msg_post(true, 3) ?:
 		    wait_ev(s.dto, RKDAPL_DTO_COMPLETION_EVENT, 3, "checksum send");
@@ -213,10 +215,11 @@ static int client(const struct sockaddr_in *sin)
 		if (s.msg[1].magic != MTU_MAGIC || s.msg[1].size != n || !s.msg[1].ok)
 			return FAIL("size %u: the server found its buffer differs", n);
 		t.offset = MTU_MAX;
+		snprintf(what, sizeof(what), "size %u: rdma read", n);
 		r = rkdapl_post_rdma_read(s.ep, &t, 1, &rt, 4, 0) ?:
-		    wait_ev(s.dto, RKDAPL_DTO_COMPLETION_EVENT, 4, "rdma read");
+		    wait_ev(s.dto, RKDAPL_DTO_COMPLETION_EVENT, 4, what);
 		if (r)
-			return FAIL("size %u: %s", n, s.why);
+			return r;
 		rkdapl_lmr_sync_rdma_write(s.buf_lmr, MTU_MAX, n);
 		if (memcmp(s.buf, s.buf + MTU_MAX, n))
 			return FAIL("size %u: RDMA READ brought back other bytes", n);

@@ -8,7 +8,9 @@
 #   1. server (A) at MTU 4000 (rxe active MTU 2048), client (B) at 1500 (1024): rdma_cm gives
 #      both QPs the connecting side's 1024, and everything moves.
 #   2. server (A) at 1500, client (B) at 4000: both QPs get the client's 2048 (RoCE settles
-#      nothing); the server warns about the request. See docs/guide.md ("Path MTU").
+#      nothing); the server warns about the request. The transfers are logged, not tested:
+#      measured, the client's 4 KiB WRITE arrives, its READ back never completes (the
+#      server's 2 KiB responses do not leave its 1500-byte netdev). docs/guide.md, "Path MTU".
 
 MTU_KO=$KO/selftests/kmod/rkdapl_mtu.ko
 MTU_PORT=7580

@@ -70,7 +70,9 @@ enum rkdapl_mem_priv {
  * @RKDAPL_CONNECTION_EVENT_NON_PEER_REJECTED: the local side could not connect (@status).
  * @RKDAPL_CONNECTION_EVENT_UNREACHABLE: the peer cannot be reached (@status).
  * @RKDAPL_CONNECTION_EVENT_TIMED_OUT: the connect timeout passed.
- * @RKDAPL_CONNECTION_EVENT_DISCONNECTED: the connection ended (either side disconnected).
+ * @RKDAPL_CONNECTION_EVENT_DISCONNECTED: the connection ended (either side disconnected);
+ *	@status -ECONNRESET on the passive side when it ended before this side saw it
+ *	established (see rkdapl_cr_accept()), 0 otherwise.
  * @RKDAPL_CONNECTION_EVENT_BROKEN: the connection was lost, e.g. the device went away.
  * @RKDAPL_ASYNC_EVD_OVERFLOW: the EVD @evd was full; @transferred_length events were lost.
  *	Reported in @evd itself, before its next event, and, once per overflow, on the IA's
@@ -405,6 +407,10 @@ enum rkdapl_caps {
  *	and port (network order, as in a &struct sockaddr_in or, for an IPv6 peer, a &struct
  *	sockaddr_in6) once the EP connects or accepted a CR; %AF_UNSPEC (zeroes) before. DAT's
  *	remote_ia_address and remote_port_qual.
+ * @path_mtu: rkdapl_ep_query() only: the path MTU in bytes (256..4096) the EP's QP sends and
+ *	receives with, once the connection is ESTABLISHED (0 before). rdma_cm takes it from
+ *	the connecting side's route (on RoCE, from its netdev's MTU) for both QPs; see
+ *	docs/guide.md ("Path MTU") for peers whose MTUs differ.
  */
 struct rkdapl_ep_attr {
 	__u32 max_request_dtos;
@@ -416,6 +422,7 @@ struct rkdapl_ep_attr {
 	__u32 retry_count;
 	__u32 rnr_retry_count;
 	struct __kernel_sockaddr_storage remote_addr;
+	__u32 path_mtu;
 };
 
 /**
@@ -1113,12 +1120,23 @@ int rkdapl_psp_free(struct rkdapl_psp *psp);
  * own ESTABLISHED, so one of your RECVs can complete (on the DTO EVD) before ESTABLISHED
  * reaches this side (on the connection EVD), and a SEND posted in reply at that moment gets
  * -ENOTCONN. Wait for ESTABLISHED before answering.
+ *
+ * After a successful accept @ep's connection EVD gets exactly one outcome: ESTABLISHED
+ * (DISCONNECTED follows when the connection ends), or one failure event: DISCONNECTED with
+ * status -ECONNRESET when the peer disconnected before this side saw the connection
+ * established (the peer's DREQ overtook its RTU, which happens with fast connect/disconnect
+ * cycles and on lossy links), PEER_REJECTED, or UNREACHABLE/TIMED_OUT when the peer never
+ * confirmed (the IB CM repeats its reply 15 times, about 4 s apart, then gives up: about a
+ * minute), or BROKEN on device removal. docs/guide.md ("Connection set-up") has the sequence.
  * Context: process context, may sleep: from a thread or work item, or from the upcall of
  * @cr's own %RKDAPL_CONNECTION_REQUEST_EVENT (see &rkdapl_upcall_fn), not from other upcalls.
  * Return: 0; -EINVAL for a bad handle or too much private data; -EISCONN unless @ep is
  * UNCONNECTED or -EXDEV if @ep is on another device (in these cases a valid CR stays
- * pending: accept it on another EP or reject it); QP creation and rdma_accept errors (the
- * CR is consumed and the request refused; @ep is UNCONNECTED again).
+ * pending: accept it on another EP or reject it); -ECONNABORTED if the peer gave up on the
+ * request (its connect timed out or its EP was freed) before or during the accept, as far as
+ * rkdapl learnt it (inside the CR's upcall the peer's reject waits for the upcall to return:
+ * rdma_accept's -EINVAL then); QP creation and rdma_accept errors (the CR is consumed and the
+ * request refused; @ep is UNCONNECTED again, with no event).
  */
 int rkdapl_cr_accept(struct rkdapl_cr *cr, struct rkdapl_ep *ep, const void *private_data,
 		     __u32 private_data_len);

@@ -13,6 +13,8 @@
 #              only with RKDAPL_PAIR=0 or after the two-guest suite, which needs rxe0)
 #   soak:      rkdapl_soak.ko role=server for guest B's 1000 connection cycles (selftests/soak.sh)
 #   faults:    serves guest B's soak cycles over a lossy wire (selftests/faults.sh)
+#   mtu:       serves guest B's connections with the NICs' MTUs set apart (selftests/mtu.sh)
+#   conn:      accepts guest B's fast connect/disconnect cycles; every EP ends once (selftests/conn.sh)
 #   peerkill:  streams RDMA WRITE/READ to guest B, which is killed mid-transfer (selftests/peerkill.sh)
 #   srq:       shared receive queues (selftests/srq.sh): badarg, loopback, 8 of guest B's EPs on
 #              one SRQ (two-guest, after rping), device removal with an SRQ alive
@@ -44,6 +46,8 @@ set -u
 . "$RKDAPL_TOP/selftests/srq.sh" || exit 1
 . "$RKDAPL_TOP/selftests/ports.sh" || exit 1
 . "$RKDAPL_TOP/selftests/ip6.sh" || exit 1
+. "$RKDAPL_TOP/selftests/mtu.sh" || exit 1
+. "$RKDAPL_TOP/selftests/conn.sh" || exit 1
 
 # Starts the two-guest server, signals a.listening once its PSP exists, and stops it if guest
 # B ends without finishing the session.
@@ -95,6 +99,8 @@ if load_provider; then
 		if [ $full = 1 ]; then
 			soak_guest_a
 			faults_guest_a
+			mtu_guest_a
+			conn_guest_a
 			peerkill_guest_a
 		fi
 	fi

@@ -4,8 +4,9 @@
 # single-guest suites, waits until guest A's server listens, runs rkdapl_test role=client
 # against it (the two-guest data tests), then runs rdma-core's rping against guest A's kernel
 # rping (selftests/rping.sh), the soak client (selftests/soak.sh) and the connection faults
-# (selftests/faults.sh), and unloads rkdapl.ko. After rping: 8 EPs on guest A's SRQ
-# (selftests/srq.sh). TAP lines go to $RKDAPL_SYNC/tap-b.txt.
+# (selftests/faults.sh), the mismatched-MTU connections (selftests/mtu.sh) and the fast
+# connect/disconnect cycles (selftests/conn.sh), and unloads rkdapl.ko. After rping: 8 EPs on
+# guest A's SRQ (selftests/srq.sh). TAP lines go to $RKDAPL_SYNC/tap-b.txt.
 # Having reported its results, it serves one more connection and is killed in the middle of
 # it (selftests/peerkill.sh). RKDAPL_SUITES=stock (a distribution kernel) runs only the
 # two-guest and rping suites (no fault injection there; guest A leaves out the same).
@@ -22,6 +23,8 @@ set -u
 . "$RKDAPL_TOP/selftests/srq.sh" || exit 1
 . "$RKDAPL_TOP/selftests/ip6.sh" || exit 1
 . "$RKDAPL_TOP/selftests/netns.sh" || exit 1
+. "$RKDAPL_TOP/selftests/mtu.sh" || exit 1
+. "$RKDAPL_TOP/selftests/conn.sh" || exit 1
 
 full=1
 [ "${RKDAPL_SUITES:-all}" = stock ] && full=0
@@ -49,6 +52,9 @@ if load_provider; then
 	if [ $full = 1 ]; then
 		soak_guest_b
 		faults_guest_b
+		# Peers with different MTUs; fast connect/disconnect cycles (issue 16).
+		mtu_guest_b
+		conn_guest_b
 	fi
 	unload_provider
 fi

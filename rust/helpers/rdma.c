@@ -150,6 +150,12 @@ __rust_helper void rust_helper_dev_put(struct net_device *dev)
 	dev_put(dev);
 }
 
+/* The path MTU rdma_cm gives a RoCE route over @dev (enum ib_mtu, 0 if under 256 bytes). */
+__rust_helper int rust_helper_iboe_netdev_mtu(const struct net_device *dev)
+{
+	return iboe_get_mtu(READ_ONCE(dev->mtu));
+}
+
 /* Used to turn a kernel virtual address into pages for DMA mapping. */
 __rust_helper struct page *rust_helper_virt_to_page(const void *addr)
 {

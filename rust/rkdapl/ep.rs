@@ -67,6 +67,14 @@ pub enum EpState {
 }
 
 impl EpState {
+    /// Whether a connect or an accept is in progress (its outcome not yet reported).
+    pub fn connecting(self) -> bool {
+        matches!(
+            self,
+            EpState::ActiveConnectionPending | EpState::PassiveConnectionPending
+        )
+    }
+
     /// DAT's name of the state (`DAT_EP_STATE_*` without the prefix).
     pub fn name(self) -> &'static str {
         match self {
@@ -92,6 +100,8 @@ pub(crate) struct Conn {
     /// Bytes of inline data the QP takes per work request, as the device granted it (0
     /// before the QP exists): small SENDs and RDMA WRITEs go inline (see `dto`).
     pub(crate) max_inline: u32,
+    /// The QP's path MTU in bytes, read when the connection is established (0 before).
+    pub(crate) path_mtu: u32,
 }
 
 /// An endpoint. Registered with its IA, together with its debugfs directory, from [`Ep::new`]
@@ -218,6 +228,7 @@ impl Ep {
                         was_connected: false,
                         rd: None,
                         max_inline: 0,
+                        path_mtu: 0,
                     },
                     "rkdapl_ep_conn"
                 ),
@@ -419,8 +430,15 @@ impl Ep {
                 }
             }
             CmEventKind::Established => {
+                // What rdma_cm gave the QP on its way to RTS (`rkdapl_ep_attr.path_mtu`).
+                let mtu = id.qp().and_then(|qp| qp.path_mtu().ok()).unwrap_or(0);
                 {
                     let mut c = self.conn_mut();
+                    c.path_mtu = mtu;
+                    if !c.state.connecting() {
+                        // A late event: the EP was torn down or broken meanwhile.
+                        return;
+                    }
                     c.state = EpState::Connected;
                     c.was_connected = true;
                     if c.rd.is_none() {
@@ -450,14 +468,24 @@ impl Ep {
                 // what is still posted. Allowed inside the handler: it does not take the
                 // handler lock.
                 let _ = id.disconnect();
-                let was = {
+                // Also while connecting: the peer's DREQ can overtake the RTU that would have
+                // made this side ESTABLISHED (the IB CM then leaves REP_SENT for DREQ_RCVD, and
+                // the RTU is dropped as a duplicate), e.g. when the RTU is lost, or when the
+                // IB CM's per-CPU work items for the two run on different CPUs. The accept is
+                // then over: DISCONNECTED with -ECONNRESET, the EP's one terminal event.
+                let status = {
                     let mut c = self.conn_mut();
-                    let was = c.was_connected && c.state != EpState::Disconnected;
+                    let status = match c.state {
+                        EpState::Disconnected => None,
+                        s if s.connecting() => Some(ECONNRESET.to_errno()),
+                        _ if c.was_connected => Some(0),
+                        _ => None,
+                    };
                     c.state = EpState::Disconnected;
-                    was
+                    status
                 };
-                if was {
-                    self.conn_event(EventType::Disconnected, 0, &[]);
+                if let Some(status) = status {
+                    self.conn_event(EventType::Disconnected, status, &[]);
                 }
             }
             CmEventKind::DeviceRemoval => self.fail(EventType::Broken, ENODEV.to_errno(), &[]),
@@ -542,6 +570,11 @@ impl Ep {
             a.max_rdma_read_out = rd_out;
         }
         a
+    }
+
+    /// The connection's path MTU in bytes once it was established (0 before). Any context.
+    pub(crate) fn path_mtu(&self) -> u32 {
+        self.conn.lock().path_mtu
     }
 
     /// Starts a graceful disconnect; `RKDAPL_CONNECTION_EVENT_DISCONNECTED` follows. May sleep.

@@ -98,7 +98,8 @@ pub enum EventType {
     Unreachable = 7,
     /// The connect timeout passed.
     TimedOut = 8,
-    /// The connection ended (either side disconnected).
+    /// The connection ended (either side disconnected); status `-ECONNRESET` on the passive
+    /// side when it ended before this side saw it established, 0 otherwise.
     Disconnected = 9,
     /// The connection was lost; status `-ENODEV` when the device went away.
     Broken = 10,

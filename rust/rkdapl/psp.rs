@@ -12,7 +12,7 @@
 //! and where a CR's id dropped (rejected, or a failed accept) is given back to rdma_cm, which
 //! destroys it when the handler returns.
 
-use crate::rdma::cm::{CmEvent, CmId, CmIdRef, ConnRequest, SockAddr};
+use crate::rdma::cm::{CmEvent, CmEventKind, CmId, CmIdRef, ConnRequest, SockAddr};
 use crate::{
     abi::trace,
     cm::{CmCtx, CmTarget, EpCmId},
@@ -21,8 +21,9 @@ use crate::{
     ia::Ia,
     registry::{Child, Rank},
 };
+use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::{
-    new_mutex,
+    new_mutex, pr_warn_once,
     prelude::*,
     sync::{Arc, Mutex},
 };
@@ -57,12 +58,24 @@ pub(crate) struct Cr {
     /// RDMA READs the peer will issue to us and will answer from us, as its request said
     /// (rdma_cm's `responder_resources` and `initiator_depth`, already from our side).
     pub(crate) peer_rd: (u8, u8),
+    /// The peer gave up on the request (its connect timed out or its EP was freed: the IB CM
+    /// delivered its REJ) before the CR was answered.
+    peer_gone: AtomicBool,
 }
 
 impl CmTarget for Cr {
     /// Events of a CR's id before it is accepted: the peer gave up.
     fn cm_event(&self, _id: &CmIdRef, ev: &CmEvent<'_>) {
         trace::cm_event(0, ev.name(), ev.status());
+        if matches!(
+            ev.kind(),
+            CmEventKind::Rejected
+                | CmEventKind::Unreachable
+                | CmEventKind::ConnectError
+                | CmEventKind::Disconnected
+        ) {
+            self.peer_gone.store(true, Ordering::Relaxed);
+        }
     }
 }
 
@@ -136,10 +149,23 @@ impl Cr {
     ///
     /// # Errors
     ///
-    /// `-EINVAL` if the CR was answered already, or [`Ep::accept`]'s errors.
+    /// `-EINVAL` if the CR was answered already, `-ECONNABORTED` (the CR consumed) if the peer
+    /// gave up on the request before or while it was accepted, or [`Ep::accept`]'s errors.
     pub(crate) fn accept(&self, token: usize, ep: &Arc<Ep>, private_data: &[u8]) -> Result {
-        let id = Arc::new(self.answered(token)?, GFP_KERNEL)?;
-        ep.accept(id, self.peer_rd, private_data)
+        let id = self.answered(token)?;
+        if self.peer_gone.load(Ordering::Relaxed) {
+            // Nobody waits for an answer: the request's id just goes.
+            id.handler().set(None);
+            return Err(ECONNABORTED);
+        }
+        let id = Arc::new(id, GFP_KERNEL)?;
+        ep.accept(id, self.peer_rd, private_data).map_err(|e| {
+            if self.peer_gone.load(Ordering::Relaxed) {
+                ECONNABORTED
+            } else {
+                e
+            }
+        })
     }
 
     /// `rkdapl_cr_reject` of the CR published as `token`, which the caller consumed: rejects
@@ -291,6 +317,7 @@ impl Psp {
             // Arrived on another device than this PSP's IA: leave it to rdma_cm to refuse.
             return;
         }
+        Self::check_path_mtu(req.id());
         // Everything that can fail happens before the id is adopted: not adopted, rdma_cm
         // refuses the request itself (adopted, the id could only be given back to it).
         let me = self.clone();
@@ -299,6 +326,7 @@ impl Psp {
                 psp: me,
                 id <- new_mutex!(None, "rkdapl_cr_id"),
                 peer_rd: ev.conn_param(),
+                peer_gone: AtomicBool::new(false),
             }),
             GFP_KERNEL,
         ) else {
@@ -324,6 +352,27 @@ impl Psp {
         let mut e = Event::new(EventType::ConnectionRequest).with_private_data(ev.private_data());
         e.cr = handle;
         self.evd.post(e);
+    }
+
+    /// RoCE has no subnet manager to settle a path MTU: rdma_cm gives both QPs the one the
+    /// connecting side's route has, from its own netdev. A peer whose MTU is larger than
+    /// this port's sends packets this side's netdev drops, and this side's multi-packet
+    /// messages are cut to a size the peer refuses: large transfers fail (docs/guide.md,
+    /// "Path MTU"). Warns about the first such request (once per module load).
+    fn check_path_mtu(id: &CmIdRef) {
+        let req = id.path_mtu();
+        let Some(dev) = id.device() else { return };
+        let Ok(own) = dev.port_roce_mtu(id.port_num()) else {
+            return;
+        };
+        if req > own && own != 0 {
+            pr_warn_once!(
+                "a connect request's path MTU {} is over the {} of {}'s netdev: its large transfers will fail; give both netdevs the same MTU, or connect from the smaller one\n",
+                req,
+                own,
+                dev.name().to_str().unwrap_or("?")
+            );
+        }
     }
 
     /// Forgets a CR that was accepted or rejected.

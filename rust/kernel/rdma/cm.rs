@@ -385,6 +385,30 @@ impl CmIdRef {
         to_result(unsafe {
             bindings::rdma_notify(self.as_raw(), bindings::ib_event_type_IB_EVENT_COMM_EST)
         })
+    /// The port of [`CmIdRef::device`] the id is bound to (0 before it is bound).
+    pub fn port_num(&self) -> u32 {
+        // SAFETY: The id is live; reading an integer rdma_cm sets once bound.
+        unsafe { (*self.as_raw()).port_num }
+    }
+
+    /// The path MTU of the id's route in bytes (256..4096), 0 without a route: on the
+    /// connecting side what route resolution found (on RoCE, from the local netdev's MTU), on
+    /// a connect request's id the one the peer's REQ carries. rdma_cm gives it to the QPs of
+    /// both sides. Any context; stable from the route's resolution (or the request) on.
+    pub fn path_mtu(&self) -> u32 {
+        // SAFETY: The id is live; `route.path_rec` is NULL or rdma_cm's path record, which
+        // lives as long as the id.
+        let mtu = unsafe {
+            let p = (*self.as_raw()).route.path_rec;
+            if p.is_null() {
+                return 0;
+            }
+            (*p).mtu
+        };
+        match mtu {
+            m @ 1..=5 => 128 << m,
+            _ => 0,
+        }
     }
 
     /// The peer's address of a connected or resolving id.

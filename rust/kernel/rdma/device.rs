@@ -161,6 +161,36 @@ impl Device {
         })?)
     }
 
+    /// The path MTU in bytes (256..4096) that rdma_cm gives a RoCE route over port `port`'s
+    /// network device (`iboe_get_mtu` of its MTU now), the one a connect from this port
+    /// would offer. Any context; does not sleep.
+    ///
+    /// # Errors
+    ///
+    /// `-EINVAL` for a port number out of range, `-ENODEV` if the port has no network device
+    /// (InfiniBand).
+    pub fn port_roce_mtu(&self, port: u32) -> Result<u32> {
+        if port == 0 || port > self.phys_port_cnt() {
+            return Err(EINVAL);
+        }
+        // SAFETY: The device is live (type invariant) and `port` is in range.
+        let ndev = unsafe { bindings::ib_device_get_netdev(self.as_raw(), port) };
+        if ndev.is_null() {
+            return Err(ENODEV);
+        }
+        // SAFETY: `ndev` is live: `ib_device_get_netdev` took a reference, which `dev_put`
+        // drops after the read.
+        let mtu = unsafe {
+            let m = bindings::iboe_netdev_mtu(ndev);
+            bindings::dev_put(ndev);
+            m
+        };
+        Ok(match mtu {
+            m @ 1..=5 => 128 << m,
+            _ => 0,
+        })
+    }
+
     /// The attributes of port `port` (`1..=phys_port_cnt`), queried now (`ib_query_port`).
     /// Process context; may sleep (drivers of Ethernet ports take the RTNL lock).
     ///

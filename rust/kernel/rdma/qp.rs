@@ -308,6 +308,31 @@ impl Qp {
         Err((Error::from_errno(r), posted))
     }
 
+    /// The path MTU the QP sends and receives with, in bytes (256..4096), from `ib_query_qp`;
+    /// 0 before the QP has one (it gets it on its way to RTR: from the route on the active
+    /// side, from the peer's REQ on the passive side). Process context (drivers may sleep).
+    ///
+    /// # Errors
+    ///
+    /// The driver's error.
+    pub fn path_mtu(&self) -> Result<u32> {
+        let mut attr = bindings::ib_qp_attr::default();
+        let mut init = bindings::ib_qp_init_attr::default();
+        // SAFETY: The QP is live (type invariant); both structs are writable for the call.
+        crate::error::to_result(unsafe {
+            bindings::ib_query_qp(
+                self.as_raw(),
+                &mut attr,
+                bindings::ib_qp_attr_mask_IB_QP_PATH_MTU as c_int,
+                &mut init,
+            )
+        })?;
+        Ok(match attr.path_mtu {
+            m @ 1..=5 => 128 << m,
+            _ => 0,
+        })
+    }
+
     /// Moves the QP to the error state and waits until every posted work request has
     /// completed (flushed ones included), with `ib_drain_qp`. Process context; sleeps.
     /// The QP's CQs must not use [`super::cq::PollContext::Direct`].

@@ -119,13 +119,15 @@ pub(crate) unsafe extern "C" fn rkdapl_ep_get_state(ep: *mut c_void, state: *mut
 pub(crate) struct EpAttrQuery {
     attr: EpAttr,
     remote_addr: bindings::__kernel_sockaddr_storage,
+    path_mtu: u32,
 }
 
 // The C side checks the same size and offsets (`exports.c`).
 const _: () = {
     assert!(core::mem::size_of::<EpAttr>() == 32);
     assert!(core::mem::offset_of!(EpAttrQuery, remote_addr) == 32);
-    assert!(core::mem::size_of::<EpAttrQuery>() == 160);
+    assert!(core::mem::offset_of!(EpAttrQuery, path_mtu) == 160);
+    assert!(core::mem::size_of::<EpAttrQuery>() == 168);
 };
 
 /// The C form of a socket address: zeroes (`AF_UNSPEC`) for none.
@@ -156,6 +158,7 @@ pub(crate) unsafe extern "C" fn rkdapl_ep_query(ep: *mut c_void, attr: *mut EpAt
         let q = EpAttrQuery {
             attr: e.query(),
             remote_addr: sockaddr_storage(e.peer()),
+            path_mtu: e.path_mtu(),
         };
         // SAFETY: `attr` is NULL or writable (this function's `# Safety`).
         unsafe { put(attr, q) }?;

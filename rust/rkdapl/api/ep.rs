@@ -16,6 +16,9 @@ pub struct EpParam {
     /// The peer's address and port once the EP connects or accepted a CR (DAT's
     /// `remote_ia_address` and `remote_port_qual`).
     pub remote_addr: Option<SockAddr>,
+    /// The connection's path MTU in bytes once it was established (0 before): see
+    /// `rkdapl_ep_attr.path_mtu` in `include/rkdapl.h`.
+    pub path_mtu: u32,
 }
 
 /// An endpoint: one reliable connection, an RC QP (`rkdapl_ep_create`, DAT's
@@ -123,6 +126,7 @@ impl Ep {
         EpParam {
             attr: self.0.query(),
             remote_addr: self.0.peer(),
+            path_mtu: self.0.path_mtu(),
         }
     }
 }

@@ -95,7 +95,12 @@ impl Cr {
     /// With the request given back (to accept on another EP, or to reject): `EINVAL` for too
     /// much private data, `EISCONN` unless `ep` is UNCONNECTED, `EXDEV` if `ep` is on another
     /// device. With the request consumed (and refused; `ep` is UNCONNECTED again): QP
-    /// creation and `rdma_accept` errors, `EINVAL` if it is gone.
+    /// creation and `rdma_accept` errors, `EINVAL` if it is gone, `ECONNABORTED` if the peer
+    /// gave up on it (its connect timed out or its EP was freed) before or during the accept.
+    ///
+    /// After success the EP gets exactly one outcome: ESTABLISHED (then DISCONNECTED), or one
+    /// failure event, DISCONNECTED with status `-ECONNRESET` if the peer disconnected before
+    /// this side saw the connection established (`rkdapl_cr_accept` in `include/rkdapl.h`).
     #[inline(never)]
     pub fn accept(
         mut self,

@@ -14,6 +14,8 @@
 #   soak:      rkdapl_soak.ko role=server for guest B's 1000 connection cycles (selftests/soak.sh)
 #   faults:    serves guest B's soak cycles over a lossy wire (selftests/faults.sh)
 #   peerkill:  streams RDMA WRITE/READ to guest B, which is killed mid-transfer (selftests/peerkill.sh)
+#   scale:     rkdapl_scale.ko role=server: guest B's $RKDAPL_SCALE_EPS EPs (default 256) on 4 PSPs,
+#              8 EVDs, 2 PZs, 64 KiB each verified, then torn down (selftests/scale.sh)
 #   unload:    a consumer unloaded with all its objects open; rkdapl frees them
 #   two-guest: rkdapl_test role=server; guest B connects once $RKDAPL_SYNC/a.listening exists
 #              (skipped with RKDAPL_PAIR=0, i.e. run-guests.sh --one)
@@ -30,6 +32,7 @@ set -u
 . "$RKDAPL_TOP/selftests/rping.sh" || exit 1
 . "$RKDAPL_TOP/selftests/peerkill.sh" || exit 1
 . "$RKDAPL_TOP/selftests/rust.sh" || exit 1
+. "$RKDAPL_TOP/selftests/scale.sh" || exit 1
 
 # Starts the two-guest server, signals a.listening once its PSP exists, and stops it if guest
 # B ends without finishing the session.
@@ -76,6 +79,7 @@ if load_provider; then
 		if [ $full = 1 ]; then
 			soak_guest_a
 			faults_guest_a
+			scale_guest_a
 			peerkill_guest_a
 		fi
 	fi

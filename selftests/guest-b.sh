@@ -8,6 +8,7 @@
 # Having reported its results, it serves one more connection and is killed in the middle of
 # it (selftests/peerkill.sh). RKDAPL_SUITES=stock (a distribution kernel) runs only the
 # two-guest and rping suites (no fault injection there; guest A leaves out the same).
+# After the faults: the scale client, $RKDAPL_SCALE_EPS EPs at once (selftests/scale.sh).
 set -u
 . "$RKDAPL_TOP/selftests/guest-lib.sh" || exit 1
 . "$RKDAPL_TOP/selftests/rping.sh" || exit 1
@@ -15,6 +16,7 @@ set -u
 . "$RKDAPL_TOP/selftests/faults.sh" || exit 1
 . "$RKDAPL_TOP/selftests/inject.sh" || exit 1
 . "$RKDAPL_TOP/selftests/peerkill.sh" || exit 1
+. "$RKDAPL_TOP/selftests/scale.sh" || exit 1
 
 full=1
 [ "${RKDAPL_SUITES:-all}" = stock ] && full=0
@@ -34,6 +36,7 @@ if load_provider; then
 	if [ $full = 1 ]; then
 		soak_guest_b
 		faults_guest_b
+		scale_guest_b
 	fi
 	unload_provider
 fi

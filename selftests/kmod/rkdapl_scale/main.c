@@ -242,6 +242,7 @@ static int disconnect_all(void)
 	int r;
 
 	sc.tearing_down = true;
+	pr_info("client: disconnecting all %u EPs\n", scale_eps);
 	sc.t_disc0 = ktime_get();
 	for (i = 0; i < scale_eps; i++) {
 		r = rkdapl_ep_disconnect(sc.st[i].ep);
@@ -269,6 +270,7 @@ static int all_done(void)
 	if (!scale_inflight)
 		return disconnect_all();
 	sc.reading = true;
+	pr_info("client: all %u EPs verified; READs in flight on all of them\n", scale_eps);
 	for (i = 0; i < scale_eps; i++) {
 		st = &sc.st[i];
 		memset(st->buf, 0, scale_bytes);
@@ -387,6 +389,7 @@ static int client_conn_event(const struct scale_ev *v)
 		r = scale_post_slot_recv(st, 1, K_ACK);
 	if (!r && ++sc.nconn == scale_eps) {
 		sc.t_conn = ktime_get();
+		pr_info("client: all %u EPs connected\n", scale_eps);
 		scale_read_mem(&sc.m1);
 	}
 	return r ?: client_pump();

@@ -13,7 +13,7 @@
 # before, and SUnreclaim within $SCALE_SLAB_KB KiB (a coarse bound: KASAN's quarantine holds
 # freed objects; kmemleak, in the splat scan, checks for leaks exactly). The figures (set-up
 # rate, memory per EP, data rate, teardown time) are TAP diagnostics and are kept in
-# $RKDAPL_SYNC/scale-<side>.txt.
+# $RKDAPL_SYNC/scale-<side>-<EPs>.txt.
 # RKDAPL_SCALE_EPS overrides the number of EPs (default 256: make check's; the README's
 # figures are of 1024, see docs/testing.md), RKDAPL_SCALE_BYTES the bytes per EP (65536).
 
@@ -23,7 +23,6 @@ SCALE_BYTES=${RKDAPL_SCALE_BYTES:-65536}
 SCALE_PORT=7600
 SCALE_SLAB_KB=32768
 SCALE_TMO=${RKDAPL_SCALE_TMO:-2400}
-SCALE_ARGS=(dev=rxe0 port=$SCALE_PORT eps=$SCALE_EPS bytes=$SCALE_BYTES psps=4 evds=8 pzs=2)
 
 # scale_res: the `rdma res` summary line of rxe0 (object counts), in $REPLY.
 scale_res() {
@@ -67,7 +66,7 @@ scale_run() {
 	done
 	printf '%s' "$diag" >> "$TAP"
 	printf '%s' "$diag"
-	printf 'insmod_s=%s %s\n' $((SECONDS - t0)) "$summary" > "$RKDAPL_SYNC/scale-$side.txt"
+	printf 'insmod_s=%s %s\n' $((SECONDS - t0)) "$summary" > "$RKDAPL_SYNC/scale-$side-$SCALE_EPS.txt"
 	[ $rc = 0 ] && [ $n = 1 ]
 	t_check $? "scale: $side: $SCALE_EPS EPs over 4 PSPs, 8 EVDs and 2 PZs, $SCALE_BYTES bytes each written and verified, all torn down ($((SECONDS - t0)) s)" \
 		"insmod exit $rc; $(dmesg | grep 'rkdapl_scale: ' | tail -1)"
@@ -81,24 +80,37 @@ scale_run() {
 		"${slab0} KiB before, ${REPLY} KiB after"
 }
 
+# The module's parameters but role and peer (SCALE_EPS and SCALE_BYTES as they are now).
+scale_args() {
+	SCALE_ARGS=(dev=rxe0 port=$SCALE_PORT eps=$SCALE_EPS bytes=$SCALE_BYTES psps=4 evds=8 pzs=2)
+}
+
+# The barriers are named after the EP count, so that runs of several counts can follow each
+# other in one boot.
 scale_guest_a() {
+	local pid i n0
+	n0=$(dmesg | grep -c "rkdapl_scale: server: listening on ports $SCALE_PORT")
+	scale_args
 	scale_run server role=server "${SCALE_ARGS[@]}" &
-	local pid=$! i
+	pid=$!
 	for ((i = 0; i < 600; i++)); do
-		dmesg | grep -q "rkdapl_scale: server: listening on ports $SCALE_PORT" && break
+		[ "$(dmesg | grep -c "rkdapl_scale: server: listening on ports $SCALE_PORT")" -gt "$n0" ] &&
+			break
 		kill -0 $pid 2>/dev/null || break
 		sleep 1
 	done
-	rkdapl_signal scale.listening
+	rkdapl_signal scale-$SCALE_EPS.listening
 	wait $pid
-	rkdapl_signal scale.done
+	rkdapl_signal scale-$SCALE_EPS.done
 }
 
 scale_guest_b() {
-	if rkdapl_wait scale.listening $SCALE_TMO; then
+	scale_args
+	if rkdapl_wait scale-$SCALE_EPS.listening $SCALE_TMO; then
 		scale_run client role=client peer="$RKDAPL_PEER_IP" "${SCALE_ARGS[@]}"
 	else
-		t_fail "scale: client: guest A's server is listening" "no $RKDAPL_SYNC/scale.listening"
+		t_fail "scale: client: guest A's server is listening" \
+			"no $RKDAPL_SYNC/scale-$SCALE_EPS.listening"
 	fi
-	rkdapl_wait scale.done $SCALE_TMO
+	rkdapl_wait scale-$SCALE_EPS.done $SCALE_TMO
 }

@@ -47,9 +47,10 @@ int server_conn_event(const struct scale_ev *v)
 	if (v->type != RKDAPL_CONNECTION_EVENT_ESTABLISHED || (st->flags & S_CONN))
 		return FAIL("EP %u: connection event %u status %d", st->idx, v->type, v->status);
 	st->flags |= S_CONN;
-	if (++sc.nconn == scale_eps)
+	if (++sc.nconn == scale_eps) {
 		sc.t_conn = ktime_get();
 		pr_info("server: all %u EPs connected\n", scale_eps);
+	}
 	r = rkdapl_rmr_create(sc.pz[st->idx % scale_pzs], &st->rmr);
 	if (r)
 		return FAIL("EP %u: rmr_create = %d", st->idx, r);

@@ -18,6 +18,8 @@
 #   peerkill:  streams RDMA WRITE/READ to guest B, which is killed mid-transfer (selftests/peerkill.sh)
 #   srq:       shared receive queues (selftests/srq.sh): badarg, loopback, 8 of guest B's EPs on
 #              one SRQ (two-guest, after rping), device removal with an SRQ alive
+#   scale:     rkdapl_scale.ko role=server: guest B's $RKDAPL_SCALE_EPS EPs (default 256) on 4 PSPs,
+#              8 EVDs, 2 PZs, 64 KiB each verified, then torn down (selftests/scale.sh)
 #   unload:    a consumer unloaded with all its objects open; rkdapl frees them
 #   two-guest: rkdapl_test role=server; guest B connects once $RKDAPL_SYNC/a.listening exists
 #              (skipped with RKDAPL_PAIR=0, i.e. run-guests.sh --one)
@@ -48,6 +50,7 @@ set -u
 . "$RKDAPL_TOP/selftests/ip6.sh" || exit 1
 . "$RKDAPL_TOP/selftests/mtu.sh" || exit 1
 . "$RKDAPL_TOP/selftests/conn.sh" || exit 1
+. "$RKDAPL_TOP/selftests/scale.sh" || exit 1
 
 # Starts the two-guest server, signals a.listening once its PSP exists, and stops it if guest
 # B ends without finishing the session.
@@ -101,6 +104,7 @@ if load_provider; then
 			faults_guest_a
 			mtu_guest_a
 			conn_guest_a
+			scale_guest_a
 			peerkill_guest_a
 		fi
 	fi

@@ -12,6 +12,7 @@
 # two-guest and rping suites (no fault injection there; guest A leaves out the same).
 # While A runs its single-guest suites, B also runs the network namespace suite
 # (selftests/netns.sh); after rping, the IPv6 suite (selftests/ip6.sh, client side).
+# After the faults: the scale client, $RKDAPL_SCALE_EPS EPs at once (selftests/scale.sh).
 set -u
 . "$RKDAPL_TOP/selftests/guest-lib.sh" || exit 1
 . "$RKDAPL_TOP/selftests/rping.sh" || exit 1
@@ -25,6 +26,7 @@ set -u
 . "$RKDAPL_TOP/selftests/netns.sh" || exit 1
 . "$RKDAPL_TOP/selftests/mtu.sh" || exit 1
 . "$RKDAPL_TOP/selftests/conn.sh" || exit 1
+. "$RKDAPL_TOP/selftests/scale.sh" || exit 1
 
 full=1
 [ "${RKDAPL_SUITES:-all}" = stock ] && full=0
@@ -55,6 +57,7 @@ if load_provider; then
 		# Peers with different MTUs; fast connect/disconnect cycles (issue 16).
 		mtu_guest_b
 		conn_guest_b
+		scale_guest_b
 	fi
 	unload_provider
 fi

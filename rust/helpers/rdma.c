@@ -202,6 +202,8 @@ __rust_helper int rust_helper_ib_post_srq_recv(struct ib_srq *srq, const struct 
 					       const struct ib_recv_wr **bad_wr)
 {
 	return ib_post_srq_recv(srq, wr, bad_wr);
+}
+
 /*
  * Network namespaces of rdma_cm ids (rust/kernel/rdma/cm/net.rs): get_net() and put_net()
  * are static inlines; the current task's namespace is read from its nsproxy, which only the

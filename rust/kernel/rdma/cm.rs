@@ -385,6 +385,8 @@ impl CmIdRef {
         to_result(unsafe {
             bindings::rdma_notify(self.as_raw(), bindings::ib_event_type_IB_EVENT_COMM_EST)
         })
+    }
+
     /// The port of [`CmIdRef::device`] the id is bound to (0 before it is bound).
     pub fn port_num(&self) -> u32 {
         // SAFETY: The id is live; reading an integer rdma_cm sets once bound.

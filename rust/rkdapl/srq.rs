@@ -27,7 +27,6 @@ use crate::{
         DtoOp, DtoStatus, OneOrMore, Segment, EVENT_INVALIDATED, EVENT_RDMA_WRITE_IMM,
         EVENT_WITH_IMM,
     },
-    ep::Ep,
     evd::{AsyncSlot, Evd, Event, EventType},
     ia::Ia,
     lmr::Lmr,
@@ -68,6 +67,19 @@ pub(crate) struct SrqAttr {
     pub(crate) max_srq_iov: u32,
 }
 
+/// Most local segments of one RECV (as `iov::MAX_IOV`, which this module does not name: the
+/// EPs' modules name it).
+const MAX_IOV: u32 = 256;
+
+/// An EP on the SRQ, as the SRQ sees it (the EP implements it: `ep/srq.rs`; this module names
+/// no EP type, so that imports stay one way).
+pub(crate) trait SrqEp: Send + Sync {
+    /// The EVD the RECVs it consumes complete on (its DTO EVD).
+    fn dto_evd(&self) -> &Arc<Evd>;
+    /// What its events carry as their EP (`Event::ep`).
+    fn event_ep(&self) -> usize;
+}
+
 /// A RECV of the SRQ, from its post to its report.
 struct Slot {
     cookie: u64,
@@ -82,7 +94,7 @@ pub(crate) struct Recvs {
     slots: SpinLockIrq<KVec<Slot>>,
     /// The EPs on the SRQ, with their QP number once they have a QP (`u32::MAX` before).
     #[pin]
-    eps: SpinLockIrq<KVec<(u32, Arc<Ep>)>>,
+    eps: SpinLockIrq<KVec<(u32, Arc<dyn SrqEp>)>>,
     flush_evd: Arc<Evd>,
     ia_slot: Arc<AsyncSlot>,
     pz: Arc<Pz>,
@@ -144,8 +156,8 @@ impl SrqOwner for Recvs {
             .map(|(_, e)| e.clone());
         match ep {
             Some(ep) => {
-                ev.ep = ep.handle.load(Ordering::Relaxed);
-                ep.dto_evd.post(ev);
+                ev.ep = ep.event_ep();
+                ep.dto_evd().post(ev);
             }
             None => self.flush_evd.post(ev),
         }
@@ -222,7 +234,7 @@ impl Srq {
         } else {
             attr.max_recv_iov
         };
-        if n == 0 || n > MAX_SRQ_DTOS || iov > crate::iov::MAX_IOV {
+        if n == 0 || n > MAX_SRQ_DTOS || iov > MAX_IOV {
             return Err(EINVAL);
         }
         let mut slots = KVec::with_capacity(n as usize, GFP_KERNEL)?;
@@ -306,20 +318,17 @@ impl Srq {
     /// # Errors
     ///
     /// `-ENODEV` after the SRQ's free or its device's removal, `-ENOMEM`.
-    pub(crate) fn attach_ep(&self, ep: &Arc<Ep>) -> Result {
+    pub(crate) fn attach_ep(&self, ep: Arc<dyn SrqEp>) -> Result {
         let l = self.layer()?;
-        l.owner()
-            .eps
-            .lock()
-            .push((u32::MAX, ep.clone()), GFP_ATOMIC)?;
+        l.owner().eps.lock().push((u32::MAX, ep), GFP_ATOMIC)?;
         Ok(())
     }
 
     /// `ep`'s QP on the SRQ has number `qpn`: its completions report on `ep`'s DTO EVD.
-    pub(crate) fn set_qp(&self, ep: &Ep, qpn: u32) {
+    pub(crate) fn set_qp(&self, ep: &dyn SrqEp, qpn: u32) {
         if let Ok(l) = self.layer() {
             for e in l.owner().eps.lock().iter_mut() {
-                if core::ptr::eq(&*e.1, ep) {
+                if core::ptr::addr_eq(&*e.1, ep) {
                     e.0 = qpn;
                 }
             }
@@ -327,12 +336,12 @@ impl Srq {
     }
 
     /// `ep` was freed: it no longer counts. Process context.
-    pub(crate) fn detach_ep(&self, ep: &Ep) {
+    pub(crate) fn detach_ep(&self, ep: &dyn SrqEp) {
         let Ok(l) = self.layer() else { return };
         let gone = {
             let mut v = l.owner().eps.lock();
             v.iter()
-                .position(|e| core::ptr::eq(&*e.1, ep))
+                .position(|e| core::ptr::addr_eq(&*e.1, ep))
                 .and_then(|i| v.remove(i).ok())
         };
         // The reference goes outside the lock (not the last: the caller's EP is alive).
@@ -350,17 +359,17 @@ impl Srq {
     }
 
     /// The segments of one RECV: `n` LMR triplets, the `i`-th given by `triplet(i)`, as
-    /// [`Ep::segments`]. Any context.
+    /// an EP's segments (`Ep::segments`). Any context.
     ///
     /// # Errors
     ///
-    /// As [`Ep::segments`].
+    /// As an EP's segments (`Ep::segments`).
     pub(crate) fn segments<'a>(
         &self,
         n: usize,
         mut triplet: impl FnMut(usize) -> Result<(&'a Arc<Lmr>, u64, u64)>,
     ) -> Result<OneOrMore<Segment<'a>>> {
-        if n > crate::iov::MAX_IOV as usize {
+        if n > MAX_IOV as usize {
             return Err(EINVAL);
         }
         let mut v = OneOrMore::Empty;

@@ -5,7 +5,13 @@
 
 use super::{Ep, EpAttr};
 use crate::rdma::{cq::Cq, device::Device, pd::Pd, qp::QpCap, srq::SrqQpInit};
-use crate::{cm::EpCmId, evd::Evd, pz::Pz, srq::Srq};
+use crate::{
+    cm::EpCmId,
+    evd::Evd,
+    pz::Pz,
+    srq::{Srq, SrqEp},
+};
+use core::sync::atomic::Ordering;
 use kernel::{prelude::*, sync::Arc};
 
 impl Ep {
@@ -39,7 +45,7 @@ impl Ep {
             ep.free();
             return Err(EINVAL);
         }
-        if let Err(e) = srq.attach_ep(&ep) {
+        if let Err(e) = srq.attach_ep(ep.clone()) {
             ep.free();
             return Err(e);
         }
@@ -73,5 +79,15 @@ impl Ep {
             srq.set_qp(self, qp.qp_num());
         }
         Ok(cap)
+    }
+}
+
+impl SrqEp for Ep {
+    fn dto_evd(&self) -> &Arc<Evd> {
+        &self.dto_evd
+    }
+
+    fn event_ep(&self) -> usize {
+        self.handle.load(Ordering::Relaxed)
     }
 }

@@ -15,7 +15,7 @@
 extern char *scale_role, *scale_dev, *scale_peer;
 extern ushort scale_port;
 extern uint scale_eps, scale_psps, scale_evds, scale_pzs, scale_bytes, scale_window,
-	scale_data_window, scale_inflight, scale_timeout_ms;
+	scale_data_window, scale_inflight, scale_read_eps, scale_timeout_ms;
 
 #define SCALE_MAGIC 0x5343414cu	/* "SCAL" */
 #define SLOT 64			/* bytes per message slot (a struct scale_msg); 4 per EP */
@@ -91,7 +91,7 @@ struct scale {
 	u32 ring_size, head, tail, lost;
 	/* Progress. */
 	u32 started, connecting, nconn, nadv, next_data, moving, ndone, nverified, ndisc;
-	u32 nread, nread_ok, nread_flushed;
+	u32 nread, nread_posted, nread_ok, nread_flushed;
 	bool reading, tearing_down;
 	ktime_t t_first, t_conn, t_data0, t_data1, t_disc0, t_end;
 	struct mem m0, m1;

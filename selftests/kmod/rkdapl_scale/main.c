@@ -260,9 +260,9 @@ static int disconnect_all(void)
  * and posts an RDMA READ of each one's grant back into it, all at once; the first READ to
  * complete starts the teardown, so that the others' responses are still arriving when their
  * QPs go to the error state. Each READ must then complete once: successfully, with the pattern
- * read back, or FLUSHED. @read_eps bounds what the server's rdma_rxe queues: up to 64 response
- * skbs per READ (its per-QP limit); with all 1024 EPs reading at once a 1 GiB KASAN guest ran
- * out of atomic memory and dropped the DREQs.
+ * read back, or FLUSHED. @read_eps bounds what the server's rdma_rxe queues: the response
+ * packets of every READ at once (64 for 64 KiB); with all 1024 EPs reading at once a 1 GiB
+ * KASAN guest ran out of atomic memory and dropped the DREQs.
  */
 static int all_done(void)
 {

@@ -19,7 +19,7 @@
 lockoff='Disabling lock debugging|DEBUG_LOCKS_WARN_ON|turning off the locking correctness validator|INFO: lockdep is turned off|rkdapl: lock debugging is OFF'
 # A KCSAN data-race report ("BUG: KCSAN: ...", only with the kcsan kernel flavour) is a finding
 # that qemu/kcsan-scan.py reports (FLAVOUR=kcsan make check): listed as "# KCSAN ...", not counted.
-re='WARNING:|(^|[^A-Z])BUG:|KASAN:|Oops|general protection fault|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|unreferenced object|INFO: task .* blocked|UBSAN:|ODEBUG:|list_(add|del) corruption|refcount_t:'
+re='WARNING:|(^|[^A-Z])BUG:|KASAN:|Oops|general protection fault|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|unreferenced object|INFO: task .* blocked|UBSAN:|ODEBUG:|list_(add|del) corruption|refcount_t:|rcu: INFO: rcu_.* detected (expedited )?stalls|soft lockup|hard LOCKUP'
 [ $# -gt 0 ] || { echo "usage: $0 <dmesg-file>..." >&2; exit 2; }
 echo "1..$#"
 n=0 total=0 bad=0

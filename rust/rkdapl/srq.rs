@@ -119,9 +119,15 @@ impl Recvs {
 }
 
 impl SrqOwner for Recvs {
+    type Claimed = Option<(u64, u64, OneOrMore<Arc<Lmr>>)>;
+
+    fn claim(&self, idx: u32) -> Self::Claimed {
+        self.take(idx)
+    }
+
     /// Process context (the EPs' CQs poll on a workqueue).
-    fn done(&self, idx: u32, wc: &Wc) {
-        let Some((cookie, len, lmrs)) = self.take(idx) else {
+    fn done(&self, claimed: Self::Claimed, wc: &Wc) {
+        let Some((cookie, len, lmrs)) = claimed else {
             return;
         };
         Self::release(lmrs);

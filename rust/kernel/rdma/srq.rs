@@ -64,10 +64,19 @@ const PENDING_ERROR: u32 = 1 << 1;
 
 /// What an [`Srq`]'s owner does with its RECVs' completions and its events.
 pub trait SrqOwner: Send + Sync + 'static {
-    /// The RECV posted with context `ctx` completed (success, error or flush) on the CQ of the
-    /// QP that consumed it (`wc.qp_num()`). Runs in that CQ's [`PollContext`]; the context is
-    /// free for another RECV only after this returns.
-    fn done(&self, ctx: u32, wc: &Wc);
+    /// What the owner keeps of a completed RECV once its context is free again.
+    type Claimed;
+
+    /// The RECV posted with context `ctx` completed (success, error or flush): take what the
+    /// owner keeps for it (cookie, buffers). The context is free for another RECV as soon as
+    /// this returns, before [`SrqOwner::done`] reports the completion: a consumer that reposts
+    /// as soon as it sees the completion finds room. Runs in the consuming QP's CQ's
+    /// [`PollContext`].
+    fn claim(&self, ctx: u32) -> Self::Claimed;
+
+    /// The completion of a RECV whose context [`SrqOwner::claim`] gave back, on the CQ of the QP
+    /// that consumed it (`wc.qp_num()`). Runs in that CQ's [`PollContext`].
+    fn done(&self, claimed: Self::Claimed, wc: &Wc);
 
     /// The RECV posted with context `ctx` was still in the SRQ when it was destroyed. Process
     /// context.
@@ -219,8 +228,10 @@ impl<T: SrqOwner> SrqShared<T> {
         // SAFETY: By the type invariant of `SrqCtx`, `shared` points to the live struct.
         let shared = unsafe { ctx.shared.as_ref() };
         if ctx.busy.swap(false, Ordering::AcqRel) {
-            shared.owner.done(ctx.idx, wc);
+            // The context goes back before the completion is reported (`SrqOwner::claim`).
+            let claimed = shared.owner.claim(ctx.idx);
             shared.put_free(ctx.idx);
+            shared.owner.done(claimed, wc);
         }
     }
 

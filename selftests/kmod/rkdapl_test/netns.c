@@ -51,7 +51,7 @@ static int nconn_open(struct nconn *c, struct net *net, const char *addr)
 	int r;
 
 	memset(c, 0, sizeof(*c));
-	r = parse_addr(&a, addr, 0);
+	r = addr ? parse_addr(&a, addr, 0) : 0;
 	r = r ?: net ? rkdapl_ia_open_addr_net(net, (struct sockaddr *)&a, &c->ia) :
 		       rkdapl_ia_open(dev, &c->ia);
 	r = r ?: rkdapl_pz_create(c->ia, &c->pz);

@@ -52,7 +52,8 @@ SERIES=(
 	"kernel/rdma/pd.rs kernel/rdma/cq.rs kernel/rdma/cq/events.rs|client cq device event pd|0"
 	"kernel/rdma/mr.rs kernel/rdma/mr/owned.rs kernel/rdma/qp.rs kernel/rdma/wr.rs kernel/rdma/wr/read_mr.rs|client cq device event mr pd qp wr|1"
 	"kernel/rdma/cm.rs kernel/rdma/cm/qp_events.rs kernel/rdma/cm/sockaddr.rs kernel/rdma/cm/net.rs|client cm cq device event mr pd qp wr|1"
-	"kernel/rdma/kunit.rs|client cm cq device event kunit mr pd qp wr|1"
+	"kernel/rdma/srq.rs|client cm cq device event mr pd qp srq wr|1"
+	"kernel/rdma/kunit.rs|client cm cq device event kunit mr pd qp srq wr|1"
 )
 
 # Crate-internal items a patch adds for the next ones: until patch N (the one that uses them)
@@ -200,6 +201,24 @@ EOF
 }
 
 msg_6() {
+	cat << 'EOF'
+rust: rdma: add shared receive queues
+
+Add srq: Srq, a shared receive queue (ib_create_srq()) whose RECVs any
+QP created on it consumes (CmId::create_qp_on_srq()). RECVs are
+consumed by any QP in any order, so unlike a QP's own receive queue an
+SRQ cannot hand its per-work-request contexts out in posting order: it
+keeps them in a free list, and a completion finds its context through
+the ib_cqe that is the context's first field. The owner of the SRQ
+(SrqOwner) is told of every posted RECV exactly once: when a QP
+consumed it, or when the SRQ is destroyed with it still posted. The
+SRQ's asynchronous events (limit reached, SRQ error), which drivers
+report in any context, are handed to the owner from the system
+workqueue. A QP on the SRQ keeps it alive until the QP is drained.
+EOF
+}
+
+msg_7() {
 	cat << 'EOF'
 rust: rdma: add a KUnit suite
 

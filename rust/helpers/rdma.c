@@ -187,8 +187,8 @@ __rust_helper void rust_helper_sg_set_dma(struct scatterlist *sg, dma_addr_t add
 }
 
 /* Shared receive queues (rust/kernel/rdma/srq.rs). */
-__rust_helper struct ib_srq *rust_helper_ib_create_srq(struct ib_pd *pd,
-						     struct ib_srq_init_attr *attr)
+__rust_helper struct ib_srq *
+rust_helper_ib_create_srq(struct ib_pd *pd, struct ib_srq_init_attr *attr)
 {
 	return ib_create_srq(pd, attr);
 }

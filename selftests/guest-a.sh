@@ -108,8 +108,10 @@ if load_provider; then
 			peerkill_guest_a
 		fi
 	fi
-	srq_removal
 	removal_suite
+	# After removal_suite: its observe connection (held since observe_suite) must see the
+	# removal it causes itself, not this one's.
+	srq_removal
 	# Takes guest A's link down and up: only once guest B is done with it.
 	ports_suite
 	unload_suite

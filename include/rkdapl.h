@@ -483,7 +483,9 @@ struct net_device;
  * @ia: the new IA.
  * @owner: as for __rkdapl_ia_open().
  *
- * The device is ib_device_get_by_netdev()'s. Call it through rkdapl_ia_open_netdev().
+ * The device is ib_device_get_by_netdev()'s. The IA belongs to @ndev's network namespace
+ * (dev_net()): its PSPs listen and its EPs connect there, as rkdapl_ia_open_net() does. Call
+ * it through rkdapl_ia_open_netdev().
  * Context: process context, may sleep.
  * Return: 0; -EINVAL for NULL arguments or an empty @owner; -ENODEV if no RDMA device uses
  * @ndev; -ENOMEM.

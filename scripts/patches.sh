@@ -51,7 +51,7 @@ SERIES=(
 	"kernel/rdma.rs kernel/rdma/client.rs kernel/rdma/device.rs kernel/rdma/event.rs|client device event|0"
 	"kernel/rdma/pd.rs kernel/rdma/cq.rs kernel/rdma/cq/events.rs|client cq device event pd|0"
 	"kernel/rdma/mr.rs kernel/rdma/mr/owned.rs kernel/rdma/qp.rs kernel/rdma/wr.rs kernel/rdma/wr/read_mr.rs|client cq device event mr pd qp wr|1"
-	"kernel/rdma/cm.rs kernel/rdma/cm/qp_events.rs kernel/rdma/cm/sockaddr.rs kernel/rdma/cm/net.rs|client cm cq device event mr pd qp wr|1"
+	"kernel/rdma/cm.rs kernel/rdma/cm/create_qp.rs kernel/rdma/cm/qp_events.rs kernel/rdma/cm/sockaddr.rs kernel/rdma/cm/net.rs|client cm cq device event mr pd qp wr|1"
 	"kernel/rdma/srq.rs|client cm cq device event mr pd qp srq wr|1"
 	"kernel/rdma/kunit.rs|client cm cq device event kunit mr pd qp srq wr|1"
 )
@@ -183,6 +183,9 @@ Add connection management, which also creates the queue pairs:
   context pools, and its drop drains the QP, destroys the id, then the
   QP, and only then releases the pools and the CQs, so that no
   completion reaches a freed context and no handler runs afterwards.
+- cm/create_qp: the id's RC QP through one path that installs the QP's
+  event handler and attaches the context pools (the SRQ patch creates
+  QPs on an SRQ through it too).
 - cm/sockaddr: SockAddr, the IPv4 and IPv6 socket addresses rdma_cm
   takes.
 - cm/qp_events: the QP's asynchronous events (QP fatal, request and

@@ -82,7 +82,7 @@ netns_suite() {
 	done
 	t_ok "netns: namespaces $NETNS_A and $NETNS_B joined by veth, rxe on each end"
 	run_kmod netns 1500 -- role=netns netns_a="${NETNS_PIDS[0]}" netns_b="${NETNS_PIDS[1]}" \
-		addr_a=$NETNS_ADDR_A addr_b=$NETNS_ADDR_B dev_a=rkna port=7520 timeout_ms=20000
+		addr_a=$NETNS_ADDR_A addr_b=$NETNS_ADDR_B dev_a=rkna ndev_a=veth-rka port=7520 timeout_ms=20000
 	_netns_down
 	if rdma link show rkna > /dev/null 2>&1 || ip netns list | grep -q rkdapl-; then
 		t_fail "netns: taken down (rxe devices, namespaces)" "$(rdma link show | tr '\n' '|')"

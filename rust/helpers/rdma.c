@@ -226,6 +226,12 @@ __rust_helper struct net *rust_helper_rdma_current_net_get(void)
 	return ns ? get_net(ns->net_ns) : NULL;
 }
 
+/* The network namespace @ndev is in, with a reference; @ndev is live for the call. */
+__rust_helper struct net *rust_helper_rdma_dev_net_get(struct net_device *ndev)
+{
+	return get_net(dev_net(ndev));
+}
+
 __rust_helper bool rust_helper_net_is_init(const struct net *net)
 {
 	return net_eq(net, &init_net);

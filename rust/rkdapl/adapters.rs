@@ -156,16 +156,21 @@ pub(crate) fn open_by_addr_in(net: &NetNs, addr: &SockAddr, owner: &CStr) -> Res
 }
 
 /// Opens, for the module `owner`, the RDMA device `found` by a network device (`None`: no RDMA
-/// device uses it): the C ABI looks it up by `struct net_device`, the Rust API by the network
-/// device's name. Process context; may sleep.
+/// device uses it), for the network namespace `net` that device is in, where the IA's PSPs and
+/// EPs then make their CM ids: the C ABI looks it up by `struct net_device`, the Rust API by
+/// the network device's name (in the initial namespace). Process context; may sleep.
 ///
 /// # Errors
 ///
 /// `-ENODEV` for `None` or a device the ib_client does not know (yet, or any more), `-EINVAL`
 /// for an empty owner name, `-ENOMEM`.
-pub(crate) fn open_netdev(found: Option<ARef<Device>>, owner: &CStr) -> Result<Arc<Ia>> {
+pub(crate) fn open_netdev(
+    found: Option<ARef<Device>>,
+    net: &NetNs,
+    owner: &CStr,
+) -> Result<Arc<Ia>> {
     let dev = found.ok_or(ENODEV)?;
-    open_where(|d| d.as_raw() == dev.as_raw(), &NetNs::init(), owner)
+    open_where(|d| d.as_raw() == dev.as_raw(), net, owner)
 }
 
 /// Opens the first device of the ib_client's list for which `pick` is true, for the network

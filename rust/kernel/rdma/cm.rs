@@ -24,12 +24,11 @@
 //! from it, until the last of them is destroyed.
 
 use super::{
-    cq::{Cq, PollContext},
+    cq::Cq,
     device::Device,
     event::EventKind,
-    pd::Pd,
-    qp::{Qp, QpCap, QpInit},
-    wr::{AttachedPool, WrCompletion},
+    qp::Qp,
+    wr::AttachedPool,
 };
 use crate::{
     bindings,
@@ -58,6 +57,7 @@ pub const MAX_REJECT_PRIVATE_DATA: usize = 148;
 /// IB CM reject reason "consumer defined" (IB spec table 112), used for consumer rejects.
 const IB_CM_REJ_CONSUMER_DEFINED: u8 = 28;
 
+mod create_qp;
 mod qp_events;
 mod sockaddr;
 pub use sockaddr::SockAddr;
@@ -488,7 +488,7 @@ impl Adoption {
 /// completion can reach them any more) and the CQs (no QP uses them any more).
 pub(super) struct QpParts {
     pub(super) pools: [Arc<dyn AttachedPool>; 2],
-    pub(super) _cqs: [Arc<Cq>; 2],
+    pub(super) cqs: [Arc<Cq>; 2],
 }
 
 // SAFETY: See `CmIdRef`; the handler is `Send + Sync`.
@@ -586,67 +586,6 @@ impl<T: CmHandler> CmId<T> {
     /// The owner's name the id's restrack entry shows (its listener's for an adopted id).
     pub fn name(&self) -> &CStr {
         &self.ctx.name
-    }
-
-    /// Creates the id's RC QP in `pd` with `init`'s CQs and context pools, and returns the
-    /// capacities the device granted, which may exceed those asked for (`rdma_create_qp` writes
-    /// them back: e.g. rxe grants as many bytes of inline data as its work-queue entries hold
-    /// SGEs). The id keeps the CQs and pools; its `Drop` drains the QP, destroys the id and
-    /// then the QP, and only then lets them go. An id gets one QP: after a failure, use a new
-    /// id. May sleep.
-    ///
-    /// # Errors
-    ///
-    /// `-EBUSY` if the id already has (or had) a QP or a pool is attached to another QP,
-    /// `-EINVAL` for a [`PollContext::Direct`] CQ or capacities the device refuses, or the
-    /// driver's error.
-    pub fn create_qp<S: WrCompletion, R: WrCompletion>(
-        &self,
-        pd: &Pd,
-        init: QpInit<S, R>,
-    ) -> Result<QpCap> {
-        if init.send_cq.poll_context() == PollContext::Direct
-            || init.recv_cq.poll_context() == PollContext::Direct
-        {
-            return Err(EINVAL);
-        }
-        let mut attr = init.to_c();
-        if self.qp_events.as_ref().is_none() {
-            let ev = qp_events::QpEvents::new(self.ctx.handler.clone())?;
-            // Losing the race to another `create_qp` is the `EBUSY` below.
-            self.qp_events.populate(ev);
-        }
-        if let Some(ev) = self.qp_events.as_ref() {
-            // The driver calls it with `qp_context` from the QP's creation until it is
-            // destroyed; the `Arc` stays in `self` until after that (`Drop`).
-            attr.event_handler = Some(qp_events::QpEvents::<T>::callback);
-            attr.qp_context = qp_events::QpEvents::context(ev);
-        }
-        let parts = QpParts {
-            pools: [init.send_pool, init.recv_pool],
-            _cqs: [init.send_cq, init.recv_cq],
-        };
-        if self.qp().is_some() || !self.qp_parts.populate(parts) {
-            return Err(EBUSY);
-        }
-        // SAFETY: The id is live and bound to the PD's device; `attr` is valid for the call.
-        to_result(unsafe { bindings::rdma_create_qp(self.as_raw(), pd.as_raw(), &mut attr) })?;
-        let Some(parts) = self.qp_parts.as_ref() else {
-            return Err(EBUSY);
-        };
-        let qp = self.qp().map_or(core::ptr::null_mut(), |q| q.as_raw());
-        let r = parts.pools[0].attach(qp).and_then(|()| {
-            parts.pools[1]
-                .attach(qp)
-                .inspect_err(|_| parts.pools[0].detach())
-        });
-        if let Err(e) = r {
-            // Nothing was posted: the QP goes at once.
-            // SAFETY: The id is live and has the QP just created.
-            unsafe { bindings::rdma_destroy_qp(self.as_raw()) };
-            return Err(e);
-        }
-        Ok(QpCap::from_c(&attr.cap))
     }
 
     /// rdma_cm's event handler of every id this type makes: dispatches a connect request to the

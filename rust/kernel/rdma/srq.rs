@@ -30,7 +30,7 @@
 
 use super::{
     cm::{CmHandler, CmId, QpParts},
-    cq::{Cq, Cqe, PollContext, Wc},
+    cq::{Cq, Cqe, Wc},
     device::Device,
     pd::Pd,
     qp::QpCap,
@@ -71,11 +71,11 @@ pub trait SrqOwner: Send + Sync + 'static {
     /// owner keeps for it (cookie, buffers). The context is free for another RECV as soon as
     /// this returns, before [`SrqOwner::done`] reports the completion: a consumer that reposts
     /// as soon as it sees the completion finds room. Runs in the consuming QP's CQ's
-    /// [`PollContext`].
+    /// [`PollContext`](super::cq::PollContext).
     fn claim(&self, ctx: u32) -> Self::Claimed;
 
     /// The completion of a RECV whose context [`SrqOwner::claim`] gave back, on the CQ of the QP
-    /// that consumed it (`wc.qp_num()`). Runs in that CQ's [`PollContext`].
+    /// that consumed it (`wc.qp_num()`). Runs in that CQ's [`PollContext`](super::cq::PollContext).
     fn done(&self, claimed: Self::Claimed, wc: &Wc);
 
     /// The RECV posted with context `ctx` was still in the SRQ when it was destroyed. Process
@@ -102,11 +102,7 @@ pub fn device_limits(dev: &Device) -> (u32, u32, u32) {
     // SAFETY: `attrs` is filled in before the device is registered and not changed after; the
     // `&Device` keeps the device alive.
     let a = unsafe { &(*dev.as_raw()).attrs };
-    (
-        a.max_srq,
-        a.max_srq_wr,
-        a.max_srq_sge,
-    )
+    (a.max_srq, a.max_srq_wr, a.max_srq_sge)
 }
 
 /// The context of one RECV of an SRQ.
@@ -533,9 +529,9 @@ impl<T: SrqOwner> AttachedPool for Srq<T> {
 /// What a QP on an SRQ is created with: as [`QpInit`], with the SRQ instead of a receive
 /// queue's pool. The CM id owning the QP keeps the SRQ until the QP is destroyed.
 pub struct SrqQpInit<S: WrCompletion, T: SrqOwner> {
-    /// The CQ of SEND-queue completions (not [`PollContext::Direct`]).
+    /// The CQ of SEND-queue completions (not [`PollContext::Direct`](super::cq::PollContext::Direct)).
     pub send_cq: Arc<Cq>,
-    /// The CQ on which the RECVs this QP consumes complete (not [`PollContext::Direct`]).
+    /// The CQ on which the RECVs this QP consumes complete (not [`PollContext::Direct`](super::cq::PollContext::Direct)).
     pub recv_cq: Arc<Cq>,
     /// The contexts of SEND-queue work requests; attached to no other QP.
     pub send_pool: Arc<WrPool<S>>,
@@ -552,17 +548,14 @@ impl<H: CmHandler> CmId<H> {
     ///
     /// # Errors
     ///
-    /// `-EINVAL` for an SRQ of another PD or a [`PollContext::Direct`] CQ, otherwise as
+    /// `-EINVAL` for an SRQ of another PD or a [`PollContext::Direct`](super::cq::PollContext::Direct) CQ, otherwise as
     /// [`CmId::create_qp`].
     pub fn create_qp_on_srq<S: WrCompletion, T: SrqOwner>(
         &self,
         pd: &Pd,
         init: SrqQpInit<S, T>,
     ) -> Result<QpCap> {
-        if init.srq.pd().as_raw() != pd.as_raw()
-            || init.send_cq.poll_context() == PollContext::Direct
-            || init.recv_cq.poll_context() == PollContext::Direct
-        {
+        if init.srq.pd().as_raw() != pd.as_raw() {
             return Err(EINVAL);
         }
         let mut attr = bindings::ib_qp_init_attr {
@@ -579,29 +572,9 @@ impl<H: CmHandler> CmId<H> {
         attr.qp_type = bindings::ib_qp_type_IB_QPT_RC;
         let parts = QpParts {
             pools: [init.send_pool, init.srq],
-            _cqs: [init.send_cq, init.recv_cq],
+            cqs: [init.send_cq, init.recv_cq],
         };
-        if self.qp().is_some() || !self.qp_parts.populate(parts) {
-            return Err(EBUSY);
-        }
-        // SAFETY: The id is live and bound to the PD's device; `attr` is valid for the call;
-        // the SRQ is live (the id keeps it from here until the QP is destroyed).
-        to_result(unsafe { bindings::rdma_create_qp(self.as_raw(), pd.as_raw(), &mut attr) })?;
-        let Some(parts) = self.qp_parts.as_ref() else {
-            return Err(EBUSY);
-        };
-        let qp = self.qp().map_or(core::ptr::null_mut(), |q| q.as_raw());
-        let r = parts.pools[0].attach(qp).and_then(|()| {
-            parts.pools[1]
-                .attach(qp)
-                .inspect_err(|_| parts.pools[0].detach())
-        });
-        if let Err(e) = r {
-            // Nothing was posted to this QP: it goes at once.
-            // SAFETY: The id is live and has the QP just created.
-            unsafe { bindings::rdma_destroy_qp(self.as_raw()) };
-            return Err(e);
-        }
-        Ok(QpCap::from_c(&attr.cap))
+        // The id keeps the SRQ (`parts`) from here until the QP is destroyed.
+        self.create_qp_with(pd, attr, parts)
     }
 }

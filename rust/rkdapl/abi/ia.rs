@@ -8,7 +8,11 @@ use crate::{
     evd::Evd,
     ia::{Ia, IaAttr, PortAttr},
 };
-use crate::{bindings, rdma::cm::SockAddr, rdma::device::Device};
+use crate::{
+    bindings,
+    rdma::cm::{NetNs, SockAddr},
+    rdma::device::Device,
+};
 use kernel::{error::from_result, prelude::*, sync::Arc};
 
 impl Object for Ia {
@@ -120,7 +124,8 @@ pub(crate) unsafe extern "C" fn __rkdapl_ia_open_netdev(
             }
             // SAFETY: `ndev` is not NULL (checked), so the caller holds a reference to it for
             // the call (this function's `# Safety`).
-            adapters::open_netdev(unsafe { Device::get_by_netdev(ndev) }, owner)
+            let (dev, net) = unsafe { (Device::get_by_netdev(ndev), NetNs::of_netdev(ndev)) };
+            adapters::open_netdev(dev, &net, owner)
         };
         // SAFETY: `owner` and `ia` are as this function's `# Safety` says.
         unsafe { open(ia, owner, by_netdev) }

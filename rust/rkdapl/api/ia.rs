@@ -2,7 +2,7 @@
 
 //! The interface adapter: an open RDMA device.
 
-use super::{Evd, IaAttr, PortAttr, SockAddr};
+use super::{Evd, IaAttr, NetNs, PortAttr, SockAddr};
 use crate::rdma::device::Device;
 use crate::{adapters, ia};
 use kernel::{prelude::*, str::CString, sync::Arc};
@@ -54,7 +54,7 @@ impl Ia {
     /// `owner`, `ENOMEM`.
     #[inline(never)]
     pub fn open_netdev(netdev: &CStr, owner: &CStr) -> Result<Ia> {
-        adapters::open_netdev(Device::get_by_netdev_name(netdev), owner).map(Ia)
+        adapters::open_netdev(Device::get_by_netdev_name(netdev), &NetNs::init(), owner).map(Ia)
     }
 
     /// The name of the network device of port `port` (1-based) of the IA's device, for

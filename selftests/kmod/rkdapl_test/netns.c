@@ -18,10 +18,13 @@
  *   - a PSP in A is not reachable at B's address: a client in A connecting to addr_b:port gets
  *     PEER_REJECTED (nobody listens on B's side), and a client in the initial namespace cannot
  *     reach addr_a at all;
+ *   - an IA opened by A's network device (rkdapl_ia_open_netdev(), ndev_a) belongs to A: a
+ *     client in B reaches a PSP made on it;
  *   - the data tests of the client role (every DTO kind, every byte verified) from a client in
  *     B to a server thread in A, IAs opened by address in each.
  */
 #include "rkdapl_test.h"
+#include <linux/netdevice.h>
 #include <net/net_namespace.h>
 
 static int netns_a, netns_b;
@@ -29,13 +32,15 @@ module_param(netns_a, int, 0444);
 MODULE_PARM_DESC(netns_a, "role=netns: pid of a process in namespace A (the server's)");
 module_param(netns_b, int, 0444);
 MODULE_PARM_DESC(netns_b, "role=netns: pid of a process in namespace B (the client's)");
-static char *addr_a = "", *addr_b = "", *dev_a = "";
+static char *addr_a = "", *addr_b = "", *dev_a = "", *ndev_a = "";
 module_param(addr_a, charp, 0444);
 MODULE_PARM_DESC(addr_a, "role=netns: A's address (IPv4 or IPv6)");
 module_param(addr_b, charp, 0444);
 MODULE_PARM_DESC(addr_b, "role=netns: B's address");
 module_param(dev_a, charp, 0444);
 MODULE_PARM_DESC(dev_a, "role=netns: the RDMA device on A's end (checked by name)");
+module_param(ndev_a, charp, 0444);
+MODULE_PARM_DESC(ndev_a, "role=netns: the network device of A's end (opened by netdev)");
 
 /* One IA with what a connecting EP needs. */
 struct nconn {
@@ -104,6 +109,50 @@ static void netns_args(struct net *a, const char *addr)
 	expect(rkdapl_ia_open_addr_net(a, NULL, &ia), -EINVAL, "netns: ia_open_addr_net(NULL addr)");
 	expect(rkdapl_ia_open_addr_net(a, (struct sockaddr *)&sa, NULL), -EINVAL,
 	       "netns: ia_open_addr_net(NULL ia)");
+}
+
+/*
+ * An IA opened by A's network device belongs to A (dev_net()): a PSP on it listens in A, where
+ * a client in B (@b, whose EP is fresh or was rejected) finds it.
+ */
+static void netns_by_netdev(struct net *na, struct nconn *b)
+{
+	struct net_device *nd = ndev_a[0] ? dev_get_by_name(na, ndev_a) : NULL;
+	struct rkdapl_ia *ia = NULL;
+	struct rkdapl_evd *evd = NULL;
+	struct rkdapl_psp *psp = NULL;
+	struct rkdapl_ep *ep = NULL;
+	struct sockaddr_storage sa;
+	struct rkdapl_event ev;
+	int r;
+
+	if (!tap(nd, "netns: A's network device by name in A", "ndev_a='%s'", ndev_a))
+		return;
+	r = rkdapl_ia_open_netdev(nd, &ia);
+	dev_put(nd);
+	r = r ?: rkdapl_evd_create(ia, 16, &evd);
+	r = r ?: rkdapl_psp_create(ia, port + 2, 4, evd, &psp);
+	tap(!r, "netns: ia_open_netdev(A's netdev) and a PSP on it", "%d %s", r, ename(r));
+	r = r ?: rkdapl_ep_create(b->pz, b->evd, b->evd, NULL, &ep);
+	r = r ?: parse_addr(&sa, addr_a, port + 2);
+	r = r ?: rkdapl_ep_connect(ep, (struct sockaddr *)&sa, 5000, NULL, 0);
+	r = r ?: conn_expect(evd, NULL, RKDAPL_CONNECTION_REQUEST_EVENT, timeout_ms, &ev);
+	if (tap(!r && ev.cr, "netns: a client in B reaches a PSP of an IA opened by A's netdev",
+		"%d %s", r, ename(r))) {
+		r = rkdapl_cr_reject(ev.cr, NULL, 0);
+		r = r ?: conn_expect(b->evd, ep, RKDAPL_CONNECTION_EVENT_PEER_REJECTED, timeout_ms,
+				     &ev);
+		tap(!r, "netns: ... and sees its reject", "%d %s, event %u (%s)", r, ename(r),
+		    ev.type, evname(ev.type));
+	}
+	if (ep)
+		rkdapl_ep_free(ep);
+	if (psp)
+		rkdapl_psp_free(psp);
+	if (evd)
+		rkdapl_evd_free(evd);
+	if (ia)
+		rkdapl_ia_close(ia);
 }
 
 struct srv_thread {
@@ -214,6 +263,8 @@ int netns_run(void)
 		tap(!r, "netns: B's EP sees A's reject (PEER_REJECTED)", "%d %s, event %u (%s)", r,
 		    ename(r), ev.type, evname(ev.type));
 	}
+
+	netns_by_netdev(na, &b);
 
 	/* The initial namespace has no route to A's address. */
 	r = nconn_open(&init, NULL, NULL);

@@ -95,6 +95,22 @@ impl NetNs {
         })
     }
 
+    /// The network namespace the network device `ndev` is in (`dev_net`), with a new
+    /// reference. Any context.
+    ///
+    /// # Safety
+    ///
+    /// `ndev` points to a live `struct net_device` for the duration of the call.
+    pub unsafe fn of_netdev(ndev: *mut bindings::net_device) -> NetNs {
+        // SAFETY: `ndev` is live for the call (the caller's guarantee); a live network device
+        // is in a live namespace, of which the helper takes a reference.
+        let net = unsafe { bindings::rdma_dev_net_get(ndev) };
+        // SAFETY: `dev_net` of a live network device is never NULL.
+        let net = unsafe { NonNull::new_unchecked(net) };
+        // INVARIANT: The helper took a reference.
+        NetNs { net }
+    }
+
     /// Takes a new reference to the namespace `net` (a C caller's `struct net *`). Any context.
     ///
     /// # Errors

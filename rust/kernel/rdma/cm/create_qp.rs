@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The QP of a [`CmId`] (`rdma_create_qp`): its creation, with the CQs, context pools and
+//! event handler the id keeps until the QP is destroyed.
+//!
+//! Every QP a [`CmId`] gets goes through [`CmId::create_qp_with`], whatever receives its RECVs
+//! (its own receive queue, [`CmId::create_qp`], or a shared receive queue,
+//! `CmId::create_qp_on_srq` in `srq.rs`): it installs the QP's asynchronous event
+//! handler ([`CmHandler::qp_event`]), records the parts the QP uses, creates the QP and
+//! attaches the two context pools to it.
+
+use super::super::{
+    cq::PollContext,
+    pd::Pd,
+    qp::{QpCap, QpInit},
+    wr::WrCompletion,
+};
+use super::{qp_events::QpEvents, CmHandler, CmId, QpParts};
+use crate::{bindings, error::to_result, prelude::*};
+
+impl<T: CmHandler> CmId<T> {
+    /// Creates the id's RC QP in `pd` with `init`'s CQs and context pools, and returns the
+    /// capacities the device granted, which may exceed those asked for (`rdma_create_qp` writes
+    /// them back: e.g. rxe grants as many bytes of inline data as its work-queue entries hold
+    /// SGEs). The id keeps the CQs and pools; its `Drop` drains the QP, destroys the id and
+    /// then the QP, and only then lets them go. An id gets one QP: after a failure, use a new
+    /// id. May sleep.
+    ///
+    /// # Errors
+    ///
+    /// `-EBUSY` if the id already has (or had) a QP or a pool is attached to another QP,
+    /// `-EINVAL` for a [`PollContext::Direct`] CQ or capacities the device refuses,
+    /// `-ENOMEM`, or the driver's error.
+    pub fn create_qp<S: WrCompletion, R: WrCompletion>(
+        &self,
+        pd: &Pd,
+        init: QpInit<S, R>,
+    ) -> Result<QpCap> {
+        let attr = init.to_c();
+        let parts = QpParts {
+            pools: [init.send_pool, init.recv_pool],
+            cqs: [init.send_cq, init.recv_cq],
+        };
+        self.create_qp_with(pd, attr, parts)
+    }
+
+    /// Creates the id's RC QP in `pd` from `attr` (its CQs and, for a QP on an SRQ, the SRQ,
+    /// matching `parts`), installs the QP's event handler, records `parts` in the id and
+    /// attaches `parts.pools` (SEND queue, then RECV queue or SRQ) to the QP. Returns the
+    /// capacities the device granted. May sleep.
+    ///
+    /// # Errors
+    ///
+    /// `-EINVAL` for a [`PollContext::Direct`] CQ, `-EBUSY` if the id already has (or had) a
+    /// QP or a pool is attached to another QP, `-ENOMEM`, or the driver's error.
+    pub(in super::super) fn create_qp_with(
+        &self,
+        pd: &Pd,
+        mut attr: bindings::ib_qp_init_attr,
+        parts: QpParts,
+    ) -> Result<QpCap> {
+        if parts
+            .cqs
+            .iter()
+            .any(|c| c.poll_context() == PollContext::Direct)
+        {
+            return Err(EINVAL);
+        }
+        if self.qp_events.as_ref().is_none() {
+            let ev = QpEvents::new(self.ctx.handler.clone())?;
+            // Losing the race to another `create_qp_with` is the `EBUSY` below.
+            self.qp_events.populate(ev);
+        }
+        if let Some(ev) = self.qp_events.as_ref() {
+            // The driver calls it with `qp_context` from the QP's creation until it is
+            // destroyed; the `Arc` stays in `self` until after that (`Drop`).
+            attr.event_handler = Some(QpEvents::<T>::callback);
+            attr.qp_context = QpEvents::context(ev);
+        }
+        if self.qp().is_some() || !self.qp_parts.populate(parts) {
+            return Err(EBUSY);
+        }
+        // SAFETY: The id is live and bound to the PD's device; `attr` is valid for the call;
+        // the CQs (and the SRQ, if any) it names are kept in `self.qp_parts` until the QP is
+        // destroyed.
+        to_result(unsafe { bindings::rdma_create_qp(self.as_raw(), pd.as_raw(), &mut attr) })?;
+        let Some(parts) = self.qp_parts.as_ref() else {
+            return Err(EBUSY);
+        };
+        let qp = self.qp().map_or(core::ptr::null_mut(), |q| q.as_raw());
+        let r = parts.pools[0].attach(qp).and_then(|()| {
+            parts.pools[1]
+                .attach(qp)
+                .inspect_err(|_| parts.pools[0].detach())
+        });
+        if let Err(e) = r {
+            // Nothing was posted: the QP goes at once.
+            // SAFETY: The id is live and has the QP just created.
+            unsafe { bindings::rdma_destroy_qp(self.as_raw()) };
+            return Err(e);
+        }
+        Ok(QpCap::from_c(&attr.cap))
+    }
+}

@@ -102,11 +102,7 @@ pub fn device_limits(dev: &Device) -> (u32, u32, u32) {
     // SAFETY: `attrs` is filled in before the device is registered and not changed after; the
     // `&Device` keeps the device alive.
     let a = unsafe { &(*dev.as_raw()).attrs };
-    (
-        a.max_srq,
-        a.max_srq_wr,
-        a.max_srq_sge,
-    )
+    (a.max_srq, a.max_srq_wr, a.max_srq_sge)
 }
 
 /// The context of one RECV of an SRQ.
@@ -584,9 +580,8 @@ impl<H: CmHandler> CmId<H> {
         if self.qp().is_some() || !self.qp_parts.populate(parts) {
             return Err(EBUSY);
         }
-        // SAFETY: The id is live and bound to the PD's device; `attr` is valid for the call;
-        // the SRQ is live (the id keeps it from here until the QP is destroyed).
-        to_result(unsafe { bindings::rdma_create_qp(self.as_raw(), pd.as_raw(), &mut attr) })?;
+        // The SRQ is live: the id keeps it from here until the QP is destroyed.
+        self.create_qp_raw(pd, &mut attr)?;
         let Some(parts) = self.qp_parts.as_ref() else {
             return Err(EBUSY);
         };
@@ -598,8 +593,7 @@ impl<H: CmHandler> CmId<H> {
         });
         if let Err(e) = r {
             // Nothing was posted to this QP: it goes at once.
-            // SAFETY: The id is live and has the QP just created.
-            unsafe { bindings::rdma_destroy_qp(self.as_raw()) };
+            self.destroy_new_qp();
             return Err(e);
         }
         Ok(QpCap::from_c(&attr.cap))

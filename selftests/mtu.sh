@@ -135,7 +135,7 @@ mtu_rping_line() {
 
 # Cases 3 and 4, guest A (at MTU 1500 throughout).
 mtu_rping_a() {
-	local port=$((MTU_PORT + 3)) pid i
+	local port=$((MTU_PORT + 3)) pid i sz rc
 	# 3. kernel rping server; B's rping -c at 4000: 64-byte pings (tested), then one 4 KiB
 	# ping (logged).
 	for sz in 64:3 4096:1; do
@@ -192,15 +192,16 @@ mtu_rping_a() {
 			[ "$sz" = 64:3 ] && [ -s /run/rping-$port.pid ] && kill -TERM "$(< /run/rping-$port.pid)"
 			[ "$sz" = 4096:1 ] && kill -TERM $pid
 		fi
-		wait $pid
-		[ "$sz" = 4096:1 ] && _log "mtu: 4: rping -s, 4096 bytes: $(tr '\n' '|' < "$RKDAPL_SYNC/mtu-rping-s-4096.log" | tail -c 300)"
+		rc=0
+		wait $pid || rc=$?
+		[ "$sz" = 4096:1 ] && _log "mtu: 4: rping -s, 4096 bytes: exit $rc: $(grep -v '^server ping data' "$RKDAPL_SYNC/mtu-rping-s-4096.log" | tail -n 4 | tr '\n' '|')"
 		port=$((port + 2))
 	done
 }
 
 # Cases 3 and 4, guest B (at MTU 4000 throughout).
 mtu_rping_b() {
-	local port=$((MTU_PORT + 3)) rc
+	local port=$((MTU_PORT + 3)) rc sz
 	mtu_set $MTU_BIG
 	t_check $? "mtu: 3: guest B's NIC at MTU $MTU_BIG"
 	for sz in 64:3 4096:1; do

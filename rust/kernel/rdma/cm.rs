@@ -233,7 +233,9 @@ pub trait CmHandler: Send + Sync + Sized + 'static {
 /// # Invariants
 ///
 /// The `rdma_cm_id` is live for as long as the `&CmIdRef` exists, and so is its QP if it has
-/// one (a QP is only destroyed after its CM id).
+/// one (a QP is only destroyed after its CM id). It is an id this layer created (or rdma_cm
+/// created for one of its listeners): its `context` is NULL or the `Ctx` of the [`CmId`] that
+/// owns it (`cm/qp_state.rs` reads the layer's QP there).
 #[repr(transparent)]
 pub struct CmIdRef(Opaque<bindings::rdma_cm_id>);
 

@@ -409,8 +409,10 @@ enum rkdapl_caps {
  *	remote_ia_address and remote_port_qual.
  * @path_mtu: rkdapl_ep_query() only: the path MTU in bytes (256..4096) the EP's QP sends and
  *	receives with, once the connection is ESTABLISHED (0 before). rdma_cm takes it from
- *	the connecting side's route (on RoCE, from its netdev's MTU) for both QPs; see
- *	docs/guide.md ("Path MTU") for peers whose MTUs differ.
+ *	the connecting side's route (on RoCE, from its netdev's MTU); on RoCE, between rkdapl
+ *	peers, both QPs use the smaller of the two ports' MTUs, whichever side connects (the
+ *	accepting side announces its MTU in the REP). See docs/guide.md ("Path MTU") for peers
+ *	that are not rkdapl.
  */
 struct rkdapl_ep_attr {
 	__u32 max_request_dtos;

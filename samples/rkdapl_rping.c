@@ -419,6 +419,15 @@ static int server_ping(struct rping *r)
 	return 0;
 }
 
+/* Logs the path MTU the connected EP settled on (selftests/mtu.sh, against rdma-core's rping). */
+static void rping_log_mtu(struct rping *r)
+{
+	struct rkdapl_ep_attr a;
+
+	if (!rkdapl_ep_query(r->c.ep, &a))
+		pr_info("%s: path MTU %u\n", r->c.who, a.path_mtu);
+}
+
 static int server_run(struct rping *r)
 {
 	int ret;
@@ -447,6 +456,7 @@ static int server_run(struct rping *r)
 	ret = sconn_established(&r->c);
 	if (ret)
 		return ret;
+	rping_log_mtu(r);
 
 	while (!count || r->pings < count) {
 		ret = rping_recv(r, "the source advertisement");
@@ -558,6 +568,7 @@ static int client_run(struct rping *r)
 	ret = sconn_connect(&r->c, &sin);
 	if (ret)
 		return ret;
+	rping_log_mtu(r);
 	ret = rping_post_recv(r);
 	if (ret)
 		return ret;

@@ -51,7 +51,7 @@ SERIES=(
 	"kernel/rdma.rs kernel/rdma/client.rs kernel/rdma/device.rs kernel/rdma/event.rs|client device event|0"
 	"kernel/rdma/pd.rs kernel/rdma/cq.rs kernel/rdma/cq/events.rs|client cq device event pd|0"
 	"kernel/rdma/mr.rs kernel/rdma/mr/owned.rs kernel/rdma/qp.rs kernel/rdma/wr.rs kernel/rdma/wr/read_mr.rs|client cq device event mr pd qp wr|1"
-	"kernel/rdma/cm.rs kernel/rdma/cm/create_qp.rs kernel/rdma/cm/qp_events.rs kernel/rdma/cm/sockaddr.rs kernel/rdma/cm/net.rs|client cm cq device event mr pd qp wr|1"
+	"kernel/rdma/cm.rs kernel/rdma/cm/create_qp.rs kernel/rdma/cm/qp_events.rs kernel/rdma/cm/qp_state.rs kernel/rdma/cm/sockaddr.rs kernel/rdma/cm/net.rs|client cm cq device event mr pd qp wr|1"
 	"kernel/rdma/srq.rs|client cm cq device event mr pd qp srq wr|1"
 	"kernel/rdma/kunit.rs|client cm cq device event kunit mr pd qp srq wr|1"
 )
@@ -193,6 +193,13 @@ Add connection management, which also creates the queue pairs:
   are recorded and handed to CmHandler::qp_event() from the system
   workqueue; the CmId flushes that work once its QP is destroyed.
   CmIdRef::notify_established() passes COMM_EST on (rdma_notify()).
+- cm/qp_state: on RoCE ports the CmId creates its QP itself and moves
+  it through INIT, RTR and RTS with rdma_init_qp_attr()'s attributes
+  (rdma_cm's ULP-managed QPs), so that peers whose netdev MTUs differ
+  settle the smaller path MTU: the passive side lowers its QP's to its
+  own port's and announces it in a trailer of the REP's private data,
+  the active side follows before it sends the RTU. RoCE has no subnet
+  manager, and rdma_cm gives both QPs the connecting side's MTU.
 - cm/net: NetNs, a counted reference to a network namespace, and
   CmId::new_in, which creates an id in a given namespace (rdma_cm then
   binds, resolves and listens there); CmIdRef::set_afonly for IPv6

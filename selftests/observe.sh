@@ -80,9 +80,9 @@ observe_suite() {
 		echo "# rdma res show pd"; rdma res show pd
 		echo "# rdma res show mr"; rdma res show mr
 	} > "$out/observe-rdma-res-objects.txt" 2>&1
-	# rdma_create_qp() makes the QP with ib_create_qp(), whose KBUILD_MODNAME is rdma_cm's:
-	# QPs of every rdma_cm consumer are listed as [rdma_cm]; their CM ids carry the owner.
-	for kind in cm_id:3 cq:4 pd:1 mr:1; do
+	# On RoCE the RDMA layer creates the QPs itself (rust/kernel/rdma/cm/qp_state.rs) under the
+	# CM id's owner name; rdma_create_qp() (iWARP) would list them as [rdma_cm].
+	for kind in cm_id:3 qp:2 cq:4 pd:1 mr:1; do
 		rdma res show "${kind%:*}" > /tmp/obs-res.txt 2>&1
 		obs_count 'rkdapl_observe' /tmp/obs-res.txt
 		[ "$REPLY" -ge "${kind#*:}" ]

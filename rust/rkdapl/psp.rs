@@ -354,11 +354,12 @@ impl Psp {
         self.evd.post(e);
     }
 
-    /// RoCE has no subnet manager to settle a path MTU: rdma_cm gives both QPs the one the
-    /// connecting side's route has, from its own netdev. A peer whose MTU is larger than
-    /// this port's sends packets this side's netdev drops, and this side's multi-packet
-    /// messages are cut to a size the peer refuses: large transfers fail (docs/guide.md,
-    /// "Path MTU"). Warns about the first such request (once per module load).
+    /// RoCE has no subnet manager to settle a path MTU: rdma_cm puts the connecting side's
+    /// route MTU (from its own netdev) into the REQ. When it is larger than this port's, the
+    /// RDMA layer gives this side's QP this port's MTU and says so in the REP
+    /// (`kernel::rdma::cm`, `qp_state`): an rkdapl peer follows, any other keeps the REQ's and
+    /// loses its messages over this port's MTU (docs/guide.md, "Path MTU"). Says so in the
+    /// log for the first such request (once per module load).
     fn check_path_mtu(id: &CmIdRef) {
         let req = id.path_mtu();
         let Some(dev) = id.device() else { return };
@@ -367,10 +368,13 @@ impl Psp {
         };
         if req > own && own != 0 {
             pr_warn_once!(
-                "a connect request's path MTU {} is over the {} of {}'s netdev: its large transfers will fail; give both netdevs the same MTU, or connect from the smaller one\n",
+                "a connect request's path MTU {} is over the {} of {}'s netdev: this side uses {} and tells the peer; an rkdapl peer follows, others keep {} and lose messages over {} bytes\n",
                 req,
                 own,
-                dev.name().to_str().unwrap_or("?")
+                dev.name().to_str().unwrap_or("?"),
+                own,
+                req,
+                own
             );
         }
     }

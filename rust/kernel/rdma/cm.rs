@@ -49,8 +49,9 @@ use core::{
 /// Private data bytes a connect request may carry over rdma_cm (IB CM REQ: 92 bytes less
 /// rdma_cm's 36-byte header).
 pub const MAX_CONNECT_PRIVATE_DATA: usize = 56;
-/// Private data bytes an accept may carry (IB CM REP: 196 bytes).
-pub const MAX_ACCEPT_PRIVATE_DATA: usize = 196;
+/// Private data bytes an accept may carry (IB CM REP: 196 bytes, less the layer's trailer on
+/// RoCE: see `cm/qp_state.rs`).
+pub const MAX_ACCEPT_PRIVATE_DATA: usize = 188;
 /// Private data bytes a reject may carry (IB CM REJ: 148 bytes).
 pub const MAX_REJECT_PRIVATE_DATA: usize = 148;
 
@@ -59,6 +60,7 @@ const IB_CM_REJ_CONSUMER_DEFINED: u8 = 28;
 
 mod create_qp;
 mod qp_events;
+mod qp_state;
 mod sockaddr;
 pub use sockaddr::SockAddr;
 mod net;
@@ -231,7 +233,9 @@ pub trait CmHandler: Send + Sync + Sized + 'static {
 /// # Invariants
 ///
 /// The `rdma_cm_id` is live for as long as the `&CmIdRef` exists, and so is its QP if it has
-/// one (a QP is only destroyed after its CM id).
+/// one (a QP is only destroyed after its CM id). It is an id this layer created (or rdma_cm
+/// created for one of its listeners): its `context` is NULL or the `Ctx` of the [`CmId`] that
+/// owns it (`cm/qp_state.rs` reads the layer's QP there).
 #[repr(transparent)]
 pub struct CmIdRef(Opaque<bindings::rdma_cm_id>);
 
@@ -263,10 +267,11 @@ impl CmIdRef {
         (!d.is_null()).then(|| unsafe { Device::from_raw(d) })
     }
 
-    /// The QP created on the id, if any.
+    /// The QP created on the id, if any (rdma_cm's, or on RoCE the layer's: `cm/qp_state.rs`).
     pub fn qp(&self) -> Option<&Qp> {
         // SAFETY: The id is live; its QP outlives it (type invariant).
         let q = unsafe { (*self.as_raw()).qp };
+        let q = if q.is_null() { self.own_qp() } else { q };
         // SAFETY: See above.
         (!q.is_null()).then(|| unsafe { Qp::from_raw(q) })
     }
@@ -326,6 +331,7 @@ impl CmIdRef {
     /// or rdma_cm's errors.
     pub fn connect_locked(&self, param: &ConnParam<'_>) -> Result {
         let mut p = param.to_c(MAX_CONNECT_PRIVATE_DATA)?;
+        self.own_qp_param(&mut p);
         // SAFETY: The id is live; the caller is in its handler; `p` is valid for the call.
         to_result(unsafe { bindings::rdma_connect_locked(self.as_raw(), &mut p) })
     }
@@ -357,6 +363,7 @@ impl CmIdRef {
     ///
     /// `-EINVAL` if the id is not connected, or rdma_cm's errors.
     pub fn disconnect(&self) -> Result {
+        self.own_qp_to_error();
         // SAFETY: The id is live.
         to_result(unsafe { bindings::rdma_disconnect(self.as_raw()) })
     }
@@ -396,7 +403,9 @@ impl CmIdRef {
     /// The path MTU of the id's route in bytes (256..4096), 0 without a route: on the
     /// connecting side what route resolution found (on RoCE, from the local netdev's MTU), on
     /// a connect request's id the one the peer's REQ carries. rdma_cm gives it to the QPs of
-    /// both sides. Any context; stable from the route's resolution (or the request) on.
+    /// both sides, except on RoCE, where the layer settles the smaller of both sides' MTUs
+    /// (`cm/qp_state.rs`; [`Qp::path_mtu`] is what the QP got). Any context; stable from the
+    /// route's resolution (or the request) on.
     pub fn path_mtu(&self) -> u32 {
         // SAFETY: The id is live; `route.path_rec` is NULL or rdma_cm's path record, which
         // lives as long as the id.
@@ -420,8 +429,12 @@ impl CmIdRef {
     }
 }
 
-/// What the `context` of a [`CmId`]'s `rdma_cm_id` points to.
+/// What the `context` of a [`CmId`]'s `rdma_cm_id` points to; `repr(C)` with the layer's QP
+/// first, which [`CmIdRef`] finds without knowing `T`.
+#[repr(C)]
 struct Ctx<T> {
+    /// The QP the layer moves itself (RoCE), if any.
+    own_qp: qp_state::OwnQp,
     /// Receives the id's events.
     handler: Arc<T>,
     /// The owner's name the id's restrack entry shows: the one given to [`CmId::new`], or, for
@@ -515,7 +528,14 @@ impl<T: CmHandler> CmId<T> {
     /// reference to; rdma_cm takes its own for the id's lifetime).
     fn create(handler: Arc<T>, caller: &CStr, net: *mut bindings::net) -> Result<Self> {
         let name = Arc::new(CString::try_from(caller)?, GFP_KERNEL)?;
-        let ctx = KBox::new(Ctx { handler, name }, GFP_KERNEL)?;
+        let ctx = KBox::new(
+            Ctx {
+                own_qp: qp_state::OwnQp::new(),
+                handler,
+                name,
+            },
+            GFP_KERNEL,
+        )?;
         let ptr = core::ptr::from_ref::<Ctx<T>>(&ctx)
             .cast_mut()
             .cast::<c_void>();
@@ -557,18 +577,17 @@ impl<T: CmHandler> CmId<T> {
         let mut p = param.to_c(MAX_ACCEPT_PRIVATE_DATA)?;
         let id = self.as_raw();
         if self.in_request_callback() {
-            // SAFETY: The id is live; rdma_cm holds its handler lock for the callback this
-            // runs in (`Adoption`'s invariant), as rdma_accept requires.
-            return to_result(unsafe { bindings::rdma_accept(id, &mut p) });
+            // rdma_cm holds the id's handler lock for the callback this runs in (`Adoption`'s
+            // invariant), as rdma_accept requires.
+            return self.accept_locked(&mut p, param.private_data);
         }
         // SAFETY: The id is live; rdma_accept requires the handler lock, taken here (not held
         // by this task: it is outside the id's handlers, as documented).
-        unsafe {
-            bindings::rdma_lock_handler(id);
-            let r = bindings::rdma_accept(id, &mut p);
-            bindings::rdma_unlock_handler(id);
-            to_result(r)
-        }
+        unsafe { bindings::rdma_lock_handler(id) };
+        let r = self.accept_locked(&mut p, param.private_data);
+        // SAFETY: Taken above.
+        unsafe { bindings::rdma_unlock_handler(id) };
+        r
     }
 
     /// Whether the caller runs inside the [`CmHandler::connect_request`] callback that adopted
@@ -646,6 +665,9 @@ impl<T: CmHandler> CmId<T> {
         // SAFETY: The owning `CmId` keeps its context alive until the id is destroyed, which
         // waits for this callback; the id is live during the callback.
         let (ctx, id) = unsafe { (&*ctx, CmIdRef::from_raw(id)) };
+        // On RoCE the layer settles the path MTU on the REP (`qp_state`).
+        let settled = qp_state::before_event(id, &ev);
+        let ev = settled.as_ref().map_or(ev, CmEvent);
         T::event(ctx.handler.as_arc_borrow(), id, &ev);
         0
     }
@@ -662,8 +684,7 @@ impl<T: CmHandler> core::ops::Deref for CmId<T> {
 impl<T: CmHandler> Drop for CmId<T> {
     fn drop(&mut self) {
         let id = self.id.as_ptr();
-        // SAFETY: `id` is live and owned by `self`.
-        let qp = unsafe { (*id).qp };
+        let qp = self.qp().map_or(core::ptr::null_mut(), |q| q.as_raw());
         let posted = self
             .qp_parts
             .as_ref()
@@ -685,9 +706,13 @@ impl<T: CmHandler> Drop for CmId<T> {
                 // handler reads `context` meanwhile; cleared, no later one can reach `ctx`,
                 // which goes with `self`.
                 unsafe {
+                    let rdma_cm_qp = !(*id).qp.is_null();
                     (*id).context = core::ptr::null_mut();
-                    if !qp.is_null() {
-                        bindings::rdma_destroy_qp(id);
+                    match (qp.is_null(), rdma_cm_qp) {
+                        (true, _) => {}
+                        (false, true) => bindings::rdma_destroy_qp(id),
+                        // The layer's QP (`qp_state`), which rdma_cm does not know.
+                        (false, false) => bindings::ib_destroy_qp(qp),
                     }
                 }
                 a.given_back.store(true, Ordering::Relaxed);
@@ -742,6 +767,7 @@ impl<T: CmHandler> ConnRequest<'_, T> {
         let ctx = KBox::write(
             self.slot,
             Ctx {
+                own_qp: qp_state::OwnQp::new(),
                 handler,
                 name: self.name.clone(),
             },

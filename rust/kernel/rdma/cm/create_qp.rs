@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The QP of a [`CmId`] (`rdma_create_qp`): its creation, with the CQs, context pools and
+//! The QP of a [`CmId`] (`rdma_create_qp`, or on RoCE the layer's own: `qp_state.rs`): its
+//! creation, with the CQs, context pools and
 //! event handler the id keeps until the QP is destroyed.
 //!
 //! Every QP a [`CmId`] gets goes through [`CmId::create_qp_with`], whatever receives its RECVs
@@ -16,7 +17,7 @@ use super::super::{
     wr::WrCompletion,
 };
 use super::{qp_events::QpEvents, CmHandler, CmId, QpParts};
-use crate::{bindings, error::to_result, prelude::*};
+use crate::{bindings, prelude::*};
 
 impl<T: CmHandler> CmId<T> {
     /// Creates the id's RC QP in `pd` with `init`'s CQs and context pools, and returns the
@@ -80,10 +81,9 @@ impl<T: CmHandler> CmId<T> {
         if self.qp().is_some() || !self.qp_parts.populate(parts) {
             return Err(EBUSY);
         }
-        // SAFETY: The id is live and bound to the PD's device; `attr` is valid for the call;
-        // the CQs (and the SRQ, if any) it names are kept in `self.qp_parts` until the QP is
-        // destroyed.
-        to_result(unsafe { bindings::rdma_create_qp(self.as_raw(), pd.as_raw(), &mut attr) })?;
+        // The CQs (and the SRQ, if any) `attr` names are kept in `self.qp_parts` until the QP
+        // is destroyed.
+        self.create_qp_raw(pd, &mut attr)?;
         let Some(parts) = self.qp_parts.as_ref() else {
             return Err(EBUSY);
         };
@@ -95,8 +95,7 @@ impl<T: CmHandler> CmId<T> {
         });
         if let Err(e) = r {
             // Nothing was posted: the QP goes at once.
-            // SAFETY: The id is live and has the QP just created.
-            unsafe { bindings::rdma_destroy_qp(self.as_raw()) };
+            self.destroy_new_qp();
             return Err(e);
         }
         Ok(QpCap::from_c(&attr.cap))

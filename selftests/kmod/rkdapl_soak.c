@@ -7,8 +7,9 @@
  *   insmod rkdapl_soak.ko role=client peer=<server IPv4> [port=7560] [cycles=1000] [rounds=1]
  *
  * One cycle, client                              server
- *   EP create, LMR create (register), connect  ->  CR: EP create, RECV, accept
- *   RECV for the advertisement                     RMR create + bind over its buffer
+ *   EP create, RECV for the advertisement,
+ *   LMR create (register), connect             ->  CR: EP create, RECV, accept
+ *                                                  RMR create + bind over its buffer
  *                                             <-   SEND {address, rkey, length}
  *   RDMA WRITE a fresh pattern, RDMA READ it back, compare   (@rounds times)
  *   SEND {checksum}                           ->   compare its buffer with the checksum
@@ -181,13 +182,13 @@ static int server_cycle(u32 n)
 	if (r)
 		return r;
 	r = rkdapl_ep_create(s.pz, s.dto, s.conn, NULL, &ep);
-	if (!r)
-		r = rkdapl_cr_accept(ev.cr, ep, NULL, 0);
-	/* The client SENDs only after our advertisement: a RECV posted now is in time. */
+	/* The RECV of the client's checksum, posted before accepting, as iWARP wants. */
 	if (!r)
 		r = post_one(rkdapl_post_recv, ep, s.msg_lmr, sizeof(*s.msg), sizeof(*s.msg), 1);
+	if (!r)
+		r = rkdapl_cr_accept(ev.cr, ep, NULL, 0);
 	if (r) {
-		FAIL("ep_create/cr_accept/post_recv = %d", r);
+		FAIL("ep_create/post_recv/cr_accept = %d", r);
 		goto out;
 	}
 	r = wait_ev(s.conn, RKDAPL_CONNECTION_EVENT_ESTABLISHED, 0, &ev, "established");
@@ -286,21 +287,28 @@ static int client_cycle(u32 n, const struct sockaddr_in *sin)
 
 retry:
 	r = rkdapl_ep_create(s.pz, s.dto, s.conn, &attr, &ep);
+	/*
+	 * The RECV of the advertisement, before connecting: the server SENDs it as soon as it
+	 * sees the connection, maybe before our ESTABLISHED, and iWARP has no RNR retry.
+	 */
+	if (!r)
+		r = post_one(rkdapl_post_recv, ep, s.msg_lmr, sizeof(*s.msg), sizeof(*s.msg), 1);
 	if (!r && !lmr)
 		r = rkdapl_lmr_create(s.pz, s.buf, 2 * SOAK_BYTES, RKDAPL_MEM_LOCAL_WRITE, &lmr);
 	if (r) {
-		FAIL("ep_create/lmr_create = %d", r);
+		FAIL("ep_create/post_recv/lmr_create = %d", r);
 		goto out;
 	}
 	r = client_connect(ep, sin, end);
 	if (r == -EAGAIN) {
 		rkdapl_ep_free(ep);
 		ep = NULL;
+		/* its RECV, FLUSHED: not the next attempt's */
+		while (!rkdapl_evd_dequeue(s.dto, &ev))
+			;
 		msleep(200);
 		goto retry;
 	}
-	if (!r)
-		r = post_one(rkdapl_post_recv, ep, s.msg_lmr, sizeof(*s.msg), sizeof(*s.msg), 1);
 	if (!r)
 		r = wait_ev(s.dto, RKDAPL_DTO_COMPLETION_EVENT, 1, &ev, "advertisement recv");
 	if (r)

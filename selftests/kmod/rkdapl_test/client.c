@@ -17,6 +17,13 @@ static int client_connect(struct side *s, const struct sockaddr_storage *sin, ch
 			snprintf(why, WHY, "ep_create = %d %s", r, ename(r));
 			return r;
 		}
+		/*
+		 * The RECV of the server's first message (HELLO), before connecting: the server
+		 * may SEND as soon as it sees the connection, and iWARP has no RNR retry.
+		 */
+		r = post_rx(s, why);
+		if (r)
+			return r;
 		r = rkdapl_ep_connect(s->ep, (const struct sockaddr *)sin, 5000, CLIENT_PDATA,
 				      sizeof(CLIENT_PDATA));
 		if (r) {
@@ -48,6 +55,7 @@ static int client_connect(struct side *s, const struct sockaddr_storage *sin, ch
 		}
 		rkdapl_ep_free(s->ep);
 		s->ep = NULL;
+		evd_drain(s->dto_evd);	/* the RECV of this attempt, FLUSHED */
 		if (time_after(jiffies, deadline))
 			return -ETIMEDOUT;
 		msleep(500);
@@ -345,13 +353,13 @@ int client_run(void)
 	if (!tap(!r, "client: connect (with private data both ways)", "%pISpc: %s", &sin, why))
 		goto out;
 	check_ep_peer(s);	/* with peer=: ep_query's remote_addr (net.c) */
-	r = post_rx(s, why);
-	if (!r)
-		r = recv_msg(s, &m, why);
+	r = recv_msg(s, &m, why);	/* into the RECV posted before connecting */
 	if (!r)
 		r = post_rx(s, why);
-	if (!r && (m.cmd != CMD_HELLO || m.len < BIGBUF + GUARD)) {
-		snprintf(why, WHY, "first message %u, grant of %llu bytes", m.cmd, m.len);
+	/* the server's whole buffer, or max_rmr_pages pages of it (siw: 256, 1 MiB) */
+	if (!r && (m.cmd != CMD_HELLO || m.len != s->rgrant || m.len < BIGBUF)) {
+		snprintf(why, WHY, "first message %u, grant of %llu bytes (want %llu)", m.cmd,
+			 m.len, s->rgrant);
 		r = -EPROTO;
 	}
 	if (!tap(!r, "client: grant received", "%s", why))

@@ -446,21 +446,10 @@ impl Ep {
                     c.state = EpState::Connected;
                     c.was_connected = true;
                     if c.rd.is_none() {
-                        // Active side: the passive side's answer (REP), which it clamped to
-                        // this side's request; the IB CM hands it over from this side's view
-                        // (the READs we serve, the READs we issue: cm.c swaps the REP's).
-                        // iw_cm's CONNECT_REPLY carries this side's own IRD and ORD as the
-                        // driver settled them (siw_cm_upcall), which cma_iw_handler passes on
-                        // as if they were the peer's (initiator_depth = IRD,
-                        // responder_resources = ORD): swapped back here.
-                        let (rr, id) = match self.ia.transport() {
-                            Transport::Iwarp => {
-                                let (ord, ird) = ev.conn_param();
-                                (ird, ord)
-                            }
-                            _ => ev.conn_param(),
-                        };
-                        c.rd = Some((u32::from(rr), u32::from(id)));
+                        // Active side: the passive side's answer, which it clamped to this
+                        // side's request, as the transport's CM reports it.
+                        let t = self.ia.transport();
+                        c.rd = Some(attr::settled_read_limits(t, ev.conn_param()));
                     }
                 }
                 self.conn_event(EventType::Established, 0, ev.private_data());

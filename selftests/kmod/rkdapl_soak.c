@@ -8,7 +8,9 @@
  *
  * One cycle, client                              server
  *   EP create, RECV for the advertisement,
- *   LMR create (register), connect             ->  CR: EP create, RECV, accept
+ *   LMR create (register), connect             ->  CR: EP create, RECV(s), accept
+ *   (iWARP: SEND {start}                       ->  wait for it: MPA lets the accepting side
+ *                                                  send only after the connecting side did)
  *                                                  RMR create + bind over its buffer
  *                                             <-   SEND {address, rkey, length}
  *   RDMA WRITE a fresh pattern, RDMA READ it back, compare   (@rounds times)
@@ -80,6 +82,9 @@ static struct soak {
 	u8 *buf, *back;
 	char why[160];
 } s;
+
+/* The IA is iWARP's: the client sends first (see server_cycle). */
+static bool iwarp;
 
 static u64 csum64(const u8 *p, size_t n)
 {
@@ -182,7 +187,12 @@ static int server_cycle(u32 n)
 	if (r)
 		return r;
 	r = rkdapl_ep_create(s.pz, s.dto, s.conn, NULL, &ep);
-	/* The RECV of the client's checksum, posted before accepting, as iWARP wants. */
+	/*
+	 * The RECVs of the client's messages, posted before accepting, as iWARP wants: on iWARP
+	 * its start message (cookie 5), then its checksum (cookie 1), into the same buffer.
+	 */
+	if (!r && iwarp)
+		r = post_one(rkdapl_post_recv, ep, s.msg_lmr, sizeof(*s.msg), sizeof(*s.msg), 5);
 	if (!r)
 		r = post_one(rkdapl_post_recv, ep, s.msg_lmr, sizeof(*s.msg), sizeof(*s.msg), 1);
 	if (!r)
@@ -192,6 +202,18 @@ static int server_cycle(u32 n)
 		goto out;
 	}
 	r = wait_ev(s.conn, RKDAPL_CONNECTION_EVENT_ESTABLISHED, 0, &ev, "established");
+	/*
+	 * iWARP: nothing is sent before the client's first message. MPA (RFC 5044) has the
+	 * connecting side send first; siw fails its connect with -EINVAL if our first frame
+	 * arrives with the MPA reply (docs/upstream/siw-mpa-early-fpdu.md).
+	 */
+	if (!r && iwarp) {
+		r = wait_ev(s.dto, RKDAPL_DTO_COMPLETION_EVENT, 5, &ev, "start recv");
+		if (!r && (s.msg[1].magic != SOAK_MAGIC || s.msg[1].cycle != n))
+			r = FAIL("cycle %u: bad start message", n);
+		if (r)
+			goto out;
+	}
 	if (!r)
 		r = rkdapl_rmr_create(s.pz, &rmr);
 	if (!r)
@@ -309,8 +331,15 @@ retry:
 		msleep(200);
 		goto retry;
 	}
-	if (!r)
+	/* iWARP: the connecting side sends first; the server answers with the advertisement. */
+	if (!r && iwarp) {
+		s.msg[0] = (struct soak_msg){ SOAK_MAGIC, n, 0, 0, 0, 0 };
+		r = post_one(rkdapl_post_send, ep, s.msg_lmr, 0, sizeof(*s.msg), 5);
+		if (!r)
+			r = wait_two(s.dto, 5, 1, "start send, advertisement recv");
+	} else if (!r) {
 		r = wait_ev(s.dto, RKDAPL_DTO_COMPLETION_EVENT, 1, &ev, "advertisement recv");
+	}
 	if (r)
 		goto out;
 	if (s.msg[1].magic != SOAK_MAGIC || s.msg[1].length != SOAK_BYTES) {
@@ -380,6 +409,12 @@ static int __init rkdapl_soak_init(void)
 	r = s.msg && s.buf ? 0 : -ENOMEM;
 	if (!r)
 		r = rkdapl_ia_open(dev, &s.ia);
+	if (!r) {
+		struct rkdapl_ia_attr a;
+
+		r = rkdapl_ia_query(s.ia, &a);
+		iwarp = !r && a.transport == RKDAPL_TRANSPORT_IWARP;
+	}
 	if (!r)
 		r = rkdapl_pz_create(s.ia, &s.pz);
 	if (!r)

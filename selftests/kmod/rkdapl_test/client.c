@@ -53,6 +53,8 @@ static int client_connect(struct side *s, const struct sockaddr_storage *sin, ch
 			snprintf(why, WHY, "attempt %d: event %u (%s) status %d", attempts,
 				 ev.type, evname(ev.type), ev.status);
 		}
+		if (attempts <= 3)	/* the first failures say the most */
+			pr_info("rkdapl_test: # client: %s\n", why);
 		rkdapl_ep_free(s->ep);
 		s->ep = NULL;
 		evd_drain(s->dto_evd);	/* the RECV of this attempt, FLUSHED */
@@ -353,6 +355,14 @@ int client_run(void)
 	if (!tap(!r, "client: connect (with private data both ways)", "%pISpc: %s", &sin, why))
 		goto out;
 	check_ep_peer(s);	/* with peer=: ep_query's remote_addr (net.c) */
+	if (is_iwarp(&s->attr)) {
+		/* the connecting side sends first (docs/upstream/siw-mpa-early-fpdu.md) */
+		m = (struct tmsg){ .cmd = CMD_START };
+		r = send_msg(s, &m, why);
+		if (!tap(!r, "client: iWARP: the first message is the client's (START)", "%s",
+			 why))
+			goto bye;
+	}
 	r = recv_msg(s, &m, why);	/* into the RECV posted before connecting */
 	if (!r)
 		r = post_rx(s, why);

@@ -164,6 +164,11 @@ enum tcmd {
 	 * it again and answer RESULT with the new rkey and address.
 	 */
 	CMD_INVALIDATED,
+	/*
+	 * iWARP: client -> server, the first message. MPA (RFC 5044) has the connecting side
+	 * send first; siw fails its connect if the server's grant arrives with the MPA reply.
+	 */
+	CMD_START,
 };
 
 struct tmsg {
@@ -278,6 +283,7 @@ bool is_iwarp(const struct rkdapl_ia_attr *a);
 void iwarp_tests(struct bctx *b);
 int rej_status(const struct bctx *b);
 bool write_refused(struct bctx *b, s32 status, bool split, char *why);
+void iwarp_suppressed_refused(struct bctx *b, int r, u64 c);
 
 /* ---- ep_reset.c, port_events.c: roles reset and ports ------------------------------------ */
 

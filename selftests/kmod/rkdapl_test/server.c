@@ -309,6 +309,21 @@ int server_run(void)
 		 evname(ev.type), ev.status))
 		goto out;
 	check_ep_peer(s);		/* with peer=: ep_query's remote_addr (net.c) */
+	if (is_iwarp(&s->attr)) {
+		/*
+		 * Nothing goes out before the client's first message: MPA (RFC 5044) has the
+		 * connecting side send first (docs/upstream/siw-mpa-early-fpdu.md).
+		 */
+		r = recv_msg(s, &m, why);
+		if (!r && m.cmd != CMD_START) {
+			snprintf(why, WHY, "server: first message %u, not START", m.cmd);
+			r = -EPROTO;
+		}
+		r = r ?: post_rx(s, why);
+		if (!tap(!r, "server: iWARP: the client's START arrives before anything is sent",
+			 "%s", why))
+			goto out;
+	}
 	r = dto_expect(s, bc, RKDAPL_DTO_RMR_BIND, -1, why);
 	if (!tap(!r, "server: rmr_bind completion", "%s", why))
 		goto out;

@@ -1238,7 +1238,7 @@ int rkdapl_post_send(struct rkdapl_ep *ep, const struct rkdapl_lmr_triplet *iov,
 
 /**
  * rkdapl_post_recv() - post a RECV buffer made of local segments
- * @ep: an EP with a QP (connecting or CONNECTED).
+ * @ep: an EP that is UNCONNECTED, connecting or CONNECTED.
  * @iov: local segments, in LMRs with %RKDAPL_MEM_LOCAL_WRITE.
  * @num_iov: entries in @iov.
  * @cookie: reported in the completion event, whose transferred_length is the bytes received.
@@ -1246,9 +1246,16 @@ int rkdapl_post_send(struct rkdapl_ep *ep, const struct rkdapl_lmr_triplet *iov,
  *
  * The RECV is consumed by the peer's next SEND, SEND with invalidate or RDMA WRITE with
  * immediate; &struct rkdapl_event.flags tells which (&enum rkdapl_event_flags).
+ * As in DAT, RECVs may be posted before rkdapl_ep_connect() or rkdapl_cr_accept(): they wait
+ * in the EP (checked, counted and holding their LMRs busy) until its QP exists and are given
+ * to it, in order, before the connection is set up. A consumer whose peer may SEND as soon as
+ * the connection is established posts its first RECVs so; on iWARP it must (no RNR retry:
+ * docs/guide.md, "iWARP (siw) differences"). If the connection attempt fails before the QP
+ * exists, or the EP is freed, they complete %RKDAPL_DTO_FLUSHED.
  * Context: any context (does not sleep).
- * Return: 0; as rkdapl_post_send(), plus -EACCES for an LMR without local write and
- * -EINVAL for any @flags or an EP created on an SRQ (rkdapl_srq_post_recv()).
+ * Return: 0; as rkdapl_post_send() (-ENOTCONN from the disconnect on: DISCONNECT_PENDING or
+ * DISCONNECTED), plus -EACCES for an LMR without local write and -EINVAL for any @flags or an
+ * EP created on an SRQ (rkdapl_srq_post_recv()).
  */
 int rkdapl_post_recv(struct rkdapl_ep *ep, const struct rkdapl_lmr_triplet *iov, __u32 num_iov,
 		     __u64 cookie, __u32 flags);

@@ -285,6 +285,8 @@ impl Ep {
         let pages = crate::dto::READ_MR_PAGES.min(self.ia.attrs().max_fast_reg_page_list_len);
         self.sq.fill_read_mrs(&pd, pages)?;
         self.conn_mut().max_inline = cap.max_inline_data;
+        // RECVs posted before the QP existed, before rdma_cm connects or accepts on it.
+        self.rq.post_early();
         Ok(())
     }
 
@@ -391,6 +393,8 @@ impl Ep {
             c.state = EpState::Disconnected;
         }
         self.conn_event(kind, status, pdata);
+        // RECVs posted while the QP did not exist yet (a QP's own are flushed by the driver).
+        self.rq.flush_early();
     }
 
     fn timeout_or(status: i32, other: EventType) -> EventType {
@@ -442,11 +446,10 @@ impl Ep {
                     c.state = EpState::Connected;
                     c.was_connected = true;
                     if c.rd.is_none() {
-                        // Active side: the passive side's answer (REP), which it clamped to
-                        // this side's request; the IB CM hands it over from this side's view
-                        // (the READs we serve, the READs we issue: cm.c swaps the REP's).
-                        let (rr, id) = ev.conn_param();
-                        c.rd = Some((u32::from(rr), u32::from(id)));
+                        // Active side: the passive side's answer, which it clamped to this
+                        // side's request, as the transport's CM reports it.
+                        let t = self.ia.transport();
+                        c.rd = Some(attr::settled_read_limits(t, ev.conn_param()));
                     }
                 }
                 self.conn_event(EventType::Established, 0, ev.private_data());
@@ -643,12 +646,16 @@ impl Ep {
             c.state = EpState::Disconnected;
             c.id.take()
         };
+        // RECVs that never reached a QP complete FLUSHED.
+        self.rq.flush_early();
         let Some(id) = id else { return };
         let _ = id.disconnect();
         if let Some(qp) = id.qp() {
             qp.drain();
-            // Unsignalled DTOs that succeeded have no completion of their own.
+            // Unsignalled DTOs that succeeded have no completion of their own; RECVs that
+            // waited for the QP and that it refused have none either.
             self.sq.reap_all();
+            self.rq.reap_all();
         }
         id.handler().set(None);
         drop(id);
@@ -669,7 +676,8 @@ impl Ep {
         self.sq.post_chain(dtos)
     }
 
-    /// Posts a RECV; allowed as soon as the EP has a QP (while connecting, too). Any context.
+    /// Posts a RECV; allowed from the EP's creation (before the QP exists the RECV waits for
+    /// it) until the disconnect starts. Any context.
     ///
     /// # Errors
     ///
@@ -740,7 +748,9 @@ impl Ep {
     }
 
     /// What the data path may do in state `c`: SENDs and RDMA operations while CONNECTED,
-    /// RECVs and RMR binds on the QP from its creation until the disconnect starts.
+    /// RMR binds on the QP from its creation until the disconnect starts, RECVs from the EP's
+    /// creation (before the QP exists they wait for it, `crate::dto::DtoRing::post_early`)
+    /// until the disconnect starts.
     fn mirror(&self, c: &Conn) {
         let open = !matches!(c.state, EpState::Disconnected | EpState::DisconnectPending);
         let owner = if open {
@@ -750,11 +760,14 @@ impl Ep {
         };
         // The rings' previous references are never the last: `c.id` holds the id, or the
         // caller that took it out of `c` does.
-        drop(
-            self.sq
-                .set_target(owner.clone(), c.state == EpState::Connected, c.max_inline),
-        );
-        drop(self.rq.set_target(owner, true, 0));
+        let early = c.state == EpState::Unconnected || c.state.connecting();
+        drop(self.sq.set_target(
+            owner.clone(),
+            c.state == EpState::Connected,
+            c.max_inline,
+            false,
+        ));
+        drop(self.rq.set_target(owner, true, 0, early));
     }
 }
 

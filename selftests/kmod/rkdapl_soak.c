@@ -7,8 +7,11 @@
  *   insmod rkdapl_soak.ko role=client peer=<server IPv4> [port=7560] [cycles=1000] [rounds=1]
  *
  * One cycle, client                              server
- *   EP create, LMR create (register), connect  ->  CR: EP create, RECV, accept
- *   RECV for the advertisement                     RMR create + bind over its buffer
+ *   EP create, RECV for the advertisement,
+ *   LMR create (register), connect             ->  CR: EP create, RECV(s), accept
+ *   (iWARP: SEND {start}                       ->  wait for it: MPA lets the accepting side
+ *                                                  send only after the connecting side did)
+ *                                                  RMR create + bind over its buffer
  *                                             <-   SEND {address, rkey, length}
  *   RDMA WRITE a fresh pattern, RDMA READ it back, compare   (@rounds times)
  *   SEND {checksum}                           ->   compare its buffer with the checksum
@@ -79,6 +82,9 @@ static struct soak {
 	u8 *buf, *back;
 	char why[160];
 } s;
+
+/* The IA is iWARP's: the client sends first (see server_cycle). */
+static bool iwarp;
 
 static u64 csum64(const u8 *p, size_t n)
 {
@@ -181,16 +187,33 @@ static int server_cycle(u32 n)
 	if (r)
 		return r;
 	r = rkdapl_ep_create(s.pz, s.dto, s.conn, NULL, &ep);
-	if (!r)
-		r = rkdapl_cr_accept(ev.cr, ep, NULL, 0);
-	/* The client SENDs only after our advertisement: a RECV posted now is in time. */
+	/*
+	 * The RECVs of the client's messages, posted before accepting, as iWARP wants: on iWARP
+	 * its start message (cookie 5), then its checksum (cookie 1), into the same buffer.
+	 */
+	if (!r && iwarp)
+		r = post_one(rkdapl_post_recv, ep, s.msg_lmr, sizeof(*s.msg), sizeof(*s.msg), 5);
 	if (!r)
 		r = post_one(rkdapl_post_recv, ep, s.msg_lmr, sizeof(*s.msg), sizeof(*s.msg), 1);
+	if (!r)
+		r = rkdapl_cr_accept(ev.cr, ep, NULL, 0);
 	if (r) {
-		FAIL("ep_create/cr_accept/post_recv = %d", r);
+		FAIL("ep_create/post_recv/cr_accept = %d", r);
 		goto out;
 	}
 	r = wait_ev(s.conn, RKDAPL_CONNECTION_EVENT_ESTABLISHED, 0, &ev, "established");
+	/*
+	 * iWARP: nothing is sent before the client's first message. MPA (RFC 5044) has the
+	 * connecting side send first; siw fails its connect with -EINVAL if our first frame
+	 * arrives with the MPA reply (docs/upstream/siw-mpa-early-fpdu.md).
+	 */
+	if (!r && iwarp) {
+		r = wait_ev(s.dto, RKDAPL_DTO_COMPLETION_EVENT, 5, &ev, "start recv");
+		if (!r && (s.msg[1].magic != SOAK_MAGIC || s.msg[1].cycle != n))
+			r = FAIL("cycle %u: bad start message", n);
+		if (r)
+			goto out;
+	}
 	if (!r)
 		r = rkdapl_rmr_create(s.pz, &rmr);
 	if (!r)
@@ -286,23 +309,37 @@ static int client_cycle(u32 n, const struct sockaddr_in *sin)
 
 retry:
 	r = rkdapl_ep_create(s.pz, s.dto, s.conn, &attr, &ep);
+	/*
+	 * The RECV of the advertisement, before connecting: the server SENDs it as soon as it
+	 * sees the connection, maybe before our ESTABLISHED, and iWARP has no RNR retry.
+	 */
+	if (!r)
+		r = post_one(rkdapl_post_recv, ep, s.msg_lmr, sizeof(*s.msg), sizeof(*s.msg), 1);
 	if (!r && !lmr)
 		r = rkdapl_lmr_create(s.pz, s.buf, 2 * SOAK_BYTES, RKDAPL_MEM_LOCAL_WRITE, &lmr);
 	if (r) {
-		FAIL("ep_create/lmr_create = %d", r);
+		FAIL("ep_create/post_recv/lmr_create = %d", r);
 		goto out;
 	}
 	r = client_connect(ep, sin, end);
 	if (r == -EAGAIN) {
 		rkdapl_ep_free(ep);
 		ep = NULL;
+		/* its RECV, FLUSHED: not the next attempt's */
+		while (!rkdapl_evd_dequeue(s.dto, &ev))
+			;
 		msleep(200);
 		goto retry;
 	}
-	if (!r)
-		r = post_one(rkdapl_post_recv, ep, s.msg_lmr, sizeof(*s.msg), sizeof(*s.msg), 1);
-	if (!r)
+	/* iWARP: the connecting side sends first; the server answers with the advertisement. */
+	if (!r && iwarp) {
+		s.msg[0] = (struct soak_msg){ SOAK_MAGIC, n, 0, 0, 0, 0 };
+		r = post_one(rkdapl_post_send, ep, s.msg_lmr, 0, sizeof(*s.msg), 5);
+		if (!r)
+			r = wait_two(s.dto, 5, 1, "start send, advertisement recv");
+	} else if (!r) {
 		r = wait_ev(s.dto, RKDAPL_DTO_COMPLETION_EVENT, 1, &ev, "advertisement recv");
+	}
 	if (r)
 		goto out;
 	if (s.msg[1].magic != SOAK_MAGIC || s.msg[1].length != SOAK_BYTES) {
@@ -372,6 +409,12 @@ static int __init rkdapl_soak_init(void)
 	r = s.msg && s.buf ? 0 : -ENOMEM;
 	if (!r)
 		r = rkdapl_ia_open(dev, &s.ia);
+	if (!r) {
+		struct rkdapl_ia_attr a;
+
+		r = rkdapl_ia_query(s.ia, &a);
+		iwarp = !r && a.transport == RKDAPL_TRANSPORT_IWARP;
+	}
 	if (!r)
 		r = rkdapl_pz_create(s.ia, &s.pz);
 	if (!r)

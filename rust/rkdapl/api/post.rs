@@ -114,16 +114,18 @@ impl Ep {
     }
 
     /// Posts a RECV into `segs` (LMRs with `MEM_LOCAL_WRITE`), reported with `cookie`
-    /// (`rkdapl_post_recv`); allowed as soon as the EP has a QP (connecting, or accepted). It
-    /// is consumed by the peer's next SEND, SEND with invalidate or RDMA WRITE with immediate;
-    /// its event tells which.
+    /// (`rkdapl_post_recv`); allowed from the EP's creation until its disconnect starts:
+    /// posted before [`Ep::connect`] or an accept, it waits in the EP until the QP exists and
+    /// is given to it before the connection is set up (what a peer that may SEND at once
+    /// needs, on iWARP above all). It is consumed by the peer's next SEND, SEND with
+    /// invalidate or RDMA WRITE with immediate; its event tells which.
     ///
     /// Any context (does not sleep).
     ///
     /// # Errors
     ///
-    /// `EINVAL` for more than [`super::MAX_IOV`] segments, `ENOTCONN` without a QP or after
-    /// disconnect, `EXDEV`, `ERANGE`, `EACCES` for an LMR without local write, `EMSGSIZE`,
+    /// `EINVAL` for more than [`super::MAX_IOV`] segments, `ENOTCONN` from the disconnect
+    /// on, `EXDEV`, `ERANGE`, `EACCES` for an LMR without local write, `EMSGSIZE`,
     /// `ENOSPC` with too many outstanding, `ENOMEM`.
     #[inline(never)]
     pub fn post_recv(&self, segs: &[Segment<'_>], cookie: u64) -> Result {

@@ -25,8 +25,10 @@
 //! row were posted unsignalled.
 //!
 //! Files: [`ring`] (contexts, completions), [`post`] (the post calls), [`stats`] (counters),
-//! [`iwarp`] (iWARP's rules: RDMA READs into registered sinks).
+//! [`iwarp`] (iWARP's rules: RDMA READs into registered sinks), [`early`] (RECVs posted
+//! before the QP exists).
 
+mod early;
 mod iwarp;
 mod post;
 mod ring;

@@ -62,7 +62,7 @@ pub(super) fn arm(
 
 /// The SGEs of `segs`, borrowing the regions for the RCU read section `g`. Allocates only
 /// for more than one SGE.
-fn sges<'a>(
+pub(super) fn sges<'a>(
     segs: &'a [Segment<'_>],
     need_write: bool,
     g: &'a rcu::Guard,
@@ -653,19 +653,26 @@ impl DtoRing {
         }
     }
 
-    /// Posts a RECV into `segs`; allowed as soon as the EP has a QP (while connecting, too).
-    /// Any context.
+    /// Posts a RECV into `segs`: to the QP, or, while the EP is UNCONNECTED or connecting
+    /// and its QP does not exist yet, into the ring until it does (`super::early`). Any
+    /// context.
     ///
     /// # Errors
     ///
-    /// `-ENOTCONN` without a QP or after disconnect, `-EACCES` for an LMR without local
-    /// write, `-EMSGSIZE` for more SGEs than a work request holds, `-ENOSPC` if too many RECVs
-    /// are outstanding, or the driver's error.
+    /// `-ENOTCONN` from the disconnect on, `-EACCES` for an LMR without local write,
+    /// `-EMSGSIZE` for more SGEs than a work request holds, `-ENOSPC` if too many RECVs are
+    /// outstanding, `-ENOMEM`, or the driver's error.
     pub(crate) fn post_recv(&self, segs: &[Segment<'_>], cookie: u64) -> Result {
         let mut guard = self.shared().q.lock();
         let st = &mut *guard;
-        let Some(qp) = st.owner.as_deref().and_then(|o| o.qp()) else {
-            return Err(ENOTCONN);
+        let qp = match st.owner.as_deref().and_then(|o| o.qp()) {
+            Some(qp) if st.early.unposted == 0 => qp,
+            _ if st.early.allowed => {
+                let g = rcu::read_lock();
+                let r = self.defer_recv(st, segs, cookie, &g);
+                return self.account(&mut st.core, DtoOp::Recv, cookie, r);
+            }
+            _ => return Err(ENOTCONN),
         };
         let c = &mut st.core;
         let g = rcu::read_lock();

@@ -135,6 +135,8 @@ pub(super) struct RingState {
     pub(super) connected: bool,
     /// Bytes of inline data the QP takes per work request (0: none).
     pub(super) max_inline: u32,
+    /// Receive queue: RECVs posted before the QP exists (`super::early`).
+    pub(super) early: super::early::Early,
     pub(super) core: RingCore,
 }
 
@@ -155,7 +157,7 @@ pub(super) struct RingCore {
 }
 
 impl RingCore {
-    fn next(&self, i: u32) -> u32 {
+    pub(super) fn next(&self, i: u32) -> u32 {
         if i as usize + 1 == self.slots.len() {
             0
         } else {
@@ -267,7 +269,7 @@ impl RingShared {
     /// of `last` arrived, so the ones before it are done too (RC completes a queue in order;
     /// those without a completion of their own succeeded unsignalled, or were orphaned by a
     /// failed post call). Each reports its event unless silent. Never with the lock held.
-    fn finish_through(&self, last: u64) {
+    pub(super) fn finish_through(&self, last: u64) {
         loop {
             let f = {
                 let mut q = self.q.lock();
@@ -446,6 +448,7 @@ impl DtoRing {
                         owner: None,
                         connected: false,
                         max_inline: 0,
+                        early: super::early::Early::new(),
                         core: RingCore {
                             slots,
                             head: 1,
@@ -476,18 +479,21 @@ impl DtoRing {
     }
 
     /// Sets what the ring posts to: `owner` (the CM id holding the QP; `None`: posts get
-    /// `-ENOTCONN`), whether SENDs and RDMA operations may be posted (`connected`) and the
-    /// QP's inline capacity. Returns the previous owner, for the caller to drop outside its
-    /// own locks. Any context.
+    /// `-ENOTCONN`), whether SENDs and RDMA operations may be posted (`connected`), the
+    /// QP's inline capacity and whether RECVs may wait for a QP that does not exist yet
+    /// (`early`: the EP is UNCONNECTED or connecting, see `super::early`). Returns the
+    /// previous owner, for the caller to drop outside its own locks. Any context.
     pub(crate) fn set_target(
         &self,
         owner: Option<Arc<dyn QpOwner>>,
         connected: bool,
         max_inline: u32,
+        early: bool,
     ) -> Option<Arc<dyn QpOwner>> {
         let mut q = self.shared().q.lock();
         q.connected = connected && owner.is_some();
         q.max_inline = max_inline;
+        q.early.allowed = early;
         core::mem::replace(&mut q.owner, owner)
     }
 

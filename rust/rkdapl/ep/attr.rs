@@ -3,7 +3,7 @@
 //! An EP's attributes: what the consumer asks for, resolved against the device's limits.
 
 use crate::dto::MAX_WR_PER_DTO;
-use crate::rdma::device::DeviceAttrs;
+use crate::rdma::device::{DeviceAttrs, Transport};
 use kernel::prelude::*;
 
 /// Endpoint attributes (the first part of `struct rkdapl_ep_attr`, DAT's `DAT_EP_ATTR`); zero
@@ -92,4 +92,19 @@ impl EpAttr {
         }
         (rr, id)
     }
+}
+
+/// The RDMA READ limits an active connect settled, `(in, out)`, from `conn`, rdma_cm's
+/// `(responder_resources, initiator_depth)` of its ESTABLISHED event, on a device of
+/// `transport`. The IB CM hands over the passive side's answer (REP) from this side's view,
+/// the READs this side serves first (cm.c swaps the REP's). iw_cm's CONNECT_REPLY carries this
+/// side's own IRD and ORD as the driver settled them (`siw_cm_upcall`), which
+/// `cma_iw_handler` passes on as if they were the peer's (`initiator_depth` = IRD,
+/// `responder_resources` = ORD): swapped back, so that both transports report the same.
+pub(super) fn settled_read_limits(transport: Transport, conn: (u8, u8)) -> (u32, u32) {
+    let (rd_in, rd_out) = match transport {
+        Transport::Iwarp => (conn.1, conn.0),
+        _ => conn,
+    };
+    (u32::from(rd_in), u32::from(rd_out))
 }

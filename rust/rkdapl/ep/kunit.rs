@@ -2,16 +2,17 @@
 
 //! KUnit suite `rkdapl_ep`: how an EP's attributes are resolved against a device's limits
 //! ([`EpAttr::resolve`], [`EpAttr::sq_depth`], [`EpAttr::read_limits`]), that an EP may ask for
-//! the limits its IA reports ([`crate::ia::IaAttr::of_device`]), and which connection
-//! event a CM error becomes ([`Ep::timeout_or`]). Runs when rkdapl.ko is loaded on a kernel
-//! with KUnit enabled.
+//! the limits its IA reports ([`crate::ia::IaAttr::of_device`]), the RDMA READ limits an
+//! active connect settled on either transport ([`super::attr::settled_read_limits`]), and
+//! which connection event a CM error becomes ([`Ep::timeout_or`]). Runs when rkdapl.ko is
+//! loaded on a kernel with KUnit enabled.
 
 use kernel::prelude::kunit_tests;
 
 #[kunit_tests(rkdapl_ep)]
 mod tests {
     use super::super::{
-        attr::{DEFAULT_DTOS, DEFAULT_IOV},
+        attr::{settled_read_limits, DEFAULT_DTOS, DEFAULT_IOV},
         Ep, EpAttr,
     };
     use crate::rdma::device::{DeviceAttrs, Transport};
@@ -233,6 +234,17 @@ mod tests {
         };
         assert_eq!(a.read_limits(None), (255, 255));
         assert_eq!(a.read_limits(Some((255, 7))), (255, 7));
+    }
+
+    #[test]
+    fn settled_read_limits_are_the_same_on_both_transports() {
+        // The client asked in 2 out 3, the server in 5 out 1: the client ends up in 1 out 3.
+        // The IB CM reports (responder_resources 1, initiator_depth 3) from the client's
+        // view; iw_cm reports the client's IRD 1 as initiator_depth and ORD 3 as
+        // responder_resources.
+        assert_eq!(settled_read_limits(Transport::Roce, (1, 3)), (1, 3));
+        assert_eq!(settled_read_limits(Transport::Iwarp, (3, 1)), (1, 3));
+        assert_eq!(settled_read_limits(Transport::Iwarp, (255, 0)), (0, 255));
     }
 
     #[test]

@@ -76,6 +76,41 @@ static void ia_open_forms(struct bctx *b)
 		rkdapl_ia_close(ia);
 }
 
+/*
+ * RECVs on an UNCONNECTED EP (DAT allows them; iWARP needs them): accepted, no event while
+ * the EP is unconnected, and its free completes each FLUSHED, in order, leaving the LMR free.
+ */
+static void unconnected_recv(struct bctx *b, struct rkdapl_lmr *lmr)
+{
+	struct rkdapl_lmr_triplet t = { lmr, 0, 16 }, t2 = { lmr, 16, 16 };
+	struct rkdapl_event ev = {};
+	struct rkdapl_ep *e = NULL;
+	int r, n = 0, bad = 0;
+
+	r = rkdapl_ep_create(b->pz, b->evd, b->evd, NULL, &e);
+	if (!r)
+		r = rkdapl_post_recv(e, &t, 1, 0x71, 0);
+	if (!r)
+		r = rkdapl_post_recv(e, &t2, 1, 0x72, 0);
+	tap(!r && rkdapl_evd_dequeue(b->evd, &ev) == -EAGAIN,
+	    "post_recv(unconnected EP) -> 0 twice, no event while unconnected", "%d %s", r,
+	    ename(r));
+	t.length = BUFSZ + 1;
+	expect(e ? rkdapl_post_recv(e, &t, 1, 0x73, 0) : -ENOENT, -ERANGE,
+	       "post_recv(unconnected EP, segment leaves the LMR)");
+	r = e ? rkdapl_ep_free(e) : -ENOENT;
+	while (!r && rkdapl_evd_dequeue(b->evd, &ev) == 0) {
+		if (ev.type != RKDAPL_DTO_COMPLETION_EVENT || ev.op != RKDAPL_DTO_RECV ||
+		    ev.status != RKDAPL_DTO_FLUSHED || ev.cookie != 0x71 + (u64)n)
+			bad++;
+		n++;
+	}
+	tap(!r && n == 2 && !bad,
+	    "ep_free of the unconnected EP completes its 2 RECVs FLUSHED, in order",
+	    "ep_free %d %s, %d events, %d wrong (last: type %u op %u status %d cookie %#llx)", r,
+	    ename(r), n, bad, ev.type, ev.op, ev.status, ev.cookie);
+}
+
 int badarg_run(void)
 {
 	struct bctx *b = kzalloc(sizeof(*b), GFP_KERNEL);
@@ -454,7 +489,7 @@ int badarg_run(void)
 	expect(rkdapl_post_send(ep, &t, 1, 1, 0), -ENOTCONN, "post_send(unconnected EP)");
 	expect(rkdapl_post_recv(NULL, &t, 1, 1, 0), -EINVAL, "post_recv(NULL ep)");
 	expect(rkdapl_post_recv(f, &t, 1, 1, 0), -EINVAL, "post_recv(foreign object)");
-	expect(rkdapl_post_recv(ep, &t, 1, 1, 0), -ENOTCONN, "post_recv(unconnected EP)");
+	unconnected_recv(b, lmr);
 	expect(rkdapl_post_rdma_write(NULL, &t, 1, &rt, 1, 0), -EINVAL, "post_rdma_write(NULL ep)");
 	expect(rkdapl_post_rdma_write(f, &t, 1, &rt, 1, 0), -EINVAL,
 	       "post_rdma_write(foreign object)");

@@ -17,6 +17,13 @@ static int client_connect(struct side *s, const struct sockaddr_storage *sin, ch
 			snprintf(why, WHY, "ep_create = %d %s", r, ename(r));
 			return r;
 		}
+		/*
+		 * The RECV of the server's first message (HELLO), before connecting: the server
+		 * may SEND as soon as it sees the connection, and iWARP has no RNR retry.
+		 */
+		r = post_rx(s, why);
+		if (r)
+			return r;
 		r = rkdapl_ep_connect(s->ep, (const struct sockaddr *)sin, 5000, CLIENT_PDATA,
 				      sizeof(CLIENT_PDATA));
 		if (r) {
@@ -46,8 +53,11 @@ static int client_connect(struct side *s, const struct sockaddr_storage *sin, ch
 			snprintf(why, WHY, "attempt %d: event %u (%s) status %d", attempts,
 				 ev.type, evname(ev.type), ev.status);
 		}
+		if (attempts <= 3)	/* the first failures say the most */
+			pr_info("rkdapl_test: # client: %s\n", why);
 		rkdapl_ep_free(s->ep);
 		s->ep = NULL;
+		evd_drain(s->dto_evd);	/* the RECV of this attempt, FLUSHED */
 		if (time_after(jiffies, deadline))
 			return -ETIMEDOUT;
 		msleep(500);
@@ -345,13 +355,21 @@ int client_run(void)
 	if (!tap(!r, "client: connect (with private data both ways)", "%pISpc: %s", &sin, why))
 		goto out;
 	check_ep_peer(s);	/* with peer=: ep_query's remote_addr (net.c) */
-	r = post_rx(s, why);
-	if (!r)
-		r = recv_msg(s, &m, why);
+	if (is_iwarp(&s->attr)) {
+		/* the connecting side sends first (docs/upstream/siw-mpa-early-fpdu.md) */
+		m = (struct tmsg){ .cmd = CMD_START };
+		r = send_msg(s, &m, why);
+		if (!tap(!r, "client: iWARP: the first message is the client's (START)", "%s",
+			 why))
+			goto bye;
+	}
+	r = recv_msg(s, &m, why);	/* into the RECV posted before connecting */
 	if (!r)
 		r = post_rx(s, why);
-	if (!r && (m.cmd != CMD_HELLO || m.len < BIGBUF + GUARD)) {
-		snprintf(why, WHY, "first message %u, grant of %llu bytes", m.cmd, m.len);
+	/* the server's whole buffer, or max_rmr_pages pages of it (siw: 256, 1 MiB) */
+	if (!r && (m.cmd != CMD_HELLO || m.len != s->rgrant || m.len < BIGBUF)) {
+		snprintf(why, WHY, "first message %u, grant of %llu bytes (want %llu)", m.cmd,
+			 m.len, s->rgrant);
 		r = -EPROTO;
 	}
 	if (!tap(!r, "client: grant received", "%s", why))

@@ -101,8 +101,11 @@ void badarg_connected(struct bctx *b)
 		expect(rkdapl_cr_reject(cr, "go away", 7), 0, "cr_reject(CR, 7 bytes)");
 		r = conn_expect(b->c->conn_evd, c2, RKDAPL_CONNECTION_EVENT_PEER_REJECTED,
 				timeout_ms, &ev);
-		tap(!r && ev.status == 28 && ev.private_data_len >= 7 &&
+		/* IB CM: REJ reason 28 (consumer reject); iw_cm: -ECONNRESET (MPA reject) */
+		tap(!r && ev.status == rej_status(b) && ev.private_data_len >= 7 &&
 		    !memcmp(ev.private_data, "go away", 7),
+		    is_iwarp(&b->attr) ?
+		    "iWARP: rejected connect gets PEER_REJECTED, status -ECONNRESET and the private data" :
 		    "rejected connect gets PEER_REJECTED, status 28 and the private data",
 		    "%s, event %u (%s) status %d, private data %u bytes", ename(r), ev.type,
 		    evname(ev.type), ev.status, ev.private_data_len);

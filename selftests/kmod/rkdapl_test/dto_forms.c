@@ -338,10 +338,14 @@ no_imm:
 	r = write_status(b, 0, 64, ri, 0, &status, why);
 	rkdapl_lmr_sync_rdma_write(b->lmr_a, 8192, 4096);
 	off = pat_check(b->bufa, 8192, 4096, 0x0dd);
-	tap(!r && status == RKDAPL_DTO_REMOTE_ACCESS_ERROR && off < 0,
+	if (!r)
+		snprintf(why, WHY, "status %d (%s), first changed byte %lld", status,
+			 stname(status), off);
+	tap(!r && write_refused(b, status, false, why) && off < 0,
+	    is_iwarp(&b->attr) ?
+	    "iWARP: a WRITE with the invalidated rkey -> SUCCESS or LOCAL_EP_ERROR, the connection breaks; the memory is unchanged" :
 	    "a WRITE with the invalidated rkey gets REMOTE_ACCESS_ERROR; the memory is unchanged",
-	    "%d %s, status %d (%s), first changed byte %lld", r, ename(r), status,
-	    stname(status), off);
+	    "%d %s: %s", r, ename(r), why);
 
 	/* the RMR binds again, with a new rkey that works */
 	pair_close(b);

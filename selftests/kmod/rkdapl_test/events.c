@@ -364,8 +364,10 @@ void cr_upcall_tests(struct bctx *b)
 	    u->again);
 	r = r ?: conn_expect(b->c->conn_evd, c2, RKDAPL_CONNECTION_EVENT_PEER_REJECTED,
 			     timeout_ms, &ev);
-	tap(!r && ev.status == 28 && ev.private_data_len >= 7 &&
+	tap(!r && ev.status == rej_status(b) && ev.private_data_len >= 7 &&
 	    !memcmp(ev.private_data, "not now", 7),
+	    is_iwarp(&b->attr) ?
+	    "iWARP: CR upcall: the client rejected in the upcall gets PEER_REJECTED, status -ECONNRESET and the private data" :
 	    "CR upcall: the client rejected in the upcall gets PEER_REJECTED, status 28 and the private data",
 	    "%d %s, event %u (%s) status %d", r, ename(r), ev.type, evname(ev.type), ev.status);
 	if (c2)

@@ -10,6 +10,70 @@ bool is_iwarp(const struct rkdapl_ia_attr *a)
 	return a->transport == RKDAPL_TRANSPORT_IWARP;
 }
 
+/* The status of a connect the peer rejected: IB CM's REJ reason 28, iw_cm's -ECONNRESET. */
+int rej_status(const struct bctx *b)
+{
+	return is_iwarp(&b->attr) ? -ECONNRESET : 28;
+}
+
+/*
+ * Whether the client's RDMA WRITE that the peer must refuse (a grant that does not allow it,
+ * too small, unbound or invalidated), completed with @status, was refused as the transport
+ * does it. RoCE: REMOTE_ACCESS_ERROR (the responder's NAK). iWARP: the WRITE completes once
+ * it is sent, SUCCESS, or LOCAL_EP_ERROR if the peer's TERMINATE came first (for a WRITE
+ * split into work requests (@split) the later ones may be FLUSHED); the TERMINATE breaks the
+ * connection: the client's EP must end (DISCONNECTED or BROKEN), which this waits for. Adds
+ * what it saw to @why.
+ */
+bool write_refused(struct bctx *b, s32 status, bool split, char *why)
+{
+	struct rkdapl_event ev = {};
+	size_t n = strlen(why);
+	int r;
+
+	if (!is_iwarp(&b->attr))
+		return status == RKDAPL_DTO_REMOTE_ACCESS_ERROR;
+	if (status != RKDAPL_DTO_SUCCESS && status != RKDAPL_DTO_LOCAL_EP_ERROR &&
+	    !(split && status == RKDAPL_DTO_FLUSHED))
+		return false;
+	r = conn_expect(b->c->conn_evd, b->c->ep, RKDAPL_CONNECTION_EVENT_DISCONNECTED,
+			timeout_ms, &ev);
+	if (r == -EPROTO && ev.type == RKDAPL_CONNECTION_EVENT_BROKEN)
+		r = 0;
+	if (r && n < WHY)
+		snprintf(why + n, WHY - n, "; the connection did not break: %d %s, event %u (%s)",
+			 r, ename(r), ev.type, evname(ev.type));
+	b->c->dead = true;
+	return !r;
+}
+
+/*
+ * iWARP: a suppressed RDMA WRITE outside the grant (cookie @c, its post returned @r). It
+ * completes once it is sent, so its success reports nothing, unless the peer's TERMINATE came
+ * first (LOCAL_EP_ERROR, which reports); the TERMINATE breaks the connection.
+ */
+void iwarp_suppressed_refused(struct bctx *b, int r, u64 c)
+{
+	struct rkdapl_event ev = {};
+	char why[WHY] = "posted";
+	int i, n = 0, bad = 0;
+	bool broke = false;
+
+	if (!r)
+		broke = write_refused(b, RKDAPL_DTO_SUCCESS, false, why);
+	msleep(50);
+	for (i = 0; i < b->c->nstash; i++)
+		if (b->c->stash[i].cookie == c)
+			n++, bad += b->c->stash[i].status != RKDAPL_DTO_LOCAL_EP_ERROR;
+	while (!rkdapl_evd_dequeue(b->c->dto_evd, &ev))
+		if (ev.cookie == c)
+			n++, bad += ev.status != RKDAPL_DTO_LOCAL_EP_ERROR;
+	b->c->nstash = 0;
+	tap(!r && broke && n <= 1 && !bad,
+	    "iWARP: selective signalling: a suppressed WRITE outside the grant completes as sent (no event, or LOCAL_EP_ERROR); the peer's TERMINATE breaks the connection",
+	    "%d %s, %s; %d events for it, %d not LOCAL_EP_ERROR", r, ename(r), why, n, bad);
+}
+
 /* The next DTO event of the client must be @c (nothing was reported before it). */
 static int next_is(struct bctx *b, u64 c, u32 op, u64 len, char *why)
 {

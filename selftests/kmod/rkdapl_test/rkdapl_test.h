@@ -125,6 +125,11 @@ struct side {
 	/* RDMA (client: local buffer; server: the granted buffer) */
 	u8 *rbuf;
 	u64 rlen;
+	/*
+	 * Bytes of rbuf the server grants: all of it, or max_rmr_pages pages if fewer (siw
+	 * maps 256 per registration, one less than rbuf's 1 MiB + 1 page); at least BIGBUF.
+	 */
+	u64 rgrant;
 	bool rbuf_vmalloc;
 	struct rkdapl_lmr *r_lmr;
 	struct rkdapl_rmr *rmr;
@@ -159,6 +164,11 @@ enum tcmd {
 	 * it again and answer RESULT with the new rkey and address.
 	 */
 	CMD_INVALIDATED,
+	/*
+	 * iWARP: client -> server, the first message. MPA (RFC 5044) has the connecting side
+	 * send first; siw fails its connect if the server's grant arrives with the MPA reply.
+	 */
+	CMD_START,
 };
 
 struct tmsg {
@@ -271,6 +281,9 @@ void rd_negotiation_test(struct bctx *b);
 /* iwarp.c: an iWARP device's rules (in place of rnr_tests) */
 bool is_iwarp(const struct rkdapl_ia_attr *a);
 void iwarp_tests(struct bctx *b);
+int rej_status(const struct bctx *b);
+bool write_refused(struct bctx *b, s32 status, bool split, char *why);
+void iwarp_suppressed_refused(struct bctx *b, int r, u64 c);
 
 /* ---- ep_reset.c, port_events.c: roles reset and ports ------------------------------------ */
 

@@ -194,7 +194,7 @@ static int srv_command(struct side *s, struct tmsg *m, char *why)
 		tap(!st, "server: a SEND with invalidate of the grant's rkey ended the grant",
 		    "%s", text);
 		dc = next_cookie(s);
-		r = rkdapl_rmr_bind(s->rmr, s->r_lmr, 0, s->rlen,
+		r = rkdapl_rmr_bind(s->rmr, s->r_lmr, 0, s->rgrant,
 				    RKDAPL_MEM_REMOTE_READ | RKDAPL_MEM_REMOTE_WRITE, s->ep, dc,
 				    &s->rkey, &s->raddr);
 		r = r ?: dto_expect(s, dc, RKDAPL_DTO_RMR_BIND, -1, why);
@@ -208,7 +208,7 @@ static int srv_command(struct side *s, struct tmsg *m, char *why)
 		a.status = st;
 		a.rkey = s->rkey;
 		a.addr = s->raddr;
-		a.len = s->rlen;
+		a.len = s->rgrant;
 		strscpy(a.why, text, sizeof(a.why));
 		return send_msg(s, &a, why);
 	}
@@ -289,14 +289,17 @@ int server_run(void)
 		rkdapl_cr_reject(ev.cr, NULL, 0);
 		goto out;
 	}
+	/* The RECV of the client's first command, before accepting (iWARP: no RNR retry). */
+	r = post_rx(s, why);
+	if (!tap(!r, "server: post_recv on the EP before cr_accept", "%s", why)) {
+		rkdapl_cr_reject(ev.cr, NULL, 0);
+		goto out;
+	}
 	r = rkdapl_cr_accept(ev.cr, s->ep, SERVER_PDATA, sizeof(SERVER_PDATA));
 	if (!tap(!r, "server: cr_accept", "%d %s", r, ename(r)))
 		goto out;
-	r = post_rx(s, why);
-	if (!tap(!r, "server: post_recv right after cr_accept", "%s", why))
-		goto out;
 	bc = next_cookie(s);
-	r = rkdapl_rmr_bind(s->rmr, s->r_lmr, 0, s->rlen,
+	r = rkdapl_rmr_bind(s->rmr, s->r_lmr, 0, s->rgrant,
 			    RKDAPL_MEM_REMOTE_READ | RKDAPL_MEM_REMOTE_WRITE, s->ep, bc, &s->rkey,
 			    &s->raddr);
 	if (!tap(!r, "server: rmr_bind of the buffer on the accepting EP", "%d %s", r, ename(r)))
@@ -306,11 +309,26 @@ int server_run(void)
 		 evname(ev.type), ev.status))
 		goto out;
 	check_ep_peer(s);		/* with peer=: ep_query's remote_addr (net.c) */
+	if (is_iwarp(&s->attr)) {
+		/*
+		 * Nothing goes out before the client's first message: MPA (RFC 5044) has the
+		 * connecting side send first (docs/upstream/siw-mpa-early-fpdu.md).
+		 */
+		r = recv_msg(s, &m, why);
+		if (!r && m.cmd != CMD_START) {
+			snprintf(why, WHY, "server: first message %u, not START", m.cmd);
+			r = -EPROTO;
+		}
+		r = r ?: post_rx(s, why);
+		if (!tap(!r, "server: iWARP: the client's START arrives before anything is sent",
+			 "%s", why))
+			goto out;
+	}
 	r = dto_expect(s, bc, RKDAPL_DTO_RMR_BIND, -1, why);
 	if (!tap(!r, "server: rmr_bind completion", "%s", why))
 		goto out;
 
-	m = (struct tmsg){ .cmd = CMD_HELLO, .rkey = s->rkey, .addr = s->raddr, .len = s->rlen };
+	m = (struct tmsg){ .cmd = CMD_HELLO, .rkey = s->rkey, .addr = s->raddr, .len = s->rgrant };
 	r = send_msg(s, &m, why);
 	if (!tap(!r, "server: grant sent", "%s", why))
 		goto out;

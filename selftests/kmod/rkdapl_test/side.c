@@ -218,6 +218,7 @@ int side_open(struct side *s, bool server, char *why)
 	 * (256 pages, 8 x max_iov SGEs), unless the device's max_iov is too small for that.
 	 */
 	s->rlen = BIGBUF + PAGE_SIZE;
+	s->rgrant = min_t(u64, s->rlen, (u64)s->attr.max_rmr_pages * PAGE_SIZE);
 	s->rbuf_vmalloc = server || 8ULL * s->attr.max_iov >= BIGBUF / PAGE_SIZE;
 	s->rbuf = s->rbuf_vmalloc ? vmalloc(s->rlen) : kmalloc(s->rlen, GFP_KERNEL);
 	if (!s->msg || !s->dbuf || !s->rbuf) {

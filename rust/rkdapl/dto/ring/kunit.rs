@@ -487,4 +487,54 @@ mod tests {
         assert_eq!(r.stats().in_flight(), 0);
         Ok(())
     }
+
+    /// The statuses of the events queued on `e` (DTO completions of RECVs of the ring's EP),
+    /// with their cookies, in order, up to 16.
+    ///
+    /// # Errors
+    ///
+    /// `-EPROTO` for another event.
+    fn recv_events(e: &Evd) -> Result<KVec<(u64, i32)>> {
+        let mut v = KVec::new();
+        while v.len() < 16 {
+            let Ok(ev) = e.dequeue() else { break };
+            if ev.kind != EventType::DtoCompletion || ev.ep != EP || ev.op != DtoOp::Recv as u32 {
+                return Err(EPROTO);
+            }
+            v.push((ev.cookie, ev.status), GFP_KERNEL)?;
+        }
+        Ok(v)
+    }
+
+    /// RECVs posted before the QP exists (`dto/early.rs`) take their contexts in order and
+    /// wait, reporting nothing; from the disconnect on (no longer `early`) a RECV is refused
+    /// with `-ENOTCONN`; `flush_early` completes the waiting ones FLUSHED, in order. Behind a
+    /// RECV given to a QP, they wait for its drain (`reap_all`) instead.
+    #[test]
+    fn recvs_before_the_qp_wait_then_flush_in_order() -> Result {
+        let (flushed, ok) = (DtoStatus::Flushed as i32, DtoStatus::Success as i32);
+        let (r, e) = ring(8, 8)?;
+        r.post_recv(&[], 1)?;
+        r.post_recv(&[], 2)?;
+        assert_eq!(recv_events(&e)?.len(), 0);
+        assert_eq!(state(&r), (3, 1, 2, 0, 6));
+        drop(r.set_target(None, false, 0, false));
+        assert!(matches!(r.post_recv(&[], 3), Err(err) if err == ENOTCONN));
+        r.flush_early();
+        assert_eq!(&recv_events(&e)?[..], &[(1, flushed), (2, flushed)]);
+        assert_eq!(state(&r), (3, 3, 2, 2, 8));
+        r.flush_early();
+        assert_eq!(recv_events(&e)?.len(), 0);
+        // One RECV on a QP, then one waiting for the next QP.
+        post(&r, 8, DtoOp::Recv, 10, 1)?;
+        drop(r.set_target(None, true, 0, true));
+        r.post_recv(&[], 11)?;
+        r.flush_early();
+        assert_eq!(recv_events(&e)?.len(), 0);
+        r.reap_all();
+        assert_eq!(&recv_events(&e)?[..], &[(10, ok), (11, flushed)]);
+        assert_eq!(state(&r), (5, 5, 4, 4, 8));
+        assert_eq!(r.stats().in_flight(), 0);
+        Ok(())
+    }
 }

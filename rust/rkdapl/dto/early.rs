@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! RECVs posted before the EP's QP exists. DAT lets a consumer post RECVs on an EP that is
+//! UNCONNECTED or still connecting (DAT 2.0 `dat_ep_post_recv`), and on iWARP it must: RDMAP
+//! has no RNR retry, so a SEND that arrives before its RECV terminates the connection, and the
+//! peer may send as soon as it sees the connection established, before this side's event is
+//! even delivered. rdma_cm creates the QP only once the route is resolved (connect) or the CR
+//! is accepted, so until then the ring keeps such RECVs: each takes its context and is armed
+//! at once (its LMRs held busy, its errors returned by the post call), and its segments wait
+//! here. [`DtoRing::post_early`] gives them to the new QP, in posting order, before rdma_cm
+//! connects or accepts; a connection that ends before its QP exists, or an EP freed without
+//! one, completes them FLUSHED ([`DtoRing::flush_early`]).
+//!
+//! While RECVs wait, a later RECV waits behind them even if the QP exists meanwhile: the ring
+//! hands out and takes back its contexts in posting order, and so must the QP.
+
+use super::{
+    post::{arm, sges},
+    ring::RingState,
+    DtoOp, DtoRing, DtoStatus, OneOrMore, Segment,
+};
+use crate::rdma::{qp::Qp, wr::Sge};
+use kernel::{
+    prelude::*,
+    sync::{rcu, Arc},
+};
+
+/// The RECVs of a ring that wait for its QP (in [`RingState`], under the ring's lock).
+///
+/// # Invariants
+///
+/// The `unposted` newest contexts of the ring (sequence numbers `head - unposted..head`) are
+/// RECVs not given to a QP; `ranges` holds their segments, `(offset, length)` in the LMRs of
+/// their slots, in order.
+pub(crate) struct Early {
+    /// RECVs may wait for the QP: the EP is UNCONNECTED or connecting.
+    pub(super) allowed: bool,
+    pub(super) unposted: u32,
+    ranges: KVec<(u64, u64)>,
+}
+
+impl Early {
+    /// None waiting; allowed (an EP starts UNCONNECTED).
+    pub(super) fn new() -> Early {
+        Early {
+            allowed: true,
+            unposted: 0,
+            ranges: KVec::new(),
+        }
+    }
+}
+
+impl DtoRing {
+    /// Takes and arms a context for a RECV into `segs` that waits for the QP, after the checks
+    /// a posted RECV gets. Returns its bytes and work requests, for
+    /// [`DtoRing::account`]. Any context.
+    ///
+    /// # Errors
+    ///
+    /// As [`DtoRing::post_recv`] (`-ENOMEM` also when its segments cannot be recorded).
+    pub(super) fn defer_recv(
+        &self,
+        st: &mut RingState,
+        segs: &[Segment<'_>],
+        cookie: u64,
+        g: &rcu::Guard,
+    ) -> Result<(u64, u32)> {
+        let (sg, total) = sges(segs, true, g)?;
+        if sg.as_slice().len() > self.max_sge as usize {
+            return Err(EMSGSIZE);
+        }
+        drop(sg);
+        let (e, c) = (&mut st.early, &mut st.core);
+        let at = e.ranges.len();
+        let r = (|| {
+            for s in segs {
+                e.ranges.push((s.offset, s.length), GFP_ATOMIC)?;
+            }
+            let idx = c.take(1)?;
+            let armed = match c.slot(idx) {
+                Some(s) => arm(s, DtoOp::Recv, cookie, total, segs, false),
+                None => Err(EINVAL),
+            };
+            if armed.is_err() {
+                c.untake_last();
+            }
+            armed
+        })();
+        match r {
+            Ok(()) => {
+                e.unposted += 1;
+                Ok((total, 1))
+            }
+            Err(err) => {
+                e.ranges.truncate(at);
+                Err(err)
+            }
+        }
+    }
+
+    /// Posts the RECVs that wait (if any) to the QP just created, in posting order: called
+    /// once the QP exists and before rdma_cm connects or accepts on it. A RECV the driver
+    /// refuses (or whose LMR's device is gone) completes with `RKDAPL_DTO_LOCAL_EP_ERROR`,
+    /// in its turn. Any context.
+    pub(crate) fn post_early(&self) {
+        let mut guard = self.shared().q.lock();
+        let st = &mut *guard;
+        if st.early.unposted == 0 {
+            return;
+        }
+        let Some(qp) = st.owner.as_deref().and_then(|o| o.qp()) else {
+            return;
+        };
+        let (e, c) = (&mut st.early, &mut st.core);
+        let g = rcu::read_lock();
+        let n = c.slots.len() as u32;
+        // INVARIANT: `unposted <= n`, the contexts in use.
+        let mut idx = (c.head_idx + n - e.unposted.min(n)) % n;
+        let mut at = 0usize;
+        for _ in 0..e.unposted {
+            let Some(s) = c.slots.get_mut(idx as usize) else {
+                break;
+            };
+            let lmrs = s.lmrs.as_slice();
+            let ranges = e.ranges.get(at..at + lmrs.len()).unwrap_or(&[]);
+            at += lmrs.len();
+            if self.post_one_early(qp, idx, lmrs, ranges, &g).is_err() {
+                s.status = DtoStatus::LocalEp;
+            }
+            idx = c.next(idx);
+        }
+        e.unposted = 0;
+        e.ranges.clear();
+    }
+
+    /// Posts the waiting RECV of context `idx`, over `ranges` of `lmrs`.
+    fn post_one_early(
+        &self,
+        qp: &Qp,
+        idx: u32,
+        lmrs: &[Arc<crate::lmr::Lmr>],
+        ranges: &[(u64, u64)],
+        g: &rcu::Guard,
+    ) -> Result {
+        if ranges.len() != lmrs.len() {
+            return Err(EINVAL);
+        }
+        let mut segs = OneOrMore::Empty;
+        for (lmr, &(offset, length)) in lmrs.iter().zip(ranges) {
+            segs.push(
+                Segment {
+                    lmr,
+                    offset,
+                    length,
+                },
+                GFP_ATOMIC,
+            )?;
+        }
+        let (sg, _) = sges(segs.as_slice(), true, g)?;
+        let sg: &[Sge<'_>] = sg.as_slice();
+        self.pool.post_recv(qp, idx, sg)
+    }
+
+    /// Ends the RECVs that wait for a QP that will not come (the connection attempt failed
+    /// before its QP existed, or the EP goes without one): each completes FLUSHED, in order.
+    /// Any context; events are posted after the ring's lock is released.
+    pub(crate) fn flush_early(&self) {
+        let alone = {
+            let mut guard = self.shared().q.lock();
+            let st = &mut *guard;
+            let (e, c) = (&mut st.early, &mut st.core);
+            if e.unposted == 0 {
+                return;
+            }
+            let n = c.slots.len() as u32;
+            let mut idx = (c.head_idx + n - e.unposted.min(n)) % n;
+            for _ in 0..e.unposted {
+                if let Some(s) = c.slots.get_mut(idx as usize) {
+                    s.status = DtoStatus::Flushed;
+                }
+                idx = c.next(idx);
+            }
+            let alone = c.head - c.tail == u64::from(e.unposted);
+            e.unposted = 0;
+            e.ranges.clear();
+            alone
+        };
+        // Otherwise RECVs posted to a QP are still outstanding before them: the drain of that
+        // QP finishes them, then `reap_all` these.
+        if alone {
+            self.reap_all();
+        }
+    }
+}

@@ -10,6 +10,10 @@
 #                    reconnect (insmod), mount, every checksum verified; then the server
 #                    unloaded under a reader: the reader gets I/O errors, nothing hangs, the
 #                    client unloads.
+#   blockdev_removal `rdma link delete` of the RDMA device under a writer (server and client
+#                    both lose it in the loopback): the removal completes, the writer gets I/O
+#                    errors, both modules unload, the device is added again (rm_rxe_up of
+#                    selftests/removal.sh).
 
 BLK_STORE=/run/rkdblk-store
 BLK_IMG=$BLK_STORE/disk.img
@@ -111,4 +115,42 @@ blockdev_suite() {
 	rmmod rkdblk || rc=$?
 	t_check $rc "blockdev: rmmod rkdblk after the server is gone" "rmmod exit $rc"
 	umount "$BLK_STORE" 2>/dev/null
+}
+
+blockdev_removal() {
+	local rc=0 i t0 secs
+	mkdir -p "$BLK_STORE"
+	mountpoint -q "$BLK_STORE" || mount -t tmpfs -o size=40M rkdblk-store "$BLK_STORE"
+	truncate -s 16M "$BLK_IMG"
+	insmod "$KO/samples/rkdblk_srv.ko" path=$BLK_IMG dev=$RKDAPL_DEV && blk_connect || rc=$?
+	t_check $rc "blockdev: server and client up again for the removal case" "insmod exit $rc"
+	[ $rc = 0 ] || { rmmod rkdblk_srv 2>/dev/null; return; }
+	dd if=/dev/urandom of=/dev/rkdblk0 bs=64k oflag=direct count=100000 status=none 2> /tmp/blk-dd.txt &
+	local dd_pid=$!
+	sleep 3
+	_log "blockdev: rdma link delete $RKDAPL_DEV under a writer"
+	t0=$SECONDS
+	timeout -k 5 120 rdma link delete "$RKDAPL_DEV" || rc=$?
+	secs=$((SECONDS - t0))
+	t_check $rc "blockdev: rdma link delete $RKDAPL_DEV under a writer completes (took $secs s)" "exit $rc"
+	rc=0
+	for ((i = 0; i < 60; i++)); do kill -0 $dd_pid 2>/dev/null || break; sleep 1; done
+	if kill -0 $dd_pid 2>/dev/null; then
+		rc=1
+		kill -9 $dd_pid
+	else
+		wait $dd_pid && rc=2
+	fi
+	t_check $rc "blockdev: the writer ends with an I/O error after the device's removal" \
+		"rc $rc (1: still running, 2: dd succeeded); $(head -c 200 /tmp/blk-dd.txt)"
+	rc=0
+	rmmod rkdblk || rc=$?
+	t_check $rc "blockdev: rmmod rkdblk after the device's removal" "rmmod exit $rc"
+	rc=0
+	rmmod rkdblk_srv || rc=$?
+	t_check $rc "blockdev: rmmod rkdblk_srv after the device's removal" "rmmod exit $rc"
+	umount "$BLK_STORE" 2>/dev/null
+	rc=0
+	rm_rxe_up || rc=$?
+	t_check $rc "blockdev: $RKDAPL_DEV added again" "$(rdma link show 2>&1 | tr '\n' ' ')"
 }

@@ -12,6 +12,8 @@
  * @path and moves the data by RDMA WRITE (reads) or RDMA READ (writes) to or from the
  * client's grant, then SENDs the completion with invalidate of that grant.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/atomic.h>
 #include <linux/fs.h>
 #include <linux/delay.h>

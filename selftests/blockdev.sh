@@ -31,6 +31,24 @@ blk_connect() {
 		timeout_ms=20000
 }
 
+# Indicative figures (a log line, not a test): dd with O_DIRECT, queue depth 1, on the debug
+# kernel under TCG; overwrites the filesystem.
+blk_speed() {
+	local spec op bs n t0 t1
+	for spec in "read 128k 32" "write 128k 32" "read 4k 256" "write 4k 256"; do
+		read -r op bs n <<< "$spec"
+		t0=$EPOCHREALTIME
+		if [ "$op" = read ]; then
+			dd if=/dev/rkdblk0 of=/dev/null bs=$bs count=$n iflag=direct status=none
+		else
+			dd if=/dev/zero of=/dev/rkdblk0 bs=$bs count=$n oflag=direct status=none
+		fi
+		t1=$EPOCHREALTIME
+		_log "blockdev: indicative, QD1 O_DIRECT (debug kernel, TCG): $op bs=$bs x $n: $(awk -v a="$t0" -v b="$t1" -v n="$n" -v bs="${bs%k}" \
+			'BEGIN { s = b - a; printf "%.2f s, %.0f IOPS, %.1f KiB/s", s, n / s, n * bs / s }')"
+	done
+}
+
 blockdev_suite() {
 	local rc=0 i n sz
 	mkdir -p "$BLK_STORE" "$BLK_MNT"
@@ -91,6 +109,7 @@ blockdev_suite() {
 		"rc $rc: $(head -n 3 /tmp/blk-check.txt | tr '\n' ' ')"
 	mountpoint -q "$BLK_MNT" && umount "$BLK_MNT"
 
+	blk_speed
 	# The server goes away under a reader: I/O errors, no hang.
 	rc=0
 	dd if=/dev/rkdblk0 of=/dev/null bs=4k iflag=direct count=1000000 status=none 2> /tmp/blk-dd.txt &

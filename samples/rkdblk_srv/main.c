@@ -3,7 +3,7 @@
  * rkdblk_srv: the server of the rkdblk remote block device (docs/blockdev.md), a C consumer of
  * include/rkdapl.h. It exports the block device or file @path to rkdblk.ko clients:
  *
- *   insmod rkdblk_srv.ko path=/dev/ram0 [dev=rxe0] [port=7490] [max_depth=32]
+ *   insmod rkdblk_srv.ko path=/dev/ram0 [dev=rxe0] [port=4421] [max_depth=32]
  *
  * A kthread waits on the PSP's EVD, which is also every connection's connection EVD: it
  * accepts each request (one connection per client hardware queue) and frees a connection when
@@ -31,9 +31,9 @@ MODULE_PARM_DESC(path, "the backing block device or file (required)");
 static char *dev = "rxe0";
 module_param(dev, charp, 0444);
 MODULE_PARM_DESC(dev, "RDMA device name (default rxe0)");
-static ushort port = 7490;
+static ushort port = 4421;
 module_param(port, ushort, 0444);
-MODULE_PARM_DESC(port, "PSP port (default 7490)");
+MODULE_PARM_DESC(port, "PSP port (default 4421; nvmet-rdma keeps 4420)");
 static uint max_depth = 32;
 module_param(max_depth, uint, 0444);
 MODULE_PARM_DESC(max_depth, "commands in flight per connection at most (default 32, at most 1024)");

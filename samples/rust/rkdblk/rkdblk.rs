@@ -3,7 +3,7 @@
 //! rkdblk: a remote block device over rkdapl's Rust API ([`rkdapl::api`]), the client of
 //! `rkdblk_srv.ko` (docs/blockdev.md).
 //!
-//!   insmod rkdblk.ko server=<ipv4, host order> [local=<ipv4>] [port=7490] [queues=1]
+//!   insmod rkdblk.ko server=<ipv4, host order> [local=<ipv4>] [port=4421] [queues=1]
 //!                    [depth=16] [timeout_ms=30000]
 //!
 //! connects one EP per blk-mq hardware queue to the server's PSP and adds `/dev/rkdblk0`, whose
@@ -48,8 +48,8 @@ module! {
             description: "this machine's IPv4 address on the RDMA device, host order (default: server, a loopback)",
         },
         port: u16 {
-            default: 7490,
-            description: "the server's PSP port (default 7490)",
+            default: 4421,
+            description: "the server's PSP port (default 4421)",
         },
         queues: u32 {
             default: 1,

@@ -10,6 +10,8 @@
 #                    reconnect (insmod), mount, every checksum verified; then the server
 #                    unloaded under a reader: the reader gets I/O errors, nothing hangs, the
 #                    client unloads.
+#   blockdev_timeout the server stops answering (its `stall` hook): a read fails with an I/O
+#                    error once the client's 5 s request timeout fails its queue; both unload.
 #   blockdev_removal `rdma link delete` of the RDMA device under a writer (server and client
 #                    both lose it in the loopback): the removal completes, the writer gets I/O
 #                    errors, both modules unload, the device is added again (rm_rxe_up of
@@ -28,7 +30,7 @@ blk_ip() {
 
 blk_connect() {
 	timeout -k 10 120 insmod "$KO/rkdblk.ko" server=$(blk_ip) queues=$BLK_QUEUES depth=16 \
-		timeout_ms=20000
+		timeout_ms=${BLK_TIMEOUT_MS:-20000}
 }
 
 # Indicative figures (a log line, not a test): dd with O_DIRECT, queue depth 1, on the debug
@@ -51,9 +53,8 @@ blk_speed() {
 
 blockdev_suite() {
 	local rc=0 i n sz
-	mkdir -p "$BLK_STORE" "$BLK_MNT"
-	mountpoint -q "$BLK_STORE" || mount -t tmpfs -o size=40M rkdblk-store "$BLK_STORE"
-	truncate -s 16M "$BLK_IMG"
+	mkdir -p "$BLK_MNT"
+	blk_store
 	_log "blockdev: insmod rkdblk_srv.ko path=$BLK_IMG"
 	insmod "$KO/samples/rkdblk_srv.ko" path=$BLK_IMG dev=$RKDAPL_DEV || rc=$?
 	t_check $rc "blockdev: the server exports a 16 MiB file (rkdblk_srv.ko)" "insmod exit $rc"
@@ -136,11 +137,42 @@ blockdev_suite() {
 	umount "$BLK_STORE" 2>/dev/null
 }
 
-blockdev_removal() {
-	local rc=0 i t0 secs
+blk_store() {
 	mkdir -p "$BLK_STORE"
 	mountpoint -q "$BLK_STORE" || mount -t tmpfs -o size=40M rkdblk-store "$BLK_STORE"
 	truncate -s 16M "$BLK_IMG"
+}
+
+blockdev_timeout() {
+	local rc=0 t0 secs
+	blk_store
+	insmod "$KO/samples/rkdblk_srv.ko" path=$BLK_IMG dev=$RKDAPL_DEV &&
+		BLK_TIMEOUT_MS=5000 blk_connect || rc=$?
+	t_check $rc "blockdev: server and client (5 s request timeout) up for the timeout case" \
+		"insmod exit $rc"
+	[ $rc = 0 ] || { rmmod rkdblk_srv 2>/dev/null; return; }
+	echo 1 > /sys/module/rkdblk_srv/parameters/stall
+	t0=$SECONDS
+	timeout -k 5 120 dd if=/dev/rkdblk0 of=/dev/null bs=4k skip=1000 count=1 iflag=direct \
+		status=none 2> /tmp/blk-dd.txt
+	rc=$?
+	secs=$((SECONDS - t0))
+	[ $rc != 0 ] && [ $rc != 124 ] && [ $rc != 137 ] && [ $secs -ge 4 ]
+	t_check $? "blockdev: the server stops answering: the read fails with an I/O error after the request timeout (took $secs s)" \
+		"dd exit $rc (124/137: hung) after $secs s; $(head -c 200 /tmp/blk-dd.txt)"
+	rc=0
+	rmmod rkdblk || rc=$?
+	t_check $rc "blockdev: rmmod rkdblk after the timeout" "rmmod exit $rc"
+	echo 0 > /sys/module/rkdblk_srv/parameters/stall
+	rc=0
+	rmmod rkdblk_srv || rc=$?
+	t_check $rc "blockdev: rmmod rkdblk_srv after the timeout" "rmmod exit $rc"
+	umount "$BLK_STORE" 2>/dev/null
+}
+
+blockdev_removal() {
+	local rc=0 i t0 secs
+	blk_store
 	insmod "$KO/samples/rkdblk_srv.ko" path=$BLK_IMG dev=$RKDAPL_DEV && blk_connect || rc=$?
 	t_check $rc "blockdev: server and client up again for the removal case" "insmod exit $rc"
 	[ $rc = 0 ] || { rmmod rkdblk_srv 2>/dev/null; return; }

@@ -122,6 +122,7 @@ if load_provider; then
 	# The rkdblk remote block device (issue 17); not yet built and run for the stock kernel.
 	if [ $full = 1 ]; then
 		blockdev_suite
+		blockdev_timeout
 		blockdev_removal
 	fi
 	unload_suite

@@ -37,6 +37,9 @@ MODULE_PARM_DESC(port, "PSP port (default 4421; nvmet-rdma keeps 4420)");
 static uint max_depth = 32;
 module_param(max_depth, uint, 0444);
 MODULE_PARM_DESC(max_depth, "commands in flight per connection at most (default 32, at most 1024)");
+static uint stall;
+module_param(stall, uint, 0644);
+MODULE_PARM_DESC(stall, "test hook: while nonzero, commands are received but never answered");
 
 /* Bytes per command at most. */
 #define SRV_MAX_IO (128 * 1024)
@@ -230,6 +233,8 @@ static void on_command(struct srv_conn *c, u32 i, u64 len)
 	ret = post_recv(c, i);
 	if (ret && !atomic_read(&c->dead))
 		pr_warn("queue %u: RECV %u not posted again: %d\n", c->queue, i, ret);
+	if (READ_ONCE(stall))
+		return;
 	tag = RKDBLK_TAG(le32_to_cpu(cmd.cid));
 	if (len != sizeof(cmd) || tag >= c->depth) {
 		pr_warn("queue %u: malformed command (%llu bytes, tag %u), ignored\n", c->queue,

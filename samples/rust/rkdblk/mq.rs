@@ -38,10 +38,11 @@ pub(crate) trait Driver: Send + Sync + Sized + 'static {
     /// `BLK_MQ_F_BLOCKING`): may sleep.
     fn queue_rq(&self, hctx: u32, rq: Rq);
 
-    /// The request with `tag` on hardware queue `hctx` timed out. The driver ends it, now or
-    /// later, as its [`Rq`] says; blk-mq restarts its timer. Process context (blk-mq's timeout
-    /// work); must not wait for the request.
-    fn timeout(&self, hctx: u32, tag: u32);
+    /// The request with `tag` on hardware queue `hctx` timed out. Returns `true` if the driver
+    /// ended it (through its [`Rq`]) or will end it without blk-mq's timer (`BLK_EH_DONE`),
+    /// `false` to have the timer restarted (`BLK_EH_RESET_TIMER`). Process context (blk-mq's
+    /// timeout work, which holds a reference on the request); must not wait for it.
+    fn timeout(&self, hctx: u32, tag: u32) -> bool;
 }
 
 /// blk-mq's per-request data of a [`Disk`] (`cmd_size`): the request's scatterlist.
@@ -225,8 +226,11 @@ impl<D: Driver> Ops<D> {
                 (*rq).tag as u32,
             )
         };
-        driver.timeout(index, tag);
-        bindings::blk_eh_timer_return_BLK_EH_RESET_TIMER
+        if driver.timeout(index, tag) {
+            bindings::blk_eh_timer_return_BLK_EH_DONE
+        } else {
+            bindings::blk_eh_timer_return_BLK_EH_RESET_TIMER
+        }
     }
 
     const OPS: bindings::blk_mq_ops = bindings::blk_mq_ops {

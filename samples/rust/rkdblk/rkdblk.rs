@@ -430,13 +430,17 @@ impl Driver for Device {
         }
     }
 
-    fn timeout(&self, hctx: u32, tag: u32) {
-        if let Some(q) = self.queues.get(hctx as usize) {
-            pr_err!("queue {}: request of tag {} timed out\n", hctx, tag);
-            q.fail("request timeout");
-            // Process context (blk-mq's timeout work): the connection goes too.
-            let _ = q.ep.disconnect();
-        }
+    /// Fails the request's queue: every request in flight on it ends with `EIO`, the timed-out
+    /// one among them (or it completed meanwhile), and the connection is disconnected.
+    fn timeout(&self, hctx: u32, tag: u32) -> bool {
+        let Some(q) = self.queues.get(hctx as usize) else {
+            return false;
+        };
+        pr_err!("queue {}: request of tag {} timed out\n", hctx, tag);
+        q.fail("request timeout");
+        // Process context (blk-mq's timeout work): the connection goes too.
+        let _ = q.ep.disconnect();
+        true
     }
 }
 

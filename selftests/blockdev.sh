@@ -36,7 +36,7 @@ blk_connect() {
 # Indicative figures (a log line, not a test): dd with O_DIRECT, queue depth 1, on the debug
 # kernel under TCG; overwrites the filesystem.
 blk_speed() {
-	local spec op bs n t0 t1
+	local spec op bs n t0 t1 i
 	for spec in "read 128k 32" "write 128k 32" "read 4k 256" "write 4k 256"; do
 		read -r op bs n <<< "$spec"
 		t0=$EPOCHREALTIME
@@ -48,6 +48,21 @@ blk_speed() {
 		t1=$EPOCHREALTIME
 		_log "blockdev: indicative, QD1 O_DIRECT (debug kernel, TCG): $op bs=$bs x $n: $(awk -v a="$t0" -v b="$t1" -v n="$n" -v bs="${bs%k}" \
 			'BEGIN { s = b - a; printf "%.2f s, %.0f IOPS, %.1f KiB/s", s, n / s, n * bs / s }')"
+	done
+	# Eight dd at once, 4 KiB each: about QD8 across the queues.
+	for op in read write; do
+		t0=$EPOCHREALTIME
+		for i in 0 1 2 3 4 5 6 7; do
+			if [ "$op" = read ]; then
+				dd if=/dev/rkdblk0 of=/dev/null bs=4k count=64 skip=$((i * 512)) iflag=direct status=none &
+			else
+				dd if=/dev/zero of=/dev/rkdblk0 bs=4k count=64 seek=$((i * 512)) oflag=direct status=none &
+			fi
+		done
+		wait
+		t1=$EPOCHREALTIME
+		_log "blockdev: indicative, 8 x dd O_DIRECT (about QD8; debug kernel, TCG): $op bs=4k x 512: $(awk -v a="$t0" -v b="$t1" \
+			'BEGIN { s = b - a; printf "%.2f s, %.0f IOPS, %.1f KiB/s", s, 512 / s, 512 * 4 / s }')"
 	done
 }
 

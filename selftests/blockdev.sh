@@ -219,4 +219,18 @@ blockdev_removal() {
 	rc=0
 	rm_rxe_up || rc=$?
 	t_check $rc "blockdev: $RKDAPL_DEV added again" "$(rdma link show 2>&1 | tr '\n' ' ')"
+	blk_nothing_left
+}
+
+# rkdapl frees what a module left open when it goes, and says so: neither side may have.
+blk_nothing_left() {
+	local l n=0
+	local -a lines
+	mapfile -t lines < <(dmesg)
+	for l in "${lines[@]}"; do
+		[[ $l == *"rkdapl: rkdblk"*" went away with objects open"* ]] && n=$((n + 1)) && echo "$l"
+	done
+	[ $n = 0 ]
+	t_check $? "blockdev: rkdblk.ko and rkdblk_srv.ko freed all their rkdapl objects before every unload" \
+		"$n 'went away with objects open' lines"
 }

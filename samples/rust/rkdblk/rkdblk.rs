@@ -75,13 +75,18 @@ const COOKIE_BIND: u64 = 1 << 32;
 const COOKIE_SEND: u64 = 2 << 32;
 
 /// The rkdapl objects of one tag: made at connect, reused by each request of the tag.
+///
+/// Dropped in field order: `rmr` first, so that a grant a failed request left bound ends
+/// before `bounce` is dropped. (An `Lmr` dropped while a grant holds it stays registered with
+/// its IA until the module unloads: `rkdapl::api::Lmr`'s drop ignores `rkdapl_lmr_free`'s
+/// `-EBUSY`, and nothing frees it later.)
 struct TagRes {
+    /// Granted anew for each request, invalidated by the server's completion.
+    rmr: Rmr,
     /// The request's data on its way (a bounce buffer the server reaches through `rmr`).
     bounce: Lmr,
     /// The command's bytes for the SEND.
     cmd: Lmr,
-    /// Granted anew for each request, invalidated by the server's completion.
-    rmr: Rmr,
     /// Between the request's pages and `bounce`.
     scratch: KVec<u8>,
 }
@@ -162,13 +167,13 @@ impl Queue {
         let mut slots = KVec::with_capacity(qdepth as usize, GFP_KERNEL)?;
         for _ in 0..qdepth {
             let res = TagRes {
+                rmr: Rmr::new(pz)?,
                 bounce: Lmr::alloc(
                     pz,
                     max_io as usize,
                     MEM_LOCAL_WRITE | MEM_REMOTE_READ | MEM_REMOTE_WRITE,
                 )?,
                 cmd: Lmr::alloc(pz, proto::CMD_LEN, MEM_LOCAL_WRITE)?,
-                rmr: Rmr::new(pz)?,
                 scratch: KVec::from_elem(0u8, max_io as usize, GFP_KERNEL)?,
             };
             slots.push(

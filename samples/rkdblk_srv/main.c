@@ -1,0 +1,485 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rkdblk_srv: the server of the rkdblk remote block device (docs/blockdev.md), a C consumer of
+ * include/rkdapl.h. It exports the block device or file @path to rkdblk.ko clients:
+ *
+ *   insmod rkdblk_srv.ko path=/dev/ram0 [dev=rxe0] [port=4421] [max_depth=32]
+ *
+ * A kthread waits on the PSP's EVD, which is also every connection's connection EVD: it
+ * accepts each request (one connection per client hardware queue) and frees a connection when
+ * it ends. Commands arrive by RECV on the connection's DTO EVD, whose upcall copies the
+ * command out, re-posts the RECV and queues the command's work; the work reads or writes
+ * @path and moves the data by RDMA WRITE (reads) or RDMA READ (writes) to or from the
+ * client's grant, then SENDs the completion with invalidate of that grant.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/atomic.h>
+#include <linux/fs.h>
+#include <linux/delay.h>
+#include <linux/kthread.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/workqueue.h>
+#include "../../include/rkdapl.h"
+
+#include "proto.h"
+
+static char *path;
+module_param(path, charp, 0444);
+MODULE_PARM_DESC(path, "the backing block device or file (required)");
+static char *dev = "rxe0";
+module_param(dev, charp, 0444);
+MODULE_PARM_DESC(dev, "RDMA device name (default rxe0)");
+static ushort port = 4421;
+module_param(port, ushort, 0444);
+MODULE_PARM_DESC(port, "PSP port (default 4421; nvmet-rdma keeps 4420)");
+static uint max_depth = 32;
+module_param(max_depth, uint, 0444);
+MODULE_PARM_DESC(max_depth, "commands in flight per connection at most (default 32, at most 1024)");
+static uint stall;
+module_param(stall, uint, 0644);
+MODULE_PARM_DESC(stall, "test hook: while nonzero, commands are received but never answered");
+
+/* Bytes per command at most. */
+#define SRV_MAX_IO (128 * 1024)
+
+/* Cookies: the kind in the top 32 bits, the RECV index or the tag below. */
+enum { K_RECV = 1, K_READ, K_SEND, K_WRITE };
+#define COOKIE(k, i) (((u64)(k) << 32) | (i))
+
+struct srv_conn;
+
+/* One command slot, picked by the command's tag. */
+struct srv_cmd {
+	struct work_struct work;
+	struct srv_conn *c;
+	struct rkdblk_cmd cmd;
+	/* Set by the upcall for a command refused before any I/O. */
+	int status;
+	/* 1 once its RDMA READ (a WRITE command's data) completed. */
+	int fetched;
+	/* A command of this tag is being served. */
+	atomic_t busy;
+};
+
+struct srv_conn {
+	struct list_head node;
+	struct rkdapl_ep *ep;
+	struct rkdapl_evd *evd;
+	struct rkdapl_lmr *lmr;
+	/* depth RECV buffers, depth completions, depth data buffers of SRV_MAX_IO. */
+	void *mem;
+	u32 depth;
+	u32 queue;
+	atomic_t dead;
+	struct srv_cmd *cmds;
+};
+
+static struct {
+	struct file *file;
+	u64 capacity;
+	struct rkdapl_ia *ia;
+	struct rkdapl_pz *pz;
+	struct rkdapl_evd *psp_evd;
+	struct rkdapl_psp *psp;
+	struct task_struct *thread;
+	struct workqueue_struct *wq;
+	struct list_head conns;
+	/* Commands served, for the unload line. */
+	atomic64_t served;
+} srv;
+
+static u64 recv_off(struct srv_conn *c, u32 i)
+{
+	return (u64)i * sizeof(struct rkdblk_cmd);
+}
+
+static u64 resp_off(struct srv_conn *c, u32 tag)
+{
+	return (u64)c->depth * sizeof(struct rkdblk_cmd) + (u64)tag * sizeof(struct rkdblk_resp);
+}
+
+static u64 data_off(struct srv_conn *c, u32 tag)
+{
+	return (u64)c->depth * (sizeof(struct rkdblk_cmd) + sizeof(struct rkdblk_resp)) +
+	       (u64)tag * SRV_MAX_IO;
+}
+
+static int post_recv(struct srv_conn *c, u32 i)
+{
+	struct rkdapl_lmr_triplet t = { c->lmr, recv_off(c, i), sizeof(struct rkdblk_cmd) };
+
+	return rkdapl_post_recv(c->ep, &t, 1, COOKIE(K_RECV, i), 0);
+}
+
+/*
+ * Sends the completion of the command in @sc with @status: a SEND with invalidate of the
+ * client's grant when the command had one, with the data's RDMA WRITE chained before it for a
+ * successful READ. The slot is free again before the post: the client may reuse the tag as
+ * soon as the completion arrives.
+ */
+static void respond(struct srv_cmd *sc, int status)
+{
+	struct srv_conn *c = sc->c;
+	u32 tag = sc - c->cmds, len = le32_to_cpu(sc->cmd.length);
+	struct rkdblk_resp *r = c->mem + resp_off(c, tag);
+	struct rkdapl_lmr_triplet data = { c->lmr, data_off(c, tag), len };
+	struct rkdapl_lmr_triplet resp = { c->lmr, resp_off(c, tag), sizeof(*r) };
+	struct rkdapl_dto dtos[2] = {};
+	u32 rkey = le32_to_cpu(sc->cmd.rkey), n = 0;
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	r->cid = sc->cmd.cid;
+	r->status = cpu_to_le32((u32)status);
+	rkdapl_lmr_sync_rdma_read(c->lmr, resp_off(c, tag), sizeof(*r));
+	if (!status && sc->cmd.op == RKDBLK_OP_READ && len) {
+		rkdapl_lmr_sync_rdma_read(c->lmr, data_off(c, tag), len);
+		dtos[n].op = RKDAPL_DTO_RDMA_WRITE;
+		dtos[n].flags = RKDAPL_COMPLETION_SUPPRESS;
+		dtos[n].iov = &data;
+		dtos[n].num_iov = 1;
+		dtos[n].remote.address = le64_to_cpu(sc->cmd.address);
+		dtos[n].remote.rkey = rkey;
+		dtos[n].remote.length = len;
+		dtos[n].cookie = COOKIE(K_WRITE, tag);
+		n++;
+	}
+	dtos[n].op = rkey ? RKDAPL_DTO_SEND_INVALIDATE : RKDAPL_DTO_SEND;
+	dtos[n].invalidate_rkey = rkey;
+	dtos[n].iov = &resp;
+	dtos[n].num_iov = 1;
+	dtos[n].cookie = COOKIE(K_SEND, tag);
+	n++;
+	atomic_set(&sc->busy, 0);
+	atomic64_inc(&srv.served);
+	ret = rkdapl_post_chain(c->ep, dtos, n, NULL);
+	if (ret && !atomic_read(&c->dead))
+		pr_warn("queue %u: completion of tag %u not posted: %d\n", c->queue, tag, ret);
+}
+
+/*
+ * A command can arrive before this side saw ESTABLISHED (rkdapl_cr_accept()), when posting
+ * gets -ENOTCONN: wait for the state to settle, up to 5 s (work items may sleep).
+ */
+static void wait_connected(struct srv_conn *c)
+{
+	u32 state = RKDAPL_EP_STATE_PASSIVE_CONNECTION_PENDING;
+	int i;
+
+	for (i = 0; i < 5000; i++) {
+		if (rkdapl_ep_get_state(c->ep, &state) ||
+		    state != RKDAPL_EP_STATE_PASSIVE_CONNECTION_PENDING)
+			return;
+		usleep_range(1000, 2000);
+	}
+}
+
+static void cmd_work(struct work_struct *w)
+{
+	struct srv_cmd *sc = container_of(w, struct srv_cmd, work);
+	struct srv_conn *c = sc->c;
+	u32 tag = sc - c->cmds, len = le32_to_cpu(sc->cmd.length);
+	loff_t pos = (loff_t)le64_to_cpu(sc->cmd.sector) << 9;
+	void *buf = c->mem + data_off(c, tag);
+	ssize_t n;
+	int ret;
+
+	wait_connected(c);
+	if (sc->status)
+		return respond(sc, sc->status);
+	switch (sc->cmd.op) {
+	case RKDBLK_OP_READ:
+		n = kernel_read(srv.file, buf, len, &pos);
+		return respond(sc, n == len ? 0 : n < 0 ? (int)n : -EIO);
+	case RKDBLK_OP_WRITE:
+		if (!sc->fetched) {
+			struct rkdapl_lmr_triplet t = { c->lmr, data_off(c, tag), len };
+			struct rkdapl_rmr_triplet r = {
+				.address = le64_to_cpu(sc->cmd.address),
+				.rkey = le32_to_cpu(sc->cmd.rkey),
+				.length = len,
+			};
+
+			ret = rkdapl_post_rdma_read(c->ep, &t, 1, &r, COOKIE(K_READ, tag), 0);
+			if (ret)
+				respond(sc, ret);
+			return;
+		}
+		rkdapl_lmr_sync_rdma_write(c->lmr, data_off(c, tag), len);
+		n = kernel_write(srv.file, buf, len, &pos);
+		ret = n == len ? 0 : n < 0 ? (int)n : -EIO;
+		if (!ret && (sc->cmd.flags & RKDBLK_FLAG_FUA))
+			ret = vfs_fsync_range(srv.file, pos - len, pos - 1, 1);
+		return respond(sc, ret);
+	case RKDBLK_OP_FLUSH:
+		return respond(sc, vfs_fsync(srv.file, 0));
+	}
+	respond(sc, -EOPNOTSUPP);
+}
+
+/* A new command arrived in RECV @i: copied out, the RECV posted again, the work queued. */
+static void on_command(struct srv_conn *c, u32 i, u64 len)
+{
+	struct rkdblk_cmd cmd;
+	struct srv_cmd *sc;
+	u32 tag, io;
+	u64 end;
+	int ret;
+
+	rkdapl_lmr_sync_rdma_write(c->lmr, recv_off(c, i), sizeof(cmd));
+	memcpy(&cmd, c->mem + recv_off(c, i), sizeof(cmd));
+	ret = post_recv(c, i);
+	if (ret && !atomic_read(&c->dead))
+		pr_warn("queue %u: RECV %u not posted again: %d\n", c->queue, i, ret);
+	if (READ_ONCE(stall))
+		return;
+	tag = RKDBLK_TAG(le32_to_cpu(cmd.cid));
+	if (len != sizeof(cmd) || tag >= c->depth) {
+		pr_warn("queue %u: malformed command (%llu bytes, tag %u), ignored\n", c->queue,
+			len, tag);
+		return;
+	}
+	sc = &c->cmds[tag];
+	if (atomic_cmpxchg(&sc->busy, 0, 1)) {
+		pr_warn("queue %u: command for busy tag %u, ignored\n", c->queue, tag);
+		return;
+	}
+	sc->cmd = cmd;
+	sc->fetched = 0;
+	sc->status = 0;
+	io = le32_to_cpu(cmd.length);
+	end = le64_to_cpu(cmd.sector) + (io >> 9);
+	if (cmd.op < RKDBLK_OP_READ || cmd.op > RKDBLK_OP_FLUSH)
+		sc->status = -EOPNOTSUPP;
+	else if (cmd.op != RKDBLK_OP_FLUSH &&
+		 (!io || io > SRV_MAX_IO || io & 511 || !cmd.rkey || end > srv.capacity))
+		sc->status = -EINVAL;
+	queue_work(srv.wq, &sc->work);
+}
+
+/* DTO completions of one connection (the CQ's completion work: must not sleep). */
+static void dto_upcall(void *ctx, const struct rkdapl_event *ev)
+{
+	struct srv_conn *c = ctx;
+	u32 kind = ev->cookie >> 32, i = (u32)ev->cookie;
+
+	if (ev->type != RKDAPL_DTO_COMPLETION_EVENT)
+		return;
+	if (ev->status != RKDAPL_DTO_SUCCESS) {
+		if (!atomic_xchg(&c->dead, 1) && ev->status != RKDAPL_DTO_FLUSHED)
+			pr_warn("queue %u: DTO (kind %u, %u) failed with status %d\n", c->queue,
+				kind, i, ev->status);
+		return;
+	}
+	if (kind == K_RECV && i < c->depth)
+		on_command(c, i, ev->transferred_length);
+	else if (kind == K_READ && i < c->depth) {
+		c->cmds[i].fetched = 1;
+		queue_work(srv.wq, &c->cmds[i].work);
+	}
+}
+
+static void conn_free(struct srv_conn *c)
+{
+	atomic_set(&c->dead, 1);
+	list_del(&c->node);
+	/* Drains the QP: no upcall for it after this, so no work is queued any more. */
+	if (c->ep)
+		rkdapl_ep_free(c->ep);
+	/* Work still running posts on a freed EP: rkdapl refuses the stale handle (-EINVAL). */
+	flush_workqueue(srv.wq);
+	if (c->lmr)
+		rkdapl_lmr_free(c->lmr);
+	if (c->evd)
+		rkdapl_evd_free(c->evd);
+	kvfree(c->cmds);
+	kfree(c);
+}
+
+static void accept_one(struct rkdapl_cr *cr, const struct rkdapl_event *ev)
+{
+	const struct rkdblk_connect *req = (const void *)ev->private_data;
+	struct rkdapl_ep_attr attr = {};
+	struct rkdblk_accept acc = {};
+	struct srv_conn *c;
+	u32 i;
+	int ret;
+
+	if (ev->private_data_len < sizeof(*req) || le32_to_cpu(req->magic) != RKDBLK_MAGIC ||
+	    le16_to_cpu(req->version) != RKDBLK_VERSION || !req->depth) {
+		pr_warn("connection request without an rkdblk header, rejected\n");
+		rkdapl_cr_reject(cr, NULL, 0);
+		return;
+	}
+	c = kzalloc(sizeof(*c), GFP_KERNEL);
+	if (!c) {
+		rkdapl_cr_reject(cr, NULL, 0);
+		return;
+	}
+	INIT_LIST_HEAD(&c->node);
+	list_add(&c->node, &srv.conns);
+	c->queue = le16_to_cpu(req->queue);
+	c->depth = min_t(u32, le16_to_cpu(req->depth), max_depth);
+	c->cmds = kvcalloc(c->depth, sizeof(*c->cmds), GFP_KERNEL);
+	ret = -ENOMEM;
+	if (!c->cmds)
+		goto fail;
+	for (i = 0; i < c->depth; i++) {
+		c->cmds[i].c = c;
+		INIT_WORK(&c->cmds[i].work, cmd_work);
+	}
+	ret = rkdapl_evd_create(srv.ia, 4 * c->depth + 16, &c->evd);
+	if (ret)
+		goto fail;
+	ret = rkdapl_evd_modify_upcall(c->evd, RKDAPL_UPCALL_SINGLE_INSTANCE, dto_upcall, c);
+	if (ret)
+		goto fail;
+	ret = rkdapl_lmr_alloc(srv.pz, data_off(c, c->depth), RKDAPL_MEM_LOCAL_WRITE, &c->mem,
+			       &c->lmr);
+	if (ret)
+		goto fail;
+	/* A READ command takes a WRITE and a SEND, a WRITE command a READ and a SEND. */
+	attr.max_request_dtos = min_t(u32, 4 * c->depth, 4096);
+	attr.max_recv_dtos = c->depth;
+	attr.max_request_iov = 1;
+	attr.max_recv_iov = 1;
+	attr.max_rdma_read_out = 16;
+	ret = rkdapl_ep_create(srv.pz, c->evd, srv.psp_evd, &attr, &c->ep);
+	if (ret)
+		goto fail;
+	acc.magic = cpu_to_le32(RKDBLK_MAGIC);
+	acc.version = cpu_to_le16(RKDBLK_VERSION);
+	acc.depth = cpu_to_le16(c->depth);
+	acc.max_io = cpu_to_le32(SRV_MAX_IO);
+	acc.block_size = cpu_to_le32(512);
+	acc.capacity = cpu_to_le64(srv.capacity);
+	ret = rkdapl_cr_accept(cr, c->ep, &acc, sizeof(acc));
+	cr = NULL;
+	if (ret)
+		goto fail;
+	for (i = 0; i < c->depth; i++) {
+		ret = post_recv(c, i);
+		if (ret)
+			goto fail;
+	}
+	pr_info("queue %u: accepted, depth %u\n", c->queue, c->depth);
+	return;
+fail:
+	pr_warn("queue %u: not accepted: %d\n", c->queue, ret);
+	if (cr)
+		rkdapl_cr_reject(cr, NULL, 0);
+	conn_free(c);
+}
+
+static struct srv_conn *conn_of(struct rkdapl_ep *ep)
+{
+	struct srv_conn *c;
+
+	list_for_each_entry(c, &srv.conns, node)
+		if (c->ep == ep)
+			return c;
+	return NULL;
+}
+
+static int srv_thread(void *unused)
+{
+	struct rkdapl_event ev;
+	struct srv_conn *c, *tmp;
+
+	while (!kthread_should_stop()) {
+		if (rkdapl_evd_wait(srv.psp_evd, 200, &ev))
+			continue;
+		switch (ev.type) {
+		case RKDAPL_CONNECTION_REQUEST_EVENT:
+			accept_one(ev.cr, &ev);
+			break;
+		case RKDAPL_CONNECTION_EVENT_ESTABLISHED:
+			break;
+		default:
+			/* DISCONNECTED, BROKEN, or a failed accept's outcome. */
+			c = conn_of(ev.ep);
+			if (c) {
+				pr_info("queue %u: connection ended (event %u, status %d)\n",
+					c->queue, ev.type, ev.status);
+				conn_free(c);
+			}
+		}
+	}
+	list_for_each_entry_safe(c, tmp, &srv.conns, node)
+		conn_free(c);
+	return 0;
+}
+
+static int __init srv_init(void)
+{
+	int ret;
+
+	INIT_LIST_HEAD(&srv.conns);
+	if (!path)
+		return -EINVAL;
+	if (max_depth < 1 || max_depth > 1024)
+		return -EINVAL;
+	srv.file = filp_open(path, O_RDWR | O_LARGEFILE, 0);
+	if (IS_ERR(srv.file)) {
+		ret = PTR_ERR(srv.file);
+		pr_err("cannot open %s: %d\n", path, ret);
+		return ret;
+	}
+	srv.capacity = i_size_read(srv.file->f_mapping->host) >> 9;
+	ret = -ENOMEM;
+	srv.wq = alloc_workqueue("rkdblk_srv", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
+	if (!srv.wq)
+		goto out_file;
+	ret = rkdapl_ia_open(dev, &srv.ia);
+	if (ret)
+		goto out_wq;
+	ret = rkdapl_pz_create(srv.ia, &srv.pz);
+	if (ret)
+		goto out_ia;
+	ret = rkdapl_evd_create(srv.ia, 256, &srv.psp_evd);
+	if (ret)
+		goto out_pz;
+	ret = rkdapl_psp_create(srv.ia, port, 64, srv.psp_evd, &srv.psp);
+	if (ret)
+		goto out_evd;
+	srv.thread = kthread_run(srv_thread, NULL, "rkdblk_srv");
+	if (IS_ERR(srv.thread)) {
+		ret = PTR_ERR(srv.thread);
+		goto out_psp;
+	}
+	pr_info("serving %s (%llu sectors) on %s port %u\n", path, srv.capacity, dev, port);
+	return 0;
+out_psp:
+	rkdapl_psp_free(srv.psp);
+out_evd:
+	rkdapl_evd_free(srv.psp_evd);
+out_pz:
+	rkdapl_pz_free(srv.pz);
+out_ia:
+	rkdapl_ia_close(srv.ia);
+out_wq:
+	destroy_workqueue(srv.wq);
+out_file:
+	filp_close(srv.file, NULL);
+	return ret;
+}
+
+static void __exit srv_exit(void)
+{
+	/* The thread frees the connections as it stops; then the PSP rejects what waits. */
+	kthread_stop(srv.thread);
+	rkdapl_psp_free(srv.psp);
+	rkdapl_evd_free(srv.psp_evd);
+	rkdapl_pz_free(srv.pz);
+	rkdapl_ia_close(srv.ia);
+	destroy_workqueue(srv.wq);
+	filp_close(srv.file, NULL);
+	pr_info("served %lld commands\n", (long long)atomic64_read(&srv.served));
+}
+
+module_init(srv_init);
+module_exit(srv_exit);
+MODULE_DESCRIPTION("rkdblk server: a block device exported over rkdapl");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The rkdblk wire protocol (docs/blockdev.md): a remote block device over rkdapl, shaped like
+ * NVMe over Fabrics' RDMA transport. Everything little-endian. The Rust client has the same
+ * layouts in samples/rust/rkdblk/proto.rs.
+ */
+#ifndef RKDBLK_PROTO_H
+#define RKDBLK_PROTO_H
+
+#include <linux/build_bug.h>
+#include <linux/types.h>
+
+#define RKDBLK_MAGIC 0x42444b52 /* "RKDB" */
+#define RKDBLK_VERSION 1
+
+/* Connect private data, client to server. */
+struct rkdblk_connect {
+	__le32 magic;
+	__le16 version;
+	__le16 queue;	/* the client's hardware queue index */
+	__le16 depth;	/* commands the client wants in flight */
+	__u8 reserved[6];
+};
+
+/* Accept private data, server to client. */
+struct rkdblk_accept {
+	__le32 magic;
+	__le16 version;
+	__le16 depth;	/* granted: the connection's credits */
+	__le32 max_io;	/* bytes per command at most */
+	__le32 block_size;
+	__le64 capacity;	/* 512-byte sectors */
+	__u8 reserved[8];
+};
+
+enum rkdblk_op {
+	RKDBLK_OP_READ = 1,
+	RKDBLK_OP_WRITE = 2,
+	RKDBLK_OP_FLUSH = 3,
+};
+
+#define RKDBLK_FLAG_FUA (1 << 0)
+
+/* Command, client to server (SEND). */
+struct rkdblk_cmd {
+	__u8 op;
+	__u8 flags;
+	__le16 reserved;
+	__le32 cid;	/* tag | generation << 16 */
+	__le64 sector;
+	__le32 length;
+	__le32 rkey;
+	__le64 address;
+};
+
+/* Completion, server to client (SEND with invalidate of the command's rkey, or SEND). */
+struct rkdblk_resp {
+	__le32 cid;
+	__le32 status;	/* 0 or a negative errno */
+	__u8 reserved[8];
+};
+
+#define RKDBLK_TAG(cid) ((cid) & 0xffff)
+
+static_assert(sizeof(struct rkdblk_connect) == 16);
+static_assert(sizeof(struct rkdblk_accept) == 32);
+static_assert(sizeof(struct rkdblk_cmd) == 32);
+static_assert(sizeof(struct rkdblk_resp) == 16);
+
+#endif

@@ -1,0 +1,402 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! A small blk-mq binding for rkdblk: what `kernel::block::mq` of this kernel (7.3) lacks for a
+//! real driver, and the only `unsafe` code of the client.
+//!
+//! `kernel::block::mq` (what rnull uses) gives a request no driver data, no sector, length,
+//! operation or data pages, ends requests only with success and has no timeout callback; the
+//! kernel crate is not ours to change, so this module binds the C API directly, in the same
+//! shape: a [`Disk`] owns the tag set and the gendisk; blk-mq hands each request to
+//! [`Driver::queue_rq`] as an [`Rq`], a token that ends the request exactly once
+//! ([`Rq::end`], or `BLK_STS_IOERR` when dropped). The request's data is reached through a
+//! scatterlist kept in blk-mq's per-request data (`cmd_size`): [`Rq::copy_out`] and
+//! [`Rq::copy_in`] copy between it and a buffer.
+
+use core::ptr::NonNull;
+use kernel::{bindings, error::to_result, prelude::*, sync::Arc};
+
+/// Scatterlist entries per request: the queue's `max_segments`.
+pub(crate) const MAX_SEGS: usize = 64;
+
+/// What a request asks for.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum ReqOp {
+    /// Read `bytes()` from `sector()`.
+    Read,
+    /// Write `bytes()` at `sector()`.
+    Write,
+    /// Make earlier completed writes durable.
+    Flush,
+    /// Anything else (discard, zone operations, ...): not supported.
+    Other,
+}
+
+/// The driver side of a [`Disk`].
+pub(crate) trait Driver: Send + Sync + Sized + 'static {
+    /// A request for hardware queue `hctx`, started (its timer runs). The driver owns it and
+    /// ends it with [`Rq::end`], from any context. Called in process context (the tag set is
+    /// `BLK_MQ_F_BLOCKING`): may sleep.
+    fn queue_rq(&self, hctx: u32, rq: Rq);
+
+    /// The request with `tag` on hardware queue `hctx` timed out. Returns `true` if the driver
+    /// ended it (through its [`Rq`]) or will end it without blk-mq's timer (`BLK_EH_DONE`),
+    /// `false` to have the timer restarted (`BLK_EH_RESET_TIMER`). Process context (blk-mq's
+    /// timeout work, which holds a reference on the request); must not wait for it.
+    fn timeout(&self, hctx: u32, tag: u32) -> bool;
+}
+
+/// blk-mq's per-request data of a [`Disk`] (`cmd_size`): the request's scatterlist.
+#[repr(C)]
+struct Pdu {
+    sg: [bindings::scatterlist; MAX_SEGS],
+    nents: u32,
+}
+
+/// A started request the driver owns: ended exactly once, by [`Rq::end`] or when dropped.
+///
+/// # Invariants
+///
+/// `0` is a request blk-mq handed to `queue_rq` of a [`Disk`] and that was not ended: the
+/// driver owns it, blk-mq does not touch it until `blk_mq_end_request`.
+pub(crate) struct Rq(NonNull<bindings::request>);
+
+// SAFETY: the token stands for ownership of the request, which blk-mq lets its driver end from
+// any CPU and context.
+unsafe impl Send for Rq {}
+// SAFETY: `&Rq` only reads fields blk-mq set before `queue_rq` and no longer changes.
+unsafe impl Sync for Rq {}
+
+const REQ_OP_MASK: u32 = (1 << bindings::REQ_OP_BITS) - 1;
+const REQ_FUA: u32 = 1 << bindings::req_flag_bits___REQ_FUA;
+
+impl Rq {
+    fn pdu(&mut self) -> &mut Pdu {
+        // SAFETY: every request of a `Disk`'s tag set has `cmd_size` = `size_of::<Pdu>()`
+        // bytes after it (`blk_mq_rq_to_pdu`), suitably aligned, and only its owner (`&mut`
+        // this token) uses them.
+        unsafe { &mut *bindings::blk_mq_rq_to_pdu(self.0.as_ptr()).cast::<Pdu>() }
+    }
+
+    /// The request's tag (below the tag set's depth). Any context.
+    pub(crate) fn tag(&self) -> u32 {
+        // SAFETY: (for this and the accessors below) by the type invariant the request is live
+        // and owned by the driver; its tag, operation, sector and length were set before
+        // `queue_rq` and do not change while the driver owns it.
+        unsafe { (*self.0.as_ptr()).tag as u32 }
+    }
+
+    /// The operation. Any context.
+    pub(crate) fn op(&self) -> ReqOp {
+        // SAFETY: see `tag`.
+        let flags = unsafe { (*self.0.as_ptr()).cmd_flags };
+        match flags & REQ_OP_MASK {
+            bindings::req_op_REQ_OP_READ => ReqOp::Read,
+            bindings::req_op_REQ_OP_WRITE => ReqOp::Write,
+            bindings::req_op_REQ_OP_FLUSH => ReqOp::Flush,
+            _ => ReqOp::Other,
+        }
+    }
+
+    /// Whether a write must be durable before it completes (`REQ_FUA`). Any context.
+    pub(crate) fn fua(&self) -> bool {
+        // SAFETY: see `tag`.
+        unsafe { (*self.0.as_ptr()).cmd_flags & REQ_FUA != 0 }
+    }
+
+    /// The first 512-byte sector. Any context.
+    pub(crate) fn sector(&self) -> u64 {
+        // SAFETY: see `tag`.
+        unsafe { (*self.0.as_ptr()).__sector }
+    }
+
+    /// Bytes to transfer. Any context.
+    pub(crate) fn bytes(&self) -> u32 {
+        // SAFETY: see `tag`.
+        unsafe { (*self.0.as_ptr()).__data_len }
+    }
+
+    /// Maps the request's data pages into its scatterlist (`blk_rq_map_sg`); returns the
+    /// entries. Done once, by [`Rq::copy_out`] or [`Rq::copy_in`].
+    fn map(&mut self) -> u32 {
+        let rq = self.0.as_ptr();
+        let pdu = self.pdu();
+        if pdu.nents == 0 {
+            let sg = pdu.sg.as_mut_ptr();
+            let mut last: *mut bindings::scatterlist = core::ptr::null_mut();
+            // SAFETY: `sg` has `MAX_SEGS` entries, the queue's `max_segments`, so blk-mq never
+            // maps more; `rq` is a live request with data, owned by us.
+            let n = unsafe {
+                bindings::sg_init_table(sg, MAX_SEGS as u32);
+                bindings::__blk_rq_map_sg(rq, sg, &mut last)
+            };
+            pdu.nents = n.max(0) as u32;
+        }
+        pdu.nents
+    }
+
+    /// Copies the request's data (a write's) into `buf`; returns the bytes copied (at most
+    /// `bytes()` and `buf.len()`). Any context (the pages are mapped atomically).
+    pub(crate) fn copy_out(&mut self, buf: &mut [u8]) -> usize {
+        let n = self.map();
+        let sg = self.pdu().sg.as_mut_ptr();
+        // SAFETY: `sg` holds the `n` mapped entries of the request's pages, which stay
+        // allocated while we own the request; `buf` is valid for `buf.len()` bytes.
+        unsafe { bindings::sg_copy_to_buffer(sg, n, buf.as_mut_ptr().cast(), buf.len()) }
+    }
+
+    /// Copies `buf` into the request's data pages (a read's); returns the bytes copied. Any
+    /// context.
+    pub(crate) fn copy_in(&mut self, buf: &[u8]) -> usize {
+        let n = self.map();
+        let sg = self.pdu().sg.as_mut_ptr();
+        // SAFETY: as in `copy_out`; `buf` is valid for reads of `buf.len()` bytes.
+        unsafe { bindings::sg_copy_from_buffer(sg, n, buf.as_ptr().cast(), buf.len()) }
+    }
+
+    /// Ends the request: successfully, or with the block status of the errno. Any context.
+    pub(crate) fn end(self, result: Result) {
+        let errno = result.err().map_or(0, |e| e.to_errno());
+        let rq = self.0.as_ptr();
+        core::mem::forget(self);
+        // SAFETY: we own the live request (type invariant) and give it back exactly once (the
+        // token is forgotten).
+        unsafe {
+            bindings::blk_mq_end_request(rq, bindings::errno_to_blk_status(errno));
+        }
+    }
+}
+
+impl Drop for Rq {
+    /// A request the driver dropped unended fails with `BLK_STS_IOERR`.
+    fn drop(&mut self) {
+        // SAFETY: we own the live request (type invariant); `drop` runs once and `end`
+        // forgets the token, so the request is given back exactly once.
+        unsafe {
+            bindings::blk_mq_end_request(
+                self.0.as_ptr(),
+                bindings::errno_to_blk_status(EIO.to_errno()),
+            )
+        };
+    }
+}
+
+/// The `blk_mq_ops` of a [`Disk`] of `D`.
+struct Ops<D: Driver>(core::marker::PhantomData<D>);
+
+impl<D: Driver> Ops<D> {
+    /// # Safety
+    ///
+    /// Called by blk-mq for a hardware context of a `Disk<D>`'s queue, whose `queuedata` is
+    /// the `D` the `Disk` keeps alive, with a started request it hands to the driver.
+    unsafe extern "C" fn queue_rq(
+        hctx: *mut bindings::blk_mq_hw_ctx,
+        bd: *const bindings::blk_mq_queue_data,
+    ) -> bindings::blk_status_t {
+        // SAFETY: by the function's safety requirements `hctx` and `bd` are valid, and
+        // `queuedata` points to the `D` the `Disk` holds for as long as the queue lives.
+        let (driver, index, rq) = unsafe {
+            (
+                &*(*(*hctx).queue).queuedata.cast::<D>(),
+                (*hctx).queue_num,
+                (*bd).rq,
+            )
+        };
+        let Some(rq) = NonNull::new(rq) else {
+            return bindings::BLK_STS_OK as bindings::blk_status_t;
+        };
+        // SAFETY: `rq` is the request blk-mq hands us; starting it is the driver's first duty.
+        unsafe { bindings::blk_mq_start_request(rq.as_ptr()) };
+        // INVARIANT: blk-mq handed the started request to the driver.
+        let mut rq = Rq(rq);
+        rq.pdu().nents = 0;
+        driver.queue_rq(index, rq);
+        bindings::BLK_STS_OK as bindings::blk_status_t
+    }
+
+    /// # Safety
+    ///
+    /// Called by blk-mq's timeout work for a request of a `Disk<D>` the driver owns.
+    unsafe extern "C" fn timeout(rq: *mut bindings::request) -> bindings::blk_eh_timer_return {
+        // SAFETY: `rq`, its hardware context and queue are valid during the call; `queuedata`
+        // is the `D` the `Disk` holds.
+        let (driver, index, tag) = unsafe {
+            (
+                &*(*(*rq).q).queuedata.cast::<D>(),
+                (*(*rq).mq_hctx).queue_num,
+                (*rq).tag as u32,
+            )
+        };
+        if driver.timeout(index, tag) {
+            bindings::blk_eh_timer_return_BLK_EH_DONE
+        } else {
+            bindings::blk_eh_timer_return_BLK_EH_RESET_TIMER
+        }
+    }
+
+    const OPS: bindings::blk_mq_ops = bindings::blk_mq_ops {
+        queue_rq: Some(Self::queue_rq),
+        timeout: Some(Self::timeout),
+        // SAFETY: all-zero is a valid `blk_mq_ops` (no further callbacks).
+        ..unsafe { core::mem::zeroed() }
+    };
+}
+
+/// What the disk looks like.
+pub(crate) struct DiskParams {
+    /// Hardware queues (`nr_hw_queues`).
+    pub(crate) queues: u32,
+    /// Tags per hardware queue.
+    pub(crate) depth: u32,
+    /// Size in 512-byte sectors.
+    pub(crate) capacity: u64,
+    /// Largest request in bytes.
+    pub(crate) max_io: u32,
+    /// Request timeout.
+    pub(crate) timeout_ms: u32,
+}
+
+/// A blk-mq disk served by `D`: its tag set and gendisk, added at [`Disk::new`], deleted when
+/// dropped.
+///
+/// # Invariants
+///
+/// `gendisk` was allocated on `set` with `driver`'s `D` as `queuedata` and added; `set` was
+/// allocated with `blk_mq_alloc_tag_set` and does not move (it is boxed); `fops` is the
+/// gendisk's `fops`.
+pub(crate) struct Disk<D: Driver> {
+    gendisk: NonNull<bindings::gendisk>,
+    set: KBox<bindings::blk_mq_tag_set>,
+    _fops: KBox<bindings::block_device_operations>,
+    driver: Arc<D>,
+}
+
+// SAFETY: the gendisk and tag set pointers are owned by the `Disk`; the C side locks its own
+// state, and `D` is `Send + Sync`.
+unsafe impl<D: Driver> Send for Disk<D> {}
+// SAFETY: `&Disk` offers nothing that touches the C objects.
+unsafe impl<D: Driver> Sync for Disk<D> {}
+
+impl<D: Driver> Disk<D> {
+    /// Makes the tag set and the disk `name` (e.g. `rkdblk0`) served by `driver`, owned by
+    /// `module` (an open disk holds the module), and adds it. Process context; sleeps (the
+    /// partition scan reads through the driver).
+    pub(crate) fn new(
+        name: &CStr,
+        p: &DiskParams,
+        driver: Arc<D>,
+        module: &'static ThisModule,
+    ) -> Result<Disk<D>> {
+        let data = core::ptr::from_ref::<D>(&*driver)
+            .cast_mut()
+            .cast::<core::ffi::c_void>();
+        // SAFETY: all-zero is a valid initial `blk_mq_tag_set`.
+        let mut set = KBox::new(
+            unsafe { core::mem::zeroed::<bindings::blk_mq_tag_set>() },
+            GFP_KERNEL,
+        )?;
+        set.ops = &Ops::<D>::OPS;
+        set.nr_hw_queues = p.queues;
+        set.queue_depth = p.depth;
+        set.cmd_size = core::mem::size_of::<Pdu>() as u32;
+        set.numa_node = bindings::NUMA_NO_NODE;
+        set.flags = bindings::BLK_MQ_F_BLOCKING;
+        // SAFETY: a plain conversion.
+        set.timeout = unsafe { bindings::__msecs_to_jiffies(p.timeout_ms) } as u32;
+        set.driver_data = data;
+        set.nr_maps = 1;
+        // SAFETY: `set` is initialised and boxed: it does not move until it is freed.
+        to_result(unsafe { bindings::blk_mq_alloc_tag_set(&mut *set) })?;
+        // SAFETY: all-zero is valid `queue_limits` (defaults).
+        let mut lim: bindings::queue_limits = unsafe { core::mem::zeroed() };
+        lim.logical_block_size = 512;
+        lim.physical_block_size = 512;
+        lim.max_hw_sectors = p.max_io >> 9;
+        lim.max_segments = MAX_SEGS as u16;
+        // BLK_FEAT_WRITE_CACHE | BLK_FEAT_FUA: flushes and FUA writes reach the driver.
+        lim.features = 1 | 2;
+        // SAFETY: `set` was allocated above; `data` outlives the disk (the `Disk` holds it).
+        let gendisk = unsafe {
+            bindings::__blk_mq_alloc_disk(
+                &mut *set,
+                &mut lim,
+                data,
+                kernel::static_lock_class!().as_ptr(),
+            )
+        };
+        let gendisk = match kernel::error::from_err_ptr(gendisk) {
+            Ok(g) => g,
+            Err(e) => {
+                // SAFETY: allocated above, no disk uses it.
+                unsafe { bindings::blk_mq_free_tag_set(&mut *set) };
+                return Err(e);
+            }
+        };
+        let cleanup = move |set: &mut bindings::blk_mq_tag_set| {
+            // SAFETY: the disk was allocated and not added; then the tag set is unused.
+            unsafe {
+                bindings::put_disk(gendisk);
+                bindings::blk_mq_free_tag_set(set);
+            }
+        };
+        // SAFETY: all-zero is a valid `block_device_operations` (no callbacks).
+        let fops = KBox::new(
+            unsafe { core::mem::zeroed::<bindings::block_device_operations>() },
+            GFP_KERNEL,
+        );
+        let mut fops = match fops {
+            Ok(f) => f,
+            Err(e) => {
+                cleanup(&mut set);
+                return Err(e.into());
+            }
+        };
+        fops.owner = module.as_ptr();
+        // SAFETY: the disk is not added yet: we are its only user. `fops` outlives it (the
+        // `Disk` drops it after `put_disk`).
+        unsafe {
+            (*gendisk).fops = &mut *fops;
+            let n = name.to_bytes();
+            let dst = &mut (*gendisk).disk_name;
+            let len = n.len().min(dst.len() - 1);
+            for (d, s) in dst.iter_mut().zip(n[..len].iter()) {
+                *d = *s as _;
+            }
+            dst[len] = 0;
+            bindings::set_capacity(gendisk, p.capacity);
+        }
+        // SAFETY: `gendisk` is allocated and named, not added.
+        if let Err(e) = to_result(unsafe {
+            bindings::device_add_disk(core::ptr::null_mut(), gendisk, core::ptr::null_mut())
+        }) {
+            cleanup(&mut set);
+            return Err(e);
+        }
+        // INVARIANT: allocated on `set` with `data` and added above.
+        Ok(Disk {
+            // SAFETY: `from_err_ptr` returned a valid, non-null pointer.
+            gendisk: unsafe { NonNull::new_unchecked(gendisk) },
+            set,
+            _fops: fops,
+            driver,
+        })
+    }
+
+    /// The driver. Any context.
+    pub(crate) fn driver(&self) -> &Arc<D> {
+        &self.driver
+    }
+}
+
+impl<D: Driver> Drop for Disk<D> {
+    /// Deletes the disk (blk-mq waits for the requests in flight: the driver must end them),
+    /// then frees it and its tag set. Process context; sleeps.
+    fn drop(&mut self) {
+        // SAFETY: by the type invariants the disk was added on `set` and is deleted and put
+        // once, here; the tag set is freed after its only disk.
+        unsafe {
+            bindings::del_gendisk(self.gendisk.as_ptr());
+            bindings::put_disk(self.gendisk.as_ptr());
+            bindings::blk_mq_free_tag_set(&mut *self.set);
+        }
+    }
+}

@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The rkdblk wire protocol (docs/blockdev.md), the same layouts as the server's
+//! `samples/rkdblk_srv/proto.h`: little-endian fields at fixed offsets, encoded and decoded
+//! byte by byte.
+
+/// "RKDB".
+pub(crate) const MAGIC: u32 = 0x4244_4b52;
+/// The protocol version both sides speak.
+pub(crate) const VERSION: u16 = 1;
+
+/// Command operations.
+pub(crate) const OP_READ: u8 = 1;
+pub(crate) const OP_WRITE: u8 = 2;
+pub(crate) const OP_FLUSH: u8 = 3;
+/// Command flag: the write is durable before it completes.
+pub(crate) const FLAG_FUA: u8 = 1;
+
+/// Sizes of the messages.
+pub(crate) const CONNECT_LEN: usize = 16;
+pub(crate) const ACCEPT_LEN: usize = 32;
+pub(crate) const CMD_LEN: usize = 32;
+pub(crate) const RESP_LEN: usize = 16;
+
+fn put16(b: &mut [u8], at: usize, v: u16) {
+    b[at..at + 2].copy_from_slice(&v.to_le_bytes());
+}
+
+fn put32(b: &mut [u8], at: usize, v: u32) {
+    b[at..at + 4].copy_from_slice(&v.to_le_bytes());
+}
+
+fn put64(b: &mut [u8], at: usize, v: u64) {
+    b[at..at + 8].copy_from_slice(&v.to_le_bytes());
+}
+
+fn get16(b: &[u8], at: usize) -> u16 {
+    u16::from_le_bytes([b[at], b[at + 1]])
+}
+
+fn get32(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+}
+
+fn get64(b: &[u8], at: usize) -> u64 {
+    let mut v = [0u8; 8];
+    v.copy_from_slice(&b[at..at + 8]);
+    u64::from_le_bytes(v)
+}
+
+/// The connect private data of hardware queue `queue` asking for `depth` credits.
+pub(crate) fn connect(queue: u16, depth: u16) -> [u8; CONNECT_LEN] {
+    let mut b = [0u8; CONNECT_LEN];
+    put32(&mut b, 0, MAGIC);
+    put16(&mut b, 4, VERSION);
+    put16(&mut b, 6, queue);
+    put16(&mut b, 8, depth);
+    b
+}
+
+/// What the server's accept says.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Accept {
+    /// Credits: commands in flight at most.
+    pub(crate) depth: u16,
+    /// Bytes per command at most.
+    pub(crate) max_io: u32,
+    /// The device's size in 512-byte sectors.
+    pub(crate) capacity: u64,
+}
+
+/// Decodes the server's accept private data; `None` if it is not an rkdblk accept.
+pub(crate) fn accept(b: &[u8]) -> Option<Accept> {
+    if b.len() < ACCEPT_LEN || get32(b, 0) != MAGIC || get16(b, 4) != VERSION {
+        return None;
+    }
+    let a = Accept {
+        depth: get16(b, 6),
+        max_io: get32(b, 8),
+        capacity: get64(b, 16),
+    };
+    (a.depth > 0 && a.max_io >= 4096 && get32(b, 12) == 512).then_some(a)
+}
+
+/// One command.
+pub(crate) struct Cmd {
+    pub(crate) op: u8,
+    pub(crate) flags: u8,
+    pub(crate) cid: u32,
+    pub(crate) sector: u64,
+    pub(crate) length: u32,
+    pub(crate) rkey: u32,
+    pub(crate) address: u64,
+}
+
+impl Cmd {
+    /// The command's bytes on the wire.
+    pub(crate) fn encode(&self) -> [u8; CMD_LEN] {
+        let mut b = [0u8; CMD_LEN];
+        b[0] = self.op;
+        b[1] = self.flags;
+        put32(&mut b, 4, self.cid);
+        put64(&mut b, 8, self.sector);
+        put32(&mut b, 16, self.length);
+        put32(&mut b, 20, self.rkey);
+        put64(&mut b, 24, self.address);
+        b
+    }
+}
+
+/// Decodes a completion: `(cid, status)`, the status 0 or a negative errno.
+pub(crate) fn resp(b: &[u8; RESP_LEN]) -> (u32, i32) {
+    (get32(b, 0), get32(b, 4) as i32)
+}
+
+/// The command id of `tag` in its `generation`.
+pub(crate) fn cid(tag: u32, generation: u16) -> u32 {
+    (tag & 0xffff) | (u32::from(generation) << 16)
+}

@@ -1,0 +1,560 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! rkdblk: a remote block device over rkdapl's Rust API ([`rkdapl::api`]), the client of
+//! `rkdblk_srv.ko` (docs/blockdev.md).
+//!
+//!   insmod rkdblk.ko server=<ipv4, host order> [local=<ipv4>] [port=4421] [queues=1]
+//!                    [depth=16] [timeout_ms=30000]
+//!
+//! connects one EP per blk-mq hardware queue to the server's PSP and adds `/dev/rkdblk0`, whose
+//! size and depth the server's accept gives. Each request is one command SENT to the server,
+//! which moves the data by RDMA WRITE or READ to or from a grant of the request's bounce buffer
+//! made for that request alone, and SENDs the completion with invalidate of the grant. `rmmod`
+//! deletes the disk and disconnects; it is refused while the disk is open. A lost connection, a
+//! failed DTO, a protocol error or a timed-out request fails the requests of its queue with
+//! `EIO` and every later one: nothing waits for the peer.
+//!
+//! No `unsafe` here: the blk-mq binding this kernel's `kernel::block::mq` lacks is in `mq.rs`.
+
+mod mq;
+mod proto;
+
+use crate::module_parameters::{depth, local, port, queues, server, timeout_ms};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use kernel::{
+    new_spinlock,
+    prelude::*,
+    sync::{Arc, SpinLock},
+};
+use mq::{Disk, DiskParams, Driver, ReqOp, Rq};
+use rkdapl::api::{
+    Dto, DtoOp, DtoStatus, Ep, EpAttr, Evd, Event, EventType, Ia, Lmr, Op, Pz, Rmr, SockAddr,
+    UpcallPolicy, MEM_LOCAL_WRITE, MEM_REMOTE_READ, MEM_REMOTE_WRITE,
+};
+
+module! {
+    type: RkdBlk,
+    name: "rkdblk",
+    authors: ["rkdapl developers"],
+    description: "rkdblk: a remote block device over rkdapl (client)",
+    license: "GPL",
+    params: {
+        server: u32 {
+            default: 0x0a4d0001,
+            description: "the server's IPv4 address, host order (default 10.77.0.1)",
+        },
+        local: u32 {
+            default: 0,
+            description: "this machine's IPv4 address on the RDMA device, host order (default: server, a loopback)",
+        },
+        port: u16 {
+            default: 4421,
+            description: "the server's PSP port (default 4421)",
+        },
+        queues: u32 {
+            default: 1,
+            description: "hardware queues, one connection each (1..16, default 1)",
+        },
+        depth: u32 {
+            default: 16,
+            description: "commands in flight per queue asked for (1..1024, default 16)",
+        },
+        timeout_ms: u32 {
+            default: 30000,
+            description: "request timeout in ms (default 30000)",
+        },
+    },
+}
+
+const OWNER: &CStr = c"rkdblk";
+const CONNECT_TIMEOUT_MS: u32 = 15_000;
+/// Bytes per request at most, whatever the server allows.
+const MAX_IO: u32 = 128 * 1024;
+/// Cookies of the send queue's DTOs (their completions only matter when they fail).
+const COOKIE_BIND: u64 = 1 << 32;
+const COOKIE_SEND: u64 = 2 << 32;
+
+/// The rkdapl objects of one tag: made at connect, reused by each request of the tag.
+///
+/// Dropped in field order: `rmr` first, so that a grant a failed request left bound ends
+/// before `bounce` is dropped. (An `Lmr` dropped while a grant holds it stays registered with
+/// its IA until the module unloads: `rkdapl::api::Lmr`'s drop ignores `rkdapl_lmr_free`'s
+/// `-EBUSY`, and nothing frees it later.)
+struct TagRes {
+    /// Granted anew for each request, invalidated by the server's completion.
+    rmr: Rmr,
+    /// The request's data on its way (a bounce buffer the server reaches through `rmr`).
+    bounce: Lmr,
+    /// The command's bytes for the SEND.
+    cmd: Lmr,
+    /// Between the request's pages and `bounce`.
+    scratch: KVec<u8>,
+}
+
+/// Where a tag's request is.
+enum State {
+    Idle,
+    InFlight {
+        rq: Rq,
+        cid: u32,
+        /// The request's grant (0: none, a FLUSH).
+        rkey: u32,
+        read: bool,
+        len: u32,
+    },
+}
+
+struct Slot {
+    generation: u16,
+    state: State,
+    /// `None` while `submit` prepares a request or `on_resp` copies its data.
+    res: Option<KBox<TagRes>>,
+}
+
+/// One hardware queue: one connection.
+#[pin_data]
+struct Queue {
+    index: u32,
+    ep: Ep,
+    evd: Evd,
+    /// `depth` completion buffers, one RECV each.
+    resp: Lmr,
+    max_io: u32,
+    /// Set once the queue failed: every request from then on fails.
+    dead: AtomicBool,
+    completed: AtomicU64,
+    #[pin]
+    slots: SpinLock<KVec<Slot>>,
+}
+
+impl Queue {
+    /// Connects queue `index` to the server asking for `want` credits; returns the queue (its
+    /// RECVs posted, its upcall set) and the server's accept.
+    fn connect(ia: &Ia, pz: &Pz, index: u32, want: u32) -> Result<(Arc<Queue>, proto::Accept)> {
+        let evd = Evd::new(ia, 4 * want + 16)?;
+        let attr = EpAttr {
+            // A request takes an RMR bind and a SEND.
+            max_request_dtos: (3 * want).min(4096),
+            max_recv_dtos: want,
+            max_request_iov: 1,
+            max_recv_iov: 1,
+            ..EpAttr::default()
+        };
+        let ep = Ep::with_attr(pz, &evd, &evd, &attr)?;
+        let to = SockAddr::ipv4(server.value(), port.value());
+        ep.connect(
+            &to,
+            CONNECT_TIMEOUT_MS,
+            &proto::connect(index as u16, want as u16),
+        )?;
+        let ev = evd.wait(CONNECT_TIMEOUT_MS)?;
+        if ev.kind() != EventType::Established {
+            pr_err!(
+                "queue {}: connect: event {:?} status {}\n",
+                index,
+                ev.kind(),
+                ev.status()
+            );
+            return Err(ECONNREFUSED);
+        }
+        let acc = proto::accept(ev.private_data()).ok_or_else(|| {
+            pr_err!("queue {}: the server's accept is not rkdblk's\n", index);
+            EPROTO
+        })?;
+        let qdepth = u32::from(acc.depth).min(want);
+        let max_io = acc.max_io.min(MAX_IO);
+        let resp = Lmr::alloc(pz, qdepth as usize * proto::RESP_LEN, MEM_LOCAL_WRITE)?;
+        let mut slots = KVec::with_capacity(qdepth as usize, GFP_KERNEL)?;
+        for _ in 0..qdepth {
+            let res = TagRes {
+                rmr: Rmr::new(pz)?,
+                bounce: Lmr::alloc(
+                    pz,
+                    max_io as usize,
+                    MEM_LOCAL_WRITE | MEM_REMOTE_READ | MEM_REMOTE_WRITE,
+                )?,
+                cmd: Lmr::alloc(pz, proto::CMD_LEN, MEM_LOCAL_WRITE)?,
+                scratch: KVec::from_elem(0u8, max_io as usize, GFP_KERNEL)?,
+            };
+            slots.push(
+                Slot {
+                    generation: 0,
+                    state: State::Idle,
+                    res: Some(KBox::new(res, GFP_KERNEL)?),
+                },
+                GFP_KERNEL,
+            )?;
+        }
+        for i in 0..qdepth {
+            let seg = resp.segment(
+                u64::from(i) * proto::RESP_LEN as u64,
+                proto::RESP_LEN as u64,
+            );
+            ep.post_recv(&[seg], u64::from(i))?;
+        }
+        let q = Arc::pin_init(
+            pin_init!(Queue {
+                index,
+                ep,
+                evd,
+                resp,
+                max_io,
+                dead: AtomicBool::new(false),
+                completed: AtomicU64::new(0),
+                slots <- new_spinlock!(slots, "rkdblk_slots"),
+            }),
+            GFP_KERNEL,
+        )?;
+        let me = q.clone();
+        q.evd
+            .set_upcall(UpcallPolicy::SingleInstance, move |ev: &mut Event| {
+                me.on_event(ev)
+            })?;
+        Ok((
+            q,
+            proto::Accept {
+                depth: qdepth as u16,
+                max_io,
+                capacity: acc.capacity,
+            },
+        ))
+    }
+
+    /// The EVD's upcall: completions and connection events. Must not sleep.
+    fn on_event(&self, ev: &Event) {
+        match ev.kind() {
+            EventType::DtoCompletion | EventType::RmrBindCompletion => {
+                if ev.dto_status() != Some(DtoStatus::Success) {
+                    self.fail("a DTO failed or was flushed");
+                } else if ev.op() == Some(DtoOp::Recv) {
+                    self.on_resp(ev);
+                }
+            }
+            EventType::Disconnected | EventType::Broken => self.fail("connection lost"),
+            _ => {}
+        }
+    }
+
+    /// A completion arrived in RECV `ev.cookie()`: post the RECV again, match the command and
+    /// end its request.
+    fn on_resp(&self, ev: &Event) {
+        let i = ev.cookie();
+        let off = i * proto::RESP_LEN as u64;
+        let mut b = [0u8; proto::RESP_LEN];
+        if ev.transferred_length() != proto::RESP_LEN as u64
+            || self.resp.read(off as usize, &mut b).is_err()
+        {
+            return self.fail("malformed completion");
+        }
+        let seg = self.resp.segment(off, proto::RESP_LEN as u64);
+        if self.ep.post_recv(&[seg], i).is_err() {
+            return self.fail("RECV not posted again");
+        }
+        let (cid, status) = proto::resp(&b);
+        let tag = (cid & 0xffff) as usize;
+        let taken = {
+            let mut slots = self.slots.lock();
+            match slots.get_mut(tag) {
+                Some(slot) => match &slot.state {
+                    State::InFlight { cid: c, rkey, .. } if *c == cid => {
+                        if *rkey != 0 && ev.invalidated_rkey() != Some(*rkey) {
+                            None
+                        } else {
+                            let st = core::mem::replace(&mut slot.state, State::Idle);
+                            Some((st, slot.res.take()))
+                        }
+                    }
+                    _ => None,
+                },
+                None => None,
+            }
+        };
+        let Some((
+            State::InFlight {
+                mut rq, read, len, ..
+            },
+            mut res,
+        )) = taken
+        else {
+            return self.fail("a completion of no command in flight, or without its invalidation");
+        };
+        let mut result = if status == 0 {
+            Ok(())
+        } else {
+            Err(Error::from_errno(status))
+        };
+        if result.is_ok() && read {
+            let n = len as usize;
+            result = match res.as_deref_mut() {
+                Some(r) => match r.bounce.read(0, &mut r.scratch[..n]) {
+                    Ok(()) if rq.copy_in(&r.scratch[..n]) == n => Ok(()),
+                    _ => Err(EIO),
+                },
+                None => Err(EIO),
+            };
+        }
+        // The tag's objects go back before the request ends: blk-mq may reuse the tag at once.
+        if let Some(slot) = self.slots.lock().get_mut(tag) {
+            slot.res = res;
+        }
+        self.completed.fetch_add(1, Ordering::Relaxed);
+        rq.end(result);
+    }
+
+    /// Fails the queue: every request in flight ends with `EIO`, and every later one. Any
+    /// context (does not sleep). The grants of failed requests may outlive them: they cover
+    /// the queue's bounce buffers, never a request's pages, and the queue uses them no more.
+    fn fail(&self, why: &str) {
+        if !self.dead.swap(true, Ordering::AcqRel) {
+            pr_err!("queue {}: {}: failing its requests\n", self.index, why);
+        }
+        // One at a time, each ended outside the lock (ending may submit new I/O).
+        loop {
+            let rq = self.slots.lock().iter_mut().find_map(|slot| {
+                match core::mem::replace(&mut slot.state, State::Idle) {
+                    State::InFlight { rq, .. } => Some(rq),
+                    State::Idle => None,
+                }
+            });
+            match rq {
+                Some(rq) => rq.end(Err(EIO)),
+                None => break,
+            }
+        }
+    }
+
+    /// Sends `rq` to the server. Process context; may sleep (the grant).
+    fn submit(&self, mut rq: Rq) {
+        let op = match rq.op() {
+            ReqOp::Read => proto::OP_READ,
+            ReqOp::Write => proto::OP_WRITE,
+            ReqOp::Flush => proto::OP_FLUSH,
+            ReqOp::Other => return rq.end(Err(EOPNOTSUPP)),
+        };
+        let len = if op == proto::OP_FLUSH { 0 } else { rq.bytes() };
+        let tag = rq.tag() as usize;
+        if self.dead.load(Ordering::Acquire) || len > self.max_io {
+            return rq.end(Err(EIO));
+        }
+        let (res, generation) = match self.slots.lock().get_mut(tag) {
+            Some(slot) => {
+                slot.generation = slot.generation.wrapping_add(1);
+                (slot.res.take(), slot.generation)
+            }
+            None => (None, 0),
+        };
+        let Some(mut res) = res else {
+            return rq.end(Err(EIO));
+        };
+        let cid = proto::cid(tag as u32, generation);
+        let mut grant = None;
+        let r = &mut *res;
+        let prepared: Result = (|| {
+            let n = len as usize;
+            if op == proto::OP_WRITE {
+                if rq.copy_out(&mut r.scratch[..n]) != n {
+                    return Err(EIO);
+                }
+                r.bounce.write(0, &r.scratch[..n])?;
+            }
+            if op != proto::OP_FLUSH {
+                let rights = if op == proto::OP_READ {
+                    MEM_REMOTE_WRITE
+                } else {
+                    MEM_REMOTE_READ
+                };
+                grant =
+                    Some(
+                        r.rmr
+                            .bind(&r.bounce, 0, len.into(), rights, &self.ep, COOKIE_BIND)?,
+                    );
+            }
+            let cmd = proto::Cmd {
+                op,
+                flags: if rq.fua() { proto::FLAG_FUA } else { 0 },
+                cid,
+                sector: rq.sector(),
+                length: len,
+                rkey: grant.map_or(0, |g| g.rkey),
+                address: grant.map_or(0, |g| g.address),
+            };
+            r.cmd.write(0, &cmd.encode())
+        })();
+        let mut slots = self.slots.lock();
+        let Some(slot) = slots.get_mut(tag) else {
+            drop(slots);
+            return rq.end(Err(EIO));
+        };
+        slot.res = Some(res);
+        if let Err(e) = prepared {
+            drop(slots);
+            if grant.is_some() {
+                // Bound but never sent: the RMR cannot be bound again; the queue is done.
+                self.fail("a request's grant left bound");
+            }
+            return rq.end(Err(e));
+        }
+        if self.dead.load(Ordering::Acquire) {
+            drop(slots);
+            return rq.end(Err(EIO));
+        }
+        slot.state = State::InFlight {
+            rq,
+            cid,
+            rkey: grant.map_or(0, |g| g.rkey),
+            read: op == proto::OP_READ,
+            len,
+        };
+        // Posted under the lock: the completion cannot be matched before the slot is filled.
+        let posted = match slot.res.as_deref() {
+            Some(r) => {
+                let seg = [r.cmd.segment(0, proto::CMD_LEN as u64)];
+                self.ep
+                    .post(&[Dto::new(Op::Send, &seg, COOKIE_SEND | tag as u64)])
+                    .map_err(|(e, _)| e)
+            }
+            None => Err(EIO),
+        };
+        drop(slots);
+        if posted.is_err() {
+            self.fail("a command not posted");
+        }
+    }
+}
+
+/// The disk's driver: its queues.
+struct Device {
+    queues: KVec<Arc<Queue>>,
+}
+
+impl Driver for Device {
+    fn queue_rq(&self, hctx: u32, rq: Rq) {
+        match self.queues.get(hctx as usize) {
+            Some(q) => q.submit(rq),
+            None => rq.end(Err(EIO)),
+        }
+    }
+
+    /// Fails the request's queue: every request in flight on it ends with `EIO`, the timed-out
+    /// one among them (or it completed meanwhile), and the connection is disconnected.
+    fn timeout(&self, hctx: u32, tag: u32) -> bool {
+        let Some(q) = self.queues.get(hctx as usize) else {
+            return false;
+        };
+        pr_err!("queue {}: request of tag {} timed out\n", hctx, tag);
+        q.fail("request timeout");
+        // Process context (blk-mq's timeout work): the connection goes too.
+        let _ = q.ep.disconnect();
+        true
+    }
+}
+
+struct RkdBlk {
+    disk: Option<Disk<Device>>,
+    // Dropped after the disk: the queues' upcalls are cleared first (see `Drop`).
+    _ia: Ia,
+    _pz: Pz,
+}
+
+impl kernel::Module for RkdBlk {
+    fn init(module: &'static ThisModule) -> Result<Self> {
+        let nq = queues.value();
+        let want = depth.value();
+        if !(1..=16).contains(&nq) || !(1..=1024).contains(&want) {
+            return Err(EINVAL);
+        }
+        let here = match local.value() {
+            0 => server.value(),
+            a => a,
+        };
+        let ia = Ia::open_addr(&SockAddr::ipv4(here, 0), OWNER)?;
+        let pz = Pz::new(&ia)?;
+        let mut qs = KVec::with_capacity(nq as usize, GFP_KERNEL)?;
+        let mut params = DiskParams {
+            queues: nq,
+            depth: want,
+            capacity: 0,
+            max_io: MAX_IO,
+            timeout_ms: timeout_ms.value(),
+        };
+        let mut result = Ok(());
+        for i in 0..nq {
+            match Queue::connect(&ia, &pz, i, want) {
+                Ok((q, acc)) => {
+                    params.depth = params.depth.min(acc.depth.into());
+                    params.max_io = params.max_io.min(acc.max_io);
+                    params.capacity = acc.capacity;
+                    if let Err(e) = qs.push(q, GFP_KERNEL) {
+                        result = Err(e.into());
+                        break;
+                    }
+                }
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            }
+        }
+        let dev = result.and_then(|()| {
+            Ok(Arc::new(
+                Device {
+                    queues: core::mem::take(&mut qs),
+                },
+                GFP_KERNEL,
+            )?)
+        });
+        let dev = match dev {
+            Ok(d) => d,
+            Err(e) => {
+                teardown(&qs);
+                return Err(e);
+            }
+        };
+        let disk = match Disk::new(c"rkdblk0", &params, dev.clone(), module) {
+            Ok(d) => d,
+            Err(e) => {
+                teardown(&dev.queues);
+                return Err(e);
+            }
+        };
+        pr_info!(
+            "rkdblk0: {} sectors, {} queue(s) of depth {}, {} KiB per request at most\n",
+            params.capacity,
+            nq,
+            params.depth,
+            params.max_io / 1024
+        );
+        Ok(RkdBlk {
+            disk: Some(disk),
+            _ia: ia,
+            _pz: pz,
+        })
+    }
+}
+
+/// Stops the queues' upcalls (each holds its queue) and disconnects them. Process context.
+fn teardown(qs: &[Arc<Queue>]) {
+    for q in qs {
+        q.dead.store(true, Ordering::Release);
+        let _ = q.evd.clear_upcall();
+        let _ = q.ep.disconnect();
+    }
+}
+
+impl Drop for RkdBlk {
+    fn drop(&mut self) {
+        if let Some(disk) = self.disk.take() {
+            let dev = disk.driver().clone();
+            // Deleting the disk waits for its requests: they complete, or fail with the
+            // queue.
+            drop(disk);
+            let done: u64 = dev
+                .queues
+                .iter()
+                .map(|q| q.completed.load(Ordering::Relaxed))
+                .sum();
+            teardown(&dev.queues);
+            pr_info!("rkdblk0 removed after {} completions\n", done);
+        }
+    }
+}

@@ -1,0 +1,236 @@
+#!/bin/bash
+# Sourced by a guest script (after guest-lib.sh): the rkdblk remote block device
+# (docs/blockdev.md), server and client in one guest over rxe0's loopback.
+#
+#   blockdev_suite   rkdblk_srv.ko exports a 16 MiB file on tmpfs (the stand-in for a brd RAM
+#                    disk until the debug kernel has BLK_DEV_RAM); rkdblk.ko (Rust, rkdapl's
+#                    Rust API) connects $BLK_QUEUES queues and adds /dev/rkdblk0. mkfs.ext4, a
+#                    tree of files written, rmmod refused while mounted, unmount, the device
+#                    read back with O_DIRECT equal to the server's file, disconnect (rmmod),
+#                    reconnect (insmod), mount, every checksum verified; then the server
+#                    unloaded under a reader: the reader gets I/O errors, nothing hangs, the
+#                    client unloads.
+#   blockdev_timeout the server stops answering (its `stall` hook): a read fails with an I/O
+#                    error once the client's 5 s request timeout fails its queue; both unload.
+#   blockdev_removal `rdma link delete` of the RDMA device under a writer (server and client
+#                    both lose it in the loopback): the removal completes, the writer gets I/O
+#                    errors, both modules unload, the device is added again (rm_rxe_up of
+#                    selftests/removal.sh).
+
+BLK_STORE=/run/rkdblk-store
+BLK_IMG=$BLK_STORE/disk.img
+BLK_MNT=/run/rkdblk-mnt
+BLK_QUEUES=${BLK_QUEUES:-2}
+
+blk_ip() {
+	local a b c d
+	IFS=. read -r a b c d <<< "$RKDAPL_IP"
+	echo $(( (a << 24) | (b << 16) | (c << 8) | d ))
+}
+
+blk_connect() {
+	timeout -k 10 120 insmod "$KO/rkdblk.ko" server=$(blk_ip) queues=$BLK_QUEUES depth=16 \
+		timeout_ms=${BLK_TIMEOUT_MS:-20000}
+}
+
+# Indicative figures (a log line, not a test): dd with O_DIRECT, queue depth 1, on the debug
+# kernel under TCG; overwrites the filesystem.
+blk_speed() {
+	local spec op bs n t0 t1 i
+	for spec in "read 128k 32" "write 128k 32" "read 4k 256" "write 4k 256"; do
+		read -r op bs n <<< "$spec"
+		t0=$EPOCHREALTIME
+		if [ "$op" = read ]; then
+			dd if=/dev/rkdblk0 of=/dev/null bs=$bs count=$n iflag=direct status=none
+		else
+			dd if=/dev/zero of=/dev/rkdblk0 bs=$bs count=$n oflag=direct status=none
+		fi
+		t1=$EPOCHREALTIME
+		_log "blockdev: indicative, QD1 O_DIRECT (debug kernel, TCG): $op bs=$bs x $n: $(awk -v a="$t0" -v b="$t1" -v n="$n" -v bs="${bs%k}" \
+			'BEGIN { s = b - a; printf "%.2f s, %.0f IOPS, %.1f KiB/s", s, n / s, n * bs / s }')"
+	done
+	# Eight dd at once, 4 KiB each: about QD8 across the queues.
+	for op in read write; do
+		t0=$EPOCHREALTIME
+		for i in 0 1 2 3 4 5 6 7; do
+			if [ "$op" = read ]; then
+				dd if=/dev/rkdblk0 of=/dev/null bs=4k count=64 skip=$((i * 512)) iflag=direct status=none &
+			else
+				dd if=/dev/zero of=/dev/rkdblk0 bs=4k count=64 seek=$((i * 512)) oflag=direct status=none &
+			fi
+		done
+		wait
+		t1=$EPOCHREALTIME
+		_log "blockdev: indicative, 8 x dd O_DIRECT (about QD8; debug kernel, TCG): $op bs=4k x 512: $(awk -v a="$t0" -v b="$t1" \
+			'BEGIN { s = b - a; printf "%.2f s, %.0f IOPS, %.1f KiB/s", s, 512 / s, 512 * 4 / s }')"
+	done
+}
+
+blockdev_suite() {
+	local rc=0 i n sz
+	mkdir -p "$BLK_MNT"
+	blk_store
+	_log "blockdev: insmod rkdblk_srv.ko path=$BLK_IMG"
+	insmod "$KO/samples/rkdblk_srv.ko" path=$BLK_IMG dev=$RKDAPL_DEV || rc=$?
+	t_check $rc "blockdev: the server exports a 16 MiB file (rkdblk_srv.ko)" "insmod exit $rc"
+	[ $rc = 0 ] || return
+	rc=0
+	blk_connect || rc=$?
+	[ $rc = 0 ] && [ -b /dev/rkdblk0 ] && [ "$(blockdev --getsz /dev/rkdblk0)" = 32768 ] || rc=${rc/#0/99}
+	t_check $rc "blockdev: rkdblk.ko connects $BLK_QUEUES queues, /dev/rkdblk0 has 32768 sectors" \
+		"insmod exit $rc; $(dmesg | grep -E 'rkdblk|rkdblk_srv' | tail -n 3 | tr '\n' '|')"
+	[ $rc = 0 ] || { rmmod rkdblk_srv; return; }
+
+	rc=0
+	_log "blockdev: mkfs.ext4"
+	timeout 300 mkfs.ext4 -F -q /dev/rkdblk0 > /tmp/blk-mkfs.txt 2>&1 || rc=$?
+	t_check $rc "blockdev: mkfs.ext4 /dev/rkdblk0" "exit $rc: $(tail -n 2 /tmp/blk-mkfs.txt | tr '\n' ' ')"
+	rc=0
+	mount -t ext4 /dev/rkdblk0 "$BLK_MNT" || rc=$?
+	t_check $rc "blockdev: mount the new filesystem" "mount exit $rc"
+	if [ $rc = 0 ]; then
+		mkdir -p "$BLK_MNT/tree/a/b" "$BLK_MNT/tree/c"
+		for i in 1 2 3 4 5 6 7 8 9 10 11 12; do
+			sz=$(( (i * 37 % 13 + 1) * 7 ))
+			case $((i % 3)) in 0) d=tree ;; 1) d=tree/a/b ;; 2) d=tree/c ;; esac
+			dd if=/dev/urandom of="$BLK_MNT/$d/f$i" bs=1k count=$sz status=none || rc=$?
+		done
+		dd if=/dev/urandom of="$BLK_MNT/tree/big" bs=64k count=16 status=none || rc=$?
+		(cd "$BLK_MNT" && find tree -type f | sort | xargs sha256sum) > /tmp/blk-sums.txt || rc=$?
+		sync || rc=$?
+		n=$(wc -l < /tmp/blk-sums.txt)
+		[ "$n" = 13 ] || rc=${rc/#0/98}
+		t_check $rc "blockdev: 13 files (1.2 MiB) written and synced" "rc $rc, $n checksums"
+		rc=0
+		rmmod rkdblk 2>/dev/null && rc=1
+		t_check $rc "blockdev: rmmod rkdblk refused while mounted" "rmmod succeeded"
+		rc=0
+		umount "$BLK_MNT" || rc=$?
+		t_check $rc "blockdev: unmount" "umount exit $rc"
+	fi
+	rc=0
+	timeout 300 cmp <(dd if=/dev/rkdblk0 bs=128k iflag=direct status=none) "$BLK_IMG" || rc=$?
+	t_check $rc "blockdev: /dev/rkdblk0 read with O_DIRECT equals the server's file" "cmp exit $rc"
+
+	rc=0
+	rmmod rkdblk || rc=$?
+	! [ -e /dev/rkdblk0 ] || rc=${rc/#0/97}
+	t_check $rc "blockdev: disconnect (rmmod rkdblk after unmount)" "rmmod exit $rc"
+	rc=0
+	blk_connect || rc=$?
+	t_check $rc "blockdev: reconnect (insmod rkdblk)" "insmod exit $rc"
+	rc=0
+	mount -t ext4 /dev/rkdblk0 "$BLK_MNT" && (cd "$BLK_MNT" && sha256sum --quiet -c /tmp/blk-sums.txt) > /tmp/blk-check.txt 2>&1 || rc=$?
+	t_check $rc "blockdev: after reconnect, mount and every checksum verified" \
+		"rc $rc: $(head -n 3 /tmp/blk-check.txt | tr '\n' ' ')"
+	mountpoint -q "$BLK_MNT" && umount "$BLK_MNT"
+
+	blk_speed
+	# The server goes away under a reader: I/O errors, no hang.
+	rc=0
+	dd if=/dev/rkdblk0 of=/dev/null bs=4k iflag=direct count=1000000 status=none 2> /tmp/blk-dd.txt &
+	local dd_pid=$!
+	sleep 3
+	rmmod rkdblk_srv || rc=$?
+	t_check $rc "blockdev: rmmod rkdblk_srv under a reader" "rmmod exit $rc"
+	rc=0
+	for ((i = 0; i < 60; i++)); do kill -0 $dd_pid 2>/dev/null || break; sleep 1; done
+	if kill -0 $dd_pid 2>/dev/null; then
+		rc=1
+		kill -9 $dd_pid
+	else
+		wait $dd_pid && rc=2
+	fi
+	t_check $rc "blockdev: the reader ends with an I/O error within 60 s of the server's unload" \
+		"rc $rc (1: still running, 2: dd succeeded); $(head -c 200 /tmp/blk-dd.txt)"
+	rc=0
+	dd if=/dev/rkdblk0 of=/dev/null bs=4k count=1 iflag=direct status=none 2>/dev/null && rc=1
+	t_check $rc "blockdev: a new read on the dead device fails at once" "it succeeded"
+	rc=0
+	rmmod rkdblk || rc=$?
+	t_check $rc "blockdev: rmmod rkdblk after the server is gone" "rmmod exit $rc"
+	umount "$BLK_STORE" 2>/dev/null
+}
+
+blk_store() {
+	mkdir -p "$BLK_STORE"
+	mountpoint -q "$BLK_STORE" || mount -t tmpfs -o size=40M rkdblk-store "$BLK_STORE"
+	truncate -s 16M "$BLK_IMG"
+}
+
+blockdev_timeout() {
+	local rc=0 t0 secs
+	blk_store
+	insmod "$KO/samples/rkdblk_srv.ko" path=$BLK_IMG dev=$RKDAPL_DEV &&
+		BLK_TIMEOUT_MS=5000 blk_connect || rc=$?
+	t_check $rc "blockdev: server and client (5 s request timeout) up for the timeout case" \
+		"insmod exit $rc"
+	[ $rc = 0 ] || { rmmod rkdblk_srv 2>/dev/null; return; }
+	echo 1 > /sys/module/rkdblk_srv/parameters/stall
+	t0=$SECONDS
+	timeout -k 5 120 dd if=/dev/rkdblk0 of=/dev/null bs=4k skip=1000 count=1 iflag=direct \
+		status=none 2> /tmp/blk-dd.txt
+	rc=$?
+	secs=$((SECONDS - t0))
+	[ $rc != 0 ] && [ $rc != 124 ] && [ $rc != 137 ] && [ $secs -ge 4 ]
+	t_check $? "blockdev: the server stops answering: the read fails with an I/O error after the request timeout (took $secs s)" \
+		"dd exit $rc (124/137: hung) after $secs s; $(head -c 200 /tmp/blk-dd.txt)"
+	rc=0
+	rmmod rkdblk || rc=$?
+	t_check $rc "blockdev: rmmod rkdblk after the timeout" "rmmod exit $rc"
+	echo 0 > /sys/module/rkdblk_srv/parameters/stall
+	rc=0
+	rmmod rkdblk_srv || rc=$?
+	t_check $rc "blockdev: rmmod rkdblk_srv after the timeout" "rmmod exit $rc"
+	umount "$BLK_STORE" 2>/dev/null
+}
+
+blockdev_removal() {
+	local rc=0 i t0 secs
+	blk_store
+	insmod "$KO/samples/rkdblk_srv.ko" path=$BLK_IMG dev=$RKDAPL_DEV && blk_connect || rc=$?
+	t_check $rc "blockdev: server and client up again for the removal case" "insmod exit $rc"
+	[ $rc = 0 ] || { rmmod rkdblk_srv 2>/dev/null; return; }
+	dd if=/dev/urandom of=/dev/rkdblk0 bs=64k oflag=direct count=100000 status=none 2> /tmp/blk-dd.txt &
+	local dd_pid=$!
+	sleep 3
+	_log "blockdev: rdma link delete $RKDAPL_DEV under a writer"
+	t0=$SECONDS
+	timeout -k 5 120 rdma link delete "$RKDAPL_DEV" || rc=$?
+	secs=$((SECONDS - t0))
+	t_check $rc "blockdev: rdma link delete $RKDAPL_DEV under a writer completes (took $secs s)" "exit $rc"
+	rc=0
+	for ((i = 0; i < 60; i++)); do kill -0 $dd_pid 2>/dev/null || break; sleep 1; done
+	if kill -0 $dd_pid 2>/dev/null; then
+		rc=1
+		kill -9 $dd_pid
+	else
+		wait $dd_pid && rc=2
+	fi
+	t_check $rc "blockdev: the writer ends with an I/O error after the device's removal" \
+		"rc $rc (1: still running, 2: dd succeeded); $(head -c 200 /tmp/blk-dd.txt)"
+	rc=0
+	rmmod rkdblk || rc=$?
+	t_check $rc "blockdev: rmmod rkdblk after the device's removal" "rmmod exit $rc"
+	rc=0
+	rmmod rkdblk_srv || rc=$?
+	t_check $rc "blockdev: rmmod rkdblk_srv after the device's removal" "rmmod exit $rc"
+	umount "$BLK_STORE" 2>/dev/null
+	rc=0
+	rm_rxe_up || rc=$?
+	t_check $rc "blockdev: $RKDAPL_DEV added again" "$(rdma link show 2>&1 | tr '\n' ' ')"
+	blk_nothing_left
+}
+
+# rkdapl frees what a module left open when it goes, and says so: neither side may have.
+blk_nothing_left() {
+	local l n=0
+	local -a lines
+	mapfile -t lines < <(dmesg)
+	for l in "${lines[@]}"; do
+		[[ $l == *"rkdapl: rkdblk"*" went away with objects open"* ]] && n=$((n + 1)) && echo "$l"
+	done
+	[ $n = 0 ]
+	t_check $? "blockdev: rkdblk.ko and rkdblk_srv.ko freed all their rkdapl objects before every unload" \
+		"$n 'went away with objects open' lines"
+}

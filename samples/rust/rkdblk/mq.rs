@@ -63,8 +63,6 @@ pub(crate) struct Rq(NonNull<bindings::request>);
 // SAFETY: the token stands for ownership of the request, which blk-mq lets its driver end from
 // any CPU and context.
 unsafe impl Send for Rq {}
-// SAFETY: `&Rq` only reads fields blk-mq set before `queue_rq` and no longer changes.
-unsafe impl Sync for Rq {}
 
 const REQ_OP_MASK: u32 = (1 << bindings::REQ_OP_BITS) - 1;
 const REQ_FUA: u32 = 1 << bindings::req_flag_bits___REQ_FUA;
@@ -290,10 +288,8 @@ impl<D: Driver> Disk<D> {
             .cast_mut()
             .cast::<core::ffi::c_void>();
         // SAFETY: all-zero is a valid initial `blk_mq_tag_set`.
-        let mut set = KBox::new(
-            unsafe { core::mem::zeroed::<bindings::blk_mq_tag_set>() },
-            GFP_KERNEL,
-        )?;
+        let zeroed = unsafe { core::mem::zeroed::<bindings::blk_mq_tag_set>() };
+        let mut set = KBox::new(zeroed, GFP_KERNEL)?;
         set.ops = &Ops::<D>::OPS;
         set.nr_hw_queues = p.queues;
         set.queue_depth = p.depth;
@@ -339,10 +335,8 @@ impl<D: Driver> Disk<D> {
             }
         };
         // SAFETY: all-zero is a valid `block_device_operations` (no callbacks).
-        let fops = KBox::new(
-            unsafe { core::mem::zeroed::<bindings::block_device_operations>() },
-            GFP_KERNEL,
-        );
+        let zeroed = unsafe { core::mem::zeroed::<bindings::block_device_operations>() };
+        let fops = KBox::new(zeroed, GFP_KERNEL);
         let mut fops = match fops {
             Ok(f) => f,
             Err(e) => {

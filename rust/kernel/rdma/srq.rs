@@ -529,9 +529,11 @@ impl<T: SrqOwner> AttachedPool for Srq<T> {
 /// What a QP on an SRQ is created with: as [`QpInit`], with the SRQ instead of a receive
 /// queue's pool. The CM id owning the QP keeps the SRQ until the QP is destroyed.
 pub struct SrqQpInit<S: WrCompletion, T: SrqOwner> {
-    /// The CQ of SEND-queue completions (not [`PollContext::Direct`](super::cq::PollContext::Direct)).
+    /// The CQ of SEND-queue completions (not
+    /// [`PollContext::Direct`](super::cq::PollContext::Direct)).
     pub send_cq: Arc<Cq>,
-    /// The CQ on which the RECVs this QP consumes complete (not [`PollContext::Direct`](super::cq::PollContext::Direct)).
+    /// The CQ on which the RECVs this QP consumes complete (not
+    /// [`PollContext::Direct`](super::cq::PollContext::Direct)).
     pub recv_cq: Arc<Cq>,
     /// The contexts of SEND-queue work requests; attached to no other QP.
     pub send_pool: Arc<WrPool<S>>,
@@ -548,7 +550,8 @@ impl<H: CmHandler> CmId<H> {
     ///
     /// # Errors
     ///
-    /// `-EINVAL` for an SRQ of another PD or a [`PollContext::Direct`](super::cq::PollContext::Direct) CQ, otherwise as
+    /// `-EINVAL` for an SRQ of another PD or a
+    /// [`PollContext::Direct`](super::cq::PollContext::Direct) CQ, otherwise as
     /// [`CmId::create_qp`].
     pub fn create_qp_on_srq<S: WrCompletion, T: SrqOwner>(
         &self,

@@ -38,7 +38,7 @@ rm_rxe_up() {
 }
 
 removal_suite() {
-	local rc=0 t0 secs n
+	local rc=0 t0 secs n stop=
 	_log "removal: insmod rkdapl_observe.ko traffic=1"
 	timeout -k 10 300 insmod "$OBS_KO" dev="$RKDAPL_DEV" peer="$RKDAPL_IP" port=$RM_PORT writes=64 traffic=1 || rc=$?
 	t_check $rc "removal: a consumer connects a loopback pair, posts RECVs and runs RDMA WRITE/READ traffic" \
@@ -66,6 +66,14 @@ removal_suite() {
 		[ -n "$REPLY" ] && break
 		sleep 1
 	done
+	# What stopped the traffic: the removal (in-flight DTOs FLUSHED, or a post refused with
+	# -ENOTCONN/-ENODEV), not an error of the data path before it (then the EPs may be
+	# DISCONNECTED already and no BROKEN is due: siw run 2, an RDMA READ finished early).
+	[[ $REPLY =~ \(post\ (-?[0-9]+),\ status\ (-?[0-9]+)\) ]] &&
+		stop="${BASH_REMATCH[1]} ${BASH_REMATCH[2]}"
+	[[ $stop =~ ^(0|-107|-19)\ (0|1)$ ]] && [ "$stop" != "0 0" ]
+	t_check $? "removal: the traffic ran until the removal stopped it (a DTO FLUSHED or a post refused with -ENOTCONN/-ENODEV)" \
+		"${REPLY:-no 'rkdapl_observe: removal:' line in dmesg}"
 	[[ $REPLY == *": ok" ]]
 	t_check $? "removal: the consumer gets IA_CATASTROPHIC on its async EVD and BROKEN on both EPs (-ENODEV), every posted RECV FLUSHED, -ENODEV/-ENOTCONN after" \
 		"${REPLY:-no 'rkdapl_observe: removal:' line in dmesg}"

@@ -13,6 +13,20 @@
 //!   registration when it completes ([`WrPool::post_read_to_mr`]). The rxe path never comes
 //!   here: the check is one flag of the ring.
 //!
+//! - An RDMA READ completes when its response has arrived (`siw_rdmap_complete()`,
+//!   `drivers/infiniband/sw/siw/siw_qp_rx.c`), but siw completes an RDMA WRITE, a SEND or a
+//!   REG_MR/LOCAL_INV posted behind it as soon as it is sent or processed
+//!   (`siw_qp_sq_process()`, `siw_qp_tx.c`): the send queue's completions are not in the
+//!   order of posting. The ring's rule that a completion finishes every DTO before it
+//!   (`RingShared::finish_through`) would then finish the READ before its data landed and
+//!   give its sink MR back still registered; the next READ's REG_MR of it fails ("siw:
+//!   fastreg: STag ... already valid", `siw_fastreg_mr()`) and siw drops the connection. So
+//!   on iWARP a READ is always signalled and finishes only with its own completion
+//!   (`RingCore::late`); the DTOs behind it whose completions arrived first finish after
+//!   it, in order. (Fencing the work requests behind a READ would keep siw's completions in
+//!   order too, but siw does not serve the peer's READ requests while a fenced work request
+//!   waits: two sides reading each other would stall.)
+//!
 //! The sink MRs ([`READ_MRS`] per EP, of [`READ_MR_PAGES`] pages) are allocated when the EP's
 //! QP is created and freed when it is destroyed, in process context; the post path takes one
 //! from the ring's pool and the READ's completion gives it back (after a failed READ the MR
@@ -51,6 +65,7 @@ impl DtoRing {
     pub(crate) fn for_iwarp(mut self, read_mrs: u32) -> DtoRing {
         self.no_write_imm = true;
         self.read_mrs = read_mrs;
+        self.shared().q.lock().core.late_reads = true;
         self
     }
 
@@ -167,8 +182,9 @@ impl DtoRing {
             c.untake_last();
             return fail(c, e);
         }
-        // A sink MR comes back with the READ's completion: that one is always signalled.
-        let unsignalled = c.unsignalled(d.flags.suppress && seg.is_none(), nwr);
+        // A READ finishes with its own completion (`RingCore::late`), and a sink MR comes back
+        // with it: always signalled (silent on success if suppressed).
+        let unsignalled = c.unsignalled(false, nwr);
         let mut flags = if unsignalled {
             SendFlags::empty()
         } else {

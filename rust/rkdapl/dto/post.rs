@@ -253,7 +253,7 @@ impl DtoRing {
                 return Err(e);
             }
         };
-        let unsignalled = c.unsignalled(d.flags.suppress, nwr);
+        let unsignalled = c.unsignalled(d.flags.suppress && !c.late(d.op), nwr);
         Ok(Prepared {
             idx,
             sges,
@@ -476,7 +476,7 @@ impl DtoRing {
             }
             return fail(c, e);
         }
-        let unsignalled = c.unsignalled(d.flags.suppress, 1);
+        let unsignalled = c.unsignalled(d.flags.suppress && !c.late(d.op), 1);
         let sges = sge.as_slice();
         let p = Prepared {
             idx,

@@ -79,6 +79,8 @@ pub(super) struct Slot {
     /// iWARP RDMA READ: the sink MR it registered (`super::iwarp`), back to the pool when it
     /// finishes.
     pub(super) read_mr: Option<FrMr>,
+    /// The completion of its last work request arrived ([`RingCore::arrived`]).
+    pub(super) arrived: bool,
 }
 
 impl Slot {
@@ -98,6 +100,7 @@ impl Slot {
             lmrs: OneOrMore::Empty,
             rmr: None,
             read_mr: None,
+            arrived: false,
         }
     }
 
@@ -154,6 +157,11 @@ pub(super) struct RingCore {
     pub(super) stats: DtoStats,
     /// iWARP: the sink MRs of RDMA READs not in use (`super::iwarp`); empty otherwise.
     pub(super) read_mrs: KVec<FrMr>,
+    /// iWARP: an RDMA READ may complete after work requests posted behind it, so a later
+    /// completion does not finish it (see [`RingCore::late`], `super::iwarp`).
+    pub(super) late_reads: bool,
+    /// The highest sequence number whose last work request's completion arrived.
+    pub(super) done_seq: u64,
 }
 
 impl RingCore {
@@ -185,6 +193,7 @@ impl RingCore {
         s.imm = 0;
         s.recv_flags = 0;
         s.inv_rkey = 0;
+        s.arrived = false;
         self.head += 1;
         self.head_idx = self.next(idx);
         self.wr_free -= nwr;
@@ -221,6 +230,26 @@ impl RingCore {
 
     pub(super) fn slot(&mut self, idx: u32) -> Option<&mut Slot> {
         self.slots.get_mut(idx as usize)
+    }
+
+    /// Whether a DTO of `op` on this ring finishes only with its own completion, not with a
+    /// later one: an RDMA READ on iWARP, which completes when its response has arrived,
+    /// while siw completes the RDMA WRITEs, SENDs and REG_MRs posted behind it as soon as it
+    /// sent or processed them (`super::iwarp`). Such a DTO is always posted signalled.
+    #[inline]
+    pub(super) fn late(&self, op: DtoOp) -> bool {
+        self.late_reads && op == DtoOp::RdmaRead
+    }
+
+    /// Records that the completion of the last work request of the DTO in slot `idx`
+    /// arrived; its sequence number, through which DTOs may finish
+    /// ([`RingShared::finish_through`]).
+    pub(super) fn arrived(&mut self, idx: u32) -> Option<u64> {
+        let s = self.slots.get_mut(idx as usize)?;
+        s.arrived = true;
+        let seq = s.seq;
+        self.done_seq = self.done_seq.max(seq);
+        Some(seq)
     }
 
     /// Whether the send-queue DTO just taken, of `nwr` work requests, is posted unsignalled,
@@ -265,19 +294,32 @@ struct Finished {
 }
 
 impl RingShared {
-    /// Finishes, in order, every outstanding DTO up to sequence number `last`: a completion
-    /// of `last` arrived, so the ones before it are done too (RC completes a queue in order;
+    /// Finishes, in order, every outstanding DTO up to sequence number `last` (or up to the
+    /// highest whose completion arrived, if higher), stopping before an iWARP RDMA READ still
+    /// waiting for its own completion ([`RingCore::late`]): a completion of `last` arrived, so
+    /// the ones before it are done too (RC completes a queue in order;
     /// those without a completion of their own succeeded unsignalled, or were orphaned by a
     /// failed post call). Each reports its event unless silent. Never with the lock held.
     pub(super) fn finish_through(&self, last: u64) {
+        // `u64::MAX`: the teardown's reaping, once the QP is drained, finishes everything.
+        let reap = last == u64::MAX;
         loop {
             let f = {
                 let mut q = self.q.lock();
                 let c = &mut q.core;
+                // Through later DTOs whose completions arrived while an earlier one (an iWARP
+                // RDMA READ) still waited for its own.
+                let last = last.max(c.done_seq);
                 if c.tail == c.head || c.tail > last {
                     return;
                 }
                 let idx = c.tail_idx;
+                // An iWARP RDMA READ whose own completion has not arrived is not done, even if
+                // a later work request's has (`RingCore::late`); it and what follows it wait.
+                let waits = |s: &Slot| c.late(s.op) && !s.arrived && !s.silent;
+                if !reap && c.slots.get(idx as usize).is_some_and(waits) {
+                    return;
+                }
                 c.tail += 1;
                 c.tail_idx = c.next(idx);
                 let Some(s) = c.slots.get_mut(idx as usize) else {
@@ -380,7 +422,8 @@ impl WrCompletion for RingShared {
         }
         let seq = {
             let mut q = self.q.lock();
-            let Some(s) = q.core.slot(idx) else {
+            let c = &mut q.core;
+            let Some(s) = c.slot(idx) else {
                 return;
             };
             if !wc.is_ok() {
@@ -400,9 +443,11 @@ impl WrCompletion for RingShared {
                     s.inv_rkey = rkey;
                 }
             }
-            s.seq
+            c.arrived(idx)
         };
-        self.finish_through(seq);
+        if let Some(seq) = seq {
+            self.finish_through(seq);
+        }
     }
 }
 
@@ -459,6 +504,8 @@ impl DtoRing {
                             unsignalled_run: 0,
                             stats: DtoStats::default(),
                             read_mrs: KVec::new(),
+                            late_reads: false,
+                            done_seq: 0,
                         },
                     },
                     "rkdapl_dto_ring"

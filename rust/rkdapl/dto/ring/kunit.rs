@@ -488,6 +488,40 @@ mod tests {
         Ok(())
     }
 
+    #[test]
+    fn an_iwarp_read_finishes_with_its_own_completion() -> Result {
+        // siw completes an RDMA WRITE posted behind a READ when it is sent, before the READ's
+        // response has arrived: the WRITE's completion must not finish the READ.
+        let (r, e) = ring(8, 64)?;
+        with(&r, 64, |c| c.late_reads = true)?;
+        let (read, _) = post(&r, 64, DtoOp::RdmaRead, 1, 1)?;
+        let (write, _) = post(&r, 64, DtoOp::RdmaWrite, 2, 1)?;
+        send(&r, 64, 3)?;
+        let seq = with(&r, 64, |c| c.arrived(write))?.ok_or(EINVAL)?;
+        r.shared().finish_through(seq);
+        assert_eq!(cookies(&e)?.len(), 0);
+        assert_eq!(r.stats().in_flight(), 3);
+        // The READ's own completion finishes it, then the WRITE, whose completion came first.
+        let seq = with(&r, 64, |c| c.arrived(read))?.ok_or(EINVAL)?;
+        r.shared().finish_through(seq);
+        assert_eq!(cookies(&e)?[..], [1, 2]);
+        assert_eq!(r.stats().in_flight(), 1);
+        // Without iWARP's rule (RoCE), a later completion finishes an earlier READ.
+        with(&r, 64, |c| c.late_reads = false)?;
+        post(&r, 64, DtoOp::RdmaRead, 4, 1)?;
+        let (write, _) = post(&r, 64, DtoOp::RdmaWrite, 5, 1)?;
+        let seq = with(&r, 64, |c| c.arrived(write))?.ok_or(EINVAL)?;
+        r.shared().finish_through(seq);
+        assert_eq!(cookies(&e)?[..], [3, 4, 5]);
+        // The teardown's reaping finishes a READ still waiting, too.
+        with(&r, 64, |c| c.late_reads = true)?;
+        post(&r, 64, DtoOp::RdmaRead, 6, 1)?;
+        r.reap_all();
+        assert_eq!(cookies(&e)?[..], [6]);
+        assert_eq!(r.stats().in_flight(), 0);
+        Ok(())
+    }
+
     /// The statuses of the events queued on `e` (DTO completions of RECVs of the ring's EP),
     /// with their cookies, in order, up to 16.
     ///

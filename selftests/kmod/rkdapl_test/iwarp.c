@@ -118,9 +118,8 @@ void iwarp_tests(struct bctx *b)
 	pr_info("rkdapl_test: # %s: transport %u caps %#x max_read_iov %u\n", a->name,
 		a->transport, a->caps, a->max_read_iov);
 
-	r = pair_connect(b, why);
-	r = r ?: pair_grant(b, &rmr, 8192, RKDAPL_MEM_REMOTE_WRITE | RKDAPL_MEM_REMOTE_READ, &rt,
-			    why);
+	/* pair_grant() connects the pair itself */
+	r = pair_grant(b, &rmr, 8192, RKDAPL_MEM_REMOTE_WRITE | RKDAPL_MEM_REMOTE_READ, &rt, why);
 	if (!tap(!r, "iWARP: connection and a grant", "%d %s %s", r, ename(r), why))
 		goto out;
 

@@ -42,6 +42,11 @@ int pair_connect_attr(struct bctx *b, struct rkdapl_ep_attr *cattr,
 	struct rkdapl_event ev = {};
 	int r;
 
+	/* A pair still open would be lost (its EPs overwritten, left to the module's unload). */
+	if (b->c->ep || b->s->ep) {
+		snprintf(why, WHY, "a pair is still open (pair_close() first)");
+		return -EBUSY;
+	}
 	b->c->dead = b->s->dead = false;
 	r = rkdapl_ep_create(b->pz, b->c->dto_evd, b->c->conn_evd, cattr, &b->c->ep);
 	if (!r)

@@ -14,6 +14,11 @@
 # freed objects; kmemleak, in the splat scan, checks for leaks exactly). The figures (set-up
 # rate, memory per EP, data rate, teardown time) are TAP diagnostics and are kept in
 # $RKDAPL_SYNC/scale-<side>-<EPs>.txt.
+# Each side also prints what rxe0's transport counters (sysfs hw_counters) and its network
+# device's qdisc drops did during the run ("# scale: <side>: counters during the run: ..."):
+# rdma_rxe moves a QP whose packet it could not transmit (send_err) to the error state without
+# an async event, and the test then sees only FLUSHED completions (docs/testing.md, "Scale at
+# 1024 EPs").
 # RKDAPL_SCALE_EPS overrides the number of EPs (default 256: make check's; the README's
 # figures are of 1024, see docs/testing.md), RKDAPL_SCALE_BYTES the bytes per EP (65536).
 
@@ -38,15 +43,45 @@ scale_slab() {
 	done < /proc/meminfo
 }
 
+# scale_counters: rxe0's error counters and its netdev's qdisc drops, as "name=value ...", in
+# $REPLY.
+scale_counters() {
+	local d=/sys/class/infiniband/rxe0/ports/1 c nic= v drop=0
+	REPLY=
+	for c in send_err retry_exceeded_err retry_rnr_exceeded_err completer_retry_err \
+		rcvd_seq_err out_of_seq_request duplicate_request send_rnr_err rcvd_rnr_err; do
+		[ -r "$d/hw_counters/$c" ] && REPLY+="$c=$(<"$d/hw_counters/$c") "
+	done
+	[ -r "$d/gid_attrs/ndevs/0" ] && nic=$(<"$d/gid_attrs/ndevs/0")
+	if [ -n "$nic" ]; then
+		for v in $(tc -s qdisc show dev "$nic" 2>/dev/null | grep -o 'dropped [0-9]*' |
+			grep -o '[0-9]*'); do
+			drop=$((drop + v))
+		done
+		REPLY+="qdisc_dropped=$drop"
+	fi
+}
+
+# scale_delta BEFORE AFTER: "name=after-before ..." of two scale_counters results, in $REPLY.
+scale_delta() {
+	local -A b
+	local kv
+	REPLY=
+	for kv in $1; do b[${kv%%=*}]=${kv#*=}; done
+	for kv in $2; do REPLY+="${kv%%=*}=$((${kv#*=} - ${b[${kv%%=*}]:-0})) "; done
+}
+
 # scale_run SIDE ARGS...: insmod rkdapl_scale.ko, then the checks above.
 scale_run() {
-	local side=$1 rc=0 res0 slab0 l n=0 t0=$SECONDS mark=0 diag= summary=
+	local side=$1 rc=0 res0 slab0 l n=0 t0=$SECONDS mark=0 diag= summary= cnt0
 	local -a lines
 	shift
 	scale_res
 	res0=$REPLY
 	scale_slab
 	slab0=$REPLY
+	scale_counters
+	cnt0=$REPLY
 	mapfile -t lines < <(dmesg)
 	for l in "${lines[@]}"; do [[ $l == *"rkdapl_scale: $side: "* ]] && mark=$((mark + 1)); done
 	_log "scale: insmod rkdapl_scale.ko $*"
@@ -64,6 +99,9 @@ scale_run() {
 		[[ $l == "$side: result "* ]] && summary=${l#"$side: result "}
 		diag+="# scale: $l"$'\n'
 	done
+	scale_counters
+	scale_delta "$cnt0" "$REPLY"
+	diag+="# scale: $side: counters during the run: $REPLY"$'\n'
 	printf '%s' "$diag" >> "$TAP"
 	printf '%s' "$diag"
 	printf 'insmod_s=%s %s\n' $((SECONDS - t0)) "$summary" > "$RKDAPL_SYNC/scale-$side-$SCALE_EPS.txt"

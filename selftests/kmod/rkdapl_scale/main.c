@@ -41,6 +41,8 @@
  *   data_ms      first RDMA WRITE to the last EP verified; teardown_ms: first disconnect to
  *                the last DISCONNECTED; read_ok, read_flushed: the READs of the teardown
  * and the last line is "rkdapl_scale: <role>: N EPs, N verified" (", FAILED: <why>").
+ * On a failure, the lines before it give what the IA's async EVD held (diag.c) and the events
+ * that came for the failed EP in the second after it ("after the failure: ...").
  */
 #define pr_fmt(fmt) "rkdapl_scale: " fmt
 
@@ -469,8 +471,11 @@ static int handle(const struct scale_ev *v)
 		return server_dto_event(v, st, kind);
 	if (v->status == RKDAPL_DTO_FLUSHED && !sc.server && kind == K_READ)
 		return client_read_done(st, v->status);
-	if (v->status)
+	if (v->status) {
+		if (sc.fail_ep < 0)
+			sc.fail_ep = i;
 		return FAIL("EP %u: completion of kind %u status %d", i, kind, v->status);
+	}
 	return sc.server ? server_dto_event(v, st, kind) : client_dto_event(v, st, kind);
 }
 
@@ -491,6 +496,9 @@ static int setup(void)
 	r = rkdapl_ia_open(scale_dev, &sc.ia);
 	if (r)
 		return FAIL("ia_open(%s) = %d", scale_dev, r);
+	r = scale_async_setup();
+	if (r)
+		return r;
 	for (i = 0; i < scale_pzs; i++) {
 		r = rkdapl_pz_create(sc.ia, &sc.pz[i]);
 		if (!r)
@@ -529,6 +537,38 @@ static int setup(void)
 	return 0;
 }
 
+/*
+ * After a failure: what the async EVD holds, the failed EP's state, and for a second the
+ * events of that EP and any other failed completion (16 at most), which name what happened to
+ * it (a connection event BROKEN, REJECTED or DISCONNECTED) when its QP was moved to the error
+ * state from outside.
+ */
+static void after_failure(void)
+{
+	const char *who = sc.server ? "server" : "client";
+	struct scale_ep *f = sc.fail_ep >= 0 ? &sc.st[sc.fail_ep] : NULL;
+	ktime_t end = ktime_add_ms(ktime_get(), 1000);
+	struct scale_ev v;
+	u32 state, n = 0;
+	long left;
+
+	scale_async_report(true);
+	if (f && f->ep && !rkdapl_ep_get_state(f->ep, &state))
+		pr_info("%s: after the failure: EP %u in state %u, flags %#x\n", who, f->idx, state,
+			f->flags);
+	while (n < 16 && (left = ktime_ms_delta(end, ktime_get())) > 0) {
+		if (wait_event_interruptible_timeout(sc.wq, ring_take(&v),
+						     msecs_to_jiffies(left)) <= 0)
+			break;
+		if (!(f && v.ep == f->ep) && !(v.type == RKDAPL_DTO_COMPLETION_EVENT && v.status))
+			continue;
+		n++;
+		pr_info("%s: after the failure: event %u status %d, EP %d, cookie kind %llu\n", who,
+			v.type, v.status, scale_by_ep(v.ep) ? (int)scale_by_ep(v.ep)->idx : -1,
+			v.cookie & 0xff);
+	}
+}
+
 /* Frees everything: EPs (and with them their connections) first, then what they used. */
 static int teardown(void)
 {
@@ -546,6 +586,7 @@ static int teardown(void)
 	for (i = 0; i < scale_psps && i < ARRAY_SIZE(sc.psp); i++)
 		if (sc.psp[i])
 			rkdapl_psp_free(sc.psp[i]);
+	scale_async_free();
 	if (sc.cr_evd)
 		rkdapl_evd_free(sc.cr_evd);
 	for (i = 0; i < ARRAY_SIZE(sc.evd); i++)
@@ -618,6 +659,7 @@ static int __init rkdapl_scale_init(void)
 	hash_init(ep_table);
 	spin_lock_init(&sc.lock);
 	init_waitqueue_head(&sc.wq);
+	sc.fail_ep = -1;
 	sc.server = !strcmp(scale_role, "server");
 	if (!sc.server && strcmp(scale_role, "client")) {
 		pr_err("role must be server or client\n");
@@ -647,6 +689,10 @@ static int __init rkdapl_scale_init(void)
 		if (!r)
 			r = handle(&v);
 	}
+	if (r && sc.ia)
+		after_failure();
+	else if (!r && scale_async_report(false))
+		r = FAIL("the IA's async EVD reported an error");
 	t0 = ktime_get();
 	if (teardown() && !r)
 		r = -EIO;

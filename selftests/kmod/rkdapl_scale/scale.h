@@ -81,6 +81,7 @@ struct scale {
 	struct rkdapl_lmr *msg_lmr[16];	/* the message slots, registered in each PZ */
 	struct rkdapl_evd *evd[64];
 	struct rkdapl_evd *cr_evd;
+	struct rkdapl_evd *async_evd;	/* the IA's async EVD: EP_BROKEN, CQ_ERROR, overflow */
 	struct rkdapl_psp *psp[16];
 	void *msgs;			/* 4 slots of SLOT bytes per EP */
 	struct scale_ep *st;
@@ -93,6 +94,7 @@ struct scale {
 	u32 started, connecting, nconn, nadv, next_data, moving, ndone, nverified, ndisc;
 	u32 nread, nread_posted, nread_ok, nread_flushed;
 	bool reading, tearing_down;
+	s32 fail_ep;			/* the EP of the first failed completion, or -1 */
 	ktime_t t_first, t_conn, t_data0, t_data1, t_disc0, t_end;
 	struct mem m0, m1;
 	char why[160];
@@ -120,5 +122,8 @@ void scale_read_mem(struct mem *m);
 int server_request(const struct scale_ev *v);
 int server_conn_event(const struct scale_ev *v);
 int server_dto_event(const struct scale_ev *v, struct scale_ep *st, u32 kind);
+int scale_async_setup(void);
+void scale_async_free(void);
+int scale_async_report(bool failed);
 
 #endif

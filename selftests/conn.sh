@@ -13,11 +13,11 @@
 #                  one last cycle without loss
 #
 # Both sides check insmod's status, the module's summary line and that `rdma res` is back at
-# its baseline. RKDAPL_CONN_CYCLES overrides the number of fast cycles (default 300),
+# its baseline. RKDAPL_CONN_CYCLES overrides the number of fast cycles (default 200),
 # RKDAPL_CONN_ARGS adds module parameters to both sides (e.g. timeout_ms=30000).
 
 CONN_KO=$KO/selftests/kmod/rkdapl_conn.ko
-CONN_CYCLES=${RKDAPL_CONN_CYCLES:-300}
+CONN_CYCLES=${RKDAPL_CONN_CYCLES:-200}
 CONN_LOSSY_CYCLES=12
 CONN_LOSS=30
 CONN_PORT=7570

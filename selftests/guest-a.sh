@@ -36,7 +36,8 @@
 #   blockdev:  the rkdblk remote block device (selftests/blockdev.sh): rkdblk_srv.ko exports a
 #              file on tmpfs, the Rust blk-mq client rkdblk.ko connects over the loopback;
 #              mkfs.ext4, files and checksums across a disconnect/reconnect, the server unloaded
-#              under a reader, rdma link delete under a writer (debug kernel only)
+#              under a reader, rdma link delete under a writer (debug kernel only; runs after
+#              rust, while guest B runs its own suites)
 #   module: unload rkdapl
 # TAP lines go to $RKDAPL_SYNC/tap-a.txt; exits non-zero if any test failed.
 set -u
@@ -96,6 +97,14 @@ if load_provider; then
 	run_kmod loopback 1200 -- role=loopback dev=rxe0 peer="$RKDAPL_IP" port=7500
 	reset_suite
 	rust_suite
+	# The rkdblk remote block device (issue 17; not yet built for the stock kernel). Here, while
+	# guest B runs its own suites, and before observe_suite: blockdev_removal deletes and
+	# re-adds rxe0, which must not hit observe's connection.
+	if [ $full = 1 ]; then
+		blockdev_suite
+		blockdev_timeout
+		blockdev_removal
+	fi
 	observe_suite
 	siw_phase_a	# the suites again over siw0 (iWARP), "siw: ..." (selftests/transport.sh)
 	srq_guest_a
@@ -119,12 +128,6 @@ if load_provider; then
 	srq_removal
 	# Takes guest A's link down and up: only once guest B is done with it.
 	ports_suite
-	# The rkdblk remote block device (issue 17); not yet built and run for the stock kernel.
-	if [ $full = 1 ]; then
-		blockdev_suite
-		blockdev_timeout
-		blockdev_removal
-	fi
 	unload_suite
 	unload_provider
 fi

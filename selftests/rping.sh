@@ -2,7 +2,8 @@
 # Sourced INSIDE a guest by selftests/guest-{a,b}.sh after guest-lib.sh: the kernel rping
 # (samples/rkdapl_rping.ko, on guest A) against rdma-core's rping (on guest B), both ways.
 #
-#   rping_guest_a   for each SIZE:COUNT in RKDAPL_RPING (default "64:10 4096:10 65535:3"):
+#   rping_guest_a   for each SIZE:COUNT in RKDAPL_RPING (default "64:10 65535:3";
+#                   4096-byte pings run over IPv6, selftests/ip6.sh, and in selftests/mtu.sh):
 #                     kernel server (role=server), B runs `rping -c -V -v`
 #                     kernel client (role=client), B runs `rping -s -v`
 #   rping_guest_b   the rdma-core side of the same runs
@@ -16,7 +17,7 @@
 # Ports: 7174 + 2 i for the kernel server of configuration i, + 1 for B's rping -s.
 
 RPING_KO=$KO/samples/rkdapl_rping.ko
-RPING_CONFIGS=${RKDAPL_RPING:-"64:10 4096:10 65535:3"}
+RPING_CONFIGS=${RKDAPL_RPING:-"64:10 65535:3"}
 RPING_TMO=600
 
 # Summary lines of rkdapl_rping role $1 in dmesg.

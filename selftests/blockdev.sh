@@ -66,6 +66,24 @@ blk_speed() {
 	done
 }
 
+# blk_fio BS QD SIZE: fio random writes of BS at queue depth QD over the first SIZE of the
+# device, each block with a crc32c header, then every block read back and verified
+# (--do_verify). O_DIRECT through libaio, so the depth reaches blk-mq.
+blk_fio() {
+	local bs=$1 qd=$2 size=$3 rc=0 t0=$SECONDS out=/tmp/blk-fio-$1-$2.txt
+	timeout -k 10 300 fio --name="rkdblk-$bs-qd$qd" --filename=/dev/rkdblk0 --direct=1 \
+		--ioengine=libaio --iodepth="$qd" --rw=randwrite --bs="$bs" --size="$size" \
+		--verify=crc32c --do_verify=1 --verify_fatal=1 --randrepeat=0 \
+		--output-format=terse --terse-version=3 > "$out" 2>&1 || rc=$?
+	# terse v3: field 5 is the job's error, 6 the KiB read (the verify pass), 47 the KiB written.
+	local err rkb wkb
+	read -r err rkb wkb < <(awk -F';' '/^3;/ { print $5, $6, $47 }' "$out")
+	[ $rc = 0 ] && [ "${err:-1}" = 0 ] && [ "${rkb:-0}" -gt 0 ] && [ "${rkb:-0}" = "${wkb:-1}" ] &&
+		! grep -q "verify:" "$out" || rc=${rc/#0/99}
+	t_check $rc "blockdev: fio random writes of $bs at queue depth $qd over $size, every block read back and its crc32c verified ($((SECONDS - t0)) s: ${wkb:-?} KiB written, ${rkb:-?} KiB verified)" \
+		"fio exit $rc: $(grep -v '^3;' "$out" | tail -n 3 | tr '\n' ' ')"
+}
+
 blockdev_suite() {
 	local rc=0 i n sz
 	mkdir -p "$BLK_MNT"
@@ -125,6 +143,11 @@ blockdev_suite() {
 		"rc $rc: $(head -n 3 /tmp/blk-check.txt | tr '\n' ' ')"
 	mountpoint -q "$BLK_MNT" && umount "$BLK_MNT"
 
+	# fio --verify=crc32c at 4 KiB and 128 KiB, queue depth 1 and 16 (overwrites the filesystem).
+	blk_fio 4k 1 512k
+	blk_fio 4k 16 1m
+	blk_fio 128k 1 2m
+	blk_fio 128k 16 4m
 	# Indicative figures only with RKDAPL_BLK_SPEED=1 (a benchmark, not a test).
 	[ "${RKDAPL_BLK_SPEED:-0}" = 1 ] && blk_speed
 	# The server goes away under a reader: I/O errors, no hang.

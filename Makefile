@@ -31,7 +31,7 @@ ifneq ($(KERNELRELEASE),)
 include $(src)/Kbuild
 else
 
-.PHONY: all deps kernel modules install demo check bench bench-wall profile docs patches clean
+.PHONY: all deps kernel modules install demo check bench bench-blk bench-wall profile docs patches clean
 all: modules
 
 deps:
@@ -67,6 +67,10 @@ check: modules
 
 bench: deps
 	scripts/bench.sh det
+	scripts/bench.sh blk
+
+bench-blk: deps
+	scripts/bench.sh blk
 
 bench-wall: deps
 	scripts/bench.sh wall

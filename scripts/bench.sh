@@ -1,7 +1,7 @@
 #!/bin/bash
 # `make bench`: rkdapl against raw verbs and perftest over Soft-RoCE, in QEMU guests.
 #
-#   scripts/bench.sh [det|wall]      (FLAVOUR=release|debug; default release, built if missing)
+#   scripts/bench.sh [det|blk|wall]  (FLAVOUR=release|debug; default release, built if missing)
 #
 # det (`make bench`, the default): the deterministic benchmark. One guest under QEMU's
 # -icount shift=0,sleep=off (one guest instruction = one virtual ns, idle time skipped, single-
@@ -10,6 +10,12 @@
 # rdma_cm directly), perftest (-e) and the crc32 + memcpy ceiling; three passes. Its figures
 # are virtual-time rates and instruction counts, and they repeat (the report shows max/min
 # over the passes). See qemu/bench-det.sh.
+#
+# blk (`make bench-blk`, and `make bench` after det): issue 17's block device against
+# nvme-rdma. One guest under the same -icount: fio's jobs (4 KiB random read/write at QD1 and
+# QD16, 128 KiB sequential at QD16) on /dev/rkdblk0 (rkdapl) and /dev/nvme0n1 (nvme-rdma to
+# nvmet-rdma), both over rxe loopback onto a brd RAM disk, interleaved passes; see
+# qemu/bench-blk.sh. scripts/bench_blk_report.py prints the ratio table.
 #
 # wall (`make bench-wall`): the indicative two-guest wall-clock matrix (guest A serves,
 # guest B measures; qemu/bench-a.sh, qemu/bench-b.sh). Under TCG its figures move 1.6-3.7x
@@ -30,10 +36,10 @@ t0=$(date +%s)
 # scripts/kernel.sh builds it once (~15-25 min on 2 cores) and caches it beside the debug one.
 # FLAVOUR=debug measures the test kernel instead (slow; for checking the tools only).
 kind=${1:-det}
-case "$kind" in det|wall) ;; *) die "usage: $0 [det|wall]" ;; esac
+case "$kind" in det|blk|wall) ;; *) die "usage: $0 [det|blk|wall]" ;; esac
 flavour=${FLAVOUR:-release}
 kdir=$("$top/scripts/modules.sh" "$flavour")
-for f in rkdapl.ko samples/rkdapl_perf.ko samples/raw_perf.ko; do
+for f in rkdapl.ko samples/rkdapl_perf.ko samples/raw_perf.ko rkdblk.ko samples/rkdblk_srv.ko; do
 	[ -f "$top/$f" ] || die "no $f after scripts/modules.sh"
 done
 
@@ -47,12 +53,12 @@ echo "$flavour" > "$RKDAPL_OUT/flavour"
 echo "$kind" > "$RKDAPL_OUT/kind"
 log "bench ($kind): $flavour kernel $kdir, results in $RKDAPL_OUT"
 st=0
-if [ "$kind" = det ]; then
+if [ "$kind" = det ] || [ "$kind" = blk ]; then
 	# icount forces single-threaded TCG; sleep=off skips idle time instead of waiting for
 	# the host clock, so nothing the host does enters a figure.
 	export RKDAPL_QEMU_OPTS="-icount shift=0,sleep=off ${RKDAPL_QEMU_OPTS:-}"
 	export RKDAPL_CPUS=${RKDAPL_CPUS:-4}
-	"$top/qemu/run-guests.sh" --one "$top/qemu/bench-det.sh" || st=$?
+	"$top/qemu/run-guests.sh" --one "$top/qemu/bench-$kind.sh" || st=$?
 else
 	"$top/qemu/run-guests.sh" "$top/qemu/bench-a.sh" "$top/qemu/bench-b.sh" || st=$?
 fi
@@ -61,6 +67,7 @@ py=/usr/bin/python3
 [ -x "$py" ] || py=python3
 report=bench_report.py
 [ "$kind" = det ] && report=bench_det_report.py
+[ "$kind" = blk ] && report=bench_blk_report.py
 "$py" "$top/scripts/$report" "$RKDAPL_OUT" | tee "$RKDAPL_OUT/report.txt"
 [ "${PIPESTATUS[0]}" = 0 ] || st=1
 echo "bench ($kind) wall time: $(( $(date +%s) - t0 )) s ($flavour kernel)"

@@ -5,7 +5,7 @@ set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
 PKGS=(rustc-web rust-web-src clang-19 lld-19 llvm-19 libclang-19-dev
-      qemu-system-x86 rdma-core ibverbs-utils rdmacm-utils perftest iproute2 fio
+      qemu-system-x86 rdma-core ibverbs-utils rdmacm-utils perftest iproute2 fio nvme-cli
       flex bison bc libelf-dev libssl-dev cpio kmod busybox-static
       python3-pip python3-venv xz-utils make gcc libc6-dev pahole dwarves
       gnuplot-nox python3-docutils python3-markdown python3-matplotlib)

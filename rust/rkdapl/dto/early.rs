@@ -114,8 +114,11 @@ impl DtoRing {
         let (e, c) = (&mut st.early, &mut st.core);
         let g = rcu::read_lock();
         let n = c.slots.len() as u32;
-        // INVARIANT: `unposted <= n`, the contexts in use.
-        let mut idx = (c.head_idx + n - e.unposted.min(n)) % n;
+        // INVARIANT: `unposted <= n`, the contexts in use. (`checked_rem`, not `%`: objtool of
+        // 7.3 does not know `panic_const_rem_by_zero` as noreturn and warns of a fall-through.)
+        let Some(mut idx) = (c.head_idx + n - e.unposted.min(n)).checked_rem(n) else {
+            return;
+        };
         let mut at = 0usize;
         for _ in 0..e.unposted {
             let Some(s) = c.slots.get_mut(idx as usize) else {
@@ -173,7 +176,7 @@ impl DtoRing {
                 return;
             }
             let n = c.slots.len() as u32;
-            let mut idx = (c.head_idx + n - e.unposted.min(n)) % n;
+            let mut idx = (c.head_idx + n - e.unposted.min(n)).checked_rem(n).unwrap_or(0);
             for _ in 0..e.unposted {
                 if let Some(s) = c.slots.get_mut(idx as usize) {
                     s.status = DtoStatus::Flushed;

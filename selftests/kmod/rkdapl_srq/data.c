@@ -380,6 +380,13 @@ struct cli {
 	u8 *cbuf, *sbuf;
 	struct rkdapl_lmr *clmr, *slmr;
 	u32 sent;
+	/*
+	 * The server's next command can complete its RECV before our last SEND's completion is
+	 * reported: the EP's send and receive queues complete on two CQs, and DAT orders the
+	 * EVD's events of each queue, not across them. cli_send() keeps such an event here.
+	 */
+	bool early[NEP_MAX];
+	struct rkdapl_event early_ev[NEP_MAX];
 };
 
 static int cli_post_cmd(struct cli *k, int i)
@@ -430,9 +437,17 @@ static int cli_send(struct cli *k, int i, u32 seq)
 	r = rkdapl_post_send(k->ep[i], &t, 1, seq, 0);
 	if (r)
 		return r;
-	r = wait_ev(k->evd[i], timeout_ms, &ev);
-	if (r)
-		return r;
+	for (;;) {
+		r = wait_ev(k->evd[i], timeout_ms, &ev);
+		if (r)
+			return r;
+		if (ev.type != RKDAPL_DTO_COMPLETION_EVENT || ev.op != RKDAPL_DTO_RECV ||
+		    k->early[i])
+			break;
+		/* The next command, ahead of this SEND's completion (see struct cli). */
+		k->early[i] = true;
+		k->early_ev[i] = ev;
+	}
 	if (ev.type != RKDAPL_DTO_COMPLETION_EVENT || ev.op != RKDAPL_DTO_SEND || ev.status)
 		return -EPROTO;
 	k->sent++;
@@ -447,7 +462,7 @@ int client_run(void)
 	struct rkdapl_event ev;
 	bool done[NEP_MAX] = {};
 	int i, r, ndone = 0, fail = 0;
-	u32 j;
+	u32 j, n, seq0;
 
 	if (!k)
 		return -ENOMEM;
@@ -478,8 +493,14 @@ int client_run(void)
 		for (i = 0; i < neps && !fail; i++) {
 			struct cmd *c = (struct cmd *)(k->cbuf + (u64)i * SLOT);
 
-			if (done[i] || rkdapl_evd_dequeue(k->evd[i], &ev))
+			if (done[i])
 				continue;
+			if (k->early[i]) {
+				ev = k->early_ev[i];
+				k->early[i] = false;
+			} else if (rkdapl_evd_dequeue(k->evd[i], &ev)) {
+				continue;
+			}
 			any = true;
 			if (ev.type != RKDAPL_DTO_COMPLETION_EVENT || ev.op != RKDAPL_DTO_RECV ||
 			    ev.status || c->magic != MAGIC) {
@@ -492,9 +513,12 @@ int client_run(void)
 				ndone++;
 				continue;
 			}
+			/* Read before the RECV is posted again into the same slot. */
+			n = c->n;
+			seq0 = c->seq0;
 			r = cli_post_cmd(k, i);
-			for (j = 0; j < c->n && !r; j++)
-				r = cli_send(k, i, c->seq0 + j);
+			for (j = 0; j < n && !r; j++)
+				r = cli_send(k, i, seq0 + j);
 			if (r)
 				fail = r;
 		}

@@ -4,7 +4,7 @@
 #
 #   faults_guest_b   connect to an address nobody answers (10.77.0.99): the connect ends in an
 #                    UNREACHABLE or TIMED_OUT event within its timeout, and nothing is left;
-#                    then 20 soak cycles with 5% and 5 with 30% packet loss on the wire (tc netem on
+#                    then 10 soak cycles with 5% and 5 with 30% packet loss on the wire (tc netem on
 #                    guest B's NIC): every cycle either completes verified or ends in a clean
 #                    error event, within the timeouts, and nothing is left in rdma res.
 #   faults_guest_a   serves those cycles: rkdapl_soak.ko role=server for the lossy runs.
@@ -90,7 +90,7 @@ faults_lossy() {
 
 faults_guest_b() {
 	faults_unreachable
-	faults_lossy 5 20
+	faults_lossy 5 10
 	faults_lossy 30 5
 }
 
@@ -120,6 +120,6 @@ faults_serve() {
 }
 
 faults_guest_a() {
-	faults_serve 5 20
+	faults_serve 5 10
 	faults_serve 30 5
 }

@@ -22,7 +22,7 @@
 # findings, counted apart, not failures; every race in full in $RKDAPL_OUT/kcsan.txt.
 #
 # Env: FLAVOUR (debug|release|kcsan), RKDAPL_OUT (log dir, default out/check-<timestamp>), RKDAPL_TIMEOUT
-# (seconds per guest, default 2700: TCG guests are slow when the host is busy) and run-guests.sh's other RKDAPL_* settings.
+# (seconds per guest, default 3300: TCG guests are slow when the host is busy; the debug guests take about 40 min) and run-guests.sh's other RKDAPL_* settings.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/scripts/common.sh"
@@ -34,19 +34,32 @@ flavour=${FLAVOUR:-debug}
 # KCSAN slows every C memory access: its run is the single-guest suites.
 [ "$flavour" = kcsan ] && one=1
 
+stock=0
+[ "$flavour" = debug ] && [ "${RKDAPL_STOCK_CHECK:-1}" = 1 ] && stock=1
+# The stock kernel's set-up (Debian's packages downloaded and unpacked, a trixie debootstrap,
+# the tree prepared: mostly network and disk) runs while the debug kernel builds, and is waited
+# for after it. On a warm cache it returns at once.
+stock_pid=
+if [ $stock = 1 ]; then
+	stock_out=$(mktemp)
+	"$top/scripts/debian.sh" kernel > "$stock_out" &
+	stock_pid=$!
+	trap '[ -n "$stock_pid" ] && kill "$stock_pid" 2>/dev/null' EXIT
+fi
 kdir=$("$top/scripts/modules.sh" "$flavour" | tail -n 1) || die "scripts/modules.sh failed"
 for f in rkdapl.ko rkdapl_rust_sample.ko selftests/kmod/rkdapl_test.ko samples/rkdapl_rping.ko; do
 	[ -f "$top/$f" ] || die "no $f after scripts/modules.sh"
 done
-stock=0
-[ "$flavour" = debug ] && [ "${RKDAPL_STOCK_CHECK:-1}" = 1 ] && stock=1
 if [ $stock = 1 ]; then
-	stockdir=$("$top/scripts/debian.sh" kernel | tail -n 1) || die "scripts/debian.sh kernel failed"
+	wait "$stock_pid" || { stock_pid=; die "scripts/debian.sh kernel failed"; }
+	stock_pid=
+	stockdir=$(tail -n 1 "$stock_out")
+	rm -f "$stock_out"
 	"$top/scripts/debian.sh" modules > /dev/null || die "scripts/debian.sh modules failed"
 fi
 
 export RKDAPL_OUT=${RKDAPL_OUT:-$top/out/check-$(date +%Y%m%d-%H%M%S)}
-export RKDAPL_TIMEOUT=${RKDAPL_TIMEOUT:-2700}
+export RKDAPL_TIMEOUT=${RKDAPL_TIMEOUT:-3300}
 export RKDAPL_PAIR=$((1 - one))
 # KCSAN: a dmesg ring large enough to keep its (long) reports until the final dump, and ten times
 # the kernel config's watchpoints (one access in up to 400 per CPU, not 4000): the single-guest

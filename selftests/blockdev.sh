@@ -144,10 +144,10 @@ blockdev_suite() {
 	mountpoint -q "$BLK_MNT" && umount "$BLK_MNT"
 
 	# fio --verify=crc32c at 4 KiB and 128 KiB, queue depth 1 and 16 (overwrites the filesystem).
-	blk_fio 4k 1 512k
-	blk_fio 4k 16 1m
-	blk_fio 128k 1 2m
-	blk_fio 128k 16 4m
+	blk_fio 4k 1 256k
+	blk_fio 4k 16 512k
+	blk_fio 128k 1 1m
+	blk_fio 128k 16 2m
 	# Indicative figures only with RKDAPL_BLK_SPEED=1 (a benchmark, not a test).
 	[ "${RKDAPL_BLK_SPEED:-0}" = 1 ] && blk_speed
 	# The server goes away under a reader: I/O errors, no hang.

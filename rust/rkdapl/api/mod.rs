@@ -23,10 +23,12 @@
 //! Events carry no C handles: [`Event::ep_id`] names the EP (its [`Ep::id`]), and a connection
 //! request's CR comes with its event ([`Event::take_cr`]).
 //!
-//! Objects of this API are not C handles. Device removal and a consumer's unload still find
-//! objects through the C handle table (`abi/removal.rs`), so they do not reach this API's
-//! objects until the provider's per-IA registry of objects replaces that walk (issue 14, part
-//! 2); a Rust consumer's objects are freed when dropped, its module's exit included.
+//! Objects of this API are not C handles, but device removal reaches them as it reaches the C
+//! ABI's: it finds every object through its IA's registry of children (`crate::removal`). After
+//! a removal a Rust consumer's objects stay valid; their calls return `-ENODEV` (posts
+//! `-ENOTCONN`), EPs report [`EventType::Broken`] and posted DTOs complete FLUSHED, as in C
+//! (`selftests/blockdev.sh`'s `rdma link delete` under `rkdblk.ko` shows it). A Rust consumer's
+//! objects are freed when dropped, its module's exit included.
 //!
 //! # Linking
 //!

@@ -21,7 +21,9 @@
 #
 # Env (defaults): RKDAPL_BENCH_BLK_IOS_4K (fio I/Os of a 4 KiB job, 1024),
 # RKDAPL_BENCH_BLK_IOS_128K (of a 128 KiB job, 256), RKDAPL_BENCH_BLK_QUEUES (hardware
-# queues of each device, 4), RKDAPL_BENCH_BLK_DEPTH (rkdblk's commands per queue, 32).
+# queues of each device, 4), RKDAPL_BENCH_BLK_DEPTH (rkdblk's commands per queue, 32),
+# RKDAPL_BENCH_BLK_INLINE (rkdblk_srv's inline_data_size: bytes of write data a command
+# carries in-capsule, 4096 as nvmet-rdma's default; 0 sends every write's data by RDMA READ).
 set -u
 
 . "$RKDAPL_TOP/qemu/bench-lib.sh"
@@ -51,7 +53,7 @@ wait_for() {
 
 setup_rkdblk() {
 	insmod "$KO/rkdapl.ko" &&
-		insmod "$KO/samples/rkdblk_srv.ko" path=/dev/ram0 dev=rxe0 &&
+		insmod "$KO/samples/rkdblk_srv.ko" path=/dev/ram0 dev=rxe0 inline_data_size="$INLINE" &&
 		insmod "$KO/rkdblk.ko" server="$(ip_int "$RKDAPL_IP")" queues="$QUEUES" depth="$DEPTH" &&
 		wait_for /dev/rkdblk0 10
 }
@@ -118,6 +120,7 @@ main() {
 	IOS128=${RKDAPL_BENCH_BLK_IOS_128K:-256}
 	QUEUES=${RKDAPL_BENCH_BLK_QUEUES:-4}
 	DEPTH=${RKDAPL_BENCH_BLK_DEPTH:-32}
+	INLINE=${RKDAPL_BENCH_BLK_INLINE:-4096}
 	FAILS=0
 	mkdir -p "$OUT"
 	# rxe's tasks and the CQ work on CPU 3, as in make bench (qemu/bench-det.sh).
@@ -133,7 +136,7 @@ main() {
 	setup_rkdblk || { say "rkdblk setup failed: $(dmesg | grep -E 'rkdblk' | tail -3 | tr '\n' ' ')"; teardown; return 1; }
 	setup_nvme || { say "nvme-rdma setup failed: $(dmesg | grep -E 'nvme' | tail -3 | tr '\n' ' ')"; teardown; return 1; }
 	{
-		echo "rkdblk: queues=$QUEUES depth=$DEPTH, $(cat /sys/block/rkdblk0/queue/nr_requests) requests, max $(cat /sys/block/rkdblk0/queue/max_hw_sectors_kb) KiB"
+		echo "rkdblk: queues=$QUEUES depth=$DEPTH inline_data_size=$INLINE, $(cat /sys/block/rkdblk0/queue/nr_requests) requests, max $(cat /sys/block/rkdblk0/queue/max_hw_sectors_kb) KiB"
 		echo "nvme: $(ls -d /sys/block/nvme0n1/mq/* | wc -l) hardware queues, $(cat /sys/block/nvme0n1/queue/nr_requests) requests, max $(cat /sys/block/nvme0n1/queue/max_hw_sectors_kb) KiB"
 		echo "icount: $(grep -o 'icount[^ ]*' /proc/cmdline || echo 'see the QEMU command line')"
 		echo "ios: 4k $IOS4, 128k $IOS128; passes $reps after $warm"

@@ -88,6 +88,13 @@ blockdev_suite() {
 	local rc=0 i n sz
 	mkdir -p "$BLK_MNT"
 	blk_store
+	rc=0
+	insmod "$KO/samples/rkdblk_srv.ko" path=$BLK_IMG dev=$RKDAPL_DEV inline_data_size=1000 \
+		2> /tmp/blk-badarg.txt && rc=1 && rmmod rkdblk_srv
+	grep -q "Invalid parameters" /tmp/blk-badarg.txt || rc=${rc/#0/2}
+	t_check $rc "blockdev: rkdblk_srv.ko refuses inline_data_size=1000 (not a multiple of 512) with EINVAL (kmod: Invalid parameters)" \
+		"rc $rc (1: loaded): $(head -c 200 /tmp/blk-badarg.txt)"
+	rc=0
 	_log "blockdev: insmod rkdblk_srv.ko path=$BLK_IMG"
 	insmod "$KO/samples/rkdblk_srv.ko" path=$BLK_IMG dev=$RKDAPL_DEV || rc=$?
 	t_check $rc "blockdev: the server exports a 16 MiB file (rkdblk_srv.ko)" "insmod exit $rc"
@@ -157,6 +164,11 @@ blockdev_suite() {
 	sleep 3
 	rmmod rkdblk_srv || rc=$?
 	t_check $rc "blockdev: rmmod rkdblk_srv under a reader" "rmmod exit $rc"
+	# The 4 KiB fio writes went in-capsule (inline_data_size 4096), the 128 KiB ones by RDMA READ.
+	n=$(dmesg | sed -n 's/.*rkdblk_srv: served [0-9]* commands, \([0-9]*\) of them WRITEs with in-capsule data.*/\1/p' | tail -n 1)
+	[ "${n:-0}" -gt 0 ]
+	t_check $? "blockdev: the server saw WRITEs with in-capsule data (${n:-none})" \
+		"$(dmesg | grep 'rkdblk_srv: served' | tail -n 1)"
 	rc=0
 	for ((i = 0; i < 60; i++)); do kill -0 $dd_pid 2>/dev/null || break; sleep 1; done
 	if kill -0 $dd_pid 2>/dev/null; then

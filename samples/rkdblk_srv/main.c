@@ -10,7 +10,9 @@
  * it ends. Commands arrive by RECV on the connection's DTO EVD, whose upcall copies the
  * command out, re-posts the RECV and queues the command's work; the work reads or writes
  * @path and moves the data by RDMA WRITE (reads) or RDMA READ (writes) to or from the
- * client's grant, then SENDs the completion with invalidate of that grant.
+ * client's grant, then SENDs the completion with invalidate of that grant. A write of at most
+ * @inline_data_size bytes may carry its data in the command's SEND instead (in-capsule data,
+ * as in NVMe over Fabrics): no grant, no RDMA READ, a plain SEND back.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -37,12 +39,18 @@ MODULE_PARM_DESC(port, "PSP port (default 4421; nvmet-rdma keeps 4420)");
 static uint max_depth = 32;
 module_param(max_depth, uint, 0444);
 MODULE_PARM_DESC(max_depth, "commands in flight per connection at most (default 32, at most 1024)");
+static uint inline_data_size = 4096;
+module_param(inline_data_size, uint, 0444);
+MODULE_PARM_DESC(inline_data_size,
+		 "bytes of write data a command may carry in-capsule (default 4096, 0 none, at most 16384)");
 static uint stall;
 module_param(stall, uint, 0644);
 MODULE_PARM_DESC(stall, "test hook: while nonzero, commands are received but never answered");
 
 /* Bytes per command at most. */
 #define SRV_MAX_IO (128 * 1024)
+/* In-capsule bytes per command at most. */
+#define SRV_MAX_INLINE (16 * 1024)
 
 /* Cookies: the kind in the top 32 bits, the RECV index or the tag below. */
 enum { K_RECV = 1, K_READ, K_SEND, K_WRITE };
@@ -68,9 +76,11 @@ struct srv_conn {
 	struct rkdapl_ep *ep;
 	struct rkdapl_evd *evd;
 	struct rkdapl_lmr *lmr;
-	/* depth RECV buffers, depth completions, depth data buffers of SRV_MAX_IO. */
+	/* depth RECV buffers of recv_len, depth completions, depth data buffers of SRV_MAX_IO. */
 	void *mem;
 	u32 depth;
+	/* Bytes of a RECV buffer: a command and inline_data_size bytes of in-capsule data. */
+	u32 recv_len;
 	u32 queue;
 	atomic_t dead;
 	struct srv_cmd *cmds;
@@ -86,29 +96,29 @@ static struct {
 	struct task_struct *thread;
 	struct workqueue_struct *wq;
 	struct list_head conns;
-	/* Commands served, for the unload line. */
+	/* Commands served, and WRITEs of them with in-capsule data, for the unload line. */
 	atomic64_t served;
+	atomic64_t inlined;
 } srv;
 
 static u64 recv_off(struct srv_conn *c, u32 i)
 {
-	return (u64)i * sizeof(struct rkdblk_cmd);
+	return (u64)i * c->recv_len;
 }
 
 static u64 resp_off(struct srv_conn *c, u32 tag)
 {
-	return (u64)c->depth * sizeof(struct rkdblk_cmd) + (u64)tag * sizeof(struct rkdblk_resp);
+	return (u64)c->depth * c->recv_len + (u64)tag * sizeof(struct rkdblk_resp);
 }
 
 static u64 data_off(struct srv_conn *c, u32 tag)
 {
-	return (u64)c->depth * (sizeof(struct rkdblk_cmd) + sizeof(struct rkdblk_resp)) +
-	       (u64)tag * SRV_MAX_IO;
+	return (u64)c->depth * (c->recv_len + sizeof(struct rkdblk_resp)) + (u64)tag * SRV_MAX_IO;
 }
 
 static int post_recv(struct srv_conn *c, u32 i)
 {
-	struct rkdapl_lmr_triplet t = { c->lmr, recv_off(c, i), sizeof(struct rkdblk_cmd) };
+	struct rkdapl_lmr_triplet t = { c->lmr, recv_off(c, i), c->recv_len };
 
 	return rkdapl_post_recv(c->ep, &t, 1, COOKIE(K_RECV, i), 0);
 }
@@ -219,42 +229,62 @@ static void cmd_work(struct work_struct *w)
 	respond(sc, -EOPNOTSUPP);
 }
 
-/* A new command arrived in RECV @i: copied out, the RECV posted again, the work queued. */
+/*
+ * A new command arrived in RECV @i (@len bytes): the command copied out (with its in-capsule
+ * data, into its tag's data buffer), the RECV posted again, the work queued.
+ */
 static void on_command(struct srv_conn *c, u32 i, u64 len)
 {
 	struct rkdblk_cmd cmd;
-	struct srv_cmd *sc;
-	u32 tag, io;
+	struct srv_cmd *sc = NULL;
+	bool inline_data = false;
+	u32 tag, io = 0;
 	u64 end;
 	int ret;
 
-	rkdapl_lmr_sync_rdma_write(c->lmr, recv_off(c, i), sizeof(cmd));
+	if (len < sizeof(cmd) || len > c->recv_len)
+		goto post;
+	rkdapl_lmr_sync_rdma_write(c->lmr, recv_off(c, i), len);
 	memcpy(&cmd, c->mem + recv_off(c, i), sizeof(cmd));
-	ret = post_recv(c, i);
-	if (ret && !atomic_read(&c->dead))
-		pr_warn("queue %u: RECV %u not posted again: %d\n", c->queue, i, ret);
 	if (READ_ONCE(stall))
-		return;
+		goto post;
 	tag = RKDBLK_TAG(le32_to_cpu(cmd.cid));
-	if (len != sizeof(cmd) || tag >= c->depth) {
-		pr_warn("queue %u: malformed command (%llu bytes, tag %u), ignored\n", c->queue,
-			len, tag);
-		return;
+	io = le32_to_cpu(cmd.length);
+	inline_data = cmd.flags & RKDBLK_FLAG_INLINE;
+	/* In-capsule data: a WRITE's, no grant, exactly the command's length after it. */
+	if (tag >= c->depth ||
+	    (inline_data ? cmd.op != RKDBLK_OP_WRITE || cmd.rkey || !io ||
+				   io > c->recv_len - sizeof(cmd) || len != sizeof(cmd) + io
+			 : len != sizeof(cmd))) {
+		pr_warn("queue %u: malformed command (%llu bytes, tag %u, flags %#x), ignored\n",
+			c->queue, len, tag, cmd.flags);
+		goto post;
 	}
 	sc = &c->cmds[tag];
 	if (atomic_cmpxchg(&sc->busy, 0, 1)) {
 		pr_warn("queue %u: command for busy tag %u, ignored\n", c->queue, tag);
-		return;
+		sc = NULL;
+		goto post;
 	}
+	if (inline_data) {
+		memcpy(c->mem + data_off(c, tag), c->mem + recv_off(c, i) + sizeof(cmd), io);
+		atomic64_inc(&srv.inlined);
+	}
+post:
+	ret = post_recv(c, i);
+	if (ret && !atomic_read(&c->dead))
+		pr_warn("queue %u: RECV %u not posted again: %d\n", c->queue, i, ret);
+	if (!sc)
+		return;
 	sc->cmd = cmd;
-	sc->fetched = 0;
+	sc->fetched = inline_data;
 	sc->status = 0;
-	io = le32_to_cpu(cmd.length);
 	end = le64_to_cpu(cmd.sector) + (io >> 9);
 	if (cmd.op < RKDBLK_OP_READ || cmd.op > RKDBLK_OP_FLUSH)
 		sc->status = -EOPNOTSUPP;
 	else if (cmd.op != RKDBLK_OP_FLUSH &&
-		 (!io || io > SRV_MAX_IO || io & 511 || !cmd.rkey || end > srv.capacity))
+		 (!io || io > SRV_MAX_IO || io & 511 || (!cmd.rkey && !inline_data) ||
+		  end > srv.capacity))
 		sc->status = -EINVAL;
 	queue_work(srv.wq, &sc->work);
 }
@@ -322,6 +352,7 @@ static void accept_one(struct rkdapl_cr *cr, const struct rkdapl_event *ev)
 	list_add(&c->node, &srv.conns);
 	c->queue = le16_to_cpu(req->queue);
 	c->depth = min_t(u32, le16_to_cpu(req->depth), max_depth);
+	c->recv_len = sizeof(struct rkdblk_cmd) + inline_data_size;
 	c->cmds = kvcalloc(c->depth, sizeof(*c->cmds), GFP_KERNEL);
 	ret = -ENOMEM;
 	if (!c->cmds)
@@ -355,6 +386,7 @@ static void accept_one(struct rkdapl_cr *cr, const struct rkdapl_event *ev)
 	acc.max_io = cpu_to_le32(SRV_MAX_IO);
 	acc.block_size = cpu_to_le32(512);
 	acc.capacity = cpu_to_le64(srv.capacity);
+	acc.inline_max = cpu_to_le32(inline_data_size);
 	ret = rkdapl_cr_accept(cr, c->ep, &acc, sizeof(acc));
 	cr = NULL;
 	if (ret)
@@ -419,7 +451,8 @@ static int __init srv_init(void)
 	INIT_LIST_HEAD(&srv.conns);
 	if (!path)
 		return -EINVAL;
-	if (max_depth < 1 || max_depth > 1024)
+	if (max_depth < 1 || max_depth > 1024 || inline_data_size > SRV_MAX_INLINE ||
+	    inline_data_size & 511)
 		return -EINVAL;
 	srv.file = filp_open(path, O_RDWR | O_LARGEFILE, 0);
 	if (IS_ERR(srv.file)) {
@@ -476,7 +509,8 @@ static void __exit srv_exit(void)
 	rkdapl_ia_close(srv.ia);
 	destroy_workqueue(srv.wq);
 	filp_close(srv.file, NULL);
-	pr_info("served %lld commands\n", (long long)atomic64_read(&srv.served));
+	pr_info("served %lld commands, %lld of them WRITEs with in-capsule data\n",
+		(long long)atomic64_read(&srv.served), (long long)atomic64_read(&srv.inlined));
 }
 
 module_init(srv_init);

@@ -30,7 +30,8 @@ struct rkdblk_accept {
 	__le32 max_io;	/* bytes per command at most */
 	__le32 block_size;
 	__le64 capacity;	/* 512-byte sectors */
-	__u8 reserved[8];
+	__le32 inline_max;	/* bytes of write data a command may carry in-capsule (0: none) */
+	__u8 reserved[4];
 };
 
 enum rkdblk_op {
@@ -40,8 +41,10 @@ enum rkdblk_op {
 };
 
 #define RKDBLK_FLAG_FUA (1 << 0)
+/* The write's data follows the command in the same SEND (no grant: rkey and address 0). */
+#define RKDBLK_FLAG_INLINE (1 << 1)
 
-/* Command, client to server (SEND). */
+/* Command, client to server (SEND; with RKDBLK_FLAG_INLINE, followed by the data). */
 struct rkdblk_cmd {
 	__u8 op;
 	__u8 flags;

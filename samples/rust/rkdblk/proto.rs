@@ -15,6 +15,9 @@ pub(crate) const OP_WRITE: u8 = 2;
 pub(crate) const OP_FLUSH: u8 = 3;
 /// Command flag: the write is durable before it completes.
 pub(crate) const FLAG_FUA: u8 = 1;
+/// Command flag: the write's data follows the command in the same SEND (in-capsule data, as
+/// NVMe over Fabrics calls it); the command has no grant (`rkey` and `address` 0).
+pub(crate) const FLAG_INLINE: u8 = 2;
 
 /// Sizes of the messages.
 pub(crate) const CONNECT_LEN: usize = 16;
@@ -67,6 +70,8 @@ pub(crate) struct Accept {
     pub(crate) max_io: u32,
     /// The device's size in 512-byte sectors.
     pub(crate) capacity: u64,
+    /// Bytes of write data a command may carry in-capsule (0: none).
+    pub(crate) inline_max: u32,
 }
 
 /// Decodes the server's accept private data; `None` if it is not an rkdblk accept.
@@ -78,6 +83,7 @@ pub(crate) fn accept(b: &[u8]) -> Option<Accept> {
         depth: get16(b, 6),
         max_io: get32(b, 8),
         capacity: get64(b, 16),
+        inline_max: get32(b, 24),
     };
     (a.depth > 0 && a.max_io >= 4096 && get32(b, 12) == 512).then_some(a)
 }

@@ -9,7 +9,9 @@
 //! connects one EP per blk-mq hardware queue to the server's PSP and adds `/dev/rkdblk0`, whose
 //! size and depth the server's accept gives. Each request is one command SENT to the server,
 //! which moves the data by RDMA WRITE or READ to or from a grant of the request's bounce buffer
-//! made for that request alone, and SENDs the completion with invalidate of the grant. `rmmod`
+//! made for that request alone, and SENDs the completion with invalidate of the grant. A write
+//! no longer than the server's in-capsule limit (its accept's `inline_max`) carries its data in
+//! the command's SEND instead, with no grant, as NVMe over Fabrics does. `rmmod`
 //! deletes the disk and disconnects; it is refused while the disk is open. A lost connection, a
 //! failed DTO, a protocol error or a timed-out request fails the requests of its queue with
 //! `EIO` and every later one: nothing waits for the peer.
@@ -120,6 +122,8 @@ struct Queue {
     /// `depth` completion buffers, one RECV each.
     resp: Lmr,
     max_io: u32,
+    /// Writes of at most this many bytes go in-capsule (0: none).
+    inline_max: u32,
     /// Set once the queue failed: every request from then on fails.
     dead: AtomicBool,
     completed: AtomicU64,
@@ -136,7 +140,8 @@ impl Queue {
             // A request takes an RMR bind and a SEND.
             max_request_dtos: (3 * want).min(4096),
             max_recv_dtos: want,
-            max_request_iov: 1,
+            // An in-capsule write's SEND: the command, then the data.
+            max_request_iov: 2,
             max_recv_iov: 1,
             ..EpAttr::default()
         };
@@ -163,6 +168,7 @@ impl Queue {
         })?;
         let qdepth = u32::from(acc.depth).min(want);
         let max_io = acc.max_io.min(MAX_IO);
+        let inline_max = acc.inline_max.min(max_io);
         let resp = Lmr::alloc(pz, qdepth as usize * proto::RESP_LEN, MEM_LOCAL_WRITE)?;
         let mut slots = KVec::with_capacity(qdepth as usize, GFP_KERNEL)?;
         for _ in 0..qdepth {
@@ -199,6 +205,7 @@ impl Queue {
                 evd,
                 resp,
                 max_io,
+                inline_max,
                 dead: AtomicBool::new(false),
                 completed: AtomicU64::new(0),
                 slots <- new_spinlock!(slots, "rkdblk_slots"),
@@ -216,6 +223,7 @@ impl Queue {
                 depth: qdepth as u16,
                 max_io,
                 capacity: acc.capacity,
+                inline_max,
             },
         ))
     }
@@ -347,6 +355,7 @@ impl Queue {
             return rq.end(Err(EIO));
         };
         let cid = proto::cid(tag as u32, generation);
+        let inline = op == proto::OP_WRITE && len <= self.inline_max;
         let mut grant = None;
         let r = &mut *res;
         let prepared: Result = (|| {
@@ -357,7 +366,7 @@ impl Queue {
                 }
                 r.bounce.write(0, &r.scratch[..n])?;
             }
-            if op != proto::OP_FLUSH {
+            if op != proto::OP_FLUSH && !inline {
                 let rights = if op == proto::OP_READ {
                     MEM_REMOTE_WRITE
                 } else {
@@ -369,9 +378,13 @@ impl Queue {
                             .bind(&r.bounce, 0, len.into(), rights, &self.ep, COOKIE_BIND)?,
                     );
             }
+            let mut flags = if rq.fua() { proto::FLAG_FUA } else { 0 };
+            if inline {
+                flags |= proto::FLAG_INLINE;
+            }
             let cmd = proto::Cmd {
                 op,
-                flags: if rq.fua() { proto::FLAG_FUA } else { 0 },
+                flags,
                 cid,
                 sector: rq.sector(),
                 length: len,
@@ -408,9 +421,13 @@ impl Queue {
         // Posted under the lock: the completion cannot be matched before the slot is filled.
         let posted = match slot.res.as_deref() {
             Some(r) => {
-                let seg = [r.cmd.segment(0, proto::CMD_LEN as u64)];
+                let seg = [
+                    r.cmd.segment(0, proto::CMD_LEN as u64),
+                    r.bounce.segment(0, len.into()),
+                ];
+                let n = if inline { 2 } else { 1 };
                 self.ep
-                    .post(&[Dto::new(Op::Send, &seg, COOKIE_SEND | tag as u64)])
+                    .post(&[Dto::new(Op::Send, &seg[..n], COOKIE_SEND | tag as u64)])
                     .map_err(|(e, _)| e)
             }
             None => Err(EIO),

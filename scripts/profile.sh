@@ -13,8 +13,10 @@
 # the completions, the server too). Inlined code counts for the function it was inlined into.
 # The plugin slows TCG down, not the guest's instruction counts. ~1 min on a built tree.
 #
-# Env: RKDAPL_PROF_TOOL (rkdapl | raw), RKDAPL_PROF_OP (write | read | send),
-# RKDAPL_PROF_SIZE (64), RKDAPL_PROF_ITERS (20000), RKDAPL_PROF_ARGS (e.g. "batch=8"),
+# Env: RKDAPL_PROF_TOOL (rkdapl | raw | rkdblk | nvme), RKDAPL_PROF_OP (write | read | send),
+# RKDAPL_PROF_SIZE (64), RKDAPL_PROF_ITERS (20000 DTOs; 4000 I/Os for rkdblk and nvme),
+# RKDAPL_PROF_ARGS (e.g. "batch=8"), RKDAPL_PROF_JOB (rkdblk and nvme: a make bench-blk job,
+# randread-4k-qd16; qemu/profile-blk.sh),
 # RKDAPL_OUT (default out/profile-<timestamp>).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -29,15 +31,21 @@ export RKDAPL_CPUS=${RKDAPL_CPUS:-4}
 export RKDAPL_APPEND="no_timer_check ${RKDAPL_APPEND:-}"
 mkdir -p "$RKDAPL_OUT"
 gcc -O2 -Wall -shared -fPIC -o "$RKDAPL_OUT/tbprof.so" "$top/tools/tbprof/tbprof.c"
-n=${RKDAPL_PROF_ITERS:-20000}
 opts=${RKDAPL_QEMU_OPTS:-}
 out=$RKDAPL_OUT
+# rkdapl and raw: a bandwidth run of samples/{rkdapl,raw}_perf (qemu/profile.sh); rkdblk and
+# nvme: one fio job of make bench-blk on its block device (qemu/profile-blk.sh).
+case ${RKDAPL_PROF_TOOL:-rkdapl} in
+rkdapl | raw) guest=profile.sh n=${RKDAPL_PROF_ITERS:-20000} ;;
+rkdblk | nvme) guest=profile-blk.sh n=${RKDAPL_PROF_ITERS:-4000} ;;
+*) die "RKDAPL_PROF_TOOL: rkdapl, raw, rkdblk or nvme" ;;
+esac
 log "profile: $flavour kernel $kdir, results in $out"
 for run in 1 2; do
 	export RKDAPL_OUT=$out/run$run RKDAPL_PROF_ITERS=$((n * run))
 	export RKDAPL_QEMU_OPTS="-icount shift=0,sleep=off -plugin $out/tbprof.so,out=$RKDAPL_OUT/blocks.txt $opts"
 	mkdir -p "$RKDAPL_OUT"
-	"$top/qemu/run-guests.sh" --one "$top/qemu/profile.sh" >"$out/guest$run.log" 2>&1 ||
+	"$top/qemu/run-guests.sh" --one "$top/qemu/$guest" >"$out/guest$run.log" 2>&1 ||
 		die "guest $run failed: $out/guest$run.log"
 	[ -s "$RKDAPL_OUT/blocks.txt" ] || die "the plugin wrote no $RKDAPL_OUT/blocks.txt"
 done

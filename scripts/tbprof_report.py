@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
-"""Report of `make profile` (scripts/profile.sh): instructions per DTO and kernel function.
+"""Report of `make profile` (scripts/profile.sh): instructions per DTO (or per I/O, when the
+result line says unit=I/O) and kernel function.
 
 Usage: scripts/tbprof_report.py RUN1 RUN2 [TOP]
 
@@ -60,6 +61,8 @@ def main():
     r1, n1, c1, e1 = load(sys.argv[1])
     r2, n2, c2, e2 = load(sys.argv[2])
     dtos = n2 - n1
+    unit = re.search(r"unit=(\S+)", r2)
+    unit = unit.group(1) if unit else "DTO"
     print("run 1: " + r1)
     print("run 2: " + r2)
     tables = []
@@ -70,8 +73,8 @@ def main():
     names = demangled(sorted({k for _, d in tables for k, _ in d.most_common(top)}))
     for title, diff in tables:
         total = sum(v for v in diff.values())
-        print("\n=== instructions per DTO, %s: %.0f in all (run 2 minus run 1, %d DTOs) ==="
-              % (title, total / dtos, dtos))
+        print("\n=== instructions per %s, %s: %.0f in all (run 2 minus run 1, %d %ss) ==="
+              % (unit, title, total / dtos, dtos, unit))
         for k, v in diff.most_common(top):
             print("%9.1f  %s" % (v / dtos, names[k]))
 

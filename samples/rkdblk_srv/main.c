@@ -39,6 +39,9 @@ MODULE_PARM_DESC(port, "PSP port (default 4421; nvmet-rdma keeps 4420)");
 static uint max_depth = 32;
 module_param(max_depth, uint, 0444);
 MODULE_PARM_DESC(max_depth, "commands in flight per connection at most (default 32, at most 1024)");
+static bool direct = true;
+module_param(direct, bool, 0444);
+MODULE_PARM_DESC(direct, "open path with O_DIRECT, bypassing the page cache (default 1, as nvmet's block device backend)");
 static uint inline_data_size = 4096;
 module_param(inline_data_size, uint, 0444);
 MODULE_PARM_DESC(inline_data_size,
@@ -111,9 +114,11 @@ static u64 resp_off(struct srv_conn *c, u32 tag)
 	return (u64)c->depth * c->recv_len + (u64)tag * sizeof(struct rkdblk_resp);
 }
 
+/* The data buffers start on a page boundary: O_DIRECT needs them aligned to the block size. */
 static u64 data_off(struct srv_conn *c, u32 tag)
 {
-	return (u64)c->depth * (c->recv_len + sizeof(struct rkdblk_resp)) + (u64)tag * SRV_MAX_IO;
+	return round_up((u64)c->depth * (c->recv_len + sizeof(struct rkdblk_resp)), PAGE_SIZE) +
+	       (u64)tag * SRV_MAX_IO;
 }
 
 static int post_recv(struct srv_conn *c, u32 i)
@@ -454,7 +459,7 @@ static int __init srv_init(void)
 	if (max_depth < 1 || max_depth > 1024 || inline_data_size > SRV_MAX_INLINE ||
 	    inline_data_size & 511)
 		return -EINVAL;
-	srv.file = filp_open(path, O_RDWR | O_LARGEFILE, 0);
+	srv.file = filp_open(path, O_RDWR | O_LARGEFILE | (direct ? O_DIRECT : 0), 0);
 	if (IS_ERR(srv.file)) {
 		ret = PTR_ERR(srv.file);
 		pr_err("cannot open %s: %d\n", path, ret);

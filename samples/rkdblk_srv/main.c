@@ -308,9 +308,9 @@ static void dto_upcall(void *ctx, const struct rkdapl_event *ev)
 				kind, i, ev->status);
 		return;
 	}
-	if (kind == K_RECV && i < c->depth)
+	if (kind == K_RECV && i < c->depth) {
 		on_command(c, i, ev->transferred_length);
-	else if (kind == K_READ && i < c->depth) {
+	} else if (kind == K_READ && i < c->depth) {
 		c->cmds[i].fetched = 1;
 		queue_work(srv.wq, &c->cmds[i].work);
 	}

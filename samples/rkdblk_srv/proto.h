@@ -7,6 +7,7 @@
 #ifndef RKDBLK_PROTO_H
 #define RKDBLK_PROTO_H
 
+#include <linux/bits.h>
 #include <linux/build_bug.h>
 #include <linux/types.h>
 
@@ -40,9 +41,9 @@ enum rkdblk_op {
 	RKDBLK_OP_FLUSH = 3,
 };
 
-#define RKDBLK_FLAG_FUA (1 << 0)
+#define RKDBLK_FLAG_FUA BIT(0)
 /* The write's data follows the command in the same SEND (no grant: rkey and address 0). */
-#define RKDBLK_FLAG_INLINE (1 << 1)
+#define RKDBLK_FLAG_INLINE BIT(1)
 
 /* Command, client to server (SEND; with RKDBLK_FLAG_INLINE, followed by the data). */
 struct rkdblk_cmd {

@@ -213,10 +213,18 @@ impl<T: WrCompletion> WrPool<T> {
             .map_err(|_| EBUSY)
     }
 
-    /// Detaches the pool from its QP, which was drained and destroyed.
+    /// Detaches the pool from its QP, which was drained and destroyed: no work request of the
+    /// pool is in flight, so the `ib_mr`s contexts still hold (an iWARP READ sink whose
+    /// `IB_WR_REG_MR` was posted and whose READ was not, see [`Self::post_read_to_mr`]) are
+    /// released now, while their device is registered. The pool itself may outlive the device
+    /// (its owner goes later), and an `ib_mr` deregistered after its device was freed is a use
+    /// after free (`rdma_restrack_del`).
     pub(crate) fn detach(&self) {
         self.used.store(false, Ordering::Relaxed);
         self.qp.store(core::ptr::null_mut(), Ordering::Release);
+        for c in self.ctxs.iter() {
+            c.release_mr();
+        }
     }
 
     /// Whether a work request was posted since the pool was attached.
@@ -413,8 +421,8 @@ impl<T: WrCompletion> WrCtx<T> {
 #[pinned_drop]
 impl<T: WrCompletion> PinnedDrop for WrPool<T> {
     fn drop(self: Pin<&mut Self>) {
-        // No work request is in flight any more (type invariant): an MR still held was posted
-        // without a completion being delivered, which cannot happen, but is not leaked.
+        // No work request is in flight any more (type invariant), and `detach` released what
+        // the contexts held; a pool never attached holds nothing. Kept so that nothing leaks.
         for c in self.ctxs.iter() {
             c.release_mr();
         }

@@ -39,8 +39,8 @@ impl<T: WrCompletion> WrPool<T> {
     /// pool is not attached to `qp`, `ctx` is out of range or still holds the MR of an earlier
     /// registration (its last work request has not completed), `-ENOMEM` if the send queue is
     /// full, or the driver's error. With one posted (the REG_MR) the context keeps the MR
-    /// until the pool goes, and `mr` is registered (valid): it must be invalidated before it
-    /// is mapped again.
+    /// until the pool is detached from its QP, and `mr` is registered (valid): it must be
+    /// invalidated before it is mapped again.
     pub fn post_read_to_mr(
         &self,
         qp: &Qp,

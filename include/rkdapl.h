@@ -769,7 +769,8 @@ int rkdapl_lmr_alloc(struct rkdapl_pz *pz, __u64 length, __u32 privileges, void 
  * @lmr: the LMR.
  *
  * Context: process context, may sleep.
- * Return: 0; -EINVAL for a bad handle; -EBUSY while a DTO or RMR binding uses it.
+ * Return: 0; -EINVAL for a bad handle; -EBUSY while a DTO or RMR binding uses it (not after
+ * the device's removal, which unmapped the buffer: no DTO reaches it any more).
  */
 int rkdapl_lmr_free(struct rkdapl_lmr *lmr);
 
@@ -1054,7 +1055,9 @@ int rkdapl_ep_query(struct rkdapl_ep *ep, struct rkdapl_ep_attr *attr);
  * rkdapl_ep_free() - disconnect (abruptly) and free an EP
  * @ep: the EP.
  *
- * Every DTO still posted completes first (flushed), then the CM id and the QP are destroyed.
+ * Every DTO still posted completes first (flushed), then the CM id and the QP are destroyed;
+ * also when the device's removal is tearing the EP down at the same time (this call waits for
+ * it), so that on return no DTO of @ep keeps an LMR busy.
  * Context: process context, sleeps until the QP is drained.
  * Return: 0; -EINVAL for a bad handle.
  */

@@ -8,6 +8,8 @@
 #   rkdapl_wait NAME [SECONDS]  wait for $RKDAPL_SYNC/NAME (default 120 s; fails
 #                               at once if the other guest's script has ended)
 #   rkdapl_modprobe ARGS...     modprobe from $RKDAPL_MODROOT
+#   rkdapl_ip_int A.B.C.D       the address as one integer, host order (the IPv4 address
+#                               parameters of rkdapl's modules: rkdblk's server=, ...)
 
 # RKDAPL_SYNC_PREFIX: a second round of the same suites (selftests/transport.sh) uses barriers
 # of its own.
@@ -24,6 +26,11 @@ rkdapl_wait() {
 	return 1
 }
 rkdapl_modprobe() { modprobe -d "$RKDAPL_MODROOT" "$@"; }
+rkdapl_ip_int() {
+	local a b c d
+	IFS=. read -r a b c d <<< "$1"
+	echo $(((a << 24) | (b << 16) | (c << 8) | d))
+}
 
 rkdapl_setup() {
 	local nic= f i

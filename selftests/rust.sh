@@ -8,7 +8,8 @@
 #                WRITEs (the second with immediate data) seen by an upcall, an RDMA READ into
 #                and a WRITE from an LMR over 4 pages, a second connection accepted inside the
 #                PSP EVD's upcall (a SEND over it) and a third rejected there, the IA opened
-#                again by its netdev's name (and ENODEV for unknown names); every byte compared
+#                again by its netdev's name (and ENODEV for unknown names), an LMR dropped while
+#                an RMR grants it (freed when the grant ends); every byte compared
 #                in the module (insmod fails otherwise). Then unloads it and checks that nothing
 #                of it is left in rdma res (its objects freed themselves when dropped).
 
@@ -16,8 +17,7 @@ rust_suite() {
 	local rc=0 line
 	_log "rust: insmod rkdapl_rust_sample.ko addr=$RKDAPL_IP"
 	local ip
-	IFS=. read -r a b c d <<< "$RKDAPL_IP"
-	ip=$(( (a << 24) | (b << 16) | (c << 8) | d ))
+	ip=$(rkdapl_ip_int "$RKDAPL_IP")
 	timeout -k 10 300 insmod "$KO/rkdapl_rust_sample.ko" addr=$ip port=7485 || rc=$?
 	line=$(dmesg | grep 'rkdapl_rust_sample: ' | tail -n 1)
 	[ $rc = 0 ] && [[ $line == *"moved 65536 bytes by RDMA WRITE and READ and a 15-byte SEND, then a chain of two WRITEs (the second with immediate data) completed through an upcall, then an RDMA READ into and a WRITE from an LMR over 4 pages; accepted a connection in an upcall (a SEND over it) and rejected one there; opened rxe0 again by its netdev "*"; through rkdapl's Rust API, ok"* ]]
@@ -32,4 +32,8 @@ rust_suite() {
 	rc=0
 	module_loaded rkdapl_rust_sample && { rmmod rkdapl_rust_sample || rc=$?; }
 	t_check $rc "rust: rmmod of the Rust consumer" "rmmod exit $rc"
+	line=$(dmesg | grep 'rkdapl: rkdapl_rust_sample went away with objects open' | tail -n 1)
+	[ -z "$line" ]
+	t_check $? "rust: rkdapl freed nothing for the Rust consumer at its unload (an LMR dropped under a grant freed itself when the grant ended)" \
+		"${line#*rkdapl: }"
 }

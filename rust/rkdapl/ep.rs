@@ -136,6 +136,11 @@ pub(crate) struct Ep {
     /// `conn` until it is over; [`Ep::end_connection`] waits for it (see [`Ep::accept`]).
     #[pin]
     accepting: Mutex<()>,
+    /// Held across [`Ep::end_connection`]: a second caller (`rkdapl_ep_free` racing device
+    /// removal's revocation) returns only once the first drained the QP and finished every
+    /// DTO, so that the LMRs they used are no longer busy when it returns.
+    #[pin]
+    ending: Mutex<()>,
     /// The SRQ the EP takes its RECVs from, if created on one (`ep/srq.rs`).
     srq: SetOnce<Arc<crate::srq::Srq>>,
 }
@@ -234,6 +239,7 @@ impl Ep {
                 ),
                 pending <- new_mutex!(None, "rkdapl_ep_pending"),
                 accepting <- new_mutex!((), "rkdapl_ep_accepting"),
+                ending <- new_mutex!((), "rkdapl_ep_ending"),
                 srq: SetOnce::new(),
             }),
             GFP_KERNEL,
@@ -382,8 +388,15 @@ impl Ep {
     }
 
     /// Disconnects, drains the QP and destroys the CM id and then the QP, after an accept in
-    /// progress inside rdma_cm's handler. Process context.
+    /// progress inside rdma_cm's handler; a concurrent call returns after this one. Process
+    /// context; never inside rdma_cm's handler (it destroys the CM id).
     fn end_connection(&self) {
+        let _ending = self.ending.lock();
+        self.end_connection_locked();
+    }
+
+    /// [`Ep::end_connection`], with `ending` held or the EP not shared (its drop).
+    fn end_connection_locked(&self) {
         drop(self.accepting.lock());
         let id = {
             let mut c = self.conn_mut();
@@ -558,7 +571,11 @@ impl PinnedDrop for Ep {
     /// failed after the CQs were made). Never inside the EP's own CM handler with an id left:
     /// the registry keeps the EP until `free`, which takes the id.
     fn drop(self: Pin<&mut Self>) {
-        self.teardown();
+        // Nobody else holds the EP: no need for `ending` (which rdma_cm's handler must not
+        // take, in case the handler drops an EP).
+        self.end_connection_locked();
+        let cqs = self.cqs.lock().take();
+        drop(cqs);
     }
 }
 

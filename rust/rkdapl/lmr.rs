@@ -18,7 +18,7 @@ use crate::{
     pz::Pz,
     registry::{Child, Rank},
 };
-use core::sync::atomic::{AtomicU32, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::{page::Page, prelude::*, revocable::Revocable, sync::Arc};
 
 /// Local write: RECVs and RDMA READs may place data in the LMR (`RKDAPL_MEM_LOCAL_WRITE`).
@@ -69,8 +69,12 @@ pub(crate) struct Lmr {
     /// arrays and scatterlists.
     pub(crate) cpu_addr: Option<usize>,
     pub(crate) privileges: u32,
-    /// DTOs and RMR bindings currently using the region.
-    pub(crate) inflight: AtomicU32,
+    /// DTOs and RMR bindings currently using the region: taken with [`Lmr::get`], given back
+    /// with [`Lmr::put`].
+    inflight: AtomicU32,
+    /// The Rust API's owner dropped the LMR while it was busy ([`Lmr::free_when_unused`]):
+    /// it leaves its IA's registry with the last [`Lmr::put`].
+    orphaned: AtomicBool,
     pub(crate) pz: Arc<Pz>,
 }
 
@@ -112,6 +116,7 @@ impl Lmr {
                 cpu_addr,
                 privileges,
                 inflight: AtomicU32::new(0),
+                orphaned: AtomicBool::new(false),
             }),
             GFP_KERNEL,
         )?;
@@ -124,13 +129,48 @@ impl Lmr {
     ///
     /// # Errors
     ///
-    /// `-EBUSY` while a DTO or an RMR binding uses the region (nothing changes).
+    /// `-EBUSY` while a DTO or an RMR binding uses the region (nothing changes); not after
+    /// device removal, which unmapped the region (no DTO reaches it any more).
     pub(crate) fn free(&self) -> Result {
-        if self.busy() {
+        if self.busy() && self.region.try_access().is_some() {
             return Err(EBUSY);
         }
         self.pz.ia.children.remove(self);
         Ok(())
+    }
+
+    /// Frees the LMR now, or, while DTOs or a binding use it, with the last of them
+    /// ([`Lmr::put`]): the Rust API's drop, which cannot be refused. Process context; may
+    /// sleep.
+    pub(crate) fn free_when_unused(&self) {
+        // SeqCst, paired with `put`'s: of the two, at least one sees the other's write, so
+        // the LMR leaves the registry here, in `put`, or in both (removing twice is harmless).
+        self.orphaned.store(true, Ordering::SeqCst);
+        let _ = self.free();
+    }
+
+    /// A DTO or an RMR binding starts using the region; [`Lmr::put`] ends it. Any context.
+    pub(crate) fn get(&self) {
+        self.inflight.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// A DTO or an RMR binding stops using the region; the last one of an LMR the Rust API
+    /// dropped meanwhile frees it ([`Lmr::free_when_unused`]). Process context (a completion
+    /// on the CQ's workqueue, an RMR's unbind); may sleep. Takes the registry's mutex: the
+    /// caller may hold an RMR's, never a spinlock.
+    pub(crate) fn put(&self) {
+        if self.inflight.fetch_sub(1, Ordering::SeqCst) == 1 && self.orphaned.load(Ordering::SeqCst)
+        {
+            self.pz.ia.children.remove(self);
+        }
+    }
+
+    /// [`Lmr::put`] where the registry's mutex cannot be taken (under a spinlock), for an LMR
+    /// that cannot be orphaned meanwhile: the caller of a post that failed holds its
+    /// segments' LMRs (a Rust consumer's through `&api::Lmr`; the C ABI never orphans one).
+    /// Any context.
+    pub(crate) fn put_held(&self) {
+        self.inflight.fetch_sub(1, Ordering::SeqCst);
     }
 
     /// Checks the length of an [`Lmr::alloc`] before anything is made.
@@ -269,7 +309,7 @@ impl Lmr {
 
     /// Whether a DTO or binding still uses the region.
     pub(crate) fn busy(&self) -> bool {
-        self.inflight.load(Ordering::Acquire) != 0
+        self.inflight.load(Ordering::SeqCst) != 0
     }
 }
 

@@ -18,7 +18,6 @@ use crate::{
     pz::{Grant, Pz},
     registry::{Child, Rank},
 };
-use core::sync::atomic::Ordering;
 use kernel::{
     new_mutex,
     prelude::*,
@@ -32,14 +31,15 @@ struct Binding {
 
 impl Binding {
     fn new(lmr: &Arc<Lmr>) -> Binding {
-        lmr.inflight.fetch_add(1, Ordering::AcqRel);
+        lmr.get();
         Binding { lmr: lmr.clone() }
     }
 }
 
 impl Drop for Binding {
     fn drop(&mut self) {
-        self.lmr.inflight.fetch_sub(1, Ordering::AcqRel);
+        // Process context, under the RMR's mutex at most.
+        self.lmr.put();
     }
 }
 

@@ -110,9 +110,10 @@ impl Recvs {
         Some((slot.cookie, slot.len, lmrs))
     }
 
+    /// A RECV that finished gives its LMRs back. Process context.
     fn release(lmrs: OneOrMore<Arc<Lmr>>) {
         for l in lmrs.as_slice() {
-            l.inflight.fetch_sub(1, Ordering::AcqRel);
+            l.put();
         }
         drop(lmrs);
     }
@@ -424,7 +425,7 @@ impl Srq {
             sges.as_slice(),
             |idx| {
                 for m in lmrs.as_slice() {
-                    m.inflight.fetch_add(1, Ordering::AcqRel);
+                    m.get();
                 }
                 if let Some(s) = recvs.slots.lock().get_mut(idx as usize) {
                     s.cookie = cookie;
@@ -434,7 +435,10 @@ impl Srq {
             },
             |idx| {
                 if let Some((_, _, m)) = recvs.take(idx) {
-                    Recvs::release(m);
+                    // Not posted; the caller holds the LMRs.
+                    for l in m.as_slice() {
+                        l.put_held();
+                    }
                 }
             },
         );

@@ -374,6 +374,30 @@ fn accept_in_upcall(ia: &Ia, pz: &Pz, psp_evd: &Evd, here: &SockAddr, s_lmr: &Lm
     Ok(())
 }
 
+/// An LMR dropped while a grant covers it stays until the grant ends, then frees itself: the
+/// PZ's PD goes with the module's other objects (`selftests/rust.sh` looks in `rdma res`).
+fn dropped_while_granted(pz: &Pz, server: &Ep, s_evd: &Evd) -> Result {
+    let lmr = Lmr::alloc(pz, 4096, MEM_LOCAL_WRITE | MEM_REMOTE_WRITE)?;
+    let rmr = Rmr::new(pz)?;
+    rmr.bind(&lmr, 0, 4096, MEM_REMOTE_WRITE, server, 12)?;
+    expect(
+        s_evd,
+        EventType::RmrBindCompletion,
+        "RMR bind, LMR dropped next",
+    )?;
+    drop(lmr);
+    rmr.unbind(server, 13)?;
+    let unbind = expect(
+        s_evd,
+        EventType::RmrBindCompletion,
+        "RMR unbind, LMR dropped",
+    )?;
+    if unbind.op() != Some(DtoOp::RmrUnbind) || unbind.cookie() != 13 {
+        return Err(EPROTO);
+    }
+    Ok(())
+}
+
 fn run() -> Result {
     let size = size_param.value() as usize;
     let here = SockAddr::ipv4(addr.value(), port.value());
@@ -499,6 +523,8 @@ fn run() -> Result {
     page_lmr(&pz, &client, &c_evd, &s_lmr, &grant, &rev)?;
     accept_in_upcall(&ia, &pz, &psp_evd, &here, &s_lmr)?;
     let netdev = open_by_netdev(&ia)?;
+
+    dropped_while_granted(&pz, &server, &s_evd)?;
 
     // The server revokes its grant.
     rmr.unbind(&server, 11)?;

@@ -12,7 +12,8 @@ use kernel::{page::Page, prelude::*};
 /// through [`Lmr::write`] and [`Lmr::read`].
 ///
 /// Freed when dropped (`rkdapl_lmr_free`); a DTO or grant still using it keeps it, and its
-/// memory, until it finishes, so dropping it early is safe.
+/// memory, until it finishes, and the last of them frees it, so dropping it early is safe
+/// and leaves nothing behind.
 ///
 /// The C API's LMRs over memory the consumer keeps (`rkdapl_lmr_create` of any buffer,
 /// `rkdapl_lmr_create_sg`) have no Rust form: an LMR here owns what it maps, which is what
@@ -158,10 +159,10 @@ impl Lmr {
 }
 
 impl Drop for Lmr {
-    /// `rkdapl_lmr_free`; a busy LMR stays until its DTOs and grants finish. Process context.
+    /// `rkdapl_lmr_free`; a busy LMR is freed when its last DTO or grant finishes. Process
+    /// context.
     #[inline(never)]
     fn drop(&mut self) {
-        // `-EBUSY` only says that DTOs or grants still hold it: they let go of it themselves.
-        let _ = self.0.lmr().free();
+        self.0.lmr().free_when_unused();
     }
 }

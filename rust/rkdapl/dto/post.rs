@@ -20,7 +20,6 @@ use crate::rdma::{
     wr::Sge,
     Access,
 };
-use core::sync::atomic::Ordering;
 use kernel::{
     prelude::*,
     sync::{rcu, Arc},
@@ -55,7 +54,7 @@ pub(super) fn arm(
     s.suppress = suppress;
     for seg in segs {
         s.lmrs.push(seg.lmr.clone(), GFP_ATOMIC)?;
-        seg.lmr.inflight.fetch_add(1, Ordering::AcqRel);
+        seg.lmr.get();
     }
     Ok(())
 }

@@ -72,7 +72,7 @@ pub(super) struct Slot {
     pub(super) imm: u32,
     pub(super) recv_flags: u32,
     pub(super) inv_rkey: u32,
-    /// The LMRs its segments use, busy (`Lmr::inflight`) until it finishes.
+    /// The LMRs its segments use, busy ([`Lmr::get`]) until it finishes.
     pub(super) lmrs: OneOrMore<Arc<Lmr>>,
     /// RMR bind/unbind: the RMR, kept alive (it owns the MR the work request registers).
     pub(super) rmr: Option<Arc<dyn KeepAlive>>,
@@ -216,7 +216,8 @@ impl RingCore {
             self.wr_free += s.nwr;
             s.nwr = 0;
             for l in s.lmrs.as_slice() {
-                l.inflight.fetch_sub(1, Ordering::AcqRel);
+                // Under the ring's lock; the post call's caller holds the LMRs.
+                l.put_held();
             }
             // Not the last references: the post call's caller holds its segments' LMRs.
             s.lmrs = OneOrMore::Empty;
@@ -364,7 +365,7 @@ impl RingShared {
                 }
             };
             for l in f.lmrs.as_slice() {
-                l.inflight.fetch_sub(1, Ordering::AcqRel);
+                l.put();
             }
             // The references go outside the lock: the last one of an LMR or RMR the consumer
             // freed meanwhile unmaps or deregisters, which may sleep.

@@ -24,12 +24,8 @@ blk_env() {
 	DIRECT=${RKDAPL_BENCH_BLK_DIRECT:-1}
 }
 
-# ip_int A.B.C.D: the address as one integer, host order (rkdblk's server= parameter).
-ip_int() {
-	local a b c d
-	IFS=. read -r a b c d <<< "$1"
-	echo $(((a << 24) | (b << 16) | (c << 8) | d))
-}
+# rkdapl_ip_int (qemu/guest-setup.sh).
+. "$RKDAPL_TOP/qemu/guest-setup.sh" || exit 1
 
 # wait_for PATH SECONDS: PATH exists within SECONDS.
 wait_for() {
@@ -45,7 +41,7 @@ setup_rkdblk() {
 	insmod "$KO/rkdapl.ko" &&
 		insmod "$KO/samples/rkdblk_srv.ko" path=/dev/ram0 dev=rxe0 inline_data_size="$INLINE" \
 			direct="$DIRECT" &&
-		insmod "$KO/rkdblk.ko" server="$(ip_int "$RKDAPL_IP")" queues="$QUEUES" depth="$DEPTH" &&
+		insmod "$KO/rkdblk.ko" server="$(rkdapl_ip_int "$RKDAPL_IP")" queues="$QUEUES" depth="$DEPTH" &&
 		wait_for /dev/rkdblk0 10
 }
 

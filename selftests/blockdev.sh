@@ -2,8 +2,9 @@
 # Sourced by a guest script (after guest-lib.sh): the rkdblk remote block device
 # (docs/blockdev.md), server and client in one guest over rxe0's loopback.
 #
-#   blockdev_suite   rkdblk_srv.ko exports a 16 MiB file on tmpfs (the stand-in for a brd RAM
-#                    disk until the debug kernel has BLK_DEV_RAM); rkdblk.ko (Rust, rkdapl's
+#   blockdev_suite   rkdblk_srv.ko exports a 16 MiB brd RAM disk, /dev/ram0 (Debian's stock
+#                    kernel), or a 16 MiB file on tmpfs where brd is missing (the debug kernel
+#                    has no BLK_DEV_RAM); rkdblk.ko (Rust, rkdapl's
 #                    Rust API) connects $BLK_QUEUES queues and adds /dev/rkdblk0. mkfs.ext4, a
 #                    tree of files written, rmmod refused while mounted, unmount, the device
 #                    read back with O_DIRECT equal to the server's file, disconnect (rmmod),
@@ -18,18 +19,14 @@
 #                    selftests/removal.sh).
 
 BLK_STORE=/run/rkdblk-store
-BLK_IMG=$BLK_STORE/disk.img
+# The backing store (blk_store): /dev/ram0 or $BLK_STORE/disk.img.
+BLK_IMG=
+BLK_KIND=
 BLK_MNT=/run/rkdblk-mnt
 BLK_QUEUES=${BLK_QUEUES:-2}
 
-blk_ip() {
-	local a b c d
-	IFS=. read -r a b c d <<< "$RKDAPL_IP"
-	echo $(( (a << 24) | (b << 16) | (c << 8) | d ))
-}
-
 blk_connect() {
-	timeout -k 10 120 insmod "$KO/rkdblk.ko" server=$(blk_ip) queues=$BLK_QUEUES depth=16 \
+	timeout -k 10 120 insmod "$KO/rkdblk.ko" server=$(rkdapl_ip_int "$RKDAPL_IP") queues=$BLK_QUEUES depth=16 \
 		timeout_ms=${BLK_TIMEOUT_MS:-20000}
 }
 
@@ -97,7 +94,7 @@ blockdev_suite() {
 	rc=0
 	_log "blockdev: insmod rkdblk_srv.ko path=$BLK_IMG"
 	insmod "$KO/samples/rkdblk_srv.ko" path=$BLK_IMG dev=$RKDAPL_DEV || rc=$?
-	t_check $rc "blockdev: the server exports a 16 MiB file (rkdblk_srv.ko)" "insmod exit $rc"
+	t_check $rc "blockdev: the server exports a 16 MiB $BLK_KIND (rkdblk_srv.ko)" "insmod exit $rc"
 	[ $rc = 0 ] || return
 	rc=0
 	blk_connect || rc=$?
@@ -135,7 +132,7 @@ blockdev_suite() {
 	fi
 	rc=0
 	timeout 300 cmp <(dd if=/dev/rkdblk0 bs=128k iflag=direct status=none) "$BLK_IMG" || rc=$?
-	t_check $rc "blockdev: /dev/rkdblk0 read with O_DIRECT equals the server's file" "cmp exit $rc"
+	t_check $rc "blockdev: /dev/rkdblk0 read with O_DIRECT equals the server's $BLK_KIND" "cmp exit $rc"
 
 	rc=0
 	rmmod rkdblk || rc=$?
@@ -185,13 +182,28 @@ blockdev_suite() {
 	rc=0
 	rmmod rkdblk || rc=$?
 	t_check $rc "blockdev: rmmod rkdblk after the server is gone" "rmmod exit $rc"
-	umount "$BLK_STORE" 2>/dev/null
+	blk_store_down
 }
 
+# A zeroed 16 MiB backing store: brd's /dev/ram0 where the kernel has brd, else a file on
+# tmpfs. blk_store_down removes it (the server must be unloaded).
 blk_store() {
+	if rkdapl_modprobe -q brd rd_nr=1 rd_size=16384 max_part=0 2>/dev/null && [ -b /dev/ram0 ]; then
+		BLK_IMG=/dev/ram0 BLK_KIND="brd RAM disk"
+		return
+	fi
+	BLK_IMG=$BLK_STORE/disk.img BLK_KIND="file on tmpfs"
 	mkdir -p "$BLK_STORE"
 	mountpoint -q "$BLK_STORE" || mount -t tmpfs -o size=40M rkdblk-store "$BLK_STORE"
 	truncate -s 16M "$BLK_IMG"
+}
+
+blk_store_down() {
+	if [ "$BLK_IMG" = /dev/ram0 ]; then
+		rmmod brd 2>/dev/null
+	else
+		umount "$BLK_STORE" 2>/dev/null
+	fi
 }
 
 blockdev_timeout() {
@@ -218,7 +230,7 @@ blockdev_timeout() {
 	rc=0
 	rmmod rkdblk_srv || rc=$?
 	t_check $rc "blockdev: rmmod rkdblk_srv after the timeout" "rmmod exit $rc"
-	umount "$BLK_STORE" 2>/dev/null
+	blk_store_down
 }
 
 blockdev_removal() {
@@ -251,7 +263,7 @@ blockdev_removal() {
 	rc=0
 	rmmod rkdblk_srv || rc=$?
 	t_check $rc "blockdev: rmmod rkdblk_srv after the device's removal" "rmmod exit $rc"
-	umount "$BLK_STORE" 2>/dev/null
+	blk_store_down
 	rc=0
 	rm_rxe_up || rc=$?
 	t_check $rc "blockdev: $RKDAPL_DEV added again" "$(rdma link show 2>&1 | tr '\n' ' ')"
@@ -260,13 +272,15 @@ blockdev_removal() {
 
 # rkdapl frees what a module left open when it goes, and says so: neither side may have.
 blk_nothing_left() {
-	local l n=0
+	local l n=0 seen=
 	local -a lines
 	mapfile -t lines < <(dmesg)
 	for l in "${lines[@]}"; do
-		[[ $l == *"rkdapl: rkdblk"*" went away with objects open"* ]] && n=$((n + 1)) && echo "$l"
+		[[ $l == *"rkdapl: rkdblk"*" went away with objects open"* ]] || continue
+		n=$((n + 1))
+		seen+=" ${l#*rkdapl: }"
 	done
 	[ $n = 0 ]
 	t_check $? "blockdev: rkdblk.ko and rkdblk_srv.ko freed all their rkdapl objects before every unload" \
-		"$n 'went away with objects open' lines"
+		"$n 'went away with objects open' lines:${seen}"
 }

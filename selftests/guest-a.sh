@@ -34,10 +34,10 @@
 #   ip6:       the two-guest data tests and rping both ways over IPv6 (fd00:77::1, server side;
 #              selftests/ip6.sh; skipped with RKDAPL_PAIR=0)
 #   blockdev:  the rkdblk remote block device (selftests/blockdev.sh): rkdblk_srv.ko exports a
-#              file on tmpfs, the Rust blk-mq client rkdblk.ko connects over the loopback;
-#              mkfs.ext4, files and checksums across a disconnect/reconnect, the server unloaded
-#              under a reader, rdma link delete under a writer (debug kernel only; runs after
-#              rust, while guest B runs its own suites)
+#              brd RAM disk (a file on tmpfs on the debug kernel), the Rust blk-mq client
+#              rkdblk.ko connects over the loopback; mkfs.ext4, files and checksums across a
+#              disconnect/reconnect, the server unloaded under a reader, rdma link delete under
+#              a writer (both kernels; runs after rust, while guest B runs its own suites)
 #   module: unload rkdapl
 # TAP lines go to $RKDAPL_SYNC/tap-a.txt; exits non-zero if any test failed.
 set -u
@@ -97,14 +97,12 @@ if load_provider; then
 	run_kmod loopback 1200 -- role=loopback dev=rxe0 peer="$RKDAPL_IP" port=7500
 	reset_suite
 	rust_suite
-	# The rkdblk remote block device (issue 17; not yet built for the stock kernel). Here, while
-	# guest B runs its own suites, and before observe_suite: blockdev_removal deletes and
-	# re-adds rxe0, which must not hit observe's connection.
-	if [ $full = 1 ]; then
-		blockdev_suite
-		blockdev_timeout
-		blockdev_removal
-	fi
+	# The rkdblk remote block device (issue 17), on both kernels (over brd on the stock one).
+	# Here, while guest B runs its own suites, and before observe_suite: blockdev_removal
+	# deletes and re-adds rxe0, which must not hit observe's connection.
+	blockdev_suite
+	blockdev_timeout
+	blockdev_removal
 	observe_suite
 	siw_phase_a	# the suites again over siw0 (iWARP), "siw: ..." (selftests/transport.sh)
 	srq_guest_a

@@ -1202,10 +1202,13 @@ int rkdapl_cr_reject(struct rkdapl_cr *cr, const void *private_data, __u32 priva
  *	it makes no CQ entry, and its resources (the DTO's slot, the LMRs it keeps busy) come
  *	back when a later DTO on the same EP completes successfully, or when the EP is freed
  *	or its device removed (not at disconnect: work flushed then reports nothing for
- *	them). So that suppressed DTOs cannot take every slot, rkdapl signals one anyway (still
- *	without an event) once half of &rkdapl_ep_attr.max_request_dtos wait unsignalled. A
- *	consumer reusing the memory of suppressed DTOs needs a later signalled DTO's event to
- *	know they are done. Not for rkdapl_post_recv().
+ *	them). So that suppressed DTOs do not keep every slot, rkdapl signals one anyway (still
+ *	without an event) once half of &rkdapl_ep_attr.max_request_dtos wait unsignalled; until
+ *	its completion is polled, the slots stay taken, so a consumer posting faster than that
+ *	(each post answering a peer's message) can still fill the queue (-ENOSPC): signal its
+ *	own DTOs often enough or size the queue for it. A consumer reusing the memory of
+ *	suppressed DTOs needs a later signalled DTO's event to know they are done. Not for
+ *	rkdapl_post_recv().
  */
 enum rkdapl_completion_flags {
 	RKDAPL_COMPLETION_SUPPRESS = 1 << 0,

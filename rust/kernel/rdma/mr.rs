@@ -558,6 +558,10 @@ impl Drop for MrRef {
     }
 }
 
+/// Scatterlist entries [`FrMr::map_gfp`] keeps on the stack (32 bytes each, 40 with
+/// `CONFIG_DEBUG_SG`); a span of more is allocated.
+const SGL_ON_STACK: usize = 4;
+
 /// A fast registration memory region (FRWR, `IB_MR_TYPE_MEM_REG`).
 ///
 /// # Invariants
@@ -634,8 +638,8 @@ impl FrMr {
     /// stop working once this one is posted. The registration takes effect when an
     /// `IB_WR_REG_MR` for it completes.
     ///
-    /// Process context (allocates the span's scatterlist with `GFP_KERNEL`); the MR must not be
-    /// registered (valid) at the time.
+    /// Process context (allocates the scatterlist of a span of more than a few entries with
+    /// `GFP_KERNEL`); the MR must not be registered (valid) at the time.
     ///
     /// # Errors
     ///
@@ -645,8 +649,8 @@ impl FrMr {
         self.map_gfp(region, off, len, GFP_KERNEL)
     }
 
-    /// [`FrMr::map`], allocating the span's scatterlist with `gfp`: any context with
-    /// `GFP_ATOMIC` (the driver's `map_mr_sg` allocates nothing).
+    /// [`FrMr::map`], allocating the span's scatterlist with `gfp` if it has more than a few
+    /// entries: any context with `GFP_ATOMIC` (the driver's `map_mr_sg` allocates nothing).
     ///
     /// # Errors
     ///
@@ -671,10 +675,20 @@ impl FrMr {
         let nents = last - first + 1;
         // A scatterlist of exactly the span: `ib_map_mr_sg` maps whole entries, and an entry of
         // the region may reach far beyond the span (physically contiguous pages are merged).
-        let mut sgl = KVec::with_capacity(nents, gfp)?;
-        for _ in 0..nents {
-            sgl.push(bindings::scatterlist::default(), gfp)?;
-        }
+        // On the stack for a span of a few entries (a contiguous buffer's is one), which the
+        // data path binds per I/O; allocated for a longer one.
+        let mut stack: [bindings::scatterlist; SGL_ON_STACK] =
+            core::array::from_fn(|_| bindings::scatterlist::default());
+        let mut heap;
+        let sgl: &mut [bindings::scatterlist] = if nents <= SGL_ON_STACK {
+            &mut stack[..nents]
+        } else {
+            heap = KVec::with_capacity(nents, gfp)?;
+            for _ in 0..nents {
+                heap.push(bindings::scatterlist::default(), gfp)?;
+            }
+            &mut heap[..]
+        };
         // SAFETY: `sgl` holds `nents` entries; `sg_init_table` zeroes them and marks the end.
         unsafe { bindings::sg_init_table(sgl.as_mut_ptr(), nents as u32) };
         let segs = region.segs.get(first..=last).ok_or(EINVAL)?;

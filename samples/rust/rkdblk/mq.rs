@@ -132,23 +132,27 @@ impl Rq {
         pdu.nents
     }
 
-    /// Copies the request's data (a write's) into `buf`; returns the bytes copied (at most
-    /// `bytes()` and `buf.len()`). Any context (the pages are mapped atomically).
-    pub(crate) fn copy_out(&mut self, buf: &mut [u8]) -> usize {
+    /// Copies the request's data (a write's) from byte `skip` on into `buf`; returns the bytes
+    /// copied (at most `bytes() - skip` and `buf.len()`). Any context (the pages are mapped
+    /// atomically).
+    pub(crate) fn copy_out(&mut self, skip: usize, buf: &mut [u8]) -> usize {
         let n = self.map();
         let sg = self.pdu().sg.as_mut_ptr();
+        // Beyond `isize::MAX`, beyond the request: nothing is copied.
+        let skip = isize::try_from(skip).unwrap_or(isize::MAX);
         // SAFETY: `sg` holds the `n` mapped entries of the request's pages, which stay
         // allocated while we own the request; `buf` is valid for `buf.len()` bytes.
-        unsafe { bindings::sg_copy_to_buffer(sg, n, buf.as_mut_ptr().cast(), buf.len()) }
+        unsafe { bindings::sg_pcopy_to_buffer(sg, n, buf.as_mut_ptr().cast(), buf.len(), skip) }
     }
 
-    /// Copies `buf` into the request's data pages (a read's); returns the bytes copied. Any
-    /// context.
-    pub(crate) fn copy_in(&mut self, buf: &[u8]) -> usize {
+    /// Copies `buf` into the request's data pages (a read's) from byte `skip` on; returns the
+    /// bytes copied. Any context.
+    pub(crate) fn copy_in(&mut self, skip: usize, buf: &[u8]) -> usize {
         let n = self.map();
         let sg = self.pdu().sg.as_mut_ptr();
+        let skip = isize::try_from(skip).unwrap_or(isize::MAX);
         // SAFETY: as in `copy_out`; `buf` is valid for reads of `buf.len()` bytes.
-        unsafe { bindings::sg_copy_from_buffer(sg, n, buf.as_ptr().cast(), buf.len()) }
+        unsafe { bindings::sg_pcopy_from_buffer(sg, n, buf.as_ptr().cast(), buf.len(), skip) }
     }
 
     /// Ends the request: successfully, or with the block status of the errno. Any context.

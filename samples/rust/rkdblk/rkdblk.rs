@@ -79,9 +79,7 @@ const COOKIE_SEND: u64 = 2 << 32;
 /// The rkdapl objects of one tag: made at connect, reused by each request of the tag.
 ///
 /// Dropped in field order: `rmr` first, so that a grant a failed request left bound ends
-/// before `bounce` is dropped. (An `Lmr` dropped while a grant holds it stays registered with
-/// its IA until the module unloads: `rkdapl::api::Lmr`'s drop ignores `rkdapl_lmr_free`'s
-/// `-EBUSY`, and nothing frees it later.)
+/// before `bounce` is dropped (which would be freed all the same, with the grant's end).
 struct TagRes {
     /// Granted anew for each request, invalidated by the server's completion.
     rmr: Rmr,
@@ -89,8 +87,6 @@ struct TagRes {
     bounce: Lmr,
     /// The command's bytes for the SEND.
     cmd: Lmr,
-    /// Between the request's pages and `bounce`.
-    scratch: KVec<u8>,
 }
 
 /// Where a tag's request is.
@@ -180,7 +176,6 @@ impl Queue {
                     MEM_LOCAL_WRITE | MEM_REMOTE_READ | MEM_REMOTE_WRITE,
                 )?,
                 cmd: Lmr::alloc(pz, proto::CMD_LEN, MEM_LOCAL_WRITE)?,
-                scratch: KVec::from_elem(0u8, max_io as usize, GFP_KERNEL)?,
             };
             slots.push(
                 Slot {
@@ -281,7 +276,7 @@ impl Queue {
             State::InFlight {
                 mut rq, read, len, ..
             },
-            mut res,
+            res,
         )) = taken
         else {
             return self.fail("a completion of no command in flight, or without its invalidation");
@@ -293,11 +288,18 @@ impl Queue {
         };
         if result.is_ok() && read {
             let n = len as usize;
-            result = match res.as_deref_mut() {
-                Some(r) => match r.bounce.read(0, &mut r.scratch[..n]) {
-                    Ok(()) if rq.copy_in(&r.scratch[..n]) == n => Ok(()),
-                    _ => Err(EIO),
-                },
+            // Straight from the bounce buffer into the request's pages.
+            result = match res.as_deref() {
+                Some(r) => r
+                    .bounce
+                    .read_with(0, n, |done, piece| {
+                        if rq.copy_in(done, piece) == piece.len() {
+                            Ok(())
+                        } else {
+                            Err(EIO)
+                        }
+                    })
+                    .map_err(|_| EIO),
                 None => Err(EIO),
             };
         }
@@ -359,12 +361,15 @@ impl Queue {
         let mut grant = None;
         let r = &mut *res;
         let prepared: Result = (|| {
-            let n = len as usize;
             if op == proto::OP_WRITE {
-                if rq.copy_out(&mut r.scratch[..n]) != n {
-                    return Err(EIO);
-                }
-                r.bounce.write(0, &r.scratch[..n])?;
+                // Straight from the request's pages into the bounce buffer.
+                r.bounce.write_with(0, len as usize, |done, piece| {
+                    if rq.copy_out(done, piece) == piece.len() {
+                        Ok(())
+                    } else {
+                        Err(EIO)
+                    }
+                })?;
             }
             if op != proto::OP_FLUSH && !inline {
                 let rights = if op == proto::OP_READ {
@@ -426,6 +431,9 @@ impl Queue {
                     r.bounce.segment(0, len.into()),
                 ];
                 let n = if inline { 2 } else { 1 };
+                // Signalled: suppressed SENDs would hold the send queue's slots until a DTO
+                // rkdapl signals every half queue completes, and in-capsule writes (a SEND
+                // each, no bind) can fill the queue first (see rkdblk_srv's responses).
                 self.ep
                     .post(&[Dto::new(Op::Send, &seg[..n], COOKIE_SEND | tag as u64)])
                     .map_err(|(e, _)| e)

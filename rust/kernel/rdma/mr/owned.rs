@@ -163,6 +163,96 @@ impl CpuAccess {
     }
 }
 
+/// Bytes [`CpuAccess::write_with`] and [`CpuAccess::read_with`] stage on the stack at a time for
+/// memory in pages.
+const STAGE: usize = 256;
+
+impl CpuAccess {
+    /// Lets `f` write `[off, off + len)` in place: `f(done, piece)` for each piece in order,
+    /// `piece` standing for the `piece.len()` bytes at `off + done`. A vector of bytes is one
+    /// piece, the memory itself; pages are written from pieces of at most 256 bytes staged on
+    /// the stack. This saves a copy through a buffer of the caller's when the bytes come from
+    /// elsewhere (a block request's pages). Then call [`DmaRegion::sync_for_device`] as after
+    /// [`CpuAccess::write`]. Any context; allocates nothing.
+    ///
+    /// # Errors
+    ///
+    /// `ERANGE` if the range leaves the memory (`f` is not called), or `f`'s first error (the
+    /// pieces before it were written).
+    pub fn write_with(
+        &mut self,
+        off: usize,
+        len: usize,
+        mut f: impl FnMut(usize, &mut [u8]) -> Result,
+    ) -> Result {
+        self.range(off, len)?;
+        match &self.mem.mem {
+            Memory::Bytes { at, .. } => {
+                // SAFETY: `[off, off + len)` lies inside the `len` bytes from `at` (checked
+                // above, type invariant of `Backing`), which the vector owns and `self.mem`
+                // keeps for the call; no other CPU access runs now (`&mut self`, type
+                // invariant), so the slice is the only reference to those bytes.
+                let piece = unsafe { core::slice::from_raw_parts_mut(at.as_ptr().add(off), len) };
+                f(0, piece)
+            }
+            Memory::Pages { pages, offset } => {
+                let mut stage = [0u8; STAGE];
+                let mut done = 0;
+                while done < len {
+                    let n = STAGE.min(len - done);
+                    f(done, &mut stage[..n])?;
+                    for_pages(pages, offset + off + done, n, |page, at, d, m| {
+                        // SAFETY: `stage[d..d + m]` is readable (`for_pages` stays within the
+                        // `n` bytes); no other CPU access of the page runs now (as in `write`).
+                        unsafe { page.write_raw(stage[d..].as_ptr(), at, m) }
+                    })?;
+                    done += n;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Lets `f` read `[off, off + len)` in place: `f(done, piece)` for each piece in order, as
+    /// for [`CpuAccess::write_with`]. Call [`DmaRegion::sync_for_cpu`] first, as before
+    /// [`CpuAccess::read`]. Any context; allocates nothing.
+    ///
+    /// # Errors
+    ///
+    /// `ERANGE` if the range leaves the memory (`f` is not called), or `f`'s first error.
+    pub fn read_with(
+        &self,
+        off: usize,
+        len: usize,
+        mut f: impl FnMut(usize, &[u8]) -> Result,
+    ) -> Result {
+        self.range(off, len)?;
+        match &self.mem.mem {
+            Memory::Bytes { at, .. } => {
+                // SAFETY: As in `write_with`: inside the owned bytes; CPU writes need
+                // `&mut self`, so none runs while the shared slice lives.
+                let piece = unsafe { core::slice::from_raw_parts(at.as_ptr().add(off), len) };
+                f(0, piece)
+            }
+            Memory::Pages { pages, offset } => {
+                let mut stage = [0u8; STAGE];
+                let mut done = 0;
+                while done < len {
+                    let n = STAGE.min(len - done);
+                    for_pages(pages, offset + off + done, n, |page, at, d, m| {
+                        // SAFETY: `stage[d..d + m]` is writable (`for_pages` stays within the
+                        // `n` bytes); CPU writes of the page need `&mut self`, so none runs now.
+                        unsafe { page.read_raw(stage[d..].as_mut_ptr(), at, m) }
+                    })?;
+                    f(done, &stage[..n])?;
+                    done += n;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
 /// Calls `f(page, offset in page, bytes done, bytes)` for each piece of the `len` bytes at byte
 /// `start` of the pages `pages`, in order.
 ///

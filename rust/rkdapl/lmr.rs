@@ -367,42 +367,6 @@ impl Cpu {
         self.lmr.sync_rdma_read(offset, len as u64)
     }
 
-    /// [`Cpu::write`] with the bytes produced in place by `f(done, piece)`, piece by piece
-    /// ([`CpuAccess::write_with`]). Any context.
-    ///
-    /// # Errors
-    ///
-    /// `-ERANGE` if the range leaves the LMR (`f` is not called), `f`'s error, `-ENODEV`
-    /// after device removal.
-    pub(crate) fn write_with(
-        &mut self,
-        offset: u64,
-        length: usize,
-        f: impl FnMut(usize, &mut [u8]) -> Result,
-    ) -> Result {
-        let (off, len) = self.lmr.range(offset, length as u64)?;
-        self.mem.write_with(off, len, f)?;
-        self.lmr.sync_rdma_read(offset, len as u64)
-    }
-
-    /// [`Cpu::read`] with the bytes consumed in place by `f(done, piece)`, piece by piece
-    /// ([`CpuAccess::read_with`]). Any context.
-    ///
-    /// # Errors
-    ///
-    /// `-ERANGE` if the range leaves the LMR (`f` is not called), `-ENODEV` after device
-    /// removal, `f`'s error.
-    pub(crate) fn read_with(
-        &self,
-        offset: u64,
-        length: usize,
-        f: impl FnMut(usize, &[u8]) -> Result,
-    ) -> Result {
-        let (off, len) = self.lmr.range(offset, length as u64)?;
-        self.lmr.sync_rdma_write(offset, len as u64)?;
-        self.mem.read_with(off, len, f)
-    }
-
     /// Makes what the device wrote at `offset` visible (`rkdapl_lmr_sync_rdma_write`) and
     /// copies it into `out`, after a RECV or RDMA READ completion or a peer's WRITE. Any
     /// context.

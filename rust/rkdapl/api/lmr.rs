@@ -118,48 +118,6 @@ impl Lmr {
         self.0.write(off as u64, data)
     }
 
-    /// [`Lmr::write`] with the bytes produced in place: `f(done, piece)` fills `piece`, the
-    /// `piece.len()` bytes at `off + done`, for each piece in order (one piece for an LMR from
-    /// [`Lmr::alloc`] or [`Lmr::from_kvec`]; pieces of at most 256 bytes for one over pages).
-    /// Saves a copy through a buffer of the caller's when the bytes come from elsewhere (a
-    /// block request's pages). Then visible to the device, as with [`Lmr::write`].
-    ///
-    /// Any context (as `f`).
-    ///
-    /// # Errors
-    ///
-    /// `ERANGE` if the range leaves the LMR (`f` is not called), `f`'s first error, `ENODEV`
-    /// after device removal.
-    #[inline(never)]
-    pub fn write_with(
-        &mut self,
-        off: usize,
-        len: usize,
-        f: impl FnMut(usize, &mut [u8]) -> Result,
-    ) -> Result {
-        self.0.write_with(off as u64, len, f)
-    }
-
-    /// [`Lmr::read`] with the bytes consumed in place: after making what the device wrote
-    /// visible, `f(done, piece)` for each piece of `[off, off + len)` in order, as for
-    /// [`Lmr::write_with`].
-    ///
-    /// Any context (as `f`).
-    ///
-    /// # Errors
-    ///
-    /// `ERANGE` if the range leaves the LMR (`f` is not called), `ENODEV` after device
-    /// removal, `f`'s first error.
-    #[inline(never)]
-    pub fn read_with(
-        &self,
-        off: usize,
-        len: usize,
-        f: impl FnMut(usize, &[u8]) -> Result,
-    ) -> Result {
-        self.0.read_with(off as u64, len, f)
-    }
-
     /// Makes what the device wrote at `off` visible (`rkdapl_lmr_sync_rdma_write`) and copies
     /// it into `out`, after a RECV or RDMA READ completion or a peer's WRITE.
     ///

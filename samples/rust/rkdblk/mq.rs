@@ -9,8 +9,8 @@
 //! shape: a [`Disk`] owns the tag set and the gendisk; blk-mq hands each request to
 //! [`Driver::queue_rq`] as an [`Rq`], a token that ends the request exactly once
 //! ([`Rq::end`], or `BLK_STS_IOERR` when dropped). The request's data is reached through a
-//! scatterlist kept in blk-mq's per-request data (`cmd_size`): [`Rq::copy_out`] and
-//! [`Rq::copy_in`] copy between it and a buffer.
+//! scatterlist kept in blk-mq's per-request data (`cmd_size`): [`Rq::copy_out_with`] and
+//! [`Rq::copy_in_with`] hand its pieces, mapped, to a closure that copies them.
 
 use core::ptr::NonNull;
 use kernel::{bindings, error::to_result, prelude::*, sync::Arc};
@@ -114,7 +114,7 @@ impl Rq {
     }
 
     /// Maps the request's data pages into its scatterlist (`blk_rq_map_sg`); returns the
-    /// entries. Done once, by [`Rq::copy_out`] or [`Rq::copy_in`].
+    /// entries. Done once, by [`Rq::copy_out_with`] or [`Rq::copy_in_with`].
     fn map(&mut self) -> u32 {
         let rq = self.0.as_ptr();
         let pdu = self.pdu();
@@ -132,27 +132,64 @@ impl Rq {
         pdu.nents
     }
 
-    /// Copies the request's data (a write's) from byte `skip` on into `buf`; returns the bytes
-    /// copied (at most `bytes() - skip` and `buf.len()`). Any context (the pages are mapped
-    /// atomically).
-    pub(crate) fn copy_out(&mut self, skip: usize, buf: &mut [u8]) -> usize {
-        let n = self.map();
-        let sg = self.pdu().sg.as_mut_ptr();
-        // Beyond `isize::MAX`, beyond the request: nothing is copied.
-        let skip = isize::try_from(skip).unwrap_or(isize::MAX);
-        // SAFETY: `sg` holds the `n` mapped entries of the request's pages, which stay
-        // allocated while we own the request; `buf` is valid for `buf.len()` bytes.
-        unsafe { bindings::sg_pcopy_to_buffer(sg, n, buf.as_mut_ptr().cast(), buf.len(), skip) }
+    /// Calls `f(done, piece)` for each piece of the request's data (a write's), in order:
+    /// `piece` is the data from byte `done` on, mapped (`kmap_local`, a page at most). The
+    /// caller copies it where it goes (one copy, no buffer of its own). Any context; `f` must
+    /// not sleep.
+    ///
+    /// # Errors
+    ///
+    /// `f`'s first error (the pieces after it are not visited).
+    pub(crate) fn copy_out_with(&mut self, mut f: impl FnMut(usize, &[u8]) -> Result) -> Result {
+        self.for_each_piece(bindings::SG_MITER_FROM_SG, |done, at, len| {
+            // SAFETY: `at` maps `len` bytes of the request's pages (`for_each_piece`), which
+            // nothing writes while the driver holds a write request.
+            f(done, unsafe { core::slice::from_raw_parts(at, len) })
+        })
     }
 
-    /// Copies `buf` into the request's data pages (a read's) from byte `skip` on; returns the
-    /// bytes copied. Any context.
-    pub(crate) fn copy_in(&mut self, skip: usize, buf: &[u8]) -> usize {
+    /// Calls `f(done, piece)` for each piece of the request's data pages (a read's), in order,
+    /// for `f` to fill: `piece` stands for the data from byte `done` on. Any context; `f` must
+    /// not sleep.
+    ///
+    /// # Errors
+    ///
+    /// `f`'s first error (the pieces after it are not visited; what `f` filled stays).
+    pub(crate) fn copy_in_with(&mut self, mut f: impl FnMut(usize, &mut [u8]) -> Result) -> Result {
+        self.for_each_piece(bindings::SG_MITER_TO_SG, |done, at, len| {
+            // SAFETY: `at` maps `len` bytes of the request's pages (`for_each_piece`), which
+            // nothing else reads or writes while the driver holds a read request.
+            f(done, unsafe { core::slice::from_raw_parts_mut(at, len) })
+        })
+    }
+
+    /// Walks the request's mapped scatterlist with `sg_miter` (`SG_MITER_LOCAL | flags`):
+    /// `f(done, at, len)` for each piece, mapped at `at` until `f` returns.
+    fn for_each_piece(
+        &mut self,
+        flags: u32,
+        mut f: impl FnMut(usize, *mut u8, usize) -> Result,
+    ) -> Result {
         let n = self.map();
         let sg = self.pdu().sg.as_mut_ptr();
-        let skip = isize::try_from(skip).unwrap_or(isize::MAX);
-        // SAFETY: as in `copy_out`; `buf` is valid for reads of `buf.len()` bytes.
-        unsafe { bindings::sg_pcopy_from_buffer(sg, n, buf.as_ptr().cast(), buf.len(), skip) }
+        let mut miter = bindings::sg_mapping_iter::default();
+        // SAFETY: `sg` holds the `n` mapped entries of the request's pages, which stay
+        // allocated while we own the request; `miter` is ours until `sg_miter_stop`.
+        unsafe { bindings::sg_miter_start(&mut miter, sg, n, bindings::SG_MITER_LOCAL | flags) };
+        let mut done = 0;
+        let mut result = Ok(());
+        // SAFETY: `miter` was started above and is not stopped yet; each piece it maps
+        // (`length` bytes at `addr`, kmap_local) stays mapped until the next call or the stop.
+        while unsafe { bindings::sg_miter_next(&mut miter) } {
+            if let Err(e) = f(done, miter.addr.cast::<u8>(), miter.length) {
+                result = Err(e);
+                break;
+            }
+            done += miter.length;
+        }
+        // SAFETY: `miter` was started above; this unmaps its last piece.
+        unsafe { bindings::sg_miter_stop(&mut miter) };
+        result
     }
 
     /// Ends the request: successfully, or with the block status of the errno. Any context.

@@ -288,19 +288,12 @@ impl Queue {
         };
         if result.is_ok() && read {
             let n = len as usize;
-            // Straight from the bounce buffer into the request's pages.
+            // Straight from the bounce buffer into the request's pages, piece by piece.
             result = match res.as_deref() {
-                Some(r) => r
-                    .bounce
-                    .read_with(0, n, |done, piece| {
-                        if rq.copy_in(done, piece) == piece.len() {
-                            Ok(())
-                        } else {
-                            Err(EIO)
-                        }
-                    })
+                Some(r) if rq.bytes() as usize == n => rq
+                    .copy_in_with(|done, piece| r.bounce.read(done, piece))
                     .map_err(|_| EIO),
-                None => Err(EIO),
+                _ => Err(EIO),
             };
         }
         // The tag's objects go back before the request ends: blk-mq may reuse the tag at once.
@@ -362,14 +355,8 @@ impl Queue {
         let r = &mut *res;
         let prepared: Result = (|| {
             if op == proto::OP_WRITE {
-                // Straight from the request's pages into the bounce buffer.
-                r.bounce.write_with(0, len as usize, |done, piece| {
-                    if rq.copy_out(done, piece) == piece.len() {
-                        Ok(())
-                    } else {
-                        Err(EIO)
-                    }
-                })?;
+                // Straight from the request's pages into the bounce buffer, piece by piece.
+                rq.copy_out_with(|done, piece| r.bounce.write(done, piece))?;
             }
             if op != proto::OP_FLUSH && !inline {
                 let rights = if op == proto::OP_READ {

@@ -923,9 +923,11 @@ int rkdapl_evd_free(struct rkdapl_evd *evd);
  * Called in process context: from ib_core's completion work (IB_POLL_WORKQUEUE) for DTO
  * and RMR bind completions, from rdma_cm's event handler for connection events and
  * requests, or from device removal; never in interrupt or softirq context, and with no
- * rkdapl lock held. It must not sleep (it holds up the completions of its CQ or the events
- * of its CM id meanwhile) and must not call rkdapl functions that may sleep (freeing an EP,
- * connecting, ...): post DTOs, dequeue, and hand the rest to a work item.
+ * rkdapl lock held that the calls below take (an EP's teardown delivers its flushed
+ * completions holding that EP's teardown mutex). It must not sleep (it holds up the
+ * completions of its CQ or the events of its CM id meanwhile) and must not call rkdapl
+ * functions that may sleep (freeing an EP, connecting, ...): post DTOs, dequeue, and hand the
+ * rest to a work item.
  *
  * One exception, for event-driven servers: the upcall of a %RKDAPL_CONNECTION_REQUEST_EVENT
  * runs in rdma_cm's handler of that request, which lets it sleep (as rdma_cm lets

@@ -11,7 +11,8 @@
 //! Upcall mode (DAT 2.0 `dat_evd_modify_upcall`): with an upcall set, each new event is handed
 //! to the consumer's function instead of being queued. Events are posted only from process
 //! context (the CQs' completion work, rdma_cm's event handlers, device removal), with no
-//! rkdapl lock held, so the upcall runs there too. `SINGLE_INSTANCE` serialises the calls
+//! rkdapl lock held that anything an upcall may call takes (an EP's teardown delivers its
+//! flushed completions holding that EP's `ending` mutex), so the upcall runs there too. `SINGLE_INSTANCE` serialises the calls
 //! with a mutex; `MANY` lets calls for different sources (EPs, PSPs) run at once. Disabling
 //! waits for calls in progress, so that the consumer may free the upcall's context after.
 

@@ -558,8 +558,8 @@ impl Drop for MrRef {
     }
 }
 
-/// Scatterlist entries [`FrMr::map_gfp`] keeps on the stack (32 bytes each, 40 with
-/// `CONFIG_DEBUG_SG`); a span of more is allocated.
+/// Scatterlist entries [`FrMr::map_gfp`] keeps on the stack (at most 32 bytes each on
+/// x86_64); a span of more is allocated.
 const SGL_ON_STACK: usize = 4;
 
 /// A fast registration memory region (FRWR, `IB_MR_TYPE_MEM_REG`).

@@ -36,9 +36,9 @@
 #   blockdev:  the rkdblk remote block device (selftests/blockdev.sh): rkdblk_srv.ko exports a
 #              brd RAM disk (a file on tmpfs on the debug kernel), the Rust blk-mq client
 #              rkdblk.ko connects over the loopback; mkfs.ext4, files and checksums across a
-#              disconnect/reconnect, the server unloaded under a reader, rdma link delete under
-#              a writer (debug kernel only, see below; runs after rust, while guest B runs
-#              its own suites)
+#              disconnect/reconnect, fio with crc32c verify (also through a 4-DTO server send
+#              queue), the server unloaded under a reader, rdma link delete under a writer
+#              (runs after rust, while guest B runs its own suites)
 #   module: unload rkdapl
 # TAP lines go to $RKDAPL_SYNC/tap-a.txt; exits non-zero if any test failed.
 set -u
@@ -100,15 +100,11 @@ if load_provider; then
 	rust_suite
 	# The rkdblk remote block device (issue 17). Here, while guest B runs its own suites, and
 	# before observe_suite: blockdev_removal deletes and re-adds rxe0, which must not hit
-	# observe's connection. Debug kernel only for now: on the stock kernel (which runs it over
-	# brd) 2 runs of 5 failed at fio 4k QD16, rkdblk_srv's responses refused with -ENOSPC (its
-	# send queue fills while its send completions wait to be polled; it needs nvmet-rdma's
-	# wait list, docs/blockdev.md).
-	if [ $full = 1 ]; then
-		blockdev_suite
-		blockdev_timeout
-		blockdev_removal
-	fi
+	# observe's connection.
+	blockdev_suite
+	blockdev_send_queue
+	blockdev_timeout
+	blockdev_removal
 	observe_suite
 	siw_phase_a	# the suites again over siw0 (iWARP), "siw: ..." (selftests/transport.sh)
 	srq_guest_a

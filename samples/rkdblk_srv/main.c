@@ -13,6 +13,12 @@
  * client's grant, then SENDs the completion with invalidate of that grant. A write of at most
  * @inline_data_size bytes may carry its data in the command's SEND instead (in-capsule data,
  * as in NVMe over Fabrics): no grant, no RDMA READ, a plain SEND back.
+ *
+ * Send-queue flow control, as nvmet-rdma's wait list: a send-queue slot comes back only when
+ * its completion is polled, which may lag behind the client's next command. A command whose
+ * RDMA READ or completion finds the send queue full (-ENOSPC) waits on its connection's list,
+ * in arrival order, and the DTO upcall posts the waiting ones as send-queue completions free
+ * slots.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -22,6 +28,7 @@
 #include <linux/kthread.h>
 #include <linux/module.h>
 #include <linux/slab.h>
+#include <linux/spinlock.h>
 #include <linux/workqueue.h>
 #include "../../include/rkdapl.h"
 
@@ -49,6 +56,10 @@ MODULE_PARM_DESC(inline_data_size,
 static uint stall;
 module_param(stall, uint, 0644);
 MODULE_PARM_DESC(stall, "test hook: while nonzero, commands are received but never answered");
+static uint max_request_dtos;
+module_param(max_request_dtos, uint, 0444);
+MODULE_PARM_DESC(max_request_dtos,
+		 "send-queue DTOs per connection (default 0: 4 per command slot, at most 4096; else 2..4096: fewer make commands wait for slots)");
 
 /* Bytes per command at most. */
 #define SRV_MAX_IO (128 * 1024)
@@ -61,17 +72,25 @@ enum { K_RECV = 1, K_READ, K_SEND, K_WRITE };
 
 struct srv_conn;
 
+/* What a command posts next: its RDMA READ (a WRITE command's data) or its completion. */
+enum { P_FETCH = 1, P_RESPOND };
+
 /* One command slot, picked by the command's tag. */
 struct srv_cmd {
 	struct work_struct work;
 	struct srv_conn *c;
 	struct rkdblk_cmd cmd;
-	/* Set by the upcall for a command refused before any I/O. */
+	/* Set by the upcall for a command refused before any I/O; then the completion's status. */
 	int status;
 	/* 1 once its RDMA READ (a WRITE command's data) completed. */
 	int fetched;
-	/* A command of this tag is being served. */
-	atomic_t busy;
+	/* P_FETCH or P_RESPOND, and the first DTO of the completion's chain not yet posted. */
+	u8 pending;
+	u8 next;
+	/* Under the connection's lock: a command of this tag is being served. */
+	bool busy;
+	/* Under the connection's lock: on its wait list (empty when not). */
+	struct list_head wait;
 };
 
 struct srv_conn {
@@ -87,6 +106,10 @@ struct srv_conn {
 	u32 queue;
 	atomic_t dead;
 	struct srv_cmd *cmds;
+	/* Guards each command's busy and wait, and the posts in wait-list order. */
+	spinlock_t lock;
+	/* Commands waiting for send-queue slots, oldest first. */
+	struct list_head waiting;
 };
 
 static struct {
@@ -99,9 +122,13 @@ static struct {
 	struct task_struct *thread;
 	struct workqueue_struct *wq;
 	struct list_head conns;
-	/* Commands served, and WRITEs of them with in-capsule data, for the unload line. */
+	/*
+	 * Commands served, WRITEs of them with in-capsule data, and posts that waited for
+	 * send-queue slots, for the unload line.
+	 */
 	atomic64_t served;
 	atomic64_t inlined;
+	atomic64_t waited;
 } srv;
 
 static u64 recv_off(struct srv_conn *c, u32 i)
@@ -128,56 +155,128 @@ static int post_recv(struct srv_conn *c, u32 i)
 	return rkdapl_post_recv(c->ep, &t, 1, COOKIE(K_RECV, i), 0);
 }
 
-/*
- * Sends the completion of the command in @sc with @status: a SEND with invalidate of the
- * client's grant when the command had one, with the data's RDMA WRITE chained before it for a
- * successful READ. The slot is free again before the post: the client may reuse the tag as
- * soon as the completion arrives.
- */
-static void respond(struct srv_cmd *sc, int status)
+/* Writes the completion of the command in @sc with @status, to post next. Any context. */
+static void prepare_response(struct srv_cmd *sc, int status)
 {
 	struct srv_conn *c = sc->c;
 	u32 tag = sc - c->cmds, len = le32_to_cpu(sc->cmd.length);
 	struct rkdblk_resp *r = c->mem + resp_off(c, tag);
-	struct rkdapl_lmr_triplet data = { c->lmr, data_off(c, tag), len };
-	struct rkdapl_lmr_triplet resp = { c->lmr, resp_off(c, tag), sizeof(*r) };
-	struct rkdapl_dto dtos[2] = {};
-	u32 rkey = le32_to_cpu(sc->cmd.rkey), n = 0;
-	int ret;
 
 	memset(r, 0, sizeof(*r));
 	r->cid = sc->cmd.cid;
 	r->status = cpu_to_le32((u32)status);
 	rkdapl_lmr_sync_rdma_read(c->lmr, resp_off(c, tag), sizeof(*r));
-	if (!status && sc->cmd.op == RKDBLK_OP_READ && len) {
+	if (!status && sc->cmd.op == RKDBLK_OP_READ && len)
 		rkdapl_lmr_sync_rdma_read(c->lmr, data_off(c, tag), len);
+	sc->status = status;
+	sc->pending = P_RESPOND;
+	sc->next = 0;
+	atomic64_inc(&srv.served);
+}
+
+/*
+ * Posts what @sc has pending (sc->pending): its RDMA READ, or its completion from DTO
+ * sc->next of the chain on. The completion is a SEND with invalidate of the client's grant
+ * when the command had one, with the data's RDMA WRITE chained before it for a successful
+ * READ. The tag is free again before the post, as the client may reuse it as soon as the
+ * completion arrives, and busy again if the send queue is full. Under the connection's lock.
+ */
+static int post_pending(struct srv_cmd *sc)
+{
+	struct srv_conn *c = sc->c;
+	u32 tag = sc - c->cmds, len = le32_to_cpu(sc->cmd.length);
+	struct rkdapl_lmr_triplet data = { c->lmr, data_off(c, tag), len };
+	struct rkdapl_lmr_triplet resp = { c->lmr, resp_off(c, tag), sizeof(struct rkdblk_resp) };
+	struct rkdapl_rmr_triplet remote = {
+		.address = le64_to_cpu(sc->cmd.address),
+		.rkey = le32_to_cpu(sc->cmd.rkey),
+		.length = len,
+	};
+	struct rkdapl_dto dtos[2] = {};
+	u32 n = 0, posted = 0;
+	int ret;
+
+	lockdep_assert_held(&c->lock);
+	if (sc->pending == P_FETCH)
+		return rkdapl_post_rdma_read(c->ep, &data, 1, &remote, COOKIE(K_READ, tag), 0);
+	if (!sc->status && sc->cmd.op == RKDBLK_OP_READ && len) {
 		dtos[n].op = RKDAPL_DTO_RDMA_WRITE;
 		dtos[n].flags = RKDAPL_COMPLETION_SUPPRESS;
 		dtos[n].iov = &data;
 		dtos[n].num_iov = 1;
-		dtos[n].remote.address = le64_to_cpu(sc->cmd.address);
-		dtos[n].remote.rkey = rkey;
-		dtos[n].remote.length = len;
+		dtos[n].remote = remote;
 		dtos[n].cookie = COOKIE(K_WRITE, tag);
 		n++;
 	}
-	dtos[n].op = rkey ? RKDAPL_DTO_SEND_INVALIDATE : RKDAPL_DTO_SEND;
+	dtos[n].op = remote.rkey ? RKDAPL_DTO_SEND_INVALIDATE : RKDAPL_DTO_SEND;
 	/*
-	 * Signalled, unlike the WRITE: each completion gives the send queue's slots back at once.
-	 * Suppressed too, the SENDs would hold them until a slot rkdapl signals every half queue
-	 * completes, and the client, which sends a new command as each response arrives, can
-	 * fill the queue first (-ENOSPC, seen on the stock kernel at 4 KiB, queue depth 16).
+	 * Signalled, unlike the WRITE: each completion gives the send queue's slots back at once
+	 * and posts what waits for them. Suppressed, the SENDs would hold their slots until a DTO
+	 * rkdapl signals every half queue completes.
 	 */
-	dtos[n].invalidate_rkey = rkey;
+	dtos[n].invalidate_rkey = remote.rkey;
 	dtos[n].iov = &resp;
 	dtos[n].num_iov = 1;
 	dtos[n].cookie = COOKIE(K_SEND, tag);
 	n++;
-	atomic_set(&sc->busy, 0);
-	atomic64_inc(&srv.served);
-	ret = rkdapl_post_chain(c->ep, dtos, n, NULL);
-	if (ret && !atomic_read(&c->dead))
-		pr_warn("queue %u: completion of tag %u not posted: %d\n", c->queue, tag, ret);
+	sc->busy = false;
+	ret = rkdapl_post_chain(c->ep, dtos + sc->next, n - sc->next, &posted);
+	if (ret == -ENOSPC) {
+		/* The chain stops at the first DTO without a slot: the next post resumes there. */
+		sc->next += posted;
+		sc->busy = true;
+	}
+	return ret;
+}
+
+/*
+ * Posts the pending DTOs of the waiting commands, oldest first, until the send queue is full.
+ * A failed RDMA READ turns into its command's completion with the error. Under the
+ * connection's lock; any context.
+ */
+static void post_waiting(struct srv_conn *c)
+{
+	struct srv_cmd *sc;
+	int ret;
+
+	lockdep_assert_held(&c->lock);
+	while ((sc = list_first_entry_or_null(&c->waiting, struct srv_cmd, wait))) {
+		ret = post_pending(sc);
+		if (ret == -ENOSPC)
+			return;
+		if (ret && sc->pending == P_FETCH) {
+			prepare_response(sc, ret);
+			continue;
+		}
+		list_del_init(&sc->wait);
+		if (ret && !atomic_read(&c->dead))
+			pr_warn("queue %u: completion of tag %u not posted: %d\n", c->queue,
+				(u32)(sc - c->cmds), ret);
+	}
+}
+
+/*
+ * Posts @sc's pending DTOs behind the commands already waiting for send-queue slots, or
+ * leaves it waiting with them. Process context (the command's work).
+ */
+static void submit(struct srv_cmd *sc)
+{
+	struct srv_conn *c = sc->c;
+	unsigned long flags;
+
+	spin_lock_irqsave(&c->lock, flags);
+	list_add_tail(&sc->wait, &c->waiting);
+	post_waiting(c);
+	if (!list_empty(&sc->wait))
+		atomic64_inc(&srv.waited);
+	spin_unlock_irqrestore(&c->lock, flags);
+}
+
+/* Sends the completion of the command in @sc with @status. Process context. */
+static void respond(struct srv_cmd *sc, int status)
+{
+	prepare_response(sc, status);
+	submit(sc);
 }
 
 /*
@@ -216,17 +315,8 @@ static void cmd_work(struct work_struct *w)
 		return respond(sc, n == len ? 0 : n < 0 ? (int)n : -EIO);
 	case RKDBLK_OP_WRITE:
 		if (!sc->fetched) {
-			struct rkdapl_lmr_triplet t = { c->lmr, data_off(c, tag), len };
-			struct rkdapl_rmr_triplet r = {
-				.address = le64_to_cpu(sc->cmd.address),
-				.rkey = le32_to_cpu(sc->cmd.rkey),
-				.length = len,
-			};
-
-			ret = rkdapl_post_rdma_read(c->ep, &t, 1, &r, COOKIE(K_READ, tag), 0);
-			if (ret)
-				respond(sc, ret);
-			return;
+			sc->pending = P_FETCH;
+			return submit(sc);
 		}
 		rkdapl_lmr_sync_rdma_write(c->lmr, data_off(c, tag), len);
 		n = kernel_write(srv.file, buf, len, &pos);
@@ -248,7 +338,8 @@ static void on_command(struct srv_conn *c, u32 i, u64 len)
 {
 	struct rkdblk_cmd cmd;
 	struct srv_cmd *sc = NULL;
-	bool inline_data = false;
+	bool inline_data = false, busy;
+	unsigned long flags;
 	u32 tag, io = 0;
 	u64 end;
 	int ret;
@@ -272,7 +363,11 @@ static void on_command(struct srv_conn *c, u32 i, u64 len)
 		goto post;
 	}
 	sc = &c->cmds[tag];
-	if (atomic_cmpxchg(&sc->busy, 0, 1)) {
+	spin_lock_irqsave(&c->lock, flags);
+	busy = sc->busy;
+	sc->busy = true;
+	spin_unlock_irqrestore(&c->lock, flags);
+	if (busy) {
 		pr_warn("queue %u: command for busy tag %u, ignored\n", c->queue, tag);
 		sc = NULL;
 		goto post;
@@ -313,6 +408,19 @@ static void dto_upcall(void *ctx, const struct rkdapl_event *ev)
 			pr_warn("queue %u: DTO (kind %u, %u) failed with status %d\n", c->queue,
 				kind, i, ev->status);
 		return;
+	}
+	/*
+	 * A send-queue completion gave its slots back (before this upcall): post what waits for
+	 * them. Read without the lock, as nvmet-rdma does: a command that went on the list
+	 * before its post found the queue full is seen here, as that post and this completion's
+	 * reaping are ordered by the EP's queue lock.
+	 */
+	if (kind != K_RECV && !list_empty(&c->waiting)) {
+		unsigned long flags;
+
+		spin_lock_irqsave(&c->lock, flags);
+		post_waiting(c);
+		spin_unlock_irqrestore(&c->lock, flags);
 	}
 	if (kind == K_RECV && i < c->depth) {
 		on_command(c, i, ev->transferred_length);
@@ -361,6 +469,8 @@ static void accept_one(struct rkdapl_cr *cr, const struct rkdapl_event *ev)
 	}
 	INIT_LIST_HEAD(&c->node);
 	list_add(&c->node, &srv.conns);
+	spin_lock_init(&c->lock);
+	INIT_LIST_HEAD(&c->waiting);
 	c->queue = le16_to_cpu(req->queue);
 	c->depth = min_t(u32, le16_to_cpu(req->depth), max_depth);
 	c->recv_len = sizeof(struct rkdblk_cmd) + inline_data_size;
@@ -371,6 +481,7 @@ static void accept_one(struct rkdapl_cr *cr, const struct rkdapl_event *ev)
 	for (i = 0; i < c->depth; i++) {
 		c->cmds[i].c = c;
 		INIT_WORK(&c->cmds[i].work, cmd_work);
+		INIT_LIST_HEAD(&c->cmds[i].wait);
 	}
 	ret = rkdapl_evd_create(srv.ia, 4 * c->depth + 16, &c->evd);
 	if (ret)
@@ -382,8 +493,11 @@ static void accept_one(struct rkdapl_cr *cr, const struct rkdapl_event *ev)
 			       &c->lmr);
 	if (ret)
 		goto fail;
-	/* A READ command takes a WRITE and a SEND, a WRITE command a READ and a SEND. */
-	attr.max_request_dtos = min_t(u32, 4 * c->depth, 4096);
+	/*
+	 * A READ command takes a WRITE and a SEND, a WRITE command a READ and a SEND; twice that,
+	 * as the SENDs' slots come back only when their completions are polled.
+	 */
+	attr.max_request_dtos = max_request_dtos ?: min_t(u32, 4 * c->depth, 4096);
 	attr.max_recv_dtos = c->depth;
 	attr.max_request_iov = 1;
 	attr.max_recv_iov = 1;
@@ -463,7 +577,7 @@ static int __init srv_init(void)
 	if (!path)
 		return -EINVAL;
 	if (max_depth < 1 || max_depth > 1024 || inline_data_size > SRV_MAX_INLINE ||
-	    inline_data_size & 511)
+	    inline_data_size & 511 || max_request_dtos == 1 || max_request_dtos > 4096)
 		return -EINVAL;
 	srv.file = filp_open(path, O_RDWR | O_LARGEFILE | (direct ? O_DIRECT : 0), 0);
 	if (IS_ERR(srv.file)) {
@@ -520,8 +634,9 @@ static void __exit srv_exit(void)
 	rkdapl_ia_close(srv.ia);
 	destroy_workqueue(srv.wq);
 	filp_close(srv.file, NULL);
-	pr_info("served %lld commands, %lld of them WRITEs with in-capsule data\n",
-		(long long)atomic64_read(&srv.served), (long long)atomic64_read(&srv.inlined));
+	pr_info("served %lld commands, %lld of them WRITEs with in-capsule data; %lld posts waited for send-queue slots\n",
+		(long long)atomic64_read(&srv.served), (long long)atomic64_read(&srv.inlined),
+		(long long)atomic64_read(&srv.waited));
 }
 
 module_init(srv_init);

@@ -72,9 +72,11 @@ const OWNER: &CStr = c"rkdblk";
 const CONNECT_TIMEOUT_MS: u32 = 15_000;
 /// Bytes per request at most, whatever the server allows.
 const MAX_IO: u32 = 128 * 1024;
-/// Cookies of the send queue's DTOs (their completions only matter when they fail).
+/// Cookies of the send queue's DTOs: a bind's completion matters only when it fails; a
+/// SEND's (`COOKIE_SEND | tag`) also lets its request end.
 const COOKIE_BIND: u64 = 1 << 32;
 const COOKIE_SEND: u64 = 2 << 32;
+const COOKIE_KIND: u64 = !0xffff_ffff;
 
 /// The rkdapl objects of one tag: made at connect, reused by each request of the tag.
 ///
@@ -90,6 +92,11 @@ struct TagRes {
 }
 
 /// Where a tag's request is.
+///
+/// A request ends once both its response and its SEND's completion arrived, in either order
+/// (as nvme-rdma's requests do): blk-mq reuses the tag only then, so a queue never has more
+/// than two send-queue DTOs (a bind and a SEND) per tag outstanding, however late the send
+/// completions are polled.
 enum State {
     Idle,
     InFlight {
@@ -99,6 +106,14 @@ enum State {
         rkey: u32,
         read: bool,
         len: u32,
+        /// Its SEND's completion arrived.
+        sent: bool,
+    },
+    /// The response arrived (and a READ's data is in the request's pages); the request ends
+    /// with `result` when its SEND's completion arrives.
+    Answered {
+        rq: Rq,
+        result: Result,
     },
 }
 
@@ -133,7 +148,8 @@ impl Queue {
     fn connect(ia: &Ia, pz: &Pz, index: u32, want: u32) -> Result<(Arc<Queue>, proto::Accept)> {
         let evd = Evd::new(ia, 4 * want + 16)?;
         let attr = EpAttr {
-            // A request takes an RMR bind and a SEND.
+            // A request takes an RMR bind and a SEND and ends only once the SEND completed
+            // (`State`): at most 2 per tag outstanding; 3 as nvme-rdma sizes its send queue.
             max_request_dtos: (3 * want).min(4096),
             max_recv_dtos: want,
             // An in-capsule write's SEND: the command, then the data.
@@ -231,6 +247,8 @@ impl Queue {
                     self.fail("a DTO failed or was flushed");
                 } else if ev.op() == Some(DtoOp::Recv) {
                     self.on_resp(ev);
+                } else if ev.cookie() & COOKIE_KIND == COOKIE_SEND {
+                    self.on_sent((ev.cookie() & !COOKIE_KIND) as usize);
                 }
             }
             EventType::Disconnected | EventType::Broken => self.fail("connection lost"),
@@ -274,7 +292,11 @@ impl Queue {
         };
         let Some((
             State::InFlight {
-                mut rq, read, len, ..
+                mut rq,
+                read,
+                len,
+                sent,
+                ..
             },
             res,
         )) = taken
@@ -297,11 +319,40 @@ impl Queue {
             };
         }
         // The tag's objects go back before the request ends: blk-mq may reuse the tag at once.
-        if let Some(slot) = self.slots.lock().get_mut(tag) {
+        let mut slots = self.slots.lock();
+        if let Some(slot) = slots.get_mut(tag) {
             slot.res = res;
+            if !sent {
+                slot.state = State::Answered { rq, result };
+                return;
+            }
         }
+        drop(slots);
         self.completed.fetch_add(1, Ordering::Relaxed);
         rq.end(result);
+    }
+
+    /// The SEND of the request of `tag` completed: the request ends if its response arrived.
+    fn on_sent(&self, tag: usize) {
+        let answered = {
+            let mut slots = self.slots.lock();
+            let Some(slot) = slots.get_mut(tag) else {
+                return;
+            };
+            match &mut slot.state {
+                State::InFlight { sent, .. } => {
+                    *sent = true;
+                    return;
+                }
+                State::Answered { .. } => core::mem::replace(&mut slot.state, State::Idle),
+                // Failed meanwhile (`fail` ended it).
+                State::Idle => return,
+            }
+        };
+        if let State::Answered { rq, result } = answered {
+            self.completed.fetch_add(1, Ordering::Relaxed);
+            rq.end(result);
+        }
     }
 
     /// Fails the queue: every request in flight ends with `EIO`, and every later one. Any
@@ -315,7 +366,7 @@ impl Queue {
         loop {
             let rq = self.slots.lock().iter_mut().find_map(|slot| {
                 match core::mem::replace(&mut slot.state, State::Idle) {
-                    State::InFlight { rq, .. } => Some(rq),
+                    State::InFlight { rq, .. } | State::Answered { rq, .. } => Some(rq),
                     State::Idle => None,
                 }
             });
@@ -409,6 +460,7 @@ impl Queue {
             rkey: grant.map_or(0, |g| g.rkey),
             read: op == proto::OP_READ,
             len,
+            sent: false,
         };
         // Posted under the lock: the completion cannot be matched before the slot is filled.
         let posted = match slot.res.as_deref() {

@@ -14,8 +14,8 @@
 #   blockdev_send_queue
 #                    the server's send queue holds 4 DTOs (max_request_dtos=4) against 16
 #                    commands in flight per queue: fio with crc32c verify at QD16, 4 KiB and
-#                    128 KiB; the responses wait for send-queue slots (the unload line counts
-#                    them) and every block verifies. max_request_dtos=1 is refused.
+#                    128 KiB; the server's RDMA READs and responses wait for send-queue slots
+#                    (the unload line counts them) and every block verifies. max_request_dtos=1 is refused.
 #   blockdev_timeout the server stops answering (its `stall` hook): a read fails with an I/O
 #                    error once the client's 5 s request timeout fails its queue; both unload.
 #   blockdev_removal `rdma link delete` of the RDMA device under a writer (server and client
@@ -224,7 +224,7 @@ blockdev_send_queue() {
 		blk_connect || rc=$?
 	t_check $rc "blockdev: server (a send queue of 4 DTOs per connection) and client (16 commands per queue) up" \
 		"insmod exit $rc"
-	[ $rc = 0 ] || { rmmod rkdblk_srv 2>/dev/null; return; }
+	[ $rc = 0 ] || { rmmod rkdblk_srv 2>/dev/null; blk_store_down; return; }
 	blk_fio 4k 16 512k
 	blk_fio 128k 16 2m
 	rc=0
@@ -232,7 +232,7 @@ blockdev_send_queue() {
 	t_check $rc "blockdev: both unload after the small send queue's fio runs" "rmmod exit $rc"
 	n=$(dmesg | sed -n 's/.*rkdblk_srv: served .*; \([0-9]*\) posts waited for send-queue slots.*/\1/p' | tail -n 1)
 	[ "${n:-0}" -gt 0 ]
-	t_check $? "blockdev: responses waited for send-queue slots and were posted as slots came back (${n:-none} waits)" \
+	t_check $? "blockdev: the server's posts (RDMA READs, responses) waited for send-queue slots and went out as slots came back (${n:-none} waits)" \
 		"$(dmesg | grep 'rkdblk_srv: served' | tail -n 1)"
 	blk_store_down
 }

@@ -17,8 +17,8 @@
  * Send-queue flow control, as nvmet-rdma's wait list: a send-queue slot comes back only when
  * its completion is polled, which may lag behind the client's next command. A command whose
  * RDMA READ or completion finds the send queue full (-ENOSPC) waits on its connection's list,
- * in arrival order, and the DTO upcall posts the waiting ones as send-queue completions free
- * slots.
+ * in the order the commands came to post, and the DTO upcall of each SEND or RDMA READ
+ * completion (the send queue's DTOs that report one) posts what waits.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -106,7 +106,11 @@ struct srv_conn {
 	u32 queue;
 	atomic_t dead;
 	struct srv_cmd *cmds;
-	/* Guards each command's busy and wait, and the posts in wait-list order. */
+	/*
+	 * Guards each command's busy and wait, and the posts in wait-list order. Taken in
+	 * process context only (the commands' work and the DTO upcall, which runs in the CQ's
+	 * completion work), as nvmet-rdma takes its wait list's lock.
+	 */
 	spinlock_t lock;
 	/* Commands waiting for send-queue slots, oldest first. */
 	struct list_head waiting;
@@ -232,7 +236,7 @@ static int post_pending(struct srv_cmd *sc)
 /*
  * Posts the pending DTOs of the waiting commands, oldest first, until the send queue is full.
  * A failed RDMA READ turns into its command's completion with the error. Under the
- * connection's lock; any context.
+ * connection's lock.
  */
 static void post_waiting(struct srv_conn *c)
 {
@@ -257,19 +261,19 @@ static void post_waiting(struct srv_conn *c)
 
 /*
  * Posts @sc's pending DTOs behind the commands already waiting for send-queue slots, or
- * leaves it waiting with them. Process context (the command's work).
+ * leaves it waiting with them (counted in srv.waited: a WRITE command whose RDMA READ and
+ * response both waited counts twice). Process context (the command's work).
  */
 static void submit(struct srv_cmd *sc)
 {
 	struct srv_conn *c = sc->c;
-	unsigned long flags;
 
-	spin_lock_irqsave(&c->lock, flags);
+	spin_lock(&c->lock);
 	list_add_tail(&sc->wait, &c->waiting);
 	post_waiting(c);
 	if (!list_empty(&sc->wait))
 		atomic64_inc(&srv.waited);
-	spin_unlock_irqrestore(&c->lock, flags);
+	spin_unlock(&c->lock);
 }
 
 /* Sends the completion of the command in @sc with @status. Process context. */
@@ -339,7 +343,6 @@ static void on_command(struct srv_conn *c, u32 i, u64 len)
 	struct rkdblk_cmd cmd;
 	struct srv_cmd *sc = NULL;
 	bool inline_data = false, busy;
-	unsigned long flags;
 	u32 tag, io = 0;
 	u64 end;
 	int ret;
@@ -363,10 +366,10 @@ static void on_command(struct srv_conn *c, u32 i, u64 len)
 		goto post;
 	}
 	sc = &c->cmds[tag];
-	spin_lock_irqsave(&c->lock, flags);
+	spin_lock(&c->lock);
 	busy = sc->busy;
 	sc->busy = true;
-	spin_unlock_irqrestore(&c->lock, flags);
+	spin_unlock(&c->lock);
 	if (busy) {
 		pr_warn("queue %u: command for busy tag %u, ignored\n", c->queue, tag);
 		sc = NULL;
@@ -411,16 +414,17 @@ static void dto_upcall(void *ctx, const struct rkdapl_event *ev)
 	}
 	/*
 	 * A send-queue completion gave its slots back (before this upcall): post what waits for
-	 * them. Read without the lock, as nvmet-rdma does: a command that went on the list
-	 * before its post found the queue full is seen here, as that post and this completion's
-	 * reaping are ordered by the EP's queue lock.
+	 * them. The list is read without the lock, as nvmet-rdma reads its wait list: a command
+	 * refused with -ENOSPC found every slot taken, and slots come back in posting order. Only
+	 * the list's head can hold a WRITE posted without its SEND, so with at least 2 slots
+	 * (max_request_dtos) a SEND or RDMA READ posted before the refusal is still outstanding;
+	 * rkdapl frees its slot under the EP's queue lock after the refusal took that lock, and
+	 * this upcall, after it, sees the command on the list.
 	 */
 	if (kind != K_RECV && !list_empty(&c->waiting)) {
-		unsigned long flags;
-
-		spin_lock_irqsave(&c->lock, flags);
+		spin_lock(&c->lock);
 		post_waiting(c);
-		spin_unlock_irqrestore(&c->lock, flags);
+		spin_unlock(&c->lock);
 	}
 	if (kind == K_RECV && i < c->depth) {
 		on_command(c, i, ev->transferred_length);

@@ -491,22 +491,25 @@ impl DmaRegion {
         } else {
             1u64 << align.trailing_zeros().min(30)
         };
-        let mut size = PAGE_SIZE as u64;
-        while size <= limit {
+        // Sizes are powers of two: shifts, not divisions (no division-by-zero panic path,
+        // which objtool does not know as noreturn).
+        let mut shift = PAGE_SIZE.trailing_zeros();
+        while 1u64 << shift <= limit {
+            let size = 1u64 << shift;
             if cap & size != 0 || size == PAGE_SIZE as u64 {
                 let pages: u64 = segs
                     .iter()
                     .map(|s| {
                         let start = s.dma + off.saturating_sub(s.off);
                         let end = s.dma + u64::from(s.len).min(off + len - s.off);
-                        end.div_ceil(size) - start / size
+                        (end >> shift) + u64::from(end & (size - 1) != 0) - (start >> shift)
                     })
                     .sum();
                 if pages <= max_pages {
                     return Some(size);
                 }
             }
-            size <<= 1;
+            shift += 1;
         }
         None
     }

@@ -2,10 +2,9 @@
 # Sourced by a guest script (after guest-lib.sh): the rkdblk remote block device
 # (docs/blockdev.md), server and client in one guest over rxe0's loopback.
 #
-#   blockdev_suite   rkdblk_srv.ko exports a 16 MiB brd RAM disk, /dev/ram0 (Debian's stock
-#                    kernel), or a 16 MiB file on tmpfs where brd is missing (the debug kernel
-#                    has no BLK_DEV_RAM); rkdblk.ko (Rust, rkdapl's
-#                    Rust API) connects $BLK_QUEUES queues and adds /dev/rkdblk0. mkfs.ext4, a
+#   blockdev_suite   rkdblk_srv.ko exports a 16 MiB brd RAM disk, /dev/ram0 (both kernels
+#                    build brd; a 16 MiB file on tmpfs where brd is missing); rkdblk.ko (Rust,
+#                    rkdapl's Rust API) connects $BLK_QUEUES queues and adds /dev/rkdblk0. mkfs.ext4, a
 #                    tree of files written, rmmod refused while mounted, unmount, the device
 #                    read back with O_DIRECT equal to the server's file, disconnect (rmmod),
 #                    reconnect (insmod), mount, every checksum verified; then the server

@@ -19,7 +19,8 @@
 #   srq:       shared receive queues (selftests/srq.sh): badarg, loopback, 8 of guest B's EPs on
 #              one SRQ (two-guest, after rping), device removal with an SRQ alive
 #   scale:     rkdapl_scale.ko role=server: guest B's $RKDAPL_SCALE_EPS EPs (default 256) on 4 PSPs,
-#              8 EVDs, 2 PZs, 64 KiB each verified, then torn down (selftests/scale.sh)
+#              8 EVDs, 2 PZs, 64 KiB each verified, then torn down (selftests/scale.sh);
+#              then 64 EPs again behind netem qdiscs that refuse packets (scale: drop: ...)
 #   unload:    a consumer unloaded with all its objects open; rkdapl frees them
 #   two-guest: rkdapl_test role=server; guest B connects once $RKDAPL_SYNC/a.listening exists
 #              (skipped with RKDAPL_PAIR=0, i.e. run-guests.sh --one)
@@ -34,7 +35,7 @@
 #   ip6:       the two-guest data tests and rping both ways over IPv6 (fd00:77::1, server side;
 #              selftests/ip6.sh; skipped with RKDAPL_PAIR=0)
 #   blockdev:  the rkdblk remote block device (selftests/blockdev.sh): rkdblk_srv.ko exports a
-#              brd RAM disk (a file on tmpfs on the debug kernel), the Rust blk-mq client
+#              brd RAM disk, the Rust blk-mq client
 #              rkdblk.ko connects over the loopback; mkfs.ext4, files and checksums across a
 #              disconnect/reconnect, fio with crc32c verify (also through a 4-DTO server send
 #              queue), the server unloaded under a reader, rdma link delete under a writer
@@ -119,6 +120,7 @@ if load_provider; then
 			mtu_guest_a
 			conn_guest_a
 			scale_guest_a
+			scale_drop_guest_a
 			peerkill_guest_a
 		fi
 	fi

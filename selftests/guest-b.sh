@@ -58,6 +58,7 @@ if load_provider; then
 		mtu_guest_b
 		conn_guest_b
 		scale_guest_b
+		scale_drop_guest_b
 	fi
 	unload_provider
 fi

@@ -7,6 +7,12 @@
 #   scale_guest_b   rkdapl_scale.ko role=client: connects the $SCALE_EPS EPs (32 set-ups at a
 #                   time), and once all are up, writes and notifies, 64 EPs at a time; then
 #                   disconnects them all at once
+#   scale_drop_guest_a, scale_drop_guest_b
+#                   the same with 64 EPs while each side's NIC has a netem qdisc that refuses
+#                   a packet (NET_XMIT_DROP) when 4 wait, each held 2 ms: rdma_rxe must treat
+#                   a refused packet as lost, for RC to resend, not fail the QP (it did until
+#                   qemu/kernel-patches/0002; Debian's rdma_rxe still does, so debug kernel
+#                   only). Passes if every EP verified and the qdiscs refused packets.
 #
 # Each side checks insmod's status and the module's "N EPs, N verified" line, then that the
 # device's object counts in `rdma res` (pd, cq, qp, cm_id, mr) are back at what they were
@@ -28,6 +34,10 @@ SCALE_BYTES=${RKDAPL_SCALE_BYTES:-65536}
 SCALE_PORT=7600
 SCALE_SLAB_KB=32768
 SCALE_TMO=${RKDAPL_SCALE_TMO:-2400}
+# Names the barriers of one run (runs of several counts can follow each other in one boot).
+SCALE_TAG=
+# The TAP names' prefix of one run.
+SCALE_NAME=
 
 # scale_res: the `rdma res` summary line of rxe0 (object counts), in $REPLY.
 scale_res() {
@@ -106,15 +116,15 @@ scale_run() {
 	printf '%s' "$diag"
 	printf 'insmod_s=%s %s\n' $((SECONDS - t0)) "$summary" > "$RKDAPL_SYNC/scale-$side-$SCALE_EPS.txt"
 	[ $rc = 0 ] && [ $n = 1 ]
-	t_check $? "scale: $side: $SCALE_EPS EPs over 4 PSPs, 8 EVDs and 2 PZs, $SCALE_BYTES bytes each written and verified, all torn down ($((SECONDS - t0)) s)" \
+	t_check $? "${SCALE_NAME:-scale}: $side: $SCALE_EPS EPs over 4 PSPs, 8 EVDs and 2 PZs, $SCALE_BYTES bytes each written and verified, all torn down ($((SECONDS - t0)) s)" \
 		"insmod exit $rc; $(dmesg | grep 'rkdapl_scale: ' | tail -1)"
 	module_loaded rkdapl_scale && rmmod rkdapl_scale
 	scale_res
 	[ "$REPLY" = "$res0" ]
-	t_check $? "scale: $side: rdma res counts back at their baseline" "before '$res0', after '$REPLY'"
+	t_check $? "${SCALE_NAME:-scale}: $side: rdma res counts back at their baseline" "before '$res0', after '$REPLY'"
 	scale_slab
 	[ "$REPLY" -le $((slab0 + SCALE_SLAB_KB)) ]
-	t_check $? "scale: $side: unreclaimable slab back within $SCALE_SLAB_KB KiB of its baseline (${slab0} -> ${REPLY} KiB)" \
+	t_check $? "${SCALE_NAME:-scale}: $side: unreclaimable slab back within $SCALE_SLAB_KB KiB of its baseline (${slab0} -> ${REPLY} KiB)" \
 		"${slab0} KiB before, ${REPLY} KiB after"
 }
 
@@ -123,10 +133,10 @@ scale_args() {
 	SCALE_ARGS=(dev=rxe0 port=$SCALE_PORT eps=$SCALE_EPS bytes=$SCALE_BYTES psps=4 evds=8 pzs=2)
 }
 
-# The barriers are named after the EP count, so that runs of several counts can follow each
-# other in one boot.
+# The barriers are named after the EP count (or $SCALE_TAG), so that runs of several counts
+# can follow each other in one boot.
 scale_guest_a() {
-	local pid i n0
+	local pid i n0 tag=${SCALE_TAG:-$SCALE_EPS}
 	n0=$(dmesg | grep -c "rkdapl_scale: server: listening on ports $SCALE_PORT")
 	scale_args
 	scale_run server role=server "${SCALE_ARGS[@]}" &
@@ -137,18 +147,48 @@ scale_guest_a() {
 		kill -0 $pid 2>/dev/null || break
 		sleep 1
 	done
-	rkdapl_signal scale-$SCALE_EPS.listening
+	rkdapl_signal scale-$tag.listening
 	wait $pid
-	rkdapl_signal scale-$SCALE_EPS.done
+	rkdapl_signal scale-$tag.done
 }
 
 scale_guest_b() {
+	local tag=${SCALE_TAG:-$SCALE_EPS}
 	scale_args
-	if rkdapl_wait scale-$SCALE_EPS.listening $SCALE_TMO; then
+	if rkdapl_wait scale-$tag.listening $SCALE_TMO; then
 		scale_run client role=client peer="$RKDAPL_PEER_IP" "${SCALE_ARGS[@]}"
 	else
 		t_fail "scale: client: guest A's server is listening" \
-			"no $RKDAPL_SYNC/scale-$SCALE_EPS.listening"
+			"no $RKDAPL_SYNC/scale-$tag.listening"
 	fi
-	rkdapl_wait scale-$SCALE_EPS.done $SCALE_TMO
+	rkdapl_wait scale-$tag.done $SCALE_TMO
 }
+
+# scale_drop SIDE: the scale test of SIDE (a or b) with 64 EPs behind a netem qdisc that
+# refuses packets (see the top); each side writes its qdisc's drops to
+# $RKDAPL_SYNC/scale-drop-SIDE.txt, and guest A checks their sum.
+scale_drop() {
+	local side=$1 nic= d=/sys/class/infiniband/rxe0/ports/1 SCALE_EPS=64 SCALE_PORT=7700
+	local SCALE_TAG=drop-64 SCALE_NAME="scale: drop" SCALE_TMO=900 drops=0 v
+	[ -r "$d/gid_attrs/ndevs/0" ] && nic=$(<"$d/gid_attrs/ndevs/0")
+	if [ -z "$nic" ] || ! tc qdisc replace dev "$nic" root netem delay 2ms limit 4; then
+		t_fail "scale: drop: netem on rxe0's network device ($side)" "nic '$nic'"
+		return
+	fi
+	"scale_guest_$side"
+	for v in $(tc -s qdisc show dev "$nic" | grep -o 'dropped [0-9]*' | grep -o '[0-9]*'); do
+		drops=$((drops + v))
+	done
+	tc qdisc del dev "$nic" root
+	echo "$drops" > "$RKDAPL_SYNC/scale-drop-$side.txt"
+	rkdapl_signal "scale-drop-$side.counted"
+	[ "$side" = a ] || return 0
+	rkdapl_wait scale-drop-b.counted 120
+	v=$(cat "$RKDAPL_SYNC/scale-drop-b.txt" 2>/dev/null)
+	[ $((drops + ${v:-0})) -gt 0 ]
+	t_check $? "scale: drop: the qdiscs refused packets during the run (guest A $drops, guest B ${v:-?}), which rdma_rxe counted as lost" \
+		"no packet refused: the test did not exercise the path"
+}
+
+scale_drop_guest_a() { scale_drop a; }
+scale_drop_guest_b() { scale_drop b; }

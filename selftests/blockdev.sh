@@ -7,9 +7,11 @@
 #                    rkdapl's Rust API) connects $BLK_QUEUES queues and adds /dev/rkdblk0. mkfs.ext4, a
 #                    tree of files written, rmmod refused while mounted, unmount, the device
 #                    read back with O_DIRECT equal to the server's file, disconnect (rmmod),
-#                    reconnect (insmod), mount, every checksum verified; then the server
-#                    unloaded under a reader: the reader gets I/O errors, nothing hangs, the
-#                    client unloads.
+#                    reconnect (insmod), mount, every checksum verified; fio with crc32c
+#                    verify at 4 KiB and 128 KiB, QD1 and QD16 (blk_fio); then the server
+#                    unloaded under a reader (its unload line must count in-capsule WRITEs):
+#                    the reader gets I/O errors, nothing hangs, the client unloads. First,
+#                    inline_data_size=1000 is refused.
 #   blockdev_send_queue
 #                    the server's send queue holds 4 DTOs (max_request_dtos=4) against 16
 #                    commands in flight per queue: fio with crc32c verify at QD16, 4 KiB and

@@ -87,7 +87,8 @@ serve_two_guest() {
 }
 
 # RKDAPL_SUITES=stock (a distribution kernel: no KUnit, no fault injection, no debug checks)
-# leaves out kunit, and of the two-guest suites soak, faults and peerkill (guest B does the same).
+# leaves out kunit, and of the two-guest suites soak, faults, mtu, conn, scale, scale: drop and
+# peerkill (guest B does the same).
 full=1
 [ "${RKDAPL_SUITES:-all}" = stock ] && full=0
 

@@ -8,11 +8,12 @@
 # connect/disconnect cycles (selftests/conn.sh), and unloads rkdapl.ko. After rping: 8 EPs on
 # guest A's SRQ (selftests/srq.sh). TAP lines go to $RKDAPL_SYNC/tap-b.txt.
 # Having reported its results, it serves one more connection and is killed in the middle of
-# it (selftests/peerkill.sh). RKDAPL_SUITES=stock (a distribution kernel) runs only the
-# two-guest and rping suites (no fault injection there; guest A leaves out the same).
+# it (selftests/peerkill.sh). RKDAPL_SUITES=stock (a distribution kernel) leaves out inject,
+# soak, faults, mtu, conn, scale and scale: drop (guest A leaves out the same).
 # While A runs its single-guest suites, B also runs the network namespace suite
 # (selftests/netns.sh); after rping, the IPv6 suite (selftests/ip6.sh, client side).
-# After the faults: the scale client, $RKDAPL_SCALE_EPS EPs at once (selftests/scale.sh).
+# After the faults: the scale client, $RKDAPL_SCALE_EPS EPs at once, then 64 behind a qdisc
+# that refuses packets (selftests/scale.sh).
 set -u
 . "$RKDAPL_TOP/selftests/guest-lib.sh" || exit 1
 . "$RKDAPL_TOP/selftests/rping.sh" || exit 1

@@ -22,9 +22,10 @@
 # $RKDAPL_SYNC/scale-<side>-<EPs>.txt.
 # Each side also prints what rxe0's transport counters (sysfs hw_counters) and its network
 # device's qdisc drops did during the run ("# scale: <side>: counters during the run: ..."):
-# rdma_rxe moves a QP whose packet it could not transmit (send_err) to the error state without
-# an async event, and the test then sees only FLUSHED completions (docs/testing.md, "Scale at
-# 1024 EPs").
+# rdma_rxe without qemu/kernel-patches/0002 (e.g. Debian's) moves a QP whose packet the qdisc
+# refused (send_err) to the error state without an async event, and the test then sees only
+# FLUSHED completions (docs/testing.md, "Scale at 1024 EPs"); with it, send_err still counts
+# the packet and RC resends it.
 # RKDAPL_SCALE_EPS overrides the number of EPs (default 256: make check's; the README's
 # figures are of 1024, see docs/testing.md), RKDAPL_SCALE_BYTES the bytes per EP (65536).
 

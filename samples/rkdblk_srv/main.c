@@ -4,6 +4,9 @@
  * include/rkdapl.h. It exports the block device or file @path to rkdblk.ko clients:
  *
  *   insmod rkdblk_srv.ko path=/dev/ram0 [dev=rxe0] [port=4421] [max_depth=32]
+ *         [direct=1] [inline_data_size=4096] [max_request_dtos=0]
+ *
+ * (and the test hook stall; modinfo rkdblk_srv.ko describes each).
  *
  * A kthread waits on the PSP's EVD, which is also every connection's connection EVD: it
  * accepts each request (one connection per client hardware queue) and frees a connection when

@@ -257,7 +257,8 @@ impl Queue {
     }
 
     /// A completion arrived in RECV `ev.cookie()`: post the RECV again, match the command and
-    /// end its request.
+    /// end its request, or leave that to [`Queue::on_sent`] if its SEND's completion has not
+    /// arrived yet ([`State::Answered`]).
     fn on_resp(&self, ev: &Event) {
         let i = ev.cookie();
         let off = i * proto::RESP_LEN as u64;

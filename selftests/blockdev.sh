@@ -87,16 +87,23 @@ blk_fio() {
 		"fio exit $rc: $(grep -v '^3;' "$out" | tail -n 3 | tr '\n' ' ')"
 }
 
+# blk_srv_refuses PARAM=VALUE WHAT: insmod rkdblk_srv.ko with PARAM=VALUE must fail with
+# EINVAL (kmod's "Invalid parameters"); the TAP line reads "refuses WHAT".
+blk_srv_refuses() {
+	local rc=0
+	insmod "$KO/samples/rkdblk_srv.ko" path=$BLK_IMG dev=$RKDAPL_DEV "$1" \
+		2> /tmp/blk-badarg.txt && rc=1 && rmmod rkdblk_srv
+	grep -q "Invalid parameters" /tmp/blk-badarg.txt || rc=${rc/#0/2}
+	t_check $rc "blockdev: rkdblk_srv.ko refuses $2" \
+		"rc $rc (1: loaded): $(head -c 200 /tmp/blk-badarg.txt)"
+}
+
 blockdev_suite() {
 	local rc=0 i n sz
 	mkdir -p "$BLK_MNT"
 	blk_store
-	rc=0
-	insmod "$KO/samples/rkdblk_srv.ko" path=$BLK_IMG dev=$RKDAPL_DEV inline_data_size=1000 \
-		2> /tmp/blk-badarg.txt && rc=1 && rmmod rkdblk_srv
-	grep -q "Invalid parameters" /tmp/blk-badarg.txt || rc=${rc/#0/2}
-	t_check $rc "blockdev: rkdblk_srv.ko refuses inline_data_size=1000 (not a multiple of 512) with EINVAL (kmod: Invalid parameters)" \
-		"rc $rc (1: loaded): $(head -c 200 /tmp/blk-badarg.txt)"
+	blk_srv_refuses inline_data_size=1000 \
+		"inline_data_size=1000 (not a multiple of 512) with EINVAL (kmod: Invalid parameters)"
 	rc=0
 	_log "blockdev: insmod rkdblk_srv.ko path=$BLK_IMG"
 	insmod "$KO/samples/rkdblk_srv.ko" path=$BLK_IMG dev=$RKDAPL_DEV || rc=$?
@@ -215,12 +222,7 @@ blk_store_down() {
 blockdev_send_queue() {
 	local rc=0 n
 	blk_store
-	insmod "$KO/samples/rkdblk_srv.ko" path=$BLK_IMG dev=$RKDAPL_DEV max_request_dtos=1 \
-		2> /tmp/blk-badarg.txt && rc=1 && rmmod rkdblk_srv
-	grep -q "Invalid parameters" /tmp/blk-badarg.txt || rc=${rc/#0/2}
-	t_check $rc "blockdev: rkdblk_srv.ko refuses max_request_dtos=1 (a READ's completion is 2 DTOs) with EINVAL" \
-		"rc $rc (1: loaded): $(head -c 200 /tmp/blk-badarg.txt)"
-	rc=0
+	blk_srv_refuses max_request_dtos=1 "max_request_dtos=1 (a READ's completion is 2 DTOs) with EINVAL"
 	insmod "$KO/samples/rkdblk_srv.ko" path=$BLK_IMG dev=$RKDAPL_DEV max_request_dtos=4 &&
 		blk_connect || rc=$?
 	t_check $rc "blockdev: server (a send queue of 4 DTOs per connection) and client (16 commands per queue) up" \

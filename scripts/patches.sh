@@ -50,7 +50,7 @@ SERIES=(
 	"helpers/rdma.c||0"
 	"kernel/rdma.rs kernel/rdma/client.rs kernel/rdma/device.rs kernel/rdma/event.rs|client device event|0"
 	"kernel/rdma/pd.rs kernel/rdma/cq.rs kernel/rdma/cq/events.rs|client cq device event pd|0"
-	"kernel/rdma/mr.rs kernel/rdma/mr/owned.rs kernel/rdma/qp.rs kernel/rdma/wr.rs kernel/rdma/wr/read_mr.rs|client cq device event mr pd qp wr|1"
+	"kernel/rdma/mr.rs kernel/rdma/mr/lent.rs kernel/rdma/mr/owned.rs kernel/rdma/qp.rs kernel/rdma/wr.rs kernel/rdma/wr/read_mr.rs|client cq device event mr pd qp wr|1"
 	"kernel/rdma/cm.rs kernel/rdma/cm/create_qp.rs kernel/rdma/cm/qp_events.rs kernel/rdma/cm/qp_state.rs kernel/rdma/cm/sockaddr.rs kernel/rdma/cm/net.rs|client cm cq device event mr pd qp wr|1"
 	"kernel/rdma/srq.rs|client cm cq device event mr pd qp srq wr|1"
 	"kernel/rdma/kunit.rs|client cm cq device event kunit mr pd qp srq wr|1"
@@ -146,9 +146,11 @@ work requests posted to them.
 - mr: DmaRegion, kernel memory mapped for the device with
   ib_dma_map_sg() (by address, as pages or as a scatterlist), or
   owning its memory, which the CPU then reaches with bounds checks
-  through CpuAccess (mr/owned.rs); FrMr, a fast registration memory
-  region (FRWR) mapped with ib_map_mr_sg(), with a fresh key for every
-  registration so that a stale rkey is refused.
+  through CpuAccess (mr/owned.rs), or mapping pages an SgOwner value
+  keeps, which it drops only after unmapping them, for zero copy of
+  memory such as a block request's (mr/lent.rs); FrMr, a fast
+  registration memory region (FRWR) mapped with ib_map_mr_sg(), with a
+  fresh key for every registration so that a stale rkey is refused.
 - qp: Qp, a reliable connected queue pair, its capabilities, send
   flags and send work requests, and ib_drain_qp().
 - wr: WrPool, the per-work-request contexts of one queue of a QP,

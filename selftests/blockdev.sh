@@ -195,6 +195,11 @@ blockdev_suite() {
 	rc=0
 	rmmod rkdblk || rc=$?
 	t_check $rc "blockdev: rmmod rkdblk after the server is gone" "rmmod exit $rc"
+	# READs and the 128 KiB WRITEs went zero copy: a grant of the request's own pages each.
+	n=$(dmesg | sed -n 's/.*rkdblk0 removed after [0-9]* completions; \([0-9]*\) requests granted their own pages.*/\1/p' | tail -n 1)
+	[ "${n:-0}" -gt 0 ]
+	t_check $? "blockdev: the client granted requests' own pages to the server, no copy (${n:-none} requests)" \
+		"$(dmesg | grep 'rkdblk0 removed' | tail -n 1)"
 	blk_store_down
 }
 

@@ -9,10 +9,12 @@
 //! [`DmaRegion::from_kvec`], [`DmaRegion::from_owned_pages`]), which frees it after unmapping
 //! it, and reached by the CPU through the LMR's one [`Cpu`], which holds the region's
 //! [`CpuAccess`] (keeping the memory past a device removal) and applies the DMA sync rules.
+//! An LMR of the Rust API may also map pages a value of its consumer keeps (an
+//! [`SgOwner`], [`Lmr::from_sg_owner`]): the region drops that value once it unmapped them.
 
 use crate::rdma::{
     device::Device,
-    mr::{CpuAccess, DmaRegion},
+    mr::{CpuAccess, DmaRegion, SgOwner},
 };
 use crate::{
     pz::Pz,
@@ -255,6 +257,29 @@ impl Lmr {
         Cpu::new(pz, region, mem, privileges)
     }
 
+    /// The LMR over the pages `owner` keeps (a Rust consumer's block request, say: zero copy),
+    /// which the region drops only after unmapping them ([`DmaRegion::from_sg_owner`]), so
+    /// once this LMR and every DTO and grant that used it have let go. The CPU reaches the
+    /// pages through their owner, not the LMR. Process context; may sleep.
+    ///
+    /// On an error `owner` is dropped before this returns.
+    ///
+    /// # Errors
+    ///
+    /// `-EINVAL` for an empty list, an entry without a page or length, or unknown privileges;
+    /// `-ENOMEM`, `-EIO` if the DMA mapping fails, or the registry's error (`-ENODEV` after
+    /// device removal).
+    pub(crate) fn from_sg_owner(
+        pz: Arc<Pz>,
+        dev: &Device,
+        owner: KBox<dyn SgOwner>,
+        privileges: u32,
+    ) -> Result<Cpu> {
+        let region = DmaRegion::from_sg_owner(dev, owner)?;
+        let lmr = Self::make(pz, region, privileges, None)?;
+        Ok(Cpu { lmr, mem: None })
+    }
+
     /// The lkey local DTOs use for this region.
     pub(crate) fn lkey(&self) -> u32 {
         self.pz.lkey
@@ -335,17 +360,21 @@ impl Child for Lmr {
 /// The CPU's access to the memory an LMR owns: copies in and out with the DMA sync rules.
 ///
 /// `mem` is the CPU access of the memory the LMR's region owns (the layer makes it the only
-/// one: CPU writes need `&mut`).
+/// one: CPU writes need `&mut`); `None` for an LMR over pages an owner keeps
+/// ([`Lmr::from_sg_owner`]), which the CPU reaches through their owner.
 pub(crate) struct Cpu {
     lmr: Arc<Lmr>,
-    mem: CpuAccess,
+    mem: Option<CpuAccess>,
 }
 
 impl Cpu {
     /// Makes the LMR over `region`, which owns the memory `mem` reaches.
     fn new(pz: Arc<Pz>, region: DmaRegion, mem: CpuAccess, privileges: u32) -> Result<Cpu> {
         let lmr = Lmr::make(pz, region, privileges, None)?;
-        Ok(Cpu { lmr, mem })
+        Ok(Cpu {
+            lmr,
+            mem: Some(mem),
+        })
     }
 
     /// The LMR.
@@ -360,10 +389,10 @@ impl Cpu {
     /// # Errors
     ///
     /// `-ERANGE` if the range leaves the LMR, `-ENODEV` after device removal (the bytes are
-    /// copied all the same).
+    /// copied all the same), `-EINVAL` for an LMR over an owner's pages.
     pub(crate) fn write(&mut self, offset: u64, data: &[u8]) -> Result {
         let (off, len) = self.lmr.range(offset, data.len() as u64)?;
-        self.mem.write(off, data)?;
+        self.mem.as_mut().ok_or(EINVAL)?.write(off, data)?;
         self.lmr.sync_rdma_read(offset, len as u64)
     }
 
@@ -373,10 +402,12 @@ impl Cpu {
     ///
     /// # Errors
     ///
-    /// `-ERANGE` if the range leaves the LMR, `-ENODEV` after device removal.
+    /// `-ERANGE` if the range leaves the LMR, `-ENODEV` after device removal, `-EINVAL` for an
+    /// LMR over an owner's pages.
     pub(crate) fn read(&self, offset: u64, out: &mut [u8]) -> Result {
         let (off, len) = self.lmr.range(offset, out.len() as u64)?;
+        let mem = self.mem.as_ref().ok_or(EINVAL)?;
         self.lmr.sync_rdma_write(offset, len as u64)?;
-        self.mem.read(off, out)
+        mem.read(off, out)
     }
 }

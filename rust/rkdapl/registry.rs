@@ -155,9 +155,11 @@ impl Children {
     pub(crate) fn remove<T: ?Sized>(&self, child: &T) {
         let (entry, gone) = {
             let mut s = self.set.lock();
+            // From the end: the children that come and go often (an LMR per I/O over a block
+            // request's pages) are the newest, while long-lived ones sit at the front.
             let entry =
                 s.v.iter()
-                    .position(|e| core::ptr::addr_eq(Arc::as_ptr(&e.child), child))
+                    .rposition(|e| core::ptr::addr_eq(Arc::as_ptr(&e.child), child))
                     .and_then(|i| s.v.remove(i).ok());
             let gone = if entry.is_some() {
                 self.delist_if_done(&mut s)

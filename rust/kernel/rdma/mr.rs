@@ -17,6 +17,9 @@
 //! of pages ([`DmaRegion::from_owned_pages`]), which it frees only after unmapping it; the CPU
 //! then reaches the memory through the [`CpuAccess`] these constructors return, with bounds
 //! checks, and nothing about the memory needs `unsafe` from the caller.
+//! Or it can map pages a value of the caller's keeps ([`DmaRegion::from_sg_owner`], an
+//! [`SgOwner`] such as a block request's token), which it drops only after unmapping them:
+//! zero copy without `unsafe` in the caller either.
 //!
 //! A [`FrMr`] is a fast registration memory region (`IB_MR_TYPE_MEM_REG`, "FRWR"): a page list
 //! mapped with `ib_map_mr_sg` over part of a `DmaRegion`, made valid by posting an
@@ -42,7 +45,9 @@ use crate::{
 };
 use core::ptr::NonNull;
 
+mod lent;
 mod owned;
+pub use lent::SgOwner;
 use owned::Backing;
 pub use owned::CpuAccess;
 
@@ -66,11 +71,13 @@ struct Seg {
 /// `table` holds a scatterlist over the pages of the buffer `[addr, addr + len)`, mapped with
 /// `ib_dma_map_sg` on `dev` (`table.nents` mapped entries); `segs` describes those entries in
 /// order. The mapping is undone and the table freed only in `drop`. If `owned` is `Some`, it
-/// is the memory the table names (the region's share of it).
+/// is the memory the table names (the region's share of it); if `lender` is `Some`, it keeps
+/// the pages the table names ([`SgOwner`]).
 ///
 /// Dropping a region unmaps it and frees its table (`Drop::drop`), and only then drops its
-/// fields (in declaration order): the device reference, the segments and, last, the share of
-/// the memory it owns, which is freed then unless its [`CpuAccess`] still exists.
+/// fields (in declaration order): the device reference, the segments, the share of the memory
+/// it owns, which is freed then unless its [`CpuAccess`] still exists, and, last, the owner of
+/// the pages it borrowed, which gives them back to their user.
 pub struct DmaRegion {
     dev: ARef<Device>,
     table: bindings::sg_table,
@@ -79,6 +86,9 @@ pub struct DmaRegion {
     len: usize,
     /// The memory the region owns (constructors without `unsafe`), freed after the unmapping.
     owned: Option<Arc<Backing>>,
+    /// What keeps the pages of a region made by [`DmaRegion::from_sg_owner`], dropped after
+    /// the unmapping.
+    lender: Option<KBox<dyn SgOwner>>,
 }
 
 // SAFETY: The region is immutable after creation; the raw pointers it holds refer to memory it
@@ -199,6 +209,7 @@ impl DmaRegion {
             addr: 0,
             len: 0,
             owned: None,
+            lender: None,
         };
         let (mut src, mut dst, mut len) = (sgl, region.table.sgl, 0usize);
         for _ in 0..nents {
@@ -259,6 +270,7 @@ impl DmaRegion {
             addr,
             len,
             owned: None,
+            lender: None,
         };
         // SAFETY: The caller keeps the pages allocated.
         unsafe { region.map() }?;

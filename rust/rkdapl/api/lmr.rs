@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Local memory regions over memory they own.
+//! Local memory regions over memory they own, or whose owner they keep.
 
 use super::{Pz, Segment};
-use crate::lmr;
+use crate::{lmr, rdma::mr::SgOwner};
 use kernel::{page::Page, prelude::*};
 
 /// A local memory region (`rkdapl_lmr_alloc`, DAT's `dat_lmr_create`) over memory it owns:
@@ -16,7 +16,8 @@ use kernel::{page::Page, prelude::*};
 /// and leaves nothing behind.
 ///
 /// The C API's LMRs over memory the consumer keeps (`rkdapl_lmr_create` of any buffer,
-/// `rkdapl_lmr_create_sg`) have no Rust form: an LMR here owns what it maps, which is what
+/// `rkdapl_lmr_create_sg`) have a Rust form only with an owner value that keeps the pages
+/// ([`Lmr::from_sg_owner`]): an LMR here owns what it maps, or what keeps it, which is what
 /// makes it safe; pages cover DAT's physical memory.
 pub struct Lmr(pub(super) lmr::Cpu);
 
@@ -82,6 +83,29 @@ impl Lmr {
             .map(Lmr)
     }
 
+    /// The LMR over the pages `owner` keeps, without a copy (`rkdapl_lmr_create_sg`, for memory
+    /// the consumer does not own outright: a block request's data pages, say). The LMR keeps
+    /// `owner` and drops it only after the pages are unmapped, which is after this LMR was
+    /// dropped and every DTO and grant that used it ended: dropping `owner` is how the pages go
+    /// back (a block request ends from there), so they cannot go back while the device or a
+    /// peer may still reach them. The CPU reaches them through `owner`: [`Lmr::write`] and
+    /// [`Lmr::read`] refuse such an LMR.
+    ///
+    /// Process context; may sleep. On an error `owner` is dropped before this returns.
+    ///
+    /// # Errors
+    ///
+    /// `EINVAL` for an empty list, an entry without a page or length, or unknown privileges;
+    /// `ENODEV` after device removal, `ENOMEM`, `EIO` if the DMA mapping fails.
+    #[inline(never)]
+    pub fn from_sg_owner<O: SgOwner>(pz: &Pz, owner: O, privileges: u32) -> Result<Lmr> {
+        let owner: KBox<dyn SgOwner> = KBox::new(owner, GFP_KERNEL)?;
+        let pz = &pz.0;
+        pz.ia
+            .with_device(|dev| lmr::Lmr::from_sg_owner(pz.clone(), dev, owner, privileges))
+            .map(Lmr)
+    }
+
     /// Length in bytes. Any context.
     #[inline(never)]
     pub fn len(&self) -> usize {
@@ -112,7 +136,8 @@ impl Lmr {
     ///
     /// # Errors
     ///
-    /// `ERANGE` if the range leaves the LMR, `ENODEV` after device removal.
+    /// `ERANGE` if the range leaves the LMR, `ENODEV` after device removal, `EINVAL` for an
+    /// LMR over an owner's pages ([`Lmr::from_sg_owner`]).
     #[inline(never)]
     pub fn write(&mut self, off: usize, data: &[u8]) -> Result {
         self.0.write(off as u64, data)
@@ -125,7 +150,8 @@ impl Lmr {
     ///
     /// # Errors
     ///
-    /// `ERANGE` if the range leaves the LMR, `ENODEV` after device removal.
+    /// `ERANGE` if the range leaves the LMR, `ENODEV` after device removal, `EINVAL` for an
+    /// LMR over an owner's pages ([`Lmr::from_sg_owner`]).
     #[inline(never)]
     pub fn read(&self, off: usize, out: &mut [u8]) -> Result {
         self.0.read(off as u64, out)

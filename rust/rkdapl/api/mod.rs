@@ -16,7 +16,8 @@
 //! - LMRs own their memory ([`Lmr::alloc`], [`Lmr::from_kvec`], [`Lmr::from_pages`]), reached
 //!   through [`Lmr::write`] and [`Lmr::read`], which copy and apply the DMA sync rules, so a
 //!   Rust consumer needs no raw pointer; dropping an LMR a DTO still uses is safe (the DTO keeps
-//!   it until it completes);
+//!   it until it completes); for zero copy an LMR can map pages a value of the consumer keeps
+//!   ([`Lmr::from_sg_owner`], an [`SgOwner`]), which it drops only once nothing can reach them;
 //! - events, operations, statuses and states are enums; upcalls are closures;
 //! - results are `Result`s with the C API's negative errnos as [`Error`]s.
 //!
@@ -56,6 +57,7 @@ mod srq;
 
 pub use crate::rdma::cm::NetNs;
 pub use crate::rdma::cm::SockAddr;
+pub use crate::rdma::mr::SgOwner;
 pub use crate::{
     ep::{EpAttr, EpState},
     evd::{EventType, UpcallPolicy, MAX_PRIVATE_DATA, TIMEOUT_INFINITE},

@@ -9,11 +9,19 @@
 //! shape: a [`Disk`] owns the tag set and the gendisk; blk-mq hands each request to
 //! [`Driver::queue_rq`] as an [`Rq`], a token that ends the request exactly once
 //! ([`Rq::end`], or `BLK_STS_IOERR` when dropped). The request's data is reached through a
-//! scatterlist kept in blk-mq's per-request data (`cmd_size`): [`Rq::copy_out_with`] and
-//! [`Rq::copy_in_with`] hand its pieces, mapped, to a closure that copies them.
+//! scatterlist kept in blk-mq's per-request data (`cmd_size`): [`Rq::copy_out_with`] hands its
+//! pieces, mapped, to a closure that copies them (an in-capsule write), and [`Rq::pages`] lends
+//! them to an RDMA region without a copy ([`RqPages`], an [`SgOwner`]).
+//!
+//! A lent request ends when both its [`Rq`] was ended and its [`RqPages`] dropped, whichever
+//! comes last (a count in the per-request data, as nvme-rdma's `req->ref`): the driver ends
+//! the request when its answer is in, and blk-mq gets it back only once the pages are no
+//! longer mapped for the device.
 
 use core::ptr::NonNull;
+use core::sync::atomic::{AtomicI32, AtomicU32, Ordering};
 use kernel::{bindings, error::to_result, prelude::*, sync::Arc};
+use rkdapl::api::SgOwner;
 
 /// Scatterlist entries per request: the queue's `max_segments`.
 pub(crate) const MAX_SEGS: usize = 64;
@@ -45,20 +53,96 @@ pub(crate) trait Driver: Send + Sync + Sized + 'static {
     fn timeout(&self, hctx: u32, tag: u32) -> bool;
 }
 
-/// blk-mq's per-request data of a [`Disk`] (`cmd_size`): the request's scatterlist.
+/// blk-mq's per-request data of a [`Disk`] (`cmd_size`): the request's scatterlist, and who
+/// holds the request.
+///
+/// `sg` and `nents` are written only by the [`Rq`] (`&mut`), before any [`RqPages`] exists;
+/// `refs` and `errno` are shared by the `Rq` and its `RqPages` and reached only as `&` fields
+/// (never through a `&mut Pdu`).
 #[repr(C)]
 struct Pdu {
     sg: [bindings::scatterlist; MAX_SEGS],
     nents: u32,
+    /// The [`Rq`] (until ended) and the [`RqPages`] of the request: the last to go ends it.
+    refs: AtomicU32,
+    /// The errno [`Rq::end`] ended it with (0: success), read by the last of `refs`.
+    errno: AtomicI32,
 }
 
-/// A started request the driver owns: ended exactly once, by [`Rq::end`] or when dropped.
+/// The per-request data of `rq`.
+fn pdu_of(rq: NonNull<bindings::request>) -> *mut Pdu {
+    // SAFETY: every request of a `Disk`'s tag set has `cmd_size` = `size_of::<Pdu>()` bytes
+    // after it (`blk_mq_rq_to_pdu`), suitably aligned; this only computes the address.
+    unsafe { bindings::blk_mq_rq_to_pdu(rq.as_ptr()).cast::<Pdu>() }
+}
+
+/// Lets go of one hold on `rq` (its [`Rq`]'s or an [`RqPages`]'); the last ends the request
+/// with the errno its `Rq` stored. Any context.
+///
+/// # Safety
+///
+/// The caller holds one of the request's `refs` and gives it up here.
+unsafe fn put(rq: NonNull<bindings::request>) {
+    let p = pdu_of(rq);
+    // SAFETY: the request is live while a hold remains (the caller's); `refs` and `errno` are
+    // only reached as shared atomics (`Pdu`).
+    let (refs, errno) = unsafe { (&(*p).refs, &(*p).errno) };
+    // AcqRel: the last one sees the errno the `Rq` stored before its own decrement.
+    if refs.fetch_sub(1, Ordering::AcqRel) == 1 {
+        let e = errno.load(Ordering::Relaxed);
+        // SAFETY: the last hold on the live request is gone: the driver gives it back once.
+        unsafe { bindings::blk_mq_end_request(rq.as_ptr(), bindings::errno_to_blk_status(e)) };
+    }
+}
+
+/// A started request the driver owns: ended exactly once, by [`Rq::end`] or when dropped
+/// (blk-mq gets it back then, or when its last [`RqPages`] goes, if later).
 ///
 /// # Invariants
 ///
 /// `0` is a request blk-mq handed to `queue_rq` of a [`Disk`] and that was not ended: the
-/// driver owns it, blk-mq does not touch it until `blk_mq_end_request`.
+/// driver owns it, blk-mq does not touch it until `blk_mq_end_request`; this token holds one
+/// of its `refs`.
 pub(crate) struct Rq(NonNull<bindings::request>);
+
+/// The data pages of a request, lent to an RDMA region ([`Rq::pages`]; an [`SgOwner`]): the
+/// request does not end, and its pages stay, until this is dropped.
+///
+/// # Invariants
+///
+/// `0` is a live request of a [`Disk`] whose scatterlist was mapped, and this holds one of its
+/// `refs`.
+pub(crate) struct RqPages(NonNull<bindings::request>);
+
+// SAFETY: the value stands for a hold on the request, given up from any CPU and context
+// (`put` uses only the per-request atomics and `blk_mq_end_request`).
+unsafe impl Send for RqPages {}
+// SAFETY: `&RqPages` only reads the request's scatterlist, which nothing writes meanwhile
+// (`Pdu`).
+unsafe impl Sync for RqPages {}
+
+// SAFETY: the scatterlist is the request's, mapped once before this value was made and not
+// written again while the request lives (`Rq::map` maps only once); it names the request's
+// data pages, which stay allocated until the request ends, which needs this value's hold.
+unsafe impl SgOwner for RqPages {
+    fn sg(&self) -> (*mut bindings::scatterlist, usize) {
+        let p = pdu_of(self.0);
+        // SAFETY: the request is live (type invariant); the fields are only read.
+        unsafe {
+            (
+                core::ptr::addr_of_mut!((*p).sg).cast::<bindings::scatterlist>(),
+                (*p).nents as usize,
+            )
+        }
+    }
+}
+
+impl Drop for RqPages {
+    fn drop(&mut self) {
+        // SAFETY: this value's hold (type invariant), given up once.
+        unsafe { put(self.0) };
+    }
+}
 
 // SAFETY: the token stands for ownership of the request, which blk-mq lets its driver end from
 // any CPU and context.
@@ -68,11 +152,28 @@ const REQ_OP_MASK: u32 = (1 << bindings::REQ_OP_BITS) - 1;
 const REQ_FUA: u32 = 1 << bindings::req_flag_bits___REQ_FUA;
 
 impl Rq {
-    fn pdu(&mut self) -> &mut Pdu {
-        // SAFETY: every request of a `Disk`'s tag set has `cmd_size` = `size_of::<Pdu>()`
-        // bytes after it (`blk_mq_rq_to_pdu`), suitably aligned, and only its owner (`&mut`
-        // this token) uses them.
-        unsafe { &mut *bindings::blk_mq_rq_to_pdu(self.0.as_ptr()).cast::<Pdu>() }
+    /// The request's scatterlist and its count of mapped entries.
+    fn sg(&mut self) -> (*mut bindings::scatterlist, &mut u32) {
+        let p = pdu_of(self.0);
+        // SAFETY: the live request's `sg` and `nents`, written only by its `Rq` (`&mut self`;
+        // `Pdu`), never through `refs`' and `errno`'s shared references.
+        unsafe {
+            (
+                core::ptr::addr_of_mut!((*p).sg).cast::<bindings::scatterlist>(),
+                &mut *core::ptr::addr_of_mut!((*p).nents),
+            )
+        }
+    }
+
+    /// Lends the request's data pages ([`RqPages`]): the request ends only once the returned
+    /// value is dropped too, whenever [`Rq::end`] is called. Any context.
+    pub(crate) fn pages(&mut self) -> RqPages {
+        self.map();
+        let p = pdu_of(self.0);
+        // SAFETY: the live request's hold count, reached as a shared atomic (`Pdu`).
+        unsafe { &(*p).refs }.fetch_add(1, Ordering::Relaxed);
+        // INVARIANT: mapped above; the hold was just taken.
+        RqPages(self.0)
     }
 
     /// The request's tag (below the tag set's depth). Any context.
@@ -114,22 +215,22 @@ impl Rq {
     }
 
     /// Maps the request's data pages into its scatterlist (`blk_rq_map_sg`); returns the
-    /// entries. Done once, by [`Rq::copy_out_with`] or [`Rq::copy_in_with`].
+    /// entries. Done once, by [`Rq::copy_out_with`] or [`Rq::pages`].
     fn map(&mut self) -> u32 {
         let rq = self.0.as_ptr();
-        let pdu = self.pdu();
-        if pdu.nents == 0 {
-            let sg = pdu.sg.as_mut_ptr();
+        let (sg, nents) = self.sg();
+        if *nents == 0 {
             let mut last: *mut bindings::scatterlist = core::ptr::null_mut();
             // SAFETY: `sg` has `MAX_SEGS` entries, the queue's `max_segments`, so blk-mq never
-            // maps more; `rq` is a live request with data, owned by us.
+            // maps more; `rq` is a live request with data, owned by us. No `RqPages` exists
+            // yet (`pages` maps first).
             let n = unsafe {
                 bindings::sg_init_table(sg, MAX_SEGS as u32);
                 bindings::__blk_rq_map_sg(rq, sg, &mut last)
             };
-            pdu.nents = n.max(0) as u32;
+            *nents = n.max(0) as u32;
         }
-        pdu.nents
+        *nents
     }
 
     /// Calls `f(done, piece)` for each piece of the request's data (a write's), in order:
@@ -148,21 +249,6 @@ impl Rq {
         })
     }
 
-    /// Calls `f(done, piece)` for each piece of the request's data pages (a read's), in order,
-    /// for `f` to fill: `piece` stands for the data from byte `done` on. Any context; `f` must
-    /// not sleep.
-    ///
-    /// # Errors
-    ///
-    /// `f`'s first error (the pieces after it are not visited; what `f` filled stays).
-    pub(crate) fn copy_in_with(&mut self, mut f: impl FnMut(usize, &mut [u8]) -> Result) -> Result {
-        self.for_each_piece(bindings::SG_MITER_TO_SG, |done, at, len| {
-            // SAFETY: `at` maps `len` bytes of the request's pages (`for_each_piece`), which
-            // nothing else reads or writes while the driver holds a read request.
-            f(done, unsafe { core::slice::from_raw_parts_mut(at, len) })
-        })
-    }
-
     /// Walks the request's mapped scatterlist with `sg_miter` (`SG_MITER_LOCAL | flags`):
     /// `f(done, at, len)` for each piece, mapped at `at` until `f` returns.
     fn for_each_piece(
@@ -171,7 +257,7 @@ impl Rq {
         mut f: impl FnMut(usize, *mut u8, usize) -> Result,
     ) -> Result {
         let n = self.map();
-        let sg = self.pdu().sg.as_mut_ptr();
+        let (sg, _) = self.sg();
         let mut miter = bindings::sg_mapping_iter::default();
         // SAFETY: `sg` holds the `n` mapped entries of the request's pages, which stay
         // allocated while we own the request; `miter` is ours until `sg_miter_stop`.
@@ -192,30 +278,35 @@ impl Rq {
         result
     }
 
-    /// Ends the request: successfully, or with the block status of the errno. Any context.
+    /// Ends the request: successfully, or with the block status of the errno; blk-mq gets it
+    /// back now, or when its [`RqPages`] goes if that is later. Any context.
     pub(crate) fn end(self, result: Result) {
-        let errno = result.err().map_or(0, |e| e.to_errno());
-        let rq = self.0.as_ptr();
+        let rq = self.0;
         core::mem::forget(self);
-        // SAFETY: we own the live request (type invariant) and give it back exactly once (the
-        // token is forgotten).
-        unsafe {
-            bindings::blk_mq_end_request(rq, bindings::errno_to_blk_status(errno));
-        }
+        // SAFETY: the token's hold (type invariant), given up once: the token is forgotten.
+        unsafe { end_with(rq, result.err().map_or(0, |e| e.to_errno())) };
     }
+}
+
+/// Stores `errno` for the request and gives up its [`Rq`]'s hold.
+///
+/// # Safety
+///
+/// The caller holds the request's `Rq` hold and gives it up here.
+unsafe fn end_with(rq: NonNull<bindings::request>, errno: i32) {
+    let p = pdu_of(rq);
+    // SAFETY: the live request's errno, reached as a shared atomic (`Pdu`); `put` publishes it.
+    unsafe { &(*p).errno }.store(errno, Ordering::Relaxed);
+    // SAFETY: the caller's hold.
+    unsafe { put(rq) };
 }
 
 impl Drop for Rq {
     /// A request the driver dropped unended fails with `BLK_STS_IOERR`.
     fn drop(&mut self) {
-        // SAFETY: we own the live request (type invariant); `drop` runs once and `end`
-        // forgets the token, so the request is given back exactly once.
-        unsafe {
-            bindings::blk_mq_end_request(
-                self.0.as_ptr(),
-                bindings::errno_to_blk_status(EIO.to_errno()),
-            )
-        };
+        // SAFETY: the token's hold (type invariant); `drop` runs once and `end` forgets the
+        // token, so the hold is given up exactly once.
+        unsafe { end_with(self.0, EIO.to_errno()) };
     }
 }
 
@@ -245,10 +336,15 @@ impl<D: Driver> Ops<D> {
         };
         // SAFETY: `rq` is the request blk-mq hands us; starting it is the driver's first duty.
         unsafe { bindings::blk_mq_start_request(rq.as_ptr()) };
-        // INVARIANT: blk-mq handed the started request to the driver.
-        let mut rq = Rq(rq);
-        rq.pdu().nents = 0;
-        driver.queue_rq(index, rq);
+        let p = pdu_of(rq);
+        // SAFETY: blk-mq just handed us the request: nothing else reaches its data.
+        unsafe {
+            (*p).nents = 0;
+            (*p).refs = AtomicU32::new(1);
+            (*p).errno = AtomicI32::new(0);
+        }
+        // INVARIANT: blk-mq handed the started request to the driver; the one hold is its.
+        driver.queue_rq(index, Rq(rq));
         bindings::BLK_STS_OK as bindings::blk_status_t
     }
 
@@ -349,6 +445,9 @@ impl<D: Driver> Disk<D> {
         lim.physical_block_size = 512;
         lim.max_hw_sectors = p.max_io >> 9;
         lim.max_segments = MAX_SEGS as u16;
+        // No gaps inside a page between segments, as nvme-rdma asks: one FRWR page list then
+        // covers any request ([`Rq::pages`]).
+        lim.virt_boundary_mask = (bindings::PAGE_SIZE - 1) as _;
         // BLK_FEAT_WRITE_CACHE | BLK_FEAT_FUA: flushes and FUA writes reach the driver.
         lim.features = 1 | 2;
         // SAFETY: `set` was allocated above; `data` outlives the disk (the `Disk` holds it).

@@ -8,13 +8,15 @@
 //!
 //! connects one EP per blk-mq hardware queue to the server's PSP and adds `/dev/rkdblk0`, whose
 //! size and depth the server's accept gives. Each request is one command SENT to the server,
-//! which moves the data by RDMA WRITE or READ to or from a grant of the request's bounce buffer
-//! made for that request alone, and SENDs the completion with invalidate of the grant. A write
-//! no longer than the server's in-capsule limit (its accept's `inline_max`) carries its data in
-//! the command's SEND instead, with no grant, as NVMe over Fabrics does. `rmmod`
+//! which moves the data by RDMA WRITE or READ to or from a grant of the request's own pages
+//! (an LMR over them, [`Lmr::from_sg_owner`], and an FRWR grant made for that request alone:
+//! no copy), and SENDs the completion with invalidate of the grant. A write no longer than the
+//! server's in-capsule limit (its accept's `inline_max`) carries its data in the command's
+//! SEND instead, copied into the tag's buffer, with no grant, as NVMe over Fabrics does. `rmmod`
 //! deletes the disk and disconnects; it is refused while the disk is open. A lost connection, a
 //! failed DTO, a protocol error or a timed-out request fails the requests of its queue with
-//! `EIO` and every later one: nothing waits for the peer.
+//! `EIO` and every later one: the connection is cut and the grants freed, so the requests end
+//! as soon as their pages are unmapped, without waiting for the peer.
 //!
 //! No `unsafe` here: the blk-mq binding this kernel's `kernel::block::mq` lacks is in `mq.rs`.
 
@@ -80,13 +82,14 @@ const COOKIE_KIND: u64 = !0xffff_ffff;
 
 /// The rkdapl objects of one tag: made at connect, reused by each request of the tag.
 ///
-/// Dropped in field order: `rmr` first, so that a grant a failed request left bound ends
-/// before `bounce` is dropped (which would be freed all the same, with the grant's end).
+/// A failed queue drops them ([`Queue::fail`]): `rmr` then ends a grant a failed request left
+/// bound, which lets that request's pages go.
 struct TagRes {
-    /// Granted anew for each request, invalidated by the server's completion.
+    /// Granted anew for each request over its pages, invalidated by the server's completion.
     rmr: Rmr,
-    /// The request's data on its way (a bounce buffer the server reaches through `rmr`).
-    bounce: Lmr,
+    /// An in-capsule write's data, copied (`inline_max` bytes; `None` if the server takes no
+    /// in-capsule data).
+    inline: Option<Lmr>,
     /// The command's bytes for the SEND.
     cmd: Lmr,
 }
@@ -102,10 +105,11 @@ enum State {
     InFlight {
         rq: Rq,
         cid: u32,
-        /// The request's grant (0: none, a FLUSH).
+        /// The request's grant (0: none, a FLUSH or an in-capsule write).
         rkey: u32,
-        read: bool,
-        len: u32,
+        /// The LMR over the request's pages that `rkey` grants; dropped when the response
+        /// arrives (the server's invalidation ended the grant), which unmaps them.
+        pages: Option<Lmr>,
         /// Its SEND's completion arrived.
         sent: bool,
     },
@@ -120,7 +124,7 @@ enum State {
 struct Slot {
     generation: u16,
     state: State,
-    /// `None` while `submit` prepares a request or `on_resp` copies its data.
+    /// `None` while `submit` prepares a request, and once the queue failed.
     res: Option<KBox<TagRes>>,
 }
 
@@ -128,6 +132,8 @@ struct Slot {
 #[pin_data]
 struct Queue {
     index: u32,
+    /// The PZ of the per-request LMRs (every queue's).
+    pz: Arc<Pz>,
     ep: Ep,
     evd: Evd,
     /// `depth` completion buffers, one RECV each.
@@ -138,6 +144,8 @@ struct Queue {
     /// Set once the queue failed: every request from then on fails.
     dead: AtomicBool,
     completed: AtomicU64,
+    /// Requests whose own pages were granted (zero copy).
+    granted: AtomicU64,
     #[pin]
     slots: SpinLock<KVec<Slot>>,
 }
@@ -145,7 +153,12 @@ struct Queue {
 impl Queue {
     /// Connects queue `index` to the server asking for `want` credits; returns the queue (its
     /// RECVs posted, its upcall set) and the server's accept.
-    fn connect(ia: &Ia, pz: &Pz, index: u32, want: u32) -> Result<(Arc<Queue>, proto::Accept)> {
+    fn connect(
+        ia: &Ia,
+        pz: &Arc<Pz>,
+        index: u32,
+        want: u32,
+    ) -> Result<(Arc<Queue>, proto::Accept)> {
         let evd = Evd::new(ia, 4 * want + 16)?;
         let attr = EpAttr {
             // A request takes an RMR bind and a SEND and ends only once the SEND completed
@@ -184,13 +197,13 @@ impl Queue {
         let resp = Lmr::alloc(pz, qdepth as usize * proto::RESP_LEN, MEM_LOCAL_WRITE)?;
         let mut slots = KVec::with_capacity(qdepth as usize, GFP_KERNEL)?;
         for _ in 0..qdepth {
+            let inline = match inline_max {
+                0 => None,
+                n => Some(Lmr::alloc(pz, n as usize, 0)?),
+            };
             let res = TagRes {
                 rmr: Rmr::new(pz)?,
-                bounce: Lmr::alloc(
-                    pz,
-                    max_io as usize,
-                    MEM_LOCAL_WRITE | MEM_REMOTE_READ | MEM_REMOTE_WRITE,
-                )?,
+                inline,
                 cmd: Lmr::alloc(pz, proto::CMD_LEN, MEM_LOCAL_WRITE)?,
             };
             slots.push(
@@ -212,6 +225,7 @@ impl Queue {
         let q = Arc::pin_init(
             pin_init!(Queue {
                 index,
+                pz: pz.clone(),
                 ep,
                 evd,
                 resp,
@@ -219,6 +233,7 @@ impl Queue {
                 inline_max,
                 dead: AtomicBool::new(false),
                 completed: AtomicU64::new(0),
+                granted: AtomicU64::new(0),
                 slots <- new_spinlock!(slots, "rkdblk_slots"),
             }),
             GFP_KERNEL,
@@ -282,8 +297,7 @@ impl Queue {
                         if *rkey != 0 && ev.invalidated_rkey() != Some(*rkey) {
                             None
                         } else {
-                            let st = core::mem::replace(&mut slot.state, State::Idle);
-                            Some((st, slot.res.take()))
+                            Some(core::mem::replace(&mut slot.state, State::Idle))
                         }
                     }
                     _ => None,
@@ -291,38 +305,22 @@ impl Queue {
                 None => None,
             }
         };
-        let Some((
-            State::InFlight {
-                mut rq,
-                read,
-                len,
-                sent,
-                ..
-            },
-            res,
-        )) = taken
+        let Some(State::InFlight {
+            rq, pages, sent, ..
+        }) = taken
         else {
             return self.fail("a completion of no command in flight, or without its invalidation");
         };
-        let mut result = if status == 0 {
+        // The server's invalidation ended the grant: the LMR goes now, unmapping the pages
+        // (a READ's data is in them), and with it their hold on the request (`RqPages`).
+        drop(pages);
+        let result = if status == 0 {
             Ok(())
         } else {
             Err(Error::from_errno(status))
         };
-        if result.is_ok() && read {
-            let n = len as usize;
-            // Straight from the bounce buffer into the request's pages, piece by piece.
-            result = match res.as_deref() {
-                Some(r) if rq.bytes() as usize == n => rq
-                    .copy_in_with(|done, piece| r.bounce.read(done, piece))
-                    .map_err(|_| EIO),
-                _ => Err(EIO),
-            };
-        }
-        // The tag's objects go back before the request ends: blk-mq may reuse the tag at once.
         let mut slots = self.slots.lock();
         if let Some(slot) = slots.get_mut(tag) {
-            slot.res = res;
             if !sent {
                 slot.state = State::Answered { rq, result };
                 return;
@@ -356,29 +354,43 @@ impl Queue {
         }
     }
 
-    /// Fails the queue: every request in flight ends with `EIO`, and every later one. Any
-    /// context (does not sleep). The grants of failed requests may outlive them: they cover
-    /// the queue's bounce buffers, never a request's pages, and the queue uses them no more.
+    /// Fails the queue: the connection is cut, every request in flight ends with `EIO`, and
+    /// every later one. A request whose pages a grant still covers ends once that grant is
+    /// gone: the tags' RMRs are freed here (the QP is in error by then, so the peer can no
+    /// longer use them), and a request `submit` is preparing frees its own. Process context
+    /// (the upcall, blk-mq's timeout work, `queue_rq`); may sleep, briefly (the RMRs' and the
+    /// IA registry's mutexes).
     fn fail(&self, why: &str) {
         if !self.dead.swap(true, Ordering::AcqRel) {
             pr_err!("queue {}: {}: failing its requests\n", self.index, why);
         }
-        // One at a time, each ended outside the lock (ending may submit new I/O).
+        // The QP goes to the error state first (`rdma_disconnect`): no peer access from here on.
+        let _ = self.ep.disconnect();
+        // One at a time, each ended outside the lock (ending may submit new I/O, and the
+        // objects' drops sleep).
         loop {
-            let rq = self.slots.lock().iter_mut().find_map(|slot| {
+            let taken = self.slots.lock().iter_mut().find_map(|slot| {
+                let res = slot.res.take();
                 match core::mem::replace(&mut slot.state, State::Idle) {
-                    State::InFlight { rq, .. } | State::Answered { rq, .. } => Some(rq),
-                    State::Idle => None,
+                    State::InFlight { rq, pages, .. } => Some((Some(rq), pages, res)),
+                    State::Answered { rq, .. } => Some((Some(rq), None, res)),
+                    State::Idle => res.map(|r| (None, None, Some(r))),
                 }
             });
-            match rq {
-                Some(rq) => rq.end(Err(EIO)),
-                None => break,
+            let Some((rq, pages, res)) = taken else {
+                break;
+            };
+            if let Some(rq) = rq {
+                rq.end(Err(EIO));
             }
+            // The LMR first (it goes with the grant's end), then the RMR, whose free ends it.
+            drop(pages);
+            drop(res);
         }
     }
 
-    /// Sends `rq` to the server. Process context; may sleep (the grant).
+    /// Sends `rq` to the server. Process context; may sleep (the LMR over the request's pages,
+    /// the grant).
     fn submit(&self, mut rq: Rq) {
         let op = match rq.op() {
             ReqOp::Read => proto::OP_READ,
@@ -404,23 +416,25 @@ impl Queue {
         let cid = proto::cid(tag as u32, generation);
         let inline = op == proto::OP_WRITE && len <= self.inline_max;
         let mut grant = None;
+        let mut pages = None;
         let r = &mut *res;
         let prepared: Result = (|| {
-            if op == proto::OP_WRITE {
-                // Straight from the request's pages into the bounce buffer, piece by piece.
-                rq.copy_out_with(|done, piece| r.bounce.write(done, piece))?;
-            }
-            if op != proto::OP_FLUSH && !inline {
-                let rights = if op == proto::OP_READ {
-                    MEM_REMOTE_WRITE
+            if inline {
+                // Straight from the request's pages into the tag's buffer, piece by piece.
+                let buf = r.inline.as_mut().ok_or(EIO)?;
+                rq.copy_out_with(|done, piece| buf.write(done, piece))?;
+            } else if op != proto::OP_FLUSH {
+                // The server writes a READ's data into the pages, and reads a WRITE's.
+                let (privileges, rights) = if op == proto::OP_READ {
+                    (MEM_LOCAL_WRITE | MEM_REMOTE_WRITE, MEM_REMOTE_WRITE)
                 } else {
-                    MEM_REMOTE_READ
+                    (MEM_REMOTE_READ, MEM_REMOTE_READ)
                 };
-                grant =
-                    Some(
-                        r.rmr
-                            .bind(&r.bounce, 0, len.into(), rights, &self.ep, COOKIE_BIND)?,
-                    );
+                let lmr = pages.insert(Lmr::from_sg_owner(&self.pz, rq.pages(), privileges)?);
+                grant = Some(
+                    r.rmr
+                        .bind(lmr, 0, len.into(), rights, &self.ep, COOKIE_BIND)?,
+                );
             }
             let mut flags = if rq.fua() { proto::FLAG_FUA } else { 0 };
             if inline {
@@ -438,44 +452,49 @@ impl Queue {
             r.cmd.write(0, &cmd.encode())
         })();
         let mut slots = self.slots.lock();
-        let Some(slot) = slots.get_mut(tag) else {
+        let dead = self.dead.load(Ordering::Acquire);
+        let Some(slot) = slots.get_mut(tag).filter(|_| !dead) else {
             drop(slots);
+            // The queue failed meanwhile: its tags' objects went (`fail`), this one's go too,
+            // and with the grant the pages.
+            drop(pages);
+            drop(res);
             return rq.end(Err(EIO));
         };
         slot.res = Some(res);
         if let Err(e) = prepared {
             drop(slots);
+            drop(pages);
             if grant.is_some() {
-                // Bound but never sent: the RMR cannot be bound again; the queue is done.
+                // Bound but never sent: the RMR cannot be bound again; the queue is done (and
+                // frees the RMR, which lets the pages go).
                 self.fail("a request's grant left bound");
             }
             return rq.end(Err(e));
-        }
-        if self.dead.load(Ordering::Acquire) {
-            drop(slots);
-            return rq.end(Err(EIO));
         }
         slot.state = State::InFlight {
             rq,
             cid,
             rkey: grant.map_or(0, |g| g.rkey),
-            read: op == proto::OP_READ,
-            len,
+            pages,
             sent: false,
         };
+        if grant.is_some() {
+            self.granted.fetch_add(1, Ordering::Relaxed);
+        }
         // Posted under the lock: the completion cannot be matched before the slot is filled.
         let posted = match slot.res.as_deref() {
             Some(r) => {
-                let seg = [
-                    r.cmd.segment(0, proto::CMD_LEN as u64),
-                    r.bounce.segment(0, len.into()),
-                ];
-                let n = if inline { 2 } else { 1 };
+                let cmd = r.cmd.segment(0, proto::CMD_LEN as u64);
+                let (segs, n) = match (&r.inline, inline) {
+                    (Some(b), true) => ([cmd, b.segment(0, len.into())], 2),
+                    _ => ([cmd, cmd], 1),
+                };
                 // Signalled: suppressed SENDs would hold the send queue's slots until a DTO
                 // rkdapl signals every half queue completes, and in-capsule writes (a SEND
                 // each, no bind) can fill the queue first (see rkdblk_srv's responses).
                 self.ep
-                    .post(&[Dto::new(Op::Send, &seg[..n], COOKIE_SEND | tag as u64)])
+                    .post(&[Dto::new(Op::Send, &segs[..n], COOKIE_SEND | tag as u64)])
                     .map_err(|(e, _)| e)
             }
             None => Err(EIO),
@@ -507,9 +526,8 @@ impl Driver for Device {
             return false;
         };
         pr_err!("queue {}: request of tag {} timed out\n", hctx, tag);
+        // Process context (blk-mq's timeout work): the connection goes too (`fail`).
         q.fail("request timeout");
-        // Process context (blk-mq's timeout work): the connection goes too.
-        let _ = q.ep.disconnect();
         true
     }
 }
@@ -518,7 +536,7 @@ struct RkdBlk {
     disk: Option<Disk<Device>>,
     // Dropped after the disk: the queues' upcalls are cleared first (see `Drop`).
     _ia: Ia,
-    _pz: Pz,
+    _pz: Arc<Pz>,
 }
 
 impl kernel::Module for RkdBlk {
@@ -533,7 +551,7 @@ impl kernel::Module for RkdBlk {
             a => a,
         };
         let ia = Ia::open_addr(&SockAddr::ipv4(here, 0), OWNER)?;
-        let pz = Pz::new(&ia)?;
+        let pz = Arc::new(Pz::new(&ia)?, GFP_KERNEL)?;
         let mut qs = KVec::with_capacity(nq as usize, GFP_KERNEL)?;
         let mut params = DiskParams {
             queues: nq,
@@ -613,13 +631,19 @@ impl Drop for RkdBlk {
             // Deleting the disk waits for its requests: they complete, or fail with the
             // queue.
             drop(disk);
-            let done: u64 = dev
-                .queues
-                .iter()
-                .map(|q| q.completed.load(Ordering::Relaxed))
-                .sum();
+            let sum = |f: fn(&Queue) -> &AtomicU64| -> u64 {
+                dev.queues
+                    .iter()
+                    .map(|q| f(q).load(Ordering::Relaxed))
+                    .sum()
+            };
+            let (done, granted) = (sum(|q| &q.completed), sum(|q| &q.granted));
             teardown(&dev.queues);
-            pr_info!("rkdblk0 removed after {} completions\n", done);
+            pr_info!(
+                "rkdblk0 removed after {} completions; {} requests granted their own pages\n",
+                done,
+                granted
+            );
         }
     }
 }

@@ -156,11 +156,16 @@ impl Children {
         let (entry, gone) = {
             let mut s = self.set.lock();
             // From the end: the children that come and go often (an LMR per I/O over a block
-            // request's pages) are the newest, while long-lived ones sit at the front.
+            // request's pages) are the newest, while long-lived ones sit at the front; the
+            // last entry fills the hole (the order of the entries means nothing).
             let entry =
                 s.v.iter()
                     .rposition(|e| core::ptr::addr_eq(Arc::as_ptr(&e.child), child))
-                    .and_then(|i| s.v.remove(i).ok());
+                    .and_then(|i| {
+                        let last = s.v.len() - 1;
+                        s.v.swap(i, last);
+                        s.v.pop()
+                    });
             let gone = if entry.is_some() {
                 self.delist_if_done(&mut s)
             } else {

@@ -297,6 +297,8 @@ impl DmaRegion {
             return Err(EIO);
         }
         self.table.nents = nents as u32;
+        // One allocation of the right size (pushes into an empty vector would `krealloc`).
+        self.segs.reserve(nents as usize, GFP_KERNEL)?;
         let mut sg = self.table.sgl;
         let mut off = 0u64;
         for _ in 0..nents {

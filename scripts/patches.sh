@@ -148,7 +148,8 @@ work requests posted to them.
   owning its memory, which the CPU then reaches with bounds checks
   through CpuAccess (mr/owned.rs), or mapping pages an SgOwner value
   keeps, which it drops only after unmapping them, for zero copy of
-  memory such as a block request's (mr/lent.rs); FrMr, a fast
+  memory such as a block request's (mr/lent.rs), in the DataDirection
+  the caller names; FrMr, a fast
   registration memory region (FRWR) mapped with ib_map_mr_sg(), with a
   fresh key for every registration so that a stale rkey is refused.
 - qp: Qp, a reliable connected queue pair, its capabilities, send

@@ -14,7 +14,7 @@
 
 use crate::rdma::{
     device::Device,
-    mr::{CpuAccess, DmaRegion, SgOwner},
+    mr::{CpuAccess, DataDirection, DmaRegion, SgOwner},
 };
 use crate::{
     pz::Pz,
@@ -260,7 +260,10 @@ impl Lmr {
     /// The LMR over the pages `owner` keeps (a Rust consumer's block request, say: zero copy),
     /// which the region drops only after unmapping them ([`DmaRegion::from_sg_owner`]), so
     /// once this LMR and every DTO and grant that used it have let go. The CPU reaches the
-    /// pages through their owner, not the LMR. Process context; may sleep.
+    /// pages through their owner, not the LMR. Without a write privilege (`MEM_LOCAL_WRITE`,
+    /// `MEM_REMOTE_WRITE`) no DTO or grant can make the device write the pages, so they are
+    /// mapped for the device to read only (`DMA_TO_DEVICE`); otherwise both ways. Process
+    /// context; may sleep.
     ///
     /// On an error `owner` is dropped before this returns.
     ///
@@ -275,7 +278,12 @@ impl Lmr {
         owner: KBox<dyn SgOwner>,
         privileges: u32,
     ) -> Result<Cpu> {
-        let region = DmaRegion::from_sg_owner(dev, owner)?;
+        let dir = if privileges & (MEM_LOCAL_WRITE | MEM_REMOTE_WRITE) == 0 {
+            DataDirection::ToDevice
+        } else {
+            DataDirection::Bidirectional
+        };
+        let region = DmaRegion::from_sg_owner(dev, owner, dir)?;
         let lmr = Self::make(pz, region, privileges, None)?;
         Ok(Cpu { lmr, mem: None })
     }

@@ -44,7 +44,8 @@ impl Drop for Binding {
 }
 
 struct RmrState {
-    /// The FRWR MR; `None` once the device was removed.
+    /// The FRWR MR; `None` once the device was removed. Declared before `bound`: dropped
+    /// first (see [`Rmr`]).
     mr: Option<FrMr>,
     bound: Option<Binding>,
     /// Set by [`Rmr::free`] (`rkdapl_rmr_free`): a bind racing the free is refused, so no
@@ -54,8 +55,11 @@ struct RmrState {
 
 /// A remote memory region. Registered with its IA from [`Rmr::new`] to [`Rmr::free`].
 ///
-/// Dropping it (fields in declaration order) ends a binding left (the LMR is no longer busy),
-/// deregisters the MR, then lets go of the PZ (the MR holds the PD too).
+/// Dropping it (fields in declaration order; `RmrState`'s too) deregisters the MR, then ends a
+/// binding left (the LMR is no longer busy), then lets go of the PZ (the MR holds the PD too).
+/// The MR goes first on purpose: once the binding lets go, the LMR's region may be unmapped
+/// and its pages given back (an LMR over a block request's pages), so no valid rkey may cover
+/// them by then.
 #[pin_data]
 pub(crate) struct Rmr {
     #[pin]
@@ -186,8 +190,9 @@ impl Rmr {
             let mut st = self.st.lock();
             (st.mr.take(), st.bound.take())
         };
-        drop(bound);
+        // The MR first, as in `Drop` (see [`Rmr`]).
         drop(mr);
+        drop(bound);
     }
 }
 
@@ -197,9 +202,15 @@ impl Grant for Rmr {
     /// Process context (the receive CQ's completion work); may sleep.
     fn remote_invalidated(&self, rkey: u32) {
         let mut st = self.st.lock();
-        if st.bound.is_some() && st.mr.as_ref().map(|m| m.rkey()) == Some(rkey) {
-            st.bound = None;
-        }
+        let ended = if st.bound.is_some() && st.mr.as_ref().map(|m| m.rkey()) == Some(rkey) {
+            st.bound.take()
+        } else {
+            None
+        };
+        drop(st);
+        // Outside the mutex: the LMR's last reference may go with it, and with the LMR the
+        // owner of its pages (a block request, which then ends).
+        drop(ended);
     }
 }
 

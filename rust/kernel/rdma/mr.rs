@@ -53,6 +53,29 @@ pub use owned::CpuAccess;
 
 const PAGE_SIZE: usize = bindings::PAGE_SIZE;
 
+/// Which way the device moves a [`DmaRegion`]'s data (`enum dma_data_direction`): the
+/// mapping's direction, which the DMA API's bounce buffers (swiotlb) and IOMMUs honour.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DataDirection {
+    /// The device reads and writes it (`DMA_BIDIRECTIONAL`).
+    Bidirectional,
+    /// The device only reads it (`DMA_TO_DEVICE`): a bounce buffer is never copied back over
+    /// the memory, and an IOMMU refuses the device's writes.
+    ToDevice,
+    /// The device only writes it (`DMA_FROM_DEVICE`).
+    FromDevice,
+}
+
+impl DataDirection {
+    fn as_raw(self) -> bindings::dma_data_direction {
+        match self {
+            Self::Bidirectional => bindings::dma_data_direction::DMA_BIDIRECTIONAL,
+            Self::ToDevice => bindings::dma_data_direction::DMA_TO_DEVICE,
+            Self::FromDevice => bindings::dma_data_direction::DMA_FROM_DEVICE,
+        }
+    }
+}
+
 /// One DMA segment of a [`DmaRegion`].
 #[derive(Clone, Copy)]
 struct Seg {
@@ -69,7 +92,8 @@ struct Seg {
 /// # Invariants
 ///
 /// `table` holds a scatterlist over the pages of the buffer `[addr, addr + len)`, mapped with
-/// `ib_dma_map_sg` on `dev` (`table.nents` mapped entries); `segs` describes those entries in
+/// `ib_dma_map_sg` on `dev` in direction `dir` (`table.nents` mapped entries, 0 while not
+/// mapped); `segs` describes those entries in
 /// order. The mapping is undone and the table freed only in `drop`. If `owned` is `Some`, it
 /// is the memory the table names (the region's share of it); if `lender` is `Some`, it keeps
 /// the pages the table names ([`SgOwner`]).
@@ -89,6 +113,9 @@ pub struct DmaRegion {
     /// What keeps the pages of a region made by [`DmaRegion::from_sg_owner`], dropped after
     /// the unmapping.
     lender: Option<KBox<dyn SgOwner>>,
+    /// The mapping's direction ([`DataDirection::Bidirectional`] but for
+    /// [`DmaRegion::from_sg_owner`]).
+    dir: DataDirection,
 }
 
 // SAFETY: The region is immutable after creation; the raw pointers it holds refer to memory it
@@ -192,6 +219,21 @@ impl DmaRegion {
         sgl: *mut bindings::scatterlist,
         nents: usize,
     ) -> Result<DmaRegion> {
+        // SAFETY: The caller's guarantees.
+        unsafe { Self::from_sg_dir(dev, sgl, nents, DataDirection::Bidirectional) }
+    }
+
+    /// [`DmaRegion::from_sg`], mapped in direction `dir`.
+    ///
+    /// # Safety
+    ///
+    /// As [`DmaRegion::from_sg`].
+    unsafe fn from_sg_dir(
+        dev: &Device,
+        sgl: *mut bindings::scatterlist,
+        nents: usize,
+        dir: DataDirection,
+    ) -> Result<DmaRegion> {
         if sgl.is_null() || nents == 0 || nents > u32::MAX as usize {
             return Err(EINVAL);
         }
@@ -200,8 +242,10 @@ impl DmaRegion {
         to_result(unsafe {
             bindings::sg_alloc_table(&mut table, nents as u32, bindings::GFP_KERNEL)
         })?;
-        // From here the region owns the table: an error return frees it (`Drop`, nothing
-        // mapped yet).
+        // Not mapped yet (`sg_alloc_table` set it to the entries): an error return before the
+        // mapping must not unmap.
+        table.nents = 0;
+        // From here the region owns the table: an error return frees it (`Drop`).
         let mut region = DmaRegion {
             dev: dev.into(),
             table,
@@ -210,6 +254,7 @@ impl DmaRegion {
             len: 0,
             owned: None,
             lender: None,
+            dir,
         };
         let (mut src, mut dst, mut len) = (sgl, region.table.sgl, 0usize);
         for _ in 0..nents {
@@ -271,6 +316,7 @@ impl DmaRegion {
             len,
             owned: None,
             lender: None,
+            dir: DataDirection::Bidirectional,
         };
         // SAFETY: The caller keeps the pages allocated.
         unsafe { region.map() }?;
@@ -289,7 +335,7 @@ impl DmaRegion {
                 self.dev.as_raw(),
                 self.table.sgl,
                 self.table.orig_nents as i32,
-                bindings::dma_data_direction::DMA_BIDIRECTIONAL,
+                self.dir.as_raw(),
             )
         };
         if nents <= 0 {
@@ -456,7 +502,7 @@ impl DmaRegion {
             return;
         }
         let mut i = self.seg_index(off);
-        let dir = bindings::dma_data_direction::DMA_BIDIRECTIONAL;
+        let dir = self.dir.as_raw();
         while pos < end {
             let s = &self.segs[i];
             let inner = pos - s.off;
@@ -538,7 +584,7 @@ impl Drop for DmaRegion {
                     self.dev.as_raw(),
                     self.table.sgl,
                     self.table.orig_nents as i32,
-                    bindings::dma_data_direction::DMA_BIDIRECTIONAL,
+                    self.dir.as_raw(),
                 )
             };
         }

@@ -121,8 +121,9 @@ unsafe impl Send for RqPages {}
 // (`Pdu`).
 unsafe impl Sync for RqPages {}
 
-// SAFETY: the scatterlist is the request's, mapped once before this value was made and not
-// written again while the request lives (`Rq::map` maps only once); it names the request's
+// SAFETY: the scatterlist is the request's, mapped before this value was made (`Rq::pages`
+// lends only a list of at least one entry, which `Rq::map` never maps again), and not written
+// again while the request lives; it names the request's
 // data pages, which stay allocated until the request ends, which needs this value's hold.
 unsafe impl SgOwner for RqPages {
     fn sg(&self) -> (*mut bindings::scatterlist, usize) {
@@ -166,14 +167,18 @@ impl Rq {
     }
 
     /// Lends the request's data pages ([`RqPages`]): the request ends only once the returned
-    /// value is dropped too, whenever [`Rq::end`] is called. Any context.
-    pub(crate) fn pages(&mut self) -> RqPages {
-        self.map();
+    /// value is dropped too, whenever [`Rq::end`] is called. `None` for a request without data
+    /// (nothing to lend; its scatterlist stays unmapped). Any context.
+    pub(crate) fn pages(&mut self) -> Option<RqPages> {
+        if self.map() == 0 {
+            return None;
+        }
         let p = pdu_of(self.0);
         // SAFETY: the live request's hold count, reached as a shared atomic (`Pdu`).
         unsafe { &(*p).refs }.fetch_add(1, Ordering::Relaxed);
-        // INVARIANT: mapped above; the hold was just taken.
-        RqPages(self.0)
+        // INVARIANT: mapped above (at least one entry, so `map` never maps it again); the hold
+        // was just taken.
+        Some(RqPages(self.0))
     }
 
     /// The request's tag (below the tag set's depth). Any context.

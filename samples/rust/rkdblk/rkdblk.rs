@@ -254,7 +254,9 @@ impl Queue {
         ))
     }
 
-    /// The EVD's upcall: completions and connection events. Must not sleep.
+    /// The EVD's upcall: completions and connection events. Process context (the CQ's work,
+    /// rdma_cm's handler); sleeps only briefly: dropping a request's LMR (and, when the queue
+    /// fails, its RMRs) takes rkdapl's mutexes and unmaps; nothing here waits for the peer.
     fn on_event(&self, ev: &Event) {
         match ev.kind() {
             EventType::DtoCompletion | EventType::RmrBindCompletion => {
@@ -356,15 +358,19 @@ impl Queue {
 
     /// Fails the queue: the connection is cut, every request in flight ends with `EIO`, and
     /// every later one. A request whose pages a grant still covers ends once that grant is
-    /// gone: the tags' RMRs are freed here (the QP is in error by then, so the peer can no
-    /// longer use them), and a request `submit` is preparing frees its own. Process context
+    /// gone: the tags' RMRs are freed here (their MRs deregistered, so no rkey reaches the
+    /// pages any more), and a request `submit` is preparing frees its own. Process context
     /// (the upcall, blk-mq's timeout work, `queue_rq`); may sleep, briefly (the RMRs' and the
     /// IA registry's mutexes).
     fn fail(&self, why: &str) {
         if !self.dead.swap(true, Ordering::AcqRel) {
             pr_err!("queue {}: {}: failing its requests\n", self.index, why);
         }
-        // The QP goes to the error state first (`rdma_disconnect`): no peer access from here on.
+        // A connected QP goes to the error state first (`rdma_disconnect`): it executes no more
+        // of the peer's RDMA. (A QP that failed or lost its connection is there already.) What
+        // keeps a request's pages from the peer for good is below: freeing an RMR deregisters
+        // its MR before it lets go of the LMR (`rkdapl`'s `Rmr` drop order), and only then are
+        // the pages unmapped and the request ended.
         let _ = self.ep.disconnect();
         // One at a time, each ended outside the lock (ending may submit new I/O, and the
         // objects' drops sleep).
@@ -430,7 +436,8 @@ impl Queue {
                 } else {
                     (MEM_REMOTE_READ, MEM_REMOTE_READ)
                 };
-                let lmr = pages.insert(Lmr::from_sg_owner(&self.pz, rq.pages(), privileges)?);
+                let lent = rq.pages().ok_or(EIO)?;
+                let lmr = pages.insert(Lmr::from_sg_owner(&self.pz, lent, privileges)?);
                 grant = Some(
                     r.rmr
                         .bind(lmr, 0, len.into(), rights, &self.ep, COOKIE_BIND)?,

@@ -10,7 +10,7 @@
 //! when its owner value goes, and that cannot happen before the last user of the region (a
 //! work request, an FRWR grant, an LMR) let go of it.
 
-use super::DmaRegion;
+use super::{DataDirection, DmaRegion};
 use crate::{bindings, prelude::*, rdma::device::Device};
 
 /// A value that keeps the pages of a scatterlist allocated for as long as it exists, for
@@ -29,10 +29,12 @@ pub unsafe trait SgOwner: Send + Sync + 'static {
 }
 
 impl DmaRegion {
-    /// Maps the pages `owner`'s scatterlist names for DMA by `dev`, and keeps `owner` until the
-    /// region is dropped: after the unmapping ([`DmaRegion`]'s drop order). The region is the
-    /// entries one after the other, as for [`DmaRegion::from_sg`]; the owner's list is only
-    /// read here. May sleep.
+    /// Maps the pages `owner`'s scatterlist names for DMA by `dev` in direction `dir`, and
+    /// keeps `owner` until the region is dropped: after the unmapping ([`DmaRegion`]'s drop
+    /// order). The region is the entries one after the other, as for [`DmaRegion::from_sg`];
+    /// the owner's list is only read here. `dir` is [`DataDirection::ToDevice`] for pages the
+    /// device only reads (a block write's: with a bounce buffer, a bidirectional unmapping
+    /// would copy the buffer back over pages the CPU may have changed meanwhile). May sleep.
     ///
     /// On an error `owner` is dropped before this returns.
     ///
@@ -40,12 +42,16 @@ impl DmaRegion {
     ///
     /// As [`DmaRegion::from_sg`]: `-EINVAL` for an empty list or an entry without a page or
     /// length, `-ENOMEM`, `-EIO` if the mapping fails.
-    pub fn from_sg_owner(dev: &Device, owner: KBox<dyn SgOwner>) -> Result<DmaRegion> {
+    pub fn from_sg_owner(
+        dev: &Device,
+        owner: KBox<dyn SgOwner>,
+        dir: DataDirection,
+    ) -> Result<DmaRegion> {
         let (sgl, nents) = owner.sg();
         // SAFETY: `SgOwner`'s contract: the list is valid for this call and its pages stay
         // allocated until `owner` is dropped, which the region does only after unmapping them
         // (it keeps `owner` in `lender`, dropped after `Drop::drop` unmapped the table).
-        let mut region = unsafe { DmaRegion::from_sg(dev, sgl, nents) }?;
+        let mut region = unsafe { DmaRegion::from_sg_dir(dev, sgl, nents, dir) }?;
         region.lender = Some(owner);
         Ok(region)
     }

@@ -45,36 +45,15 @@ use crate::{
 };
 use core::ptr::NonNull;
 
+mod direction;
 mod lent;
 mod owned;
+pub use direction::DataDirection;
 pub use lent::SgOwner;
 use owned::Backing;
 pub use owned::CpuAccess;
 
 const PAGE_SIZE: usize = bindings::PAGE_SIZE;
-
-/// Which way the device moves a [`DmaRegion`]'s data (`enum dma_data_direction`): the
-/// mapping's direction, which the DMA API's bounce buffers (swiotlb) and IOMMUs honour.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DataDirection {
-    /// The device reads and writes it (`DMA_BIDIRECTIONAL`).
-    Bidirectional,
-    /// The device only reads it (`DMA_TO_DEVICE`): a bounce buffer is never copied back over
-    /// the memory, and an IOMMU refuses the device's writes.
-    ToDevice,
-    /// The device only writes it (`DMA_FROM_DEVICE`).
-    FromDevice,
-}
-
-impl DataDirection {
-    fn as_raw(self) -> bindings::dma_data_direction {
-        match self {
-            Self::Bidirectional => bindings::dma_data_direction::DMA_BIDIRECTIONAL,
-            Self::ToDevice => bindings::dma_data_direction::DMA_TO_DEVICE,
-            Self::FromDevice => bindings::dma_data_direction::DMA_FROM_DEVICE,
-        }
-    }
-}
 
 /// One DMA segment of a [`DmaRegion`].
 #[derive(Clone, Copy)]

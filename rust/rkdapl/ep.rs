@@ -26,7 +26,7 @@ use crate::rdma::{
 use crate::{
     cm::{CmTarget, EpCmId},
     debugfs::EpView,
-    dto::{DtoRing, KeepAlive, QpOwner, RingShared, Segment, SendDto},
+    dto::{Completion, DtoRing, KeepAlive, QpOwner, RingShared, Segment, SendDto},
     evd::{Evd, EventType},
     ia::Ia,
     lmr::Lmr,
@@ -447,7 +447,8 @@ impl Ep {
         self.rq.post_recv(segs, cookie)
     }
 
-    /// Posts an RMR bind (`access` given) or unbind. Any context.
+    /// Posts an RMR bind (`access` given) or unbind, its completion reported as `done` says.
+    /// Any context.
     ///
     /// # Errors
     ///
@@ -458,14 +459,14 @@ impl Ep {
         rmr: Arc<dyn KeepAlive>,
         lmr: Option<Arc<Lmr>>,
         access: Option<Access>,
-        cookie: u64,
+        done: Completion,
     ) -> Result {
         let seg = lmr.as_ref().map(|lmr| Segment {
             lmr,
             offset: 0,
             length: 0,
         });
-        self.sq.post_rmr(mr, rmr, seg, access, cookie)
+        self.sq.post_rmr(mr, rmr, seg, access, done)
     }
 }
 

@@ -83,26 +83,25 @@ impl Ep {
             return Err((EINVAL, 0));
         }
         let mut bad = None;
-        let mut segv = KVec::with_capacity(n, GFP_ATOMIC).map_err(|e| (e.into(), 0))?;
+        // In place for a chain of one or two DTOs (`OneOrMore`), allocated for a longer one.
+        let mut segv = OneOrMore::Empty;
+        segv.reserve(n, GFP_ATOMIC).map_err(|e| (e, 0))?;
         for i in 0..n {
             match segs(i) {
-                // Cannot fail: the capacity is `n`.
-                Ok(s) => {
-                    let _ = segv.push_within_capacity(s);
-                }
+                // Cannot fail: room for `n` was reserved.
+                Ok(s) => segv.push(s, GFP_ATOMIC).map_err(|e| (e, 0))?,
                 Err(e) => {
                     bad = Some(e);
                     break;
                 }
             }
         }
-        let mut sds = KVec::with_capacity(segv.len(), GFP_ATOMIC).map_err(|e| (e.into(), 0))?;
-        for (i, s) in segv.iter().enumerate() {
+        let mut sds = OneOrMore::Empty;
+        sds.reserve(segv.len(), GFP_ATOMIC).map_err(|e| (e, 0))?;
+        for (i, s) in segv.as_slice().iter().enumerate() {
             match dto(i, s.as_slice()) {
-                // Cannot fail: the capacity is `segv.len()`.
-                Ok(d) => {
-                    let _ = sds.push_within_capacity(d);
-                }
+                // Cannot fail: room for `segv.len()` was reserved.
+                Ok(d) => sds.push(d, GFP_ATOMIC).map_err(|e| (e, 0))?,
                 Err(e) => {
                     bad = Some(e);
                     break;
@@ -110,7 +109,8 @@ impl Ep {
             }
         }
         // Even an empty chain: the EP's state is checked first, as ever.
-        self.post_chain(&sds)?;
+        let sds = sds.as_slice();
+        self.post_chain(sds)?;
         match bad {
             None => Ok(()),
             Some(e) => Err((e, sds.len())),

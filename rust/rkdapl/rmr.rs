@@ -13,6 +13,7 @@
 
 use crate::rdma::{mr::FrMr, Access};
 use crate::{
+    dto::Completion,
     ep::Ep,
     lmr::{Lmr, MEM_REMOTE_READ, MEM_REMOTE_WRITE},
     pz::{Grant, Pz},
@@ -87,7 +88,8 @@ impl Rmr {
 
     /// Grants `privileges` (`RKDAPL_MEM_REMOTE_READ`/`WRITE`) on `[offset, offset + length)` of
     /// `lmr` through `ep`; returns `(rkey, address)` the peer uses. The grant is valid once the
-    /// RMR bind completion arrives on the EP's DTO EVD. Process context; may sleep.
+    /// RMR bind completion arrives on the EP's DTO EVD (reported as `done` says). Process
+    /// context; may sleep.
     ///
     /// # Errors
     ///
@@ -102,7 +104,7 @@ impl Rmr {
         offset: u64,
         length: u64,
         privileges: u32,
-        cookie: u64,
+        done: Completion,
     ) -> Result<(u32, u64)> {
         if privileges == 0 || privileges & !(MEM_REMOTE_READ | MEM_REMOTE_WRITE) != 0 || length == 0
         {
@@ -145,7 +147,7 @@ impl Rmr {
         let (rkey, addr) = (mr.rkey(), mr.iova());
         // Listed before the bind is posted: a SEND with invalidate can only follow it.
         self.pz.add_grant(rkey, self.clone())?;
-        if let Err(e) = ep.post_rmr(mr, self.clone(), Some(lmr.clone()), Some(access), cookie) {
+        if let Err(e) = ep.post_rmr(mr, self.clone(), Some(lmr.clone()), Some(access), done) {
             drop(self.pz.remove_grant(&**self));
             return Err(e);
         }
@@ -167,7 +169,13 @@ impl Rmr {
         };
         let lmr = b.lmr.clone();
         let mr = st.mr.as_ref().ok_or(ENODEV)?;
-        ep.post_rmr(mr, self.clone(), Some(lmr), None, cookie)?;
+        ep.post_rmr(
+            mr,
+            self.clone(),
+            Some(lmr),
+            None,
+            Completion::reported(cookie),
+        )?;
         st.bound = None;
         drop(self.pz.remove_grant(&**self));
         Ok(())

@@ -398,6 +398,54 @@ fn dropped_while_granted(pz: &Pz, server: &Ep, s_evd: &Evd) -> Result {
     Ok(())
 }
 
+/// A grant made with [`Rmr::bind_suppressed`] works like any other (the client writes a page
+/// through it) and reports nothing when it succeeds: the first event of the server's EVD after
+/// it is its unbind's completion.
+fn suppressed_bind(pz: &Pz, client: &Ep, server: &Ep, c_evd: &Evd, s_evd: &Evd) -> Result {
+    let sink = Lmr::alloc(pz, 4096, MEM_LOCAL_WRITE | MEM_REMOTE_WRITE)?;
+    let rmr = Rmr::new(pz)?;
+    let grant = rmr.bind_suppressed(&sink, 0, 4096, MEM_REMOTE_WRITE, server, 14)?;
+    let mut src = Lmr::alloc(pz, 4096, MEM_LOCAL_WRITE)?;
+    let mut data = KVec::with_capacity(4096, GFP_KERNEL)?;
+    for i in 0..4096 {
+        data.push(pattern(i + 7), GFP_KERNEL)?;
+    }
+    src.write(0, &data)?;
+    let seg = [src.segment(0, 4096)];
+    client
+        .post(&[Dto::new(Op::RdmaWrite(grant), &seg, 16)])
+        .map_err(|(e, _)| e)?;
+    dto(
+        c_evd,
+        client,
+        16,
+        DtoOp::RdmaWrite,
+        4096,
+        "RDMA WRITE, suppressed grant",
+    )?;
+    let mut got = KVec::from_elem(0u8, 4096, GFP_KERNEL)?;
+    sink.read(0, &mut got)?;
+    if got[..] != data[..] {
+        pr_err!("the page written through a suppressed grant differs\n");
+        return Err(EIO);
+    }
+    rmr.unbind(server, 15)?;
+    let ev = expect(
+        s_evd,
+        EventType::RmrBindCompletion,
+        "RMR unbind, suppressed bind",
+    )?;
+    if ev.op() != Some(DtoOp::RmrUnbind) || ev.cookie() != 15 {
+        pr_err!(
+            "a suppressed bind reported an event: op {:?} cookie {}\n",
+            ev.op(),
+            ev.cookie()
+        );
+        return Err(EPROTO);
+    }
+    Ok(())
+}
+
 fn run() -> Result {
     let size = size_param.value() as usize;
     let here = SockAddr::ipv4(addr.value(), port.value());
@@ -525,6 +573,7 @@ fn run() -> Result {
     let netdev = open_by_netdev(&ia)?;
 
     dropped_while_granted(&pz, &server, &s_evd)?;
+    suppressed_bind(&pz, &client, &server, &c_evd, &s_evd)?;
 
     // The server revokes its grant.
     rmr.unbind(&server, 11)?;
@@ -536,7 +585,7 @@ fn run() -> Result {
     client.disconnect()?;
     expect(&c_evd, EventType::Disconnected, "client DISCONNECTED")?;
     pr_info!(
-        "moved {} bytes by RDMA WRITE and READ and a 15-byte SEND, then a chain of two WRITEs (the second with immediate data) completed through an upcall, then an RDMA READ into and a WRITE from an LMR over {} pages; accepted a connection in an upcall (a SEND over it) and rejected one there; opened {} again by its netdev {}; through rkdapl's Rust API, ok\n",
+        "moved {} bytes by RDMA WRITE and READ and a 15-byte SEND, then a chain of two WRITEs (the second with immediate data) completed through an upcall, then an RDMA READ into and a WRITE from an LMR over {} pages; accepted a connection in an upcall (a SEND over it) and rejected one there; opened {} again by its netdev {}; a suppressed bind granted a page and reported nothing; through rkdapl's Rust API, ok\n",
         size,
         PAGES,
         core::str::from_utf8(ia.query()?.name()).unwrap_or("?"),

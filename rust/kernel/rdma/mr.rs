@@ -66,16 +66,36 @@ struct Seg {
     len: u32,
 }
 
+/// The DMA segments of a [`DmaRegion`]: one in place (a physically contiguous buffer, the
+/// page of a 4 KiB block request), more in a vector, so that mapping one entry allocates
+/// nothing for them.
+enum Segs {
+    One([Seg; 1]),
+    Many(KVec<Seg>),
+}
+
+impl core::ops::Deref for Segs {
+    type Target = [Seg];
+
+    fn deref(&self) -> &[Seg] {
+        match self {
+            Segs::One(s) => s,
+            Segs::Many(v) => v,
+        }
+    }
+}
+
 /// A kernel buffer mapped for DMA by one RDMA device.
 ///
 /// # Invariants
 ///
 /// `table` holds a scatterlist over the pages of the buffer `[addr, addr + len)`, mapped with
 /// `ib_dma_map_sg` on `dev` in direction `dir` (`table.nents` mapped entries, 0 while not
-/// mapped); `segs` describes those entries in
-/// order. The mapping is undone and the table freed only in `drop`. If `owned` is `Some`, it
-/// is the memory the table names (the region's share of it); if `lender` is `Some`, it keeps
-/// the pages the table names ([`SgOwner`]).
+/// mapped); `segs` describes those entries in order. The mapping is undone, and the table
+/// freed, only in `drop`. If `owned` is `Some`, it is the memory the table names (the region's
+/// share of it). If `lender` is `Some`, the table's list is the lender's own, lent to be
+/// mapped in place ([`SgOwner`]): the region maps and unmaps it but does not free it, and the
+/// lender keeps it and the pages it names.
 ///
 /// Dropping a region unmaps it and frees its table (`Drop::drop`), and only then drops its
 /// fields (in declaration order): the device reference, the segments, the share of the memory
@@ -84,7 +104,7 @@ struct Seg {
 pub struct DmaRegion {
     dev: ARef<Device>,
     table: bindings::sg_table,
-    segs: KVec<Seg>,
+    segs: Segs,
     addr: usize,
     len: usize,
     /// The memory the region owns (constructors without `unsafe`), freed after the unmapping.
@@ -198,21 +218,6 @@ impl DmaRegion {
         sgl: *mut bindings::scatterlist,
         nents: usize,
     ) -> Result<DmaRegion> {
-        // SAFETY: The caller's guarantees.
-        unsafe { Self::from_sg_dir(dev, sgl, nents, DataDirection::Bidirectional) }
-    }
-
-    /// [`DmaRegion::from_sg`], mapped in direction `dir`.
-    ///
-    /// # Safety
-    ///
-    /// As [`DmaRegion::from_sg`].
-    unsafe fn from_sg_dir(
-        dev: &Device,
-        sgl: *mut bindings::scatterlist,
-        nents: usize,
-        dir: DataDirection,
-    ) -> Result<DmaRegion> {
         if sgl.is_null() || nents == 0 || nents > u32::MAX as usize {
             return Err(EINVAL);
         }
@@ -228,12 +233,12 @@ impl DmaRegion {
         let mut region = DmaRegion {
             dev: dev.into(),
             table,
-            segs: KVec::new(),
+            segs: Segs::Many(KVec::new()),
             addr: 0,
             len: 0,
             owned: None,
             lender: None,
-            dir,
+            dir: DataDirection::Bidirectional,
         };
         let (mut src, mut dst, mut len) = (sgl, region.table.sgl, 0usize);
         for _ in 0..nents {
@@ -290,7 +295,7 @@ impl DmaRegion {
         let mut region = DmaRegion {
             dev: dev.into(),
             table,
-            segs: KVec::new(),
+            segs: Segs::Many(KVec::new()),
             addr,
             len,
             owned: None,
@@ -322,18 +327,25 @@ impl DmaRegion {
             return Err(EIO);
         }
         self.table.nents = nents as u32;
-        // One allocation of the right size (pushes into an empty vector would `krealloc`).
-        self.segs.reserve(nents as usize, GFP_KERNEL)?;
         let mut sg = self.table.sgl;
+        // SAFETY: `sg` is the first of the `nents` (at least one) mapped entries of the table.
+        let (dma, len) = unsafe { (bindings::sg_dma_address(sg), bindings::sg_dma_len(sg)) };
+        if nents == 1 {
+            self.segs = Segs::One([Seg { off: 0, dma, len }]);
+            return Ok(());
+        }
+        // One allocation of the right size (pushes into an empty vector would `krealloc`).
+        let mut segs = KVec::with_capacity(nents as usize, GFP_KERNEL)?;
         let mut off = 0u64;
         for _ in 0..nents {
             // SAFETY: `sg` walks the `nents` mapped entries of the table.
             let (dma, l) = unsafe { (bindings::sg_dma_address(sg), bindings::sg_dma_len(sg)) };
-            self.segs.push(Seg { off, dma, len: l }, GFP_KERNEL)?;
+            segs.push(Seg { off, dma, len: l }, GFP_KERNEL)?;
             off += u64::from(l);
             // SAFETY: As above; `sg_next` returns NULL after the last entry.
             sg = unsafe { bindings::sg_next(sg) };
         }
+        self.segs = Segs::Many(segs);
         Ok(())
     }
 
@@ -567,9 +579,12 @@ impl Drop for DmaRegion {
                 )
             };
         }
-        // SAFETY: The table was allocated by `sg_alloc_table_from_pages_segment` or
-        // `sg_alloc_table`.
-        unsafe { bindings::sg_free_table(&mut self.table) };
+        // A lent list is the lender's to free (type invariant), after this.
+        if self.lender.is_none() {
+            // SAFETY: The table was allocated by `sg_alloc_table_from_pages_segment` or
+            // `sg_alloc_table`.
+            unsafe { bindings::sg_free_table(&mut self.table) };
+        }
         // The fields go after this: `owned` frees the memory (if the region held its last
         // share) only now that nothing maps it.
     }

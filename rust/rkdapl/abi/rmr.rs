@@ -3,7 +3,7 @@
 //! C entry points of the RMR: create, bind, unbind, free.
 
 use super::{handle::Handles, publish_live, put, Object};
-use crate::{ep::Ep, lmr::Lmr, pz::Pz, rmr::Rmr};
+use crate::{dto::Completion, ep::Ep, lmr::Lmr, pz::Pz, rmr::Rmr};
 use kernel::{error::from_result, prelude::*, sync::Arc};
 
 impl Object for Rmr {
@@ -55,7 +55,14 @@ pub(crate) unsafe extern "C" fn rkdapl_rmr_bind(
         let r: Arc<Rmr> = Handles::get::<Rmr>(rmr)?;
         let l: Arc<Lmr> = Handles::get::<Lmr>(lmr)?;
         let e: Arc<Ep> = Handles::get::<Ep>(ep)?;
-        let (k, a) = r.bind(&e, &l, offset, length, privileges, cookie)?;
+        let (k, a) = r.bind(
+            &e,
+            &l,
+            offset,
+            length,
+            privileges,
+            Completion::reported(cookie),
+        )?;
         // SAFETY: `rkey` and `address` are not NULL (checked), so they are writable (this
         // function's `# Safety`).
         unsafe {

@@ -84,7 +84,8 @@ impl Lmr {
     }
 
     /// The LMR over the pages `owner` keeps, without a copy (`rkdapl_lmr_create_sg`, for memory
-    /// the consumer does not own outright: a block request's data pages, say). The LMR keeps
+    /// the consumer does not own outright: a block request's data pages, say). `owner`'s
+    /// scatterlist is mapped in place, not copied ([`SgOwner`]). The LMR keeps
     /// `owner` and drops it only after the pages are unmapped, which is after this LMR was
     /// dropped and every DTO and grant that used it ended: dropping `owner` is how the pages go
     /// back (a block request ends from there), so they cannot go back while the device or a

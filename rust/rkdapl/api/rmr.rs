@@ -3,7 +3,7 @@
 //! Remote memory regions: grants of part of an LMR to the peer.
 
 use super::{Ep, Lmr, Pz};
-use crate::rmr;
+use crate::{dto::Completion, rmr};
 use kernel::{prelude::*, sync::Arc};
 
 /// The peer's memory a grant names (`struct rkdapl_rmr_triplet`, DAT's `DAT_RMR_TRIPLET`).
@@ -72,9 +72,49 @@ impl Rmr {
         ep: &Ep,
         cookie: u64,
     ) -> Result<RemoteRegion> {
+        self.bind_reported(lmr, off, len, privileges, ep, Completion::reported(cookie))
+    }
+
+    /// [`Rmr::bind`] with DAT's `DAT_COMPLETION_SUPPRESS_FLAG`: a bind that succeeds reports
+    /// no event; one that fails reports its [`super::EventType::RmrBindCompletion`] with
+    /// `cookie` and the error, as ever. For a grant made per I/O and sent to the peer in a
+    /// SEND posted right after it on the same `ep`, which the grant is valid for: the SEND's
+    /// completion is the only event the consumer needs (nvme-rdma's unsignalled REG_MR).
+    ///
+    /// Process context; may sleep.
+    ///
+    /// # Errors
+    ///
+    /// As [`Rmr::bind`].
+    #[inline(never)]
+    pub fn bind_suppressed(
+        &self,
+        lmr: &Lmr,
+        off: u64,
+        len: u64,
+        privileges: u32,
+        ep: &Ep,
+        cookie: u64,
+    ) -> Result<RemoteRegion> {
+        let done = Completion {
+            cookie,
+            suppress: true,
+        };
+        self.bind_reported(lmr, off, len, privileges, ep, done)
+    }
+
+    fn bind_reported(
+        &self,
+        lmr: &Lmr,
+        off: u64,
+        len: u64,
+        privileges: u32,
+        ep: &Ep,
+        done: Completion,
+    ) -> Result<RemoteRegion> {
         let (rkey, address) = self
             .0
-            .bind(&ep.0, lmr.0.lmr(), off, len, privileges, cookie)?;
+            .bind(&ep.0, lmr.0.lmr(), off, len, privileges, done)?;
         Ok(RemoteRegion {
             address,
             rkey,

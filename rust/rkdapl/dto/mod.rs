@@ -129,21 +129,42 @@ impl DtoStatus {
     }
 }
 
-/// One local segment of a DTO: `length` bytes at `offset` of an LMR.
-/// One item in place, more in a vector.
+/// What the completion of an RMR bind or unbind reports: the consumer's `cookie`, and with
+/// `suppress` (DAT's `DAT_COMPLETION_SUPPRESS_FLAG`) no event when it succeeds. The work
+/// request stays signalled: its completion lets go of what the context holds (the MR, the
+/// LMR), as ever.
+#[derive(Clone, Copy)]
+pub(crate) struct Completion {
+    pub(crate) cookie: u64,
+    pub(crate) suppress: bool,
+}
+
+impl Completion {
+    /// An event for every completion, with `cookie`.
+    pub(crate) fn reported(cookie: u64) -> Completion {
+        Completion {
+            cookie,
+            suppress: false,
+        }
+    }
+}
+
+/// Up to two items in place, more in a vector.
 ///
 /// The post path's segment, SGE and work-request lists hold a single item nearly always (one
-/// LMR triplet, a physically contiguous buffer, one work request); then they need no
+/// LMR triplet, a physically contiguous buffer, one work request), and a storage server's
+/// chains two (an RDMA WRITE of the data and the SEND of the response): then they need no
 /// allocation. Longer lists grow a vector with the caller's flags (`GFP_ATOMIC` on the post
 /// path).
 pub(crate) enum OneOrMore<T> {
     Empty,
     One(T),
+    Two([T; 2]),
     More(KVec<T>),
 }
 
 impl<T> OneOrMore<T> {
-    /// Appends `v`; allocates only from the second item on. On failure the list keeps what
+    /// Appends `v`; allocates only from the third item on. On failure the list keeps what
     /// it held (and `v` is dropped). Always inlined: it runs once per SGE of a DTO, and once
     /// it had a second caller (`inline_sges`) LLVM stopped inlining it into the SGE loop,
     /// which cost about 23 instructions per SGE (`make bench`, `buf=sparse`).
@@ -152,10 +173,16 @@ impl<T> OneOrMore<T> {
         match self {
             OneOrMore::Empty => *self = OneOrMore::One(v),
             OneOrMore::One(_) => {
-                let mut k = KVec::with_capacity(4, flags)?;
                 if let OneOrMore::One(first) = core::mem::replace(self, OneOrMore::Empty) {
+                    *self = OneOrMore::Two([first, v]);
+                }
+            }
+            OneOrMore::Two(_) => {
+                let mut k = KVec::with_capacity(4, flags)?;
+                if let OneOrMore::Two([a, b]) = core::mem::replace(self, OneOrMore::Empty) {
                     // Cannot fail: the capacity is 4.
-                    let _ = k.push_within_capacity(first);
+                    let _ = k.push_within_capacity(a);
+                    let _ = k.push_within_capacity(b);
                 }
                 let _ = k.push_within_capacity(v);
                 *self = OneOrMore::More(k);
@@ -166,18 +193,24 @@ impl<T> OneOrMore<T> {
     }
 
     /// Makes room for `n` items in all, so that pushing them into the empty list does not
-    /// allocate.
+    /// allocate (nor can fail).
     pub(crate) fn reserve(&mut self, n: usize, flags: kernel::alloc::Flags) -> Result {
-        if n > 1 && matches!(self, OneOrMore::Empty) {
+        if n > 2 && matches!(self, OneOrMore::Empty) {
             *self = OneOrMore::More(KVec::with_capacity(n, flags)?);
         }
         Ok(())
+    }
+
+    /// Number of items.
+    pub(crate) fn len(&self) -> usize {
+        self.as_slice().len()
     }
 
     pub(crate) fn as_slice(&self) -> &[T] {
         match self {
             OneOrMore::Empty => &[],
             OneOrMore::One(v) => core::slice::from_ref(v),
+            OneOrMore::Two(v) => v,
             OneOrMore::More(k) => k,
         }
     }
@@ -186,6 +219,7 @@ impl<T> OneOrMore<T> {
         match self {
             OneOrMore::Empty => &mut [],
             OneOrMore::One(v) => core::slice::from_mut(v),
+            OneOrMore::Two(v) => v,
             OneOrMore::More(k) => k,
         }
     }

@@ -11,7 +11,7 @@
 use super::KeepAlive;
 use super::{
     ring::{RingCore, Slot},
-    DtoOp, DtoRing, DtoStatus, OneOrMore, Segment, SendDto, MAX_WR_PER_DTO,
+    Completion, DtoOp, DtoRing, DtoStatus, OneOrMore, Segment, SendDto, MAX_WR_PER_DTO,
 };
 use crate::abi::trace;
 use crate::rdma::{
@@ -698,8 +698,8 @@ impl DtoRing {
 
     /// Posts the REG_MR that makes the current mapping of `mr` (owned by `rmr`, kept alive
     /// until the work request completes) of `lmr` valid for `access`, or the
-    /// LOCAL_INV of its rkey if `access` is `None`; allowed as soon as the EP has a QP. Any
-    /// context.
+    /// LOCAL_INV of its rkey if `access` is `None`; allowed as soon as the EP has a QP. Its
+    /// completion is reported as `done` says. Any context.
     ///
     /// # Errors
     ///
@@ -711,8 +711,9 @@ impl DtoRing {
         rmr: Arc<dyn KeepAlive>,
         lmr: Option<Segment<'_>>,
         access: Option<Access>,
-        cookie: u64,
+        done: Completion,
     ) -> Result {
+        let cookie = done.cookie;
         let (op, len) = if access.is_some() {
             (DtoOp::RmrBind, mr.length())
         } else {
@@ -728,7 +729,7 @@ impl DtoRing {
             let idx = c.take(1)?;
             let segs = lmr.as_slice();
             let armed = match c.slot(idx) {
-                Some(s) => arm(s, op, cookie, len, segs, false).map(|()| s.rmr = Some(rmr)),
+                Some(s) => arm(s, op, cookie, len, segs, done.suppress).map(|()| s.rmr = Some(rmr)),
                 None => Err(EINVAL),
             };
             // The context holds `rmr` and the LMR whose memory `mr` maps until it finishes

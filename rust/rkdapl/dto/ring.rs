@@ -31,7 +31,10 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 use kernel::{
     new_spinlock_irq,
     prelude::*,
-    sync::{Arc, SpinLockIrq},
+    sync::{
+        lock::{spinlock::SpinLockIrqBackend, Guard},
+        Arc, SpinLockIrq,
+    },
 };
 
 /// An object a DTO keeps alive until it finishes (an RMR, for its bind or unbind).
@@ -302,11 +305,17 @@ impl RingShared {
     /// those without a completion of their own succeeded unsignalled, or were orphaned by a
     /// failed post call). Each reports its event unless silent. Never with the lock held.
     pub(super) fn finish_through(&self, last: u64) {
+        self.finish_locked(self.q.lock(), last);
+    }
+
+    /// [`RingShared::finish_through`] from the ring's state `q`, locked by the caller (a
+    /// completion that just recorded its arrival): no second lock for the first DTO, and none
+    /// after the last (each event is reported with the lock released).
+    fn finish_locked<'a>(&'a self, mut q: Guard<'a, RingState, SpinLockIrqBackend>, last: u64) {
         // `u64::MAX`: the teardown's reaping, once the QP is drained, finishes everything.
         let reap = last == u64::MAX;
         loop {
-            let f = {
-                let mut q = self.q.lock();
+            let (f, more) = {
                 let c = &mut q.core;
                 // Through later DTOs whose completions arrived while an earlier one (an iWARP
                 // RDMA READ) still waited for its own.
@@ -357,13 +366,18 @@ impl RingShared {
                     .and_then(|m| super::iwarp::give_back(c, m, status == DtoStatus::Success));
                 c.stats.completed(op, status, len);
                 trace::completion(self.ep_id, op as u32, cookie, status as i32, len);
-                Finished {
+                // Whether the next DTO may finish too. A completion arriving meanwhile
+                // finishes what it made finishable itself (`done`, the teardown's reaping).
+                let more = c.tail != c.head && c.tail <= last;
+                let f = Finished {
                     ev,
                     lmrs,
                     rmr,
                     stale,
-                }
+                };
+                (f, more)
             };
+            drop(q);
             for l in f.lmrs.as_slice() {
                 l.put();
             }
@@ -375,6 +389,10 @@ impl RingShared {
             if let Some(ev) = f.ev {
                 self.evd.post(ev);
             }
+            if !more {
+                return;
+            }
+            q = self.q.lock();
         }
     }
 }
@@ -421,33 +439,30 @@ impl WrCompletion for RingShared {
                 rmr.remote_invalidated(rkey);
             }
         }
-        let seq = {
-            let mut q = self.q.lock();
-            let c = &mut q.core;
-            let Some(s) = c.slot(idx) else {
-                return;
-            };
-            if !wc.is_ok() {
-                s.fail(wc, self.ep_id);
-            } else if s.op == DtoOp::Recv {
-                // For an RDMA WRITE with immediate, the length the peer wrote to its grant.
-                s.len = u64::from(wc.byte_len());
-                s.imm = wc.imm_data().unwrap_or(0);
-                if wc.imm_data().is_some() {
-                    s.recv_flags |= EVENT_WITH_IMM;
-                }
-                if wc.opcode() == WcOpcode::RecvRdmaWithImm {
-                    s.recv_flags |= EVENT_RDMA_WRITE_IMM;
-                }
-                if let Some(rkey) = inv_rkey {
-                    s.recv_flags |= EVENT_INVALIDATED;
-                    s.inv_rkey = rkey;
-                }
-            }
-            c.arrived(idx)
+        let mut q = self.q.lock();
+        let c = &mut q.core;
+        let Some(s) = c.slot(idx) else {
+            return;
         };
-        if let Some(seq) = seq {
-            self.finish_through(seq);
+        if !wc.is_ok() {
+            s.fail(wc, self.ep_id);
+        } else if s.op == DtoOp::Recv {
+            // For an RDMA WRITE with immediate, the length the peer wrote to its grant.
+            s.len = u64::from(wc.byte_len());
+            s.imm = wc.imm_data().unwrap_or(0);
+            if wc.imm_data().is_some() {
+                s.recv_flags |= EVENT_WITH_IMM;
+            }
+            if wc.opcode() == WcOpcode::RecvRdmaWithImm {
+                s.recv_flags |= EVENT_RDMA_WRITE_IMM;
+            }
+            if let Some(rkey) = inv_rkey {
+                s.recv_flags |= EVENT_INVALIDATED;
+                s.inv_rkey = rkey;
+            }
+        }
+        if let Some(seq) = c.arrived(idx) {
+            self.finish_locked(q, seq);
         }
     }
 }

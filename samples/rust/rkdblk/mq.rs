@@ -56,13 +56,17 @@ pub(crate) trait Driver: Send + Sync + Sized + 'static {
 /// blk-mq's per-request data of a [`Disk`] (`cmd_size`): the request's scatterlist, and who
 /// holds the request.
 ///
-/// `sg` and `nents` are written only by the [`Rq`] (`&mut`), before any [`RqPages`] exists;
+/// `sg`, `nents` and `lent` are written only by the [`Rq`] (`&mut`), before any [`RqPages`]
+/// exists, but for the DMA addresses and lengths of `sg`'s entries, which the one region the
+/// list is lent to writes (`SgOwner`);
 /// `refs` and `errno` are shared by the `Rq` and its `RqPages` and reached only as `&` fields
 /// (never through a `&mut Pdu`).
 #[repr(C)]
 struct Pdu {
     sg: [bindings::scatterlist; MAX_SEGS],
     nents: u32,
+    /// The list was lent ([`Rq::pages`]): at most once, as the region maps it in place.
+    lent: bool,
     /// The [`Rq`] (until ended) and the [`RqPages`] of the request: the last to go ends it.
     refs: AtomicU32,
     /// The errno [`Rq::end`] ended it with (0: success), read by the last of `refs`.
@@ -117,14 +121,17 @@ pub(crate) struct RqPages(NonNull<bindings::request>);
 // SAFETY: the value stands for a hold on the request, given up from any CPU and context
 // (`put` uses only the per-request atomics and `blk_mq_end_request`).
 unsafe impl Send for RqPages {}
-// SAFETY: `&RqPages` only reads the request's scatterlist, which nothing writes meanwhile
-// (`Pdu`).
+// SAFETY: `&RqPages` only computes the address of the request's scatterlist and reads its
+// `nents`, which nothing writes meanwhile (`Pdu`).
 unsafe impl Sync for RqPages {}
 
-// SAFETY: the scatterlist is the request's, mapped before this value was made (`Rq::pages`
-// lends only a list of at least one entry, which `Rq::map` never maps again), and not written
-// again while the request lives; it names the request's
-// data pages, which stay allocated until the request ends, which needs this value's hold.
+// SAFETY: the scatterlist is the request's, in its per-request data (it does not move while
+// the request lives), filled before this value was made (`Rq::pages` lends only a list of at
+// least one entry, which `Rq::map` never fills again), so its pages, offsets and lengths do
+// not change. It is lent once (`Pdu::lent`), and the `Rq` reads only those fields
+// (`copy_out_with`), never the DMA addresses and lengths the region writes. It names the
+// request's data pages, which stay allocated until the request ends, which needs this value's
+// hold.
 unsafe impl SgOwner for RqPages {
     fn sg(&self) -> (*mut bindings::scatterlist, usize) {
         let p = pdu_of(self.0);
@@ -168,12 +175,18 @@ impl Rq {
 
     /// Lends the request's data pages ([`RqPages`]): the request ends only once the returned
     /// value is dropped too, whenever [`Rq::end`] is called. `None` for a request without data
-    /// (nothing to lend; its scatterlist stays unmapped). Any context.
+    /// (nothing to lend; its scatterlist stays unmapped), and after the first call: the region
+    /// maps the list in place, so it is lent once. Any context.
     pub(crate) fn pages(&mut self) -> Option<RqPages> {
         if self.map() == 0 {
             return None;
         }
         let p = pdu_of(self.0);
+        // SAFETY: the live request's `lent`, written only by its `Rq` (`&mut self`; `Pdu`).
+        let lent = unsafe { &mut *core::ptr::addr_of_mut!((*p).lent) };
+        if core::mem::replace(lent, true) {
+            return None;
+        }
         // SAFETY: the live request's hold count, reached as a shared atomic (`Pdu`).
         unsafe { &(*p).refs }.fetch_add(1, Ordering::Relaxed);
         // INVARIANT: mapped above (at least one entry, so `map` never maps it again); the hold
@@ -226,11 +239,16 @@ impl Rq {
         let (sg, nents) = self.sg();
         if *nents == 0 {
             let mut last: *mut bindings::scatterlist = core::ptr::null_mut();
-            // SAFETY: `sg` has `MAX_SEGS` entries, the queue's `max_segments`, so blk-mq never
-            // maps more; `rq` is a live request with data, owned by us. No `RqPages` exists
-            // yet (`pages` maps first).
+            // SAFETY: see `tag`; set by blk-mq before `queue_rq`.
+            let segs = unsafe { (*rq).nr_phys_segments };
+            // Only the entries the request maps into are initialised (as nvme-rdma's
+            // `sg_alloc_table_chained`): clearing all `MAX_SEGS` cost 2 KiB of stores per I/O.
+            let segs = u32::from(segs).clamp(1, MAX_SEGS as u32);
+            // SAFETY: `sg` has `MAX_SEGS` entries, the queue's `max_segments`, of which blk-mq
+            // maps at most the request's `nr_phys_segments` (`blk_rq_map_sg`'s own check);
+            // `rq` is a live request owned by us. No `RqPages` exists yet (`pages` maps first).
             let n = unsafe {
-                bindings::sg_init_table(sg, MAX_SEGS as u32);
+                bindings::sg_init_table(sg, segs);
                 bindings::__blk_rq_map_sg(rq, sg, &mut last)
             };
             *nents = n.max(0) as u32;
@@ -345,6 +363,7 @@ impl<D: Driver> Ops<D> {
         // SAFETY: blk-mq just handed us the request: nothing else reaches its data.
         unsafe {
             (*p).nents = 0;
+            (*p).lent = false;
             (*p).refs = AtomicU32::new(1);
             (*p).errno = AtomicI32::new(0);
         }

@@ -438,10 +438,17 @@ impl Queue {
                 };
                 let lent = rq.pages().ok_or(EIO)?;
                 let lmr = pages.insert(Lmr::from_sg_owner(&self.pz, lent, privileges)?);
-                grant = Some(
-                    r.rmr
-                        .bind(lmr, 0, len.into(), rights, &self.ep, COOKIE_BIND)?,
-                );
+                // No event when it succeeds: the command's SEND follows on the same EP, and
+                // its completion is the one this queue waits for (a failed bind still
+                // reports, and fails the queue).
+                grant = Some(r.rmr.bind_suppressed(
+                    lmr,
+                    0,
+                    len.into(),
+                    rights,
+                    &self.ep,
+                    COOKIE_BIND,
+                )?);
             }
             let mut flags = if rq.fua() { proto::FLAG_FUA } else { 0 };
             if inline {

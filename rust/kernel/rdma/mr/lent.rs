@@ -10,31 +10,36 @@
 //! when its owner value goes, and that cannot happen before the last user of the region (a
 //! work request, an FRWR grant, an LMR) let go of it.
 
-use super::{DataDirection, DmaRegion};
+use super::{DataDirection, DmaRegion, Segs};
 use crate::{bindings, prelude::*, rdma::device::Device};
 
-/// A value that keeps the pages of a scatterlist allocated for as long as it exists, for
-/// [`DmaRegion::from_sg_owner`]. Dropping it is how its pages go back to their user (a block
-/// driver's request token ends the request from its drop).
+/// A value that keeps a scatterlist and the pages it names for as long as it exists, and lends
+/// the list to [`DmaRegion::from_sg_owner`] to be mapped in place. Dropping it is how its
+/// pages go back to their user (a block driver's request token ends the request from its
+/// drop).
 ///
 /// # Safety
 ///
 /// [`SgOwner::sg`] returns a valid scatterlist (chained or not) of at least the count it
-/// returns, whose entries each name a page and a non-zero length, readable during the call to
-/// [`DmaRegion::from_sg_owner`]; the pages it names stay allocated, and are not reused for
-/// anything else, until the value is dropped.
+/// returns, whose entries each name a page and a non-zero length. From the call to
+/// [`DmaRegion::from_sg_owner`] until the value is dropped:
+/// - the list stays at its address and its entries' pages, offsets and lengths do not change;
+/// - the list is the region's to map: the region writes the entries' DMA addresses and
+///   lengths (`ib_dma_map_sg`), and nothing else maps the list or reads or writes those fields;
+/// - the pages it names stay allocated, and are not reused for anything else.
 pub unsafe trait SgOwner: Send + Sync + 'static {
     /// The scatterlist (not DMA-mapped: `sg_set_page` entries) and its number of entries.
     fn sg(&self) -> (*mut bindings::scatterlist, usize);
 }
 
 impl DmaRegion {
-    /// Maps the pages `owner`'s scatterlist names for DMA by `dev` in direction `dir`, and
-    /// keeps `owner` until the region is dropped: after the unmapping ([`DmaRegion`]'s drop
-    /// order). The region is the entries one after the other, as for [`DmaRegion::from_sg`];
-    /// the owner's list is only read here. `dir` is [`DataDirection::ToDevice`] for pages the
-    /// device only reads (a block write's: with a bounce buffer, a bidirectional unmapping
-    /// would copy the buffer back over pages the CPU may have changed meanwhile). May sleep.
+    /// Maps the pages `owner`'s scatterlist names for DMA by `dev` in direction `dir`, in
+    /// place: the owner's list becomes the region's table, with no copy and no allocation for
+    /// it. Keeps `owner` until the region is dropped: after the unmapping ([`DmaRegion`]'s drop
+    /// order). The region is the entries one after the other, as for [`DmaRegion::from_sg`].
+    /// `dir` is [`DataDirection::ToDevice`] for pages the device only reads (a block write's:
+    /// with a bounce buffer, a bidirectional unmapping would copy the buffer back over pages
+    /// the CPU may have changed meanwhile). May sleep.
     ///
     /// On an error `owner` is dropped before this returns.
     ///
@@ -48,11 +53,46 @@ impl DmaRegion {
         dir: DataDirection,
     ) -> Result<DmaRegion> {
         let (sgl, nents) = owner.sg();
-        // SAFETY: `SgOwner`'s contract: the list is valid for this call and its pages stay
-        // allocated until `owner` is dropped, which the region does only after unmapping them
-        // (it keeps `owner` in `lender`, dropped after `Drop::drop` unmapped the table).
-        let mut region = unsafe { DmaRegion::from_sg_dir(dev, sgl, nents, dir) }?;
-        region.lender = Some(owner);
+        if sgl.is_null() || nents == 0 || nents > u32::MAX as usize {
+            return Err(EINVAL);
+        }
+        let (mut sg, mut len) = (sgl, 0usize);
+        for _ in 0..nents {
+            if sg.is_null() {
+                return Err(EINVAL);
+            }
+            // SAFETY: `sg` is one of the first `nents` entries of the owner's list, valid while
+            // `owner` lives (`SgOwner`'s contract); only its page, length and link are read.
+            unsafe {
+                let l = (*sg).length;
+                if bindings::sg_page(sg).is_null() || l == 0 {
+                    return Err(EINVAL);
+                }
+                len = len.checked_add(l as usize).ok_or(EINVAL)?;
+                sg = bindings::sg_next(sg);
+            }
+        }
+        let table = bindings::sg_table {
+            sgl,
+            nents: 0,
+            orig_nents: nents as u32,
+        };
+        // INVARIANT: `lender` is the owner whose list `table` is; `nents` is 0 until mapped,
+        // so an error below neither unmaps nor frees the list (`Drop`), and drops `owner`.
+        let mut region = DmaRegion {
+            dev: dev.into(),
+            table,
+            segs: Segs::Many(KVec::new()),
+            addr: 0,
+            len,
+            owned: None,
+            lender: Some(owner),
+            dir,
+        };
+        // SAFETY: `SgOwner`'s contract: the list and its pages stay, and the list is the
+        // region's to map, until `owner` is dropped, which the region does only after
+        // unmapping it (it keeps `owner` in `lender`, dropped after `Drop::drop`).
+        unsafe { region.map() }?;
         Ok(region)
     }
 }

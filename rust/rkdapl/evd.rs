@@ -440,12 +440,12 @@ impl Evd {
         Arc::ptr_eq(&self.ia_slot, slot)
     }
 
-    /// Hands `ev` to the upcall if one is set; gives it back otherwise. Process context.
-    fn try_upcall(&self, ev: Event) -> Option<Event> {
+    /// Hands `ev` to the upcall if one is set (`true`). Process context.
+    fn try_upcall(&self, ev: &Event) -> bool {
         let (up, idx) = {
             let g = self.upcall.lock();
             let Some(up) = g.up.clone() else {
-                return Some(ev);
+                return false;
             };
             let idx = g.gen & 1;
             self.running[idx].fetch_add(1, Ordering::AcqRel);
@@ -453,23 +453,28 @@ impl Evd {
         };
         let serial = up.single.then(|| self.single.lock());
         // Disabling the upcall waits for this call (`running`).
-        up.f.call(&ev);
+        up.f.call(ev);
         drop(serial);
         // Our reference goes before the call counts as done: the one that replaced or cleared
         // the upcall then holds the last one, and drops it in process context once every call
         // returned (not here, in a CQ's work or a CM handler, after it returned).
         drop(up);
         self.running[idx].fetch_sub(1, Ordering::AcqRel);
-        None
+        true
     }
 
     /// Queues `ev`, or hands it to the upcall; process context (see the module
     /// documentation), with no rkdapl lock held. A full queue counts the loss (reported as an
     /// overflow event).
     pub(crate) fn post(&self, ev: Event) {
-        let Some(ev) = self.try_upcall(ev) else {
+        self.post_ref(&ev)
+    }
+
+    /// [`Evd::post`] of an event the caller keeps (not moved on the way to the upcall).
+    pub(crate) fn post_ref(&self, ev: &Event) {
+        if self.try_upcall(ev) {
             return;
-        };
+        }
         let mut q = self.q.lock();
         // Read under the lock that `wait` holds from counting itself in until it is on the
         // condition variable's wait queue: a waiter is either counted here or sees the event.
@@ -502,7 +507,7 @@ impl Evd {
         } else {
             let tail = wrap(q.head + q.len, cap);
             if let Some(slot) = q.ring.get_mut(tail) {
-                *slot = ev;
+                *slot = *ev;
                 q.len += 1;
             }
             drop(q);

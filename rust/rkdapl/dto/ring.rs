@@ -288,9 +288,42 @@ pub(crate) struct RingShared {
     pub(super) ep_id: u32,
 }
 
+/// What the event of a finished DTO reports, taken out under the ring's lock; the event itself
+/// (`struct rkdapl_event`, 128 bytes) is made only when it is posted, outside the lock, so that
+/// it is not moved on the way (`make profile`: about 60 instructions per DTO).
+struct Report {
+    op: DtoOp,
+    status: DtoStatus,
+    cookie: u64,
+    len: u64,
+    imm: u32,
+    flags: u32,
+    inv_rkey: u32,
+}
+
+impl Report {
+    /// The event, naming the EP by `ep` (`struct rkdapl_event.ep`).
+    #[inline]
+    fn event(&self, ep: usize) -> Event {
+        let mut ev = Event::new(match self.op {
+            DtoOp::RmrBind | DtoOp::RmrUnbind => EventType::RmrBindCompletion,
+            _ => EventType::DtoCompletion,
+        });
+        ev.status = self.status as i32;
+        ev.ep = ep;
+        ev.cookie = self.cookie;
+        ev.transferred_length = self.len;
+        ev.op = self.op as u32;
+        ev.immediate = self.imm;
+        ev.flags = self.flags;
+        ev.invalidated_rkey = self.inv_rkey;
+        ev
+    }
+}
+
 /// A DTO taken out of its ring: what is left to do outside the lock.
 struct Finished {
-    ev: Option<Event>,
+    report: Option<Report>,
     lmrs: OneOrMore<Arc<Lmr>>,
     rmr: Option<Arc<dyn KeepAlive>>,
     /// A sink MR not to reuse (`super::iwarp::give_back`), freed outside the lock.
@@ -346,20 +379,14 @@ impl RingShared {
                 };
                 let (op, status, cookie) = (s.op, s.status, s.cookie);
                 let silent = s.silent || (s.suppress && status == DtoStatus::Success);
-                let ev = (!silent).then(|| {
-                    let mut ev = Event::new(match op {
-                        DtoOp::RmrBind | DtoOp::RmrUnbind => EventType::RmrBindCompletion,
-                        _ => EventType::DtoCompletion,
-                    });
-                    ev.status = status as i32;
-                    ev.ep = self.ep_handle.load(Ordering::Relaxed);
-                    ev.cookie = cookie;
-                    ev.transferred_length = len;
-                    ev.op = op as u32;
-                    ev.immediate = s.imm;
-                    ev.flags = s.recv_flags;
-                    ev.invalidated_rkey = s.inv_rkey;
-                    ev
+                let report = (!silent).then(|| Report {
+                    op,
+                    status,
+                    cookie,
+                    len,
+                    imm: s.imm,
+                    flags: s.recv_flags,
+                    inv_rkey: s.inv_rkey,
                 });
                 c.wr_free += nwr;
                 let stale = read_mr
@@ -370,7 +397,7 @@ impl RingShared {
                 // finishes what it made finishable itself (`done`, the teardown's reaping).
                 let more = c.tail != c.head && c.tail <= last;
                 let f = Finished {
-                    ev,
+                    report,
                     lmrs,
                     rmr,
                     stale,
@@ -386,8 +413,9 @@ impl RingShared {
             drop(f.lmrs);
             drop(f.rmr);
             drop(f.stale);
-            if let Some(ev) = f.ev {
-                self.evd.post(ev);
+            if let Some(r) = f.report {
+                self.evd
+                    .post_ref(&r.event(self.ep_handle.load(Ordering::Relaxed)));
             }
             if !more {
                 return;

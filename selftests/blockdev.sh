@@ -18,7 +18,10 @@
 #                    128 KiB; the server's RDMA READs and responses wait for send-queue slots
 #                    (the unload line counts them) and every block verifies. max_request_dtos=1 is refused.
 #   blockdev_timeout the server stops answering (its `stall` hook): a read fails with an I/O
-#                    error once the client's 5 s request timeout fails its queue; both unload.
+#                    error once the client's 5 s request timeout fails its queue. Then
+#                    selftests/kmod/rkdblk_peer.ko sends two commands for one tag, the second
+#                    while the first is in flight (stalled): the server disconnects it (and
+#                    counts it in its unload line). Both unload.
 #   blockdev_removal `rdma link delete` of the RDMA device under a writer (server and client
 #                    both lose it in the loopback): the removal completes, the writer gets I/O
 #                    errors, both modules unload, the device is added again (rm_rxe_up of
@@ -246,7 +249,7 @@ blockdev_send_queue() {
 }
 
 blockdev_timeout() {
-	local rc=0 t0 secs
+	local rc=0 t0 secs line
 	blk_store
 	insmod "$KO/samples/rkdblk_srv.ko" path=$BLK_IMG dev=$RKDAPL_DEV &&
 		BLK_TIMEOUT_MS=5000 blk_connect || rc=$?
@@ -265,10 +268,23 @@ blockdev_timeout() {
 	rc=0
 	rmmod rkdblk || rc=$?
 	t_check $rc "blockdev: rmmod rkdblk after the timeout" "rmmod exit $rc"
+	# Still stalled: the peer's first command keeps its tag busy.
+	rc=0
+	timeout -k 5 60 insmod "$KO/selftests/kmod/rkdblk_peer.ko" peer=$RKDAPL_IP port=4421 \
+		dev=$RKDAPL_DEV || rc=$?
+	line=$(dmesg | grep 'rkdblk_peer: ' | tail -n 1)
+	[ $rc = 0 ] && [[ $line == *"the server disconnected a client that sent a command for a busy tag"* ]]
+	t_check $? "blockdev: a client that sends a command for a busy tag is disconnected by the server" \
+		"insmod exit $rc; ${line:-no line from rkdblk_peer}; $(dmesg | grep 'rkdblk_srv: .*busy tag' | tail -n 1)"
+	module_loaded rkdblk_peer && rmmod rkdblk_peer
 	echo 0 > /sys/module/rkdblk_srv/parameters/stall
 	rc=0
 	rmmod rkdblk_srv || rc=$?
 	t_check $rc "blockdev: rmmod rkdblk_srv after the timeout" "rmmod exit $rc"
+	line=$(dmesg | grep 'rkdblk_srv: served' | tail -n 1)
+	[[ $line == *"; 1 clients disconnected for breaking the protocol"* ]]
+	t_check $? "blockdev: the server's unload line counts the client it disconnected" \
+		"${line:-no unload line}"
 	blk_store_down
 }
 

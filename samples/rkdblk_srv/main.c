@@ -17,6 +17,10 @@
  * @inline_data_size bytes may carry its data in the command's SEND instead (in-capsule data,
  * as in NVMe over Fabrics): no grant, no RDMA READ, a plain SEND back.
  *
+ * A client that breaks the protocol by sending a command for a tag whose command is still in
+ * flight is disconnected (nvmet-rdma's answer to a protocol error); malformed commands are
+ * logged and ignored.
+ *
  * Send-queue flow control, as nvmet-rdma's wait list: a send-queue slot comes back only when
  * its completion is polled, which may lag behind the client's next command. A command whose
  * RDMA READ or completion finds the send queue full (-ENOSPC) waits on its connection's list,
@@ -58,7 +62,7 @@ MODULE_PARM_DESC(inline_data_size,
 		 "bytes of write data a command may carry in-capsule (default 4096, 0 none, at most 16384)");
 static uint stall;
 module_param(stall, uint, 0644);
-MODULE_PARM_DESC(stall, "test hook: while nonzero, commands are received but never answered");
+MODULE_PARM_DESC(stall, "test hook: while nonzero, commands are taken (their tags busy) but never answered");
 static uint max_request_dtos;
 module_param(max_request_dtos, uint, 0444);
 MODULE_PARM_DESC(max_request_dtos,
@@ -117,6 +121,8 @@ struct srv_conn {
 	spinlock_t lock;
 	/* Commands waiting for send-queue slots, oldest first. */
 	struct list_head waiting;
+	/* Disconnects a client that broke the protocol (conn_drop()). */
+	struct work_struct drop;
 };
 
 static struct {
@@ -136,6 +142,8 @@ static struct {
 	atomic64_t served;
 	atomic64_t inlined;
 	atomic64_t waited;
+	/* Connections disconnected for breaking the protocol (conn_drop()). */
+	atomic64_t dropped;
 } srv;
 
 static u64 recv_off(struct srv_conn *c, u32 i)
@@ -337,6 +345,30 @@ static void cmd_work(struct work_struct *w)
 	respond(sc, -EOPNOTSUPP);
 }
 
+/* Disconnects the client of @c (process context). */
+static void drop_work(struct work_struct *w)
+{
+	struct srv_conn *c = container_of(w, struct srv_conn, drop);
+
+	/* After conn_free()'s rkdapl_ep_free(), rkdapl refuses the stale handle (-EINVAL). */
+	rkdapl_ep_disconnect(c->ep);
+}
+
+/*
+ * The client of @c broke the protocol (@why, about @tag): no more commands are served, and
+ * its connection is disconnected (from a work item: the DTO upcall must not sleep). The PSP
+ * thread frees it when DISCONNECTED arrives. Any context.
+ */
+static void conn_drop(struct srv_conn *c, const char *why, u32 tag)
+{
+	if (atomic_xchg(&c->dead, 1))
+		return;
+	pr_warn("queue %u: %s %u: the client broke the protocol, disconnecting it\n", c->queue,
+		why, tag);
+	atomic64_inc(&srv.dropped);
+	queue_work(srv.wq, &c->drop);
+}
+
 /*
  * A new command arrived in RECV @i (@len bytes): the command copied out (with its in-capsule
  * data, into its tag's data buffer), the RECV posted again, the work queued.
@@ -354,8 +386,6 @@ static void on_command(struct srv_conn *c, u32 i, u64 len)
 		goto post;
 	rkdapl_lmr_sync_rdma_write(c->lmr, recv_off(c, i), len);
 	memcpy(&cmd, c->mem + recv_off(c, i), sizeof(cmd));
-	if (READ_ONCE(stall))
-		goto post;
 	tag = RKDBLK_TAG(le32_to_cpu(cmd.cid));
 	io = le32_to_cpu(cmd.length);
 	inline_data = cmd.flags & RKDBLK_FLAG_INLINE;
@@ -374,7 +404,18 @@ static void on_command(struct srv_conn *c, u32 i, u64 len)
 	sc->busy = true;
 	spin_unlock(&c->lock);
 	if (busy) {
-		pr_warn("queue %u: command for busy tag %u, ignored\n", c->queue, tag);
+		/*
+		 * The client sent a command for a tag whose command is still in flight: it does
+		 * not follow the protocol (the tag's buffer is in use), and nothing it sends on
+		 * this connection can be trusted. As nvmet-rdma does on a protocol error, the
+		 * connection goes.
+		 */
+		conn_drop(c, "a command for busy tag", tag);
+		sc = NULL;
+		goto post;
+	}
+	/* Test hook: the command is taken (its tag busy) and never answered. */
+	if (READ_ONCE(stall)) {
 		sc = NULL;
 		goto post;
 	}
@@ -478,6 +519,7 @@ static void accept_one(struct rkdapl_cr *cr, const struct rkdapl_event *ev)
 	list_add(&c->node, &srv.conns);
 	spin_lock_init(&c->lock);
 	INIT_LIST_HEAD(&c->waiting);
+	INIT_WORK(&c->drop, drop_work);
 	c->queue = le16_to_cpu(req->queue);
 	c->depth = min_t(u32, le16_to_cpu(req->depth), max_depth);
 	c->recv_len = sizeof(struct rkdblk_cmd) + inline_data_size;
@@ -641,9 +683,9 @@ static void __exit srv_exit(void)
 	rkdapl_ia_close(srv.ia);
 	destroy_workqueue(srv.wq);
 	filp_close(srv.file, NULL);
-	pr_info("served %lld commands, %lld of them WRITEs with in-capsule data; %lld posts waited for send-queue slots\n",
+	pr_info("served %lld commands, %lld of them WRITEs with in-capsule data; %lld posts waited for send-queue slots; %lld clients disconnected for breaking the protocol\n",
 		(long long)atomic64_read(&srv.served), (long long)atomic64_read(&srv.inlined),
-		(long long)atomic64_read(&srv.waited));
+		(long long)atomic64_read(&srv.waited), (long long)atomic64_read(&srv.dropped));
 }
 
 module_init(srv_init);

@@ -12,17 +12,24 @@
 # function on the client's vCPU (the post calls and the client's waits) and on all vCPUs (rxe,
 # the completions, the server too). Inlined code counts for the function it was inlined into.
 # The plugin slows TCG down, not the guest's instruction counts. ~1 min on a built tree.
+# With RKDAPL_PROF_LINES=1, rkdapl.ko is built with line tables (the same code) and
+# scripts/tbprof_lines.py adds rkdapl's instructions per source file and line to the report.
 #
 # Env: RKDAPL_PROF_TOOL (rkdapl | raw | rkdblk | nvme), RKDAPL_PROF_OP (write | read | send),
 # RKDAPL_PROF_SIZE (64), RKDAPL_PROF_ITERS (20000 DTOs; 4000 I/Os for rkdblk and nvme),
 # RKDAPL_PROF_ARGS (e.g. "batch=8"), RKDAPL_PROF_JOB (rkdblk and nvme: a make bench-blk job,
-# randread-4k-qd16; qemu/profile-blk.sh),
+# randread-4k-qd16; qemu/profile-blk.sh), RKDAPL_PROF_LINES (1: the line report, above),
 # RKDAPL_OUT (default out/profile-<timestamp>).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/scripts/common.sh"
 
 flavour=${FLAVOUR:-release}
+if [ "${RKDAPL_PROF_LINES:-0}" = 1 ]; then
+	export RKDAPL_LINE_TABLES=1
+else
+	unset RKDAPL_LINE_TABLES
+fi
 kdir=$("$top/scripts/modules.sh" "$flavour")
 export RKDAPL_BUILD=$kdir
 export RKDAPL_OUT=${RKDAPL_OUT:-$top/out/profile-$(date +%Y%m%d-%H%M%S)}
@@ -50,3 +57,7 @@ for run in 1 2; do
 	[ -s "$RKDAPL_OUT/blocks.txt" ] || die "the plugin wrote no $RKDAPL_OUT/blocks.txt"
 done
 /usr/bin/python3 "$top/scripts/tbprof_report.py" "$out/run1" "$out/run2" | tee "$out/report.txt"
+if [ -n "${RKDAPL_LINE_TABLES:-}" ]; then
+	/usr/bin/python3 "$top/scripts/tbprof_lines.py" "$out/run1" "$out/run2" "$top/rkdapl.ko" \
+		rkdapl | tee -a "$out/report.txt"
+fi

@@ -121,7 +121,9 @@ struct srv_conn {
 	spinlock_t lock;
 	/* Commands waiting for send-queue slots, oldest first. */
 	struct list_head waiting;
-	/* Disconnects a client that broke the protocol (conn_drop()). */
+	/* Set once the client broke the protocol: nothing more is served (conn_drop()). */
+	atomic_t dropped;
+	/* Disconnects a client that broke the protocol. */
 	struct work_struct drop;
 };
 
@@ -349,23 +351,33 @@ static void cmd_work(struct work_struct *w)
 static void drop_work(struct work_struct *w)
 {
 	struct srv_conn *c = container_of(w, struct srv_conn, drop);
+	int ret;
 
-	/* After conn_free()'s rkdapl_ep_free(), rkdapl refuses the stale handle (-EINVAL). */
-	rkdapl_ep_disconnect(c->ep);
+	/* A command can arrive before this side saw ESTABLISHED: disconnect needs CONNECTED. */
+	wait_connected(c);
+	ret = rkdapl_ep_disconnect(c->ep);
+	/*
+	 * -EINVAL: conn_free() freed the EP meanwhile (rkdapl refuses the stale handle);
+	 * -ENOTCONN: the connection ended meanwhile. Either way the client is gone.
+	 */
+	if (!ret || ret == -EINVAL || ret == -ENOTCONN)
+		atomic64_inc(&srv.dropped);
+	else
+		pr_warn("queue %u: disconnecting the client failed: %d\n", c->queue, ret);
 }
 
 /*
- * The client of @c broke the protocol (@why, about @tag): no more commands are served, and
- * its connection is disconnected (from a work item: the DTO upcall must not sleep). The PSP
- * thread frees it when DISCONNECTED arrives. Any context.
+ * The client of @c broke the protocol (@why, about @tag): no more of its commands are served,
+ * and its connection is disconnected (from a work item: the DTO upcall must not sleep). The
+ * PSP thread frees it when DISCONNECTED arrives. Any context.
  */
 static void conn_drop(struct srv_conn *c, const char *why, u32 tag)
 {
-	if (atomic_xchg(&c->dead, 1))
+	if (atomic_xchg(&c->dropped, 1))
 		return;
+	atomic_set(&c->dead, 1);
 	pr_warn("queue %u: %s %u: the client broke the protocol, disconnecting it\n", c->queue,
 		why, tag);
-	atomic64_inc(&srv.dropped);
 	queue_work(srv.wq, &c->drop);
 }
 
@@ -382,7 +394,7 @@ static void on_command(struct srv_conn *c, u32 i, u64 len)
 	u64 end;
 	int ret;
 
-	if (len < sizeof(cmd) || len > c->recv_len)
+	if (len < sizeof(cmd) || len > c->recv_len || atomic_read(&c->dropped))
 		goto post;
 	rkdapl_lmr_sync_rdma_write(c->lmr, recv_off(c, i), len);
 	memcpy(&cmd, c->mem + recv_off(c, i), sizeof(cmd));

@@ -399,13 +399,37 @@ fn dropped_while_granted(pz: &Pz, server: &Ep, s_evd: &Evd) -> Result {
 }
 
 /// A grant made with [`Rmr::bind_suppressed`] works like any other (the client writes a page
-/// through it) and reports nothing when it succeeds: the first event of the server's EVD after
-/// it is its unbind's completion.
+/// through it) and reports nothing when it succeeds: the server's first event after it is the
+/// completion of a SEND posted after it, and the one after the client's WRITE its unbind's.
 fn suppressed_bind(pz: &Pz, client: &Ep, server: &Ep, c_evd: &Evd, s_evd: &Evd) -> Result {
     let sink = Lmr::alloc(pz, 4096, MEM_LOCAL_WRITE | MEM_REMOTE_WRITE)?;
+    let mut src = Lmr::alloc(pz, 4096, MEM_LOCAL_WRITE)?;
     let rmr = Rmr::new(pz)?;
     let grant = rmr.bind_suppressed(&sink, 0, 4096, MEM_REMOTE_WRITE, server, 14)?;
-    let mut src = Lmr::alloc(pz, 4096, MEM_LOCAL_WRITE)?;
+    // The grant is valid for the peer once the REG_MR has executed: a SEND the server posts
+    // after it, on the same send queue, arriving at the client says so (as rkdblk's command
+    // SEND carries its grant's rkey). Without an event of the bind's own, nothing else does.
+    client.post_recv(&[src.segment(0, 64)], 17)?;
+    let note = [sink.segment(0, 8)];
+    server
+        .post(&[Dto::new(Op::Send, &note, 18)])
+        .map_err(|(e, _)| e)?;
+    dto(
+        s_evd,
+        server,
+        18,
+        DtoOp::Send,
+        8,
+        "SEND after a suppressed bind (the bind reports no event before it)",
+    )?;
+    dto(
+        c_evd,
+        client,
+        17,
+        DtoOp::Recv,
+        8,
+        "RECV of the SEND after the suppressed bind",
+    )?;
     let mut data = KVec::with_capacity(4096, GFP_KERNEL)?;
     for i in 0..4096 {
         data.push(pattern(i + 7), GFP_KERNEL)?;

@@ -53,10 +53,14 @@ static struct {
 static int next_conn_event(struct rkdapl_event *ev)
 {
 	unsigned long end = jiffies + msecs_to_jiffies(timeout_ms);
+	long left;
 	int r;
 
-	while (time_before(jiffies, end)) {
-		r = rkdapl_evd_wait(s.evd, jiffies_to_msecs(end - jiffies) + 1, ev);
+	for (;;) {
+		left = (long)(end - jiffies);
+		if (left <= 0)
+			break;
+		r = rkdapl_evd_wait(s.evd, jiffies_to_msecs(left) + 1, ev);
 		if (r)
 			return r;
 		if (ev->type != RKDAPL_DTO_COMPLETION_EVENT &&

@@ -97,7 +97,8 @@ impl core::ops::Deref for Segs {
 /// mapped in place ([`SgOwner`]): the region maps and unmaps it but does not free it, and the
 /// lender keeps it and the pages it names.
 ///
-/// Dropping a region unmaps it and frees its table (`Drop::drop`), and only then drops its
+/// Dropping a region unmaps it and frees its table unless the table is lent (`Drop::drop`),
+/// and only then drops its
 /// fields (in declaration order): the device reference, the segments, the share of the memory
 /// it owns, which is freed then unless its [`CpuAccess`] still exists, and, last, the owner of
 /// the pages it borrowed, which gives them back to their user.
@@ -118,7 +119,8 @@ pub struct DmaRegion {
 }
 
 // SAFETY: The region is immutable after creation; the raw pointers it holds refer to memory it
-// owns (the table, `owned`) or that its creator keeps alive (the buffer). It never reads or
+// owns (the table, `owned`), that its lender keeps for it alone (a lent list and its pages,
+// `SgOwner`), or that its creator keeps alive (the buffer). It never reads or
 // writes the memory it maps from the CPU.
 unsafe impl Send for DmaRegion {}
 // SAFETY: See the `Send` impl; `&DmaRegion` only reads.
@@ -218,7 +220,7 @@ impl DmaRegion {
         sgl: *mut bindings::scatterlist,
         nents: usize,
     ) -> Result<DmaRegion> {
-        if sgl.is_null() || nents == 0 || nents > u32::MAX as usize {
+        if sgl.is_null() || nents == 0 || nents > i32::MAX as usize {
             return Err(EINVAL);
         }
         let mut table = bindings::sg_table::default();

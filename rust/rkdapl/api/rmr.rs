@@ -79,7 +79,8 @@ impl Rmr {
     /// no event; one that fails reports its [`super::EventType::RmrBindCompletion`] with
     /// `cookie` and the error, as ever. For a grant made per I/O and sent to the peer in a
     /// SEND posted right after it on the same `ep`, which the grant is valid for: the SEND's
-    /// completion is the only event the consumer needs (nvme-rdma's unsignalled REG_MR).
+    /// completion is the only event the consumer needs (as nvme-rdma waits for no REG_MR
+    /// completion; the REG_MR stays signalled here, so its completion still lets go of the MR).
     ///
     /// Process context; may sleep.
     ///

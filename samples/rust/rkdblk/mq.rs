@@ -126,12 +126,12 @@ unsafe impl Send for RqPages {}
 unsafe impl Sync for RqPages {}
 
 // SAFETY: the scatterlist is the request's, in its per-request data (it does not move while
-// the request lives), filled before this value was made (`Rq::pages` lends only a list of at
-// least one entry, which `Rq::map` never fills again), so its pages, offsets and lengths do
-// not change. It is lent once (`Pdu::lent`), and the `Rq` reads only those fields
-// (`copy_out_with`), never the DMA addresses and lengths the region writes. It names the
-// request's data pages, which stay allocated until the request ends, which needs this value's
-// hold.
+// the request lives), filled by `sg_init_table` and `__blk_rq_map_sg` before this value was
+// made (so its DMA fields and flags are clear; `Rq::pages` lends only a list of at least one
+// entry, which `Rq::map` never fills again). It is lent once (`Pdu::lent`), and from then on
+// the `Rq` does not touch it (`copy_out_with` refuses a lent request): only the region does,
+// until this value is dropped. It names the request's data pages, which stay allocated until
+// the request ends, which needs this value's hold.
 unsafe impl SgOwner for RqPages {
     fn sg(&self) -> (*mut bindings::scatterlist, usize) {
         let p = pdu_of(self.0);
@@ -263,7 +263,8 @@ impl Rq {
     ///
     /// # Errors
     ///
-    /// `f`'s first error (the pieces after it are not visited).
+    /// `EINVAL` once the pages were lent ([`Rq::pages`]); `f`'s first error (the pieces after
+    /// it are not visited).
     pub(crate) fn copy_out_with(&mut self, mut f: impl FnMut(usize, &[u8]) -> Result) -> Result {
         self.for_each_piece(bindings::SG_MITER_FROM_SG, |done, at, len| {
             // SAFETY: `at` maps `len` bytes of the request's pages (`for_each_piece`), which
@@ -279,6 +280,13 @@ impl Rq {
         flags: u32,
         mut f: impl FnMut(usize, *mut u8, usize) -> Result,
     ) -> Result {
+        let p = pdu_of(self.0);
+        // SAFETY: the live request's `lent`, written only by its `Rq` (`&mut self`; `Pdu`).
+        if unsafe { (*p).lent } {
+            // Lent to a region, which maps it in place (with an IOMMU, mapping rewrites the
+            // entries' offsets and lengths for a while): not ours to read any more.
+            return Err(EINVAL);
+        }
         let n = self.map();
         let (sg, _) = self.sg();
         let mut miter = bindings::sg_mapping_iter::default();

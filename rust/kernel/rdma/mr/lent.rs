@@ -21,11 +21,13 @@ use crate::{bindings, prelude::*, rdma::device::Device};
 /// # Safety
 ///
 /// [`SgOwner::sg`] returns a valid scatterlist (chained or not) of at least the count it
-/// returns, whose entries each name a page and a non-zero length. From the call to
+/// returns, whose entries each name a page and a non-zero length and have their DMA address,
+/// length and flags clear (as `sg_init_table` leaves them). From the call to
 /// [`DmaRegion::from_sg_owner`] until the value is dropped:
-/// - the list stays at its address and its entries' pages, offsets and lengths do not change;
-/// - the list is the region's to map: the region writes the entries' DMA addresses and
-///   lengths (`ib_dma_map_sg`), and nothing else maps the list or reads or writes those fields;
+/// - the list stays at its address, and its entries' pages do not change;
+/// - the list is the region's alone: the DMA API writes its entries' DMA addresses, lengths
+///   and flags, and while it maps (with an IOMMU) their offsets and lengths too, so nothing
+///   else reads, writes or maps the list meanwhile;
 /// - the pages it names stay allocated, and are not reused for anything else.
 pub unsafe trait SgOwner: Send + Sync + 'static {
     /// The scatterlist (not DMA-mapped: `sg_set_page` entries) and its number of entries.
@@ -53,7 +55,8 @@ impl DmaRegion {
         dir: DataDirection,
     ) -> Result<DmaRegion> {
         let (sgl, nents) = owner.sg();
-        if sgl.is_null() || nents == 0 || nents > u32::MAX as usize {
+        // `ib_dma_map_sg` takes the count as an `int`.
+        if sgl.is_null() || nents == 0 || nents > i32::MAX as usize {
             return Err(EINVAL);
         }
         let (mut sg, mut len) = (sgl, 0usize);

@@ -48,42 +48,14 @@ use core::ptr::NonNull;
 mod direction;
 mod lent;
 mod owned;
+mod segs;
 pub use direction::DataDirection;
 pub use lent::SgOwner;
 use owned::Backing;
+use segs::{Seg, Segs};
 pub use owned::CpuAccess;
 
 const PAGE_SIZE: usize = bindings::PAGE_SIZE;
-
-/// One DMA segment of a [`DmaRegion`].
-#[derive(Clone, Copy)]
-struct Seg {
-    /// Byte offset of the segment inside the region.
-    off: u64,
-    /// DMA address of the segment's first byte.
-    dma: u64,
-    /// Length in bytes.
-    len: u32,
-}
-
-/// The DMA segments of a [`DmaRegion`]: one in place (a physically contiguous buffer, the
-/// page of a 4 KiB block request), more in a vector, so that mapping one entry allocates
-/// nothing for them.
-enum Segs {
-    One([Seg; 1]),
-    Many(KVec<Seg>),
-}
-
-impl core::ops::Deref for Segs {
-    type Target = [Seg];
-
-    fn deref(&self) -> &[Seg] {
-        match self {
-            Segs::One(s) => s,
-            Segs::Many(v) => v,
-        }
-    }
-}
 
 /// A kernel buffer mapped for DMA by one RDMA device.
 ///

@@ -173,6 +173,13 @@ impl Rq {
         }
     }
 
+    /// Whether the request's scatterlist was lent ([`Rq::pages`]).
+    fn lent(&mut self) -> &mut bool {
+        let p = pdu_of(self.0);
+        // SAFETY: the live request's `lent`, written only by its `Rq` (`&mut self`; `Pdu`).
+        unsafe { &mut *core::ptr::addr_of_mut!((*p).lent) }
+    }
+
     /// Lends the request's data pages ([`RqPages`]): the request ends only once the returned
     /// value is dropped too, whenever [`Rq::end`] is called. `None` for a request without data
     /// (nothing to lend; its scatterlist stays unmapped), and after the first call: the region
@@ -181,12 +188,10 @@ impl Rq {
         if self.map() == 0 {
             return None;
         }
-        let p = pdu_of(self.0);
-        // SAFETY: the live request's `lent`, written only by its `Rq` (`&mut self`; `Pdu`).
-        let lent = unsafe { &mut *core::ptr::addr_of_mut!((*p).lent) };
-        if core::mem::replace(lent, true) {
+        if core::mem::replace(self.lent(), true) {
             return None;
         }
+        let p = pdu_of(self.0);
         // SAFETY: the live request's hold count, reached as a shared atomic (`Pdu`).
         unsafe { &(*p).refs }.fetch_add(1, Ordering::Relaxed);
         // INVARIANT: mapped above (at least one entry, so `map` never maps it again); the hold
@@ -280,9 +285,7 @@ impl Rq {
         flags: u32,
         mut f: impl FnMut(usize, *mut u8, usize) -> Result,
     ) -> Result {
-        let p = pdu_of(self.0);
-        // SAFETY: the live request's `lent`, written only by its `Rq` (`&mut self`; `Pdu`).
-        if unsafe { (*p).lent } {
+        if *self.lent() {
             // Lent to a region, which maps it in place (with an IOMMU, mapping rewrites the
             // entries' offsets and lengths for a while): not ours to read any more.
             return Err(EINVAL);

@@ -5,9 +5,11 @@
 #   blockdev_suite   rkdblk_srv.ko exports a 16 MiB brd RAM disk, /dev/ram0 (both kernels
 #                    build brd; a 16 MiB file on tmpfs where brd is missing); rkdblk.ko (Rust,
 #                    rkdapl's Rust API) connects $BLK_QUEUES queues and adds /dev/rkdblk0. mkfs.ext4, a
-#                    tree of files written, rmmod refused while mounted, unmount, the device
-#                    read back with O_DIRECT equal to the server's file, disconnect (rmmod),
-#                    reconnect (insmod), mount, every checksum verified; fio with crc32c
+#                    tree of files written, rmmod and disconnect refused while mounted, unmount,
+#                    the device read back with O_DIRECT equal to the server's file; through
+#                    /dev/rkdblk-ctl: the listing, disconnect, bad commands refused with their
+#                    errnos, reconnect, a second disk on the same server read back equal to the
+#                    first; mount, every checksum verified; fio with crc32c
 #                    verify at 4 KiB and 128 KiB, QD1 and QD16 (blk_fio); then the server
 #                    unloaded under a reader (its unload line must count in-capsule WRITEs):
 #                    the reader gets I/O errors, nothing hangs, the client unloads. First,
@@ -33,6 +35,46 @@ BLK_IMG=
 BLK_KIND=
 BLK_MNT=/run/rkdblk-mnt
 BLK_QUEUES=${BLK_QUEUES:-2}
+
+# blk_ctl COMMAND...: one write of COMMAND to /dev/rkdblk-ctl (rkdblk.ko's control device);
+# the shell's error, if any, in /tmp/blk-ctl.txt.
+blk_ctl() {
+	timeout -k 10 120 bash -c 'echo "$1" > /dev/rkdblk-ctl' _ "$*" 2> /tmp/blk-ctl.txt
+}
+
+# blk_ctl_refuses COMMAND ERROR WHAT [SHOWN]: the write must fail with strerror text ERROR;
+# the test names the command as SHOWN if given.
+blk_ctl_refuses() {
+	local rc=0
+	blk_ctl "$1" && rc=1
+	grep -q "$2" /tmp/blk-ctl.txt || rc=${rc/#0/2}
+	t_check $rc "blockdev: /dev/rkdblk-ctl refuses '${4:-$1}' ($3) with $2" \
+		"rc $rc (1: accepted): $(head -c 200 /tmp/blk-ctl.txt)"
+}
+
+# The listing's line of rkdblkN (empty if none).
+blk_ctl_line() {
+	grep "^$1 " /dev/rkdblk-ctl
+}
+
+# rkdblk.ko's KUnit suite (the control device's parser) ran at its insmod: every case passed.
+blk_kunit() {
+	local f=/sys/kernel/debug/kunit/rkdblk_ctl/results n bad cmd
+	read -r cmd < /proc/cmdline
+	if ! [ -d /sys/kernel/debug/kunit ] || [[ " $cmd " == *" kunit.enable=0 "* ]]; then
+		t_ok "blockdev: rkdblk.ko's KUnit suite rkdblk_ctl # SKIP KUnit is not built or off"
+		return
+	fi
+	if ! [ -r "$f" ]; then
+		t_fail "blockdev: rkdblk.ko's KUnit suite rkdblk_ctl" "KUnit is on and $f is missing"
+		return
+	fi
+	n=$(grep -cE '^    ok [0-9]+ ' "$f")
+	bad=$(grep -E '^    not ok [0-9]+ ' "$f" | tr '\n' ' ')
+	[ "$n" -ge 4 ] && [ -z "$bad" ]
+	t_check $? "blockdev: rkdblk.ko's KUnit suite rkdblk_ctl (the control device's commands parsed and refused): $n cases passed" \
+		"${bad:-$n cases passed}"
+}
 
 blk_connect() {
 	timeout -k 10 120 insmod "$KO/rkdblk.ko" server=$(rkdapl_ip_int "$RKDAPL_IP") queues=$BLK_QUEUES depth=16 \
@@ -142,6 +184,7 @@ blockdev_suite() {
 		rc=0
 		rmmod rkdblk 2>/dev/null && rc=1
 		t_check $rc "blockdev: rmmod rkdblk refused while mounted" "rmmod succeeded"
+		blk_ctl_refuses "disconnect rkdblk0" "Device or resource busy" "the disk is mounted"
 		rc=0
 		umount "$BLK_MNT" || rc=$?
 		t_check $rc "blockdev: unmount" "umount exit $rc"
@@ -150,13 +193,7 @@ blockdev_suite() {
 	timeout 300 cmp <(dd if=/dev/rkdblk0 bs=128k iflag=direct status=none) "$BLK_IMG" || rc=$?
 	t_check $rc "blockdev: /dev/rkdblk0 read with O_DIRECT equals the server's $BLK_KIND" "cmp exit $rc"
 
-	rc=0
-	rmmod rkdblk || rc=$?
-	! [ -e /dev/rkdblk0 ] || rc=${rc/#0/97}
-	t_check $rc "blockdev: disconnect (rmmod rkdblk after unmount)" "rmmod exit $rc"
-	rc=0
-	blk_connect || rc=$?
-	t_check $rc "blockdev: reconnect (insmod rkdblk)" "insmod exit $rc"
+	blk_ctl_cycle
 	rc=0
 	mount -t ext4 /dev/rkdblk0 "$BLK_MNT" && (cd "$BLK_MNT" && sha256sum --quiet -c /tmp/blk-sums.txt) > /tmp/blk-check.txt 2>&1 || rc=$?
 	t_check $rc "blockdev: after reconnect, mount and every checksum verified" \
@@ -195,6 +232,9 @@ blockdev_suite() {
 	rc=0
 	dd if=/dev/rkdblk0 of=/dev/null bs=4k count=1 iflag=direct status=none 2>/dev/null && rc=1
 	t_check $rc "blockdev: a new read on the dead device fails at once" "it succeeded"
+	line=$(blk_ctl_line rkdblk0)
+	[[ $line == "rkdblk0 server="*" state=failed" ]]
+	t_check $? "blockdev: /dev/rkdblk-ctl lists the dead disk as state=failed" "listed: '${line:-nothing}'"
 	rc=0
 	rmmod rkdblk || rc=$?
 	t_check $rc "blockdev: rmmod rkdblk after the server is gone" "rmmod exit $rc"
@@ -204,6 +244,54 @@ blockdev_suite() {
 	t_check $? "blockdev: the client granted requests' own pages to the server, no copy (${n:-none} requests)" \
 		"$(dmesg | grep 'rkdblk0 removed' | tail -n 1)"
 	blk_store_down
+}
+
+# Disconnect and reconnect through /dev/rkdblk-ctl (the disk rkdblk0 of the module's
+# parameters goes, and comes back from a connect command), bad commands refused on the way,
+# and a second disk of the same server.
+blk_ctl_cycle() {
+	local rc=0 line want
+	want="rkdblk0 server=$RKDAPL_IP port=4421 queues=$BLK_QUEUES depth=16 state=live"
+	line=$(blk_ctl_line rkdblk0)
+	[ "$line" = "$want" ]
+	t_check $? "blockdev: /dev/rkdblk-ctl lists '$want'" "listed: '${line:-nothing}'"
+	blk_kunit
+	rc=0
+	blk_ctl disconnect rkdblk0 || rc=$?
+	! [ -e /dev/rkdblk0 ] && [ -z "$(cat /dev/rkdblk-ctl)" ] || rc=${rc/#0/97}
+	t_check $rc "blockdev: disconnect (echo disconnect rkdblk0 > /dev/rkdblk-ctl): the disk is gone and the listing empty" \
+		"rc $rc: $(head -c 200 /tmp/blk-ctl.txt); listing '$(cat /dev/rkdblk-ctl | tr '\n' '|')'"
+	blk_ctl_refuses "connect" "Invalid argument" "no server"
+	blk_ctl_refuses "connect server=10.77.0.300" "Invalid argument" "not an address"
+	blk_ctl_refuses "connect server=$RKDAPL_IP queues=17" "Invalid argument" "more than 16 queues"
+	blk_ctl_refuses "connect server=$RKDAPL_IP colour=blue" "Invalid argument" "an unknown option"
+	blk_ctl_refuses "reconnect rkdblk0" "Invalid argument" "an unknown command"
+	blk_ctl_refuses "connect server=$RKDAPL_IP $(printf 'queues=1 %.0s' {1..60})" "Argument list too long" \
+		"a command over 512 bytes" "connect server=$RKDAPL_IP queues=1 queues=1 ... (600 bytes)"
+	blk_ctl_refuses "disconnect rkdblk0" "No such device" "no such disk"
+	blk_ctl_refuses "connect server=$RKDAPL_IP port=4999" "Connection refused" "no PSP on that port"
+	rc=0
+	[ -z "$(cat /dev/rkdblk-ctl)" ] && ! [ -e /dev/rkdblk0 ] || rc=1
+	t_check $rc "blockdev: after the refused commands no disk is listed or added" \
+		"listing '$(cat /dev/rkdblk-ctl | tr '\n' '|')'"
+	rc=0
+	blk_ctl connect server=$RKDAPL_IP queues=$BLK_QUEUES depth=16 timeout_ms=${BLK_TIMEOUT_MS:-20000} || rc=$?
+	[ $rc = 0 ] && [ -b /dev/rkdblk0 ] && [ "$(blockdev --getsz /dev/rkdblk0)" = 32768 ] &&
+		[ "$(blk_ctl_line rkdblk0)" = "$want" ] || rc=${rc/#0/99}
+	t_check $rc "blockdev: reconnect (echo connect server=$RKDAPL_IP queues=$BLK_QUEUES depth=16 > /dev/rkdblk-ctl): /dev/rkdblk0 is back, 32768 sectors" \
+		"rc $rc: $(head -c 200 /tmp/blk-ctl.txt); $(dmesg | grep 'rkdblk: ' | tail -n 2 | tr '\n' '|')"
+	rc=0
+	blk_ctl connect server=$RKDAPL_IP || rc=$?
+	[ $rc = 0 ] && [ -b /dev/rkdblk1 ] &&
+		[ "$(blk_ctl_line rkdblk1)" = "rkdblk1 server=$RKDAPL_IP port=4421 queues=1 depth=16 state=live" ] &&
+		timeout 120 cmp <(dd if=/dev/rkdblk1 bs=64k count=16 iflag=direct status=none) \
+			<(dd if=/dev/rkdblk0 bs=64k count=16 iflag=direct status=none) || rc=${rc/#0/99}
+	t_check $rc "blockdev: a second disk of the same server (connect with the defaults): /dev/rkdblk1 reads the same first 1 MiB as /dev/rkdblk0" \
+		"rc $rc: $(head -c 200 /tmp/blk-ctl.txt); listing '$(cat /dev/rkdblk-ctl | tr '\n' '|')'"
+	rc=0
+	blk_ctl disconnect rkdblk1 || rc=$?
+	! [ -e /dev/rkdblk1 ] && [ -b /dev/rkdblk0 ] || rc=${rc/#0/97}
+	t_check $rc "blockdev: disconnect rkdblk1 leaves rkdblk0" "rc $rc: $(head -c 200 /tmp/blk-ctl.txt)"
 }
 
 # A zeroed 16 MiB backing store: brd's /dev/ram0 where the kernel has brd, else a file on

@@ -409,6 +409,16 @@ impl<D: Driver> Ops<D> {
         // SAFETY: all-zero is a valid `blk_mq_ops` (no further callbacks).
         ..unsafe { core::mem::zeroed() }
     };
+
+    /// The disks' `block_device_operations`: no callbacks, this module as the owner (an open
+    /// disk holds the module). A constant, not the `Disk`'s: a process may hold the gendisk
+    /// after the `Disk` was dropped (an open that raced the deletion), and `bdev_release()`
+    /// and `disk_release()` read it then.
+    const FOPS: bindings::block_device_operations = bindings::block_device_operations {
+        owner: kernel::module::this_module::<crate::LocalModule>().as_ptr(),
+        // SAFETY: all-zero is a valid `block_device_operations` (no callbacks).
+        ..unsafe { core::mem::zeroed() }
+    };
 }
 
 /// What the disk looks like.
@@ -431,12 +441,10 @@ pub(crate) struct DiskParams {
 /// # Invariants
 ///
 /// `gendisk` was allocated on `set` with `driver`'s `D` as `queuedata` and added; `set` was
-/// allocated with `blk_mq_alloc_tag_set` and does not move (it is boxed); `fops` is the
-/// gendisk's `fops`.
+/// allocated with `blk_mq_alloc_tag_set` and does not move (it is boxed).
 pub(crate) struct Disk<D: Driver> {
     gendisk: NonNull<bindings::gendisk>,
     set: KBox<bindings::blk_mq_tag_set>,
-    _fops: KBox<bindings::block_device_operations>,
     driver: Arc<D>,
 }
 
@@ -448,14 +456,9 @@ unsafe impl<D: Driver> Sync for Disk<D> {}
 
 impl<D: Driver> Disk<D> {
     /// Makes the tag set and the disk `name` (e.g. `rkdblk0`) served by `driver`, owned by
-    /// `module` (an open disk holds the module), and adds it. Process context; sleeps (the
+    /// this module (an open disk holds the module), and adds it. Process context; sleeps (the
     /// partition scan reads through the driver).
-    pub(crate) fn new(
-        name: &CStr,
-        p: &DiskParams,
-        driver: Arc<D>,
-        module: &'static ThisModule,
-    ) -> Result<Disk<D>> {
+    pub(crate) fn new(name: &CStr, p: &DiskParams, driver: Arc<D>) -> Result<Disk<D>> {
         let data = core::ptr::from_ref::<D>(&*driver)
             .cast_mut()
             .cast::<core::ffi::c_void>();
@@ -509,21 +512,9 @@ impl<D: Driver> Disk<D> {
                 bindings::blk_mq_free_tag_set(set);
             }
         };
-        // SAFETY: all-zero is a valid `block_device_operations` (no callbacks).
-        let zeroed = unsafe { core::mem::zeroed::<bindings::block_device_operations>() };
-        let fops = KBox::new(zeroed, GFP_KERNEL);
-        let mut fops = match fops {
-            Ok(f) => f,
-            Err(e) => {
-                cleanup(&mut set);
-                return Err(e.into());
-            }
-        };
-        fops.owner = module.as_ptr();
-        // SAFETY: the disk is not added yet: we are its only user. `fops` outlives it (the
-        // `Disk` drops it after `put_disk`).
+        // SAFETY: the disk is not added yet: we are its only user. `FOPS` is a constant.
         unsafe {
-            (*gendisk).fops = &mut *fops;
+            (*gendisk).fops = &Ops::<D>::FOPS;
             let n = name.to_bytes();
             let dst = &mut (*gendisk).disk_name;
             let len = n.len().min(dst.len() - 1);
@@ -545,7 +536,6 @@ impl<D: Driver> Disk<D> {
             // SAFETY: `from_err_ptr` returned a valid, non-null pointer.
             gendisk: unsafe { NonNull::new_unchecked(gendisk) },
             set,
-            _fops: fops,
             driver,
         })
     }
@@ -553,6 +543,19 @@ impl<D: Driver> Disk<D> {
     /// The driver. Any context.
     pub(crate) fn driver(&self) -> &Arc<D> {
         &self.driver
+    }
+
+    /// Whether the disk is open (`disk_openers()`: mounted, or held by a process). A snapshot:
+    /// it may be opened right after. Any context.
+    pub(crate) fn is_open(&self) -> bool {
+        // SAFETY: by the type invariants the disk was added, so `part0` is its whole-disk
+        // block device, alive as long as the disk; `bd_openers` is the `atomic_t` the block
+        // layer counts its openers in, read as `disk_openers()` reads it.
+        let n = unsafe {
+            let part0 = (*self.gendisk.as_ptr()).part0;
+            bindings::atomic_read(&raw const (*part0).bd_openers)
+        };
+        n > 0
     }
 }
 

@@ -3,34 +3,46 @@
 //! rkdblk: a remote block device over rkdapl's Rust API ([`rkdapl::api`]), the client of
 //! `rkdblk_srv.ko` (docs/blockdev.md).
 //!
+//!   insmod rkdblk.ko
+//!   echo connect server=10.77.0.1 queues=2 > /dev/rkdblk-ctl     # adds /dev/rkdblk0
+//!   cat /dev/rkdblk-ctl                                          # lists the disks
+//!   echo disconnect rkdblk0 > /dev/rkdblk-ctl
+//!
+//! (`ctl.rs` has the commands.) A disk connects one EP per blk-mq hardware queue to the
+//! server's PSP; its size and depth are the server's accept's. The module parameters connect
+//! one disk, `rkdblk0`, at load, for scripts:
+//!
 //!   insmod rkdblk.ko server=<ipv4, host order> [local=<ipv4>] [port=4421] [queues=1]
 //!                    [depth=16] [timeout_ms=30000]
 //!
-//! connects one EP per blk-mq hardware queue to the server's PSP and adds `/dev/rkdblk0`, whose
-//! size and depth the server's accept gives. Each request is one command SENT to the server,
+//! Each request is one command SENT to the server,
 //! which moves the data by RDMA WRITE or READ to or from a grant of the request's own pages
 //! (an LMR over them, [`Lmr::from_sg_owner`], and an FRWR grant made for that request alone:
 //! no copy), and SENDs the completion with invalidate of the grant. A write no longer than the
 //! server's in-capsule limit (its accept's `inline_max`) carries its data in the command's
 //! SEND instead, copied into the tag's buffer, with no grant, as NVMe over Fabrics does. `rmmod`
-//! deletes the disk and disconnects; it is refused while the disk is open. A lost connection, a
+//! deletes the disks and disconnects; it is refused while a disk is open. A lost connection, a
 //! failed DTO, a protocol error or a timed-out request fails the requests of its queue with
 //! `EIO` and every later one: the connection is cut and the grants freed, so the requests end
 //! as soon as their pages are unmapped, without waiting for the peer.
 //!
-//! No `unsafe` here: the blk-mq binding this kernel's `kernel::block::mq` lacks is in `mq.rs`.
+//! No `unsafe` here (`disk.rs` has one: the list of disks initialised once, at load): the
+//! blk-mq binding this kernel's `kernel::block::mq` lacks is in `mq.rs`.
 
+mod ctl;
+mod disk;
 mod mq;
 mod proto;
 
-use crate::module_parameters::{depth, local, port, queues, server, timeout_ms};
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use disk::Disks;
 use kernel::{
+    miscdevice::{MiscDeviceOptions, MiscDeviceRegistration},
     new_spinlock,
     prelude::*,
     sync::{Arc, SpinLock},
 };
-use mq::{Disk, DiskParams, Driver, ReqOp, Rq};
+use mq::{Driver, ReqOp, Rq};
 use rkdapl::api::{
     Dto, DtoOp, DtoStatus, Ep, EpAttr, Evd, Event, EventType, Ia, Lmr, Op, Pz, Rmr, SockAddr,
     UpcallPolicy, MEM_LOCAL_WRITE, MEM_REMOTE_READ, MEM_REMOTE_WRITE,
@@ -44,8 +56,8 @@ module! {
     license: "GPL",
     params: {
         server: u32 {
-            default: 0x0a4d0001,
-            description: "the server's IPv4 address, host order (default 10.77.0.1)",
+            default: 0,
+            description: "connect rkdblk0 at load to this IPv4 address, host order (default 0: none; see /dev/rkdblk-ctl)",
         },
         local: u32 {
             default: 0,
@@ -131,6 +143,8 @@ struct Slot {
 /// One hardware queue: one connection.
 #[pin_data]
 struct Queue {
+    /// The disk's number (`rkdblkN`), for log lines.
+    disk: u32,
     index: u32,
     /// The PZ of the per-request LMRs (every queue's).
     pz: Arc<Pz>,
@@ -151,12 +165,13 @@ struct Queue {
 }
 
 impl Queue {
-    /// Connects queue `index` to the server asking for `want` credits; returns the queue (its
-    /// RECVs posted, its upcall set) and the server's accept.
+    /// Connects queue `index` of disk number `disk` to the server at `to` asking for `want`
+    /// credits; returns the queue (its RECVs posted, its upcall set) and the server's accept.
     fn connect(
         ia: &Ia,
         pz: &Arc<Pz>,
-        index: u32,
+        to: &SockAddr,
+        (disk, index): (u32, u32),
         want: u32,
     ) -> Result<(Arc<Queue>, proto::Accept)> {
         let evd = Evd::new(ia, 4 * want + 16)?;
@@ -171,16 +186,16 @@ impl Queue {
             ..EpAttr::default()
         };
         let ep = Ep::with_attr(pz, &evd, &evd, &attr)?;
-        let to = SockAddr::ipv4(server.value(), port.value());
         ep.connect(
-            &to,
+            to,
             CONNECT_TIMEOUT_MS,
             &proto::connect(index as u16, want as u16),
         )?;
         let ev = evd.wait(CONNECT_TIMEOUT_MS)?;
         if ev.kind() != EventType::Established {
             pr_err!(
-                "queue {}: connect: event {:?} status {}\n",
+                "rkdblk{} queue {}: connect: event {:?} status {}\n",
+                disk,
                 index,
                 ev.kind(),
                 ev.status()
@@ -188,7 +203,11 @@ impl Queue {
             return Err(ECONNREFUSED);
         }
         let acc = proto::accept(ev.private_data()).ok_or_else(|| {
-            pr_err!("queue {}: the server's accept is not rkdblk's\n", index);
+            pr_err!(
+                "rkdblk{} queue {}: the server's accept is not rkdblk's\n",
+                disk,
+                index
+            );
             EPROTO
         })?;
         let qdepth = u32::from(acc.depth).min(want);
@@ -224,6 +243,7 @@ impl Queue {
         }
         let q = Arc::pin_init(
             pin_init!(Queue {
+                disk,
                 index,
                 pz: pz.clone(),
                 ep,
@@ -364,7 +384,12 @@ impl Queue {
     /// IA registry's mutexes).
     fn fail(&self, why: &str) {
         if !self.dead.swap(true, Ordering::AcqRel) {
-            pr_err!("queue {}: {}: failing its requests\n", self.index, why);
+            pr_err!(
+                "rkdblk{} queue {}: {}: failing its requests\n",
+                self.disk,
+                self.index,
+                why
+            );
         }
         // A connected QP goes to the error state first (`rdma_disconnect`): it executes no more
         // of the peer's RDMA. (A QP that failed or lost its connection is there already.) What
@@ -539,125 +564,35 @@ impl Driver for Device {
         let Some(q) = self.queues.get(hctx as usize) else {
             return false;
         };
-        pr_err!("queue {}: request of tag {} timed out\n", hctx, tag);
+        pr_err!(
+            "rkdblk{} queue {}: request of tag {} timed out\n",
+            q.disk,
+            hctx,
+            tag
+        );
         // Process context (blk-mq's timeout work): the connection goes too (`fail`).
         q.fail("request timeout");
         true
     }
 }
 
+#[pin_data]
 struct RkdBlk {
-    disk: Option<Disk<Device>>,
-    // Dropped after the disk: the queues' upcalls are cleared first (see `Drop`).
-    _ia: Ia,
-    _pz: Arc<Pz>,
+    /// Deregistered first: no command runs while the disks go.
+    #[pin]
+    _ctl: MiscDeviceRegistration<ctl::Ctl>,
+    _disks: Disks,
 }
 
-impl kernel::Module for RkdBlk {
-    fn init(module: &'static ThisModule) -> Result<Self> {
-        let nq = queues.value();
-        let want = depth.value();
-        if !(1..=16).contains(&nq) || !(1..=1024).contains(&want) {
-            return Err(EINVAL);
-        }
-        let here = match local.value() {
-            0 => server.value(),
-            a => a,
-        };
-        let ia = Ia::open_addr(&SockAddr::ipv4(here, 0), OWNER)?;
-        let pz = Arc::new(Pz::new(&ia)?, GFP_KERNEL)?;
-        let mut qs = KVec::with_capacity(nq as usize, GFP_KERNEL)?;
-        let mut params = DiskParams {
-            queues: nq,
-            depth: want,
-            capacity: 0,
-            max_io: MAX_IO,
-            timeout_ms: timeout_ms.value(),
-        };
-        let mut result = Ok(());
-        for i in 0..nq {
-            match Queue::connect(&ia, &pz, i, want) {
-                Ok((q, acc)) => {
-                    params.depth = params.depth.min(acc.depth.into());
-                    params.max_io = params.max_io.min(acc.max_io);
-                    params.capacity = acc.capacity;
-                    if let Err(e) = qs.push(q, GFP_KERNEL) {
-                        result = Err(e.into());
-                        break;
-                    }
-                }
-                Err(e) => {
-                    result = Err(e);
-                    break;
-                }
-            }
-        }
-        let dev = result.and_then(|()| {
-            Ok(Arc::new(
-                Device {
-                    queues: core::mem::take(&mut qs),
-                },
-                GFP_KERNEL,
-            )?)
-        });
-        let dev = match dev {
-            Ok(d) => d,
-            Err(e) => {
-                teardown(&qs);
-                return Err(e);
-            }
-        };
-        let disk = match Disk::new(c"rkdblk0", &params, dev.clone(), module) {
-            Ok(d) => d,
-            Err(e) => {
-                teardown(&dev.queues);
-                return Err(e);
-            }
-        };
-        pr_info!(
-            "rkdblk0: {} sectors, {} queue(s) of depth {}, {} KiB per request at most\n",
-            params.capacity,
-            nq,
-            params.depth,
-            params.max_io / 1024
-        );
-        Ok(RkdBlk {
-            disk: Some(disk),
-            _ia: ia,
-            _pz: pz,
+impl kernel::InPlaceModule for RkdBlk {
+    fn init(_module: &'static ThisModule) -> impl PinInit<Self, Error> {
+        try_pin_init!(RkdBlk {
+            // First: if the control device cannot be registered, `Disks` is dropped and the
+            // disk of the module parameters goes again.
+            _disks: Disks::init()?,
+            _ctl <- MiscDeviceRegistration::register(MiscDeviceOptions {
+                name: c"rkdblk-ctl",
+            }),
         })
-    }
-}
-
-/// Stops the queues' upcalls (each holds its queue) and disconnects them. Process context.
-fn teardown(qs: &[Arc<Queue>]) {
-    for q in qs {
-        q.dead.store(true, Ordering::Release);
-        let _ = q.evd.clear_upcall();
-        let _ = q.ep.disconnect();
-    }
-}
-
-impl Drop for RkdBlk {
-    fn drop(&mut self) {
-        if let Some(disk) = self.disk.take() {
-            let dev = disk.driver().clone();
-            // Deleting the disk waits for its requests: they complete, or fail with the
-            // queue.
-            drop(disk);
-            let sum = |f: fn(&Queue) -> &AtomicU64| -> u64 {
-                dev.queues
-                    .iter()
-                    .map(|q| f(q).load(Ordering::Relaxed))
-                    .sum()
-            };
-            let (done, granted) = (sum(|q| &q.completed), sum(|q| &q.granted));
-            teardown(&dev.queues);
-            pr_info!(
-                "rkdblk0 removed after {} completions; {} requests granted their own pages\n",
-                done,
-                granted
-            );
-        }
     }
 }

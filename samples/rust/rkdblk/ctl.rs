@@ -1,0 +1,268 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! `/dev/rkdblk-ctl`: connects and disconnects rkdblk disks at run time, as
+//! `/dev/nvme-fabrics` does for NVMe over Fabrics (`drivers/nvme/host/fabrics.c`).
+//!
+//! One write is one command, its words separated by blanks or commas:
+//!
+//!   connect server=<address> [port=4421] [local=<address>] [queues=1] [depth=16]
+//!           [timeout_ms=30000]
+//!   disconnect <name>
+//!
+//! Addresses are IPv4 (`10.77.0.1`) or IPv6 (`fd00::1`) text. `connect` connects one EP per
+//! hardware queue and adds the disk under the lowest free name `rkdblkN`; it returns once the
+//! disk is added (or with the error that stopped it, every queue then disconnected).
+//! `disconnect` deletes the disk and disconnects it; it is refused with `-EBUSY` while the disk
+//! is open (mounted, say). A read lists the disks, one line each:
+//!
+//!   rkdblk0 server=10.77.0.1 port=4421 queues=2 depth=16 state=live
+//!
+//! `depth` is the depth the server granted. `state=failed` once a queue failed (a lost
+//! connection, a timeout): its requests end with `EIO`; disconnect it and connect again.
+//! Commands on different disks run side by side; the listing shows a disk once it is added.
+//! The device node is root's only (mode 0600).
+//!
+//! # Errors of a write
+//!
+//! `-EINVAL` for an unknown command or option, a malformed value or a `connect` without
+//! `server`; `-E2BIG` for a write longer than 512 bytes; `-EFAULT` if it cannot be read;
+//! `-ENODEV` for a `disconnect` of no such disk; `-EBUSY` if it is open; `-ENOSPC` with
+//! [`MAX_DISKS`] disks; otherwise the error of the connection (`-ECONNREFUSED` if the server refused or is not there, `-ETIMEDOUT`,
+//! `-EPROTO` for a peer that is not an rkdblk server, the errors of rkdapl's calls).
+
+use crate::disk::{self, Opts, DEVICES, MAX_DISKS};
+use core::{fmt::Write, net::IpAddr};
+use kernel::{
+    fs::{File, Kiocb},
+    iov::{IovIterDest, IovIterSource},
+    miscdevice::{MiscDevice, MiscDeviceRegistration},
+    prelude::*,
+};
+
+/// Bytes of one command at most.
+const MAX_WRITE: usize = 512;
+/// Bytes of one line of the listing at most (about 100 with an IPv6 address of 39 characters).
+const MAX_LINE: usize = 128;
+
+/// An open `/dev/rkdblk-ctl`: nothing of its own, every command acts on the module's list.
+pub(crate) struct Ctl;
+
+/// A command written to the device.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Command<'a> {
+    Connect(Opts),
+    Disconnect(&'a str),
+}
+
+/// Parses `value` as an unsigned number in `range`.
+fn number<T>(key: &str, value: &str, range: core::ops::RangeInclusive<T>) -> Result<T>
+where
+    T: core::str::FromStr + PartialOrd,
+{
+    match value.parse::<T>() {
+        Ok(n) if range.contains(&n) => Ok(n),
+        _ => {
+            pr_warn!("rkdblk-ctl: {}={}: not a number in range\n", key, value);
+            Err(EINVAL)
+        }
+    }
+}
+
+fn address(key: &str, value: &str) -> Result<IpAddr> {
+    value.parse::<IpAddr>().map_err(|_| {
+        pr_warn!(
+            "rkdblk-ctl: {}={}: not an IPv4 or IPv6 address\n",
+            key,
+            value
+        );
+        EINVAL
+    })
+}
+
+/// Parses one command (see the module documentation).
+///
+/// # Errors
+///
+/// `-EINVAL` for anything but a well-formed command.
+pub(crate) fn parse(text: &str) -> Result<Command<'_>> {
+    let mut words = text
+        .split(|c: char| c.is_ascii_whitespace() || c == ',')
+        .filter(|w| !w.is_empty());
+    match words.next() {
+        Some("connect") => {
+            let mut server = None;
+            let mut o = Opts::default();
+            for w in words {
+                let Some((key, value)) = w.split_once('=') else {
+                    pr_warn!("rkdblk-ctl: {}: not key=value\n", w);
+                    return Err(EINVAL);
+                };
+                match key {
+                    "server" => server = Some(address(key, value)?),
+                    "local" => o.local = Some(address(key, value)?),
+                    "port" => o.port = number(key, value, 1..=u16::MAX)?,
+                    "queues" => o.queues = number(key, value, 1..=16)?,
+                    "depth" => o.depth = number(key, value, 1..=1024)?,
+                    "timeout_ms" => o.timeout_ms = number(key, value, 1..=3_600_000)?,
+                    _ => {
+                        pr_warn!("rkdblk-ctl: unknown option {}\n", key);
+                        return Err(EINVAL);
+                    }
+                }
+            }
+            let Some(server) = server else {
+                pr_warn!("rkdblk-ctl: connect needs server=<address>\n");
+                return Err(EINVAL);
+            };
+            o.server = server;
+            Ok(Command::Connect(o))
+        }
+        Some("disconnect") => match (words.next(), words.next()) {
+            (Some(name), None) => Ok(Command::Disconnect(name)),
+            _ => {
+                pr_warn!("rkdblk-ctl: disconnect takes one disk name\n");
+                Err(EINVAL)
+            }
+        },
+        _ => {
+            pr_warn!("rkdblk-ctl: commands are connect and disconnect\n");
+            Err(EINVAL)
+        }
+    }
+}
+
+#[vtable]
+impl MiscDevice for Ctl {
+    type Ptr = KBox<Self>;
+
+    fn open(_file: &File, _misc: &MiscDeviceRegistration<Self>) -> Result<KBox<Self>> {
+        Ok(KBox::new(Ctl, GFP_KERNEL)?)
+    }
+
+    fn write_iter(_kiocb: Kiocb<'_, Self::Ptr>, iov: &mut IovIterSource<'_>) -> Result<usize> {
+        let len = iov.len();
+        if len > MAX_WRITE {
+            return Err(E2BIG);
+        }
+        let mut buf = [0u8; MAX_WRITE];
+        if iov.copy_from_iter(&mut buf[..len]) != len {
+            return Err(EFAULT);
+        }
+        let text = core::str::from_utf8(&buf[..len]).map_err(|_| EINVAL)?;
+        match parse(text)? {
+            Command::Connect(o) => disk::connect(&o).map(|_| ())?,
+            Command::Disconnect(name) => disk::disconnect(name)?,
+        }
+        Ok(len)
+    }
+
+    fn read_iter(mut kiocb: Kiocb<'_, Self::Ptr>, iov: &mut IovIterDest<'_>) -> Result<usize> {
+        let mut page = KVec::from_elem(0u8, MAX_DISKS as usize * MAX_LINE, GFP_KERNEL)?;
+        let mut f = kernel::str::Formatter::new(&mut page);
+        for c in DEVICES.lock().disks.iter() {
+            // Cannot fail: every disk's line fits.
+            if c.describe(&mut f).is_err() {
+                break;
+            }
+        }
+        // `Formatter` counts what did not fit as well.
+        let n = f.bytes_written().min(page.len());
+        iov.simple_read_from_buffer(kiocb.ki_pos_mut(), &page[..n])
+    }
+}
+
+/// Writes one line about a disk (see the module documentation) to `f`.
+pub(crate) fn describe_line(
+    f: &mut impl Write,
+    name: &[u8],
+    o: &Opts,
+    live: bool,
+) -> core::fmt::Result {
+    for b in name {
+        f.write_char(char::from(*b))?;
+    }
+    writeln!(
+        f,
+        " server={} port={} queues={} depth={} state={}",
+        o.server,
+        o.port,
+        o.queues,
+        o.depth,
+        if live { "live" } else { "failed" }
+    )
+}
+
+#[cfg(CONFIG_KUNIT = "y")]
+#[kunit_tests(rkdblk_ctl)]
+mod tests {
+    use super::*;
+    use core::net::{Ipv4Addr, Ipv6Addr};
+
+    #[test]
+    fn connect_with_defaults() -> Result {
+        let Command::Connect(o) = parse("connect server=10.77.0.1\n")? else {
+            return Err(EINVAL);
+        };
+        assert_eq!(o.server, IpAddr::V4(Ipv4Addr::new(10, 77, 0, 1)));
+        assert_eq!((o.local, o.port, o.queues, o.depth), (None, 4421, 1, 16));
+        assert_eq!(o.timeout_ms, 30_000);
+        Ok(())
+    }
+
+    #[test]
+    fn connect_with_every_option() -> Result {
+        let cmd =
+            parse("connect,server=fd00::1,local=fd00::2 port=4420,queues=4 depth=64 timeout_ms=5")?;
+        let Command::Connect(o) = cmd else {
+            return Err(EINVAL);
+        };
+        assert_eq!(
+            o.server,
+            IpAddr::V6(Ipv6Addr::new(0xfd00, 0, 0, 0, 0, 0, 0, 1))
+        );
+        assert_eq!(
+            o.local,
+            Some(IpAddr::V6(Ipv6Addr::new(0xfd00, 0, 0, 0, 0, 0, 0, 2)))
+        );
+        assert_eq!((o.port, o.queues, o.depth, o.timeout_ms), (4420, 4, 64, 5));
+        Ok(())
+    }
+
+    #[test]
+    fn disconnect_takes_one_name() -> Result {
+        assert_eq!(
+            parse(" disconnect rkdblk3 \n")?,
+            Command::Disconnect("rkdblk3")
+        );
+        assert_eq!(parse("disconnect"), Err(EINVAL));
+        assert_eq!(parse("disconnect rkdblk0 rkdblk1"), Err(EINVAL));
+        Ok(())
+    }
+
+    #[test]
+    fn bad_commands_are_refused() {
+        for bad in [
+            "",
+            "\n",
+            "connect",
+            "connect port=4421",
+            "connect server=10.77.0",
+            "connect server=10.77.0.1 port=0",
+            "connect server=10.77.0.1 port=65536",
+            "connect server=10.77.0.1 queues=0",
+            "connect server=10.77.0.1 queues=17",
+            "connect server=10.77.0.1 depth=1025",
+            "connect server=10.77.0.1 depth=-1",
+            "connect server=10.77.0.1 speed=9",
+            "connect server=10.77.0.1 queues",
+            "connect server=host.example",
+            "reconnect rkdblk0",
+        ] {
+            let r = parse(bad);
+            if r != Err(EINVAL) {
+                pr_err!("rkdblk_ctl: \"{}\" gave {:?}\n", bad, r);
+            }
+            assert_eq!(r, Err(EINVAL));
+        }
+    }
+}

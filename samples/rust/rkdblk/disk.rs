@@ -1,0 +1,347 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! A disk and its connections ([`Connection`]), and the module's list of disks ([`DEVICES`]):
+//! [`connect`] and [`disconnect`] for `/dev/rkdblk-ctl` (`ctl.rs`), [`Disks`] for the module
+//! (its parameters' disk, and every disk's end at unload).
+
+use crate::module_parameters::{depth, local, port, queues, server, timeout_ms};
+use crate::{
+    mq::{Disk, DiskParams},
+    Device, Queue, MAX_IO, OWNER,
+};
+use core::{
+    net::{IpAddr, Ipv4Addr},
+    sync::atomic::{AtomicU64, Ordering},
+};
+use kernel::{fmt, prelude::*, str::CString, sync::Arc};
+use rkdapl::api::{Ia, Pz, SockAddr};
+
+/// What a disk connects to (`ctl.rs`'s `connect` options, or the module parameters).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Opts {
+    pub(crate) server: IpAddr,
+    /// This machine's address on the RDMA device (default: `server`, a loopback).
+    pub(crate) local: Option<IpAddr>,
+    pub(crate) port: u16,
+    pub(crate) queues: u32,
+    /// Commands in flight per queue asked for.
+    pub(crate) depth: u32,
+    pub(crate) timeout_ms: u32,
+}
+
+impl Default for Opts {
+    fn default() -> Opts {
+        Opts {
+            server: IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+            local: None,
+            port: 4421,
+            queues: 1,
+            depth: 16,
+            timeout_ms: 30_000,
+        }
+    }
+}
+
+fn sockaddr(ip: IpAddr, at: u16) -> SockAddr {
+    match ip {
+        IpAddr::V4(a) => SockAddr::ipv4(u32::from(a), at),
+        IpAddr::V6(a) => SockAddr::ipv6(a.octets(), at),
+    }
+}
+
+/// An address in a log line, in `core::net`'s text form.
+struct Ip(IpAddr);
+
+impl fmt::Display for Ip {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        core::fmt::Display::fmt(&self.0, f)
+    }
+}
+
+/// One disk and its connections: made by [`Connection::new`], deleted and disconnected when
+/// dropped.
+pub(crate) struct Connection {
+    /// `N` of `rkdblkN`.
+    pub(crate) index: u32,
+    name: CString,
+    opts: Opts,
+    disk: Option<Disk<Device>>,
+    // Dropped after the disk: the queues' upcalls are cleared first (see `Drop`).
+    _ia: Ia,
+    _pz: Arc<Pz>,
+}
+
+/// Disks at most, over every server (`N` of `rkdblkN` is below it).
+pub(crate) const MAX_DISKS: u32 = 64;
+
+/// The module's disks, under [`DEVICES`].
+pub(crate) struct List {
+    pub(crate) disks: KVec<Connection>,
+    /// Bit `N`: the number of `rkdblkN` is taken, by a disk of `disks` or by one being
+    /// connected or deleted with the lock released.
+    taken: u64,
+}
+
+kernel::sync::global_lock! {
+    // SAFETY: Initialised in the module's init, before the control device exists.
+    pub(crate) unsafe(uninit) static DEVICES: Mutex<List> = List {
+        disks: KVec::new(),
+        taken: 0,
+    };
+}
+
+/// Connects a disk as `o` says under the lowest free number `N`, adds `/dev/rkdblkN` and
+/// returns `N`. The list's lock is held only to take the number and to add the disk, so the
+/// listing and commands on other disks go on meanwhile. Process context; sleeps (see
+/// [`Connection::new`]).
+///
+/// # Errors
+///
+/// `-ENOSPC` with [`MAX_DISKS`] disks, `-ENOMEM`, or the error of [`Connection::new`]; the
+/// number is free again then.
+pub(crate) fn connect(o: &Opts) -> Result<u32> {
+    let index = {
+        let mut l = DEVICES.lock();
+        let index = (0..MAX_DISKS)
+            .find(|i| l.taken & (1 << i) == 0)
+            .ok_or(ENOSPC)?;
+        l.taken |= 1 << index;
+        index
+    };
+    let c = Connection::new(index, o);
+    let mut l = DEVICES.lock();
+    // On this allocation's failure the disk is deleted under the lock (`push` drops it).
+    let r = c.and_then(|c| Ok(l.disks.push(c, GFP_KERNEL)?));
+    if r.is_err() {
+        l.taken &= !(1 << index);
+    }
+    r.map(|()| index)
+}
+
+/// Deletes the disk `name` (`rkdblkN`) and disconnects it, once its requests ended. Process
+/// context; sleeps (for the requests in flight: at most their timeout).
+///
+/// # Errors
+///
+/// `-ENODEV` if there is no such disk (or it is being deleted), `-EBUSY` if it is open. The
+/// check is a snapshot: a process opening the disk right after it sees the disk go away (its
+/// I/O fails), as with `nvme disconnect`.
+pub(crate) fn disconnect(name: &str) -> Result {
+    let c = {
+        let mut l = DEVICES.lock();
+        let at = l
+            .disks
+            .iter()
+            .position(|c| c.name() == name.as_bytes())
+            .ok_or(ENODEV)?;
+        if l.disks[at].is_open() {
+            return Err(EBUSY);
+        }
+        // Its number stays taken until the disk is gone: a connect meanwhile cannot reuse
+        // the name.
+        l.disks.remove(at).map_err(|_| ENODEV)?
+    };
+    let index = c.index;
+    drop(c);
+    DEVICES.lock().taken &= !(1 << index);
+    Ok(())
+}
+
+impl Connection {
+    /// Connects `o.queues` queues to the server and adds the disk `rkdblk<index>`. Process
+    /// context; sleeps (for the server, up to 15 s per queue).
+    ///
+    /// # Errors
+    ///
+    /// `-EINVAL` for queues or depth out of range; the errors of the connection (see `ctl.rs`),
+    /// every queue connected so far then disconnected.
+    pub(crate) fn new(index: u32, o: &Opts) -> Result<Connection> {
+        let (nq, want) = (o.queues, o.depth);
+        if !(1..=16).contains(&nq) || !(1..=1024).contains(&want) {
+            return Err(EINVAL);
+        }
+        let name = CString::try_from_fmt(fmt!("rkdblk{index}"))?;
+        let here = sockaddr(o.local.unwrap_or(o.server), 0);
+        let to = sockaddr(o.server, o.port);
+        let ia = Ia::open_addr(&here, OWNER).inspect_err(|e| {
+            pr_err!(
+                "rkdblk{}: no RDMA device has the address {} (local=, default server=): {:?}\n",
+                index,
+                Ip(o.local.unwrap_or(o.server)),
+                e
+            );
+        })?;
+        let pz = Arc::new(Pz::new(&ia)?, GFP_KERNEL)?;
+        let mut qs = KVec::with_capacity(nq as usize, GFP_KERNEL)?;
+        let mut params = DiskParams {
+            queues: nq,
+            depth: want,
+            capacity: 0,
+            max_io: MAX_IO,
+            timeout_ms: o.timeout_ms,
+        };
+        let mut result = Ok(());
+        for i in 0..nq {
+            match Queue::connect(&ia, &pz, &to, (index, i), want) {
+                Ok((q, acc)) => {
+                    params.depth = params.depth.min(acc.depth.into());
+                    params.max_io = params.max_io.min(acc.max_io);
+                    params.capacity = acc.capacity;
+                    if let Err(e) = qs.push(q, GFP_KERNEL) {
+                        result = Err(e.into());
+                        break;
+                    }
+                }
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            }
+        }
+        let dev = result.and_then(|()| {
+            Ok(Arc::new(
+                Device {
+                    queues: core::mem::take(&mut qs),
+                },
+                GFP_KERNEL,
+            )?)
+        });
+        let dev = match dev {
+            Ok(d) => d,
+            Err(e) => {
+                teardown(&qs);
+                return Err(e);
+            }
+        };
+        let disk = match Disk::new(&name, &params, dev.clone()) {
+            Ok(d) => d,
+            Err(e) => {
+                teardown(&dev.queues);
+                return Err(e);
+            }
+        };
+        pr_info!(
+            "rkdblk{}: {} sectors, {} queue(s) of depth {}, {} KiB per request at most, server {} port {}\n",
+            index,
+            params.capacity,
+            nq,
+            params.depth,
+            params.max_io / 1024,
+            Ip(o.server),
+            o.port
+        );
+        Ok(Connection {
+            index,
+            name,
+            // As granted: the server's depth may be smaller than the one asked for.
+            opts: Opts {
+                depth: params.depth,
+                ..*o
+            },
+            disk: Some(disk),
+            _ia: ia,
+            _pz: pz,
+        })
+    }
+
+    /// The disk's name, `rkdblkN`.
+    pub(crate) fn name(&self) -> &[u8] {
+        self.name.to_bytes()
+    }
+
+    /// Whether the disk is open (mounted, say). Any context.
+    pub(crate) fn is_open(&self) -> bool {
+        self.disk.as_ref().is_some_and(|d| d.is_open())
+    }
+
+    /// Writes its line of `/dev/rkdblk-ctl`'s listing.
+    pub(crate) fn describe(&self, f: &mut impl core::fmt::Write) -> core::fmt::Result {
+        let live = self.disk.as_ref().is_some_and(|d| {
+            d.driver()
+                .queues
+                .iter()
+                .all(|q| !q.dead.load(Ordering::Relaxed))
+        });
+        crate::ctl::describe_line(f, self.name(), &self.opts, live)
+    }
+}
+
+/// Stops the queues' upcalls (each holds its queue) and disconnects them. Process context.
+pub(crate) fn teardown(qs: &[Arc<Queue>]) {
+    for q in qs {
+        q.dead.store(true, Ordering::Release);
+        let _ = q.evd.clear_upcall();
+        let _ = q.ep.disconnect();
+    }
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        if let Some(disk) = self.disk.take() {
+            let dev = disk.driver().clone();
+            // Deleting the disk waits for its requests: they complete, or fail with the
+            // queue.
+            drop(disk);
+            let sum = |f: fn(&Queue) -> &AtomicU64| -> u64 {
+                dev.queues
+                    .iter()
+                    .map(|q| f(q).load(Ordering::Relaxed))
+                    .sum()
+            };
+            let (done, granted) = (sum(|q| &q.completed), sum(|q| &q.granted));
+            teardown(&dev.queues);
+            pr_info!(
+                "rkdblk{} removed after {} completions; {} requests granted their own pages\n",
+                self.index,
+                done,
+                granted
+            );
+        }
+    }
+}
+
+/// The module's list of disks ([`DEVICES`]), emptied (every disk deleted and disconnected)
+/// when the module goes.
+pub(crate) struct Disks;
+
+impl Disks {
+    /// Initialises the list and connects `rkdblk0` if the module parameters name a server.
+    /// Called once, from the module's init. Process context; sleeps.
+    pub(crate) fn init() -> Result<Disks> {
+        // SAFETY: Called once, from the module's init, before anything else uses `DEVICES`
+        // (the control device is registered after this returns).
+        unsafe { DEVICES.init() };
+        if server.value() == 0 {
+            return Ok(Disks);
+        }
+        let ip = |a: u32| IpAddr::V4(Ipv4Addr::from(a));
+        let o = Opts {
+            server: ip(server.value()),
+            local: (local.value() != 0).then(|| ip(local.value())),
+            port: port.value(),
+            queues: queues.value(),
+            depth: depth.value(),
+            timeout_ms: timeout_ms.value(),
+        };
+        let c = Connection::new(0, &o)?;
+        let mut l = DEVICES.lock();
+        l.disks.push(c, GFP_KERNEL)?;
+        l.taken |= 1;
+        Ok(Disks)
+    }
+}
+
+impl Drop for Disks {
+    fn drop(&mut self) {
+        // The vector's buffer too: nothing else would free it.
+        let mut list = {
+            let mut l = DEVICES.lock();
+            l.taken = 0;
+            core::mem::replace(&mut l.disks, KVec::new())
+        };
+        // The last disk first. No disk is open: each holds the module while it is.
+        while let Some(c) = list.pop() {
+            drop(c);
+        }
+    }
+}

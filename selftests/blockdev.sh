@@ -235,14 +235,28 @@ blockdev_suite() {
 	line=$(blk_ctl_line rkdblk0)
 	[[ $line == "rkdblk0 server="*" state=failed" ]]
 	t_check $? "blockdev: /dev/rkdblk-ctl lists the dead disk as state=failed" "listed: '${line:-nothing}'"
+	blk_ctl_refuses "reconnect rkdblk0" "Connection refused" "the server is gone"
+	# The server back on the same store: the disk reconnects, its data and name kept.
+	rc=0
+	insmod "$KO/samples/rkdblk_srv.ko" path=$BLK_IMG dev=$RKDAPL_DEV || rc=$?
+	[ $rc = 0 ] && { blk_ctl reconnect rkdblk0 || rc=$?; }
+	[ $rc = 0 ] && [[ $(blk_ctl_line rkdblk0) == *" state=live" ]] || rc=${rc/#0/99}
+	t_check $rc "blockdev: the server back, reconnect rkdblk0 (echo reconnect rkdblk0 > /dev/rkdblk-ctl): state=live again" \
+		"rc $rc: $(head -c 200 /tmp/blk-ctl.txt); listed '$(blk_ctl_line rkdblk0)'"
+	blk_ctl_refuses "reconnect rkdblk0" "Transport endpoint is already connected" "the disk did not fail"
+	rc=0
+	timeout 300 cmp <(dd if=/dev/rkdblk0 bs=128k iflag=direct status=none) "$BLK_IMG" || rc=$?
+	t_check $rc "blockdev: after the reconnect /dev/rkdblk0 reads the server's $BLK_KIND again, all of it equal" "cmp exit $rc"
+	blk_fio 4k 16 256k
 	rc=0
 	rmmod rkdblk || rc=$?
-	t_check $rc "blockdev: rmmod rkdblk after the server is gone" "rmmod exit $rc"
+	t_check $rc "blockdev: rmmod rkdblk after the reconnect" "rmmod exit $rc"
 	# READs and the 128 KiB WRITEs went zero copy: a grant of the request's own pages each.
 	n=$(dmesg | sed -n 's/.*rkdblk0 removed after [0-9]* completions; \([0-9]*\) requests granted their own pages.*/\1/p' | tail -n 1)
 	[ "${n:-0}" -gt 0 ]
 	t_check $? "blockdev: the client granted requests' own pages to the server, no copy (${n:-none} requests)" \
 		"$(dmesg | grep 'rkdblk0 removed' | tail -n 1)"
+	rmmod rkdblk_srv
 	blk_store_down
 }
 
@@ -265,7 +279,7 @@ blk_ctl_cycle() {
 	blk_ctl_refuses "connect server=10.77.0.300" "Invalid argument" "not an address"
 	blk_ctl_refuses "connect server=$RKDAPL_IP queues=17" "Invalid argument" "more than 16 queues"
 	blk_ctl_refuses "connect server=$RKDAPL_IP colour=blue" "Invalid argument" "an unknown option"
-	blk_ctl_refuses "reconnect rkdblk0" "Invalid argument" "an unknown command"
+	blk_ctl_refuses "frobnicate rkdblk0" "Invalid argument" "an unknown command"
 	blk_ctl_refuses "connect server=$RKDAPL_IP $(printf 'queues=1 %.0s' {1..60})" "Argument list too long" \
 		"a command over 512 bytes" "connect server=$RKDAPL_IP queues=1 queues=1 ... (600 bytes)"
 	blk_ctl_refuses "disconnect rkdblk0" "No such device" "no such disk"
@@ -401,15 +415,26 @@ blockdev_removal() {
 	t_check $rc "blockdev: the writer ends with an I/O error after the device's removal" \
 		"rc $rc (1: still running, 2: dd succeeded); $(head -c 200 /tmp/blk-dd.txt)"
 	rc=0
-	rmmod rkdblk || rc=$?
-	t_check $rc "blockdev: rmmod rkdblk after the device's removal" "rmmod exit $rc"
-	rc=0
 	rmmod rkdblk_srv || rc=$?
 	t_check $rc "blockdev: rmmod rkdblk_srv after the device's removal" "rmmod exit $rc"
-	blk_store_down
 	rc=0
 	rm_rxe_up || rc=$?
 	t_check $rc "blockdev: $RKDAPL_DEV added again" "$(rdma link show 2>&1 | tr '\n' ' ')"
+	# The disk survives the device's removal: the server on the new device, the disk reconnects
+	# (a new IA on it) and reads what the server has.
+	rc=0
+	insmod "$KO/samples/rkdblk_srv.ko" path=$BLK_IMG dev=$RKDAPL_DEV && blk_ctl reconnect rkdblk0 || rc=$?
+	[ $rc = 0 ] && timeout 120 cmp <(dd if=/dev/rkdblk0 bs=64k count=32 iflag=direct status=none) \
+		<(dd if="$BLK_IMG" bs=64k count=32 status=none) || rc=${rc/#0/99}
+	t_check $rc "blockdev: after $RKDAPL_DEV came back, reconnect rkdblk0 and its first 2 MiB equal the server's" \
+		"rc $rc: $(head -c 200 /tmp/blk-ctl.txt); $(dmesg | grep 'rkdblk: ' | tail -n 2 | tr '\n' '|')"
+	rc=0
+	rmmod rkdblk || rc=$?
+	t_check $rc "blockdev: rmmod rkdblk after the device's removal and the reconnect" "rmmod exit $rc"
+	rc=0
+	rmmod rkdblk_srv || rc=$?
+	t_check $rc "blockdev: rmmod rkdblk_srv after the reconnect" "rmmod exit $rc"
+	blk_store_down
 	blk_nothing_left
 }
 

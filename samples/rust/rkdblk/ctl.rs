@@ -8,17 +8,20 @@
 //!   connect server=<address> [port=4421] [local=<address>] [queues=1] [depth=16]
 //!           [timeout_ms=30000]
 //!   disconnect <name>
+//!   reconnect <name>
 //!
 //! Addresses are IPv4 (`10.77.0.1`) or IPv6 (`fd00::1`) text. `connect` connects one EP per
 //! hardware queue and adds the disk under the lowest free name `rkdblkN`; it returns once the
 //! disk is added (or with the error that stopped it, every queue then disconnected).
 //! `disconnect` deletes the disk and disconnects it; it is refused with `-EBUSY` while the disk
-//! is open (mounted, say). A read lists the disks, one line each:
+//! is open (mounted, say). `reconnect` connects a failed disk again (a new IA, PZ and queues,
+//! as its `connect` said), keeping the disk, its name and its mounts: after a server restart,
+//! say, or `rdma link delete` and `add`. A read lists the disks, one line each:
 //!
 //!   rkdblk0 server=10.77.0.1 port=4421 queues=2 depth=16 state=live
 //!
 //! `depth` is the depth the server granted. `state=failed` once a queue failed (a lost
-//! connection, a timeout): its requests end with `EIO`; disconnect it and connect again.
+//! connection, a timeout): its requests end with `EIO` until it is reconnected.
 //! Commands on different disks run side by side; the listing shows a disk once it is added.
 //! The device node is root's only (mode 0600).
 //!
@@ -26,7 +29,9 @@
 //!
 //! `-EINVAL` for an unknown command or option, a malformed value or a `connect` without
 //! `server`; `-E2BIG` for a write longer than 512 bytes; `-EFAULT` if it cannot be read;
-//! `-ENODEV` for a `disconnect` of no such disk; `-EBUSY` if it is open; `-ENOSPC` with
+//! `-ENODEV` for a `disconnect` or `reconnect` of no such disk; `-EBUSY` if it is open;
+//! `-EISCONN` for a `reconnect` of a disk that did not fail; `-EPROTO` if the server's accept
+//! no longer fits the disk (another capacity, a smaller depth or request size); `-ENOSPC` with
 //! [`MAX_DISKS`] disks; otherwise the error of the connection (`-ECONNREFUSED` if the server refused or is not there, `-ETIMEDOUT`,
 //! `-EPROTO` for a peer that is not an rkdblk server, the errors of rkdapl's calls).
 
@@ -52,6 +57,7 @@ pub(crate) struct Ctl;
 pub(crate) enum Command<'a> {
     Connect(Opts),
     Disconnect(&'a str),
+    Reconnect(&'a str),
 }
 
 /// Parses `value` as an unsigned number in `range`.
@@ -117,15 +123,16 @@ pub(crate) fn parse(text: &str) -> Result<Command<'_>> {
             o.server = server;
             Ok(Command::Connect(o))
         }
-        Some("disconnect") => match (words.next(), words.next()) {
-            (Some(name), None) => Ok(Command::Disconnect(name)),
+        Some(verb @ ("disconnect" | "reconnect")) => match (words.next(), words.next()) {
+            (Some(name), None) if verb == "disconnect" => Ok(Command::Disconnect(name)),
+            (Some(name), None) => Ok(Command::Reconnect(name)),
             _ => {
-                pr_warn!("rkdblk-ctl: disconnect takes one disk name\n");
+                pr_warn!("rkdblk-ctl: {} takes one disk name\n", verb);
                 Err(EINVAL)
             }
         },
         _ => {
-            pr_warn!("rkdblk-ctl: commands are connect and disconnect\n");
+            pr_warn!("rkdblk-ctl: commands are connect, disconnect and reconnect\n");
             Err(EINVAL)
         }
     }
@@ -152,6 +159,7 @@ impl MiscDevice for Ctl {
         match parse(text)? {
             Command::Connect(o) => disk::connect(&o).map(|_| ())?,
             Command::Disconnect(name) => disk::disconnect(name)?,
+            Command::Reconnect(name) => disk::reconnect(name)?,
         }
         Ok(len)
     }
@@ -229,13 +237,15 @@ mod tests {
     }
 
     #[test]
-    fn disconnect_takes_one_name() -> Result {
+    fn disconnect_and_reconnect_take_one_name() -> Result {
         assert_eq!(
             parse(" disconnect rkdblk3 \n")?,
             Command::Disconnect("rkdblk3")
         );
         assert_eq!(parse("disconnect"), Err(EINVAL));
         assert_eq!(parse("disconnect rkdblk0 rkdblk1"), Err(EINVAL));
+        assert_eq!(parse("reconnect,rkdblk12")?, Command::Reconnect("rkdblk12"));
+        assert_eq!(parse("reconnect"), Err(EINVAL));
         Ok(())
     }
 
@@ -256,7 +266,8 @@ mod tests {
             "connect server=10.77.0.1 speed=9",
             "connect server=10.77.0.1 queues",
             "connect server=host.example",
-            "reconnect rkdblk0",
+            "frobnicate rkdblk0",
+            "Connect server=10.77.0.1",
         ] {
             let r = parse(bad);
             if r != Err(EINVAL) {

@@ -4,7 +4,7 @@
 //! [`connect`] and [`disconnect`] for `/dev/rkdblk-ctl` (`ctl.rs`), [`Disks`] for the module
 //! (its parameters' disk, and every disk's end at unload).
 
-use crate::module_parameters::{depth, local, port, queues, server, timeout_ms};
+use crate::module_parameters as param;
 use crate::{
     mq::{Disk, DiskParams},
     Device, Queue, MAX_IO, OWNER,
@@ -65,6 +65,8 @@ pub(crate) struct Connection {
     pub(crate) index: u32,
     name: CString,
     opts: Opts,
+    /// The disk's size, depth and request size, which a reconnect must offer again.
+    params: DiskParams,
     disk: Option<Disk<Device>>,
     // Dropped after the disk: the queues' upcalls are cleared first (see `Drop`).
     _ia: Ia,
@@ -147,20 +149,28 @@ pub(crate) fn disconnect(name: &str) -> Result {
     Ok(())
 }
 
-impl Connection {
-    /// Connects `o.queues` queues to the server and adds the disk `rkdblk<index>`. Process
-    /// context; sleeps (for the server, up to 15 s per queue).
+/// A disk's connections: an IA, a PZ and one queue per hardware queue, and what the
+/// server's accepts allow. Dropped in declaration order.
+struct Link {
+    queues: KVec<Arc<Queue>>,
+    params: DiskParams,
+    ia: Ia,
+    pz: Arc<Pz>,
+}
+
+impl Link {
+    /// Opens the IA and connects `o.queues` queues of disk number `index` to the server.
+    /// Process context; sleeps (for the server, up to 15 s per queue).
     ///
     /// # Errors
     ///
-    /// `-EINVAL` for queues or depth out of range; the errors of the connection (see `ctl.rs`),
-    /// every queue connected so far then disconnected.
-    pub(crate) fn new(index: u32, o: &Opts) -> Result<Connection> {
+    /// `-EINVAL` for queues or depth out of range; the errors of the connection (see
+    /// `ctl.rs`), every queue connected so far then disconnected.
+    fn connect(index: u32, o: &Opts) -> Result<Link> {
         let (nq, want) = (o.queues, o.depth);
         if !(1..=16).contains(&nq) || !(1..=1024).contains(&want) {
             return Err(EINVAL);
         }
-        let name = CString::try_from_fmt(fmt!("rkdblk{index}"))?;
         let here = sockaddr(o.local.unwrap_or(o.server), 0);
         let to = sockaddr(o.server, o.port);
         let ia = Ia::open_addr(&here, OWNER).inspect_err(|e| {
@@ -172,7 +182,7 @@ impl Connection {
             );
         })?;
         let pz = Arc::new(Pz::new(&ia)?, GFP_KERNEL)?;
-        let mut qs = KVec::with_capacity(nq as usize, GFP_KERNEL)?;
+        let mut queues = KVec::with_capacity(nq as usize, GFP_KERNEL)?;
         let mut params = DiskParams {
             queues: nq,
             depth: want,
@@ -180,43 +190,75 @@ impl Connection {
             max_io: MAX_IO,
             timeout_ms: o.timeout_ms,
         };
-        let mut result = Ok(());
         for i in 0..nq {
-            match Queue::connect(&ia, &pz, &to, (index, i), want) {
-                Ok((q, acc)) => {
-                    params.depth = params.depth.min(acc.depth.into());
-                    params.max_io = params.max_io.min(acc.max_io);
-                    params.capacity = acc.capacity;
-                    if let Err(e) = qs.push(q, GFP_KERNEL) {
-                        result = Err(e.into());
-                        break;
-                    }
-                }
-                Err(e) => {
-                    result = Err(e);
-                    break;
-                }
-            }
-        }
-        let dev = result.and_then(|()| {
-            Ok(Arc::new(
-                Device {
-                    queues: core::mem::take(&mut qs),
-                },
-                GFP_KERNEL,
-            )?)
-        });
-        let dev = match dev {
-            Ok(d) => d,
-            Err(e) => {
-                teardown(&qs);
+            let r = Queue::connect(&ia, &pz, &to, (index, i), want).and_then(|(q, acc)| {
+                params.depth = params.depth.min(acc.depth.into());
+                params.max_io = params.max_io.min(acc.max_io);
+                params.capacity = acc.capacity;
+                // Cannot fail: the capacity is `nq`.
+                queues.push_within_capacity(q).map_err(|_| ENOMEM)
+            });
+            if let Err(e) = r {
+                teardown(&queues);
                 return Err(e);
             }
-        };
+        }
+        Ok(Link {
+            queues,
+            params,
+            ia,
+            pz,
+        })
+    }
+}
+
+/// Connects the failed disk `name` again ([`Connection::reconnect`]). It leaves the list
+/// meanwhile (its number stays taken), so the listing and commands on other disks go on.
+/// Process context; sleeps.
+///
+/// # Errors
+///
+/// `-ENODEV` if there is no such disk (or a command on it is in progress); the errors of
+/// [`Connection::reconnect`].
+pub(crate) fn reconnect(name: &str) -> Result {
+    let mut c = {
+        let mut l = DEVICES.lock();
+        let at = l
+            .disks
+            .iter()
+            .position(|c| c.name() == name.as_bytes())
+            .ok_or(ENODEV)?;
+        l.disks.remove(at).map_err(|_| ENODEV)?
+    };
+    let r = c.reconnect();
+    // A connect meanwhile may have taken the room the removal left. Without memory for it the
+    // disk is deleted (`push` drops it), and says so.
+    DEVICES.lock().disks.push(c, GFP_KERNEL)?;
+    r
+}
+
+impl Connection {
+    /// Connects `o.queues` queues to the server and adds the disk `rkdblk<index>`. Process
+    /// context; sleeps (for the server, up to 15 s per queue).
+    ///
+    /// # Errors
+    ///
+    /// `-EINVAL` for queues or depth out of range; the errors of the connection (see `ctl.rs`),
+    /// every queue connected so far then disconnected.
+    pub(crate) fn new(index: u32, o: &Opts) -> Result<Connection> {
+        let name = CString::try_from_fmt(fmt!("rkdblk{index}"))?;
+        let dev = Device::new(KVec::new())?;
+        let Link {
+            queues,
+            params,
+            ia,
+            pz,
+        } = Link::connect(index, o)?;
+        drop(dev.replace(queues));
         let disk = match Disk::new(&name, &params, dev.clone()) {
             Ok(d) => d,
             Err(e) => {
-                teardown(&dev.queues);
+                teardown(&dev.all());
                 return Err(e);
             }
         };
@@ -224,7 +266,7 @@ impl Connection {
             "rkdblk{}: {} sectors, {} queue(s) of depth {}, {} KiB per request at most, server {} port {}\n",
             index,
             params.capacity,
-            nq,
+            params.queues,
             params.depth,
             params.max_io / 1024,
             Ip(o.server),
@@ -238,10 +280,61 @@ impl Connection {
                 depth: params.depth,
                 ..*o
             },
+            params,
             disk: Some(disk),
             _ia: ia,
             _pz: pz,
         })
+    }
+
+    /// Connects a failed disk again: a new IA, PZ and queues, with the options of its
+    /// `connect`, take the place of the old ones, whose requests had ended with `EIO` (a queue
+    /// that had not failed fails now); the disk, its name and its mounts stay. Process
+    /// context; sleeps (for the server, up to 15 s per queue).
+    ///
+    /// # Errors
+    ///
+    /// `-EISCONN` if no queue failed; `-EPROTO` if the server's accepts no longer fit the
+    /// disk (another capacity, a smaller depth or request size); the errors of the connection
+    /// (see `ctl.rs`). The disk stays as it was then.
+    pub(crate) fn reconnect(&mut self) -> Result {
+        let dev = self.disk.as_ref().ok_or(ENODEV)?.driver().clone();
+        if dev.live() {
+            return Err(EISCONN);
+        }
+        let l = Link::connect(self.index, &self.opts)?;
+        let (was, now) = (self.params, l.params);
+        if now.capacity != was.capacity || now.depth < was.depth || now.max_io < was.max_io {
+            pr_err!(
+                "rkdblk{}: the server now offers {} sectors, depth {}, {} bytes per request: the disk has {}, {}, {}\n",
+                self.index,
+                now.capacity,
+                now.depth,
+                now.max_io,
+                was.capacity,
+                was.depth,
+                was.max_io
+            );
+            teardown(&l.queues);
+            return Err(EPROTO);
+        }
+        let old = dev.replace(l.queues);
+        for q in old.iter() {
+            q.fail("reconnected");
+        }
+        teardown(&old);
+        drop(old);
+        // The old IA and PZ go once the old queues' objects are gone (each keeps them).
+        self._ia = l.ia;
+        self._pz = l.pz;
+        pr_info!(
+            "rkdblk{}: reconnected {} queue(s) to server {} port {}\n",
+            self.index,
+            now.queues,
+            Ip(self.opts.server),
+            self.opts.port
+        );
+        Ok(())
     }
 
     /// The disk's name, `rkdblkN`.
@@ -256,12 +349,7 @@ impl Connection {
 
     /// Writes its line of `/dev/rkdblk-ctl`'s listing.
     pub(crate) fn describe(&self, f: &mut impl core::fmt::Write) -> core::fmt::Result {
-        let live = self.disk.as_ref().is_some_and(|d| {
-            d.driver()
-                .queues
-                .iter()
-                .all(|q| !q.dead.load(Ordering::Relaxed))
-        });
+        let live = self.disk.as_ref().is_some_and(|d| d.driver().live());
         crate::ctl::describe_line(f, self.name(), &self.opts, live)
     }
 }
@@ -282,14 +370,12 @@ impl Drop for Connection {
             // Deleting the disk waits for its requests: they complete, or fail with the
             // queue.
             drop(disk);
+            let qs = dev.replace(KVec::new());
             let sum = |f: fn(&Queue) -> &AtomicU64| -> u64 {
-                dev.queues
-                    .iter()
-                    .map(|q| f(q).load(Ordering::Relaxed))
-                    .sum()
+                qs.iter().map(|q| f(q).load(Ordering::Relaxed)).sum()
             };
             let (done, granted) = (sum(|q| &q.completed), sum(|q| &q.granted));
-            teardown(&dev.queues);
+            teardown(&qs);
             pr_info!(
                 "rkdblk{} removed after {} completions; {} requests granted their own pages\n",
                 self.index,
@@ -311,17 +397,17 @@ impl Disks {
         // SAFETY: Called once, from the module's init, before anything else uses `DEVICES`
         // (the control device is registered after this returns).
         unsafe { DEVICES.init() };
-        if server.value() == 0 {
+        if param::server.value() == 0 {
             return Ok(Disks);
         }
         let ip = |a: u32| IpAddr::V4(Ipv4Addr::from(a));
         let o = Opts {
-            server: ip(server.value()),
-            local: (local.value() != 0).then(|| ip(local.value())),
-            port: port.value(),
-            queues: queues.value(),
-            depth: depth.value(),
-            timeout_ms: timeout_ms.value(),
+            server: ip(param::server.value()),
+            local: (param::local.value() != 0).then(|| ip(param::local.value())),
+            port: param::port.value(),
+            queues: param::queues.value(),
+            depth: param::depth.value(),
+            timeout_ms: param::timeout_ms.value(),
         };
         let c = Connection::new(0, &o)?;
         let mut l = DEVICES.lock();

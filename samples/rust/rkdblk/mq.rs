@@ -422,6 +422,7 @@ impl<D: Driver> Ops<D> {
 }
 
 /// What the disk looks like.
+#[derive(Clone, Copy)]
 pub(crate) struct DiskParams {
     /// Hardware queues (`nr_hw_queues`).
     pub(crate) queues: u32,

@@ -545,14 +545,56 @@ impl Queue {
     }
 }
 
-/// The disk's driver: its queues.
+/// The disk's driver: its queues, one per hardware queue, all replaced at once by a
+/// reconnect (`disk.rs`).
+#[pin_data]
 struct Device {
-    queues: KVec<Arc<Queue>>,
+    #[pin]
+    queues: SpinLock<KVec<Arc<Queue>>>,
+}
+
+impl Device {
+    fn new(queues: KVec<Arc<Queue>>) -> Result<Arc<Device>> {
+        Ok(Arc::pin_init(
+            pin_init!(Device {
+                queues <- new_spinlock!(queues, "rkdblk_queues"),
+            }),
+            GFP_KERNEL,
+        )?)
+    }
+
+    /// The queue of hardware context `hctx`. Any context.
+    fn queue(&self, hctx: u32) -> Option<Arc<Queue>> {
+        self.queues.lock().get(hctx as usize).cloned()
+    }
+
+    /// The queues now. Any context (allocates with `GFP_ATOMIC`).
+    fn all(&self) -> KVec<Arc<Queue>> {
+        let qs = self.queues.lock();
+        let mut v = KVec::with_capacity(qs.len(), GFP_ATOMIC).unwrap_or_default();
+        for q in qs.iter() {
+            let _ = v.push_within_capacity(q.clone());
+        }
+        v
+    }
+
+    /// Whether no queue failed. Any context.
+    fn live(&self) -> bool {
+        self.queues
+            .lock()
+            .iter()
+            .all(|q| !q.dead.load(Ordering::Relaxed))
+    }
+
+    /// Puts `qs` in the place of the queues, which it returns. Any context.
+    fn replace(&self, qs: KVec<Arc<Queue>>) -> KVec<Arc<Queue>> {
+        core::mem::replace(&mut *self.queues.lock(), qs)
+    }
 }
 
 impl Driver for Device {
     fn queue_rq(&self, hctx: u32, rq: Rq) {
-        match self.queues.get(hctx as usize) {
+        match self.queue(hctx) {
             Some(q) => q.submit(rq),
             None => rq.end(Err(EIO)),
         }
@@ -561,7 +603,7 @@ impl Driver for Device {
     /// Fails the request's queue: every request in flight on it ends with `EIO`, the timed-out
     /// one among them (or it completed meanwhile), and the connection is disconnected.
     fn timeout(&self, hctx: u32, tag: u32) -> bool {
-        let Some(q) = self.queues.get(hctx as usize) else {
+        let Some(q) = self.queue(hctx) else {
             return false;
         };
         pr_err!(

@@ -111,8 +111,11 @@ observe_suite() {
 		done
 		for ep in "$ia"/ep*; do
 			obs_file "$ep/counters"
-			[[ $REPLY == *rdma_write* ]] && c_ep=$ep
-			[[ $REPLY == *recv* ]] && s_ep=$ep
+			# Each EP's counters have a "recv queue:" line: tell them apart by the
+			# operations only one of them posted (and not by glob order: ep99 sorts
+			# after ep100).
+			[[ $REPLY == *"rdma_write posted"* ]] && c_ep=$ep
+			[[ $REPLY == *"rmr_bind   posted"* ]] && s_ep=$ep
 		done
 	fi
 	n=0

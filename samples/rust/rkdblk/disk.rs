@@ -112,8 +112,9 @@ pub(crate) fn connect(o: &Opts) -> Result<u32> {
     };
     let c = Connection::new(index, o);
     let mut l = DEVICES.lock();
-    // On this allocation's failure the disk is deleted under the lock (`push` drops it).
-    let r = c.and_then(|c| Ok(l.disks.push(c, GFP_KERNEL)?));
+    // Cannot fail: the list holds `MAX_DISKS` ([`Disks::init`]) and every disk in it took a
+    // number.
+    let r = c.and_then(|c| l.disks.push_within_capacity(c).map_err(|_| ENOMEM));
     if r.is_err() {
         l.taken &= !(1 << index);
     }
@@ -231,9 +232,10 @@ pub(crate) fn reconnect(name: &str) -> Result {
         l.disks.remove(at).map_err(|_| ENODEV)?
     };
     let r = c.reconnect();
-    // A connect meanwhile may have taken the room the removal left. Without memory for it the
-    // disk is deleted (`push` drops it), and says so.
-    DEVICES.lock().disks.push(c, GFP_KERNEL)?;
+    // Cannot fail: the list holds `MAX_DISKS` ([`Disks::init`]) and its number is still taken.
+    if DEVICES.lock().disks.push_within_capacity(c).is_err() {
+        pr_err!("{}: no room in the list of disks\n", name);
+    }
     r
 }
 
@@ -258,7 +260,7 @@ impl Connection {
         let disk = match Disk::new(&name, &params, dev.clone()) {
             Ok(d) => d,
             Err(e) => {
-                teardown(&dev.all());
+                teardown(&dev.replace(KVec::new()));
                 return Err(e);
             }
         };
@@ -397,6 +399,12 @@ impl Disks {
         // SAFETY: Called once, from the module's init, before anything else uses `DEVICES`
         // (the control device is registered after this returns).
         unsafe { DEVICES.init() };
+        // Room for every disk there may be, so that adding one never allocates with the list
+        // locked, nor fails after its disk was added.
+        DEVICES
+            .lock()
+            .disks
+            .reserve(MAX_DISKS as usize, GFP_KERNEL)?;
         if param::server.value() == 0 {
             return Ok(Disks);
         }
@@ -411,8 +419,9 @@ impl Disks {
         };
         let c = Connection::new(0, &o)?;
         let mut l = DEVICES.lock();
-        l.disks.push(c, GFP_KERNEL)?;
         l.taken |= 1;
+        // Cannot fail: reserved above.
+        l.disks.push_within_capacity(c).map_err(|_| ENOMEM)?;
         Ok(Disks)
     }
 }

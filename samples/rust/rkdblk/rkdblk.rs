@@ -420,6 +420,15 @@ impl Queue {
         }
     }
 
+    /// Whether a request of `tag` is in flight on this queue (sent, or answered and waiting for
+    /// its SEND's completion). Any context.
+    fn holds(&self, tag: u32) -> bool {
+        self.slots
+            .lock()
+            .get(tag as usize)
+            .is_some_and(|s| matches!(s.state, State::InFlight { .. } | State::Answered { .. }))
+    }
+
     /// Sends `rq` to the server. Process context; may sleep (the LMR over the request's pages,
     /// the grant).
     fn submit(&self, mut rq: Rq) {
@@ -568,16 +577,6 @@ impl Device {
         self.queues.lock().get(hctx as usize).cloned()
     }
 
-    /// The queues now. Any context (allocates with `GFP_ATOMIC`).
-    fn all(&self) -> KVec<Arc<Queue>> {
-        let qs = self.queues.lock();
-        let mut v = KVec::with_capacity(qs.len(), GFP_ATOMIC).unwrap_or_default();
-        for q in qs.iter() {
-            let _ = v.push_within_capacity(q.clone());
-        }
-        v
-    }
-
     /// Whether no queue failed. Any context.
     fn live(&self) -> bool {
         self.queues
@@ -606,6 +605,11 @@ impl Driver for Device {
         let Some(q) = self.queue(hctx) else {
             return false;
         };
+        if !q.holds(tag) {
+            // Not a request of this queue: one of a queue a reconnect replaced, which ended it
+            // or ends it as it fails (`fail`), or one whose request ended already.
+            return true;
+        }
         pr_err!(
             "rkdblk{} queue {}: request of tag {} timed out\n",
             q.disk,

@@ -179,23 +179,23 @@ impl MiscDevice for Ctl {
     }
 }
 
-/// Writes one line about a disk (see the module documentation) to `f`.
+/// Writes one line about a disk (see the module documentation) to `f`: `depth` is the one the
+/// server granted.
 pub(crate) fn describe_line(
     f: &mut impl Write,
     name: &[u8],
     o: &Opts,
+    depth: u32,
     live: bool,
 ) -> core::fmt::Result {
-    for b in name {
-        f.write_char(char::from(*b))?;
-    }
     writeln!(
         f,
-        " server={} port={} queues={} depth={} state={}",
+        "{} server={} port={} queues={} depth={} state={}",
+        core::str::from_utf8(name).map_err(|_| core::fmt::Error)?,
         o.server,
         o.port,
         o.queues,
-        o.depth,
+        depth,
         if live { "live" } else { "failed" }
     )
 }

@@ -65,7 +65,8 @@ pub(crate) struct Connection {
     pub(crate) index: u32,
     name: CString,
     opts: Opts,
-    /// The disk's size, depth and request size, which a reconnect must offer again.
+    /// The disk's size, depth (as granted: the server's may be smaller than `opts`') and
+    /// request size, which a reconnect must offer again.
     params: DiskParams,
     disk: Option<Disk<Device>>,
     // Dropped after the disk: the queues' upcalls are cleared first (see `Drop`).
@@ -82,6 +83,20 @@ pub(crate) struct List {
     /// Bit `N`: the number of `rkdblkN` is taken, by a disk of `disks` or by one being
     /// connected or deleted with the lock released.
     taken: u64,
+}
+
+impl List {
+    /// Where the disk `name` is in the list.
+    ///
+    /// # Errors
+    ///
+    /// `-ENODEV` if it is not there.
+    fn position(&self, name: &str) -> Result<usize> {
+        self.disks
+            .iter()
+            .position(|c| c.name() == name.as_bytes())
+            .ok_or(ENODEV)
+    }
 }
 
 kernel::sync::global_lock! {
@@ -132,11 +147,7 @@ pub(crate) fn connect(o: &Opts) -> Result<u32> {
 pub(crate) fn disconnect(name: &str) -> Result {
     let c = {
         let mut l = DEVICES.lock();
-        let at = l
-            .disks
-            .iter()
-            .position(|c| c.name() == name.as_bytes())
-            .ok_or(ENODEV)?;
+        let at = l.position(name)?;
         if l.disks[at].is_open() {
             return Err(EBUSY);
         }
@@ -224,11 +235,7 @@ impl Link {
 pub(crate) fn reconnect(name: &str) -> Result {
     let mut c = {
         let mut l = DEVICES.lock();
-        let at = l
-            .disks
-            .iter()
-            .position(|c| c.name() == name.as_bytes())
-            .ok_or(ENODEV)?;
+        let at = l.position(name)?;
         l.disks.remove(at).map_err(|_| ENODEV)?
     };
     let r = c.reconnect();
@@ -277,11 +284,7 @@ impl Connection {
         Ok(Connection {
             index,
             name,
-            // As granted: the server's depth may be smaller than the one asked for.
-            opts: Opts {
-                depth: params.depth,
-                ..*o
-            },
+            opts: *o,
             params,
             disk: Some(disk),
             _ia: ia,
@@ -352,7 +355,7 @@ impl Connection {
     /// Writes its line of `/dev/rkdblk-ctl`'s listing.
     pub(crate) fn describe(&self, f: &mut impl core::fmt::Write) -> core::fmt::Result {
         let live = self.disk.as_ref().is_some_and(|d| d.driver().live());
-        crate::ctl::describe_line(f, self.name(), &self.opts, live)
+        crate::ctl::describe_line(f, self.name(), &self.opts, self.params.depth, live)
     }
 }
 

@@ -16,6 +16,8 @@
 # that refuses packets (selftests/scale.sh).
 set -u
 . "$RKDAPL_TOP/selftests/guest-lib.sh" || exit 1
+. "$RKDAPL_TOP/selftests/observe.sh" || exit 1
+. "$RKDAPL_TOP/selftests/removal.sh" || exit 1
 . "$RKDAPL_TOP/selftests/rping.sh" || exit 1
 . "$RKDAPL_TOP/selftests/soak.sh" || exit 1
 . "$RKDAPL_TOP/selftests/faults.sh" || exit 1

@@ -1,5 +1,6 @@
 #!/bin/bash
-# Sourced by selftests/guest-a.sh (after guest-lib.sh): observability of a live rkdapl consumer.
+# Sourced by selftests/guest-a.sh and guest-b.sh (after guest-lib.sh): observability of a live
+# rkdapl consumer (guest B needs only its helpers, for removal.sh).
 #
 #   observe_suite    loads selftests/kmod/rkdapl_observe.ko (a loopback connection that stays
 #                    up: 1 SEND, 1 RMR bind, $OBS_WRITES RDMA WRITEs), then checks what

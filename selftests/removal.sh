@@ -1,5 +1,6 @@
 #!/bin/bash
-# Sourced by selftests/guest-a.sh (after guest-lib.sh and observe.sh): device removal.
+# Sourced by selftests/guest-a.sh and guest-b.sh (after guest-lib.sh and observe.sh): device
+# removal (guest B runs it over siw0 in the siw phase, selftests/transport.sh).
 #
 #   removal_suite   loads rkdapl_observe.ko traffic=1 (a connected loopback pair, RECVs posted on
 #                   both EPs, a kthread running RDMA WRITEs and READs), deletes rxe0 under it

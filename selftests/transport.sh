@@ -4,19 +4,20 @@
 # the same NIC, and the suites whose behaviour depends on the transport run again over it,
 # their TAP names prefixed "siw: " (TAP_PREFIX), with RKDAPL_DEV=siw0:
 #
-#   guest A: siw: setup, badarg (loopback pair), loopback, two-guest (server), rping both
-#            ways (kernel side), soak (server, $SIW_SOAK_CYCLES cycles), removal (rdma link
-#            delete siw0 under traffic; siw0 re-added), then rxe0 back for the later suites
-#   guest B: siw: setup, two-guest (client), rping (rdma-core side), soak (client)
+#   guest A: siw: setup, two-guest (server), rping both ways (kernel side), soak (server,
+#            $SIW_SOAK_CYCLES cycles), then rxe0 back for the later suites
+#   guest B: siw: setup, badarg (loopback pair), loopback, removal (rdma link delete siw0
+#            under traffic; siw0 re-added), all while guest A runs its single-guest suites;
+#            then two-guest (client), rping (rdma-core side), soak (client)
+#   one guest (RKDAPL_PAIR=0): guest A runs B's single-guest part.
 #
 # Barriers ($RKDAPL_SYNC): siw.a-up, siw.b-up (each guest's siw0 ACTIVE: only then can the
 # two-guest suites connect; the guests leave RoCE at different times), siw.done (A no longer
 # needs B's siw0). Debian's stock kernel has no siw (CONFIG_RDMA_SIW is not set in its
 # config): with RKDAPL_SUITES=stock the phase is skipped, with no test recorded.
 #
-# The phase runs only with RKDAPL_SIW=1 (docs/testing.md "The siw phase": the 18 failures of its
-# first full run, in issue 16, are fixed; `siw: removal` failed once since, in a race not yet
-# settled. Once it is, the default of siw_skip below turns the phase on, and RKDAPL_SIW=0 off).
+# RKDAPL_SIW=0 leaves the phase out (docs/testing.md "The siw phase": it ran behind
+# RKDAPL_SIW=1 until the two siw bugs of qemu/kernel-patches/0003 and 0004 were fixed).
 # RKDAPL_SIW_SOAK_CYCLES sets the soak's cycles (default 100).
 
 SIW_SOAK_CYCLES=${RKDAPL_SIW_SOAK_CYCLES:-100}
@@ -77,18 +78,24 @@ siw_leave() {
 	_log "siw: phase took $((SECONDS - SIW_T0)) s"
 }
 
-# siw_skip: true if the phase does not run in this boot (no RKDAPL_SIW=1, or a stock kernel).
+# siw_skip: true if the phase does not run in this boot (RKDAPL_SIW=0, or a stock kernel).
 siw_skip() {
-	[ "${RKDAPL_SUITES:-all}" = stock ] || [ "${RKDAPL_SIW:-0}" != 1 ]
+	[ "${RKDAPL_SUITES:-all}" = stock ] || [ "${RKDAPL_SIW:-1}" = 0 ]
+}
+
+# siw_single: the single-guest suites over siw0: badarg (a loopback pair), loopback, removal
+# (siw0 deleted under traffic, then re-added). On guest B while guest A runs its own
+# single-guest suites (B would otherwise wait for A there), on guest A with one guest.
+siw_single() {
+	run_kmod badarg 1200 -- role=badarg dev=siw0 peer="$RKDAPL_IP" port=7690
+	run_kmod loopback 1200 -- role=loopback dev=siw0 peer="$RKDAPL_IP" port=7700
+	removal_suite
 }
 
 siw_phase_a() {
 	local pair=${RKDAPL_PAIR:-1}
 	siw_skip && return 0
-	if siw_enter; then
-		run_kmod badarg 1200 -- role=badarg dev=siw0 peer="$RKDAPL_IP" port=7690
-		run_kmod loopback 1200 -- role=loopback dev=siw0 peer="$RKDAPL_IP" port=7700
-	fi
+	siw_enter
 	if [ "$pair" = 1 ]; then
 		rkdapl_signal siw.a-up
 		if rkdapl_wait siw.b-up 2400 && [ $SIW_UP = 1 ]; then
@@ -97,14 +104,16 @@ siw_phase_a() {
 			SOAK_CYCLES=$SIW_SOAK_CYCLES SOAK_PORT=7760 soak_guest_a
 		fi
 		rkdapl_signal siw.done
+	elif [ $SIW_UP = 1 ]; then
+		siw_single
 	fi
-	[ $SIW_UP = 1 ] && removal_suite
 	siw_leave
 }
 
 siw_phase_b() {
 	siw_skip && return 0
 	if siw_enter; then
+		siw_single
 		rkdapl_signal siw.b-up
 		if rkdapl_wait siw.a-up 2400; then
 			two_guest_client

@@ -143,7 +143,21 @@ fi
 # "vgaarb: loaded", both vCPUs busy, for as long as it was left). A guest whose console has
 # not shown the harness-start line (written by guest-run.sh) after RKDAPL_BOOT_TIMEOUT s is
 # marked sync/noboot-<role> and every guest of the run is killed; the whole run is then
-# started once more (below).
+# started once more (below). So is a guest whose kernel panicked before that line: nothing
+# of rkdapl is loaded then (seen once: Debian's stock kernel, 2 s into boot, "Oops: int3" in
+# sched_clock_cpu() while another vCPU patched a static key: TCG's cross-modifying code).
+
+# boot_panic R: true if guest R's kernel panicked before the harness started.
+boot_panic() {
+	! grep -qa 'rkdapl: harness start' "$out/console-$1.log" &&
+		grep -qa 'Kernel panic - not syncing' "$out/console-$1.log"
+}
+stop_boot_panic() {
+	local q
+	touch "$sync/noboot-$1"
+	log "guest ${1^^}: kernel panic during boot, before the harness started (see console-$1.log); stopping the guests"
+	for q in "$sync"/qemu-*.pid; do kill -KILL "$(< "$q")" 2>/dev/null; done
+}
 watchdog() {
 	local r q t0 boot=${RKDAPL_BOOT_TIMEOUT:-300}
 	t0=$(date +%s)
@@ -154,11 +168,14 @@ watchdog() {
 				kill -KILL "$(< "$sync/qemu-$r.pid")" && touch "$sync/killed-$r" &&
 					log "guest ${r^^}: killed (SIGKILL to its QEMU), as its script asked"
 			fi
-			if [ $(( $(date +%s) - t0 )) -gt "$boot" ] && [ ! -e "$sync/noboot-$r" ] &&
-				! grep -qa 'rkdapl: harness start' "$out/console-$r.log"; then
+			[ ! -e "$sync/noboot-$r" ] || continue
+			grep -qa 'rkdapl: harness start' "$out/console-$r.log" && continue
+			if [ $(( $(date +%s) - t0 )) -gt "$boot" ]; then
 				touch "$sync/noboot-$r"
 				log "guest ${r^^}: not booted after $boot s (console: $(tail -n 1 "$out/console-$r.log" | cut -c1-80)); stopping the guests"
 				for q in "$sync"/qemu-*.pid; do kill -KILL "$(< "$q")" 2>/dev/null; done
+			elif boot_panic "$r"; then
+				stop_boot_panic "$r"
 			fi
 		done
 		sleep 0.5
@@ -173,6 +190,8 @@ for r in $roles; do
 	wait "${pid[$r]}"
 	st=$?
 	rc=$(cat "$sync/rc-$r" 2>/dev/null)
+	# The guest's QEMU may exit before the watchdog's next look.
+	[ -z "$rc" ] && [ ! -e "$sync/noboot-$r" ] && boot_panic "$r" && stop_boot_panic "$r"
 	if [ -e "$sync/noboot-$r" ]; then
 		log "guest $R: did not boot (see console-$r.log)"
 		fail=1

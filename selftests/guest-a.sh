@@ -18,7 +18,7 @@
 #   peerkill:  streams RDMA WRITE/READ to guest B, which is killed mid-transfer (selftests/peerkill.sh)
 #   srq:       shared receive queues (selftests/srq.sh): badarg, loopback, 8 of guest B's EPs on
 #              one SRQ (two-guest, after rping), device removal with an SRQ alive
-#   scale:     rkdapl_scale.ko role=server: guest B's $RKDAPL_SCALE_EPS EPs (default 256) on 4 PSPs,
+#   scale:     rkdapl_scale.ko role=server: guest B's $RKDAPL_SCALE_EPS EPs (default 1024) on 4 PSPs,
 #              8 EVDs, 2 PZs, 64 KiB each verified, then torn down (selftests/scale.sh);
 #              then 64 EPs again behind netem qdiscs that refuse packets (scale: drop: ...)
 #   unload:    a consumer unloaded with all its objects open; rkdapl frees them

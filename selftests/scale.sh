@@ -26,11 +26,11 @@
 # refused (send_err) to the error state without an async event, and the test then sees only
 # FLUSHED completions (docs/testing.md, "Scale at 1024 EPs"); with it, send_err still counts
 # the packet and RC resends it.
-# RKDAPL_SCALE_EPS overrides the number of EPs (default 256: make check's; the README's
-# figures are of 1024, see docs/testing.md), RKDAPL_SCALE_BYTES the bytes per EP (65536).
+# RKDAPL_SCALE_EPS overrides the number of EPs (default 1024: make check's, and the README's
+# figures, see docs/testing.md), RKDAPL_SCALE_BYTES the bytes per EP (65536).
 
 SCALE_KO=$KO/selftests/kmod/rkdapl_scale.ko
-SCALE_EPS=${RKDAPL_SCALE_EPS:-256}
+SCALE_EPS=${RKDAPL_SCALE_EPS:-1024}
 SCALE_BYTES=${RKDAPL_SCALE_BYTES:-65536}
 SCALE_PORT=7600
 SCALE_SLAB_KB=32768

@@ -17,7 +17,8 @@
 # config): with RKDAPL_SUITES=stock the phase is skipped, with no test recorded.
 #
 # RKDAPL_SIW=0 leaves the phase out (docs/testing.md "The siw phase": it ran behind
-# RKDAPL_SIW=1 until the two siw bugs of qemu/kernel-patches/0003 and 0004 were fixed).
+# RKDAPL_SIW=1 until the two siw bugs of qemu/kernel-patches/0003 and 0004 were fixed; 0005
+# fixes a third, found later).
 # RKDAPL_SIW_SOAK_CYCLES sets the soak's cycles (default 100).
 
 SIW_SOAK_CYCLES=${RKDAPL_SIW_SOAK_CYCLES:-100}

@@ -214,6 +214,68 @@ static int do_rdma_read(struct side *s, u64 len, u32 seed, char *why)
 }
 
 /*
+ * An RDMA READ of @len bytes posted in one chain right behind a 1 MiB READ of the same grant
+ * (into the other local buffer): its request reaches the responder while the 1 MiB response is
+ * still queued or being sent, so the responder has to queue this one too (siw: in its IRQ,
+ * the inbound READ queue). siw sent a queued 0-byte response with the SGE of the previous
+ * response, 1 MiB, which the requester refuses with a TERMINATE
+ * (docs/upstream/siw-zero-length-read-response.md).
+ */
+static int do_read_behind(struct side *s, u64 len, u32 seed, char *why)
+{
+	u64 g = min_t(u64, GUARD, s->rlen - len);
+	struct rkdapl_lmr_triplet t[2] = { { s->d_lmr, 0, BIGBUF }, { s->r_lmr, 0, len } };
+	struct rkdapl_dto d[2] = {
+		{ .op = RKDAPL_DTO_RDMA_READ, .iov = &t[0], .num_iov = 1,
+		  .remote = { s->raddr, s->rkey, 0, BIGBUF } },
+		{ .op = RKDAPL_DTO_RDMA_READ, .iov = &t[1], .num_iov = 1,
+		  .remote = { s->raddr, s->rkey, 0, len } },
+	};
+	u32 posted = 0;
+	s64 bad;
+	int r;
+
+	r = prepare(s, CMD_READ_PREP, BIGBUF, seed, why);
+	if (r)
+		return r;
+	pat_fill(s->dbuf, 0, BIGBUF, poison_seed(seed));
+	rkdapl_lmr_sync_rdma_read(s->d_lmr, 0, BIGBUF);
+	pat_fill(s->rbuf, 0, len + g, poison_seed(seed));
+	rkdapl_lmr_sync_rdma_read(s->r_lmr, 0, len + g);
+	d[0].cookie = next_cookie(s);
+	d[1].cookie = next_cookie(s);
+	r = rkdapl_post_chain(s->ep, d, 2, &posted);
+	if (r) {
+		snprintf(why, WHY, "post_chain(2 RDMA READs) = %d %s, posted %u", r, ename(r),
+			 posted);
+		s->dead = posted > 0;
+		return r;
+	}
+	r = dto_expect(s, d[0].cookie, RKDAPL_DTO_RDMA_READ, BIGBUF, why);
+	r = r ?: dto_expect(s, d[1].cookie, RKDAPL_DTO_RDMA_READ, len, why);
+	if (r)
+		return r;
+	rkdapl_lmr_sync_rdma_write(s->d_lmr, 0, BIGBUF);
+	rkdapl_lmr_sync_rdma_write(s->r_lmr, 0, len + g);
+	bad = pat_check(s->dbuf, 0, BIGBUF, seed);
+	if (bad >= 0) {
+		snprintf(why, WHY, "1 MiB READ: byte %lld read wrong", bad);
+		return -EILSEQ;
+	}
+	bad = pat_check(s->rbuf, 0, len, seed);
+	if (bad >= 0) {
+		snprintf(why, WHY, "byte %lld read wrong", bad);
+		return -EILSEQ;
+	}
+	bad = pat_check(s->rbuf, len, g, poison_seed(seed));
+	if (bad >= 0) {
+		snprintf(why, WHY, "local buffer written past the end, at %lld", bad);
+		return -EOVERFLOW;
+	}
+	return 0;
+}
+
+/*
  * iWARP (no RDMA WRITE with immediate): the WRITE_IMM is refused with -EOPNOTSUPP before
  * anything is posted; in the chain the WRITE before it is posted and completes.
  */
@@ -329,6 +391,7 @@ int client_run(void)
 		{ "send", do_send },
 		{ "rdma_write", do_rdma_write },
 		{ "rdma_read", do_rdma_read },
+		{ "rdma_read behind a 1 MiB rdma_read:", do_read_behind },
 		{ "rdma_write_imm", do_rdma_write_imm },
 		{ "chain of rdma_write + rdma_write_imm", do_chain },
 	};

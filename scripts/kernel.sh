@@ -98,7 +98,7 @@ fi
 
 # --- build ---------------------------------------------------------------------
 jobs=$(( $(nproc) + 1 ))
-log "building kernel in $out (make -j$jobs bzImage modules; the first build takes ~15-25 min)"
+log "building kernel in $out (make -j$jobs bzImage modules; the first build takes ~12-25 min)"
 start=$(date +%s)
 make "${MAKEARGS[@]}" -j"$jobs" bzImage modules 2>&1 |
 	awk -v logf="$out/build.log" '{ print > logf; fflush(logf) }

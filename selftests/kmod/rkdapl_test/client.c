@@ -185,32 +185,44 @@ static int do_rdma_write(struct side *s, u64 len, u32 seed, char *why)
 	return r ?: answer_ok(&rep, CMD_RESULT, why);
 }
 
+/* Poisons the first @len bytes of the READ sink @buf (@lmr) and the @g guard bytes after them. */
+static void read_sink_poison(u8 *buf, struct rkdapl_lmr *lmr, u64 len, u64 g, u32 seed)
+{
+	pat_fill(buf, 0, len + g, poison_seed(seed));
+	rkdapl_lmr_sync_rdma_read(lmr, 0, len + g);
+}
+
+/* After a READ of @len bytes into @buf (@lmr): the pattern of @seed, then the guard untouched. */
+static int read_sink_check(u8 *buf, struct rkdapl_lmr *lmr, u64 len, u64 g, u32 seed,
+			   const char *what, char *why)
+{
+	s64 bad;
+
+	rkdapl_lmr_sync_rdma_write(lmr, 0, len + g);
+	bad = pat_check(buf, 0, len, seed);
+	if (bad >= 0) {
+		snprintf(why, WHY, "%sbyte %lld read wrong", what, bad);
+		return -EILSEQ;
+	}
+	bad = pat_check(buf, len, g, poison_seed(seed));
+	if (bad >= 0) {
+		snprintf(why, WHY, "%slocal buffer written past the end, at %lld", what, bad);
+		return -EOVERFLOW;
+	}
+	return 0;
+}
+
 static int do_rdma_read(struct side *s, u64 len, u32 seed, char *why)
 {
 	u64 g = min_t(u64, GUARD, s->rlen - len);
-	s64 bad;
 	int r;
 
 	r = prepare(s, CMD_READ_PREP, len, seed, why);
 	if (r)
 		return r;
-	pat_fill(s->rbuf, 0, len + g, poison_seed(seed));
-	rkdapl_lmr_sync_rdma_read(s->r_lmr, 0, len + g);
+	read_sink_poison(s->rbuf, s->r_lmr, len, g, seed);
 	r = rdma(s, false, len, why);
-	if (r)
-		return r;
-	rkdapl_lmr_sync_rdma_write(s->r_lmr, 0, len + g);
-	bad = pat_check(s->rbuf, 0, len, seed);
-	if (bad >= 0) {
-		snprintf(why, WHY, "byte %lld read wrong", bad);
-		return -EILSEQ;
-	}
-	bad = pat_check(s->rbuf, len, g, poison_seed(seed));
-	if (bad >= 0) {
-		snprintf(why, WHY, "local buffer written past the end, at %lld", bad);
-		return -EOVERFLOW;
-	}
-	return 0;
+	return r ?: read_sink_check(s->rbuf, s->r_lmr, len, g, seed, "", why);
 }
 
 /*
@@ -232,16 +244,13 @@ static int do_read_behind(struct side *s, u64 len, u32 seed, char *why)
 		  .remote = { s->raddr, s->rkey, 0, len } },
 	};
 	u32 posted = 0;
-	s64 bad;
 	int r;
 
 	r = prepare(s, CMD_READ_PREP, BIGBUF, seed, why);
 	if (r)
 		return r;
-	pat_fill(s->dbuf, 0, BIGBUF, poison_seed(seed));
-	rkdapl_lmr_sync_rdma_read(s->d_lmr, 0, BIGBUF);
-	pat_fill(s->rbuf, 0, len + g, poison_seed(seed));
-	rkdapl_lmr_sync_rdma_read(s->r_lmr, 0, len + g);
+	read_sink_poison(s->dbuf, s->d_lmr, BIGBUF, 0, seed);
+	read_sink_poison(s->rbuf, s->r_lmr, len, g, seed);
 	d[0].cookie = next_cookie(s);
 	d[1].cookie = next_cookie(s);
 	r = rkdapl_post_chain(s->ep, d, 2, &posted);
@@ -253,26 +262,8 @@ static int do_read_behind(struct side *s, u64 len, u32 seed, char *why)
 	}
 	r = dto_expect(s, d[0].cookie, RKDAPL_DTO_RDMA_READ, BIGBUF, why);
 	r = r ?: dto_expect(s, d[1].cookie, RKDAPL_DTO_RDMA_READ, len, why);
-	if (r)
-		return r;
-	rkdapl_lmr_sync_rdma_write(s->d_lmr, 0, BIGBUF);
-	rkdapl_lmr_sync_rdma_write(s->r_lmr, 0, len + g);
-	bad = pat_check(s->dbuf, 0, BIGBUF, seed);
-	if (bad >= 0) {
-		snprintf(why, WHY, "1 MiB READ: byte %lld read wrong", bad);
-		return -EILSEQ;
-	}
-	bad = pat_check(s->rbuf, 0, len, seed);
-	if (bad >= 0) {
-		snprintf(why, WHY, "byte %lld read wrong", bad);
-		return -EILSEQ;
-	}
-	bad = pat_check(s->rbuf, len, g, poison_seed(seed));
-	if (bad >= 0) {
-		snprintf(why, WHY, "local buffer written past the end, at %lld", bad);
-		return -EOVERFLOW;
-	}
-	return 0;
+	r = r ?: read_sink_check(s->dbuf, s->d_lmr, BIGBUF, 0, seed, "1 MiB READ: ", why);
+	return r ?: read_sink_check(s->rbuf, s->r_lmr, len, g, seed, "", why);
 }
 
 /*

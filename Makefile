@@ -2,6 +2,8 @@
 #
 #   make demo    set everything up, build, boot two QEMU guests and move verified bytes
 #   make check   the same set-up, then the selftests; ends with "N passed, N failed"
+#                (T=<suite>[,<suite>] runs only those, in one guest: T=fuzz SEED=N replays a seed)
+#   make fuzz    the API fuzzer with new seeds for 30 minutes (FUZZ_MINUTES=), in one guest
 #   make bench   rkdapl vs raw verbs vs perftest in one guest under QEMU -icount (deterministic:
 #                virtual-time rates, instructions per post and per DTO), in out/bench-<ts>
 #   make bench-wall  the indicative two-guest wall-clock matrix (TCG: figures move 2-3x)
@@ -31,7 +33,7 @@ ifneq ($(KERNELRELEASE),)
 include $(src)/Kbuild
 else
 
-.PHONY: all deps kernel modules install demo check bench bench-blk bench-wall profile docs patches clean
+.PHONY: all deps kernel modules install demo check fuzz bench bench-blk bench-wall profile docs patches clean
 all: modules
 
 deps:
@@ -63,7 +65,11 @@ demo: modules
 	qemu/demo.sh
 
 check: modules
-	selftests/run.sh
+	T="$(T)" SEED="$(SEED)" KERNEL="$(KERNEL)" selftests/run.sh
+
+FUZZ_MINUTES ?= 30
+fuzz: modules
+	T=fuzz RKDAPL_FUZZ_MINUTES=$(FUZZ_MINUTES) selftests/run.sh
 
 bench: deps
 	scripts/bench.sh det

@@ -51,11 +51,14 @@ struct rkdapl_srq;
  * @RKDAPL_MEM_LOCAL_WRITE: RECV and RDMA READ may place data in the LMR.
  * @RKDAPL_MEM_REMOTE_READ: RMRs over the LMR may grant remote RDMA READ.
  * @RKDAPL_MEM_REMOTE_WRITE: RMRs over the LMR may grant remote RDMA WRITE.
+ * @RKDAPL_MEM_REMOTE_ATOMIC: RMRs over the LMR may grant remote atomics
+ *	(rkdapl_post_fetch_add(), rkdapl_post_cmp_swap()) on its 8-byte aligned words.
  */
 enum rkdapl_mem_priv {
 	RKDAPL_MEM_LOCAL_WRITE = 1 << 0,
 	RKDAPL_MEM_REMOTE_READ = 1 << 1,
 	RKDAPL_MEM_REMOTE_WRITE = 1 << 2,
+	RKDAPL_MEM_REMOTE_ATOMIC = 1 << 3,
 };
 
 /**
@@ -151,9 +154,12 @@ enum rkdapl_event_type {
  * @RKDAPL_DTO_RMR_UNBIND: rkdapl_rmr_unbind()
  * @RKDAPL_DTO_RDMA_WRITE_IMM: rkdapl_post_rdma_write_imm()
  * @RKDAPL_DTO_SEND_INVALIDATE: rkdapl_post_send_with_invalidate()
+ * @RKDAPL_DTO_FETCH_ADD: rkdapl_post_fetch_add()
+ * @RKDAPL_DTO_CMP_SWAP: rkdapl_post_cmp_swap()
  *
  * The send-queue operations (SEND, RDMA_WRITE, RDMA_READ, RDMA_WRITE_IMM, SEND_INVALIDATE)
- * are also the &struct rkdapl_dto.op values of rkdapl_post_chain().
+ * are also the &struct rkdapl_dto.op values of rkdapl_post_chain(); the atomics are posted
+ * alone.
  */
 enum rkdapl_dto_op {
 	RKDAPL_DTO_SEND = 1,
@@ -164,6 +170,8 @@ enum rkdapl_dto_op {
 	RKDAPL_DTO_RMR_UNBIND = 6,
 	RKDAPL_DTO_RDMA_WRITE_IMM = 7,
 	RKDAPL_DTO_SEND_INVALIDATE = 8,
+	RKDAPL_DTO_FETCH_ADD = 9,
+	RKDAPL_DTO_CMP_SWAP = 10,
 };
 
 /**
@@ -373,12 +381,15 @@ enum rkdapl_transport {
  *	accepted and has no effect, and a dead peer is noticed later.
  * @RKDAPL_CAP_SEND_INVALIDATE: SEND with invalidate (rkdapl_post_send_with_invalidate());
  *	every transport rkdapl runs on has it.
+ * @RKDAPL_CAP_ATOMICS: the device runs atomics (rkdapl_post_fetch_add(),
+ *	rkdapl_post_cmp_swap()); rdma_rxe does, siw does not (there they return -EOPNOTSUPP).
  */
 enum rkdapl_caps {
 	RKDAPL_CAP_RDMA_WRITE_IMM = 1 << 0,
 	RKDAPL_CAP_RNR_RETRY = 1 << 1,
 	RKDAPL_CAP_RETRY_COUNT = 1 << 2,
 	RKDAPL_CAP_SEND_INVALIDATE = 1 << 3,
+	RKDAPL_CAP_ATOMICS = 1 << 4,
 };
 
 /**
@@ -812,7 +823,8 @@ int rkdapl_rmr_create(struct rkdapl_pz *pz, struct rkdapl_rmr **rmr);
  * @lmr: the LMR; it must have the privileges granted.
  * @offset: bytes from the LMR's start.
  * @length: bytes, at least 1; at most &rkdapl_ia_attr.max_rmr_pages pages.
- * @privileges: %RKDAPL_MEM_REMOTE_READ and/or %RKDAPL_MEM_REMOTE_WRITE.
+ * @privileges: %RKDAPL_MEM_REMOTE_READ, %RKDAPL_MEM_REMOTE_WRITE and/or
+ *	%RKDAPL_MEM_REMOTE_ATOMIC.
  * @ep: the EP (connected or connecting, same PZ) that posts the registration.
  * @cookie: reported with the %RKDAPL_RMR_BIND_COMPLETION_EVENT on @ep's DTO EVD.
  * @rkey: the key to give the peer.
@@ -898,9 +910,9 @@ int rkdapl_evd_dequeue(struct rkdapl_evd *evd, struct rkdapl_event *event);
  *	comes or a signal arrives (DAT's %DAT_TIMEOUT_INFINITE).
  * @event: filled in.
  *
- * Context: process context, sleeps interruptibly.
+ * Context: process context, sleeps interruptibly; not from an upcall.
  * Return: 0; -ETIMEDOUT (never with %RKDAPL_TIMEOUT_INFINITE); -EINTR on a signal; -EINVAL for
- * a bad handle or NULL @event.
+ * a bad handle or NULL @event; -EDEADLK from an upcall (of any EVD: see &rkdapl_upcall_fn).
  */
 int rkdapl_evd_wait(struct rkdapl_evd *evd, __u32 timeout_ms, struct rkdapl_event *event);
 
@@ -910,8 +922,8 @@ int rkdapl_evd_wait(struct rkdapl_evd *evd, __u32 timeout_ms, struct rkdapl_even
  *
  * An upcall set on the EVD is disabled first, as by rkdapl_evd_modify_upcall(); events that
  * come afterwards for EPs still using the EVD are queued and dropped with it.
- * Context: process context, may sleep.
- * Return: 0; -EINVAL for a bad handle.
+ * Context: process context, may sleep; not from an upcall.
+ * Return: 0; -EINVAL for a bad handle; -EDEADLK from an upcall (the handle stays valid).
  */
 int rkdapl_evd_free(struct rkdapl_evd *evd);
 
@@ -927,7 +939,12 @@ int rkdapl_evd_free(struct rkdapl_evd *evd);
  * completions holding that EP's teardown mutex). It must not sleep (it holds up the
  * completions of its CQ or the events of its CM id meanwhile) and must not call rkdapl
  * functions that may sleep (freeing an EP, connecting, ...): post DTOs, dequeue, and hand the
- * rest to a work item.
+ * rest to a work item. The calls that would wait for the context the upcall holds up, and so
+ * hang, are refused there with -EDEADLK, leaving every object as it was:
+ * rkdapl_ep_free(), rkdapl_ep_reset(), rkdapl_psp_free(), rkdapl_srq_free(),
+ * rkdapl_evd_free(), rkdapl_evd_modify_upcall() and rkdapl_evd_wait(), whichever EVD's
+ * upcall it is. rkdapl_ep_free() from another thread never waits for an upcall in progress:
+ * an upcall may wait for a thread that frees EPs.
  *
  * One exception, for event-driven servers: the upcall of a %RKDAPL_CONNECTION_REQUEST_EVENT
  * runs in rdma_cm's handler of that request, which lets it sleep (as rdma_cm lets
@@ -966,9 +983,9 @@ enum rkdapl_upcall_policy {
  * rkdapl_evd_dequeue(). Changing or disabling the upcall waits until calls of the old one
  * have returned, so @ctx of the old one may be freed when this returns. Module unload
  * disables the upcalls of the EVDs the module left open.
- * Context: process context, may sleep; not from the upcall itself.
+ * Context: process context, may sleep; not from an upcall.
  * Return: 0; -EINVAL for a bad handle, an unknown @policy or a NULL @upcall with a policy
- * other than %RKDAPL_UPCALL_DISABLE.
+ * other than %RKDAPL_UPCALL_DISABLE; -EDEADLK from an upcall (the upcall is unchanged).
  */
 int rkdapl_evd_modify_upcall(struct rkdapl_evd *evd, __u32 policy, rkdapl_upcall_fn upcall,
 			     void *ctx);
@@ -1059,9 +1076,12 @@ int rkdapl_ep_query(struct rkdapl_ep *ep, struct rkdapl_ep_attr *attr);
  *
  * Every DTO still posted completes first (flushed), then the CM id and the QP are destroyed;
  * also when the device's removal is tearing the EP down at the same time (this call waits for
- * it), so that on return no DTO of @ep keeps an LMR busy.
- * Context: process context, sleeps until the QP is drained.
- * Return: 0; -EINVAL for a bad handle.
+ * it), so that on return no DTO of @ep keeps an LMR busy. If a connection event of @ep is
+ * being delivered at that moment (its upcall running on another thread), this does not wait
+ * for it: the CM id and the QP (drained) are then destroyed once the delivery is over, and no
+ * event of @ep follows the one in delivery.
+ * Context: process context, sleeps until the QP is drained; not from an upcall.
+ * Return: 0; -EINVAL for a bad handle; -EDEADLK from an upcall (the EP is left as it was).
  */
 int rkdapl_ep_free(struct rkdapl_ep *ep);
 
@@ -1080,7 +1100,7 @@ int rkdapl_ep_free(struct rkdapl_ep *ep);
  * not count: those that succeeded are finished here, and those flushed report their event
  * before this returns. Events of the old connection still queued on the EVDs stay there.
  * Context: process context, sleeps (drains the old QP); not from an upcall.
- * Return: 0; -EINVAL for a bad handle or unless @ep is DISCONNECTED (UNCONNECTED,
+ * Return: 0; -EDEADLK from an upcall; -EINVAL for a bad handle or unless @ep is DISCONNECTED (UNCONNECTED,
  * ACTIVE_CONNECTION_PENDING, PASSIVE_CONNECTION_PENDING, CONNECTED and DISCONNECT_PENDING are
  * refused and leave @ep unchanged); -EBUSY while a DTO posted on @ep (other than a suppressed
  * one) has not reported its completion; -ENODEV once the device was removed.
@@ -1112,8 +1132,8 @@ int rkdapl_psp_create(struct rkdapl_ia *ia, __u16 port, __u32 backlog, struct rk
  * rkdapl_psp_free() - stop listening; pending CRs are rejected
  * @psp: the PSP.
  *
- * Context: process context, may sleep.
- * Return: 0; -EINVAL for a bad handle.
+ * Context: process context, may sleep; not from an upcall.
+ * Return: 0; -EINVAL for a bad handle; -EDEADLK from an upcall (the PSP keeps listening).
  */
 int rkdapl_psp_free(struct rkdapl_psp *psp);
 
@@ -1367,6 +1387,56 @@ int rkdapl_post_send_with_invalidate(struct rkdapl_ep *ep, const struct rkdapl_l
 				     __u32 num_iov, __u32 rkey, __u64 cookie, __u32 flags);
 
 /**
+ * rkdapl_post_fetch_add() - atomically add to a 64-bit word of the peer's memory
+ * @ep: a CONNECTED EP.
+ * @local: one segment of exactly 8 bytes, in an LMR with %RKDAPL_MEM_LOCAL_WRITE: the
+ *	word's value before the add lands there, in the peer's byte order as the device keeps it
+ *	(host order on the same architecture).
+ * @remote: the peer's address, 8-byte aligned, and rkey, granted with
+ *	%RKDAPL_MEM_REMOTE_ATOMIC; its length is 0 or 8.
+ * @add: added to the word (modulo 2^64).
+ * @cookie: reported in the completion event (@op %RKDAPL_DTO_FETCH_ADD, 8 bytes).
+ * @flags: &enum rkdapl_completion_flags but %RKDAPL_COMPLETION_SOLICITED_WAIT.
+ *
+ * IB's atomic fetch and add (IB spec 9.4.5; a DAT 2.0 IB extension,
+ * dat_ib_post_fetch_and_add()). The peer's device reads, adds and writes the word as one
+ * operation with respect to the other atomics of that device; the CPUs of the peer are not
+ * part of it (IB_ATOMIC_HCA). An atomic counts against the RDMA READ limits
+ * (&rkdapl_ep_attr.max_rdma_read_out). A word outside the grant or a grant without
+ * %RKDAPL_MEM_REMOTE_ATOMIC completes with %RKDAPL_DTO_REMOTE_ACCESS_ERROR and leaves the word
+ * unchanged (the connection then breaks, as for any remote access error).
+ * Only where &rkdapl_ia_attr.caps has %RKDAPL_CAP_ATOMICS: not on siw.
+ * Context: any context (does not sleep).
+ * Return: 0; -EINVAL for a bad handle, NULL @local or @remote, a @local segment that is not
+ * 8 bytes, an unaligned @remote address, a remote length other than 0 or 8, or a bad flag;
+ * -EOPNOTSUPP on a device without atomics (nothing posted); -EACCES for an LMR without local
+ * write; otherwise as rkdapl_post_send().
+ */
+int rkdapl_post_fetch_add(struct rkdapl_ep *ep, const struct rkdapl_lmr_triplet *local,
+			  const struct rkdapl_rmr_triplet *remote, __u64 add, __u64 cookie,
+			  __u32 flags);
+
+/**
+ * rkdapl_post_cmp_swap() - atomically compare and swap a 64-bit word of the peer's memory
+ * @ep: a CONNECTED EP.
+ * @local: as for rkdapl_post_fetch_add(): the word's value before lands there.
+ * @remote: as for rkdapl_post_fetch_add().
+ * @compare: the value expected in the word.
+ * @swap: written to the word if it held @compare.
+ * @cookie: reported in the completion event (@op %RKDAPL_DTO_CMP_SWAP, 8 bytes).
+ * @flags: &enum rkdapl_completion_flags but %RKDAPL_COMPLETION_SOLICITED_WAIT.
+ *
+ * IB's atomic compare and swap (IB spec 9.4.5; dat_ib_post_cmp_and_swap()): the swap
+ * happened if and only if the value returned in @local equals @compare. Otherwise as
+ * rkdapl_post_fetch_add().
+ * Context: any context (does not sleep).
+ * Return: as rkdapl_post_fetch_add().
+ */
+int rkdapl_post_cmp_swap(struct rkdapl_ep *ep, const struct rkdapl_lmr_triplet *local,
+			 const struct rkdapl_rmr_triplet *remote, __u64 compare, __u64 swap,
+			 __u64 cookie, __u32 flags);
+
+/**
  * struct rkdapl_dto - one send-queue DTO of rkdapl_post_chain()
  * @op: %RKDAPL_DTO_SEND, %RKDAPL_DTO_RDMA_WRITE, %RKDAPL_DTO_RDMA_READ,
  *	%RKDAPL_DTO_RDMA_WRITE_IMM or %RKDAPL_DTO_SEND_INVALIDATE.
@@ -1516,10 +1586,10 @@ int rkdapl_srq_query(struct rkdapl_srq *srq, struct rkdapl_srq_attr *attr);
  *
  * DAT 2.0 dat_srq_free(). Each RECV still in the SRQ is reported %RKDAPL_DTO_FLUSHED on the
  * EVD given to rkdapl_srq_create() before this returns.
- * Context: process context, may sleep.
- * Return: 0; -EINVAL for a bad handle; -EBUSY while EPs created on it are not freed
- * (rkdapl_ep_free() them first; the SRQ stays usable). After the device's removal, which
- * destroyed the SRQ and reported its RECVs, it is freed whatever EPs are left.
+ * Context: process context, may sleep; not from an upcall.
+ * Return: 0; -EINVAL for a bad handle; -EDEADLK from an upcall; -EBUSY while EPs created on it
+ * are not freed (rkdapl_ep_free() them first; the SRQ stays usable). After the device's
+ * removal, which destroyed the SRQ and reported its RECVs, it is freed whatever EPs are left.
  */
 int rkdapl_srq_free(struct rkdapl_srq *srq);
 

@@ -68,6 +68,8 @@ static inline const char *op_name(u32 op)
 		[RKDAPL_DTO_RMR_UNBIND] = "RMR_UNBIND",
 		[RKDAPL_DTO_RDMA_WRITE_IMM] = "RDMA_WRITE_IMM",
 		[RKDAPL_DTO_SEND_INVALIDATE] = "SEND_INVALIDATE",
+		[RKDAPL_DTO_FETCH_ADD] = "FETCH_ADD",
+		[RKDAPL_DTO_CMP_SWAP] = "CMP_SWAP",
 	};
 
 	return op < ARRAY_SIZE(names) && names[op] ? names[op] : "?";

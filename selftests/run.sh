@@ -31,11 +31,22 @@ t0=$(date +%s)
 one=0
 [ "${1:-}" = --one ] && one=1
 flavour=${FLAVOUR:-debug}
+# T=<suite>[,<suite>...] (make check T=fuzz SEED=N): one guest runs only those suites
+# (selftests/guest-one.sh), on the debug kernel, or with KERNEL=debian on the stock one; no
+# host-side checks. SEED=N gives the fuzz suite its seed.
+script_a=$top/selftests/guest-a.sh
+if [ -n "${T:-}" ]; then
+	one=1 script_a=$top/selftests/guest-one.sh
+	export RKDAPL_T=$T
+	[ -n "${SEED:-}" ] && export RKDAPL_FUZZ_SEEDS=$SEED
+fi
 # KCSAN slows every C memory access: its run is the single-guest suites.
 [ "$flavour" = kcsan ] && one=1
 
 stock=0
 [ "$flavour" = debug ] && [ "${RKDAPL_STOCK_CHECK:-1}" = 1 ] && stock=1
+[ -n "${T:-}" ] && stock=0
+[ -n "${T:-}" ] && [ "${KERNEL:-}" = debian ] && stock=1
 # The stock kernel's set-up (Debian's packages downloaded and unpacked, a trixie debootstrap,
 # the tree prepared: mostly network and disk) runs while the debug kernel builds, and is waited
 # for after it. On a warm cache it returns at once.
@@ -46,10 +57,14 @@ if [ $stock = 1 ]; then
 	stock_pid=$!
 	trap '[ -n "$stock_pid" ] && kill "$stock_pid" 2>/dev/null' EXIT
 fi
-kdir=$("$top/scripts/modules.sh" "$flavour" | tail -n 1) || die "scripts/modules.sh failed"
-for f in rkdapl.ko rkdapl_rust_sample.ko selftests/kmod/rkdapl_test.ko samples/rkdapl_rping.ko; do
-	[ -f "$top/$f" ] || die "no $f after scripts/modules.sh"
-done
+debug=1
+[ -n "${T:-}" ] && [ "${KERNEL:-}" = debian ] && debug=0
+if [ $debug = 1 ]; then
+	kdir=$("$top/scripts/modules.sh" "$flavour" | tail -n 1) || die "scripts/modules.sh failed"
+	for f in rkdapl.ko rkdapl_rust_sample.ko selftests/kmod/rkdapl_test.ko samples/rkdapl_rping.ko; do
+		[ -f "$top/$f" ] || die "no $f after scripts/modules.sh"
+	done
+fi
 if [ $stock = 1 ]; then
 	wait "$stock_pid" || { stock_pid=; die "scripts/debian.sh kernel failed"; }
 	stock_pid=
@@ -81,7 +96,7 @@ guests() {
 	local pre=$1 o=$2 r R l dm scan nb sync=$2/sync rc=0
 	log "check: booting guest$([ $one = 0 ] && echo "s A and B" || echo " A")${pre:+ ($pre kernel)}, logs in $o"
 	if [ $one = 1 ]; then
-		RKDAPL_OUT=$o "$top/qemu/run-guests.sh" --one "$top/selftests/guest-a.sh" >&2 || rc=$?
+		RKDAPL_OUT=$o "$top/qemu/run-guests.sh" --one "$script_a" >&2 || rc=$?
 	else
 		RKDAPL_OUT=$o "$top/qemu/run-guests.sh" "$top/selftests/guest-a.sh" \
 			"$top/selftests/guest-b.sh" >&2 || rc=$?
@@ -130,7 +145,7 @@ guests() {
 	fi
 }
 
-RKDAPL_BUILD=$kdir guests "" "$out"
+[ $debug = 1 ] && RKDAPL_BUILD=$kdir guests "" "$out"
 # KCSAN: was it on in each guest, and the distinct races of all guests' logs (findings, TODO).
 if [ "$flavour" = kcsan ]; then
 	specs=()
@@ -143,48 +158,51 @@ if [ $stock = 1 ]; then
 	RKDAPL_STOCK=$stockdir/img RKDAPL_KO=$top/out/debian/build RKDAPL_SUITES=stock RKDAPL_KUNIT=0 \
 		guests stock "$out/stock"
 fi
-# Host-side: the provider's modules import each other one way (issue 14: no import cycle).
-if graph=$(python3 "$top/scripts/modgraph.py" "$top/rust/rkdapl"); then
-	lines+=("ok - provider module graph has no import cycle")
-else
-	lines+=("not ok - provider module graph has no import cycle # $(tail -1 <<< "$graph")")
-fi
-# Host-side: libclang (the layer's bindings) and each kernel's C compiler lay out the RDMA
-# structs the layer uses alike (selftests/layout, built with the modules).
-lines+=("$("$top/selftests/layout.sh" "$top" "debug kernel $(basename "$kdir")")")
-[ $stock = 1 ] && lines+=("$("$top/selftests/layout.sh" "$top/out/debian/build" "Debian 7.3.4+deb13-amd64")")
-# Host-side: the modules built for the stock kernel fit it: its vermagic, and every symbol they
-# use is exported by the kernel (Debian's Module.symvers) or by rkdapl.ko.
-if [ $stock = 1 ]; then
-	krel=${stockdir##*/} bad=() nko=0
-	exports=$(cat "$stockdir"/img/usr/src/linux-headers-"$krel"/Module.symvers \
-		"$top/out/debian/build/Module.symvers" | cut -f2 | sort -u)
-	for k in "$top"/out/debian/*.ko; do
-		nko=$((nko + 1))
-		[ "$(modinfo -F vermagic "$k")" = "$krel SMP preempt mod_unload " ] ||
-			bad+=("${k##*/}: vermagic '$(modinfo -F vermagic "$k")'")
-		while read -r s; do
-			bad+=("${k##*/}: $s")
-		done < <(nm -u "$k" | awk '{ print $2 }' | sort -u | comm -23 - <(echo "$exports"))
-	done
-	if [ $nko -gt 0 ] && [ ${#bad[@]} = 0 ]; then
-		lines+=("ok - stock: $nko modules have vermagic '$krel SMP preempt mod_unload' and use only symbols the kernel or rkdapl.ko exports")
+# The host-side checks (not with T=: a run of chosen suites).
+if [ -z "${T:-}" ]; then
+	# Host-side: the provider's modules import each other one way (issue 14: no import cycle).
+	if graph=$(python3 "$top/scripts/modgraph.py" "$top/rust/rkdapl"); then
+		lines+=("ok - provider module graph has no import cycle")
 	else
-		lines+=("not ok - stock: modules fit $krel # ${nko} modules; ${bad[*]:0:5}")
+		lines+=("not ok - provider module graph has no import cycle # $(tail -1 <<< "$graph")")
 	fi
-fi
-# Host-side: make patches writes a checkpatch-clean series that applies to the pristine source
-# with git am and of which every patch builds (selftests/patches.sh; its build is cached by the
-# series' diffs). With the debug flavour only, like the stock kernel.
-if [ "$flavour" = debug ] && [ "${RKDAPL_PATCHES_CHECK:-1}" = 1 ]; then
-	log "check: make patches and its build (selftests/patches.sh, log in $out/patches.log)"
-	np=0
-	while IFS= read -r l; do
-		case $l in
-		"ok "* | "not ok "*) lines+=("$l") np=$((np + 1)) ;;
-		esac
-	done < <("$top/selftests/patches.sh" 2> "$out/patches.log")
-	[ $np -gt 0 ] || lines+=("not ok - patches: selftests/patches.sh reported # see $out/patches.log")
+	# Host-side: libclang (the layer's bindings) and each kernel's C compiler lay out the RDMA
+	# structs the layer uses alike (selftests/layout, built with the modules).
+	lines+=("$("$top/selftests/layout.sh" "$top" "debug kernel $(basename "$kdir")")")
+	[ $stock = 1 ] && lines+=("$("$top/selftests/layout.sh" "$top/out/debian/build" "Debian 7.3.4+deb13-amd64")")
+	# Host-side: the modules built for the stock kernel fit it: its vermagic, and every symbol they
+	# use is exported by the kernel (Debian's Module.symvers) or by rkdapl.ko.
+	if [ $stock = 1 ]; then
+		krel=${stockdir##*/} bad=() nko=0
+		exports=$(cat "$stockdir"/img/usr/src/linux-headers-"$krel"/Module.symvers \
+			"$top/out/debian/build/Module.symvers" | cut -f2 | sort -u)
+		for k in "$top"/out/debian/*.ko; do
+			nko=$((nko + 1))
+			[ "$(modinfo -F vermagic "$k")" = "$krel SMP preempt mod_unload " ] ||
+				bad+=("${k##*/}: vermagic '$(modinfo -F vermagic "$k")'")
+			while read -r s; do
+				bad+=("${k##*/}: $s")
+			done < <(nm -u "$k" | awk '{ print $2 }' | sort -u | comm -23 - <(echo "$exports"))
+		done
+		if [ $nko -gt 0 ] && [ ${#bad[@]} = 0 ]; then
+			lines+=("ok - stock: $nko modules have vermagic '$krel SMP preempt mod_unload' and use only symbols the kernel or rkdapl.ko exports")
+		else
+			lines+=("not ok - stock: modules fit $krel # ${nko} modules; ${bad[*]:0:5}")
+		fi
+	fi
+	# Host-side: make patches writes a checkpatch-clean series that applies to the pristine source
+	# with git am and of which every patch builds (selftests/patches.sh; its build is cached by the
+	# series' diffs). With the debug flavour only, like the stock kernel.
+	if [ "$flavour" = debug ] && [ "${RKDAPL_PATCHES_CHECK:-1}" = 1 ]; then
+		log "check: make patches and its build (selftests/patches.sh, log in $out/patches.log)"
+		np=0
+		while IFS= read -r l; do
+			case $l in
+			"ok "* | "not ok "*) lines+=("$l") np=$((np + 1)) ;;
+			esac
+		done < <("$top/selftests/patches.sh" 2> "$out/patches.log")
+		[ $np -gt 0 ] || lines+=("not ok - patches: selftests/patches.sh reported # see $out/patches.log")
+	fi
 fi
 
 pass=0 fail=0 todo=0 n=0

@@ -8,6 +8,7 @@
  */
 
 #include <linux/netdevice.h>
+#include <linux/workqueue.h>
 #include <linux/nsproxy.h>
 #include <net/net_namespace.h>
 #include <rdma/ib_verbs.h>
@@ -248,4 +249,12 @@ __rust_helper void rust_helper_sg_set_page(struct scatterlist *sg, struct page *
 					   unsigned int len, unsigned int offset)
 {
 	sg_set_page(sg, page, len, offset);
+}
+
+/* The layer's deferral workqueue (rust/kernel/rdma/defer.rs); alloc_workqueue() is a macro. */
+__rust_helper struct workqueue_struct *rust_helper_alloc_workqueue(const char *name,
+								  unsigned int flags,
+								  int max_active)
+{
+	return alloc_workqueue("%s", flags, max_active, name);
 }

@@ -42,6 +42,7 @@
 pub mod client;
 pub mod cm;
 pub mod cq;
+pub mod defer;
 pub mod device;
 pub mod event;
 pub mod mr;
@@ -76,6 +77,10 @@ impl Access {
         Access(crate::bindings::ib_access_flags_IB_ACCESS_REMOTE_WRITE);
     /// A remote peer may RDMA READ the memory.
     pub const REMOTE_READ: Access = Access(crate::bindings::ib_access_flags_IB_ACCESS_REMOTE_READ);
+    /// A remote peer may run atomic operations (fetch and add, compare and swap) on 8-byte
+    /// aligned words of the memory.
+    pub const REMOTE_ATOMIC: Access =
+        Access(crate::bindings::ib_access_flags_IB_ACCESS_REMOTE_ATOMIC);
 
     /// No rights beyond local read.
     pub const fn empty() -> Self {

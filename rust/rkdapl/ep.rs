@@ -11,9 +11,11 @@
 //! The connection's CM id sits in `conn` behind an IRQ-safe spinlock: the data path borrows its
 //! QP under that lock (posting does not sleep); the control path clones the `Arc` and works
 //! without the lock. Teardown takes the id out, drains the QP and drops the id in process
-//! context; rdma_cm's handlers only ever use the `&CmIdRef` they are given, so the id is never
-//! dropped inside its own handler, except in the one the layer allows: an accept that fails in
-//! the upcall of the CR's event, inside rdma_cm's handler of the request, gives the id back.
+//! context. rdma_cm's handlers hold a reference on the id while they run (`ep/connect.rs`), so
+//! a teardown from another thread never waits for a handler in progress: the id's last
+//! reference then goes in the handler, where the RDMA layer defers its release (and an accept
+//! that fails in the upcall of the CR's event, inside rdma_cm's handler of the request, gives
+//! the id back to rdma_cm).
 
 use crate::rdma::{
     cm::{CmEvent, CmIdRef, SockAddr},
@@ -182,6 +184,9 @@ impl Ep {
         // iWARP's rules, decided once per EP (`crate::dto::DtoRing::for_iwarp`).
         if ia.transport() == Transport::Iwarp {
             sq = sq.for_iwarp(crate::dto::READ_MRS.min(attr.max_request_dtos));
+        }
+        if !a.atomics {
+            sq = sq.without_atomics();
         }
         let rq = DtoRing::new(
             attr.max_recv_dtos,
@@ -416,7 +421,9 @@ impl Ep {
         }
         id.handler().set(None);
         drop(id);
-        // The QP is gone: no work request uses the iWARP READ sink MRs any more.
+        // The QP is drained and gone, or (its id's last reference held by a CM handler in
+        // progress) drained and released with the id once the handler returns: no work
+        // request uses the iWARP READ sink MRs any more.
         self.sq.release_read_mrs();
     }
 

@@ -17,6 +17,9 @@
 //! waits for calls in progress, so that the consumer may free the upcall's context after.
 
 use crate::registry::{Child, Children, Rank};
+
+pub(crate) mod in_upcall;
+pub(crate) use in_upcall::refuse_in_upcall;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use kernel::{
     new_condvar, new_mutex, new_spinlock_irq, pr_warn_once,
@@ -452,8 +455,11 @@ impl Evd {
             (up, idx)
         };
         let serial = up.single.then(|| self.single.lock());
-        // Disabling the upcall waits for this call (`running`).
+        // Disabling the upcall waits for this call (`running`). The calls the upcall must not
+        // make are refused meanwhile (`in_upcall`).
+        let mark = in_upcall::Mark::enter();
         up.f.call(ev);
+        drop(mark);
         drop(serial);
         // Our reference goes before the call counts as done: the one that replaced or cleared
         // the upcall then holds the last one, and drops it in process context once every call

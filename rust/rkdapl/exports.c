@@ -51,6 +51,8 @@ EXPORT_SYMBOL_GPL(rkdapl_post_send);
 EXPORT_SYMBOL_GPL(rkdapl_post_recv);
 EXPORT_SYMBOL_GPL(rkdapl_post_rdma_write);
 EXPORT_SYMBOL_GPL(rkdapl_post_rdma_read);
+EXPORT_SYMBOL_GPL(rkdapl_post_fetch_add);
+EXPORT_SYMBOL_GPL(rkdapl_post_cmp_swap);
 EXPORT_SYMBOL_GPL(rkdapl_post_rdma_write_imm);
 EXPORT_SYMBOL_GPL(rkdapl_post_send_with_invalidate);
 EXPORT_SYMBOL_GPL(rkdapl_post_chain);

@@ -91,6 +91,9 @@ pub const CAP_RNR_RETRY: u32 = 1 << 1;
 pub const CAP_RETRY_COUNT: u32 = 1 << 2;
 /// `RKDAPL_CAP_SEND_INVALIDATE`: SEND with invalidate (every transport rkdapl runs on).
 pub const CAP_SEND_INVALIDATE: u32 = 1 << 3;
+/// `RKDAPL_CAP_ATOMICS`: the device runs atomics (fetch and add, compare and swap): rxe does,
+/// siw does not.
+pub const CAP_ATOMICS: u32 = 1 << 4;
 
 impl IaAttr {
     /// The `caps` of a transport (`CAP_*`).
@@ -123,7 +126,10 @@ impl IaAttr {
     /// READ take, the device's RDMA READ and fast-registration limits, rkdapl's EVD and
     /// private-data sizes. Pure: KUnit-tested (`rkdapl_ia`).
     pub(crate) fn of_device(a: &DeviceAttrs, name: &[u8], t: Transport) -> IaAttr {
-        let (transport, caps) = Self::caps_of(t);
+        let (transport, mut caps) = Self::caps_of(t);
+        if a.atomics {
+            caps |= CAP_ATOMICS;
+        }
         let mut out = IaAttr {
             name: [0; 64],
             max_mr_size: a.max_mr_size,

@@ -29,8 +29,14 @@ pub const MEM_LOCAL_WRITE: u32 = 1 << 0;
 pub const MEM_REMOTE_READ: u32 = 1 << 1;
 /// Remote write may be granted through an RMR over the LMR (`RKDAPL_MEM_REMOTE_WRITE`).
 pub const MEM_REMOTE_WRITE: u32 = 1 << 2;
+/// Remote atomics (fetch and add, compare and swap on 8-byte aligned words) may be granted
+/// through an RMR over the LMR (`RKDAPL_MEM_REMOTE_ATOMIC`).
+pub const MEM_REMOTE_ATOMIC: u32 = 1 << 3;
 /// All privilege bits.
-pub(crate) const MEM_ALL: u32 = MEM_LOCAL_WRITE | MEM_REMOTE_READ | MEM_REMOTE_WRITE;
+pub(crate) const MEM_ALL: u32 =
+    MEM_LOCAL_WRITE | MEM_REMOTE_READ | MEM_REMOTE_WRITE | MEM_REMOTE_ATOMIC;
+/// The privileges that let the device write the memory.
+pub(crate) const MEM_DEVICE_WRITES: u32 = MEM_LOCAL_WRITE | MEM_REMOTE_WRITE | MEM_REMOTE_ATOMIC;
 
 /// Largest LMR [`Lmr::alloc`] makes, in bytes.
 pub const MAX_ALLOC: u64 = 1 << 30;
@@ -278,7 +284,7 @@ impl Lmr {
         owner: KBox<dyn SgOwner>,
         privileges: u32,
     ) -> Result<Cpu> {
-        let dir = if privileges & (MEM_LOCAL_WRITE | MEM_REMOTE_WRITE) == 0 {
+        let dir = if privileges & MEM_DEVICE_WRITES == 0 {
             DataDirection::ToDevice
         } else {
             DataDirection::Bidirectional

@@ -15,7 +15,7 @@ use crate::rdma::{mr::FrMr, Access};
 use crate::{
     dto::Completion,
     ep::Ep,
-    lmr::{Lmr, MEM_REMOTE_READ, MEM_REMOTE_WRITE},
+    lmr::{Lmr, MEM_REMOTE_ATOMIC, MEM_REMOTE_READ, MEM_REMOTE_WRITE},
     pz::{Grant, Pz},
     registry::{Child, Rank},
 };
@@ -106,8 +106,8 @@ impl Rmr {
         privileges: u32,
         done: Completion,
     ) -> Result<(u32, u64)> {
-        if privileges == 0 || privileges & !(MEM_REMOTE_READ | MEM_REMOTE_WRITE) != 0 || length == 0
-        {
+        let known = MEM_REMOTE_READ | MEM_REMOTE_WRITE | MEM_REMOTE_ATOMIC;
+        if privileges == 0 || privileges & !known != 0 || length == 0 {
             return Err(EINVAL);
         }
         if lmr.privileges & privileges != privileges {
@@ -122,6 +122,9 @@ impl Rmr {
         }
         if privileges & MEM_REMOTE_WRITE != 0 {
             access = access | Access::REMOTE_WRITE;
+        }
+        if privileges & MEM_REMOTE_ATOMIC != 0 {
+            access = access | Access::REMOTE_ATOMIC;
         }
         // Live: no device removal (which revokes the LMR's region) until this returns.
         let _live = self.pz.ia.live()?;

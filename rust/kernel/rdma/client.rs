@@ -10,7 +10,7 @@
 //! when the registration is dropped. `remove` must release everything the client created on the
 //! device before it returns: ib_core waits for that before it lets the driver go.
 
-use super::device::Device;
+use super::{defer::DeferQueue, device::Device};
 use crate::{bindings, error::to_result, prelude::*, types::Opaque};
 use core::marker::PhantomData;
 
@@ -30,6 +30,11 @@ pub trait Client: Send + Sync + 'static {
 
 /// An `ib_client` registered with ib_core for as long as this object lives.
 ///
+/// It also owns the layer's deferral workqueue (`defer.rs`), on which objects dropped inside
+/// their own handler or completion work (a [`super::cm::CmId`], a [`super::cq::Cq`]) are
+/// released: dropping the registration waits for those releases, after ib_core's `remove`
+/// calls.
+///
 /// # Invariants
 ///
 /// `client` has been registered with `ib_register_client` and is unregistered in `drop`.
@@ -37,6 +42,8 @@ pub trait Client: Send + Sync + 'static {
 pub struct Registration<T: Client> {
     #[pin]
     client: Opaque<bindings::ib_client>,
+    /// Dropped after `client` is unregistered (`PinnedDrop::drop` runs before the fields go).
+    _defer: DeferQueue,
     _p: PhantomData<T>,
 }
 
@@ -53,9 +60,11 @@ impl<T: Client> Registration<T> {
     ///
     /// # Errors
     ///
-    /// Whatever `ib_register_client` returns (for example `-ENOMEM`).
+    /// `-ENOMEM`, or whatever `ib_register_client` returns.
     pub fn new(name: &'static CStr) -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
+            // Before the client: `add` may already create objects whose release is deferred.
+            _defer: DeferQueue::new()?,
             client <- Opaque::try_ffi_init(|slot: *mut bindings::ib_client| {
                 // SAFETY: `slot` is valid for writes; an all-zero `ib_client` is its C initial
                 // state (ib_core initializes the refcount and completion itself).

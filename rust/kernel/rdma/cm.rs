@@ -12,11 +12,15 @@
 //! Teardown order, as ib_core expects of a ULP: disconnect, then drop the [`CmId`]; dropping
 //! drains the QP (every posted work request completes, flushed if need be), destroys the CM id
 //! (after which no handler runs), then the QP, then lets the QP's context pools and CQs go.
-//! A [`CmId`] must never be dropped from inside its own event handler: rdma_cm waits for the
-//! running handler and would deadlock. The one exception is the
-//! [`CmHandler::connect_request`] callback that adopted the id: dropping it there gives it back
-//! to rdma_cm (its QP goes at once, and rdma_cm destroys the id when the callback returns, as a
-//! C handler that returns non-zero asks it to).
+//! A [`CmId`] may be dropped anywhere a sleep is allowed, its own handlers included. Where
+//! releasing it would wait for the caller itself (inside one of the id's handlers, whose
+//! handler lock `rdma_destroy_id` takes, or in the completion work of one of its QP's CQs,
+//! which `ib_drain_qp` waits for), the layer moves it whole to its deferral workqueue and
+//! releases it there, in the same order (`defer.rs`). Dropped inside the
+//! [`CmHandler::connect_request`] callback that adopted it, it is given back to rdma_cm
+//! instead (its QP goes at once, and rdma_cm destroys the id when the callback returns, as a C
+//! handler that returns non-zero asks it to). Dropping *another* id inside a handler waits for
+//! that id's handlers, as `rdma_destroy_id` does.
 //!
 //! rdma restrack (`rdma res show cm_id`) shows the owner's name given to [`CmId::new`]; ib_core
 //! keeps the pointer, and names the ids a listening id's connect requests create after their
@@ -25,6 +29,7 @@
 
 use super::{
     cq::Cq,
+    pd::Pd,
     device::Device,
     event::EventKind,
     qp::Qp,
@@ -35,25 +40,16 @@ use crate::{
     error::{from_err_ptr, to_result},
     prelude::*,
     str::CString,
-    sync::{Arc, ArcBorrow, SetOnce},
+    sync::{aref::ARef, Arc, ArcBorrow, SetOnce},
     task::Task,
     types::Opaque,
 };
 use core::{
     cell::Cell,
-    mem::MaybeUninit,
+    mem::{ManuallyDrop, MaybeUninit},
     ptr::NonNull,
     sync::atomic::{AtomicBool, AtomicPtr, Ordering},
 };
-
-/// Private data bytes a connect request may carry over rdma_cm (IB CM REQ: 92 bytes less
-/// rdma_cm's 36-byte header).
-pub const MAX_CONNECT_PRIVATE_DATA: usize = 56;
-/// Private data bytes an accept may carry (IB CM REP: 196 bytes, less the layer's trailer on
-/// RoCE: see `cm/qp_state.rs`).
-pub const MAX_ACCEPT_PRIVATE_DATA: usize = 188;
-/// Private data bytes a reject may carry (IB CM REJ: 148 bytes).
-pub const MAX_REJECT_PRIVATE_DATA: usize = 148;
 
 /// IB CM reject reason "consumer defined" (IB spec table 112), used for consumer rejects.
 const IB_CM_REJ_CONSUMER_DEFINED: u8 = 28;
@@ -63,149 +59,19 @@ mod qp_events;
 mod qp_state;
 mod sockaddr;
 pub use sockaddr::SockAddr;
+mod event;
+pub use event::{
+    CmEvent, CmEventKind, ConnParam, MAX_ACCEPT_PRIVATE_DATA, MAX_CONNECT_PRIVATE_DATA,
+    MAX_REJECT_PRIVATE_DATA,
+};
 mod net;
 pub use net::NetNs;
-
-/// What an event on a CM id is (`enum rdma_cm_event_type`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CmEventKind {
-    /// `rdma_resolve_addr` finished.
-    AddrResolved,
-    /// `rdma_resolve_addr` failed.
-    AddrError,
-    /// `rdma_resolve_route` finished.
-    RouteResolved,
-    /// `rdma_resolve_route` failed.
-    RouteError,
-    /// A peer asks to connect (delivered through [`CmHandler::connect_request`]).
-    ConnectRequest,
-    /// Reply to a connect on a QP-less id (not used with RC QPs created by rdma_cm).
-    ConnectResponse,
-    /// The connection could not be made (protocol error).
-    ConnectError,
-    /// The peer did not answer (timeout) or cannot be reached.
-    Unreachable,
-    /// The peer rejected the connection ([`CmEvent::status`] is the reason).
-    Rejected,
-    /// The connection is up.
-    Established,
-    /// The connection is down (peer or local disconnect).
-    Disconnected,
-    /// The device under the id is going away: release the id soon, from process context.
-    DeviceRemoval,
-    /// The local address changed.
-    AddrChange,
-    /// The QP has left timewait and may be reused.
-    TimewaitExit,
-    /// Any other event (multicast, ...), by its C value.
-    Other(u32),
-}
-
-/// An event delivered to a [`CmHandler`].
-pub struct CmEvent<'a>(&'a bindings::rdma_cm_event);
-
-impl CmEvent<'_> {
-    /// The event's kind.
-    pub fn kind(&self) -> CmEventKind {
-        use CmEventKind::*;
-        match self.0.event {
-            bindings::rdma_cm_event_type_RDMA_CM_EVENT_ADDR_RESOLVED => AddrResolved,
-            bindings::rdma_cm_event_type_RDMA_CM_EVENT_ADDR_ERROR => AddrError,
-            bindings::rdma_cm_event_type_RDMA_CM_EVENT_ROUTE_RESOLVED => RouteResolved,
-            bindings::rdma_cm_event_type_RDMA_CM_EVENT_ROUTE_ERROR => RouteError,
-            bindings::rdma_cm_event_type_RDMA_CM_EVENT_CONNECT_REQUEST => ConnectRequest,
-            bindings::rdma_cm_event_type_RDMA_CM_EVENT_CONNECT_RESPONSE => ConnectResponse,
-            bindings::rdma_cm_event_type_RDMA_CM_EVENT_CONNECT_ERROR => ConnectError,
-            bindings::rdma_cm_event_type_RDMA_CM_EVENT_UNREACHABLE => Unreachable,
-            bindings::rdma_cm_event_type_RDMA_CM_EVENT_REJECTED => Rejected,
-            bindings::rdma_cm_event_type_RDMA_CM_EVENT_ESTABLISHED => Established,
-            bindings::rdma_cm_event_type_RDMA_CM_EVENT_DISCONNECTED => Disconnected,
-            bindings::rdma_cm_event_type_RDMA_CM_EVENT_DEVICE_REMOVAL => DeviceRemoval,
-            bindings::rdma_cm_event_type_RDMA_CM_EVENT_ADDR_CHANGE => AddrChange,
-            bindings::rdma_cm_event_type_RDMA_CM_EVENT_TIMEWAIT_EXIT => TimewaitExit,
-            other => Other(other),
-        }
-    }
-
-    /// The event's status: 0, a negative errno, or for [`CmEventKind::Rejected`] the reject
-    /// reason (IB CM reason code, e.g. 28 for "consumer reject", 8 for "no listener").
-    pub fn status(&self) -> i32 {
-        self.0.status
-    }
-
-    /// The event's name, from `rdma_event_msg`.
-    pub fn name(&self) -> &'static CStr {
-        // SAFETY: `rdma_event_msg` returns a static string for any value.
-        unsafe { CStr::from_char_ptr(bindings::rdma_event_msg(self.0.event)) }
-    }
-
-    /// Private data the peer sent with a connect request, accept or reject (may be longer than
-    /// what the peer gave: the transport pads it).
-    pub fn private_data(&self) -> &[u8] {
-        // SAFETY: For the connection events that carry it, `param.conn` is the active member;
-        // rdma_cm keeps the buffer alive for the duration of the handler.
-        let c = unsafe { &self.0.param.conn };
-        if c.private_data.is_null() {
-            return &[];
-        }
-        // SAFETY: As above: `private_data_len` bytes are readable.
-        unsafe {
-            core::slice::from_raw_parts(
-                c.private_data.cast::<u8>(),
-                usize::from(c.private_data_len),
-            )
-        }
-    }
-
-    /// The connection parameters the peer offered (connect request) or settled (established).
-    pub fn conn_param(&self) -> (u8, u8) {
-        // SAFETY: `param.conn` is the member for connection events; reading plain integers.
-        let c = unsafe { &self.0.param.conn };
-        (c.responder_resources, c.initiator_depth)
-    }
-}
-
-/// Connection parameters (`struct rdma_conn_param`).
-///
-/// Private data longer than the transport carries, or retry counts above 7, are refused with
-/// `EINVAL` when the parameters are used.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct ConnParam<'a> {
-    /// Private data for the peer.
-    pub private_data: &'a [u8],
-    /// RDMA READs this side accepts in flight from the peer.
-    pub responder_resources: u8,
-    /// RDMA READs this side issues in flight to the peer.
-    pub initiator_depth: u8,
-    /// Transport retries on timeout (0..=7).
-    pub retry_count: u8,
-    /// Retries when the peer has no RECV posted (0..=7; 7 means forever).
-    pub rnr_retry_count: u8,
-}
-
-impl ConnParam<'_> {
-    fn to_c(self, max_pdata: usize) -> Result<bindings::rdma_conn_param> {
-        if self.private_data.len() > max_pdata || self.retry_count > 7 || self.rnr_retry_count > 7 {
-            return Err(EINVAL);
-        }
-        let mut p = bindings::rdma_conn_param::default();
-        if !self.private_data.is_empty() {
-            p.private_data = self.private_data.as_ptr().cast();
-            p.private_data_len = self.private_data.len() as u8;
-        }
-        p.responder_resources = self.responder_resources;
-        p.initiator_depth = self.initiator_depth;
-        p.flow_control = 1;
-        p.retry_count = self.retry_count;
-        p.rnr_retry_count = self.rnr_retry_count;
-        Ok(p)
-    }
-}
 
 /// Receives the events of [`CmId`]s.
 pub trait CmHandler: Send + Sync + Sized + 'static {
     /// An event on `id`, whose handler is `this`. Runs in process context, serialized with the
-    /// id's other events; may sleep. Must not drop the [`CmId`] that owns `id`.
+    /// id's other events; may sleep. It may drop the [`CmId`] that owns `id`: the id is then
+    /// released on the layer's deferral workqueue once this returned (`defer.rs`).
     fn event(this: ArcBorrow<'_, Self>, id: &CmIdRef, ev: &CmEvent<'_>);
 
     /// A peer asks to connect to the listening id whose handler is `listener`. To keep the
@@ -431,6 +297,13 @@ impl CmIdRef {
 
 /// What the `context` of a [`CmId`]'s `rdma_cm_id` points to; `repr(C)` with the layer's QP
 /// first, which [`CmIdRef`] finds without knowing `T`.
+///
+/// # Invariants
+///
+/// `handler_task` is the task running one of the id's handlers (an event, or for a listener a
+/// connect request) from before the handler is called until it returned, NULL otherwise. So
+/// it equals `current` exactly on the task inside a handler of the id, while it is (rdma_cm runs
+/// an id's handlers one at a time, and only that task writes the value).
 #[repr(C)]
 struct Ctx<T> {
     /// The QP the layer moves itself (RoCE), if any.
@@ -442,6 +315,36 @@ struct Ctx<T> {
     /// listener, `rdma_restrack_parent_name`). Shared, so that it outlives every id named
     /// after it.
     name: Arc<CString>,
+    /// The task inside one of the id's handlers, if any.
+    handler_task: AtomicPtr<bindings::task_struct>,
+}
+
+impl<T> Ctx<T> {
+    fn new(handler: Arc<T>, name: Arc<CString>) -> Self {
+        Ctx {
+            own_qp: qp_state::OwnQp::new(),
+            handler,
+            name,
+            handler_task: AtomicPtr::new(core::ptr::null_mut()),
+        }
+    }
+
+    /// Whether the caller runs inside one of the id's handlers.
+    fn in_handler(&self) -> bool {
+        // Relaxed: only the handler's own task stores a value equal to its `current`.
+        self.handler_task.load(Ordering::Relaxed) == super::defer::current_task()
+    }
+
+    /// Runs `f` as a handler of the id: [`Ctx::in_handler`] holds on this task meanwhile.
+    fn run_handler<R>(&self, f: impl FnOnce() -> R) -> R {
+        // INVARIANT: Set for the duration of the handler, by the task running it.
+        self.handler_task
+            .store(super::defer::current_task(), Ordering::Relaxed);
+        let r = f();
+        self.handler_task
+            .store(core::ptr::null_mut(), Ordering::Relaxed);
+        r
+    }
 }
 
 /// An owned CM id with its handler and QP.
@@ -450,15 +353,19 @@ struct Ctx<T> {
 ///
 /// `id` is a live `rdma_cm_id` whose `context` is the address of `*ctx` and whose restrack
 /// entry names `ctx.name`; it is destroyed (then its QP) only in `drop`, or, dropped inside the
-/// connect-request callback that adopted it, given back to rdma_cm (see [`Adoption`]).
+/// connect-request callback that adopted it, given back to rdma_cm (see [`Adoption`]). `ctx`
+/// is dropped only in `drop`, after the id is destroyed, or moved out there with the id.
 ///
-/// Dropping it destroys the id and its QP (`Drop::drop`), then drops the fields in declaration
-/// order: the context (the handler, and the share of the name, freed with the last id named
-/// after it) and then the QP's pools and CQs.
+/// Dropping it destroys the id and its QP (`Drop::drop`), then the context (the handler, and
+/// the share of the name, freed with the last id named after it), then drops the other fields
+/// in declaration order: the QP's pools and CQs. Dropped inside one of the id's handlers, or in
+/// the completion work of one of its QP's CQs, where destroying the id or draining the QP would
+/// wait for the caller itself, it is moved whole to the layer's deferral workqueue and dropped
+/// there (`defer.rs`).
 pub struct CmId<T: CmHandler> {
     id: NonNull<bindings::rdma_cm_id>,
     /// In a box: rdma_cm keeps its address while the id exists.
-    ctx: KBox<Ctx<T>>,
+    ctx: ManuallyDrop<KBox<Ctx<T>>>,
     /// What the id's QP uses, from [`Self::create_qp`] until the QP is destroyed.
     pub(super) qp_parts: SetOnce<QpParts>,
     /// The connect-request callback the id was adopted in (`None` for an id made by
@@ -495,13 +402,15 @@ impl Adoption {
     }
 }
 
-/// The CQs and context pools of a CM id's QP, kept until the QP is drained and destroyed.
+/// The CQs, context pools and PD of a CM id's QP, kept until the QP is drained and destroyed.
 ///
 /// Drop order: the QP is destroyed first (in `CmId::drop`), then these go: the pools (no
-/// completion can reach them any more) and the CQs (no QP uses them any more).
+/// completion can reach them any more), the CQs (no QP uses them any more), and the PD (a
+/// PD outlives what was created in it, also when the id's release was deferred).
 pub(super) struct QpParts {
     pub(super) pools: [Arc<dyn AttachedPool>; 2],
     pub(super) cqs: [Arc<Cq>; 2],
+    pub(super) pd: Arc<Pd>,
 }
 
 // SAFETY: See `CmIdRef`; the handler is `Send + Sync`.
@@ -528,14 +437,7 @@ impl<T: CmHandler> CmId<T> {
     /// reference to; rdma_cm takes its own for the id's lifetime).
     fn create(handler: Arc<T>, caller: &CStr, net: *mut bindings::net) -> Result<Self> {
         let name = Arc::new(CString::try_from(caller)?, GFP_KERNEL)?;
-        let ctx = KBox::new(
-            Ctx {
-                own_qp: qp_state::OwnQp::new(),
-                handler,
-                name,
-            },
-            GFP_KERNEL,
-        )?;
+        let ctx = KBox::new(Ctx::new(handler, name), GFP_KERNEL)?;
         let ptr = core::ptr::from_ref::<Ctx<T>>(&ctx)
             .cast_mut()
             .cast::<c_void>();
@@ -557,7 +459,7 @@ impl<T: CmHandler> CmId<T> {
         // INVARIANT: The id's context is `*ctx` and its restrack entry names `ctx.name`.
         Ok(CmId {
             id: NonNull::new(id).ok_or(ENOMEM)?,
-            ctx,
+            ctx: ManuallyDrop::new(ctx),
             qp_parts: SetOnce::new(),
             adoption: None,
             qp_events: SetOnce::new(),
@@ -649,7 +551,9 @@ impl<T: CmHandler> CmId<T> {
                 slot,
                 adoption: &adoption,
             };
-            T::connect_request(listener.handler.as_arc_borrow(), req, &ev);
+            listener.run_handler(|| {
+                T::connect_request(listener.handler.as_arc_borrow(), req, &ev)
+            });
             // INVARIANT: The callback is over for the adopted `CmId`.
             adoption
                 .task
@@ -668,7 +572,9 @@ impl<T: CmHandler> CmId<T> {
         // On RoCE the layer settles the path MTU on the REP (`qp_state`).
         let settled = qp_state::before_event(id, &ev);
         let ev = settled.as_ref().map_or(ev, CmEvent);
-        T::event(ctx.handler.as_arc_borrow(), id, &ev);
+        // A drop of the owning `CmId` inside the handler defers its release (`Ctx::in_handler`),
+        // so `ctx` and its handler stay alive until this returned.
+        ctx.run_handler(|| T::event(ctx.handler.as_arc_borrow(), id, &ev));
         0
     }
 }
@@ -681,8 +587,51 @@ impl<T: CmHandler> core::ops::Deref for CmId<T> {
     }
 }
 
+impl<T: CmHandler> CmId<T> {
+    /// Whether releasing the id here would wait for the caller itself: inside one of the id's
+    /// handlers (`rdma_destroy_id` waits for it), or in the completion work of one of its QP's
+    /// CQs (`ib_drain_qp` waits for that work to deliver the drain's completions). Not inside the
+    /// connect-request callback that adopted the id, where it is given back to rdma_cm.
+    fn must_defer(&self) -> bool {
+        if self.adoption.as_ref().is_some_and(|a| a.inside()) {
+            return false;
+        }
+        self.ctx.in_handler()
+            || self
+                .qp_parts
+                .as_ref()
+                .is_some_and(|p| p.cqs.iter().any(|c| c.in_completion_work()))
+    }
+
+    /// Moves the id, its context and its QP's parts out of `self`, into a `CmId` that owns them
+    /// (`self` is left owning nothing: its `drop` must not touch the id again).
+    ///
+    /// # Safety
+    ///
+    /// Only from `drop`, which returns right after without using `self.id` or `self.ctx`.
+    unsafe fn move_out(&mut self) -> CmId<T> {
+        CmId {
+            id: self.id,
+            // SAFETY: `self.ctx` is not used or dropped again (the caller's promise).
+            ctx: ManuallyDrop::new(unsafe { ManuallyDrop::take(&mut self.ctx) }),
+            qp_parts: core::mem::replace(&mut self.qp_parts, SetOnce::new()),
+            adoption: self.adoption.take(),
+            qp_events: core::mem::replace(&mut self.qp_events, SetOnce::new()),
+        }
+    }
+}
+
 impl<T: CmHandler> Drop for CmId<T> {
     fn drop(&mut self) {
+        if self.must_defer() {
+            let dev = self.device().map(ARef::from);
+            // SAFETY: Called from `drop`, which returns right after.
+            let moved = unsafe { self.move_out() };
+            // INVARIANT: The moved `CmId` owns the id and its context; its `drop`, on the
+            // deferral workqueue, destroys them.
+            super::defer::release_later(moved, dev);
+            return;
+        }
         let id = self.id.as_ptr();
         let qp = self.qp().map_or(core::ptr::null_mut(), |q| q.as_raw());
         let posted = self
@@ -736,8 +685,10 @@ impl<T: CmHandler> Drop for CmId<T> {
         if let Some(ev) = self.qp_events.as_ref() {
             ev.flush();
         }
-        // `ctx` (the handler, the name) and then `qp_parts` (the pools, then the CQs) go after
-        // this.
+        // SAFETY: The id is destroyed or given back (no handler reaches `ctx` any more); `ctx`
+        // is dropped once, here.
+        unsafe { ManuallyDrop::drop(&mut self.ctx) };
+        // `qp_parts` (the pools, then the CQs) go after this.
     }
 }
 
@@ -764,14 +715,7 @@ impl<T: CmHandler> ConnRequest<'_, T> {
     /// accepts or rejects it, inside this callback or later from outside the id's handlers,
     /// and drops it when done (inside this callback too: see [`CmId`]'s `Drop`).
     pub fn adopt(self, handler: Arc<T>) -> CmId<T> {
-        let ctx = KBox::write(
-            self.slot,
-            Ctx {
-                own_qp: qp_state::OwnQp::new(),
-                handler,
-                name: self.name.clone(),
-            },
-        );
+        let ctx = KBox::write(self.slot, Ctx::new(handler, self.name.clone()));
         let ptr = core::ptr::from_ref::<Ctx<T>>(&ctx)
             .cast_mut()
             .cast::<c_void>();
@@ -785,7 +729,7 @@ impl<T: CmHandler> ConnRequest<'_, T> {
         // restrack entry names the listener's name, a share of which `ctx` holds.
         CmId {
             id,
-            ctx,
+            ctx: ManuallyDrop::new(ctx),
             qp_parts: SetOnce::new(),
             adoption: Some(self.adoption.clone()),
             qp_events: SetOnce::new(),

@@ -10,8 +10,15 @@
 //! of a [`super::wr::WrPool`], which hands each completion to its owner.
 
 use super::device::Device;
-use crate::{bindings, error::from_err_ptr, prelude::*, str::CString, sync::Arc, types::Opaque};
-use core::ptr::NonNull;
+use crate::{
+    bindings,
+    error::from_err_ptr,
+    prelude::*,
+    str::CString,
+    sync::{aref::ARef, Arc},
+    types::Opaque,
+};
+use core::{mem::ManuallyDrop, ptr::NonNull};
 
 mod events;
 pub use events::CqEventHandler;
@@ -45,13 +52,14 @@ impl PollContext {
 ///
 /// # Invariants
 ///
-/// `ptr` was returned by `__ib_alloc_cq` and is freed only in `drop`; its restrack entry
-/// names `name`, which is freed only after the CQ.
+/// `ptr` was returned by `__ib_alloc_cq` and is freed only in `drop` (or moved out there,
+/// with `name` and `events`, into a `Cq` released on the layer's deferral workqueue); its
+/// restrack entry names `name`, which is freed only after the CQ.
 pub struct Cq {
     ptr: NonNull<bindings::ib_cq>,
     ctx: PollContext,
-    /// The owner's name ib_core keeps a pointer to; dropped after `drop` frees the CQ.
-    name: CString,
+    /// The owner's name ib_core keeps a pointer to; dropped in `drop` after the CQ is freed.
+    name: ManuallyDrop<CString>,
     /// The CQ's asynchronous events ([`Cq::with_events`]); flushed after the CQ is freed.
     events: Option<Arc<events::CqEvents>>,
 }
@@ -139,7 +147,7 @@ impl Cq {
         Ok(Cq {
             ptr: NonNull::new(ptr).ok_or(ENOMEM)?,
             ctx,
-            name,
+            name: ManuallyDrop::new(name),
             events,
         })
     }
@@ -159,6 +167,22 @@ impl Cq {
         self.ctx
     }
 
+    /// Whether the caller runs in the CQ's completion work ([`PollContext::Workqueue`] and
+    /// [`PollContext::UnboundWorkqueue`]): inside a `done` callback of one of its completions.
+    /// There, freeing the CQ or draining a QP that uses it would wait for the caller itself.
+    /// Any context.
+    pub fn in_completion_work(&self) -> bool {
+        if !matches!(
+            self.ctx,
+            PollContext::Workqueue | PollContext::UnboundWorkqueue
+        ) {
+            return false;
+        }
+        // SAFETY: `ptr` is valid (type invariant); only the address of its work is taken.
+        let work = unsafe { &raw const (*self.as_raw()).work };
+        super::defer::in_work(work)
+    }
+
     /// Entries the CQ actually has (at least what was asked for).
     pub fn cqe(&self) -> u32 {
         // SAFETY: Set at allocation; `ptr` is valid (type invariant).
@@ -176,13 +200,31 @@ impl Cq {
 
 impl Drop for Cq {
     fn drop(&mut self) {
+        if self.in_completion_work() {
+            // `ib_free_cq` would cancel the work this runs in and wait for it: the CQ is
+            // released on the layer's deferral workqueue instead (`defer.rs`).
+            // SAFETY: `ptr` is valid; a CQ keeps its device registered.
+            let dev = ARef::from(unsafe { Device::from_raw((*self.as_raw()).device) });
+            // INVARIANT: The moved `Cq` owns the CQ and its name from now on; `self` returns
+            // without using either.
+            let moved = Cq {
+                ptr: self.ptr,
+                ctx: self.ctx,
+                // SAFETY: Not used or dropped again: this returns right after.
+                name: ManuallyDrop::new(unsafe { ManuallyDrop::take(&mut self.name) }),
+                events: self.events.take(),
+            };
+            super::defer::release_later(moved, Some(dev));
+            return;
+        }
         // SAFETY: `ptr` is a live CQ owned by `self`. ib_free_cq waits for running callbacks.
         unsafe { bindings::ib_free_cq(self.as_raw()) };
         // The CQ is gone: no event is recorded any more; a queued run of the handler ends here.
         if let Some(e) = self.events.as_ref() {
             e.flush();
         }
-        // `name` goes after this, once ib_core has forgotten it.
+        // SAFETY: ib_core has forgotten the name with the CQ; dropped once, here.
+        unsafe { ManuallyDrop::drop(&mut self.name) };
     }
 }
 

@@ -52,6 +52,9 @@ pub struct DeviceAttrs {
     pub max_qp_init_rd_atom: u32,
     /// Pages in one fast registration (FRWR) page list.
     pub max_fast_reg_page_list_len: u32,
+    /// Whether the device executes atomic operations (fetch and add, compare and swap) at
+    /// least within one device (`atomic_cap` other than `IB_ATOMIC_NONE`, IB spec 11.2.1.2).
+    pub atomics: bool,
 }
 
 /// The transport a port speaks ([`Device::transport`]).
@@ -284,6 +287,7 @@ impl Device {
             max_qp_rd_atom: a.max_qp_rd_atom,
             max_qp_init_rd_atom: a.max_qp_init_rd_atom,
             max_fast_reg_page_list_len: a.max_fast_reg_page_list_len,
+            atomics: a.atomic_cap != bindings::ib_atomic_cap_IB_ATOMIC_NONE,
         }
     }
 

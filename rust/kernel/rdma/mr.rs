@@ -764,10 +764,10 @@ impl FrMr {
         Sge::new(self.iova(), self.length() as u32, self.lkey())
     }
 
-    /// The access rights the MR would be registered with for `access` (REMOTE_WRITE needs
-    /// LOCAL_WRITE too, IB spec 10.6.3.2).
+    /// The access rights the MR would be registered with for `access` (REMOTE_WRITE and
+    /// REMOTE_ATOMIC need LOCAL_WRITE too, IB spec 10.6.3.2).
     pub fn reg_access(access: Access) -> Access {
-        if access.contains(Access::REMOTE_WRITE) {
+        if access.contains(Access::REMOTE_WRITE) || access.contains(Access::REMOTE_ATOMIC) {
             access | Access::LOCAL_WRITE
         } else {
             access

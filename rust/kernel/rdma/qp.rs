@@ -169,13 +169,59 @@ pub enum SendOp {
         /// The peer's rkey.
         rkey: u32,
     },
+    /// Atomic fetch and add (IB spec 9.4.5): adds `add` to the 8-byte word at `remote_addr`
+    /// (8-byte aligned) under `rkey`; the word's value before lands in the one 8-byte SGE.
+    FetchAdd {
+        /// The peer's address, 8-byte aligned.
+        remote_addr: u64,
+        /// The peer's rkey (with [`super::Access::REMOTE_ATOMIC`]).
+        rkey: u32,
+        /// What is added.
+        add: u64,
+    },
+    /// Atomic compare and swap (IB spec 9.4.5): the 8-byte word at `remote_addr` becomes `swap`
+    /// if it equals `compare`; its value before lands in the one 8-byte SGE.
+    CmpSwap {
+        /// The peer's address, 8-byte aligned.
+        remote_addr: u64,
+        /// The peer's rkey (with [`super::Access::REMOTE_ATOMIC`]).
+        rkey: u32,
+        /// The value expected.
+        compare: u64,
+        /// The value written if the word held `compare`.
+        swap: u64,
+    },
+}
+
+/// A SEND-queue work request as the driver reads it: `struct ib_rdma_wr` or, for atomics,
+/// `struct ib_atomic_wr`, both starting with their `struct ib_send_wr`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub(crate) union WrStorage {
+    rdma: bindings::ib_rdma_wr,
+    atomic: bindings::ib_atomic_wr,
+}
+
+impl WrStorage {
+    /// The `struct ib_send_wr` both forms start with.
+    pub(crate) fn send_wr(&mut self) -> &mut bindings::ib_send_wr {
+        // SAFETY: Both members are `repr(C)` structs whose first field is a `ib_send_wr`, at
+        // offset 0 of the union; the storage is always initialized (zeroed, then written).
+        unsafe { &mut self.rdma.wr }
+    }
+
+    /// The address of [`WrStorage::send_wr`], for comparing with the driver's `bad_wr`.
+    pub(crate) fn send_wr_ptr(&self) -> *const bindings::ib_send_wr {
+        // SAFETY: As in `send_wr`; only the address is taken.
+        unsafe { &raw const self.rdma.wr }
+    }
 }
 
 /// A SEND-queue work request for SEND, RDMA WRITE or RDMA READ (`struct ib_rdma_wr`) of a
 /// context of a [`WrPool`], over SGEs that borrow their memory for `'a`. Posted with
 /// [`WrPool::post_send`].
 pub struct SendWr<'a> {
-    pub(crate) wr: bindings::ib_rdma_wr,
+    pub(crate) wr: WrStorage,
     pub(crate) ctx: u32,
     pub(crate) last: bool,
     _sges: PhantomData<&'a [Sge<'a>]>,
@@ -195,6 +241,51 @@ impl<'a> SendWr<'a> {
         w.wr.sg_list = Sge::slice_as_raw(sges);
         w.wr.num_sge = sges.len() as i32;
         w.wr.send_flags = flags.0 as i32;
+        let atomic = |opcode, remote_addr, rkey, compare_add, swap| {
+            let a = bindings::ib_atomic_wr {
+                wr: bindings::ib_send_wr { opcode, ..w.wr },
+                remote_addr,
+                compare_add,
+                swap,
+                rkey,
+                ..Default::default()
+            };
+            WrStorage { atomic: a }
+        };
+        let storage = match op {
+            SendOp::FetchAdd {
+                remote_addr,
+                rkey,
+                add,
+            } => Some(atomic(
+                bindings::ib_wr_opcode_IB_WR_ATOMIC_FETCH_AND_ADD,
+                remote_addr,
+                rkey,
+                add,
+                0,
+            )),
+            SendOp::CmpSwap {
+                remote_addr,
+                rkey,
+                compare,
+                swap,
+            } => Some(atomic(
+                bindings::ib_wr_opcode_IB_WR_ATOMIC_CMP_AND_SWP,
+                remote_addr,
+                rkey,
+                compare,
+                swap,
+            )),
+            _ => None,
+        };
+        if let Some(wr) = storage {
+            return SendWr {
+                wr,
+                ctx,
+                last,
+                _sges: PhantomData,
+            };
+        }
         w.wr.opcode = match op {
             SendOp::Send => bindings::ib_wr_opcode_IB_WR_SEND,
             SendOp::SendImm { imm } => {
@@ -225,9 +316,11 @@ impl<'a> SendWr<'a> {
                 w.rkey = rkey;
                 bindings::ib_wr_opcode_IB_WR_RDMA_READ
             }
+            // Built above.
+            SendOp::FetchAdd { .. } | SendOp::CmpSwap { .. } => 0,
         };
         SendWr {
-            wr: w,
+            wr: WrStorage { rdma: w },
             ctx,
             last,
             _sges: PhantomData,
@@ -290,20 +383,20 @@ impl Qp {
             return Ok(());
         }
         for i in 0..n - 1 {
-            let next: *mut bindings::ib_send_wr = &mut wrs[i + 1].wr.wr;
-            wrs[i].wr.wr.next = next;
+            let next: *mut bindings::ib_send_wr = wrs[i + 1].wr.send_wr();
+            wrs[i].wr.send_wr().next = next;
         }
-        wrs[n - 1].wr.wr.next = core::ptr::null_mut();
+        wrs[n - 1].wr.send_wr().next = core::ptr::null_mut();
         let mut bad: *const bindings::ib_send_wr = core::ptr::null();
         // SAFETY: The chain is well formed; the SGE arrays are borrowed for the call
         // (`SendWr`'s lifetime); the caller guarantees the entries.
-        let r = unsafe { bindings::ib_post_send(self.as_raw(), &wrs[0].wr.wr, &mut bad) };
+        let r = unsafe { bindings::ib_post_send(self.as_raw(), wrs[0].wr.send_wr(), &mut bad) };
         if r == 0 {
             return Ok(());
         }
         let posted = wrs
             .iter()
-            .position(|w| core::ptr::eq(&w.wr.wr, bad))
+            .position(|w| core::ptr::eq(w.wr.send_wr_ptr(), bad))
             .unwrap_or(0);
         Err((Error::from_errno(r), posted))
     }

@@ -555,7 +555,7 @@ impl<H: CmHandler> CmId<H> {
     /// [`CmId::create_qp`].
     pub fn create_qp_on_srq<S: WrCompletion, T: SrqOwner>(
         &self,
-        pd: &Pd,
+        pd: &Arc<Pd>,
         init: SrqQpInit<S, T>,
     ) -> Result<QpCap> {
         if init.srq.pd().as_raw() != pd.as_raw() {
@@ -576,6 +576,7 @@ impl<H: CmHandler> CmId<H> {
         let parts = QpParts {
             pools: [init.send_pool, init.srq],
             cqs: [init.send_cq, init.recv_cq],
+            pd: pd.clone(),
         };
         // The id keeps the SRQ (`parts`) from here until the QP is destroyed.
         self.create_qp_with(pd, attr, parts)

@@ -267,7 +267,7 @@ impl<T: WrCompletion> WrPool<T> {
         for w in wrs.iter_mut() {
             let ctx = self.ctx(w.ctx).map_err(|e| (e, 0))?;
             let cqe = if w.last { &ctx.last } else { &ctx.early };
-            w.wr.wr.__bindgen_anon_1.wr_cqe = cqe.as_raw();
+            w.wr.send_wr().__bindgen_anon_1.wr_cqe = cqe.as_raw();
         }
         // SAFETY: Every request carries an entry of this pool, attached to `qp`, which is
         // drained before the pool is detached (type invariant); the SGEs borrow their memory

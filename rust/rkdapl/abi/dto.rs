@@ -128,7 +128,9 @@ impl Dto {
         })
     }
 
-    /// The DTO to post over `segs` (this DTO's segments, see [`segments`]).
+    /// The DTO to post over `segs` (this DTO's segments, see [`segments`]). Atomics are not
+    /// among the ops of `struct rkdapl_dto` (their operands have no field there): they are
+    /// posted alone ([`post_atomic`]).
     fn to_send<'a>(self, segs: &'a [Segment<'a>]) -> Result<SendDto<'a>> {
         if self.flags & !COMPLETION_FLAGS_ALL != 0 || self.reserved != 0 {
             return Err(EINVAL);
@@ -157,6 +159,7 @@ impl Dto {
             remote,
             imm: self.immediate,
             invalidate_rkey: self.invalidate_rkey,
+            atomic: (0, 0),
             cookie: self.cookie,
             flags: DtoFlags {
                 suppress: self.flags & COMPLETION_SUPPRESS != 0,
@@ -331,6 +334,103 @@ pub(crate) unsafe extern "C" fn rkdapl_post_rdma_read(
         let op = DtoOp::RdmaRead;
         // SAFETY: `iov` and `remote` are as this function's `# Safety` says.
         unsafe { post_one(ep, Dto::new(op, iov, num_iov, remote, cookie, flags)?) }
+    })
+}
+
+/// Posts the atomic `op` (`FetchAdd` or `CmpSwap`, operands `atomic`) of the word at `remote`,
+/// the word's old value into `local`.
+///
+/// # Errors
+///
+/// As `rkdapl_post_fetch_add`.
+///
+/// # Safety
+///
+/// `local` is NULL or valid for a read of one triplet; `remote` is NULL or valid for a read of
+/// one `struct rkdapl_rmr_triplet`.
+unsafe fn post_atomic(
+    ep: *mut c_void,
+    op: DtoOp,
+    local: *const LmrTriplet,
+    remote: *const RmrTriplet,
+    atomic: (u64, u64),
+    cookie: u64,
+    flags: u32,
+) -> Result<i32> {
+    if local.is_null() {
+        return Err(EINVAL);
+    }
+    // SAFETY: `remote` is NULL (refused) or readable (the caller's guarantee).
+    let d = unsafe { Dto::new(op, local, 1, remote, cookie, flags) }?;
+    if d.flags & !COMPLETION_FLAGS_ALL != 0 || (d.remote.length != 0 && d.remote.length != 8) {
+        return Err(EINVAL);
+    }
+    let flags = DtoFlags {
+        suppress: d.flags & COMPLETION_SUPPRESS != 0,
+        solicited: d.flags & COMPLETION_SOLICITED_WAIT != 0,
+        fence: d.flags & COMPLETION_BARRIER_FENCE != 0,
+    };
+    let g = rcu::read_lock();
+    let e = Handles::borrow::<Ep>(ep, &g)?;
+    let segs = || {
+        // SAFETY: `local` is one readable triplet (the caller's guarantee).
+        unsafe { segments(e, local, 1, &g) }
+    };
+    e.post_one(segs, |segs| {
+        Ok(SendDto {
+            op,
+            segs,
+            remote: Some((d.remote.address, d.remote.rkey)),
+            imm: 0,
+            invalidate_rkey: 0,
+            atomic,
+            cookie,
+            flags,
+        })
+    })?;
+    Ok(0)
+}
+
+/// See `rkdapl_post_fetch_add` in `include/rkdapl.h`.
+///
+/// # Safety
+///
+/// `local` is NULL or valid for a read of one `struct rkdapl_lmr_triplet`; `remote` is NULL or
+/// points to a readable `struct rkdapl_rmr_triplet`. `ep` and the triplet's LMR may be any
+/// value: one that is not a live handle of its kind is refused with `-EINVAL`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rkdapl_post_fetch_add(
+    ep: *mut c_void,
+    local: *const LmrTriplet,
+    remote: *const RmrTriplet,
+    add: u64,
+    cookie: u64,
+    flags: u32,
+) -> c_int {
+    // SAFETY: `local` and `remote` are as this function's `# Safety` says.
+    from_result(|| unsafe {
+        post_atomic(ep, DtoOp::FetchAdd, local, remote, (add, 0), cookie, flags)
+    })
+}
+
+/// See `rkdapl_post_cmp_swap` in `include/rkdapl.h`.
+///
+/// # Safety
+///
+/// As [`rkdapl_post_fetch_add`].
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rkdapl_post_cmp_swap(
+    ep: *mut c_void,
+    local: *const LmrTriplet,
+    remote: *const RmrTriplet,
+    compare: u64,
+    swap: u64,
+    cookie: u64,
+    flags: u32,
+) -> c_int {
+    // SAFETY: `local` and `remote` are as this function's `# Safety` says.
+    from_result(|| unsafe {
+        post_atomic(ep, DtoOp::CmpSwap, local, remote, (compare, swap), cookie, flags)
     })
 }
 

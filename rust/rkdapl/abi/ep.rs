@@ -3,6 +3,7 @@
 //! C entry points of the EP: create, connect, disconnect, state, query, free.
 
 use super::{handle::Handles, private_data, publish_live, put, Object};
+use crate::evd::refuse_in_upcall;
 use crate::{bindings, rdma::cm::SockAddr};
 use crate::{
     ep::{Ep, EpAttr},
@@ -175,6 +176,8 @@ pub(crate) unsafe extern "C" fn rkdapl_ep_query(ep: *mut c_void, attr: *mut EpAt
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rkdapl_ep_free(ep: *mut c_void) -> c_int {
     from_result(|| {
+        Handles::get::<Ep>(ep)?;
+        refuse_in_upcall()?;
         Handles::remove::<Ep>(ep)?.free();
         Ok(0)
     })
@@ -189,7 +192,9 @@ pub(crate) unsafe extern "C" fn rkdapl_ep_free(ep: *mut c_void) -> c_int {
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rkdapl_ep_reset(ep: *mut c_void) -> c_int {
     from_result(|| {
-        Handles::get::<Ep>(ep)?.reset()?;
+        let ep = Handles::get::<Ep>(ep)?;
+        refuse_in_upcall()?;
+        ep.reset()?;
         Ok(0)
     })
 }

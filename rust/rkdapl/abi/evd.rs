@@ -3,6 +3,7 @@
 //! C entry points of the EVD: create, dequeue, wait, upcalls, free.
 
 use super::{handle::Handles, publish, put, Object};
+use crate::evd::refuse_in_upcall;
 use crate::{
     evd::{Evd, Event, UpcallFn, UpcallPolicy},
     ia::Ia,
@@ -81,6 +82,7 @@ pub(crate) unsafe extern "C" fn rkdapl_evd_wait(
             return Err(EINVAL);
         }
         let e: Arc<Evd> = Handles::get::<Evd>(evd)?;
+        refuse_in_upcall()?;
         let ev = e.wait(timeout_ms)?;
         // SAFETY: `event` is not NULL (checked), so it is writable (this function's
         // `# Safety`).
@@ -98,6 +100,8 @@ pub(crate) unsafe extern "C" fn rkdapl_evd_wait(
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rkdapl_evd_free(evd: *mut c_void) -> c_int {
     from_result(|| {
+        Handles::get::<Evd>(evd)?;
+        refuse_in_upcall()?;
         // EPs may keep the EVD alive: its upcall, into the consumer, ends here.
         Handles::remove::<Evd>(evd)?.free();
         Ok(0)
@@ -149,6 +153,7 @@ pub(crate) unsafe extern "C" fn rkdapl_evd_modify_upcall(
     from_result(|| {
         let policy = UpcallPolicy::from_raw(policy).ok_or(EINVAL)?;
         let e: Arc<Evd> = Handles::get::<Evd>(evd)?;
+        refuse_in_upcall()?;
         let f = match upcall {
             Some(f) => Some(Arc::new(CUpcall { f, ctx }, GFP_KERNEL)? as Arc<dyn UpcallFn>),
             None => None,

@@ -4,6 +4,7 @@
 
 use super::{handle::Handles, private_data, publish_live, put, Object};
 use crate::bindings;
+use crate::evd::refuse_in_upcall;
 use crate::{
     ep::Ep,
     evd::Evd,
@@ -64,6 +65,8 @@ pub(crate) unsafe extern "C" fn rkdapl_psp_create(
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rkdapl_psp_free(psp: *mut c_void) -> c_int {
     from_result(|| {
+        Handles::get::<Psp>(psp)?;
+        refuse_in_upcall()?;
         Handles::remove::<Psp>(psp)?.free();
         Ok(0)
     })

@@ -4,6 +4,7 @@
 //! EPs created on an SRQ.
 
 use super::{dto::LmrTriplet, handle::Handles, publish_live, put, Object};
+use crate::evd::refuse_in_upcall;
 use crate::{
     ep::{Ep, EpAttr},
     evd::Evd,
@@ -128,7 +129,9 @@ pub(crate) unsafe extern "C" fn rkdapl_srq_query(srq: *mut c_void, attr: *mut Sr
 pub(crate) unsafe extern "C" fn rkdapl_srq_free(srq: *mut c_void) -> c_int {
     from_result(|| {
         // The handle stays when the SRQ refuses (-EBUSY).
-        Handles::get::<Srq>(srq)?.free()?;
+        let s = Handles::get::<Srq>(srq)?;
+        refuse_in_upcall()?;
+        s.free()?;
         Handles::remove::<Srq>(srq)?;
         Ok(0)
     })

@@ -132,9 +132,11 @@ impl Ep {
 }
 
 impl Drop for Ep {
-    /// `rkdapl_ep_free`. Process context; sleeps until the QP is drained.
+    /// `rkdapl_ep_free`. Process context; sleeps until the QP is drained. Inside an upcall,
+    /// where that would wait for the upcall's own context, the EP is freed on the RDMA layer's
+    /// deferral workqueue once the upcall returned.
     #[inline(never)]
     fn drop(&mut self) {
-        self.0.free();
+        super::free_outside_upcall(&self.0, ep::Ep::free);
     }
 }

@@ -48,9 +48,12 @@ impl Evd {
     ///
     /// # Errors
     ///
-    /// `ETIMEDOUT` if none came in time (never without a limit), `EINTR` on a signal.
+    /// `ETIMEDOUT` if none came in time (never without a limit), `EINTR` on a signal,
+    /// `EDEADLK` inside an upcall (of any EVD: the wait would hold up the context that
+    /// delivers events).
     #[inline(never)]
     pub fn wait(&self, timeout_ms: u32) -> Result<Event> {
+        crate::evd::refuse_in_upcall()?;
         Ok(self.event(self.evd.wait(timeout_ms)?))
     }
 
@@ -86,11 +89,11 @@ impl Evd {
     /// `f` returns. Replacing or clearing the upcall waits for calls in progress, and the
     /// replaced closure is dropped by that call.
     ///
-    /// Process context; may sleep; not from the upcall itself.
+    /// Process context; may sleep.
     ///
     /// # Errors
     ///
-    /// `ENOMEM`.
+    /// `ENOMEM`; `EDEADLK` inside an upcall (of any EVD).
     pub fn set_upcall<F: Fn(&mut Event) + Send + Sync + 'static>(
         &self,
         policy: UpcallPolicy,
@@ -105,17 +108,18 @@ impl Evd {
     /// compiles the generic part).
     #[inline(never)]
     fn modify_upcall(&self, policy: UpcallPolicy, f: Option<Arc<dyn UpcallFn>>) -> Result {
+        crate::evd::refuse_in_upcall()?;
         self.evd.modify_upcall(policy, f)
     }
 
     /// Queues events again; waits for upcalls in progress (`rkdapl_evd_modify_upcall` with
     /// `RKDAPL_UPCALL_DISABLE`).
     ///
-    /// Process context; may sleep; not from the upcall itself.
+    /// Process context; may sleep.
     ///
     /// # Errors
     ///
-    /// None today (the `Result` is the C call's).
+    /// `EDEADLK` inside an upcall (of any EVD: it would wait for the upcall's own return).
     #[inline(never)]
     pub fn clear_upcall(&self) -> Result {
         self.modify_upcall(UpcallPolicy::Disable, None)
@@ -123,10 +127,11 @@ impl Evd {
 }
 
 impl Drop for Evd {
-    /// `rkdapl_evd_free`. Process context; waits for upcalls in progress.
+    /// `rkdapl_evd_free`. Process context; waits for upcalls in progress (inside an upcall, on
+    /// the RDMA layer's deferral workqueue once the upcall returned).
     #[inline(never)]
     fn drop(&mut self) {
-        self.evd.free();
+        super::free_outside_upcall(&self.evd, evd::Evd::free);
     }
 }
 

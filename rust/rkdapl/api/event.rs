@@ -28,6 +28,10 @@ pub enum DtoOp {
     RdmaWriteImm,
     /// SEND with invalidate.
     SendInvalidate,
+    /// Atomic fetch and add.
+    FetchAdd,
+    /// Atomic compare and swap.
+    CmpSwap,
 }
 
 impl DtoOp {
@@ -42,6 +46,8 @@ impl DtoOp {
             P::RmrBind => DtoOp::RmrBind,
             P::RmrUnbind => DtoOp::RmrUnbind,
             P::RdmaWriteImm => DtoOp::RdmaWriteImm,
+            P::FetchAdd => DtoOp::FetchAdd,
+            P::CmpSwap => DtoOp::CmpSwap,
             P::SendInvalidate => DtoOp::SendInvalidate,
         }
     }

@@ -63,12 +63,12 @@ pub use crate::{
     evd::{EventType, UpcallPolicy, MAX_PRIVATE_DATA, TIMEOUT_INFINITE},
     ia::{IaAttr, PortAttr, PortState},
     iov::{MAX_CHAIN, MAX_IOV},
-    lmr::{MAX_ALLOC, MEM_LOCAL_WRITE, MEM_REMOTE_READ, MEM_REMOTE_WRITE},
+    lmr::{MAX_ALLOC, MEM_LOCAL_WRITE, MEM_REMOTE_ATOMIC, MEM_REMOTE_READ, MEM_REMOTE_WRITE},
 };
 // What an IA's transport can do (`IaAttr::transport`, `IaAttr::caps`).
 pub use crate::ia::{
-    CAP_RDMA_WRITE_IMM, CAP_RETRY_COUNT, CAP_RNR_RETRY, CAP_SEND_INVALIDATE, TRANSPORT_IB,
-    TRANSPORT_IWARP, TRANSPORT_ROCE,
+    CAP_ATOMICS, CAP_RDMA_WRITE_IMM, CAP_RETRY_COUNT, CAP_RNR_RETRY, CAP_SEND_INVALIDATE,
+    TRANSPORT_IB, TRANSPORT_IWARP, TRANSPORT_ROCE,
 };
 pub use ep::{Ep, EpParam};
 pub use evd::Evd;
@@ -80,3 +80,32 @@ pub use psp::{Cr, CrParam, Psp};
 pub use pz::Pz;
 pub use rmr::{RemoteRegion, Rmr};
 pub use srq::{Srq, SrqParam};
+
+/// Runs `free(&obj)` now, or, inside an upcall (where freeing waits for the context the upcall
+/// holds up: `crate::evd::in_upcall`), on the RDMA layer's deferral workqueue once the upcall
+/// returned. The drops of the API's objects, which cannot refuse. Process context.
+fn free_outside_upcall<T: Send + Sync + 'static>(obj: &kernel::sync::Arc<T>, free: fn(&T)) {
+    if crate::evd::in_upcall::in_upcall() {
+        crate::rdma::defer::release_later(
+            FreeLater {
+                obj: obj.clone(),
+                free,
+            },
+            None,
+        );
+    } else {
+        free(obj);
+    }
+}
+
+/// An object whose free runs when this is dropped (on the deferral workqueue).
+struct FreeLater<T> {
+    obj: kernel::sync::Arc<T>,
+    free: fn(&T),
+}
+
+impl<T> Drop for FreeLater<T> {
+    fn drop(&mut self) {
+        (self.free)(&self.obj);
+    }
+}

@@ -40,6 +40,14 @@ pub enum Op {
     RdmaWriteImm(RemoteRegion, u32),
     /// RDMA READ from the start of the remote region.
     RdmaRead(RemoteRegion),
+    /// Atomic fetch and add (`rkdapl_post_fetch_add`): adds the value to the 8-byte word at the
+    /// region's address (8-byte aligned, granted with `MEM_REMOTE_ATOMIC`); the word's old
+    /// value lands in the DTO's one 8-byte segment (an LMR with `MEM_LOCAL_WRITE`). Only with
+    /// `CAP_ATOMICS` (`EOPNOTSUPP` otherwise).
+    FetchAdd(RemoteRegion, u64),
+    /// Atomic compare and swap (`rkdapl_post_cmp_swap`): the word becomes `swap` (the second
+    /// value) if it held `compare` (the first); its old value lands in the one 8-byte segment.
+    CmpSwap(RemoteRegion, u64, u64),
 }
 
 /// Completion flags of a send-queue DTO (`enum rkdapl_completion_flags`, DAT's
@@ -147,12 +155,21 @@ fn triplet<'a>(segs: &[Segment<'a>], i: usize) -> Result<(&'a Arc<lmr::Lmr>, u64
 
 /// The provider's form of `d` over its segments `segs`.
 fn send_dto<'a>(d: &Dto<'_>, segs: &'a [dto::Segment<'a>]) -> SendDto<'a> {
+    let mut atomic = (0, 0);
     let (op, remote, imm, invalidate_rkey) = match d.op {
         Op::Send => (dto::DtoOp::Send, None, 0, 0),
         Op::SendInvalidate { rkey } => (dto::DtoOp::SendInvalidate, None, 0, rkey),
         Op::RdmaWrite(r) => (dto::DtoOp::RdmaWrite, Some((r.address, r.rkey)), 0, 0),
         Op::RdmaWriteImm(r, imm) => (dto::DtoOp::RdmaWriteImm, Some((r.address, r.rkey)), imm, 0),
         Op::RdmaRead(r) => (dto::DtoOp::RdmaRead, Some((r.address, r.rkey)), 0, 0),
+        Op::FetchAdd(r, add) => {
+            atomic = (add, 0);
+            (dto::DtoOp::FetchAdd, Some((r.address, r.rkey)), 0, 0)
+        }
+        Op::CmpSwap(r, compare, swap) => {
+            atomic = (compare, swap);
+            (dto::DtoOp::CmpSwap, Some((r.address, r.rkey)), 0, 0)
+        }
     };
     SendDto {
         op,
@@ -160,6 +177,7 @@ fn send_dto<'a>(d: &Dto<'_>, segs: &'a [dto::Segment<'a>]) -> SendDto<'a> {
         remote,
         imm,
         invalidate_rkey,
+        atomic,
         cookie: d.cookie,
         flags: RawFlags {
             suppress: d.flags.suppress,

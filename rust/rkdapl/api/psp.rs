@@ -33,10 +33,11 @@ impl Psp {
 }
 
 impl Drop for Psp {
-    /// `rkdapl_psp_free`. Process context; may sleep.
+    /// `rkdapl_psp_free`. Process context; may sleep (inside an upcall, on the RDMA layer's
+    /// deferral workqueue once the upcall returned).
     #[inline(never)]
     fn drop(&mut self) {
-        self.0.free();
+        super::free_outside_upcall(&self.0, psp::Psp::free);
     }
 }
 

@@ -49,7 +49,7 @@ impl Rmr {
         pz.ia.with_device(|_| rmr::Rmr::new(pz.clone())).map(Rmr)
     }
 
-    /// Grants `privileges` (`MEM_REMOTE_READ` and/or `MEM_REMOTE_WRITE`) on
+    /// Grants `privileges` (`MEM_REMOTE_READ`, `MEM_REMOTE_WRITE`, `MEM_REMOTE_ATOMIC`) on
     /// `[off, off + len)` of `lmr` through `ep` (`rkdapl_rmr_bind`): an FRWR registration with
     /// a fresh key is posted on `ep`, valid once the [`super::EventType::RmrBindCompletion`]
     /// with `cookie` arrives on its DTO EVD (or for any DTO posted on `ep` after this call).

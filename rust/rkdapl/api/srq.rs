@@ -153,6 +153,6 @@ impl Drop for Srq {
     /// of them. Process context.
     #[inline(never)]
     fn drop(&mut self) {
-        self.0.free_when_unused();
+        super::free_outside_upcall(&self.0, srq::Srq::free_when_unused);
     }
 }

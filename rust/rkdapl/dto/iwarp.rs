@@ -59,6 +59,13 @@ pub(crate) const READ_MRS: u32 = 32;
 pub(crate) const READ_MR_PAGES: u32 = 257;
 
 impl DtoRing {
+    /// The send-queue ring of an EP whose device runs no atomics (siw): fetch-and-add and
+    /// compare-and-swap are refused with `-EOPNOTSUPP`. Before the ring is used.
+    pub(crate) fn without_atomics(mut self) -> DtoRing {
+        self.no_atomics = true;
+        self
+    }
+
     /// The send-queue ring of an iWARP EP (see the module documentation); `read_mrs`: how many
     /// sink MRs to keep (0: READs name their sinks by the PZ's local key, the SGE path).
     /// Process context, before the ring is used.

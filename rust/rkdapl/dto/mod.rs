@@ -59,6 +59,8 @@ pub(crate) enum DtoOp {
     RmrUnbind = 6,
     RdmaWriteImm = 7,
     SendInvalidate = 8,
+    FetchAdd = 9,
+    CmpSwap = 10,
 }
 
 /// DTO completion status (`enum rkdapl_dto_status`, after DAT's `DAT_DTO_COMPLETION_STATUS`).
@@ -80,7 +82,7 @@ pub(crate) enum DtoStatus {
 }
 
 impl DtoOp {
-    pub(crate) const ALL: [DtoOp; 8] = [
+    pub(crate) const ALL: [DtoOp; 10] = [
         DtoOp::Send,
         DtoOp::Recv,
         DtoOp::RdmaWrite,
@@ -89,6 +91,8 @@ impl DtoOp {
         DtoOp::RmrUnbind,
         DtoOp::RdmaWriteImm,
         DtoOp::SendInvalidate,
+        DtoOp::FetchAdd,
+        DtoOp::CmpSwap,
     ];
 
     /// The name used in debugfs (and in `rkdapl_trace.h`).
@@ -102,6 +106,8 @@ impl DtoOp {
             DtoOp::RmrUnbind => "rmr_unbind",
             DtoOp::RdmaWriteImm => "rdma_write_imm",
             DtoOp::SendInvalidate => "send_inv",
+            DtoOp::FetchAdd => "fetch_add",
+            DtoOp::CmpSwap => "cmp_swap",
         }
     }
 
@@ -281,7 +287,8 @@ pub(crate) struct DtoFlags {
 
 /// One send-queue DTO to post, alone or in a chain.
 pub(crate) struct SendDto<'a> {
-    /// `Send`, `SendInvalidate`, `RdmaWrite`, `RdmaWriteImm` or `RdmaRead`.
+    /// `Send`, `SendInvalidate`, `RdmaWrite`, `RdmaWriteImm`, `RdmaRead`, `FetchAdd` or
+    /// `CmpSwap`.
     pub(crate) op: DtoOp,
     /// The local segments.
     pub(crate) segs: &'a [Segment<'a>],
@@ -291,6 +298,8 @@ pub(crate) struct SendDto<'a> {
     pub(crate) imm: u32,
     /// `SendInvalidate`: the peer's rkey to invalidate.
     pub(crate) invalidate_rkey: u32,
+    /// `FetchAdd`: what is added, and 0; `CmpSwap`: the value compared, and the one swapped in.
+    pub(crate) atomic: (u64, u64),
     /// The consumer's cookie.
     pub(crate) cookie: u64,
     pub(crate) flags: DtoFlags,

@@ -203,17 +203,23 @@ impl DtoRing {
             d.op,
             DtoOp::RdmaWrite | DtoOp::RdmaWriteImm | DtoOp::RdmaRead
         );
-        if !(one_wr || rdma) || rdma != d.remote.is_some() {
+        let atomic = matches!(d.op, DtoOp::FetchAdd | DtoOp::CmpSwap);
+        if !(one_wr || rdma || atomic) || (rdma || atomic) != d.remote.is_some() {
             return Err(EINVAL);
         }
         if d.op == DtoOp::RdmaWriteImm && self.no_write_imm {
             return Err(EOPNOTSUPP);
         }
+        if atomic {
+            check_atomic(d, self.no_atomics)?;
+        }
         // IB spec 9.2.3: the solicited-event bit exists on SENDs and RDMA WRITEs with immediate.
         if d.flags.solicited && !(one_wr || d.op == DtoOp::RdmaWriteImm) {
             return Err(EINVAL);
         }
-        let inline = if d.op == DtoOp::RdmaRead {
+        // The device writes the sink of an RDMA READ and of an atomic (the word's old value).
+        let sink = d.op == DtoOp::RdmaRead || atomic;
+        let inline = if sink {
             None
         } else {
             inline_sges(d.segs, max_inline, max_sge, g)?
@@ -222,7 +228,7 @@ impl DtoRing {
         let (sges, total, synced) = match inline {
             Some(x) => x,
             None => {
-                let (sges, total) = sges(d.segs, d.op == DtoOp::RdmaRead, g)?;
+                let (sges, total) = sges(d.segs, sink, g)?;
                 (sges, total, false)
             }
         };
@@ -302,6 +308,17 @@ impl DtoRing {
             },
             DtoOp::RdmaWrite | DtoOp::RdmaWriteImm => SendOp::Write { remote_addr, rkey },
             DtoOp::RdmaRead => SendOp::Read { remote_addr, rkey },
+            DtoOp::FetchAdd => SendOp::FetchAdd {
+                remote_addr,
+                rkey,
+                add: d.atomic.0,
+            },
+            DtoOp::CmpSwap => SendOp::CmpSwap {
+                remote_addr,
+                rkey,
+                compare: d.atomic.0,
+                swap: d.atomic.1,
+            },
             DtoOp::SendInvalidate => SendOp::SendInv {
                 rkey: d.invalidate_rkey,
             },
@@ -380,6 +397,8 @@ impl DtoRing {
         g: &rcu::Guard,
     ) -> Option<core::result::Result<(), (Error, usize)>> {
         let seg = match d.segs {
+            // Atomics take the general path (`prepare`).
+            _ if matches!(d.op, DtoOp::FetchAdd | DtoOp::CmpSwap) => return None,
             [] => None,
             // Longer than an SGE holds: `prepare` refuses it.
             [s] if s.length <= u64::from(u32::MAX) => Some(s),
@@ -744,5 +763,22 @@ impl DtoRing {
             r.map(|()| (len, 1))
         })();
         self.account(c, op, cookie, r)
+    }
+}
+
+/// An atomic's own rules (IB spec 9.4.5): one local segment of exactly 8 bytes, the word's old
+/// value, and an 8-byte aligned remote address; a device without atomics refuses it.
+///
+/// # Errors
+///
+/// `-EOPNOTSUPP` if the device runs no atomics, `-EINVAL` otherwise.
+fn check_atomic(d: &SendDto<'_>, no_atomics: bool) -> Result {
+    if no_atomics {
+        return Err(EOPNOTSUPP);
+    }
+    let aligned = d.remote.is_some_and(|(addr, _)| addr % 8 == 0);
+    match d.segs {
+        [s] if s.length == 8 && aligned => Ok(()),
+        _ => Err(EINVAL),
     }
 }

@@ -504,6 +504,9 @@ pub(crate) struct DtoRing {
     /// The QP's transport has no RDMA WRITE with immediate (iWARP): such posts get
     /// `-EOPNOTSUPP`. Decided once, when the EP is made ([`DtoRing::for_iwarp`]).
     pub(super) no_write_imm: bool,
+    /// The device runs no atomic operations: `FetchAdd` and `CmpSwap` are refused
+    /// (`EOPNOTSUPP`).
+    pub(super) no_atomics: bool,
     /// iWARP: sink MRs the ring keeps for its RDMA READs (`super::iwarp`); 0 otherwise, and
     /// the post path never looks further.
     pub(super) read_mrs: u32,
@@ -565,6 +568,7 @@ impl DtoRing {
             pool,
             max_sge: max_sge.max(1),
             no_write_imm: false,
+            no_atomics: false,
             read_mrs: 0,
         })
     }

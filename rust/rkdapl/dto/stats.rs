@@ -10,11 +10,11 @@ use core::fmt;
 #[derive(Default, Clone, Copy)]
 pub(crate) struct DtoStats {
     /// DTOs accepted by the post calls, per `DtoOp`.
-    posted: [u64; 8],
+    posted: [u64; DtoOp::ALL.len()],
     /// DTOs completed, successful or not, per `DtoOp`.
-    completed: [u64; 8],
+    completed: [u64; DtoOp::ALL.len()],
     /// Bytes of successful DTOs, per `DtoOp` (RECV: bytes received).
-    bytes: [u64; 8],
+    bytes: [u64; DtoOp::ALL.len()],
     /// DTOs completed in error other than FLUSHED.
     errors: u64,
     /// DTOs completed FLUSHED (posted when the connection ended).

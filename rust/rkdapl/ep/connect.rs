@@ -118,7 +118,18 @@ impl Ep {
     }
 
     /// rdma_cm events of the EP's id (process context, serialized per id).
+    ///
+    /// The EP's id stays referenced until the event is handled: an `rkdapl_ep_free` from
+    /// another thread meanwhile takes the id from the EP and returns without waiting for this
+    /// handler (which may be in the consumer's upcall, waiting for that very thread), and the
+    /// id's last reference goes here, where the RDMA layer defers its release.
     pub(super) fn on_cm_event(&self, id: &CmIdRef, ev: &CmEvent<'_>) {
+        let _own = self
+            .conn
+            .lock()
+            .id
+            .clone()
+            .filter(|own| core::ptr::eq(own.as_raw(), id.as_raw()));
         let status = ev.status();
         trace::cm_event(self.id, ev.name(), status);
         match ev.kind() {

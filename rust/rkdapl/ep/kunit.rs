@@ -32,6 +32,7 @@ mod tests {
             max_qp_rd_atom: 128,
             max_qp_init_rd_atom: 128,
             max_fast_reg_page_list_len: 512,
+            atomics: true,
         }
     }
 

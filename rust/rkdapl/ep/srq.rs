@@ -57,7 +57,7 @@ impl Ep {
     pub(super) fn create_qp_on_srq(
         &self,
         id: &EpCmId,
-        pd: &Pd,
+        pd: &Arc<Pd>,
         srq: &Srq,
         send_cq: Arc<Cq>,
         recv_cq: Arc<Cq>,

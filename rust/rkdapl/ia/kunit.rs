@@ -25,6 +25,7 @@ mod tests {
             max_qp_rd_atom: 128,
             max_qp_init_rd_atom: 64,
             max_fast_reg_page_list_len: 512,
+            atomics: true,
         }
     }
 
@@ -90,20 +91,21 @@ mod tests {
     }
 
     #[test]
-    fn the_transport_decides_the_caps() {
+    fn the_transport_and_the_device_decide_the_caps() {
         use crate::ia::{
-            CAP_RDMA_WRITE_IMM, CAP_RETRY_COUNT, CAP_RNR_RETRY, CAP_SEND_INVALIDATE,
-            TRANSPORT_IWARP, TRANSPORT_ROCE,
+            CAP_ATOMICS, CAP_RDMA_WRITE_IMM, CAP_RETRY_COUNT, CAP_RNR_RETRY,
+            CAP_SEND_INVALIDATE, TRANSPORT_IWARP, TRANSPORT_ROCE,
         };
         let all = CAP_RDMA_WRITE_IMM | CAP_RNR_RETRY | CAP_RETRY_COUNT | CAP_SEND_INVALIDATE;
         let a = IaAttr::of_device(&dev(), b"rxe0", Transport::Roce);
         assert_eq!(
             (a.transport, a.caps, a.max_read_iov),
-            (TRANSPORT_ROCE, all, 30)
+            (TRANSPORT_ROCE, all | CAP_ATOMICS, 30)
         );
-        // siw: one RDMA READ SGE, no immediate data, no RNR or transport retries.
+        // siw: one RDMA READ SGE, no immediate data, no RNR or transport retries, no atomics.
         let mut d = dev();
         d.max_sge_rd = 1;
+        d.atomics = false;
         let a = IaAttr::of_device(&d, b"siw0", Transport::Iwarp);
         assert_eq!(
             (a.transport, a.caps, a.max_read_iov, a.max_iov),

@@ -239,6 +239,7 @@ void badarg_connected(struct bctx *b)
 		rnr_tests(b);
 	evd_intr_test(b);
 	rd_negotiation_test(b);
+	cm_free_tests(b);
 
 	/* --- nobody listening --- */
 	r = rkdapl_ep_create(b->pz, b->c->dto_evd, b->c->conn_evd, NULL, &c2);

@@ -11,6 +11,8 @@
  *   insmod rkdapl_test.ko role=ports    peer=<own IPv4> [port=7480]   (port_events.c; the
  *                                       guest script flaps the link, selftests/ports.sh)
  *   insmod rkdapl_test.ko role=netns    netns_a=<pid> netns_b=<pid> addr_a=.. addr_b=.. (netns.c)
+ *   insmod rkdapl_test.ko role=fuzz     peer=<own IPv4> [seed=N] [fuzz_ops=N]  (fuzz.c: random
+ *                                       sequences of calls; seed=0 picks one and prints it)
  * server and client also take local=<own address> and netns_pid=<pid> (net.c); their peer=
  * may be IPv4 or IPv6.
  *
@@ -42,7 +44,7 @@
 
 char *role = "badarg";
 module_param(role, charp, 0444);
-MODULE_PARM_DESC(role, "server | client | loopback | badarg (default) | reset | ports | none (load only)");
+MODULE_PARM_DESC(role, "server | client | loopback | badarg (default) | reset | ports | netns | fuzz | none (load only)");
 char *dev = "rxe0";
 module_param(dev, charp, 0444);
 MODULE_PARM_DESC(dev, "RDMA device (default rxe0)");
@@ -99,6 +101,8 @@ static int __init rkdapl_test_init(void)
 		reset_run();
 	} else if (!strcmp(role, "ports")) {
 		ports_run();
+	} else if (!strcmp(role, "fuzz")) {
+		fuzz_run();	/* fuzz.c */
 	} else if (!strcmp(role, "loopback")) {
 		init_completion(&st.done);
 		WRITE_ONCE(server_abort, false);

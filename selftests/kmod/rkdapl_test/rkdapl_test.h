@@ -14,6 +14,7 @@
  *   completions.c  completions at disconnect and teardown, EVD overflow, suppression
  *   dto_forms.c    WRITE with immediate, SEND with invalidate, fence, solicited, chains
  *   events.c       EVD upcalls, CRs answered in an upcall, an interrupted evd_wait, the async EVD
+ *   cm_free.c      an EP freed while its connection event is in delivery; calls refused in upcalls
  *   lmr_kinds.c    LMRs of page arrays, scatterlists and provider-allocated memory
  *   ep_attr.c      RNR retries, RDMA READ limits
  *   iwarp.c        on iWARP (siw): what the transport reports and refuses
@@ -21,6 +22,7 @@
  *   port_events.c  role=ports: port events on the async EVD across a link down/up
  *   net.c          addresses of either family; each side's network namespace and local address
  *   netns.c        role=netns: two network namespaces joined by a veth pair, rxe on each end
+ *   fuzz.c         role=fuzz: random sequences of calls with bad handles, a concurrent freer
  */
 #ifndef _RKDAPL_TEST_H
 #define _RKDAPL_TEST_H
@@ -278,6 +280,7 @@ void lmr_kinds(struct bctx *b);
 void rnr_tests(struct bctx *b);
 void evd_intr_test(struct bctx *b);
 void rd_negotiation_test(struct bctx *b);
+void cm_free_tests(struct bctx *b);
 /* iwarp.c: an iWARP device's rules (in place of rnr_tests) */
 bool is_iwarp(const struct rkdapl_ia_attr *a);
 void iwarp_tests(struct bctx *b);
@@ -294,6 +297,7 @@ int xpair_verify(struct bctx *b, u32 seed, char *why);
 int xpair_disconnect(struct bctx *b, char *why);
 int reset_run(void);
 int ports_run(void);
+int fuzz_run(void);
 
 /* ---- net.c, netns.c: IPv6 and network namespaces ----------------------------------------- */
 

@@ -75,6 +75,9 @@ const char *ename(int e)
 	case -EIO: return "-EIO";
 	case -EPROTO: return "-EPROTO";
 	case -EOVERFLOW: return "-EOVERFLOW";
+	case -EDEADLK: return "-EDEADLK";
+	case -EOPNOTSUPP: return "-EOPNOTSUPP";
+	case -ECONNABORTED: return "-ECONNABORTED";
 	}
 	return "?";
 }
@@ -120,7 +123,7 @@ const char *opname(u32 op)
 {
 	static const char *const n[] = {
 		"?", "SEND", "RECV", "RDMA_WRITE", "RDMA_READ", "RMR_BIND", "RMR_UNBIND",
-		"RDMA_WRITE_IMM", "SEND_INVALIDATE",
+		"RDMA_WRITE_IMM", "SEND_INVALIDATE", "FETCH_ADD", "CMP_SWAP",
 	};
 	return op < ARRAY_SIZE(n) ? n[op] : "?";
 }

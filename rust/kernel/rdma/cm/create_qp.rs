@@ -17,13 +17,13 @@ use super::super::{
     wr::WrCompletion,
 };
 use super::{qp_events::QpEvents, CmHandler, CmId, QpParts};
-use crate::{bindings, prelude::*};
+use crate::{bindings, prelude::*, sync::Arc};
 
 impl<T: CmHandler> CmId<T> {
     /// Creates the id's RC QP in `pd` with `init`'s CQs and context pools, and returns the
     /// capacities the device granted, which may exceed those asked for (`rdma_create_qp` writes
     /// them back: e.g. rxe grants as many bytes of inline data as its work-queue entries hold
-    /// SGEs). The id keeps the CQs and pools; its `Drop` drains the QP, destroys the id and
+    /// SGEs). The id keeps the CQs, pools and a reference on `pd`; its `Drop` drains the QP, destroys the id and
     /// then the QP, and only then lets them go. An id gets one QP: after a failure, use a new
     /// id. May sleep.
     ///
@@ -34,13 +34,14 @@ impl<T: CmHandler> CmId<T> {
     /// `-ENOMEM`, or the driver's error.
     pub fn create_qp<S: WrCompletion, R: WrCompletion>(
         &self,
-        pd: &Pd,
+        pd: &Arc<Pd>,
         init: QpInit<S, R>,
     ) -> Result<QpCap> {
         let attr = init.to_c();
         let parts = QpParts {
             pools: [init.send_pool, init.recv_pool],
             cqs: [init.send_cq, init.recv_cq],
+            pd: pd.clone(),
         };
         self.create_qp_with(pd, attr, parts)
     }
@@ -56,7 +57,7 @@ impl<T: CmHandler> CmId<T> {
     /// QP or a pool is attached to another QP, `-ENOMEM`, or the driver's error.
     pub(in super::super) fn create_qp_with(
         &self,
-        pd: &Pd,
+        pd: &Arc<Pd>,
         mut attr: bindings::ib_qp_init_attr,
         parts: QpParts,
     ) -> Result<QpCap> {

@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The tasks inside an EVD's upcall, so that the calls an upcall must not make fail with
+//! `-EDEADLK` instead of hanging.
+//!
+//! An upcall runs in the context that delivers its event: a CQ's completion work, an rdma_cm
+//! id's event handler (holding the id's handler lock), or device removal. Freeing an EP, a PSP,
+//! an SRQ or an IA there, resetting an EP, freeing an EVD or changing its upcall, or waiting on
+//! an EVD, waits for one of those contexts (a drain for the CQ's work, `rdma_destroy_id` for
+//! the handler, the upcall's own return for a change of upcall), or for events that the held-up
+//! context would deliver: the caller would wait for itself. rkdapl knows which tasks are inside
+//! an upcall and refuses those calls there (see `rkdapl_upcall_fn` in `include/rkdapl.h`).
+//!
+//! The marks are a fixed table of task pointers, one slot per upcall in progress, taken and
+//! given back without a lock. Upcalls run on workqueue workers (a few per CPU), so the table
+//! is never close to full; an upcall that finds no free slot runs unmarked (and the calls it
+//! must not make are then not refused).
+
+use core::{
+    ptr,
+    sync::atomic::{AtomicPtr, Ordering},
+};
+use kernel::{bindings, prelude::*, task::Task};
+
+/// Upcalls in progress that can be marked at once.
+const SLOTS: usize = 64;
+
+/// The task of each upcall in progress, NULL in a free slot.
+static TASKS: [AtomicPtr<bindings::task_struct>; SLOTS] =
+    [const { AtomicPtr::new(ptr::null_mut()) }; SLOTS];
+
+/// The mark of the current task for the duration of one upcall.
+///
+/// # Invariants
+///
+/// If `slot` is `Some(i)`, `TASKS[i]` holds the task that created the mark, until the mark is
+/// dropped on that task.
+pub(crate) struct Mark {
+    slot: Option<usize>,
+}
+
+impl Mark {
+    /// Marks the current task as inside an upcall until the mark is dropped. Any context.
+    pub(crate) fn enter() -> Mark {
+        let me = Task::current_raw();
+        for (i, t) in TASKS.iter().enumerate() {
+            if t
+                .compare_exchange(ptr::null_mut(), me, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+            {
+                // INVARIANT: The slot was free and now holds this task.
+                return Mark { slot: Some(i) };
+            }
+        }
+        Mark { slot: None }
+    }
+}
+
+impl Drop for Mark {
+    fn drop(&mut self) {
+        if let Some(t) = self.slot.and_then(|i| TASKS.get(i)) {
+            t.store(ptr::null_mut(), Ordering::Relaxed);
+        }
+    }
+}
+
+/// Whether the current task is inside an upcall. Any context.
+///
+/// Relaxed loads suffice: a slot holds the current task only if this task stored it (and a
+/// task sees its own stores); a slot freed by a task that exited was freed before the exit, so
+/// a new task at the same address cannot see it.
+pub(crate) fn in_upcall() -> bool {
+    let me = Task::current_raw();
+    TASKS.iter().any(|t| t.load(Ordering::Relaxed) == me)
+}
+
+/// `Ok` outside an upcall. Any context.
+///
+/// # Errors
+///
+/// `-EDEADLK` inside an upcall: the call would wait for the context the upcall holds up.
+pub(crate) fn refuse_in_upcall() -> Result {
+    if in_upcall() {
+        Err(EDEADLK)
+    } else {
+        Ok(())
+    }
+}

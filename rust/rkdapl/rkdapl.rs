@@ -29,8 +29,8 @@ pub use layer::rdma;
 // The kernel crate's modules and macros the layer uses as `crate::...`.
 #[allow(unused_imports)]
 use kernel::{
-    alloc, container_of, dma, error, new_spinlock_irq, page, prelude, str, sync, task, types,
-    warn_on, workqueue,
+    alloc, container_of, dma, error, new_spinlock_irq, page, pr_warn_once, prelude, str, sync,
+    task, time, types, warn_on, workqueue,
 };
 // The same for the QP event deferral (`rust/kernel/rdma/cm/qp_events.rs`).
 #[allow(unused_imports)]

@@ -410,7 +410,7 @@ impl Adoption {
 pub(super) struct QpParts {
     pub(super) pools: [Arc<dyn AttachedPool>; 2],
     pub(super) cqs: [Arc<Cq>; 2],
-    pub(super) pd: Arc<Pd>,
+    pub(super) _pd: Arc<Pd>,
 }
 
 // SAFETY: See `CmIdRef`; the handler is `Send + Sync`.

@@ -178,9 +178,10 @@ impl Cq {
         ) {
             return false;
         }
-        // SAFETY: `ptr` is valid (type invariant); only the address of its work is taken.
-        let work = unsafe { &raw const (*self.as_raw()).work };
-        super::defer::in_work(work)
+        // SAFETY: `ptr` is valid (type invariant); only the address of its work (the member of
+        // the poll-context union that workqueue polling uses) is taken.
+        let work = unsafe { &raw const (*self.as_raw()).__bindgen_anon_1.work };
+        super::defer::in_work(work.cast())
     }
 
     /// Entries the CQ actually has (at least what was asked for).

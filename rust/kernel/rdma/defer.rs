@@ -37,7 +37,6 @@ use crate::{
     workqueue::{self, Queue},
 };
 use core::{
-    mem::MaybeUninit,
     ptr::{self, NonNull},
     sync::atomic::{AtomicPtr, Ordering},
 };
@@ -123,7 +122,7 @@ struct Release<D: Send + 'static> {
     dev: Option<ARef<Device>>,
 }
 
-kernel::impl_has_work! {
+crate::impl_has_work! {
     impl{D: Send + 'static} HasWork<Self> for Release<D> { self.work }
 }
 
@@ -140,17 +139,17 @@ impl<D: Send + 'static> workqueue::WorkItem for Release<D> {
 /// refused).
 pub fn release_later<D: Send + 'static>(value: D, dev: Option<ARef<Device>>) {
     let slot = loop {
-        match KBox::<MaybeUninit<Release<D>>>::new_uninit(GFP_KERNEL) {
+        match KBox::<Release<D>>::new_uninit(GFP_KERNEL) {
             Ok(s) => break s,
             Err(_) => fsleep(Delta::from_millis(1)),
         }
     };
     let init = pin_init!(Release {
-        work <- kernel::new_work!("rdma_defer"),
+        work <- crate::new_work!("rdma_defer"),
         value,
         dev,
     });
-    let Ok(release) = kernel::init::InPlaceWrite::write_pin_init(slot, init);
+    let Ok(release) = slot.write_pin_init(init);
     let wq = QUEUE.load(Ordering::Acquire);
     if wq.is_null() {
         crate::pr_warn_once!("rdma: a release deferred without a client registration\n");

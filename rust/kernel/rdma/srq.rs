@@ -576,7 +576,7 @@ impl<H: CmHandler> CmId<H> {
         let parts = QpParts {
             pools: [init.send_pool, init.srq],
             cqs: [init.send_cq, init.recv_cq],
-            pd: pd.clone(),
+            _pd: pd.clone(),
         };
         // The id keeps the SRQ (`parts`) from here until the QP is destroyed.
         self.create_qp_with(pd, attr, parts)

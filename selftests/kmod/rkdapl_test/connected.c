@@ -240,6 +240,7 @@ void badarg_connected(struct bctx *b)
 	evd_intr_test(b);
 	rd_negotiation_test(b);
 	cm_free_tests(b);
+	atomic_tests(b);
 
 	/* --- nobody listening --- */
 	r = rkdapl_ep_create(b->pz, b->c->dto_evd, b->c->conn_evd, NULL, &c2);

@@ -15,6 +15,7 @@
  *   dto_forms.c    WRITE with immediate, SEND with invalidate, fence, solicited, chains
  *   events.c       EVD upcalls, CRs answered in an upcall, an interrupted evd_wait, the async EVD
  *   cm_free.c      an EP freed while its connection event is in delivery; calls refused in upcalls
+ *   atomics.c      fetch-and-add and compare-and-swap: a shared counter, a lock, refusals
  *   lmr_kinds.c    LMRs of page arrays, scatterlists and provider-allocated memory
  *   ep_attr.c      RNR retries, RDMA READ limits
  *   iwarp.c        on iWARP (siw): what the transport reports and refuses
@@ -281,6 +282,7 @@ void rnr_tests(struct bctx *b);
 void evd_intr_test(struct bctx *b);
 void rd_negotiation_test(struct bctx *b);
 void cm_free_tests(struct bctx *b);
+void atomic_tests(struct bctx *b);
 /* iwarp.c: an iWARP device's rules (in place of rnr_tests) */
 bool is_iwarp(const struct rkdapl_ia_attr *a);
 void iwarp_tests(struct bctx *b);

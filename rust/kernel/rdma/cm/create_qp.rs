@@ -41,7 +41,7 @@ impl<T: CmHandler> CmId<T> {
         let parts = QpParts {
             pools: [init.send_pool, init.recv_pool],
             cqs: [init.send_cq, init.recv_cq],
-            pd: pd.clone(),
+            _pd: pd.clone(),
         };
         self.create_qp_with(pd, attr, parts)
     }

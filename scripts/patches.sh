@@ -48,12 +48,12 @@ when=${when:-$(date +'%s +0000')}
 # and do not build apart, so they share patch 4.
 SERIES=(
 	"helpers/rdma.c||0"
-	"kernel/rdma.rs kernel/rdma/client.rs kernel/rdma/device.rs kernel/rdma/event.rs|client device event|0"
-	"kernel/rdma/pd.rs kernel/rdma/cq.rs kernel/rdma/cq/events.rs|client cq device event pd|0"
-	"kernel/rdma/mr.rs kernel/rdma/mr/direction.rs kernel/rdma/mr/lent.rs kernel/rdma/mr/owned.rs kernel/rdma/mr/segs.rs kernel/rdma/qp.rs kernel/rdma/wr.rs kernel/rdma/wr/read_mr.rs|client cq device event mr pd qp wr|1"
-	"kernel/rdma/cm.rs kernel/rdma/cm/create_qp.rs kernel/rdma/cm/qp_events.rs kernel/rdma/cm/qp_state.rs kernel/rdma/cm/sockaddr.rs kernel/rdma/cm/net.rs|client cm cq device event mr pd qp wr|1"
-	"kernel/rdma/srq.rs|client cm cq device event mr pd qp srq wr|1"
-	"kernel/rdma/kunit.rs|client cm cq device event kunit mr pd qp srq wr|1"
+	"kernel/rdma.rs kernel/rdma/client.rs kernel/rdma/defer.rs kernel/rdma/device.rs kernel/rdma/event.rs|client defer device event|0"
+	"kernel/rdma/pd.rs kernel/rdma/cq.rs kernel/rdma/cq/events.rs|client cq defer device event pd|0"
+	"kernel/rdma/mr.rs kernel/rdma/mr/direction.rs kernel/rdma/mr/lent.rs kernel/rdma/mr/owned.rs kernel/rdma/mr/segs.rs kernel/rdma/qp.rs kernel/rdma/wr.rs kernel/rdma/wr/read_mr.rs|client cq defer device event mr pd qp wr|1"
+	"kernel/rdma/cm.rs kernel/rdma/cm/create_qp.rs kernel/rdma/cm/event.rs kernel/rdma/cm/qp_events.rs kernel/rdma/cm/qp_state.rs kernel/rdma/cm/sockaddr.rs kernel/rdma/cm/net.rs|client cm cq defer device event mr pd qp wr|1"
+	"kernel/rdma/srq.rs|client cm cq defer device event mr pd qp srq wr|1"
+	"kernel/rdma/kunit.rs|client cm cq defer device event kunit mr pd qp srq wr|1"
 )
 
 # Crate-internal items a patch adds for the next ones: until patch N (the one that uses them)
@@ -61,6 +61,8 @@ SERIES=(
 # selftests/patches.sh, which builds each patch; rustc warns when an expectation is unfulfilled).
 # "file under rust/ item...|N"
 UNUSED_UNTIL=(
+	"kernel/rdma/defer.rs in_work|3"
+	"kernel/rdma/defer.rs current_task|5"
 	"kernel/rdma/cq.rs from_raw from_fn|4"
 	"kernel/rdma/qp.rs from_c to_c|5"
 	"kernel/rdma/wr.rs AttachedPool|5"
@@ -102,6 +104,12 @@ first parts:
 - device: Device, a registered ib_device, borrowed in a callback or
   held by reference (ARef), with its name, attributes and port
   attributes, and the lookup of the RDMA device behind a net_device.
+- defer: the layer's deferral workqueue, owned by the client
+  Registration, on which an object dropped where its release would
+  wait for the caller itself (a CM id in its own event handler, a CQ in
+  its own completion work) is released instead, holding a reference on
+  its device; dropping the Registration drains it. The next patches use
+  it.
 - event: Registration, an ib_event_handler (INIT_IB_EVENT_HANDLER,
   ib_register_event_handler()) registered for as long as it lives,
   whose EventHandler gets the device's and its ports' asynchronous
@@ -186,6 +194,11 @@ Add connection management, which also creates the queue pairs:
   context pools, and its drop drains the QP, destroys the id, then the
   QP, and only then releases the pools and the CQs, so that no
   completion reaches a freed context and no handler runs afterwards.
+  Dropped inside one of its own handlers (where rdma_destroy_id() would
+  wait for the handler under rdma_cm's handler lock) or in its CQs'
+  completion work, it is released on the deferral workqueue.
+- cm/event: CmEvent and ConnParam, rdma_cm's events and connection
+  parameters.
 - cm/create_qp: the id's RC QP through one path that installs the QP's
   event handler and attaches the context pools (the SRQ patch creates
   QPs on an SRQ through it too).

@@ -22,7 +22,7 @@ fuzz_res() {
 
 # fuzz_one SEED: one run (SEED 0: the module picks one and prints it).
 fuzz_one() {
-	local seed=$1 ops=${RKDAPL_FUZZ_OPS:-3000} before after i rc=0 name l
+	local seed=$1 ops=${RKDAPL_FUZZ_OPS:-20000} before after i rc=0 name l
 	local -a lines
 	before=$(fuzz_res)
 	run_kmod "fuzz" 1800 -- role=fuzz dev=$RKDAPL_DEV peer="$RKDAPL_IP" port=7530 \

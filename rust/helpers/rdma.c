@@ -253,8 +253,8 @@ __rust_helper void rust_helper_sg_set_page(struct scatterlist *sg, struct page *
 
 /* The layer's deferral workqueue (rust/kernel/rdma/defer.rs); alloc_workqueue() is a macro. */
 __rust_helper struct workqueue_struct *rust_helper_alloc_workqueue(const char *name,
-								  unsigned int flags,
-								  int max_active)
+								   unsigned int flags,
+								   int max_active)
 {
 	return alloc_workqueue("%s", flags, max_active, name);
 }

@@ -70,8 +70,10 @@ impl DeferQueue {
     ///
     /// `-ENOMEM`.
     pub(super) fn new() -> Result<DeferQueue> {
+        // Unbound: a release does not need the CPU it was deferred on.
+        let flags = bindings::wq_flags_WQ_UNBOUND;
         // SAFETY: Process context; the name is a NUL-terminated static string.
-        let wq = unsafe { bindings::alloc_workqueue(c"rdma_defer".as_char_ptr(), 0, 0) };
+        let wq = unsafe { bindings::alloc_workqueue(c"rdma_defer".as_char_ptr(), flags, 0) };
         let wq = NonNull::new(wq).ok_or(ENOMEM)?;
         // INVARIANT: `wq` is ours; `drop` clears `QUEUE` if it holds it.
         let _ = QUEUE.compare_exchange(

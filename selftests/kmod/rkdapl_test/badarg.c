@@ -233,8 +233,8 @@ int badarg_run(void)
 	expect(rkdapl_lmr_create(b->pz, NULL, 64, 0, &lmrt), -EINVAL, "lmr_create(NULL addr)");
 	expect(rkdapl_lmr_create(b->pz, buf, 0, 0, &lmrt), -EINVAL, "lmr_create(length 0)");
 	expect(rkdapl_lmr_create(b->pz, buf, 64, 0, NULL), -EINVAL, "lmr_create(NULL lmr)");
-	expect(rkdapl_lmr_create(b->pz, buf, 64, 1 << 3, &lmrt), -EINVAL,
-	       "lmr_create(unknown privilege 1 << 3)");
+	expect(rkdapl_lmr_create(b->pz, buf, 64, 1 << 4, &lmrt), -EINVAL,
+	       "lmr_create(unknown privilege 1 << 4)");
 	expect(rkdapl_lmr_create(b->pz, buf, 64, 0x80000000u | RKDAPL_MEM_LOCAL_WRITE, &lmrt),
 	       -EINVAL, "lmr_create(unknown privilege 1 << 31)");
 	expect(rkdapl_lmr_create(b->pz, (void *)0x1000, 64, 0, &lmrt), -EFAULT,

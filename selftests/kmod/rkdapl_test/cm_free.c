@@ -194,11 +194,16 @@ report:
 		    f->free_in_time ? "returned in time" : "still waiting after 10 s",
 		    f->free_ret, ename(f->free_ret));
 	}
-	/* the EP is freed by the work item; wait for it if the upcall gave up waiting */
-	if (f->ep && atomic_read(&f->seen))
-		wait_for_completion(&f->freed);
-	else if (f->ep)
+	/*
+	 * The EP is freed by the work item; wait for it if the upcall gave up waiting (the
+	 * upcall's wait, when it succeeded, consumed the completion).
+	 */
+	if (f->ep && atomic_read(&f->seen)) {
+		if (!READ_ONCE(f->free_in_time))
+			wait_for_completion(&f->freed);
+	} else if (f->ep) {
 		rkdapl_ep_free(f->ep);
+	}
 	if (s_ep)
 		rkdapl_ep_free(s_ep);
 	evd_drain(b->s->dto_evd);

@@ -24,9 +24,9 @@
 static ulong seed;
 module_param(seed, ulong, 0444);
 MODULE_PARM_DESC(seed, "fuzz: the seed (0: pick one and print it)");
-static uint fuzz_ops = 3000;
+static uint fuzz_ops = 20000;
 module_param(fuzz_ops, uint, 0444);
-MODULE_PARM_DESC(fuzz_ops, "fuzz: calls to make (default 3000)");
+MODULE_PARM_DESC(fuzz_ops, "fuzz: calls to make (default 20000)");
 
 #define NSLOT 6
 #define NBUF 8
@@ -48,7 +48,8 @@ struct fz {
 	u16 pport;			/* the PSP's port */
 	u8 *buf[NBUF];
 	void *foreign;
-	u64 calls, errs, bad, refused_ok, refused_bad, upcalls;
+	u64 calls, errs, bad, refused_ok, refused_bad, upcalls, frees;
+	u64 ev[RKDAPL_ASYNC_CQ_ERROR + 1];	/* events dequeued, by type */
 	char first_bad[WHY];
 	bool stop;
 };
@@ -199,10 +200,12 @@ static void fz_free_one(struct fz *f, struct rnd_state *s, enum kind k)
 	if (!h)
 		return;
 	r = fz_ret(f, free_name[k], frees[k](h));
-	if (r)
+	if (r) {
 		fz_put(f, k, h, frees[k]);
-	else
+	} else {
 		fz_stale(f, h);
+		WRITE_ONCE(f->frees, f->frees + 1);
+	}
 }
 
 /* ---- upcalls ------------------------------------------------------------------------------ */
@@ -260,6 +263,8 @@ static void fz_event(struct fz *f, struct rkdapl_evd *evd)
 	struct rkdapl_event ev = {};
 	int r = fz_ret(f, "evd_dequeue", rkdapl_evd_dequeue(evd, &ev));
 
+	if (!r && ev.type < ARRAY_SIZE(f->ev))
+		f->ev[ev.type]++;
 	if (r || ev.type != RKDAPL_CONNECTION_REQUEST_EVENT || !ev.cr)
 		return;
 	if (rnd(&f->rnd, 3)) {
@@ -407,7 +412,7 @@ static int fz_freer(void *arg)
 
 	while (!READ_ONCE(f->stop) && !kthread_should_stop()) {
 		fz_free_one(f, &f->rnd2, rnd(&f->rnd2, K_N));
-		usleep_range(500, 5000);
+		usleep_range(2000, 20000);
 	}
 	return 0;
 }
@@ -436,25 +441,34 @@ int fuzz_run(void)
 	f->foreign = kzalloc(64, GFP_KERNEL);
 	r = r ?: (f->foreign ? 0 : -ENOMEM);
 	r = r ?: rkdapl_ia_open(dev, &f->ia);
-	if (!tap(!r, "fuzz: set-up (IA, buffers)", "%d %s", r, ename(r)))
+	if (!tap(!r, "set-up (IA, buffers)", "%d %s", r, ename(r)))
 		goto out;
 	freer = kthread_run(fz_freer, f, "rkdapl_fuzz_free");
 	if (IS_ERR(freer)) {
-		tap(false, "fuzz: the freeing thread", "%ld", PTR_ERR(freer));
+		tap(false, "the freeing thread", "%ld", PTR_ERR(freer));
 		goto out;
 	}
 	for (i = 0; i < fuzz_ops; i++) {
 		fz_call(f);
-		if (!(i % 500))
+		if (i && !(i % 5000))
 			pr_info("rkdapl_test: # fuzz: %d calls\n", i);
 		cond_resched();
 	}
 	WRITE_ONCE(f->stop, true);
 	kthread_stop(freer);
-	snprintf(n, sizeof(n), "fuzz: seed %llu: %llu calls, every error a documented errno", s,
+	pr_info("rkdapl_test: # fuzz seed=%llu: %llu calls, %llu returned 0, %llu frees; events: %llu DTO, %llu RMR bind, %llu requests, %llu established, %llu disconnected, %llu rejected or unreachable; %llu upcalls\n",
+		s, f->calls, f->calls - f->errs, f->frees,
+		f->ev[RKDAPL_DTO_COMPLETION_EVENT], f->ev[RKDAPL_RMR_BIND_COMPLETION_EVENT],
+		f->ev[RKDAPL_CONNECTION_REQUEST_EVENT], f->ev[RKDAPL_CONNECTION_EVENT_ESTABLISHED],
+		f->ev[RKDAPL_CONNECTION_EVENT_DISCONNECTED],
+		f->ev[RKDAPL_CONNECTION_EVENT_PEER_REJECTED] +
+		f->ev[RKDAPL_CONNECTION_EVENT_NON_PEER_REJECTED] +
+		f->ev[RKDAPL_CONNECTION_EVENT_UNREACHABLE] + f->ev[RKDAPL_CONNECTION_EVENT_TIMED_OUT],
+		f->upcalls);
+	snprintf(n, sizeof(n), "seed %llu: %llu calls, every error a documented errno", s,
 		 f->calls);
 	tap(!f->bad, n, "%llu undocumented, the first: %s", f->bad, f->first_bad);
-	snprintf(n, sizeof(n), "fuzz: seed %llu: %llu upcalls, the calls an upcall must not make refused",
+	snprintf(n, sizeof(n), "seed %llu: %llu upcalls, the calls an upcall must not make refused",
 		 s, f->upcalls);
 	tap(!f->refused_bad, n, "%llu not refused", f->refused_bad);
 out:
@@ -478,7 +492,7 @@ out:
 	}
 	if (f->ia) {
 		r = rkdapl_ia_close(f->ia);
-		tap(!r, "fuzz: every object freed, the IA closed", "%d %s", r, ename(r));
+		tap(!r, "every object freed, the IA closed", "%d %s", r, ename(r));
 	}
 	for (i = 0; i < NBUF; i++)
 		kfree(f->buf[i]);

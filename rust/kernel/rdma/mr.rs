@@ -120,11 +120,10 @@ impl DmaRegion {
         }
         let first = addr & !(PAGE_SIZE - 1);
         let npages = (end - first).div_ceil(PAGE_SIZE);
-        let mut pages = KVec::with_capacity(npages, GFP_KERNEL)?;
-        for i in 0..npages {
+        let page_at = |i: usize| {
             let va = (first + i * PAGE_SIZE) as *const c_void;
             // SAFETY: Both functions only inspect the address.
-            let page = unsafe {
+            unsafe {
                 if bindings::is_vmalloc_addr(va) {
                     bindings::vmalloc_to_page(va)
                 } else if bindings::virt_addr_valid(va) {
@@ -132,11 +131,16 @@ impl DmaRegion {
                 } else {
                     core::ptr::null_mut()
                 }
-            };
-            if page.is_null() {
-                return Err(EFAULT);
             }
-            pages.push(page, GFP_KERNEL)?;
+        };
+        // Every page is kernel memory before the page array is allocated: a length beyond the
+        // buffer (and beyond the kernel's memory) fails here, not in a huge allocation.
+        if (0..npages).any(|i| page_at(i).is_null()) {
+            return Err(EFAULT);
+        }
+        let mut pages = KVVec::with_capacity(npages, GFP_KERNEL)?;
+        for i in 0..npages {
+            pages.push(page_at(i), GFP_KERNEL)?;
         }
         // SAFETY: The pages are those of the caller's buffer, which it keeps allocated.
         unsafe { Self::from_pages_at(dev, &pages, addr - first, len, addr) }

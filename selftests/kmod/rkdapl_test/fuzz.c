@@ -258,6 +258,21 @@ static void fz_triplet(struct fz *f, struct rkdapl_lmr_triplet *t)
 	t->length = fz_len(f) % (BUFLEN + 2);
 }
 
+/* An UNCONNECTED EP of the pool, if there is one (else any pick): what an accept wants. */
+static void *fz_unconnected(struct fz *f)
+{
+	u32 st;
+	int i;
+
+	for (i = 0; i < NSLOT; i++) {
+		void *ep = READ_ONCE(f->h[K_EP][i]);
+
+		if (ep && !rkdapl_ep_get_state(ep, &st) && st == RKDAPL_EP_STATE_UNCONNECTED)
+			return ep;
+	}
+	return fz_pick(f, K_EP);
+}
+
 static void fz_event(struct fz *f, struct rkdapl_evd *evd)
 {
 	struct rkdapl_event ev = {};
@@ -268,13 +283,65 @@ static void fz_event(struct fz *f, struct rkdapl_evd *evd)
 	if (r || ev.type != RKDAPL_CONNECTION_REQUEST_EVENT || !ev.cr)
 		return;
 	if (rnd(&f->rnd, 3)) {
-		void *ep = fz_pick(f, K_EP);
+		void *ep = rnd(&f->rnd, 3) ? fz_unconnected(f) : fz_pick(f, K_EP);
 
 		r = fz_ret(f, "cr_accept", rkdapl_cr_accept(ev.cr, ep, NULL, 0));
 		if (!r)
 			return;
 	}
 	fz_ret(f, "cr_reject", rkdapl_cr_reject(ev.cr, NULL, 0));
+}
+
+/*
+ * A connection on purpose, so that the random calls find connected EPs: a client and a server
+ * EP on one PZ and EVD of the pool, the client connecting to a pool PSP's port, the request
+ * taken from that PSP's EVD and accepted; both EPs join the pool whatever happened.
+ */
+static void fz_connect_pair(struct fz *f)
+{
+	struct rkdapl_ep *c = NULL, *s = NULL;
+	struct rkdapl_event ev = {};
+	struct sockaddr_in dst = f->self;
+	void *pz, *evd, *psp_evd = NULL;
+	int i, r;
+
+	mutex_lock(&f->lock);
+	pz = f->h[K_PZ][rnd(&f->rnd, NSLOT)];
+	evd = f->h[K_EVD][rnd(&f->rnd, NSLOT)];
+	i = rnd(&f->rnd, NSLOT);
+	mutex_unlock(&f->lock);
+	if (!pz || !evd)
+		return;
+	r = fz_ret(f, "ep_create", rkdapl_ep_create(pz, evd, evd, NULL, &c));
+	r = r ?: fz_ret(f, "ep_create", rkdapl_ep_create(pz, evd, evd, NULL, &s));
+	/* the PSPs listen on pport or pport + 1; their EVD is not known here: try both EVDs */
+	dst.sin_port = htons(f->pport + (i & 1));
+	r = r ?: fz_ret(f, "ep_connect", rkdapl_ep_connect(c, (struct sockaddr *)&dst, 2000,
+							   NULL, 0));
+	for (i = 0; !r && i < NSLOT && !psp_evd; i++) {
+		void *e = READ_ONCE(f->h[K_EVD][i]);
+		unsigned long until = jiffies + msecs_to_jiffies(300);
+
+		while (e && time_before(jiffies, until)) {
+			if (!rkdapl_evd_dequeue(e, &ev)) {
+				if (ev.type < ARRAY_SIZE(f->ev))
+					f->ev[ev.type]++;
+				if (ev.type == RKDAPL_CONNECTION_REQUEST_EVENT && ev.cr) {
+					psp_evd = e;
+					fz_ret(f, "cr_accept", rkdapl_cr_accept(ev.cr, s, NULL, 0));
+					break;
+				}
+				continue;
+			}
+			usleep_range(1000, 2000);
+			if (i)	/* only the first EVD gets the full wait */
+				break;
+		}
+	}
+	if (c)
+		fz_put(f, K_EP, c, free_ep);
+	if (s)
+		fz_put(f, K_EP, s, free_ep);
 }
 
 static void fz_call(struct fz *f)
@@ -288,7 +355,7 @@ static void fz_call(struct fz *f)
 	void *h = NULL;
 	int r;
 
-	switch (rnd(&f->rnd, 26)) {
+	switch (rnd(&f->rnd, 30)) {
 	case 0:
 		r = fz_ret(f, "pz_create", rkdapl_pz_create(rnd(&f->rnd, 8) ? f->ia : f->foreign,
 							   (struct rkdapl_pz **)&h));
@@ -341,7 +408,7 @@ static void fz_call(struct fz *f)
 		if (!r)
 			fz_put(f, K_PSP, h, free_psp);
 		break;
-	case 6: case 7:
+	case 6: case 7: case 29:
 		dst = f->self;
 		dst.sin_port = htons(f->pport + rnd(&f->rnd, 3));
 		fz_ret(f, "ep_connect", rkdapl_ep_connect(fz_pick(f, K_EP), (struct sockaddr *)&dst,
@@ -356,8 +423,11 @@ static void fz_call(struct fz *f)
 	case 10:
 		fz_ret(f, "ep_reset", rkdapl_ep_reset(fz_pick(f, K_EP)));
 		break;
-	case 11: case 12: case 13:
+	case 11: case 12: case 13: case 26: case 27:
 		fz_event(f, fz_pick(f, K_EVD));
+		break;
+	case 28:
+		fz_connect_pair(f);
 		break;
 	case 14:
 		fz_ret(f, "evd_wait", rkdapl_evd_wait(fz_pick(f, K_EVD), rnd(&f->rnd, 20), &ev));
@@ -412,7 +482,7 @@ static int fz_freer(void *arg)
 
 	while (!READ_ONCE(f->stop) && !kthread_should_stop()) {
 		fz_free_one(f, &f->rnd2, rnd(&f->rnd2, K_N));
-		usleep_range(2000, 20000);
+		usleep_range(10000, 60000);
 	}
 	return 0;
 }

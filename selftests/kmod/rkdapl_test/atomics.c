@@ -164,7 +164,9 @@ static int ac_run(struct aclient *a, int n, int (*fn)(void *), char *why)
 		}
 	}
 	for (i = 0; i < n; i++) {
-		wait_for_completion(&a[i].done);
+		/* woken every 10 s: a slow guest is not a hung task (60 s in the debug kernel) */
+		while (!wait_for_completion_timeout(&a[i].done, 10 * HZ))
+			;
 		if (a[i].err && !r) {
 			r = a[i].err;
 			snprintf(why, WHY, "client %d after %d: %d %s %s", i, a[i].n, r, ename(r),

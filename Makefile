@@ -69,7 +69,7 @@ check: modules
 
 FUZZ_MINUTES ?= 30
 fuzz: modules
-	T=fuzz RKDAPL_FUZZ_MINUTES=$(FUZZ_MINUTES) selftests/run.sh
+	T=fuzz RKDAPL_FUZZ_MINUTES=$(FUZZ_MINUTES) RKDAPL_FUZZ_OPS=20000 selftests/run.sh
 
 bench: deps
 	scripts/bench.sh det

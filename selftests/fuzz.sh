@@ -5,7 +5,8 @@
 # objects, upcalls trying the calls they must not make, over a loopback PSP. Sourced by the guest
 # scripts (selftests/guest-lib.sh first).
 #
-#   fuzz_suite    one run per seed of $RKDAPL_FUZZ_SEEDS (make check: three fixed seeds), each
+#   fuzz_suite    one run per seed of $RKDAPL_FUZZ_SEEDS (make check: three fixed seeds, 5000
+#                 calls each; RKDAPL_FUZZ_OPS sets the count, make fuzz takes 20000), each
 #                 "fuzz: seed N: ...": the module's tests, then rdma res back to what it was
 #                 before (no cm_id, QP, CQ, MR or PD of rkdapl_test left) and the module unloads.
 #                 With RKDAPL_FUZZ_MINUTES=M (make fuzz), new seeds until M minutes have passed.
@@ -22,10 +23,10 @@ fuzz_res() {
 
 # fuzz_one SEED: one run (SEED 0: the module picks one and prints it).
 fuzz_one() {
-	local seed=$1 ops=${RKDAPL_FUZZ_OPS:-20000} before after i rc=0 name l
+	local seed=$1 ops=${RKDAPL_FUZZ_OPS:-5000} before after i rc=0 name l
 	local -a lines
 	before=$(fuzz_res)
-	run_kmod "fuzz" 1800 -- role=fuzz dev=$RKDAPL_DEV peer="$RKDAPL_IP" port=7530 \
+	run_kmod "fuzz" 1800 -- role=fuzz dev=$RKDAPL_DEV peer="$RKDAPL_IP" port=7620 \
 		seed="$seed" fuzz_ops="$ops" || rc=$?
 	if [ "$seed" = 0 ]; then
 		mapfile -t lines < <(dmesg)

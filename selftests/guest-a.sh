@@ -5,6 +5,8 @@
 #              the RDMA layer's), one test per case (selftests/guest-lib.sh)
 #   badarg:    rkdapl_test role=badarg (bad arguments; state errors on loopback connections)
 #   loopback:  rkdapl_test role=loopback (server kthread + client over the guest's own IP)
+#   fuzz:      rkdapl_test role=fuzz, random API call sequences, seeds 1, 2 and 3
+#              (selftests/fuzz.sh; RKDAPL_FUZZ_SEEDS overrides them)
 #   rust:      samples/rust/rkdapl_rust_sample.ko, a Rust consumer of rkdapl's Rust API
 #              (selftests/rust.sh)
 #   observe:   rkdapl_observe.ko holds a live connection; rdma res, debugfs and trace events
@@ -59,6 +61,7 @@ set -u
 . "$RKDAPL_TOP/selftests/conn.sh" || exit 1
 . "$RKDAPL_TOP/selftests/scale.sh" || exit 1
 . "$RKDAPL_TOP/selftests/blockdev.sh" || exit 1
+. "$RKDAPL_TOP/selftests/fuzz.sh" || exit 1
 
 # Starts the two-guest server, signals a.listening once its PSP exists, and stops it if guest
 # B ends without finishing the session.
@@ -98,6 +101,7 @@ if load_provider; then
 	check_refcount
 	run_kmod badarg 1200 -- role=badarg dev=rxe0 peer="$RKDAPL_IP" port=7490
 	run_kmod loopback 1200 -- role=loopback dev=rxe0 peer="$RKDAPL_IP" port=7500
+	fuzz_suite
 	reset_suite
 	rust_suite
 	# The rkdblk remote block device (issue 17). Here, while guest B runs its own suites, and

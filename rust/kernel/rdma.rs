@@ -10,6 +10,9 @@
 //! the IB specification's verbs (chapter 11) as Linux implements them:
 //!
 //! - [`client`]: an `ib_client` registration, told when RDMA devices appear and go away.
+//! - [`defer`]: the workqueue on which objects dropped inside their own handler or completion
+//!   work are released (a [`cm::CmId`] in its CM event handler, a [`cq::Cq`] in its completion
+//!   work), owned by the client registration.
 //! - [`device::Device`]: a registered `ib_device` and its attributes.
 //! - [`event::Registration`]: an `ib_event_handler` registered on a device, whose
 //!   [`event::EventHandler`] gets the device's and its ports' asynchronous events, typed

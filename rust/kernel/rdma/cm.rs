@@ -27,14 +27,7 @@
 //! listener, so the layer keeps a copy of the name, shared by the listener and the ids adopted
 //! from it, until the last of them is destroyed.
 
-use super::{
-    cq::Cq,
-    pd::Pd,
-    device::Device,
-    event::EventKind,
-    qp::Qp,
-    wr::AttachedPool,
-};
+use super::{cq::Cq, device::Device, event::EventKind, pd::Pd, qp::Qp, wr::AttachedPool};
 use crate::{
     bindings,
     error::{from_err_ptr, to_result},
@@ -551,9 +544,7 @@ impl<T: CmHandler> CmId<T> {
                 slot,
                 adoption: &adoption,
             };
-            listener.run_handler(|| {
-                T::connect_request(listener.handler.as_arc_borrow(), req, &ev)
-            });
+            listener.run_handler(|| T::connect_request(listener.handler.as_arc_borrow(), req, &ev));
             // INVARIANT: The callback is over for the adopted `CmId`.
             adoption
                 .task

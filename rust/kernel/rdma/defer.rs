@@ -136,9 +136,17 @@ impl<D: Send + 'static> workqueue::WorkItem for Release<D> {
     }
 }
 
-/// Drops `value` on the deferral queue instead of here, then `dev`, a reference on the device
-/// `value` was created on. Process context: allocates (and retries until it can: a release cannot be
-/// refused).
+/// Drops `value` on the layer's deferral workqueue instead of here, then `dev`, a reference on
+/// the device `value` was created on (ib_core's unregistration of that device waits for it).
+///
+/// For what a ULP holds that holds layer objects (an endpoint owning a [`super::cm::CmId`], say)
+/// and that it must let go of where releasing would wait for the caller: inside a CM event
+/// handler or a CQ's completion work. The layer's own types do this by themselves when they
+/// are dropped there.
+///
+/// Process context: allocates with `GFP_KERNEL`, and sleeps and retries until it can (a
+/// release cannot be refused). The value is dropped before the owning client registration's
+/// drop returns.
 pub fn release_later<D: Send + 'static>(value: D, dev: Option<ARef<Device>>) {
     let slot = loop {
         match KBox::<Release<D>>::new_uninit(GFP_KERNEL) {

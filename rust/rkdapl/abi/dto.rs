@@ -430,7 +430,15 @@ pub(crate) unsafe extern "C" fn rkdapl_post_cmp_swap(
 ) -> c_int {
     // SAFETY: `local` and `remote` are as this function's `# Safety` says.
     from_result(|| unsafe {
-        post_atomic(ep, DtoOp::CmpSwap, local, remote, (compare, swap), cookie, flags)
+        post_atomic(
+            ep,
+            DtoOp::CmpSwap,
+            local,
+            remote,
+            (compare, swap),
+            cookie,
+            flags,
+        )
     })
 }
 

@@ -44,8 +44,7 @@ impl Mark {
     pub(crate) fn enter() -> Mark {
         let me = Task::current_raw();
         for (i, t) in TASKS.iter().enumerate() {
-            if t
-                .compare_exchange(ptr::null_mut(), me, Ordering::Relaxed, Ordering::Relaxed)
+            if t.compare_exchange(ptr::null_mut(), me, Ordering::Relaxed, Ordering::Relaxed)
                 .is_ok()
             {
                 // INVARIANT: The slot was free and now holds this task.

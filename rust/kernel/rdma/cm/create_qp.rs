@@ -23,9 +23,9 @@ impl<T: CmHandler> CmId<T> {
     /// Creates the id's RC QP in `pd` with `init`'s CQs and context pools, and returns the
     /// capacities the device granted, which may exceed those asked for (`rdma_create_qp` writes
     /// them back: e.g. rxe grants as many bytes of inline data as its work-queue entries hold
-    /// SGEs). The id keeps the CQs, pools and a reference on `pd`; its `Drop` drains the QP, destroys the id and
-    /// then the QP, and only then lets them go. An id gets one QP: after a failure, use a new
-    /// id. May sleep.
+    /// SGEs). The id keeps the CQs, pools and a reference on `pd`; its `Drop` drains the QP,
+    /// destroys the id and then the QP, and only then lets them go. An id gets one QP: after a
+    /// failure, use a new id. May sleep.
     ///
     /// # Errors
     ///

@@ -12,7 +12,8 @@
 #   observe:   rkdapl_observe.ko holds a live connection; rdma res, debugfs and trace events
 #              are checked against it (selftests/observe.sh)
 #   removal:   rdma link delete rxe0 under live traffic, then rxe0 re-added (selftests/removal.sh;
-#              only with RKDAPL_PAIR=0 or after the two-guest suite, which needs rxe0)
+#              only with RKDAPL_PAIR=0 or after the two-guest suite, which needs rxe0); then
+#              again with an EP freed while the removal's BROKEN event is in its upcall
 #   soak:      rkdapl_soak.ko role=server for guest B's 1000 connection cycles (selftests/soak.sh)
 #   faults:    serves guest B's soak cycles over a lossy wire (selftests/faults.sh)
 #   mtu:       serves guest B's connections with the NICs' MTUs set apart (selftests/mtu.sh)
@@ -130,6 +131,7 @@ if load_provider; then
 		fi
 	fi
 	removal_suite
+	removal_free_suite
 	# After removal_suite: its observe connection (held since observe_suite) must see the
 	# removal it causes itself, not this one's.
 	srq_removal

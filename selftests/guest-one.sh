@@ -7,10 +7,13 @@
 #   loopback   rkdapl_test role=loopback (the data tests over the guest's own address)
 #   fuzz       rkdapl_test role=fuzz, one run per seed of RKDAPL_FUZZ_SEEDS (SEED= of make
 #              check), or new seeds for RKDAPL_FUZZ_MINUTES minutes (make fuzz): selftests/fuzz.sh
+#   removal_free  an EP freed while the removal of rxe0 delivers BROKEN (selftests/removal.sh)
 # TAP lines go to $RKDAPL_SYNC/tap-a.txt; exits non-zero if any test failed.
 set -u
 . "$RKDAPL_TOP/selftests/guest-lib.sh" || exit 1
 . "$RKDAPL_TOP/selftests/fuzz.sh" || exit 1
+. "$RKDAPL_TOP/selftests/observe.sh" || exit 1
+. "$RKDAPL_TOP/selftests/removal.sh" || exit 1
 
 _log "guest A: suites ${RKDAPL_T:-}"
 if load_provider; then
@@ -20,7 +23,8 @@ if load_provider; then
 		badarg) run_kmod badarg 1200 -- role=badarg dev=$RKDAPL_DEV peer="$RKDAPL_IP" port=7490 ;;
 		loopback) run_kmod loopback 1200 -- role=loopback dev=$RKDAPL_DEV peer="$RKDAPL_IP" port=7500 ;;
 		fuzz) fuzz_suite ;;
-		*) t_fail "make check T=: suite '$s'" "unknown here (badarg, loopback, fuzz)" ;;
+		removal_free) removal_free_suite ;;
+		*) t_fail "make check T=: suite '$s'" "unknown here (badarg, loopback, fuzz, removal_free)" ;;
 		esac
 	done
 	unload_provider

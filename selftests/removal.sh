@@ -9,6 +9,8 @@
 #                   and -ENODEV/-ENOTCONN from later calls, that nothing of it is left in
 #                   `rdma res`, that the consumer then frees every handle without error, and
 #                   that rxe0 re-added can be opened again (a full rkdapl_observe run).
+#   removal_free_suite  an EP freed from a work item while the removal's BROKEN event is in
+#                   its upcall (rkdapl_test role=removal_free), then rxe0 re-added.
 #   unload_suite    loads rkdapl_observe.ko leak=1 (connected pair, grant, LMRs, PSP, EVDs) and
 #                   unloads it without any free: rkdapl frees everything it left open when the
 #                   module goes (module notifier), nothing is left in rdma res or debugfs.
@@ -130,4 +132,28 @@ unload_suite() {
 	[ "$REPLY" = 0 ] && [ -n "$ia" ] && [ ! -e "$ia" ]
 	t_check $? "unload: nothing of it is left in rdma res or debugfs" \
 		"$REPLY rdma res lines, debugfs ${ia:-?} exists: $([ -e "$ia" ] && echo yes || echo no)"
+}
+
+# removal_free_suite: rkdapl_test role=removal_free (cm_free.c) holds a connected loopback pair
+# whose client EP gets its events by upcall; once it says it is ready, rxe0 is deleted: in the
+# BROKEN upcall the calls an upcall must not make are refused and a work item frees the EP while
+# the upcall waits. rxe0 is re-added after.
+removal_free_suite() {
+	local pid i rc=0
+	run_kmod removal_free 600 -- role=removal_free dev=$RKDAPL_DEV peer="$RKDAPL_IP" port=7660 &
+	pid=$!
+	for ((i = 0; i < 240; i++)); do
+		rm_dmesg_line "rkdapl_test: # removal_free: ready"
+		[ -n "$REPLY" ] && break
+		kill -0 $pid 2>/dev/null || break
+		sleep 0.5
+	done
+	if [ -n "$REPLY" ]; then
+		_log "removal_free: rdma link delete $RKDAPL_DEV"
+		timeout -k 5 $((RM_LIMIT * 4)) rdma link delete $RKDAPL_DEV || rc=$?
+		t_check $rc "removal_free: rdma link delete $RKDAPL_DEV during the free test" "exit $rc"
+	fi
+	wait $pid
+	rm_rxe_up
+	t_check $? "removal_free: $RKDAPL_DEV re-added and ACTIVE" "$(rdma link show 2>&1)"
 }

@@ -226,3 +226,99 @@ void cm_free_tests(struct bctx *b)
 	cmf_one(b, CMF_REJECTED);
 	cmf_one(b, CMF_UNREACHABLE);
 }
+
+/*
+ * role=removal_free: the fifth kind, BROKEN by device removal. A connected loopback pair whose
+ * client EP gets its connection events by upcall; "# removal_free: ready" tells the guest
+ * script (selftests/removal.sh) to delete the device; the BROKEN upcall, run by rkdapl's
+ * removal, checks the refusals and has a work item free the EP while it waits. Returns once the
+ * upcall is over (or after 180 s).
+ */
+int removal_free_run(void)
+{
+	struct bctx *b = kzalloc(sizeof(*b), GFP_KERNEL);
+	struct side *sd = kzalloc(sizeof(*sd), GFP_KERNEL);
+	struct cmf *f = kzalloc(sizeof(*f), GFP_KERNEL);
+	struct rkdapl_ep *s_ep = NULL;
+	struct rkdapl_event ev = {};
+	char why[WHY] = "";
+	int r = (b && sd && f) ? 0 : -ENOMEM, i;
+
+	if (r)
+		goto out;
+	b->s = sd;
+	f->b = b;
+	f->want = f->want2 = RKDAPL_CONNECTION_EVENT_BROKEN;
+	INIT_WORK(&f->work, cmf_free_work);
+	init_completion(&f->freed);
+	r = parse_peer(&b->self, port);
+	r = r ?: rkdapl_ia_open(dev, &b->ia);
+	r = r ?: rkdapl_pz_create(b->ia, &b->pz);
+	r = r ?: rkdapl_evd_create(b->ia, 64, &b->psp_evd);
+	r = r ?: rkdapl_evd_create(b->ia, 64, &sd->dto_evd);
+	r = r ?: rkdapl_evd_create(b->ia, 64, &sd->conn_evd);
+	r = r ?: rkdapl_psp_create(b->ia, port, 4, b->psp_evd, &b->psp);
+	r = r ?: rkdapl_evd_create(b->ia, 64, &f->conn_evd);
+	r = r ?: rkdapl_evd_create(b->ia, 64, &f->dto_evd);
+	r = r ?: rkdapl_evd_modify_upcall(f->conn_evd, RKDAPL_UPCALL_SINGLE_INSTANCE, cmf_upcall, f);
+	r = r ?: rkdapl_ep_create(b->pz, f->dto_evd, f->conn_evd, NULL, &f->ep);
+	r = r ?: rkdapl_ep_connect(f->ep, (struct sockaddr *)&b->self, 2000, NULL, 0);
+	r = r ?: cmf_answer(f, true, &s_ep, why);
+	r = r ?: conn_expect(sd->conn_evd, s_ep, RKDAPL_CONNECTION_EVENT_ESTABLISHED, timeout_ms, &ev);
+	if (!tap(!r, "free during BROKEN: a connected pair, the client's events by upcall",
+		 "%d %s %s", r, ename(r), why))
+		goto out;
+	pr_info("rkdapl_test: # removal_free: ready\n");
+	for (i = 0; i < 180 && !READ_ONCE(f->upcall_done); i++)
+		msleep(1000);
+	if (tap(READ_ONCE(f->upcall_done), "free during BROKEN: the removal's event reached the upcall",
+		"no BROKEN upcall in 180 s (%d calls)", atomic_read(&f->seen))) {
+		tap(f->in_free == -EDEADLK && f->in_reset == -EDEADLK && f->in_wait == -EDEADLK &&
+		    f->in_modify == -EDEADLK && f->in_evd_free == -EDEADLK &&
+		    f->in_psp_free == -EDEADLK,
+		    "free during BROKEN: in the upcall, ep_free, ep_reset, evd_wait, evd_modify_upcall, evd_free, psp_free -> -EDEADLK",
+		    "%s %s %s %s %s %s", ename(f->in_free), ename(f->in_reset),
+		    ename(f->in_wait), ename(f->in_modify), ename(f->in_evd_free),
+		    ename(f->in_psp_free));
+		tap(!f->state_ret && f->state == RKDAPL_EP_STATE_DISCONNECTED,
+		    "free during BROKEN: the refused calls left the EP as it was",
+		    "ep_get_state = %s, state %u", ename(f->state_ret), f->state);
+		tap(f->free_in_time && !f->free_ret,
+		    "free during BROKEN: ep_free from a work item returns 0 while the upcall runs",
+		    "%s, ep_free = %d %s", f->free_in_time ? "returned in time" :
+		    "still waiting after 10 s", f->free_ret, ename(f->free_ret));
+	}
+out:
+	if (f && f->ep && atomic_read(&f->seen)) {
+		if (!READ_ONCE(f->free_in_time))
+			wait_for_completion(&f->freed);
+	} else if (f && f->ep) {
+		rkdapl_ep_free(f->ep);
+	}
+	if (s_ep)
+		rkdapl_ep_free(s_ep);
+	if (f && f->conn_evd) {
+		rkdapl_evd_modify_upcall(f->conn_evd, RKDAPL_UPCALL_DISABLE, NULL, NULL);
+		rkdapl_evd_free(f->conn_evd);
+	}
+	if (f && f->dto_evd)
+		rkdapl_evd_free(f->dto_evd);
+	if (b && b->psp)
+		rkdapl_psp_free(b->psp);
+	if (sd && sd->dto_evd)
+		rkdapl_evd_free(sd->dto_evd);
+	if (sd && sd->conn_evd)
+		rkdapl_evd_free(sd->conn_evd);
+	if (b && b->psp_evd)
+		rkdapl_evd_free(b->psp_evd);
+	if (b && b->pz)
+		rkdapl_pz_free(b->pz);
+	if (b && b->ia)
+		rkdapl_ia_close(b->ia);
+	if (r == -ENOMEM && !f)
+		tap(false, "free during BROKEN: set-up", "out of memory");
+	kfree(f);
+	kfree(sd);
+	kfree(b);
+	return 0;
+}

@@ -13,6 +13,8 @@
  *   insmod rkdapl_test.ko role=netns    netns_a=<pid> netns_b=<pid> addr_a=.. addr_b=.. (netns.c)
  *   insmod rkdapl_test.ko role=fuzz     peer=<own IPv4> [seed=N] [fuzz_ops=N]  (fuzz.c: random
  *                                       sequences of calls; seed=0 picks one and prints it)
+ *   insmod rkdapl_test.ko role=removal_free peer=<own IPv4>  (cm_free.c: an EP freed while the
+ *                                       device removal's BROKEN event is in delivery)
  * server and client also take local=<own address> and netns_pid=<pid> (net.c); their peer=
  * may be IPv4 or IPv6.
  *
@@ -103,6 +105,8 @@ static int __init rkdapl_test_init(void)
 		ports_run();
 	} else if (!strcmp(role, "fuzz")) {
 		fuzz_run();	/* fuzz.c */
+	} else if (!strcmp(role, "removal_free")) {
+		removal_free_run();	/* cm_free.c; selftests/removal.sh deletes the device */
 	} else if (!strcmp(role, "loopback")) {
 		init_completion(&st.done);
 		WRITE_ONCE(server_abort, false);

@@ -300,6 +300,7 @@ int xpair_disconnect(struct bctx *b, char *why);
 int reset_run(void);
 int ports_run(void);
 int fuzz_run(void);
+int removal_free_run(void);
 
 /* ---- net.c, netns.c: IPv6 and network namespaces ----------------------------------------- */
 

@@ -85,3 +85,36 @@ pub(crate) fn refuse_in_upcall() -> Result {
         Ok(())
     }
 }
+
+#[kunit_tests(rkdapl_in_upcall)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_mark_holds_for_its_task_until_dropped() {
+        assert!(!in_upcall());
+        assert_eq!(refuse_in_upcall(), Ok(()));
+        let outer = Mark::enter();
+        assert!(in_upcall());
+        assert_eq!(refuse_in_upcall(), Err(EDEADLK));
+        // Nested upcalls (an upcall whose call delivers another event) take a slot each.
+        let inner = Mark::enter();
+        drop(inner);
+        assert!(in_upcall());
+        drop(outer);
+        assert!(!in_upcall());
+    }
+
+    #[test]
+    fn a_full_table_leaves_the_upcall_unmarked() {
+        let mut marks = KVec::new();
+        for _ in 0..SLOTS {
+            assert!(marks.push(Mark::enter(), GFP_KERNEL).is_ok());
+        }
+        let extra = Mark::enter();
+        assert!(extra.slot.is_none());
+        drop(extra);
+        drop(marks);
+        assert!(!in_upcall());
+    }
+}

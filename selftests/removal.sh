@@ -148,11 +148,13 @@ removal_free_suite() {
 		kill -0 $pid 2>/dev/null || break
 		sleep 0.5
 	done
-	if [ -n "$REPLY" ]; then
-		_log "removal_free: rdma link delete $RKDAPL_DEV"
-		timeout -k 5 $((RM_LIMIT * 4)) rdma link delete $RKDAPL_DEV || rc=$?
-		t_check $rc "removal_free: rdma link delete $RKDAPL_DEV during the free test" "exit $rc"
+	if [ -z "$REPLY" ]; then
+		wait $pid
+		return
 	fi
+	_log "removal_free: rdma link delete $RKDAPL_DEV"
+	timeout -k 5 $((RM_LIMIT * 4)) rdma link delete $RKDAPL_DEV || rc=$?
+	t_check $rc "removal_free: rdma link delete $RKDAPL_DEV during the free test" "exit $rc"
 	wait $pid
 	rm_rxe_up
 	t_check $? "removal_free: $RKDAPL_DEV re-added and ACTIVE" "$(rdma link show 2>&1)"

@@ -103,14 +103,14 @@ impl Drop for DeferQueue {
 }
 
 /// Whether the caller runs in the work item `work` (a CQ's completion work, say). Any context.
-pub(super) fn in_work(work: *const bindings::work_struct) -> bool {
+pub(crate) fn in_work(work: *const bindings::work_struct) -> bool {
     // SAFETY: `current_work` only reads the current task's worker, if any.
     let cur = unsafe { bindings::current_work() };
     !cur.is_null() && ptr::eq(cur.cast_const(), work)
 }
 
 /// The task the caller runs on, as the layer records it in handler markers.
-pub(super) fn current_task() -> *mut bindings::task_struct {
+pub(crate) fn current_task() -> *mut bindings::task_struct {
     Task::current_raw()
 }
 

@@ -62,7 +62,6 @@ SERIES=(
 # "file under rust/ item...|N"
 UNUSED_UNTIL=(
 	"kernel/rdma/defer.rs in_work|3"
-	"kernel/rdma/defer.rs current_task|5"
 	"kernel/rdma/cq.rs from_raw from_fn|4"
 	"kernel/rdma/qp.rs from_c to_c|5"
 	"kernel/rdma/wr.rs AttachedPool|5"

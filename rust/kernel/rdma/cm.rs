@@ -325,14 +325,14 @@ impl<T> Ctx<T> {
     /// Whether the caller runs inside one of the id's handlers.
     fn in_handler(&self) -> bool {
         // Relaxed: only the handler's own task stores a value equal to its `current`.
-        self.handler_task.load(Ordering::Relaxed) == super::defer::current_task()
+        self.handler_task.load(Ordering::Relaxed) == Task::current_raw()
     }
 
     /// Runs `f` as a handler of the id: [`Ctx::in_handler`] holds on this task meanwhile.
     fn run_handler<R>(&self, f: impl FnOnce() -> R) -> R {
         // INVARIANT: Set for the duration of the handler, by the task running it.
         self.handler_task
-            .store(super::defer::current_task(), Ordering::Relaxed);
+            .store(Task::current_raw(), Ordering::Relaxed);
         let r = f();
         self.handler_task
             .store(core::ptr::null_mut(), Ordering::Relaxed);

@@ -32,7 +32,6 @@ use crate::{
     bindings,
     prelude::*,
     sync::aref::ARef,
-    task::Task,
     time::{delay::fsleep, Delta},
     workqueue::{self, Queue},
 };
@@ -107,11 +106,6 @@ pub(crate) fn in_work(work: *const bindings::work_struct) -> bool {
     // SAFETY: `current_work` only reads the current task's worker, if any.
     let cur = unsafe { bindings::current_work() };
     !cur.is_null() && ptr::eq(cur.cast_const(), work)
-}
-
-/// The task the caller runs on, as the layer records it in handler markers.
-pub(crate) fn current_task() -> *mut bindings::task_struct {
-    Task::current_raw()
 }
 
 /// A value released on the deferral queue, and its device's reference.

@@ -10,7 +10,7 @@
 //! the IB specification's verbs (chapter 11) as Linux implements them:
 //!
 //! - [`client`]: an `ib_client` registration, told when RDMA devices appear and go away.
-//! - [`defer`]: the workqueue on which objects dropped inside their own handler or completion
+//! - `defer`: the workqueue on which objects dropped inside their own handler or completion
 //!   work are released (a [`cm::CmId`] in its CM event handler, a [`cq::Cq`] in its completion
 //!   work), owned by the client registration.
 //! - [`device::Device`]: a registered `ib_device` and its attributes.
@@ -45,7 +45,7 @@
 pub mod client;
 pub mod cm;
 pub mod cq;
-pub mod defer;
+pub(crate) mod defer;
 pub mod device;
 pub mod event;
 pub mod mr;

@@ -41,7 +41,7 @@ use core::{
     cell::Cell,
     mem::{ManuallyDrop, MaybeUninit},
     ptr::NonNull,
-    sync::atomic::{AtomicBool, AtomicPtr, Ordering},
+    sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering},
 };
 
 /// IB CM reject reason "consumer defined" (IB spec table 112), used for consumer rejects.
@@ -293,10 +293,11 @@ impl CmIdRef {
 ///
 /// # Invariants
 ///
-/// `handler_task` is the task running one of the id's handlers (an event, or for a listener a
-/// connect request) from before the handler is called until it returned, NULL otherwise. So
-/// it equals `current` exactly on the task inside a handler of the id, while it is (rdma_cm runs
-/// an id's handlers one at a time, and only that task writes the value).
+/// `handlers` counts the calls of the id's handlers in progress (events, and for a listener its
+/// connect requests), each from before the handler is called until it returned. It is not 0
+/// whenever the caller runs inside one of them. rdma_cm serializes an id's events, but not a
+/// wildcard listener's connect requests: those come from one internal listen id per device,
+/// each under its own handler lock, so several may run at once.
 #[repr(C)]
 struct Ctx<T> {
     /// The QP the layer moves itself (RoCE), if any.
@@ -308,8 +309,8 @@ struct Ctx<T> {
     /// listener, `rdma_restrack_parent_name`). Shared, so that it outlives every id named
     /// after it.
     name: Arc<CString>,
-    /// The task inside one of the id's handlers, if any.
-    handler_task: AtomicPtr<bindings::task_struct>,
+    /// Handlers of the id in progress.
+    handlers: AtomicUsize,
 }
 
 impl<T> Ctx<T> {
@@ -318,24 +319,26 @@ impl<T> Ctx<T> {
             own_qp: qp_state::OwnQp::new(),
             handler,
             name,
-            handler_task: AtomicPtr::new(core::ptr::null_mut()),
+            handlers: AtomicUsize::new(0),
         }
     }
 
-    /// Whether the caller runs inside one of the id's handlers.
+    /// Whether a handler of the id may be running: always when the caller runs inside one.
+    /// Then releasing the id waits for that handler, so the release is deferred; a caller on
+    /// another task that sees a handler about to end defers too, which is harmless (the
+    /// deferred release waits for the handler as well).
     fn in_handler(&self) -> bool {
-        // Relaxed: only the handler's own task stores a value equal to its `current`.
-        self.handler_task.load(Ordering::Relaxed) == Task::current_raw()
+        // Acquire: pairs with the increments' ordering only to see them; the caller's own
+        // increment is always visible to it.
+        self.handlers.load(Ordering::Acquire) != 0
     }
 
-    /// Runs `f` as a handler of the id: [`Ctx::in_handler`] holds on this task meanwhile.
+    /// Runs `f` as a handler of the id: [`Ctx::in_handler`] holds meanwhile.
     fn run_handler<R>(&self, f: impl FnOnce() -> R) -> R {
-        // INVARIANT: Set for the duration of the handler, by the task running it.
-        self.handler_task
-            .store(Task::current_raw(), Ordering::Relaxed);
+        // INVARIANT: Counted for the duration of the handler.
+        self.handlers.fetch_add(1, Ordering::AcqRel);
         let r = f();
-        self.handler_task
-            .store(core::ptr::null_mut(), Ordering::Relaxed);
+        self.handlers.fetch_sub(1, Ordering::AcqRel);
         r
     }
 }
@@ -579,10 +582,12 @@ impl<T: CmHandler> core::ops::Deref for CmId<T> {
 }
 
 impl<T: CmHandler> CmId<T> {
-    /// Whether releasing the id here would wait for the caller itself: inside one of the id's
-    /// handlers (`rdma_destroy_id` waits for it), or in the completion work of one of its QP's
-    /// CQs (`ib_drain_qp` waits for that work to deliver the drain's completions). Not inside the
-    /// connect-request callback that adopted the id, where it is given back to rdma_cm.
+    /// Whether releasing the id here could wait for the caller itself: while one of the id's
+    /// handlers runs (`rdma_destroy_id` waits for it; for a listener, for the per-device
+    /// listen ids whose handler locks its connect requests hold), or in the completion work of
+    /// one of its QP's CQs (`ib_drain_qp` waits for that work to deliver the drain's
+    /// completions). Not inside the connect-request callback that adopted the id, where it is
+    /// given back to rdma_cm.
     fn must_defer(&self) -> bool {
         if self.adoption.as_ref().is_some_and(|a| a.inside()) {
             return false;

@@ -133,15 +133,17 @@ impl<D: Send + 'static> workqueue::WorkItem for Release<D> {
 /// Drops `value` on the layer's deferral workqueue instead of here, then `dev`, a reference on
 /// the device `value` was created on (ib_core's unregistration of that device waits for it).
 ///
-/// For what a ULP holds that holds layer objects (an endpoint owning a [`super::cm::CmId`], say)
-/// and that it must let go of where releasing would wait for the caller: inside a CM event
-/// handler or a CQ's completion work. The layer's own types do this by themselves when they
-/// are dropped there.
+/// The layer's own types do this by themselves when they are dropped where releasing would
+/// wait for the caller (a CM event handler, a CQ's completion work); the crate's code that
+/// holds layer objects may use it for the same reason. `D`'s drop runs from the queue, so its
+/// code must stay loaded until the registration goes: code of the crate that owns the
+/// registration, not of another module (a `CmId<T>` whose `T` is another module's is released
+/// here too, and that module must not unload before the registration is dropped).
 ///
 /// Process context: allocates with `GFP_KERNEL`, and sleeps and retries until it can (a
 /// release cannot be refused). The value is dropped before the owning client registration's
 /// drop returns.
-pub fn release_later<D: Send + 'static>(value: D, dev: Option<ARef<Device>>) {
+pub(crate) fn release_later<D: Send + 'static>(value: D, dev: Option<ARef<Device>>) {
     let slot = loop {
         match KBox::<Release<D>>::new_uninit(GFP_KERNEL) {
             Ok(s) => break s,

@@ -4,26 +4,27 @@
 //! `-EDEADLK` instead of hanging.
 //!
 //! An upcall runs in the context that delivers its event: a CQ's completion work, an rdma_cm
-//! id's event handler (holding the id's handler lock), or device removal. Freeing an EP, a PSP,
-//! an SRQ or an IA there, resetting an EP, freeing an EVD or changing its upcall, or waiting on
-//! an EVD, waits for one of those contexts (a drain for the CQ's work, `rdma_destroy_id` for
+//! id's event handler (holding the id's handler lock), or device removal. Freeing an EP, a PSP
+//! or an SRQ there, resetting an EP, freeing an EVD or changing its upcall, or waiting on an
+//! EVD, waits for one of those contexts (a drain for the CQ's work, `rdma_destroy_id` for
 //! the handler, the upcall's own return for a change of upcall), or for events that the held-up
 //! context would deliver: the caller would wait for itself. rkdapl knows which tasks are inside
 //! an upcall and refuses those calls there (see `rkdapl_upcall_fn` in `include/rkdapl.h`).
 //!
 //! The marks are a fixed table of task pointers, one slot per upcall in progress, taken and
-//! given back without a lock. Upcalls run on workqueue workers (a few per CPU), so the table
-//! is never close to full; an upcall that finds no free slot runs unmarked (and the calls it
-//! must not make are then not refused).
+//! given back without a lock. Upcalls run on workqueue workers: a CQ's completion work, an
+//! rdma_cm id's handler, or a connection request's upcall, which may sleep. An upcall that
+//! finds all 256 slots taken runs unmarked, with a warning in the kernel log (the calls it must
+//! not make are then not refused there).
 
 use core::{
     ptr,
     sync::atomic::{AtomicPtr, Ordering},
 };
-use kernel::{bindings, prelude::*, task::Task};
+use kernel::{bindings, pr_warn_once, prelude::*, task::Task};
 
 /// Upcalls in progress that can be marked at once.
-const SLOTS: usize = 64;
+const SLOTS: usize = 256;
 
 /// The task of each upcall in progress, NULL in a free slot.
 static TASKS: [AtomicPtr<bindings::task_struct>; SLOTS] =
@@ -51,6 +52,10 @@ impl Mark {
                 return Mark { slot: Some(i) };
             }
         }
+        pr_warn_once!(
+            "more than {} upcalls at once: the calls an upcall must not make are not refused in the others\n",
+            SLOTS
+        );
         Mark { slot: None }
     }
 }

@@ -70,7 +70,8 @@ pub trait CmHandler: Send + Sync + Sized + 'static {
     /// A peer asks to connect to the listening id whose handler is `listener`. To keep the
     /// new connection, call [`ConnRequest::adopt`]; otherwise rdma_cm destroys it when this
     /// returns. The adopted [`CmId`] may be accepted ([`CmId::accept`]), rejected and dropped
-    /// before this returns. May sleep.
+    /// before this returns. May sleep. Calls for requests that arrive on different devices may
+    /// run at the same time (rdma_cm listens on each device through an id of its own).
     fn connect_request(listener: ArcBorrow<'_, Self>, req: ConnRequest<'_, Self>, ev: &CmEvent<'_>);
 
     /// An asynchronous event of the QP created on an id whose handler is `this`

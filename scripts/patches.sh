@@ -61,7 +61,7 @@ SERIES=(
 # selftests/patches.sh, which builds each patch; rustc warns when an expectation is unfulfilled).
 # "file under rust/ item...|N"
 UNUSED_UNTIL=(
-	"kernel/rdma/defer.rs in_work|3"
+	"kernel/rdma/defer.rs in_work release_later|3"
 	"kernel/rdma/cq.rs from_raw from_fn|4"
 	"kernel/rdma/qp.rs from_c to_c|5"
 	"kernel/rdma/wr.rs AttachedPool|5"
@@ -339,7 +339,7 @@ def squeeze(lines):
 
 if mode == "rdma-rs":
     mods, items = set(args[0].split()), args[1] == "1"
-    moddecl = r"^(?:pub )?mod (\w+);$"
+    moddecl = r"^(?:pub(?:\(crate\))? )?mod (\w+);$"
     declared = {re.match(moddecl, l).group(1) for l in lines if re.match(moddecl, l)}
     if not mods <= declared:
         fail(f"declares no module {' '.join(sorted(mods - declared))}")

@@ -1,8 +1,10 @@
 # rkdapl: a kDAPL-style RDMA provider in Rust for Linux.
 #
 #   make demo    set everything up, build, boot two QEMU guests and move verified bytes
-#   make check   the same set-up, then the selftests; ends with "N passed, N failed"
-#                (T=<suite>[,<suite>] runs only those, in one guest: T=fuzz SEED=N replays a seed)
+#   make check   the same set-up, then the selftests (KTAP); ends with "N passed, N failed"
+#                (T=<suite>[,<suite>] runs only those, in one boot: T=fuzz SEED=N replays a seed;
+#                the suites: docs/testing.md)
+#   make check-quick  the inner loop: KUnit, layout, badarg, loopback, netns, removal (~5 min)
 #   make fuzz    the API fuzzer with new seeds for 30 minutes (FUZZ_MINUTES=), in one guest
 #   make bench   rkdapl vs raw verbs vs perftest in one guest under QEMU -icount (deterministic:
 #                virtual-time rates, instructions per post and per DTO), in out/bench-<ts>
@@ -33,7 +35,7 @@ ifneq ($(KERNELRELEASE),)
 include $(src)/Kbuild
 else
 
-.PHONY: all deps kernel modules install demo check fuzz bench bench-blk bench-wall profile docs patches clean
+.PHONY: all deps kernel modules install demo check check-quick fuzz bench bench-blk bench-wall profile docs patches clean
 all: modules
 
 deps:
@@ -66,6 +68,11 @@ demo: modules
 
 check: modules
 	T="$(T)" SEED="$(SEED)" KERNEL="$(KERNEL)" selftests/run.sh
+
+# The inner loop (docs/testing.md): the suites most likely to catch a regression, in one guest.
+QUICK := kunit,layout,badarg,loopback,netns,removal
+check-quick: modules
+	T="$(QUICK)" KERNEL="$(KERNEL)" selftests/run.sh
 
 FUZZ_MINUTES ?= 30
 fuzz: modules

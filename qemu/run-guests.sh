@@ -16,7 +16,8 @@
 #      RKDAPL_MEM (1G), RKDAPL_CPUS (2), RKDAPL_TIMEOUT (900 s per guest),
 #      RKDAPL_BOOT_TIMEOUT (300 s for a guest to reach its harness; see below)
 #      RKDAPL_APPEND (extra kernel args), RKDAPL_KUNIT=rkdapl|all|0, RKDAPL_UDEV=1,
-#      RKDAPL_QEMU_OPTS (extra QEMU options, e.g. make bench's -icount shift=0,sleep=off)
+#      RKDAPL_QEMU_OPTS (extra QEMU options, e.g. make bench's -icount shift=0,sleep=off),
+#      RKDAPL_KVM (auto: KVM if /dev/kvm works, see below; 0: always TCG; 1: KVM, no probe)
 #      any other exported RKDAPL_* variable is passed to the guests.
 # In the guest: RKDAPL_ROLE=a|b, RKDAPL_IP, RKDAPL_PEER_IP, RKDAPL_SYNC (shared
 # rw dir for barriers and results), RKDAPL_TOP, RKDAPL_MODROOT, RKDAPL_KUNIT_GLOB.
@@ -85,6 +86,31 @@ case "${RKDAPL_KUNIT:-rkdapl}" in
 		kunit_glob='*' ;;
 esac
 
+# KVM when it works, TCG otherwise. A /dev/kvm is not enough: on hosts whose CPU exposes no
+# virtualisation, a KVM guest hangs after "Booting from ROM". So the first run after each host
+# boot probes: a KVM guest that must print a line within 60 s. The answer is kept for the host's
+# boot ($RKDAPL_CACHE/kvm-probe, keyed by its boot id). -icount (make bench) needs TCG.
+accel=(--disable-kvm)
+accel_name=TCG
+kvm_works() {
+	local f=$RKDAPL_CACHE/kvm-probe id o
+	[ -r /dev/kvm ] && [ -w /dev/kvm ] || return 1
+	read -r id < /proc/sys/kernel/random/boot_id
+	if [ "$(head -n1 "$f" 2>/dev/null)" != "$id" ]; then
+		log "probing KVM (a guest must boot within 60 s; the answer is kept until the host reboots)"
+		o=$(timeout -k 5 60 "$VNG" -r "$kernel" "${vng_mods[@]}" --force-9p --memory 512M --cpus 1 \
+			--append "$kargs" -- echo rkdapl-kvm-probe-ok 2>&1 < /dev/null)
+		{ echo "$id"; grep -q rkdapl-kvm-probe-ok <<< "$o" && echo yes || echo no; } > "$f"
+	fi
+	[ "$(sed -n 2p "$f")" = yes ]
+}
+case ${RKDAPL_KVM:-auto} in
+1) accel=() accel_name=KVM ;;
+0) ;;
+*) [[ ${RKDAPL_QEMU_OPTS:-} == *icount* ]] || ! kvm_works || accel=() accel_name=KVM ;;
+esac
+log "guests run under $accel_name"
+
 # A free port on 127.0.0.1 for the wire (guest A listens, B connects).
 while port=$((20000 + RANDOM % 40000)); [ -n "$(ss -Htln "sport = :$port")" ]; do :; done
 
@@ -112,7 +138,7 @@ start_guest() {
 	# script I/O is not reliable when udev is slow); the serial console, with
 	# the kernel log, goes to console-<role>.log.
 	: > "$sync/out-$r.log"
-	timeout -k 10 "$tmo" $hide_udev "$VNG" -r "$kernel" --disable-kvm "${vng_mods[@]}" --force-9p \
+	timeout -k 10 "$tmo" $hide_udev "$VNG" -r "$kernel" "${accel[@]}" "${vng_mods[@]}" --force-9p \
 		--verbose --name "rkdapl-$r" --memory "${RKDAPL_MEM:-1G}" --cpus "${RKDAPL_CPUS:-2}" \
 		--rwdir="$sync" --append "$kargs" \
 		--qemu-opts="-netdev socket,id=r0,$5 -device virtio-net-pci,netdev=r0,mac=$4 -pidfile $sync/qemu-$r.pid ${RKDAPL_QEMU_OPTS:-}" \

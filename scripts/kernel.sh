@@ -100,11 +100,29 @@ fi
 jobs=$(( $(nproc) + 1 ))
 log "building kernel in $out (make -j$jobs bzImage modules; the first build takes ~12-25 min)"
 start=$(date +%s)
+# Progress every 500 objects: the share of a full build's objects (the count of the last full
+# build of this flavour, $RKDAPL_CACHE/build/objects-$flavour; 11000 before there is one) and
+# an estimate of the time left at the rate so far.
+total=$(cat "$RKDAPL_CACHE/build/objects-$flavour" 2>/dev/null || echo 11000)
+full=0
+[ -f "$out/vmlinux" ] || full=1
 make "${MAKEARGS[@]}" -j"$jobs" bzImage modules 2>&1 |
-	awk -v logf="$out/build.log" '{ print > logf; fflush(logf) }
-		/^ *(CC|LD|AR|RUSTC|BINDGEN)/ { n++; if (n % 500 == 0) { printf "[rkdapl] ... %d objects built, at %s\n", n, $NF > "/dev/stderr" } }
-		/error|Error/ { print > "/dev/stderr" }'
+	awk -v logf="$out/build.log" -v total="$total" -v t0="$start" -v nf="$out/.rkdapl-objects" '
+		{ print > logf; fflush(logf) }
+		/^ *(CC|LD|AR|RUSTC|BINDGEN)/ {
+			n++
+			if (n % 500 == 0) {
+				el = systime() - t0; pc = n < total ? int(100 * n / total) : 99
+				left = n < total ? int(el * (total - n) / n / 60 + 1) : 1
+				printf "[rkdapl] ... %d of ~%d objects (%d%%), %d min so far, about %d min left, at %s\n",
+					n, total, pc, int(el / 60), left, $NF > "/dev/stderr"
+			}
+		}
+		/error|Error/ { print > "/dev/stderr" }
+		END { print n > nf }'
 [ "${PIPESTATUS[0]}" = 0 ] || die "kernel build failed, see $out/build.log"
+# A build from scratch gives the next estimate.
+[ $full = 1 ] && cp "$out/.rkdapl-objects" "$RKDAPL_CACHE/build/objects-$flavour"
 make -s "${MAKEARGS[@]}" INSTALL_MOD_PATH="$out/modroot" INSTALL_MOD_STRIP=1 modules_install >&2
 log "kernel ready in $(( $(date +%s) - start )) s: $out"
 echo "$out"

@@ -1,19 +1,9 @@
 #!/bin/bash
-# Guest B of `make check` (selftests/run.sh -> qemu/run-guests.sh), 10.77.0.2: loads
-# rkdapl.ko, runs the allocation-failure sweeps (selftests/inject.sh) while guest A runs its
-# single-guest suites, waits until guest A's server listens, runs rkdapl_test role=client
-# against it (the two-guest data tests), then runs rdma-core's rping against guest A's kernel
-# rping (selftests/rping.sh), the soak client (selftests/soak.sh) and the connection faults
-# (selftests/faults.sh), the mismatched-MTU connections (selftests/mtu.sh) and the fast
-# connect/disconnect cycles (selftests/conn.sh), and unloads rkdapl.ko. After rping: 8 EPs on
-# guest A's SRQ (selftests/srq.sh). TAP lines go to $RKDAPL_SYNC/tap-b.txt.
-# Having reported its results, it serves one more connection and is killed in the middle of
-# it (selftests/peerkill.sh). RKDAPL_SUITES=stock (a distribution kernel) leaves out inject,
-# soak, faults, mtu, conn, scale and scale: drop (guest A leaves out the same).
-# While A runs its single-guest suites, B also runs the network namespace suite
-# (selftests/netns.sh); after rping, the IPv6 suite (selftests/ip6.sh, client side).
-# After the faults: the scale client, $RKDAPL_SCALE_EPS EPs at once, then 64 behind a qdisc
-# that refuses packets (selftests/scale.sh).
+# Guest B of `make check` (selftests/run.sh -> qemu/run-guests.sh), 10.77.0.2: loads rkdapl.ko,
+# runs guest B's steps of the suites in selftests/suites.sh (its single-guest steps while guest A
+# runs its own, then the client side of the two-guest steps), unloads rkdapl.ko and reports. When
+# peerkill is selected it then serves one more connection and is killed in the middle of it
+# (selftests/peerkill.sh). TAP lines go to $RKDAPL_SYNC/tap-b.txt.
 set -u
 . "$RKDAPL_TOP/selftests/guest-lib.sh" || exit 1
 . "$RKDAPL_TOP/selftests/observe.sh" || exit 1
@@ -30,9 +20,7 @@ set -u
 . "$RKDAPL_TOP/selftests/mtu.sh" || exit 1
 . "$RKDAPL_TOP/selftests/conn.sh" || exit 1
 . "$RKDAPL_TOP/selftests/scale.sh" || exit 1
-
-full=1
-[ "${RKDAPL_SUITES:-all}" = stock ] && full=0
+. "$RKDAPL_TOP/selftests/suites.sh" || exit 1
 
 two_guest_client() {
 	if rkdapl_wait a.listening 2400; then
@@ -44,30 +32,15 @@ two_guest_client() {
 	fi
 }
 
-_log "guest B: start"
+_log "guest B: start${RKDAPL_T:+, suites $RKDAPL_T}"
+SUITE_PEERKILL_VICTIM=0
 if load_provider; then
-	[ $full = 1 ] && inject_suite
-	netns_suite
-	siw_phase_b	# the suites again over siw0 (iWARP), "siw: ..." (selftests/transport.sh)
-	_log "guest B: waiting for guest A's server"
-	two_guest_client
-	rping_guest_b
-	srq_clients_b
-	ip6_guest_b
-	if [ $full = 1 ]; then
-		soak_guest_b
-		faults_guest_b
-		# Peers with different MTUs; fast connect/disconnect cycles (issue 16).
-		mtu_guest_b
-		conn_guest_b
-		scale_guest_b
-		scale_drop_guest_b
-	fi
+	suite_run b
 	unload_provider
 fi
 finish
 rc=$?
-[ "${RKDAPL_PAIR:-1}" = 1 ] && [ $full = 1 ] || exit $rc
+[ $SUITE_PEERKILL_VICTIM = 1 ] || exit $rc
 # The results are in; then this guest is killed in the middle of a transfer with guest A.
 rkdapl_signal peerkill.victim
 bash "$TOP/qemu/guest-report.sh" $rc

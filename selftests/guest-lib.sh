@@ -3,7 +3,7 @@
 # Records TAP lines "ok N - <suite>: <name>" / "not ok N - <suite>: <name> # <reason>" in
 # $RKDAPL_SYNC/tap-<role>.txt (numbered per guest) and echoes them.
 #
-#   t_ok NAME / t_fail NAME REASON / t_check RC NAME REASON   one test
+#   t_ok NAME / t_fail NAME REASON / t_check RC NAME REASON / t_skip NAME REASON   one test
 #   run_kmod SUITE TIMEOUT -- ARGS...   insmod rkdapl_test.ko ARGS; its dmesg TAP lines
 #                            become "<suite>: <name>" tests, plus "<suite>: module run completed"
 #   kunit_suite              the KUnit cases that ran (at boot and at rkdapl.ko's insmod)
@@ -48,6 +48,10 @@ _tap() { # "ok - name" / "not ok - name # reason"
 _log() { printf 'rkdapl-selftest: [%4ds] %s\n' "$SECONDS" "$*"; }
 t_ok() { _tap_sync; _tap "ok - $1"; }
 t_fail() { _tap_sync; _tap "not ok - $1 # ${2:-failed}"; }
+# A test that cannot run here (a skip is never a pass: selftests/run.sh counts it apart).
+t_skip() { _tap_sync; _tap "ok - $1 # SKIP $2"; }
+# suite_selected NAME: true if NAME runs in this boot (every suite does without T=).
+suite_selected() { [ -z "${RKDAPL_T:-}" ] || [[ ",$RKDAPL_T," == *",$1,"* ]]; }
 t_check() { # rc name reason
 	if [ "$1" = 0 ]; then t_ok "$2"; else t_fail "$2" "${3:-exit $1}"; fi
 }

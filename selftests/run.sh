@@ -31,14 +31,32 @@ t0=$(date +%s)
 one=0
 [ "${1:-}" = --one ] && one=1
 flavour=${FLAVOUR:-debug}
-# T=<suite>[,<suite>...] (make check T=fuzz SEED=N): one guest runs only those suites
-# (selftests/guest-one.sh), on the debug kernel, or with KERNEL=debian on the stock one; no
-# host-side checks. SEED=N gives the fuzz suite its seed.
-script_a=$top/selftests/guest-a.sh
-if [ -n "${T:-}" ]; then
-	one=1 script_a=$top/selftests/guest-one.sh
-	export RKDAPL_T=$T
-	[ -n "${SEED:-}" ] && export RKDAPL_FUZZ_SEEDS=$SEED
+# T=<suite>[,<suite>...] (make check T=fuzz SEED=N): only those suites (selftests/suites.sh),
+# in one boot: one guest, or two if one of them has a two-guest step; on the debug kernel, or
+# with KERNEL=debian on the stock one. The host-side checks are suites too: layout (the module
+# graph and the C/Rust struct layouts) and patches (make patches and its build). SEED=N gives
+# the fuzz suite its seed.
+. "$top/selftests/suites.sh"
+suite_names
+host_suites="layout patches"
+all_suites="$REPLY $host_suites"
+export RKDAPL_T=${T:-}
+[ -n "${SEED:-}" ] && export RKDAPL_FUZZ_SEEDS=$SEED
+# host_selected NAME: true if the host-side check NAME runs in this run.
+host_selected() { [ -z "${T:-}" ] || [[ ",$T," == *",$1,"* ]]; }
+guest_t=
+if [ -n "$RKDAPL_T" ]; then
+	for s in ${RKDAPL_T//,/ }; do
+		[[ " $all_suites " == *" $s "* ]] || die "T=$RKDAPL_T: no suite '$s' (the suites: $all_suites)"
+		[[ " $host_suites " == *" $s "* ]] || guest_t+="${guest_t:+,}$s"
+	done
+	export RKDAPL_T=$guest_t
+	# Two guests only if a chosen suite has a two-guest step.
+	one=1
+	for row in "${SUITE_ROWS[@]}"; do
+		read -r name kind _ <<< "$row"
+		[[ $kind == pair* ]] && [[ ",$guest_t," == *",$name,"* ]] && one=0
+	done
 fi
 # KCSAN slows every C memory access: its run is the single-guest suites.
 [ "$flavour" = kcsan ] && one=1
@@ -47,6 +65,11 @@ stock=0
 [ "$flavour" = debug ] && [ "${RKDAPL_STOCK_CHECK:-1}" = 1 ] && stock=1
 [ -n "${T:-}" ] && stock=0
 [ -n "${T:-}" ] && [ "${KERNEL:-}" = debian ] && stock=1
+debug=1
+[ -n "${T:-}" ] && [ "${KERNEL:-}" = debian ] && debug=0
+# A run of host-side suites only boots nothing.
+boot=1
+[ -n "${T:-}" ] && [ -z "$guest_t" ] && boot=0
 # The stock kernel's set-up (Debian's packages downloaded and unpacked, a trixie debootstrap,
 # the tree prepared: mostly network and disk) runs while the debug kernel builds, and is waited
 # for after it. On a warm cache it returns at once.
@@ -57,8 +80,6 @@ if [ $stock = 1 ]; then
 	stock_pid=$!
 	trap '[ -n "$stock_pid" ] && kill "$stock_pid" 2>/dev/null' EXIT
 fi
-debug=1
-[ -n "${T:-}" ] && [ "${KERNEL:-}" = debian ] && debug=0
 if [ $debug = 1 ]; then
 	kdir=$("$top/scripts/modules.sh" "$flavour" | tail -n 1) || die "scripts/modules.sh failed"
 	for f in rkdapl.ko rkdapl_rust_sample.ko selftests/kmod/rkdapl_test.ko samples/rkdapl_rping.ko; do
@@ -96,12 +117,19 @@ guests() {
 	local pre=$1 o=$2 r R l dm scan nb sync=$2/sync rc=0
 	log "check: booting guest$([ $one = 0 ] && echo "s A and B" || echo " A")${pre:+ ($pre kernel)}, logs in $o"
 	if [ $one = 1 ]; then
-		RKDAPL_OUT=$o "$top/qemu/run-guests.sh" --one "$script_a" >&2 || rc=$?
+		RKDAPL_OUT=$o "$top/qemu/run-guests.sh" --one "$top/selftests/guest-a.sh" >&2 || rc=$?
 	else
 		RKDAPL_OUT=$o "$top/qemu/run-guests.sh" "$top/selftests/guest-a.sh" \
 			"$top/selftests/guest-b.sh" >&2 || rc=$?
 	fi
 	[ $rc = 0 ] || st=$rc
+	# Each step's time, for the next run's estimates (selftests/suites.sh suite_run).
+	for r in $roles; do
+		[ -s "$sync/times-$r.txt" ] || continue
+		mkdir -p "${RKDAPL_TIMES%/*}"
+		sort -u -k1,1 "$sync/times-$r.txt" "$RKDAPL_TIMES-$r.txt" 2>/dev/null > "$RKDAPL_TIMES-$r.new" &&
+			mv "$RKDAPL_TIMES-$r.new" "$RKDAPL_TIMES-$r.txt"
+	done
 	pre=${pre:+$pre: }
 	for r in $roles; do
 		R=${r^^}
@@ -145,7 +173,16 @@ guests() {
 	fi
 }
 
-[ $debug = 1 ] && RKDAPL_BUILD=$kdir guests "" "$out"
+# make patches and its build (host-side, CPU-bound) runs beside the debug guests, at the lowest
+# priority: the TCG guests leave about a third of the host's CPU time idle (they wait on the
+# network and on each other), and the build takes it. With the debug flavour only.
+patches_pid=
+if [ "$flavour" = debug ] && [ "${RKDAPL_PATCHES_CHECK:-1}" = 1 ] && host_selected patches; then
+	log "check: make patches and its build, beside the guests (selftests/patches.sh, log in $out/patches.log)"
+	nice -n 19 "$top/selftests/patches.sh" > "$out/patches.tap" 2> "$out/patches.log" &
+	patches_pid=$!
+fi
+[ $debug = 1 ] && [ $boot = 1 ] && RKDAPL_BUILD=$kdir RKDAPL_TIMES=$RKDAPL_CACHE/times/$flavour guests "" "$out"
 # KCSAN: was it on in each guest, and the distinct races of all guests' logs (findings, TODO).
 if [ "$flavour" = kcsan ]; then
 	specs=()
@@ -154,12 +191,12 @@ if [ "$flavour" = kcsan ]; then
 		[ -n "$l" ] && lines+=("$l")
 	done < <(python3 "$top/qemu/kcsan-scan.py" --top "$top" --summary "$out/kcsan.txt" "${specs[@]}")
 fi
-if [ $stock = 1 ]; then
+if [ $stock = 1 ] && [ $boot = 1 ]; then
 	RKDAPL_STOCK=$stockdir/img RKDAPL_KO=$top/out/debian/build RKDAPL_SUITES=stock RKDAPL_KUNIT=0 \
-		guests stock "$out/stock"
+		RKDAPL_TIMES=$RKDAPL_CACHE/times/stock guests stock "$out/stock"
 fi
-# The host-side checks (not with T=: a run of chosen suites).
-if [ -z "${T:-}" ]; then
+# The host-side checks.
+if host_selected layout; then
 	# Host-side: the provider's modules import each other one way (issue 14: no import cycle).
 	if graph=$(python3 "$top/scripts/modgraph.py" "$top/rust/rkdapl"); then
 		lines+=("ok - provider module graph has no import cycle")
@@ -168,7 +205,7 @@ if [ -z "${T:-}" ]; then
 	fi
 	# Host-side: libclang (the layer's bindings) and each kernel's C compiler lay out the RDMA
 	# structs the layer uses alike (selftests/layout, built with the modules).
-	lines+=("$("$top/selftests/layout.sh" "$top" "debug kernel $(basename "$kdir")")")
+	[ $debug = 1 ] && lines+=("$("$top/selftests/layout.sh" "$top" "debug kernel $(basename "$kdir")")")
 	[ $stock = 1 ] && lines+=("$("$top/selftests/layout.sh" "$top/out/debian/build" "Debian 7.3.4+deb13-amd64")")
 	# Host-side: the modules built for the stock kernel fit it: its vermagic, and every symbol they
 	# use is exported by the kernel (Debian's Module.symvers) or by rkdapl.ko.
@@ -190,28 +227,33 @@ if [ -z "${T:-}" ]; then
 			lines+=("not ok - stock: modules fit $krel # ${nko} modules; ${bad[*]:0:5}")
 		fi
 	fi
-	# Host-side: make patches writes a checkpatch-clean series that applies to the pristine source
-	# with git am and of which every patch builds (selftests/patches.sh; its build is cached by the
-	# series' diffs). With the debug flavour only, like the stock kernel.
-	if [ "$flavour" = debug ] && [ "${RKDAPL_PATCHES_CHECK:-1}" = 1 ]; then
-		log "check: make patches and its build (selftests/patches.sh, log in $out/patches.log)"
-		np=0
-		while IFS= read -r l; do
-			case $l in
-			"ok "* | "not ok "*) lines+=("$l") np=$((np + 1)) ;;
-			esac
-		done < <("$top/selftests/patches.sh" 2> "$out/patches.log")
-		[ $np -gt 0 ] || lines+=("not ok - patches: selftests/patches.sh reported # see $out/patches.log")
-	fi
+fi
+# Host-side: make patches writes a checkpatch-clean series that applies to the pristine source
+# with git am and of which every patch builds (selftests/patches.sh; its build is cached by the
+# series' diffs). Started above, beside the guests.
+if [ -n "$patches_pid" ]; then
+	wait "$patches_pid"
+	np=0
+	while IFS= read -r l; do
+		case $l in
+		"ok "* | "not ok "*) lines+=("$l") np=$((np + 1)) ;;
+		esac
+	done < "$out/patches.tap"
+	[ $np -gt 0 ] || lines+=("not ok - patches: selftests/patches.sh reported # see $out/patches.log")
 fi
 
-pass=0 fail=0 todo=0 n=0
-echo "TAP version 13"
+# The whole run as one KTAP version 1 stream (Documentation/dev-tools/ktap.rst): the plan first,
+# one result per test ("ok N - name", "not ok N - name # reason", "ok N - name # SKIP reason"),
+# kselftest's totals line, and last "N passed, N failed" (", N skipped" when any were). A skip
+# is never a pass; a KCSAN finding is a TODO, counted apart.
+pass=0 fail=0 skip=0 todo=0 n=0
+echo "KTAP version 1"
 echo "1..${#lines[@]}"
 for l in "${lines[@]}"; do
 	n=$((n + 1))
 	echo "${l/ok - /ok $n - }"
 	case $l in
+	"ok "*" # SKIP"*) skip=$((skip + 1)) ;;
 	"ok "*) pass=$((pass + 1)) ;;
 	"not ok - KCSAN "*" # TODO "*) todo=$((todo + 1)) ;;
 	*) fail=$((fail + 1)) ;;
@@ -223,5 +265,6 @@ for d in "${diag[@]+"${diag[@]}"}"; do
 	echo "$d"
 done
 echo "# logs in $out, $(($(date +%s) - t0)) s"
-echo "$pass passed, $fail failed"
+echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:$skip error:0"
+echo "$pass passed, $fail failed$([ $skip -gt 0 ] && echo ", $skip skipped")"
 [ $fail = 0 ] && [ $st = 0 ]

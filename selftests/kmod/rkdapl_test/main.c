@@ -86,6 +86,7 @@ static int __init rkdapl_test_init(void)
 
 	if (!strcmp(role, "none"))
 		return 0;	/* only holds a reference on rkdapl (module refcount test) */
+	tap_start();
 	pr_info("rkdapl_test: # role=%s dev=%s peer=%s port=%u\n", role, dev, peer, port);
 	if (!strcmp(role, "netns")) {
 		netns_run();	/* netns.c */

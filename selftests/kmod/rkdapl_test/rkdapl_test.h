@@ -70,6 +70,7 @@ extern uint connect_ms;
 /* ---- tap.c -------------------------------------------------------------------------------- */
 
 __printf(3, 4) bool tap(bool ok, const char *name, const char *fmt, ...);
+void tap_start(void);
 void tap_skip(const char *name, const char *reason);
 int tap_finish(void);
 const char *ename(int e);

@@ -110,54 +110,31 @@ run_kmod() {
 	return $rc
 }
 
-# kunit_suite: the KUnit results of this guest, one TAP test per case, "kunit: <suite>: <case>"
-# (a failed case is "not ok", with its first diagnostic line as the reason; "# SKIP" is kept).
-# They are read from KUnit's debugfs, /sys/kernel/debug/kunit/<suite>/results: one directory per
-# suite that ran, a module's when it was loaded, until its unload (see qemu/run-guests.sh
-# RKDAPL_KUNIT). Then one more test: rkdapl.ko reported every suite of its .kunit_test_suites
-# section (8 bytes per suite: its rkdapl_* suites and the RDMA layer's rust_kernel_rdma*), so
-# that a suite filtered out by a wrong glob cannot pass by not running. Call it once,
-# with rkdapl.ko loaded. With KUnit off (RKDAPL_KUNIT=0) it records one skipped test.
+# kunit_suite: the KUnit results of this guest. KUnit keeps each suite's KTAP in its debugfs,
+# /sys/kernel/debug/kunit/<suite>/results: one directory per suite that ran, a module's when it
+# was loaded, until its unload (see qemu/run-guests.sh RKDAPL_KUNIT). They are copied to
+# $RKDAPL_SYNC/kunit-<role>/<suite>.ktap, and the host parses them with the kernel's KTAP parser
+# (selftests/kunit-results.py: one test per case, "kunit: <suite>: <case>"). Here one test:
+# rkdapl.ko reported every suite of its .kunit_test_suites section (8 bytes per suite: its
+# rkdapl_* suites and the RDMA layer's rust_kernel_rdma*), so that a suite filtered out by a
+# wrong glob cannot pass by not running. Call it once, with rkdapl.ko loaded. With KUnit off
+# (RKDAPL_KUNIT=0) it records one skipped test.
 kunit_suite() {
-	local f l suite cmd want=0 got=0 buf= reason= c ok dir
+	local f l suite cmd want=0 got=0 dir=/sys/kernel/debug/kunit to=$RKDAPL_SYNC/kunit-$RKDAPL_ROLE
 	local -a lines
-	local -A why
 	read -r cmd < /proc/cmdline
 	if [[ " $cmd " == *" kunit.enable=0 "* ]]; then
-		t_ok "kunit: rkdapl.ko ran its suites at insmod # SKIP KUnit is off (kunit.enable=0)"
+		t_skip "kunit: rkdapl.ko ran its suites at insmod" "KUnit is off (kunit.enable=0)"
 		return 0
 	fi
-	_tap_sync
-	dir=/sys/kernel/debug/kunit
+	mkdir -p "$to"
 	for f in "$dir"/*/results; do
 		[ -r "$f" ] || continue
 		suite=${f%/results}
 		suite=${suite##*/}
 		[[ $suite == rkdapl_* || $suite == rust_kernel_rdma* ]] && got=$((got + 1))
-		mapfile -t lines < "$f"
-		why=() c=0
-		for l in "${lines[@]}"; do
-			# "    # <case>: ASSERTION FAILED at <file>:<line>" comes before the case's result.
-			if [[ $l =~ ^\ {4}#\ ([^ :]+):\ (.*FAILED.*)$ ]]; then
-				[ -n "${why[${BASH_REMATCH[1]}]:-}" ] || why[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
-			elif [[ $l =~ ^\ {4}(not\ ok|ok)\ [0-9]+\ ([^ ]+)(\ #\ (.*))?$ ]]; then
-				ok=${BASH_REMATCH[1]} c=$((c + 1)) TAPN=$((TAPN + 1))
-				reason=${BASH_REMATCH[4]}
-				if [ "$ok" = ok ]; then
-					buf+="ok $TAPN - kunit: $suite: ${BASH_REMATCH[2]}${reason:+ # $reason}"$'\n'
-				else
-					reason=${why[${BASH_REMATCH[2]}]:-${reason:-failed}}
-					buf+="not ok $TAPN - kunit: $suite: ${BASH_REMATCH[2]} # $reason"$'\n'
-				fi
-			elif [[ $l =~ ^not\ ok\ [0-9]+\ ([^ ]+) ]] && [ $c = 0 ]; then
-				# The suite failed without a case result (its init failed).
-				TAPN=$((TAPN + 1))
-				buf+="not ok $TAPN - kunit: ${BASH_REMATCH[1]} # suite failed before its cases ran"$'\n'
-			fi
-		done
+		cp "$f" "$to/$suite.ktap"
 	done
-	printf '%s' "$buf" >> "$TAP"
-	printf '%s' "$buf"
 	mapfile -t lines < <(objdump -h "$KO/rkdapl.ko")
 	for l in "${lines[@]}"; do
 		[[ $l =~ ^\ *[0-9]+\ \.kunit_test_suites\ +([0-9a-f]+)\  ]] &&

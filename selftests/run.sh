@@ -94,6 +94,8 @@ if [ $stock = 1 ]; then
 	"$top/scripts/debian.sh" modules > /dev/null || die "scripts/debian.sh modules failed"
 fi
 
+# The kernel tree's tools: kunit_parser.py (selftests/kunit-results.py).
+ksrc=$("$top/scripts/kernel-source.sh") || die "scripts/kernel-source.sh failed"
 export RKDAPL_OUT=${RKDAPL_OUT:-$top/out/check-$(date +%Y%m%d-%H%M%S)}
 export RKDAPL_TIMEOUT=${RKDAPL_TIMEOUT:-3300}
 export RKDAPL_PAIR=$((1 - one))
@@ -141,6 +143,16 @@ guests() {
 			done < "$sync/tap-$r.txt"
 		else
 			lines+=("not ok - ${pre}guest $R produced TAP results # no $sync/tap-$r.txt")
+		fi
+		# The KUnit suites' KTAP the guest copied out, through the kernel's own parser.
+		if [ -d "$sync/kunit-$r" ]; then
+			if kl=$(python3 "$top/selftests/kunit-results.py" "$ksrc" "$sync/kunit-$r" 2> "$o/kunit-$r.err"); then
+				while IFS= read -r l; do
+					lines+=("${l/ok - /ok - $pre}")
+				done <<< "$kl"
+			else
+				lines+=("not ok - ${pre}kunit: the KTAP of guest $R's suites parses # see $o/kunit-$r.err")
+			fi
 		fi
 		# The script's exit status reflects the failed tests above; here only whether it ended.
 		if [ -s "$sync/rc-$r" ]; then

@@ -66,12 +66,14 @@ endif
 demo: modules
 	qemu/demo.sh
 
-check: modules
+# check builds the modules itself (selftests/run.sh): Debian's stock kernel is set up beside
+# the debug kernel's build, not after it.
+check: deps
 	T="$(T)" SEED="$(SEED)" KERNEL="$(KERNEL)" selftests/run.sh
 
 # The inner loop (docs/testing.md): the suites most likely to catch a regression, in one guest.
 QUICK := kunit,layout,badarg,loopback,netns,removal
-check-quick: modules
+check-quick: deps
 	T="$(QUICK)" KERNEL="$(KERNEL)" selftests/run.sh
 
 FUZZ_MINUTES ?= 30

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Sourced INSIDE a guest by selftests/guest-{a,b}.sh after guest-lib.sh and rping.sh: the
-# two-guest suites over IPv6 (issue 16, item 5).
+# two-guest suites over IPv6.
 #
 #   ip6_guest_a   adds fd00:77::1/64 (nodad) to rxe0's NIC; rkdapl_test role=server with its
 #                 IA opened by that address (rkdapl_ia_open_addr), peer= the client's address

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Sourced INSIDE a guest by selftests/guest-b.sh after guest-lib.sh: rkdapl across two network
-# namespaces in one guest (issue 16, item 4), set up as the kernel's
+# namespaces in one guest, set up as the kernel's
 # tools/testing/selftests/rdma/rxe_rping_between_netns.sh does: namespaces rkdapl-a and
 # rkdapl-b joined by a veth pair, each end with its address and an rxe device
 # (rkdapl-a: veth-rka 10.88.0.1/24, rxe "rkna"; rkdapl-b: veth-rkb 10.88.0.2/24, rxe "rknb").

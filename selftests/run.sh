@@ -1,28 +1,37 @@
 #!/bin/bash
-# `make check`: rkdapl's selftests in QEMU guests, as TAP on stdout.
+# `make check`: rkdapl's selftests in QEMU guests, as one KTAP stream on stdout.
 #
-#   selftests/run.sh [--one]
+#   [T=<suite>[,<suite>...]] [SEED=N] [KERNEL=debian] selftests/run.sh [--one]
 #
-# Two boots of two guests (qemu/run-guests.sh). First the debug kernel (FLAVOUR): guest A
-# (selftests/guest-a.sh) loads rkdapl.ko and runs the badarg and loopback suites of
-# selftests/kmod/rkdapl_test.ko and the other single-guest suites, then serves the two-guest
-# suites; guest B (selftests/guest-b.sh) runs their clients and the fault sweeps. Then Debian's
-# stock kernel (scripts/debian.sh: its own vmlinuz and modules, rkdapl's modules built for it)
-# runs the suites that need no debug options (RKDAPL_SUITES=stock), their tests named
-# "stock: ...". --one boots only guest A (no two-guest suites); RKDAPL_STOCK_CHECK=0 leaves the
+# Builds the modules (scripts/modules.sh, the kernel first if needed) while Debian's stock
+# kernel is set up beside it, then two boots of two guests (qemu/run-guests.sh). First the
+# debug kernel (FLAVOUR): guest A (selftests/guest-a.sh) and guest B (selftests/guest-b.sh) run
+# their steps of the suites in selftests/suites.sh. Meanwhile the host tests make patches
+# (selftests/patches.sh, at the lowest priority). Then Debian's stock kernel (scripts/debian.sh:
+# its own vmlinuz and modules, rkdapl's modules built for it) runs the suites that need no
+# debug options (RKDAPL_SUITES=stock), their tests named "stock: ...". Then the host-side
+# layout checks. --one boots only guest A (no two-guest steps); RKDAPL_STOCK_CHECK=0 leaves the
 # stock kernel out, RKDAPL_PATCHES_CHECK=0 the test of make patches (both run only with
-# FLAVOUR=debug). Adds one test per guest for the kernel
-# splat scan of its dmesg and one for the guest run itself, the host-side checks, prints every
-# TAP line and a last line "N passed, N failed". Exits non-zero if a test failed or a guest
-# run failed or timed out.
+# FLAVOUR=debug).
+#
+# T= runs only the suites named (guest suites and the host-side layout and patches), in one
+# boot: one guest, or two if a chosen suite has a two-guest step; with KERNEL=debian on the
+# stock kernel instead of the debug one. SEED=N is the fuzz suite's seed.
+#
+# Adds one test per guest for the kernel splat scan of its dmesg and one for the guest run
+# itself, and the KUnit cases each guest copied out, parsed by the kernel's KTAP parser
+# (selftests/kunit-results.py); prints every result (KTAP version 1, the plan first), the
+# totals, and a last line "N passed, N failed" (", N skipped" when any were). Exits non-zero
+# if a test failed or a guest run failed or timed out.
 #
 # FLAVOUR=kcsan (the debug kernel with KCSAN instead of KASAN, qemu/kcsan.config) implies --one
-# and adds, from qemu/kcsan-scan.py, one test per guest that KCSAN was on and one TAP TODO line
+# and adds, from qemu/kcsan-scan.py, one test per guest that KCSAN was on and one TODO line
 # per distinct data race ("not ok - KCSAN data-race in f / g [where] # TODO finding: ..."):
 # findings, counted apart, not failures; every race in full in $RKDAPL_OUT/kcsan.txt.
 #
-# Env: FLAVOUR (debug|release|kcsan), RKDAPL_OUT (log dir, default out/check-<timestamp>), RKDAPL_TIMEOUT
-# (seconds per guest, default 3300: TCG guests are slow when the host is busy; the debug guests take about 40 min) and run-guests.sh's other RKDAPL_* settings.
+# Env: FLAVOUR (debug|release|kcsan), RKDAPL_OUT (log dir, default out/check-<timestamp>),
+# RKDAPL_TIMEOUT (seconds per guest, default 3300: TCG guests are slow when the host is busy)
+# and run-guests.sh's other RKDAPL_* settings.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/scripts/common.sh"
@@ -73,12 +82,13 @@ boot=1
 # The stock kernel's set-up (Debian's packages downloaded and unpacked, a trixie debootstrap,
 # the tree prepared: mostly network and disk) runs while the debug kernel builds, and is waited
 # for after it. On a warm cache it returns at once.
-stock_pid=
+stock_pid= patches_pid=
+# Background jobs do not outlive the run.
+trap 'kill $stock_pid $patches_pid 2>/dev/null' EXIT
 if [ $stock = 1 ]; then
 	stock_out=$(mktemp)
 	"$top/scripts/debian.sh" kernel > "$stock_out" &
 	stock_pid=$!
-	trap '[ -n "$stock_pid" ] && kill "$stock_pid" 2>/dev/null' EXIT
 fi
 if [ $debug = 1 ]; then
 	kdir=$("$top/scripts/modules.sh" "$flavour" | tail -n 1) || die "scripts/modules.sh failed"
@@ -188,7 +198,6 @@ guests() {
 # make patches and its build (host-side, CPU-bound) runs beside the debug guests, at the lowest
 # priority: the TCG guests leave about a third of the host's CPU time idle (they wait on the
 # network and on each other), and the build takes it. With the debug flavour only.
-patches_pid=
 if [ "$flavour" = debug ] && [ "${RKDAPL_PATCHES_CHECK:-1}" = 1 ] && host_selected patches; then
 	log "check: make patches and its build, beside the guests (selftests/patches.sh, log in $out/patches.log)"
 	nice -n 19 "$top/selftests/patches.sh" > "$out/patches.tap" 2> "$out/patches.log" &
@@ -209,7 +218,7 @@ if [ $stock = 1 ] && [ $boot = 1 ]; then
 fi
 # The host-side checks.
 if host_selected layout; then
-	# Host-side: the provider's modules import each other one way (issue 14: no import cycle).
+	# Host-side: the provider's modules import each other one way (no import cycle).
 	if graph=$(python3 "$top/scripts/modgraph.py" "$top/rust/rkdapl"); then
 		lines+=("ok - provider module graph has no import cycle")
 	else
@@ -245,6 +254,7 @@ fi
 # series' diffs). Started above, beside the guests.
 if [ -n "$patches_pid" ]; then
 	wait "$patches_pid"
+	patches_pid=
 	np=0
 	while IFS= read -r l; do
 		case $l in

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * rkdapl_test: addresses of either family, and which network namespace and local address each
- * side (server, client) opens its IA in (issue 16: IPv6, network namespaces).
+ * side (server, client) opens its IA in (IPv6, network namespaces).
  *
  *   local=<address>   server and client roles: open the IA by this local IPv4 or IPv6 address
  *                     (rkdapl_ia_open_addr[_net]) instead of by dev=

@@ -101,9 +101,9 @@ jobs=$(( $(nproc) + 1 ))
 log "building kernel in $out (make -j$jobs bzImage modules; the first build takes ~12-25 min)"
 start=$(date +%s)
 # Progress every 500 objects: the share of a full build's objects (the count of the last full
-# build of this flavour, $RKDAPL_CACHE/build/objects-$flavour; 11000 before there is one) and
+# build of this flavour, $RKDAPL_CACHE/build/objects-$flavour; 2400 before there is one: the debug kernel's) and
 # an estimate of the time left at the rate so far.
-total=$(cat "$RKDAPL_CACHE/build/objects-$flavour" 2>/dev/null || echo 11000)
+total=$(cat "$RKDAPL_CACHE/build/objects-$flavour" 2>/dev/null || echo 2400)
 full=0
 [ -f "$out/vmlinux" ] || full=1
 make "${MAKEARGS[@]}" -j"$jobs" bzImage modules 2>&1 |

@@ -139,7 +139,9 @@ guests() {
 	for r in $roles; do
 		[ -s "$sync/times-$r.txt" ] || continue
 		mkdir -p "${RKDAPL_TIMES%/*}"
-		sort -u -k1,1 "$sync/times-$r.txt" "$RKDAPL_TIMES-$r.txt" 2>/dev/null > "$RKDAPL_TIMES-$r.new" &&
+		# This run's times first: sort -u keeps the first line of each step.
+		touch "$RKDAPL_TIMES-$r.txt"
+		sort -u -k1,1 "$sync/times-$r.txt" "$RKDAPL_TIMES-$r.txt" > "$RKDAPL_TIMES-$r.new" &&
 			mv "$RKDAPL_TIMES-$r.new" "$RKDAPL_TIMES-$r.txt"
 	done
 	pre=${pre:+$pre: }

@@ -62,10 +62,7 @@ if [ -n "$RKDAPL_T" ]; then
 	export RKDAPL_T=$guest_t
 	# Two guests only if a chosen suite has a two-guest step.
 	one=1
-	for row in "${SUITE_ROWS[@]}"; do
-		read -r name kind _ <<< "$row"
-		[[ $kind == pair* ]] && [[ ",$guest_t," == *",$name,"* ]] && one=0
-	done
+	suite_pair "$guest_t" && one=0
 fi
 # KCSAN slows every C memory access: its run is the single-guest suites.
 [ "$flavour" = kcsan ] && one=1
@@ -80,8 +77,9 @@ debug=1
 boot=1
 [ -n "${T:-}" ] && [ -z "$guest_t" ] && boot=0
 # The stock kernel's set-up (Debian's packages downloaded and unpacked, a trixie debootstrap,
-# the tree prepared: mostly network and disk) runs while the debug kernel builds, and is waited
-# for after it. On a warm cache it returns at once.
+# the tree prepared) runs while the debug kernel builds, and is waited for after it. Its
+# downloads overlap the build; its modules_prepare competes with it for the CPU. On a warm
+# cache it returns at once.
 stock_pid= patches_pid=
 # Background jobs do not outlive the run.
 trap 'kill $stock_pid $patches_pid 2>/dev/null' EXIT

@@ -86,6 +86,17 @@ suite_names() {
 	done
 }
 
+# suite_pair NAMES: true if one of the comma-separated suites has a two-guest step (selftests/run.sh
+# then boots two guests).
+suite_pair() {
+	local row name kind
+	for row in "${SUITE_ROWS[@]}"; do
+		read -r name kind _ <<< "$row"
+		[[ $kind == pair* ]] && [[ ",$1," == *",$name,"* ]] && return 0
+	done
+	return 1
+}
+
 # suite_steps ROLE: the functions this guest runs, in order, one "name function" per element
 # of SUITE_STEPS. Selection: RKDAPL_T (empty: every suite; selftests/run.sh has checked its
 # names), RKDAPL_SUITES=stock, RKDAPL_PAIR.

@@ -10,6 +10,9 @@
 //! the IB specification's verbs (chapter 11) as Linux implements them:
 //!
 //! - [`client`]: an `ib_client` registration, told when RDMA devices appear and go away.
+//! - [`bound`]: a device as one client sees it between `add` and `remove`
+//!   ([`bound::BoundDevice`]), the token objects are made from ([`bound::Bound`]), and the
+//!   revocation, at `remove`, of the objects the client left on the device.
 //! - `defer`: the workqueue on which objects dropped inside their own handler or completion
 //!   work are released (a [`cm::CmId`] in its CM event handler, a [`cq::Cq`] in its completion
 //!   work), owned by the client registration.
@@ -42,6 +45,7 @@
 //! memory they name for the post call, and what a device does with a DMA address afterwards is
 //! outside the CPU's memory model, as for [`crate::dma`] (see [`wr`]).
 
+pub mod bound;
 pub mod client;
 pub mod cm;
 pub mod cq;

@@ -6,6 +6,7 @@
 //! [`crate::abi::statics`], the module's one global lock.
 
 use crate::rdma::{
+    bound::{Bound, BoundDevice},
     cm::{CmEvent, CmHandler, CmId, CmIdRef, ConnRequest, NetNs, SockAddr},
     device::Device,
 };
@@ -85,8 +86,8 @@ fn delist(c: &Children) -> Option<Arc<dyn Send + Sync>> {
 /// # Errors
 ///
 /// `-ENOMEM`.
-pub(crate) fn device_added(dev: &Device) -> Result {
-    registry().devices.push(dev.into(), GFP_KERNEL)?;
+pub(crate) fn device_added(dev: &Bound<'_>) -> Result {
+    registry().devices.push(dev.binding().clone(), GFP_KERNEL)?;
     pr_info!("device {} added\n", dev.name().to_str().unwrap_or("?"));
     Ok(())
 }
@@ -95,7 +96,7 @@ pub(crate) fn device_added(dev: &Device) -> Result {
 /// ([`crate::removal::device_removed`] then revokes every object on it). Process context.
 pub(crate) fn forget_device(dev: &Device) {
     let mut reg = registry();
-    reg.devices.retain(|d| d.as_raw() != dev.as_raw());
+    reg.devices.retain(|d| !d.is(dev));
     if reg.devices.is_empty() {
         // The list is in a static: give its memory back now, there is no destructor to do it
         // at module unload.
@@ -148,6 +149,7 @@ pub(crate) fn open_by_addr_in(net: &NetNs, addr: &SockAddr, owner: &CStr) -> Res
     let mut addr = *addr;
     addr.set_port(0);
     let id = CmId::new_in(Arc::new(AddrProbe, GFP_KERNEL)?, owner, net)?;
+    let id = id.id()?;
     id.bind_addr(&addr)
         .map_err(|e| if e == ENODEV { EADDRNOTAVAIL } else { e })?;
     let dev = id.device().ok_or(EADDRNOTAVAIL)?.as_raw();
@@ -179,18 +181,22 @@ fn open_where(pick: impl Fn(&Device) -> bool, net: &NetNs, owner: &CStr) -> Resu
     if owner.is_empty() {
         return Err(EINVAL);
     }
-    let (dev, root) = {
+    let (bound, root) = {
         let reg = registry();
-        let dev = reg.devices.iter().find(|d| pick(d)).ok_or(ENODEV)?.clone();
+        let bound = reg
+            .devices
+            .iter()
+            .find(|b| BoundDevice::access(b).is_ok_and(|dev| pick(&dev)))
+            .ok_or(ENODEV)?
+            .clone();
         let root = reg.debugfs.clone().ok_or(ENODEV)?;
-        (dev, root)
+        (bound, root)
     };
     let id = NEXT_IA.fetch_add(1, Ordering::Relaxed);
-    let dev_ptr = dev.as_raw() as usize;
-    let ia = Ia::new(dev, &root, id, owner, Children::new(delist)?, net.clone())?;
+    let ia = Ia::new(bound.clone(), &root, id, owner, Children::new(delist)?, net.clone())?;
     let mut reg = registry();
     // Not listed yet, a device removal cannot find it: check the device is still there.
-    if !reg.devices.iter().any(|d| d.as_raw() as usize == dev_ptr) {
+    if !reg.devices.iter().any(|b| Arc::ptr_eq(b, &bound)) {
         return Err(ENODEV);
     }
     reg.ias.push(ia.clone(), GFP_KERNEL)?;

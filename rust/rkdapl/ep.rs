@@ -20,7 +20,8 @@
 use crate::rdma::{
     cm::{CmEvent, CmIdRef, SockAddr},
     cq::{Cq, PollContext},
-    device::{Device, Transport},
+    bound::Bound,
+    device::Transport,
     mr::FrMr,
     qp::{QpCap, QpInit},
     Access,
@@ -163,7 +164,7 @@ impl Ep {
     /// the registry's (`-ENODEV` after device removal).
     pub(crate) fn new(
         pz: Arc<Pz>,
-        dev: &Device,
+        dev: &Bound<'_>,
         dto_evd: Arc<Evd>,
         conn_evd: Arc<Evd>,
         attr: EpAttr,
@@ -276,7 +277,11 @@ impl Ep {
 
     /// The peer's address, once the EP has a CM id. Any context.
     pub(crate) fn peer(&self) -> Option<crate::rdma::cm::SockAddr> {
-        self.conn.lock().id.as_ref().map(|id| id.dst_addr())
+        self.conn
+            .lock()
+            .id
+            .as_ref()
+            .and_then(|id| id.id().ok().map(|g| g.dst_addr()))
     }
 
     /// Creates the QP of the connection on `id`, with the EP's CQs, in its PZ. May sleep.
@@ -350,7 +355,7 @@ impl Ep {
             c.id.clone()
         };
         match id {
-            Some(id) => id.disconnect(),
+            Some(id) => id.id().and_then(|g| g.disconnect()),
             None => Err(ENOTCONN),
         }
     }
@@ -411,7 +416,7 @@ impl Ep {
         // RECVs that never reached a QP complete FLUSHED.
         self.rq.flush_early();
         let Some(id) = id else { return };
-        let _ = id.disconnect();
+        let _ = id.id().and_then(|g| g.disconnect());
         if let Some(qp) = id.qp() {
             qp.drain();
             // Unsignalled DTOs that succeeded have no completion of their own; RECVs that

@@ -5,6 +5,7 @@
 //! of devices and IAs, and opening an IA, are [`crate::adapters`]'.
 
 use crate::rdma::{
+    bound::{Bound, BoundDevice},
     cm::NetNs,
     device::{Device, DeviceAttrs, PortAttrs, Transport},
 };
@@ -19,7 +20,7 @@ use kernel::{
     new_mutex,
     prelude::*,
     str::CString,
-    sync::{aref::ARef, lock::mutex::MutexGuard, Arc, Mutex},
+    sync::{lock::mutex::MutexGuard, Arc, Mutex},
 };
 
 /// Numbers of EPs, for debugfs names, trace events and log lines.
@@ -30,9 +31,9 @@ pub(crate) fn next_ep_id() -> u32 {
     NEXT_EP.fetch_add(1, Ordering::Relaxed)
 }
 
-/// The device of a live IA. Holding it keeps the IA live: device removal waits for the lock
-/// before it revokes anything (see [`Ia::live`]).
-pub(crate) type LiveDev<'a> = MutexGuard<'a, Option<ARef<Device>>>;
+/// A live IA. Holding it keeps the IA live: device removal waits for the lock before it
+/// revokes anything (see [`Ia::live`]).
+pub(crate) type LiveDev<'a> = MutexGuard<'a, bool>;
 
 /// Limits of an IA's device (`struct rkdapl_ia_attr`, DAT's `DAT_IA_ATTR`), read when the IA
 /// was opened.
@@ -221,18 +222,18 @@ impl PortAttr {
 ///
 /// # Invariants
 ///
-/// `live` holds the device until the device is removed ([`Ia::revoke`]); objects of the IA
-/// are created, and their device resources used from process context, only while holding it
-/// with the device present.
+/// `live` is true until the device is removed ([`Ia::revoke`]); objects of the IA are
+/// created, and their device resources used from process context, only while holding it
+/// true, with a token of `bound` ([`Ia::with_device`]).
 #[pin_data]
 pub(crate) struct Ia {
     #[pin]
-    live: Mutex<Option<ARef<Device>>>,
-    /// Set once the device was removed (`live` emptied), for callers that cannot sleep.
+    live: Mutex<bool>,
+    /// The device as rkdapl's ib_client sees it: its objects are made from it, and the layer
+    /// revokes what is left of them when the device goes.
+    bound: Arc<BoundDevice>,
+    /// Set once the device was removed (`live` false), for callers that cannot sleep.
     removed: AtomicBool,
-    /// The device's address, to recognise it at removal (valid for comparison while `live`
-    /// holds a reference: the address cannot be reused before).
-    dev_ptr: usize,
     /// The device's name and limits, kept for after its removal.
     pub(crate) dev_name: CString,
     attrs: DeviceAttrs,
@@ -268,13 +269,14 @@ impl Ia {
     ///
     /// `-ENOMEM`.
     pub(crate) fn new(
-        dev: ARef<Device>,
+        binding: Arc<BoundDevice>,
         root: &Dir,
         id: u32,
         owner: &CStr,
         children: Arc<Children>,
         net: NetNs,
     ) -> Result<Arc<Ia>> {
+        let dev = BoundDevice::access(&binding)?;
         let info = IaInfo {
             dev_name: CString::try_from(dev.name())?,
             ports: dev.phys_port_cnt(),
@@ -287,14 +289,13 @@ impl Ia {
         // Every device rkdapl runs on has one port; a device mixing transports across ports
         // does not exist in Linux.
         let transport = dev.transport(1).unwrap_or(Transport::Ib);
-        let dev_ptr = dev.as_raw() as usize;
         let async_slot = AsyncSlot::new()?;
-        let ev_dev = dev.clone();
+        let bound = binding.clone();
         let ia = Arc::pin_init(
             try_pin_init!(Ia {
-                live <- new_mutex!(Some(dev), "rkdapl_ia_live"),
+                live <- new_mutex!(true, "rkdapl_ia_live"),
+                bound,
                 removed: AtomicBool::new(false),
-                dev_ptr,
                 dev_name,
                 attrs,
                 transport,
@@ -308,7 +309,7 @@ impl Ia {
             }),
             GFP_KERNEL,
         )?;
-        ia.listen_events(ev_dev)?;
+        ia.listen_events(&dev)?;
         Ok(ia)
     }
 
@@ -352,8 +353,8 @@ impl Ia {
     /// `-ENODEV` once the device was removed, `-EINVAL` for a port out of range, or the
     /// driver's error.
     pub(crate) fn query_port(&self, port: u32) -> Result<PortAttr> {
-        let live = self.live()?;
-        let dev = live.as_ref().ok_or(ENODEV)?;
+        let _live = self.live()?;
+        let dev = BoundDevice::access(&self.bound)?;
         let a: PortAttrs = dev.query_port(port)?;
         Ok(PortAttr {
             port,
@@ -398,10 +399,10 @@ impl Ia {
     /// # Errors
     ///
     /// `-ENODEV` once the device was removed, or `make`'s error.
-    pub(crate) fn with_device<T>(&self, make: impl FnOnce(&Device) -> Result<T>) -> Result<T> {
-        let live = self.live()?;
-        let dev = live.as_ref().ok_or(ENODEV)?;
-        make(dev)
+    pub(crate) fn with_device<T>(&self, make: impl FnOnce(&Bound<'_>) -> Result<T>) -> Result<T> {
+        let _live = self.live()?;
+        let dev = BoundDevice::access(&self.bound)?;
+        make(&dev)
     }
 
     /// Locks the IA live: while the guard is held the device stays registered and no object of
@@ -412,7 +413,7 @@ impl Ia {
     /// `-ENODEV` once the device was removed.
     pub(crate) fn live(&self) -> Result<LiveDev<'_>> {
         let g = self.live.lock();
-        if g.is_none() {
+        if !*g {
             return Err(ENODEV);
         }
         Ok(g)
@@ -420,30 +421,33 @@ impl Ia {
 
     /// Whether the IA is open on `dev` (false once revoked).
     pub(crate) fn is_on(&self, dev: &Device) -> bool {
-        self.dev_ptr == dev.as_raw() as usize && self.live.lock().is_some()
+        self.bound.is(dev) && *self.live.lock()
     }
 
     /// Whether the IA's device is `dev`, compared without locking (for callers in atomic
     /// context or holding [`Ia::live`]).
     pub(crate) fn same_device(&self, dev: &Device) -> bool {
-        self.dev_ptr == dev.as_raw() as usize
+        self.bound.is(dev)
+    }
+
+    /// Whether `b` is the binding of the IA's device. Any context.
+    pub(crate) fn same_binding(&self, b: &Arc<BoundDevice>) -> bool {
+        Arc::ptr_eq(&self.bound, b)
     }
 
     /// Device removal, consumer unload: no more objects or device resources for this IA
     /// (calls in progress that hold it [`Ia::live`] have finished, later ones fail, and its
-    /// registry takes no new child with device resources); returns its device reference, to
-    /// drop once its objects were revoked. Process context; sleeps.
-    pub(crate) fn revoke(&self) -> Option<ARef<Device>> {
+    /// registry takes no new child with device resources). Process context; sleeps.
+    pub(crate) fn revoke(&self) {
         // Port events of the going device are not reported any more (the removal reports
-        // IA_CATASTROPHIC itself); the registration's device reference goes here.
+        // IA_CATASTROPHIC itself).
         self.stop_events();
-        let dev = {
+        {
             let mut live = self.live.lock();
             self.removed.store(true, Ordering::Release);
-            live.take()
-        };
+            *live = false;
+        }
         self.children.kill();
-        dev
     }
 
     /// Reports the device's removal on the async EVD: `RKDAPL_ASYNC_IA_CATASTROPHIC`, status

@@ -13,7 +13,7 @@
 //! [`SgOwner`], [`Lmr::from_sg_owner`]): the region drops that value once it unmapped them.
 
 use crate::rdma::{
-    device::Device,
+    bound::Bound,
     mr::{CpuAccess, DataDirection, DmaRegion, SgOwner},
 };
 use crate::{
@@ -107,7 +107,7 @@ impl Lmr {
         privileges: u32,
         kept: Option<CpuAccess>,
     ) -> Result<Arc<Lmr>> {
-        if privileges & !MEM_ALL != 0 || !pz.ia.same_device(region.device()) {
+        if privileges & !MEM_ALL != 0 || !pz.ia.same_binding(region.binding()) {
             return Err(EINVAL);
         }
         let len = region.len() as u64;
@@ -201,7 +201,7 @@ impl Lmr {
     ///
     /// `-EINVAL` for a length of 0 or above 1 GiB or unknown privileges, `-ENOMEM`, `-EIO` if
     /// the DMA mapping fails.
-    pub(crate) fn alloc(pz: Arc<Pz>, dev: &Device, length: u64, privileges: u32) -> Result<Cpu> {
+    pub(crate) fn alloc(pz: Arc<Pz>, dev: &Bound<'_>, length: u64, privileges: u32) -> Result<Cpu> {
         Self::check_alloc(length)?;
         let buf = KVVec::from_elem(0u8, length as usize, GFP_KERNEL)?;
         let (region, mem) = DmaRegion::from_kvvec(dev, buf)?;
@@ -217,7 +217,7 @@ impl Lmr {
     /// As [`Lmr::alloc`].
     pub(crate) fn alloc_for_c(
         pz: Arc<Pz>,
-        dev: &Device,
+        dev: &Bound<'_>,
         length: u64,
         privileges: u32,
     ) -> Result<Arc<Lmr>> {
@@ -236,7 +236,7 @@ impl Lmr {
     /// mapping fails.
     pub(crate) fn from_kvec(
         pz: Arc<Pz>,
-        dev: &Device,
+        dev: &Bound<'_>,
         buf: KVec<u8>,
         privileges: u32,
     ) -> Result<Cpu> {
@@ -253,7 +253,7 @@ impl Lmr {
     /// pages, unknown privileges; `-ENOMEM`, `-EIO` if the DMA mapping fails.
     pub(crate) fn from_pages(
         pz: Arc<Pz>,
-        dev: &Device,
+        dev: &Bound<'_>,
         pages: KVec<Page>,
         offset: usize,
         len: usize,
@@ -280,7 +280,7 @@ impl Lmr {
     /// device removal).
     pub(crate) fn from_sg_owner(
         pz: Arc<Pz>,
-        dev: &Device,
+        dev: &Bound<'_>,
         owner: KBox<dyn SgOwner>,
         privileges: u32,
     ) -> Result<Cpu> {

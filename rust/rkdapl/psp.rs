@@ -89,7 +89,8 @@ impl Cr {
     pub(crate) fn peer(&self) -> Result<(SockAddr, u16)> {
         let g = self.id.lock();
         let id = g.as_ref().ok_or(EINVAL)?;
-        Ok((id.dst_addr(), self.psp.port))
+        let addr = id.id()?.dst_addr();
+        Ok((addr, self.psp.port))
     }
 
     /// Whether the request arrived on `ia`'s device.
@@ -97,14 +98,16 @@ impl Cr {
         self.id
             .lock()
             .as_ref()
-            .and_then(|id| id.device())
-            .is_some_and(|d| ia.same_device(d))
+            .is_some_and(|id| {
+                id.id()
+                    .is_ok_and(|g| g.device().is_some_and(|d| ia.same_device(d)))
+            })
     }
 
     /// Device removal: rejects the request and releases its CM id. Process context; sleeps.
     pub(crate) fn revoke(&self) {
         if let Ok(id) = self.take_id() {
-            let _ = id.reject(&[]);
+            let _ = id.id().and_then(|g| g.reject(&[]));
             id.handler().set(None);
         }
     }
@@ -176,7 +179,7 @@ impl Cr {
     /// `-EINVAL` if the CR was answered already, or `rdma_reject`'s error.
     pub(crate) fn reject(&self, token: usize, private_data: &[u8]) -> Result {
         let id = self.answered(token)?;
-        let r = id.reject(private_data);
+        let r = id.id().and_then(|g| g.reject(private_data));
         id.handler().set(None);
         r
     }
@@ -292,7 +295,8 @@ impl Psp {
     /// `-EADDRINUSE` if the port is taken, `-EAFNOSUPPORT` for IPv6 where there is none,
     /// rdma_cm's errors.
     fn listen(&self, ctx: &Arc<CmCtx>, addr: SockAddr, backlog: u32) -> Result<EpCmId> {
-        let id = CmId::new_in(ctx.clone(), &self.ia.owner, &self.ia.net)?;
+        let owned = CmId::new_in(ctx.clone(), &self.ia.owner, &self.ia.net)?;
+        let id = owned.id()?;
         if addr.is_ipv6() {
             id.set_afonly(true)?;
         }
@@ -300,7 +304,8 @@ impl Psp {
         id.bind_addr(&addr)
             .map_err(|e| if e == EADDRNOTAVAIL { EADDRINUSE } else { e })?;
         id.listen(backlog)?;
-        Ok(id)
+        drop(id);
+        Ok(owned)
     }
 
     /// `rkdapl_psp_free`: [`Psp::shutdown`], then the PSP leaves its IA's registry. Never

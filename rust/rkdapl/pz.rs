@@ -2,7 +2,7 @@
 
 //! PZ: protection zone (DAT 2.0 section 6.6), an IB protection domain.
 
-use crate::rdma::{device::Device, pd::Pd};
+use crate::rdma::{bound::Bound, pd::Pd};
 use crate::{
     ia::Ia,
     registry::{Child, Rank},
@@ -56,7 +56,7 @@ impl Pz {
     /// # Errors
     ///
     /// `-ENOMEM`, the driver's error, or the registry's (`-ENODEV` after device removal).
-    pub(crate) fn new(ia: Arc<Ia>, dev: &Device) -> Result<Arc<Pz>> {
+    pub(crate) fn new(ia: Arc<Ia>, dev: &Bound<'_>) -> Result<Arc<Pz>> {
         let pd = Arc::new(Pd::new(dev, &ia.owner)?, GFP_KERNEL)?;
         let lkey = pd.local_dma_lkey();
         let pz = Arc::pin_init(

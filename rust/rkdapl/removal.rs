@@ -123,17 +123,11 @@ impl Objects {
     }
 }
 
-/// Makes `ias` dead; returns their device references, to drop once their objects are revoked.
-/// Process context; sleeps.
-fn kill(ias: &[Arc<Ia>]) -> KVec<kernel::sync::aref::ARef<Device>> {
-    let mut devs = KVec::new();
+/// Makes `ias` dead. Process context; sleeps.
+fn kill(ias: &[Arc<Ia>]) {
     for ia in ias.iter() {
-        if let Some(d) = ia.revoke() {
-            // Out of memory: the reference goes now, still after the IA's calls in progress.
-            let _ = devs.push(d, GFP_KERNEL);
-        }
+        ia.revoke();
     }
-    devs
 }
 
 /// ib_client `remove`: forgets the device, then revokes every object on it; ib_core waits for
@@ -161,7 +155,7 @@ fn revoke_device(dev: &Device) {
         ia.report_catastrophic();
     }
     // No new objects, connections or grants from here on; calls in progress have finished.
-    let devs = kill(&ias);
+    kill(&ias);
     let o = match Objects::collect(ias) {
         Ok(o) => o,
         Err(_) => {
@@ -183,7 +177,6 @@ fn revoke_device(dev: &Device) {
         pzs
     );
     drop(o);
-    drop(devs);
 }
 
 /// The consumer module `name` went away: revokes and frees every object it left open (its IAs
@@ -192,10 +185,10 @@ fn revoke_device(dev: &Device) {
 /// (module notifier, after the module's exit function); sleeps.
 pub(crate) fn owner_gone(name: &CStr) -> Option<Objects> {
     let gone = Objects::ias(|ia| *ia.owner == *name).and_then(|ias| {
-        let devs = kill(&ias);
-        Objects::collect(ias).map(|o| (o, devs))
+        kill(&ias);
+        Objects::collect(ias)
     });
-    let Ok((o, devs)) = gone else {
+    let Ok(o) = gone else {
         pr_err!(
             "{}: out of memory, the objects it left open are kept\n",
             name.to_str().unwrap_or("?")
@@ -210,7 +203,6 @@ pub(crate) fn owner_gone(name: &CStr) -> Option<Objects> {
         c.silence();
     }
     o.revoke(false);
-    drop(devs);
     // Children first (in rank order), then the IAs, which leave the list with their last child.
     for c in o.children.iter() {
         c.release();

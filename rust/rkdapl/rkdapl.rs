@@ -9,7 +9,7 @@
 //!
 //! One file per DAT object; [`dto`] holds the data path and [`abi`] the C entry points.
 
-use crate::rdma::{client, device::Device};
+use crate::rdma::{bound::Bound, client, device::Device};
 use kernel::prelude::*;
 
 /// The Rust RDMA layer (`kernel::rdma` upstream), compiled into this module.
@@ -29,8 +29,8 @@ pub use layer::rdma;
 // The kernel crate's modules and macros the layer uses as `crate::...`.
 #[allow(unused_imports)]
 use kernel::{
-    alloc, container_of, dma, error, new_spinlock_irq, page, pr_warn_once, prelude, str, sync,
-    task, time, types, warn_on, workqueue,
+    alloc, container_of, dma, error, new_mutex, new_spinlock_irq, new_srcu, page, pr_warn_once,
+    prelude, str, sync, task, time, types, warn_on, workqueue,
 };
 // The same for the QP event deferral (`rust/kernel/rdma/cm/qp_events.rs`).
 #[allow(unused_imports)]
@@ -68,11 +68,13 @@ module! {
 struct DeviceTracker;
 
 impl client::Client for DeviceTracker {
-    fn add(dev: &Device) -> Result {
+    type Data = ();
+
+    fn add(dev: &Bound<'_>) -> Result {
         adapters::device_added(dev)
     }
 
-    fn remove(dev: &Device) {
+    fn remove(dev: &Device, _data: ()) {
         removal::device_removed(dev)
     }
 }

@@ -17,6 +17,7 @@
 //!   RECVs (`-EINVAL`).
 
 use crate::rdma::{
+    bound::BoundDevice,
     cq::{Wc, WcOpcode},
     mr::DmaRegion,
     srq::{self as layer, SrqAttr as LayerAttr, SrqEvent, SrqOwner},
@@ -226,7 +227,7 @@ impl Srq {
     /// `-ENOMEM`; the registry's (`-ENODEV` after device removal).
     pub(crate) fn new(
         pz: Arc<Pz>,
-        dev: &crate::rdma::device::Device,
+        dev: &crate::rdma::bound::Bound<'_>,
         evd: Arc<Evd>,
         attr: SrqAttr,
     ) -> Result<Arc<Srq>> {
@@ -466,7 +467,7 @@ impl Srq {
     pub(crate) fn query(&self) -> Result<SrqAttr> {
         let l = self.layer()?;
         let q = l.query()?;
-        let (_, max_wr, max_sge) = layer::device_limits(l.pd().device());
+        let (_, max_wr, max_sge) = layer::device_limits(&*BoundDevice::access(l.pd().binding())?);
         Ok(SrqAttr {
             max_recv_dtos: self.attr.max_recv_dtos,
             max_recv_iov: self.attr.max_recv_iov,

@@ -7,25 +7,62 @@
 //! A client is told about every RDMA device: [`Client::add`] runs for each device registered at
 //! the time of [`Registration::new`] and for each one registered later; [`Client::remove`] runs
 //! when a device is unregistered (for example `rdma link delete rxe0` or `rmmod rdma_rxe`) and
-//! when the registration is dropped. `remove` must release everything the client created on the
-//! device before it returns: ib_core waits for that before it lets the driver go.
+//! when the registration is dropped, for every device whose `add` succeeded.
+//!
+//! ib_core requires a client to release everything it made on a device before `remove`
+//! returns. The layer makes that hold whatever the client does: `add` gets a [`Bound`] token
+//! from which the client makes its objects (directly, or later through the
+//! [`BoundDevice`] it keeps, [`BoundDevice::access`]), and once the client's `remove` returned,
+//! the layer revokes whatever of them is still alive (see [`super::bound`]).
 
-use super::{defer::DeferQueue, device::Device};
-use crate::{bindings, error::to_result, prelude::*, types::Opaque};
-use core::marker::PhantomData;
+use super::{
+    bound::{Bound, BoundDevice},
+    defer::DeferQueue,
+    device::Device,
+};
+use crate::{bindings, error::to_result, prelude::*, sync::Arc, types::Opaque};
+use core::{
+    any::TypeId,
+    marker::PhantomData,
+    ptr,
+    sync::atomic::{AtomicPtr, Ordering},
+};
 
 /// The callbacks of an ib_core client.
 ///
 /// Both run in process context and may sleep. ib_core serializes `add` and `remove` for one
 /// device; calls for different devices may run concurrently.
 pub trait Client: Send + Sync + 'static {
-    /// A device appeared. Returning an error means the client ignores this device
-    /// (`remove` is still called for it).
-    fn add(dev: &Device) -> Result;
+    /// What the client keeps per device, from `add` to `remove`.
+    type Data: Send + Sync + 'static;
 
-    /// The device is going away, or the client is being unregistered. Everything the client
-    /// holds on `dev` must be released before this returns.
-    fn remove(dev: &Device);
+    /// A device appeared. The client makes its objects from `dev` (and may keep
+    /// [`Bound::binding`] to make more later). Returning an error means the client ignores
+    /// this device: `remove` is not called for it, and what it made from `dev` is revoked.
+    fn add(dev: &Bound<'_>) -> Result<Self::Data>;
+
+    /// The device is going away, or the client is being unregistered: `data` is what `add`
+    /// returned. Objects made on `dev` that are still alive when this returns are revoked
+    /// (their methods return `-ENODEV` from then on; dropping them frees only memory).
+    fn remove(dev: &Device, data: Self::Data);
+}
+
+/// What ib_core keeps for one device of a client ([`Registration`]'s `add`, `ib_set_client_data`).
+struct PerDevice<D> {
+    bound: Arc<BoundDevice>,
+    data: D,
+}
+
+/// The registrations live now: `add_callback` finds its `ib_client` here (ib_core does not
+/// pass it), by the client type's `TypeId`.
+const MAX_CLIENTS: usize = 8;
+static CLIENTS: [AtomicPtr<Head>; MAX_CLIENTS] = [const { AtomicPtr::new(ptr::null_mut()) }; MAX_CLIENTS];
+
+/// The `ib_client` and the type of the client it belongs to.
+#[repr(C)]
+struct Head {
+    client: bindings::ib_client,
+    ty: TypeId,
 }
 
 /// An `ib_client` registered with ib_core for as long as this object lives.
@@ -41,7 +78,7 @@ pub trait Client: Send + Sync + 'static {
 #[pin_data(PinnedDrop)]
 pub struct Registration<T: Client> {
     #[pin]
-    client: Opaque<bindings::ib_client>,
+    client: Opaque<Head>,
     /// Dropped after `client` is unregistered (`PinnedDrop::drop` runs before the fields go).
     _defer: DeferQueue,
     _p: PhantomData<T>,
@@ -60,25 +97,70 @@ impl<T: Client> Registration<T> {
     ///
     /// # Errors
     ///
-    /// `-ENOMEM`, or whatever `ib_register_client` returns.
+    /// `-EBUSY` if a registration of the same client type exists or there are too many
+    /// registrations, `-ENOMEM`, or whatever `ib_register_client` returns.
     pub fn new(name: &'static CStr) -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
             // Before the client: `add` may already create objects whose release is deferred.
             _defer: DeferQueue::new()?,
-            client <- Opaque::try_ffi_init(|slot: *mut bindings::ib_client| {
+            client <- Opaque::try_ffi_init(|slot: *mut Head| {
                 // SAFETY: `slot` is valid for writes; an all-zero `ib_client` is its C initial
                 // state (ib_core initializes the refcount and completion itself).
                 unsafe {
                     core::ptr::write_bytes(slot, 0, 1);
-                    (*slot).name = name.as_char_ptr();
-                    (*slot).add = Some(Self::add_callback);
-                    (*slot).remove = Some(Self::remove_callback);
+                    (&raw mut (*slot).ty).write(TypeId::of::<T>());
+                    let c = &raw mut (*slot).client;
+                    (*c).name = name.as_char_ptr();
+                    (*c).add = Some(Self::add_callback);
+                    (*c).remove = Some(Self::remove_callback);
                 }
+                // `add_callback` finds the client from here on.
+                Self::publish(slot)?;
                 // SAFETY: `slot` is pinned and lives until `drop`, which unregisters it.
-                to_result(unsafe { bindings::ib_register_client(slot) })
+                let r = to_result(unsafe { bindings::ib_register_client(&raw mut (*slot).client) });
+                if r.is_err() {
+                    Self::unpublish(slot);
+                }
+                r
             }),
             _p: PhantomData,
         })
+    }
+
+    /// Publishes `head` in a free entry of `CLIENTS`, unless a registration of `T` is there.
+    fn publish(head: *mut Head) -> Result {
+        if !Self::client().is_null() {
+            return Err(EBUSY);
+        }
+        CLIENTS
+            .iter()
+            .find(|c| {
+                c.compare_exchange(ptr::null_mut(), head, Ordering::AcqRel, Ordering::Acquire)
+                    .is_ok()
+            })
+            .map(|_| ())
+            .ok_or(EBUSY)
+    }
+
+    /// Takes `head` out of `CLIENTS`.
+    fn unpublish(head: *mut Head) {
+        for c in CLIENTS.iter() {
+            let _ = c.compare_exchange(head, ptr::null_mut(), Ordering::AcqRel, Ordering::Acquire);
+        }
+    }
+
+    /// The `ib_client` of the live registration of `T`.
+    fn client() -> *mut bindings::ib_client {
+        for c in CLIENTS.iter() {
+            let p = c.load(Ordering::Acquire);
+            // SAFETY: A non-NULL entry is a `Head` whose registration is live: the
+            // registration's drop takes it out before the `Head` goes.
+            if !p.is_null() && unsafe { (*p).ty } == TypeId::of::<T>() {
+                // SAFETY: `p` is a live `Head`.
+                return unsafe { &raw mut (*p).client };
+            }
+        }
+        ptr::null_mut()
     }
 
     /// `ib_client.add`: a device was registered (or was there when the client registered).
@@ -87,13 +169,44 @@ impl<T: Client> Registration<T> {
     ///
     /// Called by ib_core only, with a device that stays valid until `remove_callback` returns
     /// for it.
-    unsafe extern "C" fn add_callback(dev: *mut bindings::ib_device) -> c_int {
+    unsafe extern "C" fn add_callback(raw: *mut bindings::ib_device) -> c_int {
         // SAFETY: ib_core passes a device in the middle of registration that stays valid until
         // `remove_callback` returns for it.
-        let dev = unsafe { Device::from_raw(dev) };
-        match T::add(dev) {
-            Ok(()) => 0,
-            Err(e) => e.to_errno(),
+        let dev = unsafe { Device::from_raw(raw) };
+        let client = Self::client();
+        if client.is_null() {
+            return EINVAL.to_errno();
+        }
+        let bound = match BoundDevice::new(dev) {
+            Ok(b) => b,
+            Err(e) => return e.to_errno(),
+        };
+        let data = match BoundDevice::access(&bound) {
+            Ok(token) => T::add(&token),
+            Err(e) => Err(e),
+        };
+        let per = data.and_then(|data| {
+            KBox::new(
+                PerDevice {
+                    bound: bound.clone(),
+                    data,
+                },
+                GFP_KERNEL,
+            )
+            .map_err(Into::into)
+        });
+        match per {
+            Ok(per) => {
+                // SAFETY: `client` is this registration's, registered; `raw` is being added to
+                // it. ib_core gives the pointer back to `remove_callback`, which frees it.
+                unsafe { bindings::ib_set_client_data(raw, client, KBox::into_raw(per).cast()) };
+                0
+            }
+            Err(e) => {
+                // ib_core calls no `remove` for this device: what `add` made goes now.
+                bound.revoke();
+                e.to_errno()
+            }
         }
     }
 
@@ -102,10 +215,27 @@ impl<T: Client> Registration<T> {
     /// # Safety
     ///
     /// Called by ib_core only, with a device that stays valid until this callback returns.
-    unsafe extern "C" fn remove_callback(dev: *mut bindings::ib_device, _data: *mut c_void) {
+    unsafe extern "C" fn remove_callback(dev: *mut bindings::ib_device, data: *mut c_void) {
         // SAFETY: ib_core passes a device that stays valid until this callback returns.
         let dev = unsafe { Device::from_raw(dev) };
-        T::remove(dev);
+        if data.is_null() {
+            return;
+        }
+        // SAFETY: `data` is the box `add_callback` gave `ib_set_client_data` for this device;
+        // ib_core passes it once, here.
+        let per = unsafe { KBox::from_raw(data.cast::<PerDevice<T::Data>>()) };
+        let PerDevice { bound, data } = KBox::into_inner(per);
+        T::remove(dev, data);
+        let n = bound.revoke();
+        if n != 0 {
+            pr_warn!(
+                "rdma: {}: revoked {} object(s) the client left on {}\n",
+                // SAFETY: The name is the `'static` string given to `new`.
+                unsafe { CStr::from_char_ptr((*Self::client()).name) },
+                n,
+                dev.name()
+            );
+        }
     }
 }
 
@@ -114,6 +244,7 @@ impl<T: Client> PinnedDrop for Registration<T> {
     fn drop(self: Pin<&mut Self>) {
         // SAFETY: The type invariant says `client` is registered; this calls `remove` for
         // every device and waits for running callbacks.
-        unsafe { bindings::ib_unregister_client(self.client.get()) };
+        unsafe { bindings::ib_unregister_client(&raw mut (*self.client.get()).client) };
+        Self::unpublish(self.client.get());
     }
 }

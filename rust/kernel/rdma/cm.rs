@@ -27,14 +27,24 @@
 //! listener, so the layer keeps a copy of the name, shared by the listener and the ids adopted
 //! from it, until the last of them is destroyed.
 
-use super::{cq::Cq, device::Device, event::EventKind, pd::Pd, qp::Qp, wr::AttachedPool};
+use super::{
+    bound::{Rank, Release, Slot},
+    cq::Cq,
+    device::Device,
+    event::EventKind,
+    pd::Pd,
+    qp::Qp,
+    wr::AttachedPool,
+};
 use crate::{
     bindings,
     error::{from_err_ptr, to_result},
+    new_mutex,
     prelude::*,
     str::CString,
-    sync::{aref::ARef, Arc, ArcBorrow, SetOnce},
+    sync::{aref::ARef, Arc, ArcBorrow, Mutex, SetOnce},
     task::Task,
+    time::{delay::fsleep, Delta},
     types::Opaque,
 };
 use core::{
@@ -312,6 +322,8 @@ struct Ctx<T> {
     name: Arc<CString>,
     /// Handlers of the id in progress.
     handlers: AtomicUsize,
+    /// The owner's calls in progress, which revocation waits for.
+    users: Users,
 }
 
 impl<T> Ctx<T> {
@@ -321,6 +333,10 @@ impl<T> Ctx<T> {
             handler,
             name,
             handlers: AtomicUsize::new(0),
+            users: Users {
+                n: AtomicUsize::new(0),
+                revoked: AtomicBool::new(false),
+            },
         }
     }
 
@@ -344,14 +360,163 @@ impl<T> Ctx<T> {
     }
 }
 
+/// The calls in progress on a [`CmId`] through [`CmId::id`] and [`CmId::qp`], which the
+/// revocation of the id at its device's removal waits for before it destroys the id.
+///
+/// # Invariants
+///
+/// `n` counts the [`CmIdAccess`]es that exist; once `revoked` is set, no new one is made.
+struct Users {
+    n: AtomicUsize,
+    revoked: AtomicBool,
+}
+
+impl Users {
+    /// Counts a call in, unless the id was revoked. Any context.
+    fn enter(&self) -> Result {
+        // SeqCst: orders with `revoke`'s store of `revoked` and load of `n` (either this sees
+        // `revoked`, or `revoke` sees the count).
+        self.n.fetch_add(1, Ordering::SeqCst);
+        if self.revoked.load(Ordering::SeqCst) {
+            self.n.fetch_sub(1, Ordering::SeqCst);
+            return Err(ENODEV);
+        }
+        Ok(())
+    }
+
+    /// No new call from now on; waits for the calls in progress. Process context; sleeps.
+    fn revoke(&self) {
+        self.revoked.store(true, Ordering::SeqCst);
+        while self.n.load(Ordering::SeqCst) != 0 {
+            fsleep(Delta::from_millis(1));
+        }
+    }
+
+    fn is_revoked(&self) -> bool {
+        self.revoked.load(Ordering::SeqCst)
+    }
+}
+
+/// A [`CmId`]'s `rdma_cm_id` held live for a call ([`CmId::id`]): its device's removal waits
+/// for it before it destroys the id. Dereferences to the id.
+///
+/// # Invariants
+///
+/// `users` counts it; `id` is live while it does.
+pub struct CmIdAccess<'a> {
+    id: &'a CmIdRef,
+    users: &'a Users,
+}
+
+impl core::ops::Deref for CmIdAccess<'_> {
+    type Target = CmIdRef;
+    fn deref(&self) -> &CmIdRef {
+        self.id
+    }
+}
+
+impl Drop for CmIdAccess<'_> {
+    fn drop(&mut self) {
+        self.users.n.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// The QP of a [`CmId`], held live for a call ([`CmId::qp`]). Dereferences to the QP.
+pub struct QpAccess<'a> {
+    qp: &'a Qp,
+    _id: CmIdAccess<'a>,
+}
+
+impl core::ops::Deref for QpAccess<'_> {
+    type Target = Qp;
+    fn deref(&self) -> &Qp {
+        self.qp
+    }
+}
+
+/// A CM id's `rdma_cm_id` and QP, as its device's binding tracks them once the QP exists.
+///
+/// # Invariants
+///
+/// `id` is a live `rdma_cm_id` whose context's `users` is `*users`, and `qp` its live QP,
+/// unless the id was given back to rdma_cm inside the connect-request callback `adoption`
+/// (`given_back`), which the owner's `Drop` sets before it lets `users` go.
+struct CmIdRes {
+    id: NonNull<bindings::rdma_cm_id>,
+    qp: NonNull<bindings::ib_qp>,
+    users: NonNull<Users>,
+    pools: [Arc<dyn AttachedPool>; 2],
+    adoption: Option<Arc<Adoption>>,
+}
+
+// SAFETY: rdma_cm and QP verbs may be called from any thread; `users` is atomics.
+unsafe impl Send for CmIdRes {}
+
+impl CmIdRes {
+    /// Drains the QP if anything was posted to it, destroys the id (after which no handler
+    /// runs), then the QP.
+    ///
+    /// # Safety
+    ///
+    /// `id` and `qp` are live and owned by the caller, which is not inside a handler of the id.
+    unsafe fn destroy(
+        id: *mut bindings::rdma_cm_id,
+        qp: *mut bindings::ib_qp,
+        pools: &[Arc<dyn AttachedPool>],
+    ) {
+        if !qp.is_null() && pools.iter().any(|p| p.used()) {
+            // Every posted work request completes (flushed if need be) before the pools its
+            // contexts live in can go. Its CQs are not `Direct` (`create_qp`). A QP nothing was
+            // posted to has no completion to wait for.
+            // SAFETY: `qp` is the id's live QP.
+            unsafe { bindings::ib_drain_qp(qp) };
+        }
+        // SAFETY: `id` is live and owned by the caller, which is not inside its handler.
+        // rdma_destroy_id waits for a running handler and no handler runs after it; only then
+        // is the QP (if any) destroyed.
+        unsafe {
+            bindings::rdma_destroy_id(id);
+            if !qp.is_null() {
+                bindings::ib_destroy_qp(qp);
+            }
+        }
+    }
+}
+
+impl Release for CmIdRes {
+    const RANK: Rank = Rank::CmId;
+
+    fn release(self) {
+        if let Some(a) = self.adoption.as_ref() {
+            // Waits for the connect-request callback the id was adopted in, if it still runs:
+            // dropped there, the id was given back to rdma_cm, which destroyed it.
+            let _cb = a.callback.lock();
+            if a.given_back.load(Ordering::Acquire) {
+                return;
+            }
+        }
+        // SAFETY: Not given back: `users` is the live context's (type invariant).
+        unsafe { self.users.as_ref() }.revoke();
+        // SAFETY: The id and its QP are live (type invariant); revocation runs in the client's
+        // `remove` callback, not in a handler of the id.
+        unsafe { Self::destroy(self.id.as_ptr(), self.qp.as_ptr(), &self.pools) };
+    }
+}
+
 /// An owned CM id with its handler and QP.
 ///
 /// # Invariants
 ///
-/// `id` is a live `rdma_cm_id` whose `context` is the address of `*ctx` and whose restrack
-/// entry names `ctx.name`; it is destroyed (then its QP) only in `drop`, or, dropped inside the
-/// connect-request callback that adopted it, given back to rdma_cm (see [`Adoption`]). `ctx`
+/// `id` is an `rdma_cm_id` whose `context` is the address of `*ctx` and whose restrack entry
+/// names `ctx.name`; it is destroyed (then its QP) only in `drop`, or, dropped inside the
+/// connect-request callback that adopted it, given back to rdma_cm (see [`Adoption`]), or,
+/// once it has a QP (`slot`), by the revocation of its device's binding ([`super::bound`]),
+/// after which `ctx.users` is revoked: `id` is live while a [`CmIdAccess`] of it exists. `ctx`
 /// is dropped only in `drop`, after the id is destroyed, or moved out there with the id.
+///
+/// The owner reaches the id through [`CmId::id`] and its QP through [`CmId::qp`], which fail
+/// with `-ENODEV` once the device was removed; handlers get a [`CmIdRef`] that is live for the
+/// call.
 ///
 /// Dropping it destroys the id and its QP (`Drop::drop`), then the context (the handler, and
 /// the share of the name, freed with the last id named after it), then drops the other fields
@@ -370,6 +535,8 @@ pub struct CmId<T: CmHandler> {
     adoption: Option<Arc<Adoption>>,
     /// The events of the id's QP, from [`Self::create_qp`]; flushed once the QP is destroyed.
     qp_events: SetOnce<Arc<qp_events::QpEvents<T>>>,
+    /// The id and its QP as the device's binding tracks them, from [`Self::create_qp`].
+    slot: SetOnce<Arc<Slot<CmIdRes>>>,
 }
 
 /// A connect-request callback, shared with the [`CmId`] adopted in it.
@@ -384,11 +551,15 @@ pub struct CmId<T: CmHandler> {
 /// called until it returned, then NULL. So `task == current` holds exactly on the task
 /// that is inside the callback, while it is (a task runs one callback at a time, and only
 /// that task writes `task`).
+#[pin_data]
 struct Adoption {
     task: AtomicPtr<bindings::task_struct>,
     /// Set when the adopted id was dropped inside the callback: the callback then returns
     /// non-zero, and rdma_cm destroys the id.
     given_back: AtomicBool,
+    /// Held for the duration of the callback: the revocation of the id waits for it.
+    #[pin]
+    callback: Mutex<()>,
 }
 
 impl Adoption {
@@ -460,6 +631,7 @@ impl<T: CmHandler> CmId<T> {
             qp_parts: SetOnce::new(),
             adoption: None,
             qp_events: SetOnce::new(),
+            slot: SetOnce::new(),
         })
     }
 
@@ -474,16 +646,17 @@ impl<T: CmHandler> CmId<T> {
     /// (rdma_cm then rejects the request itself).
     pub fn accept(&self, param: &ConnParam<'_>) -> Result {
         let mut p = param.to_c(MAX_ACCEPT_PRIVATE_DATA)?;
-        let id = self.as_raw();
+        let g = self.id()?;
+        let id = g.as_raw();
         if self.in_request_callback() {
             // rdma_cm holds the id's handler lock for the callback this runs in (`Adoption`'s
             // invariant), as rdma_accept requires.
-            return self.accept_locked(&mut p, param.private_data);
+            return g.accept_locked(&mut p, param.private_data);
         }
         // SAFETY: The id is live; rdma_accept requires the handler lock, taken here (not held
         // by this task: it is outside the id's handlers, as documented).
         unsafe { bindings::rdma_lock_handler(id) };
-        let r = self.accept_locked(&mut p, param.private_data);
+        let r = g.accept_locked(&mut p, param.private_data);
         // SAFETY: Taken above.
         unsafe { bindings::rdma_unlock_handler(id) };
         r
@@ -530,13 +703,18 @@ impl<T: CmHandler> CmId<T> {
                 return 1;
             };
             // INVARIANT: `task` is this task until the callback returned.
-            let adoption = Adoption {
-                task: AtomicPtr::new(Task::current_raw()),
-                given_back: AtomicBool::new(false),
-            };
-            let Ok(adoption) = Arc::new(adoption, GFP_KERNEL) else {
+            let adoption = Arc::pin_init(
+                pin_init!(Adoption {
+                    task: AtomicPtr::new(Task::current_raw()),
+                    given_back: AtomicBool::new(false),
+                    callback <- new_mutex!((), "rdma_cm_adoption"),
+                }),
+                GFP_KERNEL,
+            );
+            let Ok(adoption) = adoption else {
                 return 1;
             };
+            let cb = adoption.callback.lock();
             // SAFETY: The listener's `CmId` owns its context and waits for this callback before
             // it releases it.
             let listener = unsafe { &*ctx };
@@ -555,6 +733,7 @@ impl<T: CmHandler> CmId<T> {
                 .store(core::ptr::null_mut(), Ordering::Relaxed);
             // A non-zero return makes rdma_cm destroy an id nobody adopted, or one given back.
             let kept = adopted.get() && !adoption.given_back.load(Ordering::Relaxed);
+            drop(cb);
             return if kept { 0 } else { 1 };
         }
         if ctx.is_null() {
@@ -574,15 +753,53 @@ impl<T: CmHandler> CmId<T> {
     }
 }
 
-impl<T: CmHandler> core::ops::Deref for CmId<T> {
-    type Target = CmIdRef;
-    fn deref(&self) -> &CmIdRef {
-        // SAFETY: `id` is live while `self` is (type invariant).
-        unsafe { CmIdRef::from_raw(self.id.as_ptr()) }
+impl<T: CmHandler> CmId<T> {
+    /// The id, live for as long as the returned value exists (its device's removal waits for
+    /// it), for rdma_cm calls ([`CmIdRef`]'s methods). Any context.
+    ///
+    /// # Errors
+    ///
+    /// `-ENODEV` once the id's device was removed (the id and its QP are destroyed then).
+    pub fn id(&self) -> Result<CmIdAccess<'_>> {
+        self.ctx.users.enter()?;
+        // INVARIANT: Counted in `users`; the id is live until revocation, which waits for it.
+        Ok(CmIdAccess {
+            // SAFETY: `id` is live while counted in `users` (type invariant).
+            id: unsafe { CmIdRef::from_raw(self.id.as_ptr()) },
+            users: &self.ctx.users,
+        })
+    }
+
+    /// The id's QP, if it has one and its device was not removed, live for as long as the
+    /// returned value exists: for posting work requests. Any context.
+    pub fn qp(&self) -> Option<QpAccess<'_>> {
+        let id = self.id().ok()?;
+        let qp: *const Qp = id.qp()?;
+        // SAFETY: The QP is destroyed only after the id, which `id` holds live.
+        let qp = unsafe { &*qp };
+        Some(QpAccess { qp, _id: id })
+    }
+
+    /// The raw pointer, to compare with a [`CmIdRef`]'s (using it needs [`CmId::id`]).
+    pub fn as_raw(&self) -> *mut bindings::rdma_cm_id {
+        self.id.as_ptr()
+    }
+
+    /// Whether the id and its QP were revoked (the device was removed). Any context.
+    pub fn is_revoked(&self) -> bool {
+        self.ctx.users.is_revoked()
     }
 }
 
 impl<T: CmHandler> CmId<T> {
+    /// The id's QP, NULL if it has none. Only while the id is live and not revoked.
+    fn raw_qp(&self) -> *mut bindings::ib_qp {
+        // SAFETY: The caller guarantees the id is live.
+        unsafe { CmIdRef::from_raw(self.id.as_ptr()) }
+            .qp()
+            .map_or(core::ptr::null_mut(), |q| q.as_raw())
+    }
+
     /// Whether releasing the id here could wait for the caller itself: while one of the id's
     /// handlers runs (`rdma_destroy_id` waits for it; for a listener, for the per-device
     /// listen ids whose handler locks its connect requests hold), or in the completion work of
@@ -614,6 +831,7 @@ impl<T: CmHandler> CmId<T> {
             qp_parts: core::mem::replace(&mut self.qp_parts, SetOnce::new()),
             adoption: self.adoption.take(),
             qp_events: core::mem::replace(&mut self.qp_events, SetOnce::new()),
+            slot: core::mem::replace(&mut self.slot, SetOnce::new()),
         }
     }
 }
@@ -621,7 +839,12 @@ impl<T: CmHandler> CmId<T> {
 impl<T: CmHandler> Drop for CmId<T> {
     fn drop(&mut self) {
         if self.must_defer() {
-            let dev = self.device().map(ARef::from);
+            // The device reference makes its unregistration wait for the deferred release;
+            // none is needed (or can be taken) once the id was revoked.
+            let dev = self
+                .id()
+                .ok()
+                .and_then(|id| id.device().map(ARef::from));
             // SAFETY: Called from `drop`, which returns right after.
             let moved = unsafe { self.move_out() };
             // INVARIANT: The moved `CmId` owns the id and its context; its `drop`, on the
@@ -630,28 +853,32 @@ impl<T: CmHandler> Drop for CmId<T> {
             return;
         }
         let id = self.id.as_ptr();
-        let qp = self.qp().map_or(core::ptr::null_mut(), |q| q.as_raw());
-        let posted = self
-            .qp_parts
-            .as_ref()
-            .is_some_and(|p| p.pools.iter().any(|p| p.used()));
-        if !qp.is_null() && posted {
-            // Every posted work request completes (flushed if need be) before the pools its
-            // contexts live in can go. Its CQs are not `Direct` (`create_qp`). A QP nothing was
-            // posted to has no completion to wait for.
-            // SAFETY: `qp` is the id's live QP.
-            unsafe { bindings::ib_drain_qp(qp) };
-        }
+        let slot = self.slot.as_ref();
         match self.adoption.as_ref().filter(|a| a.inside()) {
             // Inside the connect-request callback that adopted the id, whose handler lock
             // rdma_destroy_id would wait for: give the id back to rdma_cm, which destroys it
             // when the callback returns. The QP goes now (rdma_destroy_qp takes the id's QP
-            // lock, not the handler lock); no handler of the id runs after the callback.
+            // lock, not the handler lock); no handler of the id runs after the callback. A
+            // revocation meanwhile waits for the callback (`Adoption::callback`), then finds
+            // the id given back.
             Some(a) => {
-                // SAFETY: `id` is live; the callback holds its handler lock, so no event
-                // handler reads `context` meanwhile; cleared, no later one can reach `ctx`,
-                // which goes with `self`.
+                // The binding no longer releases the id (unless a revocation holds the slot:
+                // it sees `given_back`).
+                if let Some(s) = slot {
+                    s.try_take();
+                }
+                let qp = self.raw_qp();
+                let posted = self
+                    .qp_parts
+                    .as_ref()
+                    .is_some_and(|p| p.pools.iter().any(|p| p.used()));
+                // SAFETY: `id` is live (the callback holds its handler lock, so no revocation
+                // destroyed it); no event handler reads `context` meanwhile; cleared, no later
+                // one can reach `ctx`, which goes with `self`.
                 unsafe {
+                    if !qp.is_null() && posted {
+                        bindings::ib_drain_qp(qp);
+                    }
                     let rdma_cm_qp = !(*id).qp.is_null();
                     (*id).context = core::ptr::null_mut();
                     match (qp.is_null(), rdma_cm_qp) {
@@ -661,17 +888,30 @@ impl<T: CmHandler> Drop for CmId<T> {
                         (false, false) => bindings::ib_destroy_qp(qp),
                     }
                 }
-                a.given_back.store(true, Ordering::Relaxed);
+                a.given_back.store(true, Ordering::Release);
             }
-            // SAFETY: `id` is live and owned by `self`, and this is not inside its handler.
-            // rdma_destroy_id waits for a running handler and no handler runs after it; only
-            // then is the QP (if any) destroyed.
-            None => unsafe {
-                bindings::rdma_destroy_id(id);
-                if !qp.is_null() {
-                    bindings::ib_destroy_qp(qp);
+            None => match slot {
+                // Revocation releases the id and its QP unless this does, under the slot's
+                // lock: whichever comes first.
+                Some(s) => s.with(|r| {
+                    if let Some(r) = r.take() {
+                        // SAFETY: `r` holds the live id and QP, owned by `self`; this is not
+                        // inside the id's handler (`must_defer`).
+                        unsafe { CmIdRes::destroy(id, r.qp.as_ptr(), &r.pools) };
+                    }
+                }),
+                None => {
+                    let qp = self.raw_qp();
+                    let pools: &[Arc<dyn AttachedPool>] =
+                        self.qp_parts.as_ref().map_or(&[], |p| &p.pools);
+                    // SAFETY: `id` is live and owned by `self` (never tracked, so never
+                    // revoked), and this is not inside its handler.
+                    unsafe { CmIdRes::destroy(id, qp, pools) };
                 }
             },
+        }
+        if let Some(s) = slot {
+            Slot::forget(s);
         }
         if let Some(parts) = self.qp_parts.as_ref() {
             for p in &parts.pools {
@@ -730,6 +970,7 @@ impl<T: CmHandler> ConnRequest<'_, T> {
             qp_parts: SetOnce::new(),
             adoption: Some(self.adoption.clone()),
             qp_events: SetOnce::new(),
+            slot: SetOnce::new(),
         }
     }
 }

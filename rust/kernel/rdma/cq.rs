@@ -9,16 +9,9 @@
 //! of the [`Cqe`] each work request carried (`wc->wr_cqe`). The entries live in the contexts
 //! of a [`super::wr::WrPool`], which hands each completion to its owner.
 
-use super::device::Device;
-use crate::{
-    bindings,
-    error::from_err_ptr,
-    prelude::*,
-    str::CString,
-    sync::{aref::ARef, Arc},
-    types::Opaque,
-};
-use core::{mem::ManuallyDrop, ptr::NonNull};
+use super::bound::{Bound, BoundDevice, Rank, Release, Slot};
+use crate::{bindings, error::from_err_ptr, prelude::*, str::CString, sync::Arc, types::Opaque};
+use core::ptr::NonNull;
 
 mod events;
 pub use events::CqEventHandler;
@@ -50,18 +43,60 @@ impl PollContext {
 
 /// A completion queue allocated with `ib_alloc_cq`.
 ///
+/// The CQ is freed when the `Cq` is dropped, or, if the device goes first, when the device's
+/// client registration revokes it ([`super::bound`]).
+///
 /// # Invariants
 ///
-/// `ptr` was returned by `__ib_alloc_cq` and is freed only in `drop` (or moved out there,
-/// with `name` and `events`, into a `Cq` released on the layer's deferral workqueue); its
-/// restrack entry names `name`, which is freed only after the CQ.
+/// `ptr` was returned by `__ib_alloc_cq` and is the CQ `slot` holds, live while the slot has
+/// not been revoked; `work` is the address of its completion work, `cqe` its size.
 pub struct Cq {
     ptr: NonNull<bindings::ib_cq>,
     ctx: PollContext,
-    /// The owner's name ib_core keeps a pointer to; dropped in `drop` after the CQ is freed.
-    name: ManuallyDrop<CString>,
+    work: *const bindings::work_struct,
+    cqe: u32,
+    slot: Arc<Slot<CqRes>>,
+}
+
+/// The CQ as its device's binding tracks it.
+///
+/// # Invariants
+///
+/// `ptr` is a live CQ whose restrack entry names `name`, which is freed only after the CQ.
+struct CqRes {
+    ptr: NonNull<bindings::ib_cq>,
+    /// The owner's name ib_core keeps a pointer to; dropped after the CQ is freed.
+    _name: CString,
     /// The CQ's asynchronous events ([`Cq::with_events`]); flushed after the CQ is freed.
     events: Option<Arc<events::CqEvents>>,
+}
+
+// SAFETY: CQ verbs may be called from any thread.
+unsafe impl Send for CqRes {}
+
+impl Release for CqRes {
+    const RANK: Rank = Rank::Cq;
+
+    fn release(self) {
+        // SAFETY: `ptr` is a live CQ (type invariant) that no QP uses any more (QPs are
+        // released before CQs, by their owners or by revocation). ib_free_cq waits for
+        // running callbacks.
+        unsafe { bindings::ib_free_cq(self.ptr.as_ptr()) };
+        // The CQ is gone: no event is recorded any more; a queued run of the handler ends here.
+        if let Some(e) = self.events.as_ref() {
+            e.flush();
+        }
+        // `name` goes after this, once ib_core has forgotten it.
+    }
+}
+
+/// A CQ's release, moved out of its completion work to the deferral workqueue.
+struct DeferredCq(Arc<Slot<CqRes>>);
+
+impl Drop for DeferredCq {
+    fn drop(&mut self) {
+        Slot::release_now(&self.0);
+    }
 }
 
 // SAFETY: CQ verbs may be called from any thread; ib_core serializes polling itself.
@@ -80,7 +115,7 @@ impl Cq {
     ///
     /// `-EINVAL` for a size the device refuses, `-ENOMEM`, or the driver's error.
     pub fn new(
-        dev: &Device,
+        dev: &Bound<'_>,
         nr_cqe: u32,
         comp_vector: u32,
         ctx: PollContext,
@@ -98,7 +133,7 @@ impl Cq {
     ///
     /// As [`Cq::new`].
     pub fn with_events(
-        dev: &Device,
+        dev: &Bound<'_>,
         nr_cqe: u32,
         comp_vector: u32,
         ctx: PollContext,
@@ -109,7 +144,7 @@ impl Cq {
     }
 
     fn alloc(
-        dev: &Device,
+        dev: &Bound<'_>,
         nr_cqe: u32,
         comp_vector: u32,
         ctx: PollContext,
@@ -137,29 +172,49 @@ impl Cq {
                 name.as_char_ptr(),
             )
         })?;
+        let ptr = NonNull::new(ptr).ok_or(ENOMEM)?.as_ptr();
         if events.is_some() {
             // SAFETY: `ptr` is the CQ just allocated, not yet used by any QP, so the driver
             // cannot report an event while the field is set; it reads it with `cq_context`,
             // the events' address, until the CQ is freed.
             unsafe { (*ptr).event_handler = Some(events::CqEvents::callback) };
         }
-        // INVARIANT: The CQ's restrack entry names `name`, which the `Cq` owns.
+        // SAFETY: `ptr` is live; only the address of its work (the member of the poll-context
+        // union that workqueue polling uses) is taken. `cqe` is set at allocation.
+        let (work, cqe) = unsafe {
+            (
+                (&raw const (*ptr).__bindgen_anon_1.work).cast::<bindings::work_struct>(),
+                (*ptr).cqe.max(0) as u32,
+            )
+        };
+        let nn = NonNull::new(ptr).ok_or(ENOMEM)?;
+        // INVARIANT: The CQ's restrack entry names `name`, which the tracked `CqRes` owns.
+        let slot = BoundDevice::track(
+            dev.binding(),
+            CqRes {
+                ptr: nn,
+                _name: name,
+                events,
+            },
+        )?;
         Ok(Cq {
-            ptr: NonNull::new(ptr).ok_or(ENOMEM)?,
+            ptr: nn,
             ctx,
-            name: ManuallyDrop::new(name),
-            events,
+            work,
+            cqe,
+            slot,
         })
     }
 
-    /// The raw pointer, for calls into C.
+    /// The raw pointer, for calls into C. Valid while the CQ's device is bound (see
+    /// [`Cq::binding`]).
     pub fn as_raw(&self) -> *mut bindings::ib_cq {
         self.ptr.as_ptr()
     }
 
-    /// The owner's name the CQ was allocated with.
-    pub fn name(&self) -> &CStr {
-        &self.name
+    /// The binding of the CQ's device.
+    pub fn binding(&self) -> &Arc<BoundDevice> {
+        self.slot.bound()
     }
 
     /// Where ib_core runs the CQ's completion callbacks.
@@ -178,23 +233,23 @@ impl Cq {
         ) {
             return false;
         }
-        // SAFETY: `ptr` is valid (type invariant); only the address of its work (the member of
-        // the poll-context union that workqueue polling uses) is taken.
-        let work = unsafe { &raw const (*self.as_raw()).__bindgen_anon_1.work };
-        super::defer::in_work(work.cast())
+        super::defer::in_work(self.work)
     }
 
     /// Entries the CQ actually has (at least what was asked for).
     pub fn cqe(&self) -> u32 {
-        // SAFETY: Set at allocation; `ptr` is valid (type invariant).
-        unsafe { (*self.as_raw()).cqe.max(0) as u32 }
+        self.cqe
     }
 
     /// Polls up to `budget` completions and runs their callbacks in the caller's context.
     /// Only for [`PollContext::Direct`] CQs. Returns the number processed.
     pub fn process_direct(&self, budget: u32) -> u32 {
         let budget = i32::try_from(budget).unwrap_or(i32::MAX);
-        // SAFETY: `ptr` is valid (type invariant); ib_core checks the poll context.
+        let Ok(_bound) = BoundDevice::access(self.slot.bound()) else {
+            return 0;
+        };
+        // SAFETY: `ptr` is live while the token holds the device bound (type invariant);
+        // ib_core checks the poll context.
         unsafe { bindings::ib_process_cq_direct(self.as_raw(), budget).max(0) as u32 }
     }
 }
@@ -203,29 +258,13 @@ impl Drop for Cq {
     fn drop(&mut self) {
         if self.in_completion_work() {
             // `ib_free_cq` would cancel the work this runs in and wait for it: the CQ is
-            // released on the layer's deferral workqueue instead (`defer.rs`).
-            // SAFETY: `ptr` is valid; a CQ keeps its device registered.
-            let dev = ARef::from(unsafe { Device::from_raw((*self.as_raw()).device) });
-            // INVARIANT: The moved `Cq` owns the CQ and its name from now on; `self` returns
-            // without using either.
-            let moved = Cq {
-                ptr: self.ptr,
-                ctx: self.ctx,
-                // SAFETY: Not used or dropped again: this returns right after.
-                name: ManuallyDrop::new(unsafe { ManuallyDrop::take(&mut self.name) }),
-                events: self.events.take(),
-            };
-            super::defer::release_later(moved, Some(dev));
+            // released on the layer's deferral workqueue instead (`defer.rs`). A removal of the
+            // device meanwhile revokes it there or finds it released.
+            super::defer::release_later(DeferredCq(self.slot.clone()), None);
             return;
         }
-        // SAFETY: `ptr` is a live CQ owned by `self`. ib_free_cq waits for running callbacks.
-        unsafe { bindings::ib_free_cq(self.as_raw()) };
-        // The CQ is gone: no event is recorded any more; a queued run of the handler ends here.
-        if let Some(e) = self.events.as_ref() {
-            e.flush();
-        }
-        // SAFETY: ib_core has forgotten the name with the CQ; dropped once, here.
-        unsafe { ManuallyDrop::drop(&mut self.name) };
+        // Frees the CQ unless its device's removal did.
+        Slot::release_now(&self.slot);
     }
 }
 

@@ -30,8 +30,12 @@
 //! object's own `event_handler`, in whatever context it detects the event (interrupt, softirq,
 //! a driver thread). [`EventKind`] names them too, for those handlers.
 
-use super::device::Device;
-use crate::{bindings, prelude::*, sync::aref::ARef, types::Opaque};
+use super::{
+    bound::{Bound, BoundDevice, Rank, Release, Slot},
+    device::Device,
+};
+use crate::{bindings, prelude::*, sync::Arc, types::Opaque};
+use core::ptr::NonNull;
 
 /// What an asynchronous event reports (`enum ib_event_type`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -182,41 +186,69 @@ pub trait EventHandler: Send + Sync + 'static {
 
 /// An `ib_event_handler` registered on a device for as long as this object lives
 /// (`INIT_IB_EVENT_HANDLER` + `ib_register_event_handler`, `ib_unregister_event_handler` when
-/// dropped). It keeps a reference on the device; drop it before the device's ib_client
-/// `remove` returns (a device reference held past it keeps the unregistration waiting).
+/// dropped), or until the device's client registration revokes it if the device goes first
+/// ([`super::bound`]).
 ///
 /// # Invariants
 ///
 /// `raw` was initialised for `dev` and this type's callback, and is registered with ib_core
-/// from the end of its initialisation until `drop`, after `handler` and `dev` were initialised.
+/// from the end of its initialisation until `slot` is released (in `drop`, or by revocation),
+/// after `handler` and `dev` were initialised.
 #[pin_data(PinnedDrop)]
 pub struct Registration<T: EventHandler> {
     handler: T,
-    dev: ARef<Device>,
+    dev: NonNull<bindings::ib_device>,
     #[pin]
     raw: Opaque<bindings::ib_event_handler>,
+    slot: Arc<Slot<EventRes>>,
+}
+
+/// A registered event handler, as its device's binding tracks it.
+///
+/// # Invariants
+///
+/// `raw` is a registered `ib_event_handler`.
+struct EventRes {
+    raw: NonNull<bindings::ib_event_handler>,
+}
+
+// SAFETY: Unregistering may be done from any thread.
+unsafe impl Send for EventRes {}
+
+impl Release for EventRes {
+    const RANK: Rank = Rank::EventHandler;
+
+    fn release(self) {
+        // SAFETY: `raw` is registered (type invariant); unregistering waits for a running
+        // callback (the rwsem), after which ib_core no longer reaches it or its owner.
+        unsafe { bindings::ib_unregister_event_handler(self.raw.as_ptr()) };
+    }
 }
 
 // SAFETY: After registration ib_core reads `raw` under the device's rwsem only; `handler` is
-// `Send + Sync` and `dev` is a reference-counted device.
+// `Send + Sync`; `dev` is only used by the callback, while the device is registered.
 unsafe impl<T: EventHandler> Send for Registration<T> {}
 // SAFETY: See the `Send` impl; `&Registration` gives shared access to `handler` (`Sync`) only.
 unsafe impl<T: EventHandler> Sync for Registration<T> {}
 
 impl<T: EventHandler> Registration<T> {
-    /// Registers `handler` for the events of `dev`; events dispatched from now on reach it.
+    /// Registers `handler` for the events of the device `bound`; events dispatched from now on reach it.
     /// Process context; may sleep (takes the device's event-handler lock for writing).
-    pub fn new(dev: ARef<Device>, handler: T) -> impl PinInit<Self> {
-        let raw_dev = dev.as_raw();
-        pin_init!(Self {
+    ///
+    /// # Errors
+    ///
+    /// `-ENOMEM` (nothing is registered then).
+    pub fn new<'a>(bound: &'a Bound<'_>, handler: T) -> impl PinInit<Self, Error> + 'a {
+        let raw_dev = bound.as_raw();
+        try_pin_init!(&this in Self {
             handler,
-            dev,
-            // Initialised last: once registered, the callback may run at once and reads the
-            // fields above.
+            dev: NonNull::new(raw_dev).ok_or(EINVAL)?,
+            // Initialised after the fields the callback reads: once registered, it may run
+            // at once.
             raw <- Opaque::ffi_init(move |slot: *mut bindings::ib_event_handler| {
                 // SAFETY: `slot` is valid for writes and pinned until `drop`, which unregisters
-                // it; this is INIT_IB_EVENT_HANDLER (the list head points at itself). The
-                // device is live: `dev`, initialised above, holds a reference.
+                // it (or revocation did); this is INIT_IB_EVENT_HANDLER (the list head points
+                // at itself). The device is registered: the token holds it bound.
                 unsafe {
                     (*slot).device = raw_dev;
                     (*slot).handler = Some(Self::callback);
@@ -226,17 +258,20 @@ impl<T: EventHandler> Registration<T> {
                     bindings::ib_register_event_handler(slot);
                 }
             }),
+            // On an error `track` unregisters the handler before the fields go.
+            slot: BoundDevice::track(
+                bound.binding(),
+                EventRes {
+                    // SAFETY: `this` is the object being initialised; `raw` is initialised.
+                    raw: NonNull::new(unsafe { (*this.as_ptr()).raw.get() }).ok_or(EINVAL)?,
+                },
+            )?,
         })
     }
 
     /// The handler.
     pub fn handler(&self) -> &T {
         &self.handler
-    }
-
-    /// The device the registration listens to.
-    pub fn device(&self) -> &Device {
-        &self.dev
     }
 
     /// `ib_event_handler.handler`.
@@ -253,15 +288,16 @@ impl<T: EventHandler> Registration<T> {
         let this = unsafe { &*h.cast::<u8>().sub(off).cast::<Self>() };
         // SAFETY: ib_core passes a live event for the duration of the call.
         let ev = Event::from_c(unsafe { &*ev });
-        this.handler.event(&this.dev, &ev);
+        // SAFETY: The handler is registered on `dev`, which stays registered while it is.
+        let dev = unsafe { Device::from_raw(this.dev.as_ptr()) };
+        this.handler.event(dev, &ev);
     }
 }
 
 #[pinned_drop]
 impl<T: EventHandler> PinnedDrop for Registration<T> {
     fn drop(self: Pin<&mut Self>) {
-        // SAFETY: `raw` is registered (type invariant); unregistering waits for a running
-        // callback (the rwsem), after which ib_core no longer reaches `raw` or `handler`.
-        unsafe { bindings::ib_unregister_event_handler(self.raw.get()) };
+        // Unregisters the handler unless its device's removal did.
+        Slot::release_now(&self.slot);
     }
 }

@@ -36,12 +36,17 @@
 //! after [`CpuAccess::write`], on the region as long as it exists (once it is dropped the
 //! memory is no longer mapped and needs no sync).
 
-use super::{device::Device, pd::Pd, wr::Sge, Access};
+use super::{
+    bound::{Bound, BoundDevice, Rank, Release, Slot},
+    pd::Pd,
+    wr::Sge,
+    Access,
+};
 use crate::{
     bindings,
     error::{from_err_ptr, to_result},
     prelude::*,
-    sync::{aref::ARef, Arc},
+    sync::{rcu, Arc},
 };
 use core::ptr::NonNull;
 
@@ -69,14 +74,26 @@ const PAGE_SIZE: usize = bindings::PAGE_SIZE;
 /// mapped in place ([`SgOwner`]): the region maps and unmaps it but does not free it, and the
 /// lender keeps it and the pages it names.
 ///
+/// Once mapped, the table is the region's tracked mapping (`mapping`), which the device's
+/// removal may revoke ([`super::bound`]): it is unmapped and freed then, and the region's
+/// later syncs do nothing.
+///
 /// Dropping a region unmaps it and frees its table unless the table is lent (`Drop::drop`),
 /// and only then drops its
-/// fields (in declaration order): the device reference, the segments, the share of the memory
+/// fields (in declaration order): the binding, the segments, the share of the memory
 /// it owns, which is freed then unless its [`CpuAccess`] still exists, and, last, the owner of
 /// the pages it borrowed, which gives them back to their user.
 pub struct DmaRegion {
-    dev: ARef<Device>,
+    /// The device, valid while `bound` is bound.
+    dev: NonNull<bindings::ib_device>,
+    mapping: Option<Arc<Slot<DmaRes>>>,
+    bound: Arc<BoundDevice>,
+    /// The table until it is mapped, then empty (moved into `mapping`).
     table: bindings::sg_table,
+    /// Whether syncs do anything on the device ([`DmaRegion::needs_sync`]).
+    needs_sync: bool,
+    /// The device's page sizes (`page_size_cap`), for [`FrMr::map`].
+    page_size_cap: u64,
     segs: Segs,
     addr: usize,
     len: usize,
@@ -113,7 +130,7 @@ impl DmaRegion {
     ///
     /// `[addr, addr + len)` is kernel memory that stays allocated, and is not freed or remapped,
     /// until the returned region is dropped.
-    pub unsafe fn new(dev: &Device, addr: usize, len: usize) -> Result<DmaRegion> {
+    pub unsafe fn new(dev: &Bound<'_>, addr: usize, len: usize) -> Result<DmaRegion> {
         let end = addr.checked_add(len).ok_or(EINVAL)?;
         if len == 0 || len > u32::MAX as usize * 16 {
             return Err(EINVAL);
@@ -160,7 +177,7 @@ impl DmaRegion {
     ///
     /// The pages the range covers stay allocated until the returned region is dropped.
     pub unsafe fn from_pages(
-        dev: &Device,
+        dev: &Bound<'_>,
         pages: &[*mut bindings::page],
         offset: usize,
         len: usize,
@@ -192,7 +209,7 @@ impl DmaRegion {
     /// `sgl` is a valid scatterlist of at least `nents` entries (chained or not) for the call,
     /// and the pages it names stay allocated until the returned region is dropped.
     pub unsafe fn from_sg(
-        dev: &Device,
+        dev: &Bound<'_>,
         sgl: *mut bindings::scatterlist,
         nents: usize,
     ) -> Result<DmaRegion> {
@@ -208,16 +225,7 @@ impl DmaRegion {
         // mapping must not unmap.
         table.nents = 0;
         // From here the region owns the table: an error return frees it (`Drop`).
-        let mut region = DmaRegion {
-            dev: dev.into(),
-            table,
-            segs: Segs::Many(KVec::new()),
-            addr: 0,
-            len: 0,
-            owned: None,
-            lender: None,
-            dir: DataDirection::Bidirectional,
-        };
+        let mut region = DmaRegion::unmapped(dev, table, 0, 0, None, DataDirection::Bidirectional);
         let (mut src, mut dst, mut len) = (sgl, region.table.sgl, 0usize);
         for _ in 0..nents {
             if src.is_null() || dst.is_null() {
@@ -250,7 +258,7 @@ impl DmaRegion {
     ///
     /// The pages stay allocated until the region is dropped.
     unsafe fn from_pages_at(
-        dev: &Device,
+        dev: &Bound<'_>,
         pages: &[*mut bindings::page],
         offset: usize,
         len: usize,
@@ -270,19 +278,42 @@ impl DmaRegion {
                 bindings::GFP_KERNEL,
             )
         })?;
-        let mut region = DmaRegion {
-            dev: dev.into(),
+        let mut region = DmaRegion::unmapped(dev, table, addr, len, None, DataDirection::Bidirectional);
+        // SAFETY: The caller keeps the pages allocated.
+        unsafe { region.map() }?;
+        Ok(region)
+    }
+
+    /// A region of `len` bytes at kernel address `addr` (or 0) over `table`, not mapped yet.
+    fn unmapped(
+        dev: &Bound<'_>,
+        table: bindings::sg_table,
+        addr: usize,
+        len: usize,
+        lender: Option<KBox<dyn SgOwner>>,
+        dir: DataDirection,
+    ) -> DmaRegion {
+        let raw = dev.as_raw();
+        // SAFETY: The device is registered (the token holds it bound); `dma_device` is set when
+        // it is registered and does not change.
+        let needs_sync = unsafe {
+            !bindings::ib_uses_virt_dma(raw) && bindings::dma_dev_need_sync((*raw).dma_device)
+        };
+        DmaRegion {
+            // `as_raw` is never NULL: it is the address of a `Device`.
+            dev: NonNull::new(raw).unwrap_or(NonNull::dangling()),
+            mapping: None,
+            bound: dev.binding().clone(),
             table,
+            needs_sync,
+            page_size_cap: dev.attrs().page_size_cap,
             segs: Segs::Many(KVec::new()),
             addr,
             len,
             owned: None,
-            lender: None,
-            dir: DataDirection::Bidirectional,
-        };
-        // SAFETY: The caller keeps the pages allocated.
-        unsafe { region.map() }?;
-        Ok(region)
+            lender,
+            dir,
+        }
     }
 
     /// Maps the region's table on its device and records the DMA segments.
@@ -294,7 +325,7 @@ impl DmaRegion {
         // SAFETY: The table was just filled; its pages are valid for DMA (caller's guarantee).
         let nents = unsafe {
             bindings::ib_dma_map_sg(
-                self.dev.as_raw(),
+                self.dev.as_ptr(),
                 self.table.sgl,
                 self.table.orig_nents as i32,
                 self.dir.as_raw(),
@@ -310,7 +341,7 @@ impl DmaRegion {
         let (dma, len) = unsafe { (bindings::sg_dma_address(sg), bindings::sg_dma_len(sg)) };
         if nents == 1 {
             self.segs = Segs::One([Seg { off: 0, dma, len }]);
-            return Ok(());
+            return self.track();
         }
         // One allocation of the right size (pushes into an empty vector would `krealloc`).
         let mut segs = KVec::with_capacity(nents as usize, GFP_KERNEL)?;
@@ -324,6 +355,19 @@ impl DmaRegion {
             sg = unsafe { bindings::sg_next(sg) };
         }
         self.segs = Segs::Many(segs);
+        self.track()
+    }
+
+    /// Hands the mapped table to the device's binding, which unmaps it if the device goes
+    /// first. On an error it is unmapped (and freed unless lent) before this returns.
+    fn track(&mut self) -> Result {
+        let res = DmaRes {
+            dev: self.dev,
+            table: core::mem::take(&mut self.table),
+            dir: self.dir,
+            lent: self.lender.is_some(),
+        };
+        self.mapping = Some(BoundDevice::track(&self.bound, res)?);
         Ok(())
     }
 
@@ -343,9 +387,9 @@ impl DmaRegion {
         self.addr
     }
 
-    /// The device the region is mapped for.
-    pub fn device(&self) -> &Device {
-        &self.dev
+    /// The binding of the device the region is mapped for.
+    pub fn binding(&self) -> &Arc<BoundDevice> {
+        &self.bound
     }
 
     /// Number of DMA segments.
@@ -441,12 +485,7 @@ impl DmaRegion {
     /// DMA-coherent devices without bounce buffering (`dma_dev_need_sync`). Lets a hot path
     /// skip the calls. May be called from any context.
     pub fn needs_sync(&self) -> bool {
-        let dev = self.dev.as_raw();
-        // SAFETY: The device is live while the region holds its reference; `dma_device` is set
-        // when the device is registered and does not change.
-        unsafe {
-            !bindings::ib_uses_virt_dma(dev) && bindings::dma_dev_need_sync((*dev).dma_device)
-        }
+        self.needs_sync
     }
 
     /// Makes device writes to `[off, off + len)` visible to the CPU. May be called from any
@@ -477,22 +516,28 @@ impl DmaRegion {
         }
         let mut i = self.seg_index(off);
         let dir = self.dir.as_raw();
+        // The device may be gone (its removal unmapped the region): nothing to sync then.
+        let rcu = rcu::read_lock();
+        if !self.bound.live(&rcu) || self.mapping.is_none() {
+            return;
+        }
         while pos < end {
             let s = &self.segs[i];
             let inner = pos - s.off;
             let take = (u64::from(s.len) - inner).min(end - pos);
-            // SAFETY: The segment is mapped on `dev` (type invariant).
+            // SAFETY: The segment is mapped on `dev` (type invariant), which is bound during
+            // the RCU section `rcu` (checked above).
             unsafe {
                 if for_device {
                     bindings::ib_dma_sync_single_for_device(
-                        self.dev.as_raw(),
+                        self.dev.as_ptr(),
                         s.dma + inner,
                         take as usize,
                         dir,
                     )
                 } else {
                     bindings::ib_dma_sync_single_for_cpu(
-                        self.dev.as_raw(),
+                        self.dev.as_ptr(),
                         s.dma + inner,
                         take as usize,
                         dir,
@@ -551,11 +596,51 @@ impl DmaRegion {
 
 impl Drop for DmaRegion {
     fn drop(&mut self) {
+        match self.mapping.as_ref() {
+            // Unmaps the region unless its device's removal did.
+            Some(m) => Slot::release_now(m),
+            // Not mapped (a constructor failed): the table, if any, is freed here.
+            None => {
+                let res = DmaRes {
+                    dev: self.dev,
+                    table: core::mem::take(&mut self.table),
+                    dir: self.dir,
+                    lent: self.lender.is_some(),
+                };
+                res.release();
+            }
+        }
+        // The fields go after this: `owned` frees the memory (if the region held its last
+        // share) only now that nothing maps it.
+    }
+}
+
+/// A region's scatterlist table and its DMA mapping, as the device's binding tracks it.
+///
+/// # Invariants
+///
+/// `table` holds `orig_nents` entries, of which `nents` are mapped on `dev` in direction `dir`
+/// (0: not mapped); its list is freed on release unless `lent` (the lender frees it).
+struct DmaRes {
+    dev: NonNull<bindings::ib_device>,
+    table: bindings::sg_table,
+    dir: DataDirection,
+    lent: bool,
+}
+
+// SAFETY: DMA unmapping may be done from any thread.
+unsafe impl Send for DmaRes {}
+
+impl Release for DmaRes {
+    const RANK: Rank = Rank::DmaRegion;
+
+    fn release(mut self) {
         if self.table.nents > 0 {
-            // SAFETY: The table was mapped on `dev` with `orig_nents` entries (type invariant).
+            // SAFETY: The table was mapped on `dev`, which is registered (a release runs before
+            // the device's removal returns), with `orig_nents` entries (type invariant).
             unsafe {
                 bindings::ib_dma_unmap_sg(
-                    self.dev.as_raw(),
+                    self.dev.as_ptr(),
                     self.table.sgl,
                     self.table.orig_nents as i32,
                     self.dir.as_raw(),
@@ -563,25 +648,49 @@ impl Drop for DmaRegion {
             };
         }
         // A lent list is the lender's to free (type invariant), after this.
-        if self.lender.is_none() {
+        if !self.lent && !self.table.sgl.is_null() {
             // SAFETY: The table was allocated by `sg_alloc_table_from_pages_segment` or
             // `sg_alloc_table`.
             unsafe { bindings::sg_free_table(&mut self.table) };
         }
-        // The fields go after this: `owned` frees the memory (if the region held its last
-        // share) only now that nothing maps it.
     }
 }
 
 /// The `ib_mr` of an [`FrMr`], shared with the context of a REG_MR work request in flight
-/// ([`super::wr::WrPool::post_reg_mr`]), so that it is deregistered only after both let go.
+/// ([`super::wr::WrPool::post_reg_mr`]), so that it is deregistered only after both let go (or
+/// when the device's removal revokes it).
 ///
 /// # Invariants
 ///
-/// `ptr` was returned by `ib_alloc_mr` in `pd` and is deregistered only in `drop`.
+/// `ptr` was returned by `ib_alloc_mr` in `pd` and is the MR `slot` holds, live while the slot
+/// has not been revoked.
 pub struct MrRef {
     ptr: NonNull<bindings::ib_mr>,
+    slot: Arc<Slot<MrRes>>,
     _pd: Arc<Pd>,
+}
+
+/// The MR as its device's binding tracks it.
+///
+/// # Invariants
+///
+/// `ptr` is a live MR.
+struct MrRes {
+    ptr: NonNull<bindings::ib_mr>,
+}
+
+// SAFETY: MR verbs may be called from any thread.
+unsafe impl Send for MrRes {}
+
+impl Release for MrRes {
+    const RANK: Rank = Rank::Mr;
+
+    fn release(self) {
+        // SAFETY: `ptr` is a live MR (type invariant); no work request uses it any more: a
+        // REG_MR in flight holds a reference until its completion, and revocation releases
+        // the QPs first.
+        unsafe { bindings::ib_dereg_mr(self.ptr.as_ptr()) };
+    }
 }
 
 // SAFETY: The MR's fields are only changed through `&mut FrMr` (its only mapper); verbs are
@@ -592,9 +701,8 @@ unsafe impl Sync for MrRef {}
 
 impl Drop for MrRef {
     fn drop(&mut self) {
-        // SAFETY: `ptr` is a live MR owned by `self`; no work request uses it any more: a
-        // REG_MR in flight holds a reference until its completion.
-        unsafe { bindings::ib_dereg_mr(self.ptr.as_ptr()) };
+        // Deregisters the MR unless its device's removal did; the PD goes after this.
+        Slot::release_now(&self.slot);
     }
 }
 
@@ -607,10 +715,41 @@ const SGL_ON_STACK: usize = 4;
 /// # Invariants
 ///
 /// `mr` is an MR of type `IB_MR_TYPE_MEM_REG` able to hold `max_pages` pages; only this
-/// `FrMr` changes it (through `&mut self`).
+/// `FrMr` changes it (through `&mut self`). `keys` are its lkey, rkey, I/O virtual address
+/// and length as the last [`FrMr::map`] left them (read then, so that they stay readable
+/// after the device's removal revoked the MR).
 pub struct FrMr {
     mr: Arc<MrRef>,
     max_pages: u32,
+    keys: MrKeys,
+}
+
+/// What an [`FrMr`]'s last mapping made of it.
+#[derive(Clone, Copy, Default)]
+struct MrKeys {
+    lkey: u32,
+    rkey: u32,
+    iova: u64,
+    length: u64,
+}
+
+impl MrKeys {
+    /// The keys of the MR `mr`.
+    ///
+    /// # Safety
+    ///
+    /// `mr` is a live MR.
+    unsafe fn of(mr: *mut bindings::ib_mr) -> MrKeys {
+        // SAFETY: The caller guarantees `mr`.
+        unsafe {
+            MrKeys {
+                lkey: (*mr).lkey,
+                rkey: (*mr).rkey,
+                iova: (*mr).iova,
+                length: (*mr).length,
+            }
+        }
+    }
 }
 
 impl FrMr {
@@ -620,8 +759,11 @@ impl FrMr {
     /// # Errors
     ///
     /// `-EINVAL` for a page count the device refuses, `-ENOMEM`, or the driver's error.
+    ///
+    /// `-ENODEV` once the PD's device was removed.
     pub fn new(pd: &Arc<Pd>, max_pages: u32) -> Result<FrMr> {
-        // SAFETY: `pd` is a live PD.
+        let dev = BoundDevice::access(pd.binding())?;
+        // SAFETY: `pd` is a live PD: the token holds its device bound.
         let ptr = from_err_ptr(unsafe {
             bindings::ib_alloc_mr(
                 pd.as_raw(),
@@ -629,13 +771,19 @@ impl FrMr {
                 max_pages,
             )
         })?;
+        let ptr = NonNull::new(ptr).ok_or(ENOMEM)?;
+        // SAFETY: `ptr` is the live MR just allocated.
+        let keys = unsafe { MrKeys::of(ptr.as_ptr()) };
+        let slot = BoundDevice::track(dev.binding(), MrRes { ptr })?;
         let mr = MrRef {
-            ptr: NonNull::new(ptr).ok_or(ENOMEM)?,
+            ptr,
+            slot,
             _pd: pd.clone(),
         };
         Ok(FrMr {
             mr: Arc::new(mr, GFP_KERNEL)?,
             max_pages,
+            keys,
         })
     }
 
@@ -651,26 +799,22 @@ impl FrMr {
 
     /// The MR's current lkey.
     pub fn lkey(&self) -> u32 {
-        // SAFETY: `ptr` is valid (type invariant).
-        unsafe { (*self.as_raw()).lkey }
+        self.keys.lkey
     }
 
     /// The MR's current rkey, the key a peer names in RDMA READ/WRITE.
     pub fn rkey(&self) -> u32 {
-        // SAFETY: `ptr` is valid (type invariant).
-        unsafe { (*self.as_raw()).rkey }
+        self.keys.rkey
     }
 
     /// The I/O virtual address of the mapped range's first byte (what a peer names).
     pub fn iova(&self) -> u64 {
-        // SAFETY: `ptr` is valid (type invariant).
-        unsafe { (*self.as_raw()).iova }
+        self.keys.iova
     }
 
     /// Length of the mapped range in bytes.
     pub fn length(&self) -> u64 {
-        // SAFETY: `ptr` is valid (type invariant).
-        unsafe { (*self.as_raw()).length }
+        self.keys.length
     }
 
     /// Maps `[off, off + len)` of `region` into the MR's page list and gives the MR a fresh
@@ -683,8 +827,8 @@ impl FrMr {
     ///
     /// # Errors
     ///
-    /// `-EINVAL` for an empty or out-of-range span, `-E2BIG` if the span needs more pages
-    /// than the MR holds, or the driver's error.
+    /// `-EINVAL` for an empty or out-of-range span or a region of another device, `-E2BIG` if the span needs more pages
+    /// than the MR holds, `-ENODEV` once the MR's device was removed, or the driver's error.
     pub fn map(&mut self, region: &DmaRegion, off: u64, len: u64) -> Result {
         self.map_gfp(region, off, len, GFP_KERNEL)
     }
@@ -706,7 +850,7 @@ impl FrMr {
         if len == 0 || end > region.len as u64 {
             return Err(EINVAL);
         }
-        let cap = region.device().attrs().page_size_cap;
+        let cap = region.page_size_cap;
         let page_size = region
             .page_size_for(off, len, cap, u64::from(self.max_pages))
             .ok_or(E2BIG)?;
@@ -738,20 +882,31 @@ impl FrMr {
             // SAFETY: `sg` is an initialized entry of `sgl`.
             unsafe { bindings::sg_set_dma(sg, s.dma + (start - s.off), (stop - start) as u32) };
         }
-        // SAFETY: `ptr` is a valid MR; `sgl` describes DMA addresses mapped on the MR's device
-        // (invariant of `DmaRegion`) and is only read during the call.
-        let n = unsafe {
+        if !core::ptr::eq(Arc::as_ptr(region.binding()), Arc::as_ptr(self.mr.slot.bound())) {
+            return Err(EINVAL);
+        }
+        let rcu = rcu::read_lock();
+        if !self.mr.slot.bound().live(&rcu) {
+            return Err(ENODEV);
+        }
+        // SAFETY: `ptr` is a live MR: its device is bound during the RCU section `rcu`
+        // (checked above); `sgl` describes DMA addresses mapped on the MR's device (invariant
+        // of `DmaRegion`, checked to be the same device) and is only read during the call.
+        let (n, keys) = unsafe {
             let mr = self.as_raw();
             let key = bindings::ib_inc_rkey((*mr).rkey) as u8;
             bindings::ib_update_fast_reg_key(mr, key);
-            bindings::ib_map_mr_sg(
+            let n = bindings::ib_map_mr_sg(
                 mr,
                 sgl.as_mut_ptr(),
                 nents as i32,
                 core::ptr::null_mut(),
                 page_size as u32,
-            )
+            );
+            (n, MrKeys::of(mr))
         };
+        drop(rcu);
+        self.keys = keys;
         if n < 0 {
             return Err(Error::from_errno(n));
         }

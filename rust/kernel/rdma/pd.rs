@@ -4,8 +4,8 @@
 //!
 //! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h)
 
-use super::device::Device;
-use crate::{bindings, error::from_err_ptr, prelude::*, str::CString};
+use super::bound::{Bound, BoundDevice, Rank, Release, Slot};
+use crate::{bindings, error::from_err_ptr, prelude::*, str::CString, sync::Arc};
 use core::ptr::NonNull;
 
 /// A kernel protection domain.
@@ -13,15 +13,44 @@ use core::ptr::NonNull;
 /// Queue pairs and memory regions created in the same PD may be used together; a key from
 /// one PD is refused by a QP of another.
 ///
+/// The PD is deallocated when the `Pd` is dropped, or, if the device goes first, when the
+/// device's client registration revokes it ([`super::bound`]); after that the `Pd` makes no
+/// more objects (`-ENODEV`).
+///
 /// # Invariants
 ///
-/// `ptr` was returned by `__ib_alloc_pd` and is deallocated only in `drop`; its restrack
-/// entry names `name`, which is freed only after the PD (the MRs allocated in the PD, which
-/// ib_core gives the same name, are deregistered before the PD).
+/// `ptr` was returned by `__ib_alloc_pd` and is the PD `slot` holds: it is live while the slot
+/// has not been revoked, which an [`BoundDevice::access`] token of `slot.bound()` or an RCU
+/// section in which it is [`BoundDevice::live`] guarantees. `lkey` is its `local_dma_lkey`.
 pub struct Pd {
     ptr: NonNull<bindings::ib_pd>,
-    /// The owner's name ib_core keeps a pointer to; dropped after `drop` deallocates the PD.
-    name: CString,
+    lkey: u32,
+    slot: Arc<Slot<PdRes>>,
+}
+
+/// The PD as its device's binding tracks it.
+///
+/// # Invariants
+///
+/// `ptr` is a live PD whose restrack entry names `_name`, which is freed only after the PD.
+struct PdRes {
+    ptr: NonNull<bindings::ib_pd>,
+    /// The owner's name ib_core keeps a pointer to; dropped after the PD is deallocated.
+    _name: CString,
+}
+
+// SAFETY: PD verbs may be called from any thread; ib_core locks internally.
+unsafe impl Send for PdRes {}
+
+impl Release for PdRes {
+    const RANK: Rank = Rank::Pd;
+
+    fn release(self) {
+        // SAFETY: The type invariant says `ptr` is a live PD; everything created in it has
+        // been released (by its owners, or by revocation, which releases PDs last).
+        unsafe { bindings::ib_dealloc_pd(self.ptr.as_ptr()) };
+        // `name` goes after this, once ib_core has forgotten it.
+    }
 }
 
 // SAFETY: PD verbs may be called from any thread; ib_core locks internally.
@@ -38,26 +67,24 @@ impl Pd {
     /// # Errors
     ///
     /// `-ENOMEM` or the driver's error.
-    pub fn new(dev: &Device, caller: &CStr) -> Result<Pd> {
+    pub fn new(dev: &Bound<'_>, caller: &CStr) -> Result<Pd> {
         let name = CString::try_from(caller)?;
-        // SAFETY: `dev` is registered (type invariant of `Device`); `name` is a NUL-terminated
+        // SAFETY: `dev` is registered (the token holds it bound); `name` is a NUL-terminated
         // string whose bytes do not move (its own allocation) and live until after the PD is
-        // deallocated (type invariant).
+        // deallocated (`PdRes`).
         let ptr =
             from_err_ptr(unsafe { bindings::__ib_alloc_pd(dev.as_raw(), 0, name.as_char_ptr()) })?;
-        // INVARIANT: The PD's restrack entry names `name`, which the `Pd` owns.
-        Ok(Pd {
-            ptr: NonNull::new(ptr).ok_or(ENOMEM)?,
-            name,
-        })
+        let ptr = NonNull::new(ptr).ok_or(ENOMEM)?;
+        // SAFETY: Set at allocation and never changed; `ptr` is live.
+        let lkey = unsafe { (*ptr.as_ptr()).local_dma_lkey };
+        // INVARIANT: The PD's restrack entry names `name`, which the tracked `PdRes` owns.
+        let slot = BoundDevice::track(dev.binding(), PdRes { ptr, _name: name })?;
+        Ok(Pd { ptr, lkey, slot })
     }
 
-    /// The owner's name the PD was allocated with.
-    pub fn name(&self) -> &CStr {
-        &self.name
-    }
-
-    /// The raw pointer, for calls into C.
+    /// The raw pointer, for calls into C. Valid while the PD's device is bound (an
+    /// [`BoundDevice::access`] token of [`Pd::binding`], or an RCU section in which it is
+    /// [`BoundDevice::live`]).
     pub fn as_raw(&self) -> *mut bindings::ib_pd {
         self.ptr.as_ptr()
     }
@@ -65,22 +92,19 @@ impl Pd {
     /// The lkey that gives the local HCA access to any DMA-mapped kernel memory
     /// (`pd->local_dma_lkey`). Never given to a peer: it grants no remote access.
     pub fn local_dma_lkey(&self) -> u32 {
-        // SAFETY: Set at allocation and never changed; `ptr` is valid (type invariant).
-        unsafe { (*self.as_raw()).local_dma_lkey }
+        self.lkey
     }
 
-    /// The device the PD belongs to.
-    pub fn device(&self) -> &Device {
-        // SAFETY: A PD keeps its device registered until it is deallocated.
-        unsafe { Device::from_raw((*self.as_raw()).device) }
+    /// The binding of the device the PD belongs to: [`BoundDevice::access`] on it holds the
+    /// device for a call.
+    pub fn binding(&self) -> &Arc<BoundDevice> {
+        self.slot.bound()
     }
 }
 
 impl Drop for Pd {
     fn drop(&mut self) {
-        // SAFETY: The type invariant says `ptr` is a live PD owned by `self`; everything created
-        // in it has been released by the owners that borrowed it.
-        unsafe { bindings::ib_dealloc_pd(self.as_raw()) };
-        // `name` goes after this, once ib_core has forgotten it.
+        // Deallocates the PD unless its device's removal did.
+        Slot::release_now(&self.slot);
     }
 }

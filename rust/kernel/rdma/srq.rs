@@ -29,6 +29,7 @@
 //! destroyed when the last reference goes, after every QP on it; its PD outlives it.
 
 use super::{
+    bound::{BoundDevice, Rank, Release, Slot},
     cm::{CmHandler, CmId, QpParts},
     cq::{Cq, Cqe, Wc},
     device::Device,
@@ -41,7 +42,7 @@ use crate::{
     error::{from_err_ptr, to_result},
     new_spinlock_irq,
     prelude::*,
-    sync::{Arc, ArcBorrow, SpinLockIrq},
+    sync::{rcu, Arc, ArcBorrow, SpinLockIrq},
     workqueue::{self, Work, WorkItem},
 };
 use core::{
@@ -257,12 +258,17 @@ impl<T: SrqOwner> SrqShared<T> {
 
 /// A shared receive queue whose RECVs' completions and events go to its owner `T`.
 ///
+/// The SRQ is destroyed when the `Srq` is dropped, or, if the device goes first, when the
+/// device's client registration revokes it ([`super::bound`]); its RECVs no QP consumed are
+/// reported to the owner ([`SrqOwner::unconsumed`]) then.
+///
 /// # Invariants
 ///
-/// `srq` is a live `ib_srq` created in `pd` with `shared` as its `srq_context`, destroyed only
-/// in `drop`.
+/// `srq` is an `ib_srq` created in `pd` with `shared` as its `srq_context`, the one `slot`
+/// holds: live while the slot has not been revoked.
 pub struct Srq<T: SrqOwner> {
     srq: NonNull<bindings::ib_srq>,
+    slot: Arc<Slot<SrqRes<T>>>,
     shared: Arc<SrqShared<T>>,
     pd: Arc<Pd>,
     attr: SrqAttr,
@@ -286,9 +292,11 @@ impl<T: SrqOwner> Srq<T> {
     /// # Errors
     ///
     /// `-EINVAL` for a zero size or one beyond the device's limits, `-EOPNOTSUPP` if the
-    /// device has no SRQs, `-ENOMEM`, or the driver's error.
+    /// device has no SRQs, `-ENODEV` once the PD's device was removed, `-ENOMEM`, or the
+    /// driver's error.
     pub fn new(pd: &Arc<Pd>, owner: impl PinInit<T, Error>, attr: SrqAttr) -> Result<Arc<Self>> {
-        let (max_srq, max_wr, max_sge) = device_limits(pd.device());
+        let dev = BoundDevice::access(pd.binding())?;
+        let (max_srq, max_wr, max_sge) = device_limits(&dev);
         if max_srq == 0 {
             return Err(EOPNOTSUPP);
         }
@@ -332,10 +340,19 @@ impl<T: SrqOwner> Srq<T> {
             max_sge: attr.max_sge,
             limit: attr.limit,
         };
+        // On an error the SRQ, used by nothing, is destroyed.
+        let slot = BoundDevice::track(
+            dev.binding(),
+            SrqRes {
+                srq,
+                shared: shared.clone(),
+            },
+        )?;
         // INVARIANT: `srq` was just created in `pd` with `shared` as its context.
         let r = Arc::new(
             Srq {
                 srq,
+                slot: slot.clone(),
                 shared,
                 pd: pd.clone(),
                 attr,
@@ -346,8 +363,7 @@ impl<T: SrqOwner> Srq<T> {
         );
         r.map_err(|e| {
             // No RECV was posted and no QP uses it.
-            // SAFETY: `raw` is the SRQ just created, used by nothing.
-            unsafe { bindings::ib_destroy_srq(raw) };
+            Slot::release_now(&slot);
             e.into()
         })
     }
@@ -390,7 +406,7 @@ impl<T: SrqOwner> Srq<T> {
     /// # Errors
     ///
     /// `-ENOMEM` if every context holds a RECV (the SRQ is full), `-EINVAL` for more SGEs than
-    /// the SRQ takes, or the driver's error.
+    /// the SRQ takes, `-ENODEV` once the device was removed, or the driver's error.
     pub fn post_recv(
         &self,
         sges: &[Sge<'_>],
@@ -399,6 +415,10 @@ impl<T: SrqOwner> Srq<T> {
     ) -> Result<u32> {
         if sges.len() > self.attr.max_sge as usize {
             return Err(EINVAL);
+        }
+        let rcu = rcu::read_lock();
+        if !self.slot.bound().live(&rcu) {
+            return Err(ENODEV);
         }
         let idx = self.shared.free.lock().pop().ok_or(ENOMEM)?;
         let ctx = self.shared.ctxs.get(idx as usize).ok_or(EINVAL)?;
@@ -411,9 +431,9 @@ impl<T: SrqOwner> Srq<T> {
         wr.__bindgen_anon_1.wr_cqe = ctx.cqe.as_raw();
         wr.sg_list = Sge::slice_as_raw(sges);
         wr.num_sge = sges.len() as i32;
-        // SAFETY: The SRQ is live (type invariant); `wr` is well formed and carries the entry of
-        // a context that lives until the RECV is reported; the SGEs borrow their memory for the
-        // call (see `super::wr`).
+        // SAFETY: The SRQ is live: its device is bound during the RCU section `rcu` (type
+        // invariant); `wr` is well formed and carries the entry of a context that lives until
+        // the RECV is reported; the SGEs borrow their memory for the call (see `super::wr`).
         let r = to_result(unsafe {
             bindings::ib_post_srq_recv(self.as_raw(), &wr, core::ptr::null_mut())
         });
@@ -432,16 +452,19 @@ impl<T: SrqOwner> Srq<T> {
     ///
     /// # Errors
     ///
-    /// `-EINVAL` for a limit not below the SRQ's size, or the driver's error.
+    /// `-EINVAL` for a limit not below the SRQ's size, `-ENODEV` once the device was removed,
+    /// or the driver's error.
     pub fn set_limit(&self, limit: u32) -> Result {
         if limit >= self.attr.max_wr {
             return Err(EINVAL);
         }
+        let _dev = BoundDevice::access(self.slot.bound())?;
         let mut a = bindings::ib_srq_attr {
             srq_limit: limit,
             ..Default::default()
         };
-        // SAFETY: The SRQ is live (type invariant); `a` is valid for the call.
+        // SAFETY: The SRQ is live while `_dev` holds its device bound (type invariant); `a` is
+        // valid for the call.
         to_result(unsafe {
             bindings::ib_modify_srq(
                 self.as_raw(),
@@ -456,10 +479,12 @@ impl<T: SrqOwner> Srq<T> {
     ///
     /// # Errors
     ///
-    /// The driver's error.
+    /// `-ENODEV` once the device was removed, or the driver's error.
     pub fn query(&self) -> Result<SrqAttr> {
+        let _dev = BoundDevice::access(self.slot.bound())?;
         let mut a = bindings::ib_srq_attr::default();
-        // SAFETY: The SRQ is live (type invariant); `a` is valid for the call.
+        // SAFETY: The SRQ is live while `_dev` holds its device bound (type invariant); `a` is
+        // valid for the call.
         to_result(unsafe { bindings::ib_query_srq(self.as_raw(), &mut a) })?;
         Ok(SrqAttr {
             max_wr: a.max_wr,
@@ -471,9 +496,32 @@ impl<T: SrqOwner> Srq<T> {
 
 impl<T: SrqOwner> Drop for Srq<T> {
     fn drop(&mut self) {
-        // No QP uses the SRQ any more: each holds a reference until it is destroyed.
-        // SAFETY: The SRQ is live and owned by `self` (type invariant).
-        unsafe { bindings::ib_destroy_srq(self.as_raw()) };
+        // Destroys the SRQ unless its device's removal did.
+        Slot::release_now(&self.slot);
+    }
+}
+
+/// The SRQ as its device's binding tracks it.
+///
+/// # Invariants
+///
+/// `srq` is a live `ib_srq` whose `srq_context` is `shared`.
+struct SrqRes<T: SrqOwner> {
+    srq: NonNull<bindings::ib_srq>,
+    shared: Arc<SrqShared<T>>,
+}
+
+// SAFETY: SRQ verbs may be called from any thread; the owner is `Send + Sync`.
+unsafe impl<T: SrqOwner> Send for SrqRes<T> {}
+
+impl<T: SrqOwner> Release for SrqRes<T> {
+    const RANK: Rank = Rank::Srq;
+
+    fn release(self) {
+        // No QP uses the SRQ any more: each holds a reference until it is destroyed, and
+        // revocation releases QPs first.
+        // SAFETY: The SRQ is live (type invariant) and released once, here.
+        unsafe { bindings::ib_destroy_srq(self.srq.as_ptr()) };
         // No event handler runs after `ib_destroy_srq`; one queued still may.
         self.shared.gone.store(true, Ordering::Release);
         let w = Arc::as_ptr(&self.shared);

@@ -6,7 +6,7 @@
 use super::{handle::Handles, publish_live, put, Object};
 use crate::{
     bindings,
-    rdma::{device::Device, mr::DmaRegion},
+    rdma::{bound::Bound, mr::DmaRegion},
 };
 use crate::{lmr::Lmr, pz::Pz};
 use kernel::{error::from_result, prelude::*, sync::Arc};
@@ -31,7 +31,7 @@ impl Object for Lmr {
 unsafe fn create(
     pz: *mut c_void,
     lmr: *mut *mut c_void,
-    make: impl FnOnce(&Device, Arc<Pz>) -> Result<Arc<Lmr>>,
+    make: impl FnOnce(&Bound<'_>, Arc<Pz>) -> Result<Arc<Lmr>>,
 ) -> Result<c_int> {
     let pz: Arc<Pz> = Handles::get::<Pz>(pz)?;
     let ia = pz.ia.clone();
@@ -61,7 +61,7 @@ pub(crate) unsafe extern "C" fn rkdapl_lmr_create(
             return Err(EINVAL);
         }
         let len = usize::try_from(length).map_err(|_| EINVAL)?;
-        let make = |dev: &Device, pz| {
+        let make = |dev: &Bound<'_>, pz| {
             // SAFETY: The buffer stays allocated until `rkdapl_lmr_free` returns (this
             // function's `# Safety`), which drops the region.
             let region = unsafe { DmaRegion::new(dev, addr as usize, len) }?;
@@ -98,7 +98,7 @@ pub(crate) unsafe extern "C" fn rkdapl_lmr_create_pages(
         // SAFETY: `pages` is not NULL (checked), so it points to `npages` readable page
         // pointers (this function's `# Safety`), read during this call only.
         let pages = unsafe { core::slice::from_raw_parts(pages, npages as usize) };
-        let make = |dev: &Device, pz| {
+        let make = |dev: &Bound<'_>, pz| {
             // SAFETY: The pages stay allocated until `rkdapl_lmr_free` returns (this
             // function's `# Safety`), which drops the region.
             let region = unsafe { DmaRegion::from_pages(dev, pages, offset as usize, len) }?;
@@ -126,7 +126,7 @@ pub(crate) unsafe extern "C" fn rkdapl_lmr_create_sg(
     lmr: *mut *mut c_void,
 ) -> c_int {
     from_result(|| {
-        let make = |dev: &Device, pz| {
+        let make = |dev: &Bound<'_>, pz| {
             // SAFETY: `sgl` is NULL or a scatterlist of `nents` entries whose pages stay
             // allocated until `rkdapl_lmr_free` returns (this function's `# Safety`);
             // `from_sg` refuses NULL.
@@ -159,7 +159,7 @@ pub(crate) unsafe extern "C" fn rkdapl_lmr_alloc(
         // Checked before the PZ handle, as always.
         Lmr::check_alloc(length)?;
         let mut at = 0usize;
-        let make = |dev: &Device, pz| {
+        let make = |dev: &Bound<'_>, pz| {
             // The C caller reaches the memory through its address.
             let lmr = Lmr::alloc_for_c(pz, dev, length, privileges)?;
             at = lmr.cpu_addr.unwrap_or(0);

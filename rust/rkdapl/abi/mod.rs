@@ -34,7 +34,7 @@ pub(crate) mod trace;
 
 pub(crate) use consumer::ConsumerWatch;
 
-use crate::rdma::device::Device;
+use crate::rdma::bound::Bound;
 use crate::{evd::MAX_PRIVATE_DATA, ia::Ia};
 use handle::Handles;
 use kernel::{prelude::*, sync::Arc};
@@ -106,7 +106,7 @@ unsafe fn publish<T: Object>(obj: Arc<T>, out: *mut *mut c_void) -> Result {
 unsafe fn publish_live<T: Object>(
     ia: &Ia,
     out: *mut *mut c_void,
-    make: impl FnOnce(&Device) -> Result<Arc<T>>,
+    make: impl FnOnce(&Bound<'_>) -> Result<Arc<T>>,
 ) -> Result {
     if out.is_null() {
         return Err(EINVAL);

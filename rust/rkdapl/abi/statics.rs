@@ -13,18 +13,14 @@
 //! returns, so before any ib_client callback, C entry point or Rust API call can run.
 
 use crate::ia::Ia;
-use crate::rdma::device::Device;
+use crate::rdma::bound::BoundDevice;
 use core::sync::atomic::{AtomicBool, Ordering};
-use kernel::{
-    debugfs::Dir,
-    prelude::*,
-    sync::{aref::ARef, Arc},
-};
+use kernel::{debugfs::Dir, prelude::*, sync::Arc};
 
 /// Module-wide state, from module init to module exit.
 pub(crate) struct Registry {
     /// Devices an IA can be opened on (ib_client add/remove).
-    pub(crate) devices: KVec<ARef<Device>>,
+    pub(crate) devices: KVec<Arc<BoundDevice>>,
     /// Every IA from its open until it is closed and has no child left.
     pub(crate) ias: KVec<Arc<Ia>>,
     /// `/sys/kernel/debug/rkdapl`, from module init to module exit.

@@ -108,9 +108,10 @@ impl DtoRing {
         if st.early.unposted == 0 {
             return;
         }
-        let Some(qp) = st.owner.as_deref().and_then(|o| o.qp()) else {
+        let Some(held) = st.owner.as_deref().and_then(|o| o.qp()) else {
             return;
         };
+        let qp = &*held;
         let (e, c) = (&mut st.early, &mut st.core);
         let g = rcu::read_lock();
         let n = c.slots.len() as u32;

@@ -553,9 +553,10 @@ impl DtoRing {
         if !st.connected {
             return Err((ENOTCONN, 0));
         }
-        let Some(qp) = st.owner.as_deref().and_then(|o| o.qp()) else {
+        let Some(held) = st.owner.as_deref().and_then(|o| o.qp()) else {
             return Err((ENOTCONN, 0));
         };
+        let qp = &*held;
         let max_inline = st.max_inline;
         let c = &mut st.core;
         // The SGEs borrow the LMRs' regions until the driver has the work requests.
@@ -683,15 +684,20 @@ impl DtoRing {
     pub(crate) fn post_recv(&self, segs: &[Segment<'_>], cookie: u64) -> Result {
         let mut guard = self.shared().q.lock();
         let st = &mut *guard;
-        let qp = match st.owner.as_deref().and_then(|o| o.qp()) {
+        let held = match st.owner.as_deref().and_then(|o| o.qp()) {
             Some(qp) if st.early.unposted == 0 => qp,
-            _ if st.early.allowed => {
+            other => {
+                // No QP to post to (yet): the RECV waits for it, if allowed.
+                drop(other);
+                if !st.early.allowed {
+                    return Err(ENOTCONN);
+                }
                 let g = rcu::read_lock();
                 let r = self.defer_recv(st, segs, cookie, &g);
                 return self.account(&mut st.core, DtoOp::Recv, cookie, r);
             }
-            _ => return Err(ENOTCONN),
         };
+        let qp = &*held;
         let c = &mut st.core;
         let g = rcu::read_lock();
         let r = (|| {
@@ -740,9 +746,10 @@ impl DtoRing {
         };
         let mut guard = self.shared().q.lock();
         let st = &mut *guard;
-        let Some(qp) = st.owner.as_deref().and_then(|o| o.qp()) else {
+        let Some(held) = st.owner.as_deref().and_then(|o| o.qp()) else {
             return Err(ENOTCONN);
         };
+        let qp = &*held;
         let c = &mut st.core;
         let r = (|| {
             let idx = c.take(1)?;

@@ -15,10 +15,9 @@ use super::{
     DtoOp, DtoStats, DtoStatus, OneOrMore, EVENT_INVALIDATED, EVENT_RDMA_WRITE_IMM, EVENT_WITH_IMM,
 };
 use crate::rdma::{
-    cm::{CmHandler, CmId},
+    cm::{CmHandler, CmId, QpAccess},
     cq::{Wc, WcOpcode},
     mr::FrMr,
-    qp::Qp,
     wr::{WrCompletion, WrPool},
 };
 use crate::{
@@ -44,13 +43,13 @@ impl<T: Send + Sync> KeepAlive for T {}
 
 /// What owns the QP a ring posts to: the EP's CM id.
 pub(crate) trait QpOwner: Send + Sync {
-    /// The QP, once created.
-    fn qp(&self) -> Option<&Qp>;
+    /// The QP, once created and while its device is there, held for the caller's post.
+    fn qp(&self) -> Option<QpAccess<'_>>;
 }
 
 impl<T: CmHandler> QpOwner for CmId<T> {
-    fn qp(&self) -> Option<&Qp> {
-        (**self).qp()
+    fn qp(&self) -> Option<QpAccess<'_>> {
+        CmId::qp(self)
     }
 }
 

@@ -80,7 +80,7 @@ impl Ep {
             timeout_ms,
             private_data: pdata,
         });
-        if let Err(e) = id.resolve_addr(None, dst, timeout_ms) {
+        if let Err(e) = id.id().and_then(|g| g.resolve_addr(None, dst, timeout_ms)) {
             // Not inside a CM handler: the id may be dropped here.
             let id = {
                 let mut c = self.conn_mut();
@@ -236,7 +236,11 @@ impl Ep {
         if private_data.len() > crate::evd::MAX_PRIVATE_DATA {
             return Err(EINVAL);
         }
-        if id.device().is_none_or(|d| !self.ia.same_device(d)) {
+        if !id
+            .id()?
+            .device()
+            .is_some_and(|d| self.ia.same_device(d))
+        {
             return Err(EXDEV);
         }
         // A device removal waits for the accept: from a thread, it holds the IA live; inside

@@ -4,7 +4,7 @@
 //! QP takes its RECVs from the SRQ, and RECVs posted to the EP itself are refused.
 
 use super::{Ep, EpAttr};
-use crate::rdma::{cq::Cq, device::Device, pd::Pd, qp::QpCap, srq::SrqQpInit};
+use crate::rdma::{cq::Cq, pd::Pd, qp::QpCap, srq::SrqQpInit};
 use crate::{
     cm::EpCmId,
     evd::Evd,
@@ -25,7 +25,7 @@ impl Ep {
     /// removal, otherwise as [`Ep::new`].
     pub(crate) fn new_with_srq(
         pz: Arc<Pz>,
-        dev: &Device,
+        dev: &crate::rdma::bound::Bound<'_>,
         dto_evd: Arc<Evd>,
         conn_evd: Arc<Evd>,
         srq: Arc<Srq>,

@@ -11,13 +11,11 @@
 use super::Ia;
 use crate::evd::{AsyncSlot, Event, EventType};
 use crate::rdma::{
+    bound::Bound,
     device::Device,
     event::{Event as IbEvent, EventHandler, EventKind, Registration},
 };
-use kernel::{
-    prelude::*,
-    sync::{aref::ARef, Arc},
-};
+use kernel::{prelude::*, sync::Arc};
 
 /// The handler an IA registers on its device: posts to the IA's async slot.
 pub(crate) struct IaEvents {
@@ -66,7 +64,7 @@ impl Ia {
     /// # Errors
     ///
     /// `-ENOMEM`.
-    pub(crate) fn listen_events(&self, dev: ARef<Device>) -> Result {
+    pub(crate) fn listen_events(&self, dev: &Bound<'_>) -> Result {
         let reg = KBox::pin_init(
             Registration::new(
                 dev,

@@ -11,13 +11,15 @@
 //! attaches the two context pools to it.
 
 use super::super::{
+    bound::BoundDevice,
     cq::PollContext,
     pd::Pd,
     qp::{QpCap, QpInit},
     wr::WrCompletion,
 };
-use super::{qp_events::QpEvents, CmHandler, CmId, QpParts};
+use super::{qp_events::QpEvents, CmHandler, CmId, CmIdRes, QpParts};
 use crate::{bindings, prelude::*, sync::Arc};
+use core::ptr::NonNull;
 
 impl<T: CmHandler> CmId<T> {
     /// Creates the id's RC QP in `pd` with `init`'s CQs and context pools, and returns the
@@ -54,7 +56,8 @@ impl<T: CmHandler> CmId<T> {
     /// # Errors
     ///
     /// `-EINVAL` for a [`PollContext::Direct`] CQ, `-EBUSY` if the id already has (or had) a
-    /// QP or a pool is attached to another QP, `-ENOMEM`, or the driver's error.
+    /// QP or a pool is attached to another QP, `-ENODEV` once the PD's device was removed,
+    /// `-ENOMEM`, or the driver's error.
     pub(in super::super) fn create_qp_with(
         &self,
         pd: &Arc<Pd>,
@@ -68,6 +71,8 @@ impl<T: CmHandler> CmId<T> {
         {
             return Err(EINVAL);
         }
+        let id = self.id()?;
+        let dev = BoundDevice::access(pd.binding())?;
         if self.qp_events.as_ref().is_none() {
             let ev = QpEvents::new(self.ctx.handler.clone())?;
             // Losing the race to another `create_qp_with` is the `EBUSY` below.
@@ -79,7 +84,7 @@ impl<T: CmHandler> CmId<T> {
             attr.event_handler = Some(QpEvents::<T>::callback);
             attr.qp_context = QpEvents::context(ev);
         }
-        if self.qp().is_some() || !self.qp_parts.populate(parts) {
+        if id.qp().is_some() || !self.qp_parts.populate(parts) {
             return Err(EBUSY);
         }
         // The CQs (and the SRQ, if any) `attr` names are kept in `self.qp_parts` until the QP
@@ -88,7 +93,7 @@ impl<T: CmHandler> CmId<T> {
         let Some(parts) = self.qp_parts.as_ref() else {
             return Err(EBUSY);
         };
-        let qp = self.qp().map_or(core::ptr::null_mut(), |q| q.as_raw());
+        let qp = id.qp().map_or(core::ptr::null_mut(), |q| q.as_raw());
         let r = parts.pools[0].attach(qp).and_then(|()| {
             parts.pools[1]
                 .attach(qp)
@@ -98,6 +103,26 @@ impl<T: CmHandler> CmId<T> {
             // Nothing was posted: the QP goes at once.
             self.destroy_new_qp();
             return Err(e);
+        }
+        // From here the device's removal destroys the id and its QP if `self` outlives it.
+        let res = CmIdRes {
+            id: self.id,
+            qp: NonNull::new(qp).ok_or(EINVAL)?,
+            users: NonNull::from(&self.ctx.users),
+            pools: [parts.pools[0].clone(), parts.pools[1].clone()],
+            adoption: self.adoption.clone(),
+        };
+        match BoundDevice::try_track(dev.binding(), res) {
+            Ok(slot) => {
+                self.slot.populate(slot);
+            }
+            Err((e, _)) => {
+                for p in &parts.pools {
+                    p.detach();
+                }
+                self.destroy_new_qp();
+                return Err(e);
+            }
         }
         Ok(QpCap::from_c(&attr.cap))
     }

@@ -323,25 +323,23 @@ impl<T: CmHandler> CmId<T> {
         pd: &Pd,
         attr: &mut bindings::ib_qp_init_attr,
     ) -> Result {
-        if !self.moves_qp() {
+        let id = self.id()?;
+        if !id.moves_qp() {
             // SAFETY: The id is live and bound; `attr` is valid for the call.
             return to_result(unsafe {
-                bindings::rdma_create_qp(self.as_raw(), pd.as_raw(), attr)
+                bindings::rdma_create_qp(id.as_raw(), pd.as_raw(), attr)
             });
         }
-        if self
-            .device()
-            .is_none_or(|d| d.as_raw() != pd.device().as_raw())
-        {
+        if id.device().is_none_or(|d| !pd.binding().is(d)) {
             return Err(EINVAL);
         }
-        attr.port_num = self.port_num();
+        attr.port_num = id.port_num();
         // SAFETY: The PD is live; `attr` is valid for the call; the name is NUL-terminated and
         // outlives the QP (the context keeps it until after `Drop` destroyed the QP).
         let qp = from_err_ptr(unsafe {
             bindings::ib_create_qp_kernel(pd.as_raw(), attr, self.ctx.name.as_char_ptr())
         })?;
-        if let Err(e) = self.modify(qp, bindings::ib_qp_state_IB_QPS_INIT, |_| ()) {
+        if let Err(e) = id.modify(qp, bindings::ib_qp_state_IB_QPS_INIT, |_| ()) {
             // SAFETY: `qp` was just created; nothing else knows it.
             unsafe { bindings::ib_destroy_qp(qp) };
             return Err(e);
@@ -353,10 +351,12 @@ impl<T: CmHandler> CmId<T> {
     /// Destroys the QP just created, to which nothing was posted (its pools could not be
     /// attached). May sleep.
     pub(in super::super) fn destroy_new_qp(&self) {
-        let qp = self.own_qp();
+        // Called by `create_qp_with`, which holds the id live.
+        let Ok(id) = self.id() else { return };
+        let qp = id.own_qp();
         if qp.is_null() {
             // SAFETY: The id is live and has the QP rdma_create_qp just created.
-            unsafe { bindings::rdma_destroy_qp(self.as_raw()) };
+            unsafe { bindings::rdma_destroy_qp(id.as_raw()) };
             return;
         }
         self.ctx.own_qp.0.store(ptr::null_mut(), Ordering::Release);

@@ -10,8 +10,8 @@
 //! when its owner value goes, and that cannot happen before the last user of the region (a
 //! work request, an FRWR grant, an LMR) let go of it.
 
-use super::{DataDirection, DmaRegion, Segs};
-use crate::{bindings, prelude::*, rdma::device::Device};
+use super::{DataDirection, DmaRegion};
+use crate::{bindings, prelude::*, rdma::bound::Bound};
 
 /// A value that keeps a scatterlist and the pages it names for as long as it exists, and lends
 /// the list to [`DmaRegion::from_sg_owner`] to be mapped in place. Dropping it is how its
@@ -50,7 +50,7 @@ impl DmaRegion {
     /// As [`DmaRegion::from_sg`]: `-EINVAL` for an empty list or an entry without a page or
     /// length, `-ENOMEM`, `-EIO` if the mapping fails.
     pub fn from_sg_owner(
-        dev: &Device,
+        dev: &Bound<'_>,
         owner: KBox<dyn SgOwner>,
         dir: DataDirection,
     ) -> Result<DmaRegion> {
@@ -82,16 +82,7 @@ impl DmaRegion {
         };
         // INVARIANT: `lender` is the owner whose list `table` is; `nents` is 0 until mapped,
         // so an error below neither unmaps nor frees the list (`Drop`), and drops `owner`.
-        let mut region = DmaRegion {
-            dev: dev.into(),
-            table,
-            segs: Segs::Many(KVec::new()),
-            addr: 0,
-            len,
-            owned: None,
-            lender: Some(owner),
-            dir,
-        };
+        let mut region = DmaRegion::unmapped(dev, table, 0, len, Some(owner), dir);
         // SAFETY: `SgOwner`'s contract: the list and its pages stay, and the list is the
         // region's to map, until `owner` is dropped, which the region does only after
         // unmapping it (it keeps `owner` in `lender`, dropped after `Drop::drop`).

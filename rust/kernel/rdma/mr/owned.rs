@@ -11,7 +11,7 @@ use super::DmaRegion;
 use crate::{
     page::{Page, PAGE_SIZE},
     prelude::*,
-    rdma::device::Device,
+    rdma::bound::Bound,
     sync::Arc,
 };
 use core::ptr::NonNull;
@@ -196,7 +196,7 @@ impl DmaRegion {
     /// # Errors
     ///
     /// `EINVAL` for an empty buffer, `ENOMEM`, `EIO` if the mapping fails; `buf` is freed.
-    pub fn from_kvec(dev: &Device, mut buf: KVec<u8>) -> Result<(DmaRegion, CpuAccess)> {
+    pub fn from_kvec(dev: &Bound<'_>, mut buf: KVec<u8>) -> Result<(DmaRegion, CpuAccess)> {
         let (at, len) = (buf.as_mut_ptr(), buf.len());
         Self::owning_bytes(dev, Bytes::Kmalloc { _vec: buf }, at, len)
     }
@@ -209,7 +209,7 @@ impl DmaRegion {
     /// # Errors
     ///
     /// `EINVAL` for an empty buffer, `ENOMEM`, `EIO` if the mapping fails; `buf` is freed.
-    pub fn from_kvvec(dev: &Device, mut buf: KVVec<u8>) -> Result<(DmaRegion, CpuAccess)> {
+    pub fn from_kvvec(dev: &Bound<'_>, mut buf: KVVec<u8>) -> Result<(DmaRegion, CpuAccess)> {
         let (at, len) = (buf.as_mut_ptr(), buf.len());
         Self::owning_bytes(dev, Bytes::KVmalloc { _vec: buf }, at, len)
     }
@@ -217,7 +217,7 @@ impl DmaRegion {
     /// Maps the `len` bytes at `at`, the initialized elements of `vec`, and gives the region
     /// and the CPU access shares of `vec`.
     fn owning_bytes(
-        dev: &Device,
+        dev: &Bound<'_>,
         vec: Bytes,
         at: *mut u8,
         len: usize,
@@ -258,7 +258,7 @@ impl DmaRegion {
     /// `EINVAL` for no pages, an offset of a page or more, a zero length or one beyond the
     /// pages, `ENOMEM`, `EIO` if the mapping fails; the pages are freed.
     pub fn from_owned_pages(
-        dev: &Device,
+        dev: &Bound<'_>,
         pages: KVec<Page>,
         offset: usize,
         len: usize,

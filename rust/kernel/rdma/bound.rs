@@ -1,0 +1,347 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! A device as one client sees it between `add` and `remove`, and the revocation of what the
+//! client made on it.
+//!
+//! ib_core's rule for a client (`Documentation/infiniband/core_locking.rst`) is that
+//! everything it made on a device is released before its `remove` callback returns: no verbs
+//! object, DMA mapping or CM id may outlive it, and no device reference either, because
+//! `ib_unregister_device()` waits for those. Safe Rust cannot leave that rule to the client:
+//! a [`super::pd::Pd`] kept in an `Arc` somewhere outlives any callback. So the layer enforces
+//! it, the way [`crate::devres::Devres`] does for a bus device's resources:
+//!
+//! - [`super::client::Registration`] makes a [`BoundDevice`] for each device in `add` and
+//!   revokes it after the client's [`super::client::Client::remove`] returned;
+//! - objects are made from a [`Bound`] token (the device, held bound for the call), and the
+//!   device resource of each (a PD, CQ, SRQ, MR, DMA mapping, the QP and CM id of a
+//!   [`super::cm::CmId`], an event handler) is tracked by its `BoundDevice`;
+//! - revocation first makes the device unreachable (every later [`BoundDevice::access`] and
+//!   RCU liveness check fails, and the calls in progress are waited for), then releases every
+//!   resource still tracked, in ib_core's order (QPs and CM ids, SRQs, CQs, MRs, DMA mappings,
+//!   PDs), and forgets the device;
+//! - an object whose resource was revoked stays valid as a Rust value: its methods that would
+//!   reach the device return `ENODEV` (posts: `ENOTCONN` where documented), and its `Drop`
+//!   frees only its own memory.
+//!
+//! A resource is released exactly once, by its owner's `Drop` or by revocation, whichever
+//! comes first, under the resource's own lock, so that revocation never releases a PD while an
+//! owner is still deregistering one of its MRs, and an owner's `Drop` does not return while
+//! revocation still releases its resource.
+//!
+//! Liveness checks on the data path are RCU reads ([`BoundDevice::live`]); calls that may sleep
+//! hold a [`Bound`], an SRCU read-side section of the device's binding, not a lock.
+
+use super::device::Device;
+use crate::{
+    bindings, new_mutex, new_srcu,
+    prelude::*,
+    sync::{rcu, srcu, Arc, Mutex, Srcu},
+};
+use core::{
+    ops::Deref,
+    ptr::NonNull,
+    sync::atomic::{AtomicBool, Ordering},
+};
+
+/// The order in which revocation releases the resources of a device: users before what they
+/// use (a QP before its CQs, SRQ and PD; MRs and DMA mappings before their PD).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Rank {
+    /// An asynchronous event handler (`ib_register_event_handler`).
+    EventHandler = 0,
+    /// A CM id and its QP ([`super::cm::CmId`]).
+    CmId = 1,
+    /// A shared receive queue.
+    Srq = 2,
+    /// A completion queue.
+    Cq = 3,
+    /// A memory region (FRWR).
+    Mr = 4,
+    /// A DMA mapping ([`super::mr::DmaRegion`]).
+    DmaRegion = 5,
+    /// A protection domain.
+    Pd = 6,
+}
+
+/// Number of [`Rank`]s.
+const RANKS: usize = 7;
+
+/// A device resource that is released once.
+pub(crate) trait Release: Send + Unpin + 'static {
+    /// Where revocation releases it.
+    const RANK: Rank;
+
+    /// Releases the resource. Process context; may sleep.
+    fn release(self);
+}
+
+/// A tracked resource, as revocation sees it.
+trait Revoke: Send + Sync {
+    /// Releases the resource unless its owner did. Process context; sleeps.
+    fn revoke(&self);
+}
+
+/// One device resource of a layer object, shared between the object and its device's
+/// [`BoundDevice`], which revokes it if the object outlives the device.
+#[pin_data]
+pub(crate) struct Slot<R: Release> {
+    #[pin]
+    res: Mutex<Option<R>>,
+    bound: Arc<BoundDevice>,
+}
+
+impl<R: Release> Slot<R> {
+    /// The device the resource was made on.
+    pub(crate) fn bound(&self) -> &Arc<BoundDevice> {
+        &self.bound
+    }
+
+    /// Runs `f` with the resource, unless it was revoked, holding the resource's lock: a
+    /// revocation meanwhile waits for `f`, which may sleep. Used by owners' `Drop`.
+    pub(crate) fn with<T>(&self, f: impl FnOnce(&mut Option<R>) -> T) -> T {
+        f(&mut self.res.lock())
+    }
+
+    /// Takes the resource out without releasing it, unless its lock is held (by a revocation
+    /// releasing it). For an owner that released it by other means. Any context.
+    pub(crate) fn try_take(&self) {
+        if let Some(mut r) = self.res.try_lock() {
+            r.take();
+        }
+    }
+
+    /// Stops tracking the resource (its owner released it, or is about to drop it after a
+    /// revocation). Process context; may sleep.
+    pub(crate) fn forget(this: &Arc<Self>) {
+        this.bound.untrack(R::RANK, Arc::as_ptr(this).cast());
+    }
+
+    /// Releases the resource now (an owner's `Drop`) unless revocation did, and stops tracking
+    /// it. Process context; may sleep.
+    pub(crate) fn release_now(this: &Arc<Self>) {
+        {
+            let mut r = this.res.lock();
+            if let Some(r) = r.take() {
+                r.release();
+            }
+        }
+        this.bound.untrack(R::RANK, Arc::as_ptr(this).cast());
+    }
+}
+
+impl<R: Release> Revoke for Slot<R> {
+    fn revoke(&self) {
+        let mut r = self.res.lock();
+        if let Some(r) = r.take() {
+            r.release();
+        }
+    }
+}
+
+/// What a [`BoundDevice`]'s lock protects.
+struct Tracked {
+    /// The resources to revoke, by [`Rank`].
+    ranks: [KVec<Arc<dyn Revoke>>; RANKS],
+    /// Revocation has run: nothing is tracked any more.
+    revoked: bool,
+}
+
+/// An RDMA device as one client sees it, from the client's `add` until its `remove`.
+///
+/// # Invariants
+///
+/// `dev` is a registered device while `gone` is false, and while SRCU read-side sections of
+/// `srcu` ([`Bound`] tokens) or RCU read-side sections that saw `gone` false exist: revocation
+/// sets `gone`, waits for both grace periods, and only then lets the device go.
+#[pin_data]
+pub struct BoundDevice {
+    dev: NonNull<bindings::ib_device>,
+    gone: AtomicBool,
+    #[pin]
+    srcu: Srcu,
+    #[pin]
+    tracked: Mutex<Tracked>,
+}
+
+// SAFETY: The device pointer is only used while the device is registered (type invariant);
+// everything else is atomics or locked.
+unsafe impl Send for BoundDevice {}
+// SAFETY: See the `Send` impl.
+unsafe impl Sync for BoundDevice {}
+
+impl BoundDevice {
+    /// A binding of `dev`. Called by the client registration's `add` callback.
+    pub(super) fn new(dev: &Device) -> Result<Arc<BoundDevice>> {
+        Arc::pin_init(
+            try_pin_init!(BoundDevice {
+                dev: NonNull::from(dev).cast(),
+                gone: AtomicBool::new(false),
+                srcu <- new_srcu!("rdma_bound"),
+                tracked <- new_mutex!(Tracked {
+                    ranks: [const { KVec::new() }; RANKS],
+                    revoked: false,
+                }, "rdma_bound_tracked"),
+            }? Error),
+            GFP_KERNEL,
+        )
+    }
+
+    /// Holds the device bound for as long as the token lives (revocation waits for it), for a
+    /// call that may sleep: creating objects, control verbs. Any context (an SRCU read-side
+    /// section); do not keep the token across a wait for the device's removal.
+    ///
+    /// # Errors
+    ///
+    /// `-ENODEV` once the device is being removed.
+    pub fn access(this: &Arc<BoundDevice>) -> Result<Bound<'_>> {
+        let srcu = this.srcu.read_lock();
+        if this.gone.load(Ordering::Acquire) {
+            return Err(ENODEV);
+        }
+        // INVARIANT: `revoke` waits for the section `srcu`, which saw `gone` false.
+        Ok(Bound {
+            b: this,
+            _srcu: srcu,
+        })
+    }
+
+    /// Whether the device is still bound, for a call inside the RCU read-side section `_rcu`
+    /// that uses it: revocation waits for that section to end before it releases anything. The
+    /// data path's check. Any context.
+    pub fn live(&self, _rcu: &rcu::Guard) -> bool {
+        !self.gone.load(Ordering::Acquire)
+    }
+
+    /// Whether this is a binding of `dev` (compares addresses only). Any context.
+    pub fn is(&self, dev: &Device) -> bool {
+        core::ptr::eq(self.dev.as_ptr(), dev.as_raw())
+    }
+
+    /// Whether the device was removed (revocation began). Any context.
+    pub fn is_gone(&self) -> bool {
+        self.gone.load(Ordering::Acquire)
+    }
+
+    /// Starts tracking `res`, for revocation. Called with a [`Bound`] of this device held, so
+    /// revocation has not begun. Process context; may sleep.
+    ///
+    /// # Errors
+    ///
+    /// `-ENODEV` if revocation ran already, `-ENOMEM`; `res` is released then.
+    pub(crate) fn track<R: Release>(this: &Arc<BoundDevice>, res: R) -> Result<Arc<Slot<R>>> {
+        Self::try_track(this, res).map_err(|(e, res)| {
+            res.release();
+            e
+        })
+    }
+
+    /// [`BoundDevice::track`], giving `res` back on an error instead of releasing it.
+    pub(crate) fn try_track<R: Release>(
+        this: &Arc<BoundDevice>,
+        res: R,
+    ) -> core::result::Result<Arc<Slot<R>>, (Error, R)> {
+        let slot = Arc::pin_init(
+            pin_init!(Slot {
+                res <- new_mutex!(None, "rdma_bound_slot"),
+                bound: this.clone(),
+            }),
+            GFP_KERNEL,
+        );
+        let slot = match slot {
+            Ok(s) => s,
+            Err(e) => return Err((e, res)),
+        };
+        let r: Result = {
+            let mut t = this.tracked.lock();
+            if t.revoked {
+                Err(ENODEV)
+            } else {
+                let v: Arc<dyn Revoke> = slot.clone();
+                t.ranks[R::RANK as usize].push(v, GFP_KERNEL).map_err(Into::into)
+            }
+        };
+        if let Err(e) = r {
+            return Err((e, res));
+        }
+        // Not revoked meanwhile: the caller's token holds revocation off.
+        *slot.res.lock() = Some(res);
+        Ok(slot)
+    }
+
+    /// Stops tracking the resource at `ptr` (its owner released it). Process context.
+    fn untrack(&self, rank: Rank, ptr: *const u8) {
+        let gone = {
+            let mut t = self.tracked.lock();
+            let v = &mut t.ranks[rank as usize];
+            // From the end: short-lived resources are the newest.
+            v.iter()
+                .rposition(|e| core::ptr::addr_eq(Arc::as_ptr(e), ptr))
+                .and_then(|i| {
+                    let last = v.len() - 1;
+                    v.swap(i, last);
+                    v.pop()
+                })
+        };
+        // The list's reference goes after the lock.
+        drop(gone);
+    }
+
+    /// The device. Only while it is bound: through a [`Bound`], or while [`BoundDevice::live`]
+    /// holds in an RCU read-side section.
+    fn device(&self) -> &Device {
+        // SAFETY: Callers hold a token or an RCU section that keeps the device registered
+        // (type invariant).
+        unsafe { Device::from_raw(self.dev.as_ptr()) }
+    }
+
+    /// Revokes the binding: no new [`Bound`] or [`BoundDevice::live`] succeeds, the ones in
+    /// progress are waited for, then every resource still tracked is released, in [`Rank`]
+    /// order. Called by the client registration's `remove` callback after the client's own
+    /// `remove` returned, with the device still registered. Process context; sleeps.
+    ///
+    /// Returns how many resources it released (the client left them behind).
+    pub(super) fn revoke(&self) -> usize {
+        self.gone.store(true, Ordering::Release);
+        // Every RCU section and every token that saw `gone` false has ended.
+        rcu::synchronize_rcu();
+        self.srcu.synchronize();
+        let ranks = {
+            let mut t = self.tracked.lock();
+            t.revoked = true;
+            core::mem::replace(&mut t.ranks, [const { KVec::new() }; RANKS])
+        };
+        let mut n = 0;
+        for v in ranks.iter() {
+            for r in v.iter() {
+                r.revoke();
+            }
+            n += v.len();
+        }
+        n
+    }
+}
+
+/// A token that the device is bound, given by [`BoundDevice::access`] and by the client's
+/// `add` callback: objects are made from it. Dereferences to the device.
+///
+/// # Invariants
+///
+/// `_srcu` is a read-side section of `b.srcu` that saw `b.gone` false.
+pub struct Bound<'a> {
+    b: &'a Arc<BoundDevice>,
+    _srcu: srcu::Guard<'a>,
+}
+
+impl Bound<'_> {
+    /// The binding, which objects made from this token keep.
+    pub fn binding(&self) -> &Arc<BoundDevice> {
+        self.b
+    }
+}
+
+impl Deref for Bound<'_> {
+    type Target = Device;
+    fn deref(&self) -> &Device {
+        self.b.device()
+    }
+}

@@ -28,7 +28,7 @@
 //! from it, until the last of them is destroyed.
 
 use super::{
-    bound::{Rank, Release, Slot},
+    bound::Slot,
     cq::Cq,
     device::Device,
     event::EventKind,
@@ -44,7 +44,6 @@ use crate::{
     str::CString,
     sync::{aref::ARef, Arc, ArcBorrow, Mutex, SetOnce},
     task::Task,
-    time::{delay::fsleep, Delta},
     types::Opaque,
 };
 use core::{
@@ -57,6 +56,9 @@ use core::{
 /// IB CM reject reason "consumer defined" (IB spec table 112), used for consumer rejects.
 const IB_CM_REJ_CONSUMER_DEFINED: u8 = 28;
 
+mod access;
+pub use access::{CmIdAccess, QpAccess};
+use access::{CmIdRes, Users};
 mod create_qp;
 mod qp_events;
 mod qp_state;
@@ -333,10 +335,7 @@ impl<T> Ctx<T> {
             handler,
             name,
             handlers: AtomicUsize::new(0),
-            users: Users {
-                n: AtomicUsize::new(0),
-                revoked: AtomicBool::new(false),
-            },
+            users: Users::new(),
         }
     }
 
@@ -357,149 +356,6 @@ impl<T> Ctx<T> {
         let r = f();
         self.handlers.fetch_sub(1, Ordering::AcqRel);
         r
-    }
-}
-
-/// The calls in progress on a [`CmId`] through [`CmId::id`] and [`CmId::qp`], which the
-/// revocation of the id at its device's removal waits for before it destroys the id.
-///
-/// # Invariants
-///
-/// `n` counts the [`CmIdAccess`]es that exist; once `revoked` is set, no new one is made.
-struct Users {
-    n: AtomicUsize,
-    revoked: AtomicBool,
-}
-
-impl Users {
-    /// Counts a call in, unless the id was revoked. Any context.
-    fn enter(&self) -> Result {
-        // SeqCst: orders with `revoke`'s store of `revoked` and load of `n` (either this sees
-        // `revoked`, or `revoke` sees the count).
-        self.n.fetch_add(1, Ordering::SeqCst);
-        if self.revoked.load(Ordering::SeqCst) {
-            self.n.fetch_sub(1, Ordering::SeqCst);
-            return Err(ENODEV);
-        }
-        Ok(())
-    }
-
-    /// No new call from now on; waits for the calls in progress. Process context; sleeps.
-    fn revoke(&self) {
-        self.revoked.store(true, Ordering::SeqCst);
-        while self.n.load(Ordering::SeqCst) != 0 {
-            fsleep(Delta::from_millis(1));
-        }
-    }
-
-    fn is_revoked(&self) -> bool {
-        self.revoked.load(Ordering::SeqCst)
-    }
-}
-
-/// A [`CmId`]'s `rdma_cm_id` held live for a call ([`CmId::id`]): its device's removal waits
-/// for it before it destroys the id. Dereferences to the id.
-///
-/// # Invariants
-///
-/// `users` counts it; `id` is live while it does.
-pub struct CmIdAccess<'a> {
-    id: &'a CmIdRef,
-    users: &'a Users,
-}
-
-impl core::ops::Deref for CmIdAccess<'_> {
-    type Target = CmIdRef;
-    fn deref(&self) -> &CmIdRef {
-        self.id
-    }
-}
-
-impl Drop for CmIdAccess<'_> {
-    fn drop(&mut self) {
-        self.users.n.fetch_sub(1, Ordering::SeqCst);
-    }
-}
-
-/// The QP of a [`CmId`], held live for a call ([`CmId::qp`]). Dereferences to the QP.
-pub struct QpAccess<'a> {
-    qp: &'a Qp,
-    _id: CmIdAccess<'a>,
-}
-
-impl core::ops::Deref for QpAccess<'_> {
-    type Target = Qp;
-    fn deref(&self) -> &Qp {
-        self.qp
-    }
-}
-
-/// A CM id's `rdma_cm_id` and QP, as its device's binding tracks them once the QP exists.
-///
-/// # Invariants
-///
-/// `id` is a live `rdma_cm_id` whose context's `users` is `*users`, and `qp` its live QP,
-/// unless the id was given back to rdma_cm inside the connect-request callback `adoption`
-/// (`given_back`), which the owner's `Drop` sets before it lets `users` go.
-struct CmIdRes {
-    id: NonNull<bindings::rdma_cm_id>,
-    qp: NonNull<bindings::ib_qp>,
-    users: NonNull<Users>,
-    pools: [Arc<dyn AttachedPool>; 2],
-    adoption: Option<Arc<Adoption>>,
-}
-
-// SAFETY: rdma_cm and QP verbs may be called from any thread; `users` is atomics.
-unsafe impl Send for CmIdRes {}
-
-impl CmIdRes {
-    /// Drains the QP if anything was posted to it, destroys the id (after which no handler
-    /// runs), then the QP.
-    ///
-    /// # Safety
-    ///
-    /// `id` and `qp` are live and owned by the caller, which is not inside a handler of the id.
-    unsafe fn destroy(
-        id: *mut bindings::rdma_cm_id,
-        qp: *mut bindings::ib_qp,
-        pools: &[Arc<dyn AttachedPool>],
-    ) {
-        if !qp.is_null() && pools.iter().any(|p| p.used()) {
-            // Every posted work request completes (flushed if need be) before the pools its
-            // contexts live in can go. Its CQs are not `Direct` (`create_qp`). A QP nothing was
-            // posted to has no completion to wait for.
-            // SAFETY: `qp` is the id's live QP.
-            unsafe { bindings::ib_drain_qp(qp) };
-        }
-        // SAFETY: `id` is live and owned by the caller, which is not inside its handler.
-        // rdma_destroy_id waits for a running handler and no handler runs after it; only then
-        // is the QP (if any) destroyed.
-        unsafe {
-            bindings::rdma_destroy_id(id);
-            if !qp.is_null() {
-                bindings::ib_destroy_qp(qp);
-            }
-        }
-    }
-}
-
-impl Release for CmIdRes {
-    const RANK: Rank = Rank::CmId;
-
-    fn release(self) {
-        if let Some(a) = self.adoption.as_ref() {
-            // Waits for the connect-request callback the id was adopted in, if it still runs:
-            // dropped there, the id was given back to rdma_cm, which destroyed it.
-            let _cb = a.callback.lock();
-            if a.given_back.load(Ordering::Acquire) {
-                return;
-            }
-        }
-        // SAFETY: Not given back: `users` is the live context's (type invariant).
-        unsafe { self.users.as_ref() }.revoke();
-        // SAFETY: The id and its QP are live (type invariant); revocation runs in the client's
-        // `remove` callback, not in a handler of the id.
-        unsafe { Self::destroy(self.id.as_ptr(), self.qp.as_ptr(), &self.pools) };
     }
 }
 

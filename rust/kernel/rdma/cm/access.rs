@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! How a [`CmId`](super::CmId)'s owner reaches its `rdma_cm_id` and QP ([`CmIdAccess`], [`QpAccess`]), and
+//! how its device's removal destroys them if the owner keeps the [`CmId`](super::CmId) ([`CmIdRes`], tracked
+//! by the device's binding from the QP's creation, see [`super::super::bound`]).
+//!
+//! The revocation waits for the owner's calls in progress ([`Users`]) and, for an id adopted
+//! in a connect-request callback, for that callback ([`Adoption`]); after it, the owner's
+//! calls fail with `-ENODEV` and the [`CmId`](super::CmId)'s `Drop` frees only memory.
+
+use super::super::{
+    bound::{Rank, Release},
+    qp::Qp,
+    wr::AttachedPool,
+};
+use super::{Adoption, CmIdRef};
+use crate::{
+    bindings,
+    prelude::*,
+    sync::Arc,
+    time::{delay::fsleep, Delta},
+};
+use core::{
+    ptr::NonNull,
+    sync::atomic::{AtomicBool, AtomicUsize, Ordering},
+};
+
+/// The calls in progress on a [`CmId`](super::CmId) through [`CmId::id`](super::CmId::id) and [`CmId::qp`](super::CmId::qp), which the
+/// revocation of the id at its device's removal waits for before it destroys the id.
+///
+/// # Invariants
+///
+/// `n` counts the [`CmIdAccess`]es that exist; once `revoked` is set, no new one is made.
+pub(super) struct Users {
+    n: AtomicUsize,
+    revoked: AtomicBool,
+}
+
+impl Users {
+    pub(super) fn new() -> Users {
+        Users {
+            n: AtomicUsize::new(0),
+            revoked: AtomicBool::new(false),
+        }
+    }
+
+    /// Counts a call in, unless the id was revoked. Any context.
+    pub(super) fn enter(&self) -> Result {
+        // SeqCst: orders with `revoke`'s store of `revoked` and load of `n` (either this sees
+        // `revoked`, or `revoke` sees the count).
+        self.n.fetch_add(1, Ordering::SeqCst);
+        if self.revoked.load(Ordering::SeqCst) {
+            self.n.fetch_sub(1, Ordering::SeqCst);
+            return Err(ENODEV);
+        }
+        Ok(())
+    }
+
+    /// No new call from now on; waits for the calls in progress. Process context; sleeps.
+    fn revoke(&self) {
+        self.revoked.store(true, Ordering::SeqCst);
+        while self.n.load(Ordering::SeqCst) != 0 {
+            fsleep(Delta::from_millis(1));
+        }
+    }
+
+    pub(super) fn is_revoked(&self) -> bool {
+        self.revoked.load(Ordering::SeqCst)
+    }
+}
+
+/// A [`CmId`](super::CmId)'s `rdma_cm_id` held live for a call ([`CmId::id`](super::CmId::id)): its device's removal waits
+/// for it before it destroys the id. Dereferences to the id.
+///
+/// # Invariants
+///
+/// `users` counts it; `id` is live while it does.
+pub struct CmIdAccess<'a> {
+    pub(super) id: &'a CmIdRef,
+    pub(super) users: &'a Users,
+}
+
+impl core::ops::Deref for CmIdAccess<'_> {
+    type Target = CmIdRef;
+    fn deref(&self) -> &CmIdRef {
+        self.id
+    }
+}
+
+impl Drop for CmIdAccess<'_> {
+    fn drop(&mut self) {
+        self.users.n.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// The QP of a [`CmId`](super::CmId), held live for a call ([`CmId::qp`](super::CmId::qp)). Dereferences to the QP.
+pub struct QpAccess<'a> {
+    pub(super) qp: &'a Qp,
+    pub(super) _id: CmIdAccess<'a>,
+}
+
+impl core::ops::Deref for QpAccess<'_> {
+    type Target = Qp;
+    fn deref(&self) -> &Qp {
+        self.qp
+    }
+}
+
+/// A CM id's `rdma_cm_id` and QP, as its device's binding tracks them once the QP exists.
+///
+/// # Invariants
+///
+/// `id` is a live `rdma_cm_id` whose context's `users` is `*users`, and `qp` its live QP,
+/// unless the id was given back to rdma_cm inside the connect-request callback `adoption`
+/// (`given_back`), which the owner's `Drop` sets before it lets `users` go.
+pub(super) struct CmIdRes {
+    pub(super) id: NonNull<bindings::rdma_cm_id>,
+    pub(super) qp: NonNull<bindings::ib_qp>,
+    pub(super) users: NonNull<Users>,
+    pub(super) pools: [Arc<dyn AttachedPool>; 2],
+    pub(super) adoption: Option<Arc<Adoption>>,
+}
+
+// SAFETY: rdma_cm and QP verbs may be called from any thread; `users` is atomics.
+unsafe impl Send for CmIdRes {}
+
+impl CmIdRes {
+    /// Drains the QP if anything was posted to it, destroys the id (after which no handler
+    /// runs), then the QP.
+    ///
+    /// # Safety
+    ///
+    /// `id` and `qp` are live and owned by the caller, which is not inside a handler of the id.
+    pub(super) unsafe fn destroy(
+        id: *mut bindings::rdma_cm_id,
+        qp: *mut bindings::ib_qp,
+        pools: &[Arc<dyn AttachedPool>],
+    ) {
+        if !qp.is_null() && pools.iter().any(|p| p.used()) {
+            // Every posted work request completes (flushed if need be) before the pools its
+            // contexts live in can go. Its CQs are not `Direct` (`create_qp`). A QP nothing was
+            // posted to has no completion to wait for.
+            // SAFETY: `qp` is the id's live QP.
+            unsafe { bindings::ib_drain_qp(qp) };
+        }
+        // SAFETY: `id` is live and owned by the caller, which is not inside its handler.
+        // rdma_destroy_id waits for a running handler and no handler runs after it; only then
+        // is the QP (if any) destroyed.
+        unsafe {
+            bindings::rdma_destroy_id(id);
+            if !qp.is_null() {
+                bindings::ib_destroy_qp(qp);
+            }
+        }
+    }
+}
+
+impl Release for CmIdRes {
+    const RANK: Rank = Rank::CmId;
+
+    fn release(self) {
+        if let Some(a) = self.adoption.as_ref() {
+            // Waits for the connect-request callback the id was adopted in, if it still runs:
+            // dropped there, the id was given back to rdma_cm, which destroyed it.
+            let _cb = a.callback.lock();
+            if a.given_back.load(Ordering::Acquire) {
+                return;
+            }
+        }
+        // SAFETY: Not given back: `users` is the live context's (type invariant).
+        unsafe { self.users.as_ref() }.revoke();
+        // SAFETY: The id and its QP are live (type invariant); revocation runs in the client's
+        // `remove` callback, not in a handler of the id.
+        unsafe { Self::destroy(self.id.as_ptr(), self.qp.as_ptr(), &self.pools) };
+    }
+}

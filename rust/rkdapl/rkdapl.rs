@@ -34,7 +34,7 @@ use kernel::{
 };
 // The same for the QP event deferral (`rust/kernel/rdma/cm/qp_events.rs`).
 #[allow(unused_imports)]
-use kernel::{impl_has_work, new_work};
+use kernel::{impl_flags, impl_has_work, new_work};
 
 pub mod bindings;
 

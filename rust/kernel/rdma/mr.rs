@@ -36,7 +36,7 @@
 //! after [`CpuAccess::write`], on the region as long as it exists (once it is dropped the
 //! memory is no longer mapped and needs no sync).
 
-use super::{device::Device, pd::Pd, wr::Sge, Access};
+use super::{device::Device, pd::Pd, wr::Sge, Access, AccessFlag};
 use crate::{
     bindings,
     error::{from_err_ptr, to_result},
@@ -45,11 +45,10 @@ use crate::{
 };
 use core::ptr::NonNull;
 
-mod direction;
 mod lent;
 mod owned;
 mod segs;
-pub use direction::DataDirection;
+pub use crate::dma::DataDirection;
 pub use lent::SgOwner;
 use owned::Backing;
 use segs::{Seg, Segs};
@@ -297,7 +296,7 @@ impl DmaRegion {
                 self.dev.as_raw(),
                 self.table.sgl,
                 self.table.orig_nents as i32,
-                self.dir.as_raw(),
+                self.dir.into(),
             )
         };
         if nents <= 0 {
@@ -414,7 +413,7 @@ impl DmaRegion {
         self.for_each_sge(off, len, lkey, |sge| Ok(out.push(sge, flags)?))
     }
 
-    /// The SGE of an inline work request ([`super::qp::SendFlags::INLINE`]) over
+    /// The SGE of an inline work request ([`super::qp::SendFlag::Inline`]) over
     /// `[off, off + len)`: the kernel virtual address, which the driver reads during the post
     /// call, with `lkey` (ignored for inline data). Any context.
     ///
@@ -476,7 +475,7 @@ impl DmaRegion {
             return;
         }
         let mut i = self.seg_index(off);
-        let dir = self.dir.as_raw();
+        let dir = self.dir.into();
         while pos < end {
             let s = &self.segs[i];
             let inner = pos - s.off;
@@ -558,7 +557,7 @@ impl Drop for DmaRegion {
                     self.dev.as_raw(),
                     self.table.sgl,
                     self.table.orig_nents as i32,
-                    self.dir.as_raw(),
+                    self.dir.into(),
                 )
             };
         }
@@ -771,8 +770,8 @@ impl FrMr {
     /// The access rights the MR would be registered with for `access` (REMOTE_WRITE and
     /// REMOTE_ATOMIC need LOCAL_WRITE too, IB spec 10.6.3.2).
     pub fn reg_access(access: Access) -> Access {
-        if access.contains(Access::REMOTE_WRITE) || access.contains(Access::REMOTE_ATOMIC) {
-            access | Access::LOCAL_WRITE
+        if access.contains_any(AccessFlag::RemoteWrite | AccessFlag::RemoteAtomic) {
+            access | AccessFlag::LocalWrite
         } else {
             access
         }

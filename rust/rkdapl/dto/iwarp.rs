@@ -42,7 +42,7 @@ use super::{
 use crate::rdma::{
     mr::FrMr,
     pd::Pd,
-    qp::{Qp, SendFlags, SendOp, SendWr},
+    qp::{Qp, SendFlag, SendFlags, SendOp, SendWr},
     wr::Sge,
 };
 use kernel::{
@@ -195,10 +195,10 @@ impl DtoRing {
         let mut flags = if unsignalled {
             SendFlags::empty()
         } else {
-            SendFlags::SIGNALED
+            SendFlags::from(SendFlag::Signaled)
         };
         if d.flags.fence {
-            flags = flags | SendFlags::FENCE;
+            flags |= SendFlag::Fence;
         }
         let r = match seg {
             None => {

@@ -16,7 +16,7 @@ use super::{
 use crate::abi::trace;
 use crate::rdma::{
     mr::FrMr,
-    qp::{Qp, SendFlags, SendOp, SendWr},
+    qp::{Qp, SendFlag, SendFlags, SendOp, SendWr},
     wr::Sge,
     Access,
 };
@@ -285,18 +285,18 @@ impl DtoRing {
     ) -> SendWr<'a> {
         let last = i + 1 == p.nwr as usize;
         let mut flags = if p.signalled && last {
-            SendFlags::SIGNALED
+            SendFlags::from(SendFlag::Signaled)
         } else {
             SendFlags::empty()
         };
         if i == 0 && d.flags.fence {
-            flags = flags | SendFlags::FENCE;
+            flags |= SendFlag::Fence;
         }
         if p.inline {
-            flags = flags | SendFlags::INLINE;
+            flags |= SendFlag::Inline;
         }
         if last && d.flags.solicited {
-            flags = flags | SendFlags::SOLICITED;
+            flags |= SendFlag::Solicited;
         }
         let (addr, rkey) = d.remote.unwrap_or((0, 0));
         let remote_addr = addr.wrapping_add(at);

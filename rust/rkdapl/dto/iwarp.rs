@@ -169,7 +169,7 @@ impl DtoRing {
         }
         let len = seg.map_or(0, |s| s.length);
         if let Some(s) = seg {
-            if s.lmr.privileges & crate::lmr::MEM_LOCAL_WRITE == 0 {
+            if !s.lmr.privileges.contains(crate::lmr::MemPriv::LocalWrite) {
                 return fail(c, EACCES);
             }
             if s.length > u64::from(u32::MAX) {

@@ -13,7 +13,7 @@ use super::{
     ring::{RingCore, Slot},
     Completion, DtoOp, DtoRing, DtoStatus, OneOrMore, Segment, SendDto, MAX_WR_PER_DTO,
 };
-use crate::abi::trace;
+use crate::trace;
 use crate::rdma::{
     mr::FrMr,
     qp::{Qp, SendFlag, SendFlags, SendOp, SendWr},
@@ -69,7 +69,7 @@ pub(super) fn sges<'a>(
     let mut sges = OneOrMore::Empty;
     let mut total = 0u64;
     for s in segs {
-        if need_write && s.lmr.privileges & crate::lmr::MEM_LOCAL_WRITE == 0 {
+        if need_write && !s.lmr.privileges.contains(crate::lmr::MemPriv::LocalWrite) {
             return Err(EACCES);
         }
         // The region stays mapped while the DTO runs: device removal unmaps it only after
@@ -433,7 +433,7 @@ impl DtoRing {
                 None => return fail(c, ENODEV),
             };
             if d.op == DtoOp::RdmaRead {
-                if s.lmr.privileges & crate::lmr::MEM_LOCAL_WRITE == 0 {
+                if !s.lmr.privileges.contains(crate::lmr::MemPriv::LocalWrite) {
                     return fail(c, EACCES);
                 }
             } else if s.length != 0 && s.length <= u64::from(max_inline) && s.lmr.cpu_addr.is_some()

@@ -24,7 +24,7 @@ use rkdapl::api::{
     Cr, Dto, DtoOp, DtoStatus, Ep, Evd, Event, EventType, Ia, Lmr, Op, Psp, Pz, RemoteRegion, Rmr,
     SockAddr, UpcallPolicy,
 };
-use rkdapl::api::MemPriv;
+use rkdapl::api::{MemPriv, MemPrivs};
 
 module! {
     type: RustSample,
@@ -327,7 +327,7 @@ fn accept_in_upcall(ia: &Ia, pz: &Pz, psp_evd: &Evd, here: &SockAddr, s_lmr: &Lm
     server.post_recv(&[s_lmr.segment(0, 64)], 21)?;
     let mut buf = KVec::new();
     buf.extend_from_slice(MSG, GFP_KERNEL)?;
-    let m_lmr = Lmr::from_kvec(pz, buf, 0)?;
+    let m_lmr = Lmr::from_kvec(pz, buf, MemPrivs::empty())?;
     let seg = [m_lmr.segment(0, MSG.len() as u64)];
     client
         .post(&[Dto::new(Op::Send, &seg, 22)])
@@ -576,7 +576,7 @@ fn run() -> Result {
     server.post_recv(&[s_lmr.segment(0, 64)], 4)?;
     let mut buf = KVec::new();
     buf.extend_from_slice(b"done, from Rust", GFP_KERNEL)?;
-    let m_lmr = Lmr::from_kvec(&pz, buf, 0)?;
+    let m_lmr = Lmr::from_kvec(&pz, buf, MemPrivs::empty())?;
     let msg_seg = [m_lmr.segment(0, 15)];
     client
         .post(&[Dto::new(Op::Send, &msg_seg, 5)])

@@ -2,7 +2,7 @@
 
 //! Remote memory regions: grants of part of an LMR to the peer.
 
-use super::{Ep, Lmr, MemPriv, MemPrivs, Pz};
+use super::{Ep, Lmr, MemPrivs, Pz};
 use crate::{dto::Completion, rmr};
 use kernel::{prelude::*, sync::Arc};
 
@@ -49,7 +49,7 @@ impl Rmr {
         pz.ia.with_device(|_| rmr::Rmr::new(pz.clone())).map(Rmr)
     }
 
-    /// Grants `privileges` (remote read, write, atomics: [`MemPriv`]) on
+    /// Grants `privileges` (remote read, write, atomics: [`super::MemPriv`]) on
     /// `[off, off + len)` of `lmr` through `ep` (`rkdapl_rmr_bind`): an FRWR registration with
     /// a fresh key is posted on `ep`, valid once the [`super::EventType::RmrBindCompletion`]
     /// with `cookie` arrives on its DTO EVD (or for any DTO posted on `ep` after this call).
@@ -58,7 +58,7 @@ impl Rmr {
     ///
     /// # Errors
     ///
-    /// `EINVAL` for a zero length, no privilege or [`MemPriv::LocalWrite`], `ERANGE` if the range leaves the
+    /// `EINVAL` for a zero length, no privilege or [`super::MemPriv::LocalWrite`], `ERANGE` if the range leaves the
     /// LMR, `EACCES` if the LMR lacks a privilege, `EXDEV` for objects of different PZs,
     /// `EBUSY` if already bound, `E2BIG` if the range needs too many pages, `ENOTCONN` if `ep`
     /// has no connection, `ENOSPC` if its send queue is full.

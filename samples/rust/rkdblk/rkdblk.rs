@@ -218,7 +218,7 @@ impl Queue {
         for _ in 0..qdepth {
             let inline = match inline_max {
                 0 => None,
-                n => Some(Lmr::alloc(pz, n as usize, 0)?),
+                n => Some(Lmr::alloc(pz, n as usize, MemPrivs::empty())?),
             };
             let res = TagRes {
                 rmr: Rmr::new(pz)?,

@@ -214,7 +214,12 @@ impl Lmr {
     ///
     /// `-EINVAL` for a length of 0 or above 1 GiB, `-ENOMEM`, `-EIO` if
     /// the DMA mapping fails.
-    pub(crate) fn alloc(pz: Arc<Pz>, dev: &Device, length: u64, privileges: MemPrivs) -> Result<Cpu> {
+    pub(crate) fn alloc(
+        pz: Arc<Pz>,
+        dev: &Device,
+        length: u64,
+        privileges: MemPrivs,
+    ) -> Result<Cpu> {
         Self::check_alloc(length)?;
         let buf = KVVec::from_elem(0u8, length as usize, GFP_KERNEL)?;
         let (region, mem) = DmaRegion::from_kvvec(dev, buf)?;

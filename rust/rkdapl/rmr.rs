@@ -106,7 +106,9 @@ impl Rmr {
         privileges: MemPrivs,
         done: Completion,
     ) -> Result<(u32, u64)> {
-        if privileges == MemPrivs::empty() || privileges.contains(MemPriv::LocalWrite) || length == 0
+        if privileges == MemPrivs::empty()
+            || privileges.contains(MemPriv::LocalWrite)
+            || length == 0
         {
             return Err(EINVAL);
         }

@@ -102,7 +102,11 @@ impl Lmr {
     /// `EINVAL` for an empty list, an entry without a page or length;
     /// `ENODEV` after device removal, `ENOMEM`, `EIO` if the DMA mapping fails.
     #[inline(never)]
-    pub fn from_sg_owner<O: SgOwner>(pz: &Pz, owner: O, privileges: impl Into<MemPrivs>) -> Result<Lmr> {
+    pub fn from_sg_owner<O: SgOwner>(
+        pz: &Pz,
+        owner: O,
+        privileges: impl Into<MemPrivs>,
+    ) -> Result<Lmr> {
         let owner: KBox<dyn SgOwner> = KBox::new(owner, GFP_KERNEL)?;
         let pz = &pz.0;
         pz.ia

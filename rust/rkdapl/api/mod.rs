@@ -66,11 +66,11 @@ pub use crate::{
     lmr::{MemPriv, MemPrivs, MAX_ALLOC},
 };
 // What an IA's transport is and can do (`IaAttr::transport`, `IaAttr::caps`).
+pub use crate::dto::{DtoFlags, DtoOp, DtoStatus};
 pub use crate::ia::{Cap, Caps};
 pub use crate::rdma::device::Transport;
 pub use ep::{Ep, EpParam};
 pub use evd::Evd;
-pub use crate::dto::{DtoFlags, DtoOp, DtoStatus};
 pub use event::Event;
 pub use ia::Ia;
 pub use lmr::Lmr;

@@ -72,7 +72,14 @@ impl Rmr {
         ep: &Ep,
         cookie: u64,
     ) -> Result<RemoteRegion> {
-        self.bind_reported(lmr, off, len, privileges.into(), ep, Completion::reported(cookie))
+        self.bind_reported(
+            lmr,
+            off,
+            len,
+            privileges.into(),
+            ep,
+            Completion::reported(cookie),
+        )
     }
 
     /// [`Rmr::bind`] with DAT's `DAT_COMPLETION_SUPPRESS_FLAG`: a bind that succeeds reports

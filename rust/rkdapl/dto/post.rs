@@ -13,13 +13,13 @@ use super::{
     ring::{RingCore, Slot},
     Completion, DtoOp, DtoRing, DtoStatus, OneOrMore, Segment, SendDto, MAX_WR_PER_DTO,
 };
-use crate::trace;
 use crate::rdma::{
     mr::FrMr,
     qp::{Qp, SendFlag, SendFlags, SendOp, SendWr},
     wr::Sge,
     Access,
 };
+use crate::trace;
 use kernel::{
     prelude::*,
     sync::{rcu, Arc},

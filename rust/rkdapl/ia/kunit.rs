@@ -49,10 +49,7 @@ mod tests {
     fn limits_come_from_the_device() {
         let a = IaAttr::of_device(&dev(), b"rxe0", Transport::Roce);
         assert_eq!(MAX_EVD_QLEN, 65536);
-        assert_eq!(
-            fields(&a),
-            (1 << 40, [4096, 30, 128, 64, 512, 65536, 56])
-        );
+        assert_eq!(fields(&a), (1 << 40, [4096, 30, 128, 64, 512, 65536, 56]));
         // Fewer receive SGEs than RDMA READ ones: those.
         let mut d = dev();
         d.max_recv_sge = 3;

@@ -44,8 +44,8 @@ use kernel::{
 };
 use mq::{Driver, ReqOp, Rq};
 use rkdapl::api::{
-    Dto, DtoOp, DtoStatus, Ep, EpAttr, Evd, Event, EventType, Ia, Lmr, Op, Pz, Rmr, SockAddr,
-    MemPriv, MemPrivs, UpcallPolicy,
+    Dto, DtoOp, DtoStatus, Ep, EpAttr, Evd, Event, EventType, Ia, Lmr, MemPriv, MemPrivs, Op, Pz,
+    Rmr, SockAddr, UpcallPolicy,
 };
 
 module! {

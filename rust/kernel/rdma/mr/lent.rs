@@ -57,8 +57,7 @@ impl DmaRegion {
     ) -> Result<DmaRegion> {
         let (sgl, nents) = owner.sg();
         // `ib_dma_map_sg` takes the count as an `int`, and `DMA_NONE` is a bug to map with.
-        if sgl.is_null() || nents == 0 || nents > i32::MAX as usize || dir == DataDirection::None
-        {
+        if sgl.is_null() || nents == 0 || nents > i32::MAX as usize || dir == DataDirection::None {
             return Err(EINVAL);
         }
         let (mut sg, mut len) = (sgl, 0usize);

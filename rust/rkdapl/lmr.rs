@@ -24,7 +24,7 @@ use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::{bits::bit_u32, page::Page, prelude::*, revocable::Revocable, sync::Arc};
 
 kernel::impl_flags!(
-    /// The privileges of an LMR, and those an RMR grants over it (DAT's `DAT_MEM_PRIV_FLAGS`):
+    /// The privileges of an LMR, and those an RMR grants over it (DAT's memory privilege flags):
     /// a set of [`MemPriv`]s. Local read is always allowed.
     #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
     pub struct MemPrivs(u32);

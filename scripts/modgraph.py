@@ -2,8 +2,8 @@
 # Used by make check (selftests/run.sh) to keep the provider acyclic: exits 1 on a cycle.
 """Module import graph of rust/rkdapl: which top-level provider module uses which (crate:: paths).
 
-abi/ is the module's boundary with C, a set of independent shims (one per DAT object, plus
-trace, the C the provider calls): each of its files is its own node, abi::<file>."""
+abi/ is the module's boundary with C, a set of independent shims (one per DAT object, with
+the C shapes they convert): each of its files is its own node, abi::<file>."""
 import re, os, sys, itertools
 root = sys.argv[1] if len(sys.argv) > 1 else 'rust/rkdapl'
 mods = {}

@@ -50,7 +50,7 @@ SERIES=(
 	"helpers/rdma.c||0"
 	"kernel/rdma.rs kernel/rdma/client.rs kernel/rdma/defer.rs kernel/rdma/device.rs kernel/rdma/event.rs|client defer device event|0"
 	"kernel/rdma/pd.rs kernel/rdma/cq.rs kernel/rdma/cq/events.rs|client cq defer device event pd|0"
-	"kernel/rdma/mr.rs kernel/rdma/mr/direction.rs kernel/rdma/mr/lent.rs kernel/rdma/mr/owned.rs kernel/rdma/mr/segs.rs kernel/rdma/qp.rs kernel/rdma/wr.rs kernel/rdma/wr/read_mr.rs|client cq defer device event mr pd qp wr|1"
+	"kernel/rdma/mr.rs kernel/rdma/mr/lent.rs kernel/rdma/mr/owned.rs kernel/rdma/mr/segs.rs kernel/rdma/qp.rs kernel/rdma/wr.rs kernel/rdma/wr/read_mr.rs|client cq defer device event mr pd qp wr|1"
 	"kernel/rdma/cm.rs kernel/rdma/cm/create_qp.rs kernel/rdma/cm/event.rs kernel/rdma/cm/qp_events.rs kernel/rdma/cm/qp_state.rs kernel/rdma/cm/sockaddr.rs kernel/rdma/cm/net.rs|client cm cq defer device event mr pd qp wr|1"
 	"kernel/rdma/srq.rs|client cm cq defer device event mr pd qp srq wr|1"
 	"kernel/rdma/kunit.rs|client cm cq defer device event kunit mr pd qp srq wr|1"

@@ -60,54 +60,42 @@ pub mod wr;
 
 mod kunit;
 
-/// Access rights of a memory registration (`enum ib_access_flags`, IB spec 10.6.3.2).
-///
-/// # Examples
-///
-/// ```
-/// use kernel::rdma::Access;
-///
-/// let a = Access::REMOTE_READ | Access::REMOTE_WRITE;
-/// assert!(a.contains(Access::REMOTE_READ));
-/// assert!(!a.contains(Access::LOCAL_WRITE));
-/// assert!(!Access::empty().contains(Access::REMOTE_WRITE));
-/// assert_eq!(Access::empty().bits(), 0);
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub struct Access(u32);
+crate::impl_flags!(
+    /// Access rights of a memory registration (`enum ib_access_flags`, IB spec 10.6.3.2): a set
+    /// of [`AccessFlag`]s.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use kernel::rdma::{Access, AccessFlag};
+    ///
+    /// let a = AccessFlag::RemoteRead | AccessFlag::RemoteWrite;
+    /// assert!(a.contains(AccessFlag::RemoteRead));
+    /// assert!(!a.contains(AccessFlag::LocalWrite));
+    /// assert!(!Access::empty().contains(AccessFlag::RemoteWrite));
+    /// assert_eq!(Access::empty().bits(), 0);
+    /// ```
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+    pub struct Access(u32);
+
+    /// One access right of a memory registration (`enum ib_access_flags`).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum AccessFlag {
+        /// The local HCA may write the memory (needed by RECV and RDMA READ targets).
+        LocalWrite = crate::bindings::ib_access_flags_IB_ACCESS_LOCAL_WRITE,
+        /// A remote peer may RDMA WRITE the memory.
+        RemoteWrite = crate::bindings::ib_access_flags_IB_ACCESS_REMOTE_WRITE,
+        /// A remote peer may RDMA READ the memory.
+        RemoteRead = crate::bindings::ib_access_flags_IB_ACCESS_REMOTE_READ,
+        /// A remote peer may run atomic operations (fetch and add, compare and swap) on 8-byte
+        /// aligned words of the memory.
+        RemoteAtomic = crate::bindings::ib_access_flags_IB_ACCESS_REMOTE_ATOMIC,
+    }
+);
 
 impl Access {
-    /// The local HCA may write the memory (needed by RECV and RDMA READ targets).
-    pub const LOCAL_WRITE: Access = Access(crate::bindings::ib_access_flags_IB_ACCESS_LOCAL_WRITE);
-    /// A remote peer may RDMA WRITE the memory.
-    pub const REMOTE_WRITE: Access =
-        Access(crate::bindings::ib_access_flags_IB_ACCESS_REMOTE_WRITE);
-    /// A remote peer may RDMA READ the memory.
-    pub const REMOTE_READ: Access = Access(crate::bindings::ib_access_flags_IB_ACCESS_REMOTE_READ);
-    /// A remote peer may run atomic operations (fetch and add, compare and swap) on 8-byte
-    /// aligned words of the memory.
-    pub const REMOTE_ATOMIC: Access =
-        Access(crate::bindings::ib_access_flags_IB_ACCESS_REMOTE_ATOMIC);
-
-    /// No rights beyond local read.
-    pub const fn empty() -> Self {
-        Access(0)
-    }
-
     /// The rights as the C `int` ib_core expects.
     pub const fn bits(self) -> i32 {
         self.0 as i32
-    }
-
-    /// Whether every right in `other` is also in `self`.
-    pub const fn contains(self, other: Access) -> bool {
-        self.0 & other.0 == other.0
-    }
-}
-
-impl core::ops::BitOr for Access {
-    type Output = Access;
-    fn bitor(self, rhs: Access) -> Access {
-        Access(self.0 | rhs.0)
     }
 }

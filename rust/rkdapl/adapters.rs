@@ -3,14 +3,14 @@
 //! What rkdapl knows at module level: the RDMA devices its ib_client was given, the IAs open
 //! on them (whose registries of children device removal and consumer unload walk, see
 //! [`crate::removal`]) and the debugfs root; opening an IA. The state is the registry of
-//! [`crate::abi::statics`], the module's one global lock.
+//! [`crate::statics`], the module's one global lock.
 
 use crate::rdma::{
     bound::{Bound, BoundDevice},
     cm::{CmEvent, CmHandler, CmId, CmIdRef, ConnRequest, NetNs, SockAddr},
     device::Device,
 };
-use crate::{abi::statics::registry, ia::Ia, registry::Children};
+use crate::{ia::Ia, registry::Children, statics::registry};
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{
     debugfs::Dir,
@@ -30,7 +30,7 @@ impl CmHandler for AddrProbe {
 /// Numbers of IAs, for debugfs names, trace events and log lines.
 static NEXT_IA: AtomicU32 = AtomicU32::new(1);
 
-/// Module init, after [`crate::abi::statics::init`] and before the ib_client is registered:
+/// Module init, after [`crate::statics::init`] and before the ib_client is registered:
 /// creates the debugfs root. Process context.
 pub(crate) fn init() {
     registry().debugfs = Some(Dir::new(c"rkdapl"));

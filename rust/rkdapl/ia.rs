@@ -16,6 +16,7 @@ use crate::{
 };
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::{
+    bits::bit_u32,
     debugfs::{Dir, File},
     new_mutex,
     prelude::*,
@@ -35,9 +36,7 @@ pub(crate) fn next_ep_id() -> u32 {
 /// revokes anything (see [`Ia::live`]).
 pub(crate) type LiveDev<'a> = MutexGuard<'a, bool>;
 
-/// Limits of an IA's device (`struct rkdapl_ia_attr`, DAT's `DAT_IA_ATTR`), read when the IA
-/// was opened.
-#[repr(C)]
+/// Limits of an IA's device (DAT's `DAT_IA_ATTR`), read when the IA was opened.
 #[derive(Clone, Copy, Debug)]
 pub struct IaAttr {
     /// The RDMA device's name, NUL-terminated (see [`IaAttr::name`]).
@@ -58,68 +57,52 @@ pub struct IaAttr {
     pub max_evd_qlen: u32,
     /// Bytes of private data ([`MAX_PRIVATE_DATA`]).
     pub max_private_data: u32,
-    /// 0.
-    pub reserved: u32,
-    /// The transport of the device's port 1: [`TRANSPORT_IB`], [`TRANSPORT_ROCE`] or
-    /// [`TRANSPORT_IWARP`] (`enum rkdapl_transport`).
-    pub transport: u32,
-    /// What the transport can do: a mask of `CAP_*` (`RKDAPL_CAP_*`).
-    pub caps: u32,
+    /// The transport of the device's port 1.
+    pub transport: Transport,
+    /// What the transport can do.
+    pub caps: Caps,
     /// SGEs the device takes per RDMA READ work request (`max_sge_rd`; siw: 1). An RDMA READ
     /// whose sinks need more DMA segments is split into work requests of at most
     /// [`IaAttr::max_iov`] SGEs each, up to 8 of them.
     pub max_read_iov: u32,
-    /// 0.
-    pub reserved2: u32,
 }
 
-/// `RKDAPL_TRANSPORT_IB`: InfiniBand.
-pub const TRANSPORT_IB: u32 = 1;
-/// `RKDAPL_TRANSPORT_ROCE`: RoCE (`rdma_rxe`).
-pub const TRANSPORT_ROCE: u32 = 2;
-/// `RKDAPL_TRANSPORT_IWARP`: iWARP (`siw`).
-pub const TRANSPORT_IWARP: u32 = 3;
+kernel::impl_flags!(
+    /// What an IA's transport can do (DAT's provider attributes): a set of [`Cap`]s.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+    pub struct Caps(u32);
 
-/// `RKDAPL_CAP_RDMA_WRITE_IMM`: RDMA WRITE with immediate data (not on iWARP, where it is
-/// refused with `-EOPNOTSUPP`).
-pub const CAP_RDMA_WRITE_IMM: u32 = 1 << 0;
-/// `RKDAPL_CAP_RNR_RETRY`: a SEND that finds no RECV posted is retried
-/// (`rnr_retry_count`) and fails alone with `RECEIVER_NOT_READY`; on iWARP there is no such
-/// retry, the connection breaks instead.
-pub const CAP_RNR_RETRY: u32 = 1 << 1;
-/// `RKDAPL_CAP_RETRY_COUNT`: the EP's `retry_count` bounds transport retries (IB, RoCE); on
-/// iWARP TCP retransmits, and the attribute has no effect.
-pub const CAP_RETRY_COUNT: u32 = 1 << 2;
-/// `RKDAPL_CAP_SEND_INVALIDATE`: SEND with invalidate (every transport rkdapl runs on).
-pub const CAP_SEND_INVALIDATE: u32 = 1 << 3;
-/// `RKDAPL_CAP_ATOMICS`: the device runs atomics (fetch and add, compare and swap): rxe does,
-/// siw does not.
-pub const CAP_ATOMICS: u32 = 1 << 4;
+    /// One thing an IA's transport can do.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Cap {
+        /// RDMA WRITE with immediate data (not on iWARP, where it is refused with
+        /// `-EOPNOTSUPP`).
+        RdmaWriteImm = bit_u32(0),
+        /// A SEND that finds no RECV posted is retried (`rnr_retry_count`) and fails alone
+        /// with `RECEIVER_NOT_READY`; on iWARP there is no such retry, the connection breaks
+        /// instead.
+        RnrRetry = bit_u32(1),
+        /// The EP's `retry_count` bounds transport retries (IB, RoCE); on iWARP TCP
+        /// retransmits, and the attribute has no effect.
+        RetryCount = bit_u32(2),
+        /// SEND with invalidate (every transport rkdapl runs on).
+        SendInvalidate = bit_u32(3),
+        /// The device runs atomics (fetch and add, compare and swap): rxe does, siw does not.
+        Atomics = bit_u32(4),
+    }
+);
 
 impl IaAttr {
-    /// The `caps` of a transport (`CAP_*`).
-    pub(crate) fn caps_of(t: Transport) -> (u32, u32) {
+    /// The caps of a transport.
+    pub(crate) fn caps_of(t: Transport) -> Caps {
         match t {
-            Transport::Ib => (
-                TRANSPORT_IB,
-                CAP_RDMA_WRITE_IMM | CAP_RNR_RETRY | CAP_RETRY_COUNT | CAP_SEND_INVALIDATE,
-            ),
-            Transport::Roce => (
-                TRANSPORT_ROCE,
-                CAP_RDMA_WRITE_IMM | CAP_RNR_RETRY | CAP_RETRY_COUNT | CAP_SEND_INVALIDATE,
-            ),
-            Transport::Iwarp => (TRANSPORT_IWARP, CAP_SEND_INVALIDATE),
+            Transport::Ib | Transport::Roce => {
+                Cap::RdmaWriteImm | Cap::RnrRetry | Cap::RetryCount | Cap::SendInvalidate
+            }
+            Transport::Iwarp => Cap::SendInvalidate.into(),
         }
     }
 }
-
-// The C side checks the same sizes (`exports.c`).
-const _: () = {
-    assert!(core::mem::size_of::<IaAttr>() == 120);
-    assert!(core::mem::offset_of!(IaAttr, transport) == 104);
-    assert!(core::mem::offset_of!(IaAttr, max_read_iov) == 112);
-    assert!(core::mem::size_of::<PortAttr>() == 32);
-};
 
 impl IaAttr {
     /// The limits `rkdapl_ia_query` reports for a device of limits `a` named `name` (cut at 63
@@ -127,9 +110,9 @@ impl IaAttr {
     /// READ take, the device's RDMA READ and fast-registration limits, rkdapl's EVD and
     /// private-data sizes. Pure: KUnit-tested (`rkdapl_ia`).
     pub(crate) fn of_device(a: &DeviceAttrs, name: &[u8], t: Transport) -> IaAttr {
-        let (transport, mut caps) = Self::caps_of(t);
+        let mut caps = Self::caps_of(t);
         if a.atomics {
-            caps |= CAP_ATOMICS;
+            caps |= Cap::Atomics;
         }
         let mut out = IaAttr {
             name: [0; 64],
@@ -143,20 +126,18 @@ impl IaAttr {
             max_rmr_pages: a.max_fast_reg_page_list_len,
             max_evd_qlen: MAX_EVD_QLEN,
             max_private_data: MAX_PRIVATE_DATA as u32,
-            reserved: 0,
-            transport,
+            transport: t,
             caps,
             max_read_iov: a.max_sge_rd,
-            reserved2: 0,
         };
         let n = &name[..name.len().min(63)];
         out.name[..n.len()].copy_from_slice(n);
         out
     }
 
-    /// Whether the transport can do all of `caps` (a mask of `CAP_*`).
-    pub fn has_caps(&self, caps: u32) -> bool {
-        self.caps & caps == caps
+    /// Whether the transport can do all of `caps`.
+    pub fn has_caps(&self, caps: Caps) -> bool {
+        self.caps.contains_all(caps)
     }
 
     /// The device's name (the bytes of `name` before its NUL).
@@ -185,6 +166,9 @@ pub enum PortState {
     /// Active, going down soon.
     ActiveDefer = 5,
 }
+
+// The C side checks the same size (`exports.c`).
+const _: () = assert!(core::mem::size_of::<PortAttr>() == 32);
 
 /// A port of an IA's device, now (`struct rkdapl_port_attr`, `struct ib_port_attr`).
 #[repr(C)]

@@ -21,22 +21,35 @@ use crate::{
     registry::{Child, Rank},
 };
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use kernel::{page::Page, prelude::*, revocable::Revocable, sync::Arc};
+use kernel::{bits::bit_u32, page::Page, prelude::*, revocable::Revocable, sync::Arc};
 
-/// Local write: RECVs and RDMA READs may place data in the LMR (`RKDAPL_MEM_LOCAL_WRITE`).
-pub const MEM_LOCAL_WRITE: u32 = 1 << 0;
-/// Remote read may be granted through an RMR over the LMR (`RKDAPL_MEM_REMOTE_READ`).
-pub const MEM_REMOTE_READ: u32 = 1 << 1;
-/// Remote write may be granted through an RMR over the LMR (`RKDAPL_MEM_REMOTE_WRITE`).
-pub const MEM_REMOTE_WRITE: u32 = 1 << 2;
-/// Remote atomics (fetch and add, compare and swap on 8-byte aligned words) may be granted
-/// through an RMR over the LMR (`RKDAPL_MEM_REMOTE_ATOMIC`).
-pub const MEM_REMOTE_ATOMIC: u32 = 1 << 3;
-/// All privilege bits.
-pub(crate) const MEM_ALL: u32 =
-    MEM_LOCAL_WRITE | MEM_REMOTE_READ | MEM_REMOTE_WRITE | MEM_REMOTE_ATOMIC;
-/// The privileges that let the device write the memory.
-pub(crate) const MEM_DEVICE_WRITES: u32 = MEM_LOCAL_WRITE | MEM_REMOTE_WRITE | MEM_REMOTE_ATOMIC;
+kernel::impl_flags!(
+    /// The privileges of an LMR, and those an RMR grants over it (DAT's memory privilege flags):
+    /// a set of [`MemPriv`]s. Local read is always allowed.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+    pub struct MemPrivs(u32);
+
+    /// One privilege of an LMR or RMR grant.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum MemPriv {
+        /// Local write: RECVs and RDMA READs may place data in the LMR.
+        LocalWrite = bit_u32(0),
+        /// Remote read may be granted through an RMR over the LMR.
+        RemoteRead = bit_u32(1),
+        /// Remote write may be granted through an RMR over the LMR.
+        RemoteWrite = bit_u32(2),
+        /// Remote atomics (fetch and add, compare and swap on 8-byte aligned words) may be
+        /// granted through an RMR over the LMR.
+        RemoteAtomic = bit_u32(3),
+    }
+);
+
+impl MemPrivs {
+    /// The privileges that let the device write the memory.
+    pub(crate) fn device_writes(self) -> bool {
+        self.contains_any(MemPriv::LocalWrite | MemPriv::RemoteWrite | MemPriv::RemoteAtomic)
+    }
+}
 
 /// Largest LMR [`Lmr::alloc`] makes, in bytes.
 pub const MAX_ALLOC: u64 = 1 << 30;
@@ -76,7 +89,7 @@ pub(crate) struct Lmr {
     /// [`DmaRegion::inline_sge`]), and the C ABI hands out rkdapl's own by it. `None` for page
     /// arrays and scatterlists.
     pub(crate) cpu_addr: Option<usize>,
-    pub(crate) privileges: u32,
+    pub(crate) privileges: MemPrivs,
     /// DTOs and RMR bindings currently using the region: taken with [`Lmr::get`], given back
     /// with [`Lmr::put`].
     inflight: AtomicU32,
@@ -87,15 +100,15 @@ pub(crate) struct Lmr {
 }
 
 impl Lmr {
-    /// Wraps a mapped region (`privileges`: a mask of `MEM_*`) over memory the consumer keeps
+    /// Wraps a mapped region, with `privileges`, over memory the consumer keeps
     /// (the C ABI's `rkdapl_lmr_create*`). Registers the LMR with its IA; the caller holds the
     /// IA live ([`crate::ia::Ia::live`]). Process context; may sleep.
     ///
     /// # Errors
     ///
-    /// `-EINVAL` for unknown privilege bits or a region mapped for another device, `-ENOMEM`,
+    /// `-EINVAL` for a region mapped for another device, `-ENOMEM`,
     /// or the registry's error (`-ENODEV` after device removal).
-    pub(crate) fn new(pz: Arc<Pz>, region: DmaRegion, privileges: u32) -> Result<Arc<Lmr>> {
+    pub(crate) fn new(pz: Arc<Pz>, region: DmaRegion, privileges: MemPrivs) -> Result<Arc<Lmr>> {
         Self::make(pz, region, privileges, None)
     }
 
@@ -104,10 +117,10 @@ impl Lmr {
     fn make(
         pz: Arc<Pz>,
         region: DmaRegion,
-        privileges: u32,
+        privileges: MemPrivs,
         kept: Option<CpuAccess>,
     ) -> Result<Arc<Lmr>> {
-        if privileges & !MEM_ALL != 0 || !pz.ia.same_binding(region.binding()) {
+        if !pz.ia.same_binding(region.binding()) {
             return Err(EINVAL);
         }
         let len = region.len() as u64;
@@ -199,9 +212,14 @@ impl Lmr {
     ///
     /// # Errors
     ///
-    /// `-EINVAL` for a length of 0 or above 1 GiB or unknown privileges, `-ENOMEM`, `-EIO` if
+    /// `-EINVAL` for a length of 0 or above 1 GiB, `-ENOMEM`, `-EIO` if
     /// the DMA mapping fails.
-    pub(crate) fn alloc(pz: Arc<Pz>, dev: &Bound<'_>, length: u64, privileges: u32) -> Result<Cpu> {
+    pub(crate) fn alloc(
+        pz: Arc<Pz>,
+        dev: &Bound<'_>,
+        length: u64,
+        privileges: MemPrivs,
+    ) -> Result<Cpu> {
         Self::check_alloc(length)?;
         let buf = KVVec::from_elem(0u8, length as usize, GFP_KERNEL)?;
         let (region, mem) = DmaRegion::from_kvvec(dev, buf)?;
@@ -219,7 +237,7 @@ impl Lmr {
         pz: Arc<Pz>,
         dev: &Bound<'_>,
         length: u64,
-        privileges: u32,
+        privileges: MemPrivs,
     ) -> Result<Arc<Lmr>> {
         Self::check_alloc(length)?;
         let buf = KVVec::from_elem(0u8, length as usize, GFP_KERNEL)?;
@@ -232,13 +250,13 @@ impl Lmr {
     ///
     /// # Errors
     ///
-    /// `-EINVAL` for an empty buffer or unknown privileges, `-ENOMEM`, `-EIO` if the DMA
+    /// `-EINVAL` for an empty buffer, `-ENOMEM`, `-EIO` if the DMA
     /// mapping fails.
     pub(crate) fn from_kvec(
         pz: Arc<Pz>,
         dev: &Bound<'_>,
         buf: KVec<u8>,
-        privileges: u32,
+        privileges: MemPrivs,
     ) -> Result<Cpu> {
         let (region, mem) = DmaRegion::from_kvec(dev, buf)?;
         Cpu::new(pz, region, mem, privileges)
@@ -250,14 +268,14 @@ impl Lmr {
     /// # Errors
     ///
     /// `-EINVAL` for no pages, an offset of a page or more, a zero length or one beyond the
-    /// pages, unknown privileges; `-ENOMEM`, `-EIO` if the DMA mapping fails.
+    /// pages; `-ENOMEM`, `-EIO` if the DMA mapping fails.
     pub(crate) fn from_pages(
         pz: Arc<Pz>,
         dev: &Bound<'_>,
         pages: KVec<Page>,
         offset: usize,
         len: usize,
-        privileges: u32,
+        privileges: MemPrivs,
     ) -> Result<Cpu> {
         let (region, mem) = DmaRegion::from_owned_pages(dev, pages, offset, len)?;
         Cpu::new(pz, region, mem, privileges)
@@ -266,25 +284,26 @@ impl Lmr {
     /// The LMR over the pages `owner` keeps (a Rust consumer's block request, say: zero copy),
     /// which the region drops only after unmapping them ([`DmaRegion::from_sg_owner`]), so
     /// once this LMR and every DTO and grant that used it have let go. The CPU reaches the
-    /// pages through their owner, not the LMR. Without a write privilege (`MEM_LOCAL_WRITE`,
-    /// `MEM_REMOTE_WRITE`) no DTO or grant can make the device write the pages, so they are
-    /// mapped for the device to read only (`DMA_TO_DEVICE`); otherwise both ways. Process
+    /// pages through their owner, not the LMR. Without a write privilege
+    /// ([`MemPriv::LocalWrite`], [`MemPriv::RemoteWrite`], [`MemPriv::RemoteAtomic`]) no DTO or
+    /// grant can make the device write the pages, so they are mapped for the device to read
+    /// only (`DMA_TO_DEVICE`); otherwise both ways. Process
     /// context; may sleep.
     ///
     /// On an error `owner` is dropped before this returns.
     ///
     /// # Errors
     ///
-    /// `-EINVAL` for an empty list, an entry without a page or length, or unknown privileges;
-    /// `-ENOMEM`, `-EIO` if the DMA mapping fails, or the registry's error (`-ENODEV` after
+    /// `-EINVAL` for an empty list, an entry without a page or length; `-ENOMEM`, `-EIO` if
+    /// the DMA mapping fails, or the registry's error (`-ENODEV` after
     /// device removal).
     pub(crate) fn from_sg_owner(
         pz: Arc<Pz>,
         dev: &Bound<'_>,
         owner: KBox<dyn SgOwner>,
-        privileges: u32,
+        privileges: MemPrivs,
     ) -> Result<Cpu> {
-        let dir = if privileges & MEM_DEVICE_WRITES == 0 {
+        let dir = if !privileges.device_writes() {
             DataDirection::ToDevice
         } else {
             DataDirection::Bidirectional
@@ -383,7 +402,7 @@ pub(crate) struct Cpu {
 
 impl Cpu {
     /// Makes the LMR over `region`, which owns the memory `mem` reaches.
-    fn new(pz: Arc<Pz>, region: DmaRegion, mem: CpuAccess, privileges: u32) -> Result<Cpu> {
+    fn new(pz: Arc<Pz>, region: DmaRegion, mem: CpuAccess, privileges: MemPrivs) -> Result<Cpu> {
         let lmr = Lmr::make(pz, region, privileges, None)?;
         Ok(Cpu {
             lmr,

@@ -14,12 +14,12 @@
 
 use crate::rdma::cm::{CmEvent, CmEventKind, CmId, CmIdRef, ConnRequest, SockAddr};
 use crate::{
-    abi::trace,
     cm::{CmCtx, CmTarget, EpCmId},
     ep::{Ep, EpState},
     evd::{Evd, Event, EventType},
     ia::Ia,
     registry::{Child, Rank},
+    trace,
 };
 use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::{

@@ -7,7 +7,8 @@
 //! the [`rdma`] layer. C modules use it through `include/rkdapl.h` ([`abi`]), Rust
 //! modules through [`api`].
 //!
-//! One file per DAT object; [`dto`] holds the data path and [`abi`] the C entry points.
+//! One file per DAT object; [`dto`] holds the data path and [`abi`] the C entry points and
+//! the C shapes.
 
 use crate::rdma::{bound::Bound, client, device::Device};
 use kernel::prelude::*;
@@ -34,7 +35,7 @@ use kernel::{
 };
 // The same for the QP event deferral (`rust/kernel/rdma/cm/qp_events.rs`).
 #[allow(unused_imports)]
-use kernel::{impl_has_work, new_work};
+use kernel::{impl_flags, impl_has_work, new_work};
 
 pub mod bindings;
 
@@ -55,6 +56,8 @@ mod registry;
 mod removal;
 mod rmr;
 mod srq;
+mod statics;
+mod trace;
 
 module! {
     type: Rkdapl,
@@ -93,7 +96,7 @@ struct Rkdapl {
 impl kernel::InPlaceModule for Rkdapl {
     fn init(_module: &'static ThisModule) -> impl PinInit<Self, Error> {
         abi::handle::Handles::init();
-        abi::statics::init();
+        statics::init();
         adapters::init();
         pr_info!("loaded\n");
         try_pin_init!(Rkdapl {

@@ -11,11 +11,11 @@
 //! 10.6.5): the device invalidates the MR before completing the RECV, and the RECV's
 //! completion ends the binding here (`Pz::take_grant`, [`Rmr::remote_invalidated`]).
 
-use crate::rdma::{mr::FrMr, Access};
+use crate::rdma::{mr::FrMr, Access, AccessFlag};
 use crate::{
     dto::Completion,
     ep::Ep,
-    lmr::{Lmr, MEM_REMOTE_ATOMIC, MEM_REMOTE_READ, MEM_REMOTE_WRITE},
+    lmr::{Lmr, MemPriv, MemPrivs},
     pz::{Grant, Pz},
     registry::{Child, Rank},
 };
@@ -86,14 +86,14 @@ impl Rmr {
         Ok(rmr)
     }
 
-    /// Grants `privileges` (`RKDAPL_MEM_REMOTE_READ`/`WRITE`) on `[offset, offset + length)` of
+    /// Grants `privileges` (remote read, write, atomics) on `[offset, offset + length)` of
     /// `lmr` through `ep`; returns `(rkey, address)` the peer uses. The grant is valid once the
     /// RMR bind completion arrives on the EP's DTO EVD (reported as `done` says). Process
     /// context; may sleep.
     ///
     /// # Errors
     ///
-    /// `-EBUSY` if already bound, `-EINVAL` for other privilege bits, a zero length or a range
+    /// `-EBUSY` if already bound, `-EINVAL` for no privilege or local write, a zero length or a range
     /// outside the LMR, `-EACCES` if the LMR lacks the privilege, `-EXDEV` for objects of
     /// different PZs, `-E2BIG` if the range needs more pages than one registration holds,
     /// `-ENOTCONN` if the EP has no QP, `-ENOSPC` if its send queue is full.
@@ -103,28 +103,30 @@ impl Rmr {
         lmr: &Arc<Lmr>,
         offset: u64,
         length: u64,
-        privileges: u32,
+        privileges: MemPrivs,
         done: Completion,
     ) -> Result<(u32, u64)> {
-        let known = MEM_REMOTE_READ | MEM_REMOTE_WRITE | MEM_REMOTE_ATOMIC;
-        if privileges == 0 || privileges & !known != 0 || length == 0 {
+        if privileges == MemPrivs::empty()
+            || privileges.contains(MemPriv::LocalWrite)
+            || length == 0
+        {
             return Err(EINVAL);
         }
-        if lmr.privileges & privileges != privileges {
+        if !lmr.privileges.contains_all(privileges) {
             return Err(EACCES);
         }
         if !Arc::ptr_eq(&lmr.pz, &self.pz) || !Arc::ptr_eq(&ep.pz, &self.pz) {
             return Err(EXDEV);
         }
         let mut access = Access::empty();
-        if privileges & MEM_REMOTE_READ != 0 {
-            access = access | Access::REMOTE_READ;
-        }
-        if privileges & MEM_REMOTE_WRITE != 0 {
-            access = access | Access::REMOTE_WRITE;
-        }
-        if privileges & MEM_REMOTE_ATOMIC != 0 {
-            access = access | Access::REMOTE_ATOMIC;
+        for (p, a) in [
+            (MemPriv::RemoteRead, AccessFlag::RemoteRead),
+            (MemPriv::RemoteWrite, AccessFlag::RemoteWrite),
+            (MemPriv::RemoteAtomic, AccessFlag::RemoteAtomic),
+        ] {
+            if privileges.contains(p) {
+                access |= a;
+            }
         }
         // Live: no device removal (which revokes the LMR's region) until this returns.
         let _live = self.pz.ia.live()?;

@@ -402,7 +402,7 @@ impl Srq {
         let mut sges: OneOrMore<Sge<'_>> = OneOrMore::Empty;
         let mut total = 0u64;
         for s in segs {
-            if s.lmr.privileges & crate::lmr::MEM_LOCAL_WRITE == 0 {
+            if !s.lmr.privileges.contains(crate::lmr::MemPriv::LocalWrite) {
                 return Err(EACCES);
             }
             let region: &Arc<DmaRegion> = s.lmr.region.try_access_with_guard(&g).ok_or(ENODEV)?;

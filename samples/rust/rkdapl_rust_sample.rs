@@ -24,7 +24,7 @@ use rkdapl::api::{
     Cr, Dto, DtoOp, DtoStatus, Ep, Evd, Event, EventType, Ia, Lmr, Op, Psp, Pz, RemoteRegion, Rmr,
     SockAddr, UpcallPolicy,
 };
-use rkdapl::api::{MEM_LOCAL_WRITE, MEM_REMOTE_READ, MEM_REMOTE_WRITE};
+use rkdapl::api::{MemPriv, MemPrivs};
 
 module! {
     type: RustSample,
@@ -200,7 +200,7 @@ fn page_lmr(
     for _ in 0..PAGES {
         pages.push(Page::alloc_page(GFP_KERNEL)?, GFP_KERNEL)?;
     }
-    let mut p_lmr = Lmr::from_pages(pz, pages, PAGE_OFFSET, len, MEM_LOCAL_WRITE)?;
+    let mut p_lmr = Lmr::from_pages(pz, pages, PAGE_OFFSET, len, MemPriv::LocalWrite)?;
     let seg = [p_lmr.segment(0, len as u64)];
     client
         .post(&[Dto::new(Op::RdmaRead(*grant), &seg, 9)])
@@ -327,7 +327,7 @@ fn accept_in_upcall(ia: &Ia, pz: &Pz, psp_evd: &Evd, here: &SockAddr, s_lmr: &Lm
     server.post_recv(&[s_lmr.segment(0, 64)], 21)?;
     let mut buf = KVec::new();
     buf.extend_from_slice(MSG, GFP_KERNEL)?;
-    let m_lmr = Lmr::from_kvec(pz, buf, 0)?;
+    let m_lmr = Lmr::from_kvec(pz, buf, MemPrivs::empty())?;
     let seg = [m_lmr.segment(0, MSG.len() as u64)];
     client
         .post(&[Dto::new(Op::Send, &seg, 22)])
@@ -377,9 +377,9 @@ fn accept_in_upcall(ia: &Ia, pz: &Pz, psp_evd: &Evd, here: &SockAddr, s_lmr: &Lm
 /// An LMR dropped while a grant covers it stays until the grant ends, then frees itself: the
 /// PZ's PD goes with the module's other objects (`selftests/rust.sh` looks in `rdma res`).
 fn dropped_while_granted(pz: &Pz, server: &Ep, s_evd: &Evd) -> Result {
-    let lmr = Lmr::alloc(pz, 4096, MEM_LOCAL_WRITE | MEM_REMOTE_WRITE)?;
+    let lmr = Lmr::alloc(pz, 4096, MemPriv::LocalWrite | MemPriv::RemoteWrite)?;
     let rmr = Rmr::new(pz)?;
-    rmr.bind(&lmr, 0, 4096, MEM_REMOTE_WRITE, server, 12)?;
+    rmr.bind(&lmr, 0, 4096, MemPriv::RemoteWrite, server, 12)?;
     expect(
         s_evd,
         EventType::RmrBindCompletion,
@@ -402,10 +402,10 @@ fn dropped_while_granted(pz: &Pz, server: &Ep, s_evd: &Evd) -> Result {
 /// through it) and reports nothing when it succeeds: the server's first event after it is the
 /// completion of a SEND posted after it, and the one after the client's WRITE its unbind's.
 fn suppressed_bind(pz: &Pz, client: &Ep, server: &Ep, c_evd: &Evd, s_evd: &Evd) -> Result {
-    let sink = Lmr::alloc(pz, 4096, MEM_LOCAL_WRITE | MEM_REMOTE_WRITE)?;
-    let mut src = Lmr::alloc(pz, 4096, MEM_LOCAL_WRITE)?;
+    let sink = Lmr::alloc(pz, 4096, MemPriv::LocalWrite | MemPriv::RemoteWrite)?;
+    let mut src = Lmr::alloc(pz, 4096, MemPriv::LocalWrite)?;
     let rmr = Rmr::new(pz)?;
-    let grant = rmr.bind_suppressed(&sink, 0, 4096, MEM_REMOTE_WRITE, server, 14)?;
+    let grant = rmr.bind_suppressed(&sink, 0, 4096, MemPriv::RemoteWrite, server, 14)?;
     // The grant is valid for the peer once the REG_MR has executed: a SEND the server posts
     // after it, on the same send queue, arriving at the client says so (as rkdblk's command
     // SEND carries its grant's rkey). Without an event of the bind's own, nothing else does.
@@ -479,11 +479,11 @@ fn run() -> Result {
     }
     let pz = Pz::new(&ia)?;
     let (c_evd, s_evd, psp_evd) = (Evd::new(&ia, 64)?, Evd::new(&ia, 64)?, Evd::new(&ia, 8)?);
-    let mut c_lmr = Lmr::alloc(&pz, size, MEM_LOCAL_WRITE)?;
+    let mut c_lmr = Lmr::alloc(&pz, size, MemPriv::LocalWrite)?;
     let s_lmr = Lmr::alloc(
         &pz,
         size,
-        MEM_LOCAL_WRITE | MEM_REMOTE_READ | MEM_REMOTE_WRITE,
+        MemPriv::LocalWrite | MemPriv::RemoteRead | MemPriv::RemoteWrite,
     )?;
     let psp = Psp::new(&ia, port.value(), 4, &psp_evd)?;
 
@@ -521,7 +521,7 @@ fn run() -> Result {
         &s_lmr,
         0,
         size as u64,
-        MEM_REMOTE_READ | MEM_REMOTE_WRITE,
+        MemPriv::RemoteRead | MemPriv::RemoteWrite,
         &server,
         1,
     )?;
@@ -576,7 +576,7 @@ fn run() -> Result {
     server.post_recv(&[s_lmr.segment(0, 64)], 4)?;
     let mut buf = KVec::new();
     buf.extend_from_slice(b"done, from Rust", GFP_KERNEL)?;
-    let m_lmr = Lmr::from_kvec(&pz, buf, 0)?;
+    let m_lmr = Lmr::from_kvec(&pz, buf, MemPrivs::empty())?;
     let msg_seg = [m_lmr.segment(0, 15)];
     client
         .post(&[Dto::new(Op::Send, &msg_seg, 5)])

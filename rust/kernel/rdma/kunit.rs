@@ -8,26 +8,33 @@ use crate::prelude::kunit_tests;
 
 #[kunit_tests(rust_kernel_rdma)]
 mod tests {
-    use super::super::{cm::SockAddr, qp::SendFlags, Access};
+    use super::super::{
+        cm::SockAddr,
+        qp::{SendFlag, SendFlags},
+        Access, AccessFlag,
+    };
 
     #[test]
     fn access_flags_combine() {
-        let a = Access::REMOTE_READ | Access::REMOTE_WRITE;
-        assert!(a.contains(Access::REMOTE_READ));
-        assert!(a.contains(Access::REMOTE_WRITE));
-        assert!(!a.contains(Access::LOCAL_WRITE));
-        assert!(!Access::empty().contains(Access::REMOTE_WRITE));
+        let a = AccessFlag::RemoteRead | AccessFlag::RemoteWrite;
+        assert!(a.contains(AccessFlag::RemoteRead));
+        assert!(a.contains(AccessFlag::RemoteWrite));
+        assert!(!a.contains(AccessFlag::LocalWrite));
+        assert!(!Access::empty().contains(AccessFlag::RemoteWrite));
         assert_eq!(Access::empty().bits(), 0);
-        assert_ne!(Access::LOCAL_WRITE.bits(), Access::REMOTE_WRITE.bits());
+        assert_ne!(
+            Access::from(AccessFlag::LocalWrite).bits(),
+            Access::from(AccessFlag::RemoteWrite).bits()
+        );
     }
 
     #[test]
     fn send_flags_combine() {
-        let f = SendFlags::SIGNALED | SendFlags::FENCE;
-        assert!(f.contains(SendFlags::SIGNALED));
-        assert!(f.contains(SendFlags::FENCE));
-        assert!(!f.contains(SendFlags::INLINE));
-        assert!(SendFlags::empty().contains(SendFlags::empty()));
+        let f = SendFlag::Signaled | SendFlag::Fence;
+        assert!(f.contains(SendFlag::Signaled));
+        assert!(f.contains(SendFlag::Fence));
+        assert!(!f.contains(SendFlag::Inline));
+        assert!(SendFlags::empty().contains_all(SendFlags::empty()));
         assert_eq!(SendFlags::empty().bits(), 0);
     }
 

@@ -48,12 +48,11 @@ use crate::{
 };
 use core::ptr::NonNull;
 
-mod direction;
 mod frmr;
 mod lent;
 mod owned;
 mod segs;
-pub use direction::DataDirection;
+pub use crate::dma::DataDirection;
 pub use frmr::{FrMr, MrRef};
 pub use lent::SgOwner;
 use owned::Backing;
@@ -328,7 +327,7 @@ impl DmaRegion {
                 self.dev.as_ptr(),
                 self.table.sgl,
                 self.table.orig_nents as i32,
-                self.dir.as_raw(),
+                self.dir.into(),
             )
         };
         if nents <= 0 {
@@ -458,7 +457,7 @@ impl DmaRegion {
         self.for_each_sge(off, len, lkey, |sge| Ok(out.push(sge, flags)?))
     }
 
-    /// The SGE of an inline work request ([`super::qp::SendFlags::INLINE`]) over
+    /// The SGE of an inline work request ([`super::qp::SendFlag::Inline`]) over
     /// `[off, off + len)`: the kernel virtual address, which the driver reads during the post
     /// call, with `lkey` (ignored for inline data). Any context.
     ///
@@ -515,7 +514,7 @@ impl DmaRegion {
             return;
         }
         let mut i = self.seg_index(off);
-        let dir = self.dir.as_raw();
+        let dir = self.dir.into();
         // The device may be gone (its removal unmapped the region): nothing to sync then.
         let rcu = rcu::read_lock();
         if !self.bound.live(&rcu) || self.mapping.is_none() {
@@ -643,7 +642,7 @@ impl Release for DmaRes {
                     self.dev.as_ptr(),
                     self.table.sgl,
                     self.table.orig_nents as i32,
-                    self.dir.as_raw(),
+                    self.dir.into(),
                 )
             };
         }

@@ -27,7 +27,7 @@ pub struct QpCap {
     pub max_send_sge: u32,
     /// SGEs per RECV work request.
     pub max_recv_sge: u32,
-    /// Bytes of inline data per SEND-queue work request (posted with [`SendFlags::INLINE`]:
+    /// Bytes of inline data per SEND-queue work request (posted with [`SendFlag::Inline`]:
     /// the CPU copies them at post time, the SGE addresses are kernel virtual addresses).
     pub max_inline_data: u32,
     /// RDMA READ/WRITE contexts for `rdma_rw` (0 if unused).
@@ -83,51 +83,40 @@ impl<S: WrCompletion, R: WrCompletion> QpInit<S, R> {
     }
 }
 
-/// Flags of a SEND-queue work request (`enum ib_send_flags`).
-///
-/// # Examples
-///
-/// ```
-/// use kernel::rdma::qp::SendFlags;
-///
-/// let f = SendFlags::SIGNALED | SendFlags::FENCE;
-/// assert!(f.contains(SendFlags::SIGNALED));
-/// assert!(!f.contains(SendFlags::INLINE));
-/// assert!(SendFlags::empty().contains(SendFlags::empty()));
-/// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct SendFlags(u32);
+crate::impl_flags!(
+    /// Flags of a SEND-queue work request (`enum ib_send_flags`): a set of [`SendFlag`]s.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use kernel::rdma::qp::{SendFlag, SendFlags};
+    ///
+    /// let f = SendFlag::Signaled | SendFlag::Fence;
+    /// assert!(f.contains(SendFlag::Signaled));
+    /// assert!(!f.contains(SendFlag::Inline));
+    /// assert!(SendFlags::empty().contains_all(SendFlags::empty()));
+    /// ```
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+    pub struct SendFlags(u32);
+
+    /// One flag of a SEND-queue work request (`enum ib_send_flags`).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum SendFlag {
+        /// Generate a completion on success (errors always complete).
+        Signaled = bindings::ib_send_flags_IB_SEND_SIGNALED as u32,
+        /// Wait for earlier RDMA READs to complete before starting (IB spec 10.8.3.3).
+        Fence = bindings::ib_send_flags_IB_SEND_FENCE as u32,
+        /// Ask the peer for a solicited event on the matching RECV.
+        Solicited = bindings::ib_send_flags_IB_SEND_SOLICITED as u32,
+        /// Copy the payload into the work request (small SENDs; no lkey needed).
+        Inline = bindings::ib_send_flags_IB_SEND_INLINE as u32,
+    }
+);
 
 impl SendFlags {
-    /// Generate a completion on success (errors always complete).
-    pub const SIGNALED: SendFlags = SendFlags(bindings::ib_send_flags_IB_SEND_SIGNALED as u32);
-    /// Wait for earlier RDMA READs to complete before starting (IB spec 10.8.3.3).
-    pub const FENCE: SendFlags = SendFlags(bindings::ib_send_flags_IB_SEND_FENCE as u32);
-    /// Ask the peer for a solicited event on the matching RECV.
-    pub const SOLICITED: SendFlags = SendFlags(bindings::ib_send_flags_IB_SEND_SOLICITED as u32);
-    /// Copy the payload into the work request (small SENDs; no lkey needed).
-    pub const INLINE: SendFlags = SendFlags(bindings::ib_send_flags_IB_SEND_INLINE as u32);
-
-    /// No flags.
-    pub const fn empty() -> Self {
-        SendFlags(0)
-    }
-
     /// The flags as ib_core's `send_flags`.
     pub const fn bits(self) -> u32 {
         self.0
-    }
-
-    /// Whether all of `other` is set.
-    pub const fn contains(self, other: SendFlags) -> bool {
-        self.0 & other.0 == other.0
-    }
-}
-
-impl core::ops::BitOr for SendFlags {
-    type Output = SendFlags;
-    fn bitor(self, rhs: SendFlags) -> SendFlags {
-        SendFlags(self.0 | rhs.0)
     }
 }
 
@@ -174,7 +163,7 @@ pub enum SendOp {
     FetchAdd {
         /// The peer's address, 8-byte aligned.
         remote_addr: u64,
-        /// The peer's rkey (with [`super::Access::REMOTE_ATOMIC`]).
+        /// The peer's rkey (with [`super::AccessFlag::RemoteAtomic`]).
         rkey: u32,
         /// What is added.
         add: u64,
@@ -184,7 +173,7 @@ pub enum SendOp {
     CmpSwap {
         /// The peer's address, 8-byte aligned.
         remote_addr: u64,
-        /// The peer's rkey (with [`super::Access::REMOTE_ATOMIC`]).
+        /// The peer's rkey (with [`super::AccessFlag::RemoteAtomic`]).
         rkey: u32,
         /// The value expected.
         compare: u64,

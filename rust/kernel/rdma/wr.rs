@@ -33,7 +33,7 @@
 use super::{
     cq::{Cqe, Wc},
     mr::{FrMr, MrRef},
-    qp::{Qp, SendFlags, SendWr},
+    qp::{Qp, SendFlag, SendFlags, SendWr},
     Access,
 };
 use crate::{bindings, error::to_result, prelude::*, sync::Arc};
@@ -322,7 +322,7 @@ impl<T: WrCompletion> WrPool<T> {
         let mut wr = bindings::ib_reg_wr::default();
         wr.wr.__bindgen_anon_1.wr_cqe = c.last.as_raw();
         wr.wr.opcode = bindings::ib_wr_opcode_IB_WR_REG_MR;
-        wr.wr.send_flags = SendFlags::SIGNALED.bits() as i32;
+        wr.wr.send_flags = SendFlags::from(SendFlag::Signaled).bits() as i32;
         wr.mr = mr.as_raw();
         wr.key = mr.rkey();
         wr.access = FrMr::reg_access(access).bits();
@@ -350,7 +350,7 @@ impl<T: WrCompletion> WrPool<T> {
         let mut wr = bindings::ib_send_wr::default();
         wr.__bindgen_anon_1.wr_cqe = c.last.as_raw();
         wr.opcode = bindings::ib_wr_opcode_IB_WR_LOCAL_INV;
-        wr.send_flags = SendFlags::SIGNALED.bits() as i32;
+        wr.send_flags = SendFlags::from(SendFlag::Signaled).bits() as i32;
         wr.ex.invalidate_rkey = rkey;
         // SAFETY: `wr` is well formed and carries an entry of this pool, attached to `qp`.
         to_result(unsafe { bindings::ib_post_send(qp.as_raw(), &wr, core::ptr::null_mut()) })

@@ -6,12 +6,12 @@ use super::{handle::Handles, publish, put, Object};
 use crate::{
     adapters,
     evd::Evd,
-    ia::{Ia, IaAttr, PortAttr},
+    ia::{Cap, Ia, IaAttr, PortAttr},
 };
 use crate::{
     bindings,
     rdma::cm::{NetNs, SockAddr},
-    rdma::device::Device,
+    rdma::device::{Device, Transport},
 };
 use kernel::{error::from_result, prelude::*, sync::Arc};
 
@@ -189,6 +189,73 @@ pub(crate) unsafe extern "C" fn rkdapl_ia_close(ia: *mut c_void) -> c_int {
     })
 }
 
+/// `struct rkdapl_ia_attr`: an [`IaAttr`] as C reads it.
+#[repr(C)]
+pub(crate) struct CIaAttr {
+    name: [u8; 64],
+    max_mr_size: u64,
+    max_dtos: u32,
+    max_iov: u32,
+    max_rdma_read_in: u32,
+    max_rdma_read_out: u32,
+    max_rmr_pages: u32,
+    max_evd_qlen: u32,
+    max_private_data: u32,
+    reserved: u32,
+    /// `enum rkdapl_transport`.
+    transport: u32,
+    /// `RKDAPL_CAP_*`.
+    caps: u32,
+    max_read_iov: u32,
+    reserved2: u32,
+}
+
+// The C side checks the same size and offsets (`exports.c`).
+const _: () = {
+    assert!(core::mem::size_of::<CIaAttr>() == 120);
+    assert!(core::mem::offset_of!(CIaAttr, transport) == 104);
+    assert!(core::mem::offset_of!(CIaAttr, max_read_iov) == 112);
+};
+
+/// `RKDAPL_CAP_*` and the cap each is.
+const CAPS: [(u32, Cap); 5] = [
+    (1 << 0, Cap::RdmaWriteImm),   // RKDAPL_CAP_RDMA_WRITE_IMM
+    (1 << 1, Cap::RnrRetry),       // RKDAPL_CAP_RNR_RETRY
+    (1 << 2, Cap::RetryCount),     // RKDAPL_CAP_RETRY_COUNT
+    (1 << 3, Cap::SendInvalidate), // RKDAPL_CAP_SEND_INVALIDATE
+    (1 << 4, Cap::Atomics),        // RKDAPL_CAP_ATOMICS
+];
+
+impl From<&IaAttr> for CIaAttr {
+    fn from(a: &IaAttr) -> CIaAttr {
+        let caps = CAPS
+            .iter()
+            .filter(|(_, c)| a.caps.contains(*c))
+            .fold(0, |m, (bit, _)| m | bit);
+        CIaAttr {
+            name: a.name,
+            max_mr_size: a.max_mr_size,
+            max_dtos: a.max_dtos,
+            max_iov: a.max_iov,
+            max_rdma_read_in: a.max_rdma_read_in,
+            max_rdma_read_out: a.max_rdma_read_out,
+            max_rmr_pages: a.max_rmr_pages,
+            max_evd_qlen: a.max_evd_qlen,
+            max_private_data: a.max_private_data,
+            reserved: 0,
+            // `RKDAPL_TRANSPORT_IB`, `_ROCE`, `_IWARP`.
+            transport: match a.transport {
+                Transport::Ib => 1,
+                Transport::Roce => 2,
+                Transport::Iwarp => 3,
+            },
+            caps,
+            max_read_iov: a.max_read_iov,
+            reserved2: 0,
+        }
+    }
+}
+
 /// See `rkdapl_ia_query` in `include/rkdapl.h`.
 ///
 /// # Safety
@@ -196,9 +263,9 @@ pub(crate) unsafe extern "C" fn rkdapl_ia_close(ia: *mut c_void) -> c_int {
 /// `attr` is NULL or valid for a write of a `struct rkdapl_ia_attr`. `ia` may be any value:
 /// one that is not a live IA handle is refused with `-EINVAL`.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn rkdapl_ia_query(ia: *mut c_void, attr: *mut IaAttr) -> c_int {
+pub(crate) unsafe extern "C" fn rkdapl_ia_query(ia: *mut c_void, attr: *mut CIaAttr) -> c_int {
     from_result(|| {
-        let out = Handles::get::<Ia>(ia)?.query()?;
+        let out = CIaAttr::from(&Handles::get::<Ia>(ia)?.query()?);
         // SAFETY: `attr` is NULL or writable (this function's `# Safety`).
         unsafe { put(attr, out) }?;
         Ok(0)

@@ -8,7 +8,10 @@ use crate::{
     bindings,
     rdma::{bound::Bound, mr::DmaRegion},
 };
-use crate::{lmr::Lmr, pz::Pz};
+use crate::{
+    lmr::{Lmr, MemPriv, MemPrivs},
+    pz::Pz,
+};
 use kernel::{error::from_result, prelude::*, sync::Arc};
 
 impl Object for Lmr {
@@ -40,6 +43,34 @@ unsafe fn create(
     Ok(0)
 }
 
+/// `RKDAPL_MEM_*` (`enum rkdapl_mem_priv`) and the privilege each is.
+const MEM_PRIVS: [(u32, MemPriv); 4] = [
+    (1 << 0, MemPriv::LocalWrite),   // RKDAPL_MEM_LOCAL_WRITE
+    (1 << 1, MemPriv::RemoteRead),   // RKDAPL_MEM_REMOTE_READ
+    (1 << 2, MemPriv::RemoteWrite),  // RKDAPL_MEM_REMOTE_WRITE
+    (1 << 3, MemPriv::RemoteAtomic), // RKDAPL_MEM_REMOTE_ATOMIC
+];
+
+/// The privileges a C caller's mask of `RKDAPL_MEM_*` names.
+///
+/// # Errors
+///
+/// `-EINVAL` for a bit that is none of them.
+pub(super) fn mem_privs(bits: u32) -> Result<MemPrivs> {
+    let mut p = MemPrivs::empty();
+    let mut known = 0;
+    for (c, m) in MEM_PRIVS {
+        known |= c;
+        if bits & c != 0 {
+            p |= m;
+        }
+    }
+    if bits & !known != 0 {
+        return Err(EINVAL);
+    }
+    Ok(p)
+}
+
 /// See `rkdapl_lmr_create` in `include/rkdapl.h`.
 ///
 /// # Safety
@@ -65,7 +96,7 @@ pub(crate) unsafe extern "C" fn rkdapl_lmr_create(
             // SAFETY: The buffer stays allocated until `rkdapl_lmr_free` returns (this
             // function's `# Safety`), which drops the region.
             let region = unsafe { DmaRegion::new(dev, addr as usize, len) }?;
-            Lmr::new(pz, region, privileges)
+            Lmr::new(pz, region, mem_privs(privileges)?)
         };
         // SAFETY: `lmr` is writable (this function's `# Safety`).
         unsafe { create(pz, lmr, make) }
@@ -102,7 +133,7 @@ pub(crate) unsafe extern "C" fn rkdapl_lmr_create_pages(
             // SAFETY: The pages stay allocated until `rkdapl_lmr_free` returns (this
             // function's `# Safety`), which drops the region.
             let region = unsafe { DmaRegion::from_pages(dev, pages, offset as usize, len) }?;
-            Lmr::new(pz, region, privileges)
+            Lmr::new(pz, region, mem_privs(privileges)?)
         };
         // SAFETY: `lmr` is NULL or writable (this function's `# Safety`).
         unsafe { create(pz, lmr, make) }
@@ -131,7 +162,7 @@ pub(crate) unsafe extern "C" fn rkdapl_lmr_create_sg(
             // allocated until `rkdapl_lmr_free` returns (this function's `# Safety`);
             // `from_sg` refuses NULL.
             let region = unsafe { DmaRegion::from_sg(dev, sgl, nents as usize) }?;
-            Lmr::new(pz, region, privileges)
+            Lmr::new(pz, region, mem_privs(privileges)?)
         };
         // SAFETY: `lmr` is NULL or writable (this function's `# Safety`).
         unsafe { create(pz, lmr, make) }
@@ -161,7 +192,7 @@ pub(crate) unsafe extern "C" fn rkdapl_lmr_alloc(
         let mut at = 0usize;
         let make = |dev: &Bound<'_>, pz| {
             // The C caller reaches the memory through its address.
-            let lmr = Lmr::alloc_for_c(pz, dev, length, privileges)?;
+            let lmr = Lmr::alloc_for_c(pz, dev, length, mem_privs(privileges)?)?;
             at = lmr.cpu_addr.unwrap_or(0);
             Ok(lmr)
         };

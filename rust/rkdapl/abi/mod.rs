@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The C ABI of rkdapl: the `extern "C"` functions `include/rkdapl.h` declares, exported with
-//! `EXPORT_SYMBOL_GPL` by `exports.c`, one file per DAT object; and, the other way, the C of
-//! rkdapl's own that the provider calls ([`trace`]: its trace events and rate-limited log);
-//! and the module's statics that take an `unsafe` promise to set up ([`statics`], [`handle`]'s
-//! table), initialised by module init before any C can reach the module. `abi/` is where the
-//! module meets C; the provider's other files hold no `unsafe`.
+//! `EXPORT_SYMBOL_GPL` by `exports.c`, one file per DAT object, and the C shapes they take
+//! and give (`struct rkdapl_event`, `struct rkdapl_ia_attr`, the `RKDAPL_*` integer values of
+//! the provider's Rust types, handles); [`handle`]'s table is a static initialised by module
+//! init before any C can reach the module. Outside `abi/`, only [`crate::trace`] (the C trace
+//! events the provider fires) and [`crate::statics`] (the module's statics that take an
+//! `unsafe` promise to set up) hold `unsafe`.
 //!
 //! Each function is a thin shim: it validates what C hands it (NULL pointers, handles, lengths,
 //! flags), answers a bad argument with a negative errno (through
@@ -29,8 +30,6 @@ pub(crate) mod pz;
 pub(crate) mod removal;
 pub(crate) mod rmr;
 pub(crate) mod srq;
-pub(crate) mod statics;
-pub(crate) mod trace;
 
 pub(crate) use consumer::ConsumerWatch;
 

@@ -60,7 +60,7 @@ pub(crate) unsafe extern "C" fn rkdapl_rmr_bind(
             &l,
             offset,
             length,
-            privileges,
+            super::lmr::mem_privs(privileges)?,
             Completion::reported(cookie),
         )?;
         // SAFETY: `rkey` and `address` are not NULL (checked), so they are writable (this

@@ -4,107 +4,10 @@
 
 use super::{Cr, EventType};
 use crate::{
-    dto::{self, EVENT_INVALIDATED, EVENT_RDMA_WRITE_IMM, EVENT_WITH_IMM},
+    dto::{DtoOp, DtoStatus, EVENT_INVALIDATED, EVENT_RDMA_WRITE_IMM, EVENT_WITH_IMM},
     evd::Event as RawEvent,
 };
 use kernel::prelude::*;
-
-/// DTO operations (`enum rkdapl_dto_op`), as DTO and RMR bind completions report them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DtoOp {
-    /// SEND.
-    Send,
-    /// RECV.
-    Recv,
-    /// RDMA WRITE.
-    RdmaWrite,
-    /// RDMA READ.
-    RdmaRead,
-    /// RMR bind.
-    RmrBind,
-    /// RMR unbind.
-    RmrUnbind,
-    /// RDMA WRITE with immediate data.
-    RdmaWriteImm,
-    /// SEND with invalidate.
-    SendInvalidate,
-    /// Atomic fetch and add.
-    FetchAdd,
-    /// Atomic compare and swap.
-    CmpSwap,
-}
-
-impl DtoOp {
-    /// The operation the provider's `op` is (the provider's list is the one with values).
-    fn from_provider(op: dto::DtoOp) -> DtoOp {
-        use dto::DtoOp as P;
-        match op {
-            P::Send => DtoOp::Send,
-            P::Recv => DtoOp::Recv,
-            P::RdmaWrite => DtoOp::RdmaWrite,
-            P::RdmaRead => DtoOp::RdmaRead,
-            P::RmrBind => DtoOp::RmrBind,
-            P::RmrUnbind => DtoOp::RmrUnbind,
-            P::RdmaWriteImm => DtoOp::RdmaWriteImm,
-            P::FetchAdd => DtoOp::FetchAdd,
-            P::CmpSwap => DtoOp::CmpSwap,
-            P::SendInvalidate => DtoOp::SendInvalidate,
-        }
-    }
-}
-
-/// How a DTO or RMR operation completed (`enum rkdapl_dto_status`, DAT's
-/// `DAT_DTO_COMPLETION_STATUS`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DtoStatus {
-    /// It did what it was asked.
-    Success,
-    /// Not executed: the connection ended, or the EP was freed, first.
-    Flushed,
-    /// A received message did not fit the RECV.
-    LocalLength,
-    /// The local QP could not process the request.
-    LocalEp,
-    /// Local memory failed its key or privileges.
-    LocalProtection,
-    /// A malformed answer from the peer.
-    BadResponse,
-    /// The peer refused the rkey, range or rights of its grant.
-    RemoteAccess,
-    /// The peer failed the request (for example no RECV buffer fit).
-    RemoteResponder,
-    /// The transport gave up (retries exhausted: the peer is gone).
-    Transport,
-    /// The peer had no RECV posted and the RNR retries ran out.
-    ReceiverNotReady,
-    /// An RMR bind or unbind failed.
-    RmrOperationFailed,
-    /// Anything else.
-    Generic,
-}
-
-impl DtoStatus {
-    /// The status of the C value `s` (the provider's values; unknown ones are `Generic`).
-    fn from_raw(s: i32) -> DtoStatus {
-        use dto::DtoStatus as P;
-        const ALL: [(P, DtoStatus); 11] = [
-            (P::Success, DtoStatus::Success),
-            (P::Flushed, DtoStatus::Flushed),
-            (P::LocalLength, DtoStatus::LocalLength),
-            (P::LocalEp, DtoStatus::LocalEp),
-            (P::LocalProtection, DtoStatus::LocalProtection),
-            (P::BadResponse, DtoStatus::BadResponse),
-            (P::RemoteAccess, DtoStatus::RemoteAccess),
-            (P::RemoteResponder, DtoStatus::RemoteResponder),
-            (P::Transport, DtoStatus::Transport),
-            (P::ReceiverNotReady, DtoStatus::ReceiverNotReady),
-            (P::RmrOperationFailed, DtoStatus::RmrOperationFailed),
-        ];
-        ALL.iter()
-            .find(|(p, _)| *p as i32 == s)
-            .map_or(DtoStatus::Generic, |(_, d)| *d)
-    }
-}
 
 /// One event taken from an [`super::Evd`] or handed to its upcall (`struct rkdapl_event`).
 ///
@@ -199,10 +102,7 @@ impl Event {
     /// The operation of a DTO or RMR bind completion.
     #[inline(never)]
     pub fn op(&self) -> Option<DtoOp> {
-        dto::DtoOp::ALL
-            .into_iter()
-            .find(|o| *o as u32 == self.raw.op)
-            .map(DtoOp::from_provider)
+        DtoOp::from_raw(self.raw.op)
     }
 
     /// A RECV's immediate data, if the peer sent some (RDMA WRITE with immediate).

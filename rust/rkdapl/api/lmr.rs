@@ -3,7 +3,10 @@
 //! Local memory regions over memory they own, or whose owner they keep.
 
 use super::{Pz, Segment};
-use crate::{lmr, rdma::mr::SgOwner};
+use crate::{
+    lmr::{self, MemPrivs},
+    rdma::mr::SgOwner,
+};
 use kernel::{page::Page, prelude::*};
 
 /// A local memory region (`rkdapl_lmr_alloc`, DAT's `dat_lmr_create`) over memory it owns:
@@ -23,19 +26,19 @@ pub struct Lmr(pub(super) lmr::Cpu);
 
 impl Lmr {
     /// `len` zeroed bytes (kvmalloc: physically contiguous when it can be) registered in `pz`
-    /// with `privileges` (`MEM_*`).
+    /// with `privileges`.
     ///
     /// Process context; may sleep.
     ///
     /// # Errors
     ///
-    /// `EINVAL` for a length of 0 or above [`super::MAX_ALLOC`] or unknown privileges,
+    /// `EINVAL` for a length of 0 or above [`super::MAX_ALLOC`],
     /// `ENODEV` after device removal, `ENOMEM`, `EIO` if the DMA mapping fails.
     #[inline(never)]
-    pub fn alloc(pz: &Pz, len: usize, privileges: u32) -> Result<Lmr> {
+    pub fn alloc(pz: &Pz, len: usize, privileges: impl Into<MemPrivs>) -> Result<Lmr> {
         let pz = &pz.0;
         pz.ia
-            .with_device(|dev| lmr::Lmr::alloc(pz.clone(), dev, len as u64, privileges))
+            .with_device(|dev| lmr::Lmr::alloc(pz.clone(), dev, len as u64, privileges.into()))
             .map(Lmr)
     }
 
@@ -46,13 +49,13 @@ impl Lmr {
     ///
     /// # Errors
     ///
-    /// `EINVAL` for an empty buffer or unknown privileges, `ENODEV` after device removal,
+    /// `EINVAL` for an empty buffer, `ENODEV` after device removal,
     /// `ENOMEM`, `EIO` if the DMA mapping fails.
     #[inline(never)]
-    pub fn from_kvec(pz: &Pz, buf: KVec<u8>, privileges: u32) -> Result<Lmr> {
+    pub fn from_kvec(pz: &Pz, buf: KVec<u8>, privileges: impl Into<MemPrivs>) -> Result<Lmr> {
         let pz = &pz.0;
         pz.ia
-            .with_device(|dev| lmr::Lmr::from_kvec(pz.clone(), dev, buf, privileges))
+            .with_device(|dev| lmr::Lmr::from_kvec(pz.clone(), dev, buf, privileges.into()))
             .map(Lmr)
     }
 
@@ -65,7 +68,7 @@ impl Lmr {
     /// # Errors
     ///
     /// `EINVAL` for no pages, an offset of a page or more, a zero length or one beyond the
-    /// pages, unknown privileges; `ENODEV` after device removal, `ENOMEM`, `EIO` if the DMA
+    /// pages; `ENODEV` after device removal, `ENOMEM`, `EIO` if the DMA
     /// mapping fails.
     #[inline(never)]
     pub fn from_pages(
@@ -73,12 +76,12 @@ impl Lmr {
         pages: KVec<Page>,
         offset: usize,
         len: usize,
-        privileges: u32,
+        privileges: impl Into<MemPrivs>,
     ) -> Result<Lmr> {
         let pz = &pz.0;
         pz.ia
             .with_device(|dev| {
-                lmr::Lmr::from_pages(pz.clone(), dev, pages, offset, len, privileges)
+                lmr::Lmr::from_pages(pz.clone(), dev, pages, offset, len, privileges.into())
             })
             .map(Lmr)
     }
@@ -96,14 +99,18 @@ impl Lmr {
     ///
     /// # Errors
     ///
-    /// `EINVAL` for an empty list, an entry without a page or length, or unknown privileges;
+    /// `EINVAL` for an empty list, an entry without a page or length;
     /// `ENODEV` after device removal, `ENOMEM`, `EIO` if the DMA mapping fails.
     #[inline(never)]
-    pub fn from_sg_owner<O: SgOwner>(pz: &Pz, owner: O, privileges: u32) -> Result<Lmr> {
+    pub fn from_sg_owner<O: SgOwner>(
+        pz: &Pz,
+        owner: O,
+        privileges: impl Into<MemPrivs>,
+    ) -> Result<Lmr> {
         let owner: KBox<dyn SgOwner> = KBox::new(owner, GFP_KERNEL)?;
         let pz = &pz.0;
         pz.ia
-            .with_device(|dev| lmr::Lmr::from_sg_owner(pz.clone(), dev, owner, privileges))
+            .with_device(|dev| lmr::Lmr::from_sg_owner(pz.clone(), dev, owner, privileges.into()))
             .map(Lmr)
     }
 

@@ -63,19 +63,18 @@ pub use crate::{
     evd::{EventType, UpcallPolicy, MAX_PRIVATE_DATA, TIMEOUT_INFINITE},
     ia::{IaAttr, PortAttr, PortState},
     iov::{MAX_CHAIN, MAX_IOV},
-    lmr::{MAX_ALLOC, MEM_LOCAL_WRITE, MEM_REMOTE_ATOMIC, MEM_REMOTE_READ, MEM_REMOTE_WRITE},
+    lmr::{MemPriv, MemPrivs, MAX_ALLOC},
 };
-// What an IA's transport can do (`IaAttr::transport`, `IaAttr::caps`).
-pub use crate::ia::{
-    CAP_ATOMICS, CAP_RDMA_WRITE_IMM, CAP_RETRY_COUNT, CAP_RNR_RETRY, CAP_SEND_INVALIDATE,
-    TRANSPORT_IB, TRANSPORT_IWARP, TRANSPORT_ROCE,
-};
+// What an IA's transport is and can do (`IaAttr::transport`, `IaAttr::caps`).
+pub use crate::dto::{DtoFlags, DtoOp, DtoStatus};
+pub use crate::ia::{Cap, Caps};
+pub use crate::rdma::device::Transport;
 pub use ep::{Ep, EpParam};
 pub use evd::Evd;
-pub use event::{DtoOp, DtoStatus, Event};
+pub use event::Event;
 pub use ia::Ia;
 pub use lmr::Lmr;
-pub use post::{Dto, DtoFlags, Op, Segment};
+pub use post::{Dto, Op, Segment};
 pub use psp::{Cr, CrParam, Psp};
 pub use pz::Pz;
 pub use rmr::{RemoteRegion, Rmr};

@@ -4,7 +4,7 @@
 
 use super::{Ep, Lmr, RemoteRegion};
 use crate::{
-    dto::{self, DtoFlags as RawFlags, SendDto},
+    dto::{self, DtoFlags, SendDto},
     lmr,
 };
 use kernel::{prelude::*, sync::Arc};
@@ -36,31 +36,18 @@ pub enum Op {
     RdmaWrite(RemoteRegion),
     /// RDMA WRITE to the start of the remote region that also consumes a RECV of the peer,
     /// which gets the immediate data (host order). Only where [`super::IaAttr::caps`] has
-    /// [`super::CAP_RDMA_WRITE_IMM`]: refused with `EOPNOTSUPP` on iWARP (siw).
+    /// [`super::Cap::RdmaWriteImm`]: refused with `EOPNOTSUPP` on iWARP (siw).
     RdmaWriteImm(RemoteRegion, u32),
     /// RDMA READ from the start of the remote region.
     RdmaRead(RemoteRegion),
     /// Atomic fetch and add (`rkdapl_post_fetch_add`): adds the value to the 8-byte word at the
-    /// region's address (8-byte aligned, granted with `MEM_REMOTE_ATOMIC`); the word's old
-    /// value lands in the DTO's one 8-byte segment (an LMR with `MEM_LOCAL_WRITE`). Only with
-    /// `CAP_ATOMICS` (`EOPNOTSUPP` otherwise).
+    /// region's address (8-byte aligned, granted with [`super::MemPriv::RemoteAtomic`]); the word's old
+    /// value lands in the DTO's one 8-byte segment (an LMR with [`super::MemPriv::LocalWrite`]). Only
+    /// with [`super::Cap::Atomics`] (`EOPNOTSUPP` otherwise).
     FetchAdd(RemoteRegion, u64),
     /// Atomic compare and swap (`rkdapl_post_cmp_swap`): the word becomes `swap` (the second
     /// value) if it held `compare` (the first); its old value lands in the one 8-byte segment.
     CmpSwap(RemoteRegion, u64, u64),
-}
-
-/// Completion flags of a send-queue DTO (`enum rkdapl_completion_flags`, DAT's
-/// `DAT_COMPLETION_FLAGS`).
-#[derive(Clone, Copy, Default)]
-pub struct DtoFlags {
-    /// No event if it succeeds (selective signalling; `RKDAPL_COMPLETION_SUPPRESS` says when
-    /// its LMRs come back).
-    pub suppress: bool,
-    /// The solicited-event bit (SEND, SEND with invalidate and RDMA WRITE with immediate).
-    pub solicited: bool,
-    /// Start after earlier RDMA READs of the EP completed.
-    pub fence: bool,
 }
 
 /// One send-queue DTO for [`Ep::post`] (`struct rkdapl_dto`).
@@ -121,7 +108,7 @@ impl Ep {
         )
     }
 
-    /// Posts a RECV into `segs` (LMRs with `MEM_LOCAL_WRITE`), reported with `cookie`
+    /// Posts a RECV into `segs` (LMRs with [`super::MemPriv::LocalWrite`]), reported with `cookie`
     /// (`rkdapl_post_recv`); allowed from the EP's creation until its disconnect starts:
     /// posted before [`Ep::connect`] or an accept, it waits in the EP until the QP exists and
     /// is given to it before the connection is set up (what a peer that may SEND at once
@@ -179,10 +166,6 @@ fn send_dto<'a>(d: &Dto<'_>, segs: &'a [dto::Segment<'a>]) -> SendDto<'a> {
         invalidate_rkey,
         atomic,
         cookie: d.cookie,
-        flags: RawFlags {
-            suppress: d.flags.suppress,
-            solicited: d.flags.solicited,
-            fence: d.flags.fence,
-        },
+        flags: d.flags,
     }
 }

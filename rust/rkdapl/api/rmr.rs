@@ -2,7 +2,7 @@
 
 //! Remote memory regions: grants of part of an LMR to the peer.
 
-use super::{Ep, Lmr, Pz};
+use super::{Ep, Lmr, MemPrivs, Pz};
 use crate::{dto::Completion, rmr};
 use kernel::{prelude::*, sync::Arc};
 
@@ -49,7 +49,7 @@ impl Rmr {
         pz.ia.with_device(|_| rmr::Rmr::new(pz.clone())).map(Rmr)
     }
 
-    /// Grants `privileges` (`MEM_REMOTE_READ`, `MEM_REMOTE_WRITE`, `MEM_REMOTE_ATOMIC`) on
+    /// Grants `privileges` (remote read, write, atomics: [`super::MemPriv`]) on
     /// `[off, off + len)` of `lmr` through `ep` (`rkdapl_rmr_bind`): an FRWR registration with
     /// a fresh key is posted on `ep`, valid once the [`super::EventType::RmrBindCompletion`]
     /// with `cookie` arrives on its DTO EVD (or for any DTO posted on `ep` after this call).
@@ -58,7 +58,7 @@ impl Rmr {
     ///
     /// # Errors
     ///
-    /// `EINVAL` for a zero length or other privilege bits, `ERANGE` if the range leaves the
+    /// `EINVAL` for a zero length, no privilege or [`super::MemPriv::LocalWrite`], `ERANGE` if the range leaves the
     /// LMR, `EACCES` if the LMR lacks a privilege, `EXDEV` for objects of different PZs,
     /// `EBUSY` if already bound, `E2BIG` if the range needs too many pages, `ENOTCONN` if `ep`
     /// has no connection, `ENOSPC` if its send queue is full.
@@ -68,11 +68,18 @@ impl Rmr {
         lmr: &Lmr,
         off: u64,
         len: u64,
-        privileges: u32,
+        privileges: impl Into<MemPrivs>,
         ep: &Ep,
         cookie: u64,
     ) -> Result<RemoteRegion> {
-        self.bind_reported(lmr, off, len, privileges, ep, Completion::reported(cookie))
+        self.bind_reported(
+            lmr,
+            off,
+            len,
+            privileges.into(),
+            ep,
+            Completion::reported(cookie),
+        )
     }
 
     /// [`Rmr::bind`] with DAT's `DAT_COMPLETION_SUPPRESS_FLAG`: a bind that succeeds reports
@@ -93,7 +100,7 @@ impl Rmr {
         lmr: &Lmr,
         off: u64,
         len: u64,
-        privileges: u32,
+        privileges: impl Into<MemPrivs>,
         ep: &Ep,
         cookie: u64,
     ) -> Result<RemoteRegion> {
@@ -101,7 +108,7 @@ impl Rmr {
             cookie,
             suppress: true,
         };
-        self.bind_reported(lmr, off, len, privileges, ep, done)
+        self.bind_reported(lmr, off, len, privileges.into(), ep, done)
     }
 
     fn bind_reported(
@@ -109,7 +116,7 @@ impl Rmr {
         lmr: &Lmr,
         off: u64,
         len: u64,
-        privileges: u32,
+        privileges: MemPrivs,
         ep: &Ep,
         done: Completion,
     ) -> Result<RemoteRegion> {

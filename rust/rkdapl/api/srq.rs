@@ -68,7 +68,7 @@ impl Srq {
         self.0.id
     }
 
-    /// Posts a RECV into `segs` (LMRs of the SRQ's PZ with `MEM_LOCAL_WRITE`), reported with
+    /// Posts a RECV into `segs` (LMRs of the SRQ's PZ with [`super::MemPriv::LocalWrite`]), reported with
     /// `cookie` on the DTO EVD of the EP that consumes it (`rkdapl_srq_post_recv`).
     ///
     /// Any context (does not sleep).

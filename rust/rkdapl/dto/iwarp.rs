@@ -42,7 +42,7 @@ use super::{
 use crate::rdma::{
     mr::FrMr,
     pd::Pd,
-    qp::{Qp, SendFlags, SendOp, SendWr},
+    qp::{Qp, SendFlag, SendFlags, SendOp, SendWr},
     wr::Sge,
 };
 use kernel::{
@@ -169,7 +169,7 @@ impl DtoRing {
         }
         let len = seg.map_or(0, |s| s.length);
         if let Some(s) = seg {
-            if s.lmr.privileges & crate::lmr::MEM_LOCAL_WRITE == 0 {
+            if !s.lmr.privileges.contains(crate::lmr::MemPriv::LocalWrite) {
                 return fail(c, EACCES);
             }
             if s.length > u64::from(u32::MAX) {
@@ -195,10 +195,10 @@ impl DtoRing {
         let mut flags = if unsignalled {
             SendFlags::empty()
         } else {
-            SendFlags::SIGNALED
+            SendFlags::from(SendFlag::Signaled)
         };
         if d.flags.fence {
-            flags = flags | SendFlags::FENCE;
+            flags |= SendFlag::Fence;
         }
         let r = match seg {
             None => {

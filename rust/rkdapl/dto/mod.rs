@@ -47,37 +47,61 @@ use kernel::{prelude::*, sync::Arc};
 
 use crate::lmr::Lmr;
 
-/// DTO operations (`enum rkdapl_dto_op`).
+/// DTO operations, as DTO and RMR bind completions report them (DAT's `DAT_DTO_OP`). The
+/// discriminants are the C API's values (`enum rkdapl_dto_op`), which `crate::abi` checks.
 #[repr(u32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum DtoOp {
+pub enum DtoOp {
+    /// SEND.
     Send = 1,
+    /// RECV.
     Recv = 2,
+    /// RDMA WRITE.
     RdmaWrite = 3,
+    /// RDMA READ.
     RdmaRead = 4,
+    /// RMR bind.
     RmrBind = 5,
+    /// RMR unbind.
     RmrUnbind = 6,
+    /// RDMA WRITE with immediate data.
     RdmaWriteImm = 7,
+    /// SEND with invalidate.
     SendInvalidate = 8,
+    /// Atomic fetch and add.
     FetchAdd = 9,
+    /// Atomic compare and swap.
     CmpSwap = 10,
 }
 
-/// DTO completion status (`enum rkdapl_dto_status`, after DAT's `DAT_DTO_COMPLETION_STATUS`).
+/// How a DTO or RMR operation completed (DAT's `DAT_DTO_COMPLETION_STATUS`). The discriminants
+/// are the C API's values (`enum rkdapl_dto_status`), which `crate::abi` checks.
 #[repr(i32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum DtoStatus {
+pub enum DtoStatus {
+    /// It did what it was asked.
     Success = 0,
+    /// Not executed: the connection ended, or the EP was freed, first.
     Flushed = 1,
+    /// A received message did not fit the RECV.
     LocalLength = 2,
+    /// The local QP could not process the request.
     LocalEp = 3,
+    /// Local memory failed its key or privileges.
     LocalProtection = 4,
+    /// A malformed answer from the peer.
     BadResponse = 5,
+    /// The peer refused the rkey, range or rights of its grant.
     RemoteAccess = 6,
+    /// The peer failed the request (for example no RECV buffer fit).
     RemoteResponder = 7,
+    /// The transport gave up (retries exhausted: the peer is gone).
     Transport = 8,
+    /// The peer had no RECV posted and the RNR retries ran out.
     ReceiverNotReady = 9,
+    /// An RMR bind or unbind failed.
     RmrOperationFailed = 10,
+    /// Anything else.
     Generic = 11,
 }
 
@@ -114,8 +138,36 @@ impl DtoOp {
     pub(crate) fn idx(self) -> usize {
         self as usize - 1
     }
+
+    /// The operation whose discriminant is `v`, if any.
+    pub(crate) fn from_raw(v: u32) -> Option<DtoOp> {
+        Self::ALL.into_iter().find(|o| *o as u32 == v)
+    }
 }
 impl DtoStatus {
+    const ALL: [DtoStatus; 12] = [
+        DtoStatus::Success,
+        DtoStatus::Flushed,
+        DtoStatus::LocalLength,
+        DtoStatus::LocalEp,
+        DtoStatus::LocalProtection,
+        DtoStatus::BadResponse,
+        DtoStatus::RemoteAccess,
+        DtoStatus::RemoteResponder,
+        DtoStatus::Transport,
+        DtoStatus::ReceiverNotReady,
+        DtoStatus::RmrOperationFailed,
+        DtoStatus::Generic,
+    ];
+
+    /// The status whose discriminant is `v` ([`DtoStatus::Generic`] for any other value).
+    pub(crate) fn from_raw(v: i32) -> DtoStatus {
+        Self::ALL
+            .into_iter()
+            .find(|s| *s as i32 == v)
+            .unwrap_or(DtoStatus::Generic)
+    }
+
     pub(crate) fn from_wc(wc: &Wc) -> DtoStatus {
         use DtoStatus::*;
         match wc.status() {
@@ -273,16 +325,18 @@ pub(crate) const EVENT_RDMA_WRITE_IMM: u32 = 1 << 1;
 /// `RKDAPL_EVENT_INVALIDATED`: a SEND with invalidate consumed the RECV.
 pub(crate) const EVENT_INVALIDATED: u32 = 1 << 2;
 
-/// Flags of a send-queue DTO (`enum rkdapl_completion_flags`, DAT's `DAT_COMPLETION_FLAGS`).
-#[derive(Clone, Copy, Default)]
-pub(crate) struct DtoFlags {
-    /// `RKDAPL_COMPLETION_SUPPRESS`: no event on success (selective signalling).
-    pub(crate) suppress: bool,
-    /// `RKDAPL_COMPLETION_SOLICITED_WAIT`: the solicited-event bit (`IB_SEND_SOLICITED`).
-    pub(crate) solicited: bool,
-    /// `RKDAPL_COMPLETION_BARRIER_FENCE`: start after earlier RDMA READs completed
-    /// (`IB_SEND_FENCE`).
-    pub(crate) fence: bool,
+/// Completion flags of a send-queue DTO (DAT's `DAT_COMPLETION_FLAGS`; the C API's
+/// `enum rkdapl_completion_flags`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DtoFlags {
+    /// No event if it succeeds (selective signalling; `RKDAPL_COMPLETION_SUPPRESS` says when
+    /// its LMRs come back).
+    pub suppress: bool,
+    /// The solicited-event bit (`IB_SEND_SOLICITED`: SEND, SEND with invalidate and RDMA
+    /// WRITE with immediate).
+    pub solicited: bool,
+    /// Start after earlier RDMA READs of the EP completed (`IB_SEND_FENCE`).
+    pub fence: bool,
 }
 
 /// One send-queue DTO to post, alone or in a chain.

@@ -13,13 +13,13 @@ use super::{
     ring::{RingCore, Slot},
     Completion, DtoOp, DtoRing, DtoStatus, OneOrMore, Segment, SendDto, MAX_WR_PER_DTO,
 };
-use crate::abi::trace;
 use crate::rdma::{
     mr::FrMr,
-    qp::{Qp, SendFlags, SendOp, SendWr},
+    qp::{Qp, SendFlag, SendFlags, SendOp, SendWr},
     wr::Sge,
     Access,
 };
+use crate::trace;
 use kernel::{
     prelude::*,
     sync::{rcu, Arc},
@@ -69,7 +69,7 @@ pub(super) fn sges<'a>(
     let mut sges = OneOrMore::Empty;
     let mut total = 0u64;
     for s in segs {
-        if need_write && s.lmr.privileges & crate::lmr::MEM_LOCAL_WRITE == 0 {
+        if need_write && !s.lmr.privileges.contains(crate::lmr::MemPriv::LocalWrite) {
             return Err(EACCES);
         }
         // The region stays mapped while the DTO runs: device removal unmaps it only after
@@ -285,18 +285,18 @@ impl DtoRing {
     ) -> SendWr<'a> {
         let last = i + 1 == p.nwr as usize;
         let mut flags = if p.signalled && last {
-            SendFlags::SIGNALED
+            SendFlags::from(SendFlag::Signaled)
         } else {
             SendFlags::empty()
         };
         if i == 0 && d.flags.fence {
-            flags = flags | SendFlags::FENCE;
+            flags |= SendFlag::Fence;
         }
         if p.inline {
-            flags = flags | SendFlags::INLINE;
+            flags |= SendFlag::Inline;
         }
         if last && d.flags.solicited {
-            flags = flags | SendFlags::SOLICITED;
+            flags |= SendFlag::Solicited;
         }
         let (addr, rkey) = d.remote.unwrap_or((0, 0));
         let remote_addr = addr.wrapping_add(at);
@@ -433,7 +433,7 @@ impl DtoRing {
                 None => return fail(c, ENODEV),
             };
             if d.op == DtoOp::RdmaRead {
-                if s.lmr.privileges & crate::lmr::MEM_LOCAL_WRITE == 0 {
+                if !s.lmr.privileges.contains(crate::lmr::MemPriv::LocalWrite) {
                     return fail(c, EACCES);
                 }
             } else if s.length != 0 && s.length <= u64::from(max_inline) && s.lmr.cpu_addr.is_some()

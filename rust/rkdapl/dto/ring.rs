@@ -21,10 +21,10 @@ use crate::rdma::{
     wr::{WrCompletion, WrPool},
 };
 use crate::{
-    abi::trace,
     evd::{Evd, Event, EventType},
     lmr::Lmr,
     pz::Pz,
+    trace,
 };
 use core::sync::atomic::{AtomicUsize, Ordering};
 use kernel::{

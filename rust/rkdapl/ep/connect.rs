@@ -8,9 +8,9 @@
 use super::{attr, Ep, EpState, Pending};
 use crate::rdma::cm::{CmEvent, CmEventKind, CmId, CmIdRef, ConnParam, SockAddr};
 use crate::{
-    abi::trace,
     cm::{CmCtx, EpCmId},
     evd::{Event, EventType},
+    trace,
 };
 use core::sync::atomic::Ordering;
 use kernel::{prelude::*, sync::Arc};

@@ -44,8 +44,8 @@ use kernel::{
 };
 use mq::{Driver, ReqOp, Rq};
 use rkdapl::api::{
-    Dto, DtoOp, DtoStatus, Ep, EpAttr, Evd, Event, EventType, Ia, Lmr, Op, Pz, Rmr, SockAddr,
-    UpcallPolicy, MEM_LOCAL_WRITE, MEM_REMOTE_READ, MEM_REMOTE_WRITE,
+    Dto, DtoOp, DtoStatus, Ep, EpAttr, Evd, Event, EventType, Ia, Lmr, MemPriv, MemPrivs, Op, Pz,
+    Rmr, SockAddr, UpcallPolicy,
 };
 
 module! {
@@ -213,17 +213,17 @@ impl Queue {
         let qdepth = u32::from(acc.depth).min(want);
         let max_io = acc.max_io.min(MAX_IO);
         let inline_max = acc.inline_max.min(max_io);
-        let resp = Lmr::alloc(pz, qdepth as usize * proto::RESP_LEN, MEM_LOCAL_WRITE)?;
+        let resp = Lmr::alloc(pz, qdepth as usize * proto::RESP_LEN, MemPriv::LocalWrite)?;
         let mut slots = KVec::with_capacity(qdepth as usize, GFP_KERNEL)?;
         for _ in 0..qdepth {
             let inline = match inline_max {
                 0 => None,
-                n => Some(Lmr::alloc(pz, n as usize, 0)?),
+                n => Some(Lmr::alloc(pz, n as usize, MemPrivs::empty())?),
             };
             let res = TagRes {
                 rmr: Rmr::new(pz)?,
                 inline,
-                cmd: Lmr::alloc(pz, proto::CMD_LEN, MEM_LOCAL_WRITE)?,
+                cmd: Lmr::alloc(pz, proto::CMD_LEN, MemPriv::LocalWrite)?,
             };
             slots.push(
                 Slot {
@@ -466,9 +466,15 @@ impl Queue {
             } else if op != proto::OP_FLUSH {
                 // The server writes a READ's data into the pages, and reads a WRITE's.
                 let (privileges, rights) = if op == proto::OP_READ {
-                    (MEM_LOCAL_WRITE | MEM_REMOTE_WRITE, MEM_REMOTE_WRITE)
+                    (
+                        MemPriv::LocalWrite | MemPriv::RemoteWrite,
+                        MemPrivs::from(MemPriv::RemoteWrite),
+                    )
                 } else {
-                    (MEM_REMOTE_READ, MEM_REMOTE_READ)
+                    (
+                        MemPrivs::from(MemPriv::RemoteRead),
+                        MemPrivs::from(MemPriv::RemoteRead),
+                    )
                 };
                 let lent = rq.pages().ok_or(EIO)?;
                 let lmr = pages.insert(Lmr::from_sg_owner(&self.pz, lent, privileges)?);

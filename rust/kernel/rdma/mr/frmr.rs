@@ -12,7 +12,7 @@ use crate::{
         bound::{BoundDevice, Rank, Release, Slot},
         pd::Pd,
         wr::Sge,
-        Access,
+        Access, AccessFlag,
     },
     sync::{rcu, Arc},
 };
@@ -288,8 +288,8 @@ impl FrMr {
     /// The access rights the MR would be registered with for `access` (REMOTE_WRITE and
     /// REMOTE_ATOMIC need LOCAL_WRITE too, IB spec 10.6.3.2).
     pub fn reg_access(access: Access) -> Access {
-        if access.contains(Access::REMOTE_WRITE) || access.contains(Access::REMOTE_ATOMIC) {
-            access | Access::LOCAL_WRITE
+        if access.contains_any(AccessFlag::RemoteWrite | AccessFlag::RemoteAtomic) {
+            access | AccessFlag::LocalWrite
         } else {
             access
         }

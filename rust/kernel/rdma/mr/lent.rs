@@ -48,15 +48,16 @@ impl DmaRegion {
     /// # Errors
     ///
     /// As [`DmaRegion::from_sg`]: `-EINVAL` for an empty list or an entry without a page or
-    /// length, `-ENOMEM`, `-EIO` if the mapping fails.
+    /// length, `-ENOMEM`, `-EIO` if the mapping fails; also `-EINVAL` for
+    /// [`DataDirection::None`], which is no direction to map in.
     pub fn from_sg_owner(
         dev: &Bound<'_>,
         owner: KBox<dyn SgOwner>,
         dir: DataDirection,
     ) -> Result<DmaRegion> {
         let (sgl, nents) = owner.sg();
-        // `ib_dma_map_sg` takes the count as an `int`.
-        if sgl.is_null() || nents == 0 || nents > i32::MAX as usize {
+        // `ib_dma_map_sg` takes the count as an `int`, and `DMA_NONE` is a bug to map with.
+        if sgl.is_null() || nents == 0 || nents > i32::MAX as usize || dir == DataDirection::None {
             return Err(EINVAL);
         }
         let (mut sg, mut len) = (sgl, 0usize);

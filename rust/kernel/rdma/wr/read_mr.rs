@@ -15,7 +15,7 @@
 use super::super::{
     mr::FrMr,
     qp::{Qp, SendFlags},
-    Access,
+    AccessFlag,
 };
 use super::{Sge, WrCompletion, WrPool};
 use crate::{bindings, prelude::*, sync::Arc};
@@ -27,7 +27,7 @@ impl<T: WrCompletion> WrPool<T> {
     /// unsignalled, then an `IB_WR_RDMA_READ_WITH_INV` of `mr`'s length from `remote_addr`
     /// under `rkey` into the whole of `mr` ([`FrMr::sge`]), which invalidates `mr` when it
     /// completes; both of context `ctx`, the READ as its last work request, posted with
-    /// `flags` (for example [`SendFlags::SIGNALED`], [`SendFlags::FENCE`]). The context keeps
+    /// `flags` (for example [`SendFlag::Signaled`], [`SendFlag::Fence`]). The context keeps
     /// the `ib_mr` until its last work request completes. Any context; allocates nothing.
     ///
     /// Where the transport wants it ([`super::super::device::Transport::Iwarp`]); the device
@@ -82,7 +82,7 @@ impl<T: WrCompletion> WrPool<T> {
         reg.wr.next = &mut read.wr;
         reg.mr = mr.as_raw();
         reg.key = mr.rkey();
-        reg.access = FrMr::reg_access(Access::LOCAL_WRITE | Access::REMOTE_WRITE).bits();
+        reg.access = FrMr::reg_access(AccessFlag::LocalWrite | AccessFlag::RemoteWrite).bits();
         let mut bad: *const bindings::ib_send_wr = core::ptr::null();
         // SAFETY: The chain is well formed (REG_MR, then the READ, whose SGE array `sge` lives
         // across the call); both carry entries of this pool's context `ctx`, attached to `qp`,

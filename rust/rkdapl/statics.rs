@@ -8,7 +8,7 @@
 //! safe static lock: [`kernel::sync::global_lock!`] takes the promise that the lock is
 //! initialised, once, before it is used (upstream binder's global mutexes are made the same
 //! way). That promise is kept here, with the module's other meeting point with C
-//! ([`super::handle`]'s table is a static initialised in module init too): [`init`] is called
+//! ([`crate::abi::handle`]'s table is a static initialised in module init too): [`init`] is called
 //! first thing in module init, before the ib_client is registered and before module init
 //! returns, so before any ib_client callback, C entry point or Rust API call can run.
 

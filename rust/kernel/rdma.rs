@@ -41,7 +41,14 @@
 //! then releases the pools and CQs (so a completion never reaches a freed context and a CQ
 //! outlives the QPs that use it): a drained connection is released in the order CM id, QP, CQs,
 //! MRs, PD; a PD outlives everything created in it (MRs hold it). Objects
-//! hold their C pointer and release it in `Drop`. Posting needs no `unsafe`: SGEs borrow the
+//! hold their C pointer and release it in `Drop`.
+//!
+//! An object may outlive its device: objects are made from a [`bound::Bound`] token of the
+//! device (given to [`client::Client::add`], or taken later from the [`bound::BoundDevice`]
+//! the client keeps), and when the device goes, what the client left on it is revoked after
+//! its [`client::Client::remove`] returned, in the same order. A revoked object's calls that
+//! would reach the device fail with `-ENODEV` and its `Drop` frees only memory; the device's
+//! unregistration never waits for it. Posting needs no `unsafe`: SGEs borrow the
 //! memory they name for the post call, and what a device does with a DMA address afterwards is
 //! outside the CPU's memory model, as for [`crate::dma`] (see [`wr`]).
 

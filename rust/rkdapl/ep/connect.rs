@@ -291,7 +291,11 @@ impl Ep {
                 // A QP rkdapl moves (`mtu.rs`): the smaller path MTU, announced in the REP.
                 let mtu = mtu::settle(&id);
                 let rep = mtu::rep_private_data(private_data, mtu);
-                id.accept_with_path_mtu(&ConnParam { private_data: &rep, ..param }, mtu)
+                let with_rep = ConnParam {
+                    private_data: &rep,
+                    ..param
+                };
+                id.accept_with_path_mtu(&with_rep, mtu)
             } else {
                 id.accept(&param)
             }

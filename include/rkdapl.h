@@ -422,8 +422,8 @@ enum rkdapl_caps {
  *	receives with, once the connection is ESTABLISHED (0 before). rdma_cm takes it from
  *	the connecting side's route (on RoCE, from its netdev's MTU); on RoCE, between rkdapl
  *	peers, both QPs use the smaller of the two ports' MTUs, whichever side connects (the
- *	accepting side announces its MTU in the REP). See docs/guide.md ("Path MTU") for peers
- *	that are not rkdapl.
+ *	accepting side announces its MTU in the REP), unless rkdapl.ko is loaded with
+ *	mtu_agreement=0. See docs/guide.md ("Path MTU") for peers that are not rkdapl.
  */
 struct rkdapl_ep_attr {
 	__u32 max_request_dtos;

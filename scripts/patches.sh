@@ -208,13 +208,17 @@ Add connection management, which also creates the queue pairs:
   are recorded and handed to CmHandler::qp_event() from the system
   workqueue; the CmId flushes that work once its QP is destroyed.
   CmIdRef::notify_established() passes COMM_EST on (rdma_notify()).
-- cm/qp_state: on RoCE ports the CmId creates its QP itself and moves
-  it through INIT, RTR and RTS with rdma_init_qp_attr()'s attributes
-  (rdma_cm's ULP-managed QPs), so that peers whose netdev MTUs differ
-  settle the smaller path MTU: the passive side lowers its QP's to its
-  own port's and announces it in a trailer of the REP's private data,
-  the active side follows before it sends the RTU. RoCE has no subnet
-  manager, and rdma_cm gives both QPs the connecting side's MTU.
+- cm/qp_state: a consumer may own its QP's transitions, as rdma_cm
+  allows ULPs (and librdmacm does for every user-space QP):
+  CmId::own_qp_transitions() makes the next QP one the layer creates
+  with ib_create_qp() and moves with rdma_init_qp_attr()'s attributes
+  (INIT at creation; RTR and RTS in CmId::accept_with_path_mtu() before
+  the REP; on the REP's RDMA_CM_EVENT_CONNECT_RESPONSE the handler calls
+  CmIdRef::establish(), which moves the QP and sends the RTU; ERR on a
+  disconnect or REJ, where rdma_cm moves its own). The consumer may
+  lower the path MTU at RTR: RoCE has no subnet manager, and rdma_cm
+  gives both QPs the connecting side's MTU. Without the opt-in rdma_cm
+  moves the QP. Refused on iWARP, whose CM moves the QP itself.
 - cm/net: NetNs, a counted reference to a network namespace, and
   CmId::new_in, which creates an id in a given namespace (rdma_cm then
   binds, resolves and listens there); CmIdRef::set_afonly for IPv6

@@ -9,9 +9,9 @@
 #   1. server (A) at MTU 4000 (rxe active MTU 2048), client (B) at 1500 (1024): the REQ
 #      carries the client's 1024, both QPs use it, everything moves.
 #   2. server (A) at 1500, client (B) at 4000: the REQ carries 2048; the server's QP takes
-#      its own 1024 and its REP says so, the client's QP follows (the RDMA layer moves RoCE
-#      QPs itself: rust/kernel/rdma/cm/qp_state.rs); everything moves through 1024. The
-#      server still warns (once) that the request's MTU is over its own.
+#      its own 1024 and its REP says so, the client's QP follows (rkdapl's path-MTU agreement
+#      moves RoCE QPs itself: rust/rkdapl/mtu.rs); everything moves through 1024. The server
+#      still warns (once) that the request's MTU is over its own.
 #   3. samples/rkdapl_rping.ko server (A) at 1500, rdma-core `rping -c` (B) at 4000: the
 #      kernel server's QP takes 1024, rping's keeps 2048 (it does not read the REP's
 #      trailer). Tested: 64-byte pings (one packet each way) pass and the server reports 1024;
@@ -19,6 +19,13 @@
 #   4. rdma-core `rping -s` (A) at 1500, samples/rkdapl_rping.ko client (B) at 4000: rping's
 #      REP has no trailer, so the kernel client keeps its route's 2048, as rping's QP does.
 #      Tested: 64-byte pings pass and the client reports 2048; a 4 KiB ping is logged.
+#   5. the opt-out: guest A's rkdapl.ko reloaded with mtu_agreement=0; samples/rkdapl_rping.ko
+#      server (A) at 1500 against its client (B, agreement on) at 4000: the server's QP keeps
+#      the REQ's 2048 and its REP has no trailer, so the client keeps 2048 too (with one, it
+#      would take 1024). Tested: 64-byte pings pass, both report 2048, A's warning says so.
+#   6. the opt-out on both sides (B reloaded too), both at 1500: rkdapl_mtu's case with rdma_cm
+#      moving the QPs; 4 KiB, 64 KiB and 1 MiB verified, both EPs at 1024. Both guests then
+#      reload rkdapl.ko with its defaults.
 
 MTU_KO=$KO/selftests/kmod/rkdapl_mtu.ko
 MTU_PORT=7580
@@ -110,6 +117,7 @@ mtu_guest_a() {
 	t_check $? "mtu: 2: server at MTU 1500, client at $MTU_BIG: the server's EP took its own 1024; 4 KiB, 64 KiB, 1 MiB written by the client arrived intact" \
 		"insmod exit $MTU_SERVER_RC: ${MTU_SERVER:-no summary line}"
 	mtu_rping_a
+	mtu_optout_a
 	mtu_nic
 	[[ $(< "/sys/class/net/$REPLY/mtu") == 1500 ]]
 	t_check $? "mtu: guest A's NIC back at MTU 1500 ($((SECONDS - t0)) s for the suite)"
@@ -125,6 +133,76 @@ mtu_guest_b() {
 	t_check $? "mtu: 2: client at MTU $MTU_BIG, server at 1500: the client's EP followed the server's 1024 (REP trailer); 4 KiB, 64 KiB, 1 MiB read back from the server intact" \
 		"insmod exit $MTU_CLIENT_RC: ${MTU_CLIENT:-no summary line}"
 	mtu_rping_b
+	mtu_optout_b
+}
+
+# mtu_reload NAME [ARGS...]: reloads rkdapl.ko with ARGS (none: its defaults) and checks that it
+# says at load whether the agreement is off.
+mtu_reload() {
+	local name=$1 rc=0 n0 n1
+	shift
+	n0=$(dmesg | grep -c "rkdapl: loaded (mtu_agreement=0")
+	rmmod rkdapl || rc=$?
+	[ $rc = 0 ] && { insmod "$KO/rkdapl.ko" "$@" || rc=$?; }
+	[ $rc = 0 ] && ! module_loaded rkdapl && rc=99
+	n1=$(dmesg | grep -c "rkdapl: loaded (mtu_agreement=0")
+	if [ "$*" = mtu_agreement=0 ]; then
+		[ $rc = 0 ] && [ $((n1 - n0)) = 1 ]
+	else
+		[ $rc = 0 ] && [ "$n1" = "$n0" ]
+	fi
+	t_check $? "$name" "rmmod/insmod exit $rc; 'loaded (mtu_agreement=0' lines $n0 before, $n1 after"
+}
+
+# Cases 5 and 6, guest A (at MTU 1500 throughout).
+mtu_optout_a() {
+	local port=$((MTU_PORT + 7)) pid i
+	mtu_reload "mtu: 5: guest A's rkdapl.ko reloaded with mtu_agreement=0, which it logs" mtu_agreement=0
+	_rping_kmod "mtu: 5: kernel rping server at MTU 1500 with mtu_agreement=0 against the kernel rping client at $MTU_BIG: 3 pings of 64 bytes, validated" \
+		server 3 dev=rxe0 port=$port size=64 validate=1 timeout_ms=60000 &
+	pid=$!
+	for ((i = 0; i < 300; i++)); do
+		dmesg | grep -qF "rkdapl_rping: server: listening on rxe0 port $port " && break
+		kill -0 $pid 2>/dev/null || break
+		sleep 0.5
+	done
+	rkdapl_signal mtu-5.listening
+	wait $pid
+	mtu_rping_line server
+	[ "$REPLY" = 2048 ]
+	t_check $? "mtu: 5: with mtu_agreement=0 the server's EP at MTU 1500 keeps the REQ's 2048 (rdma_cm's)" \
+		"path MTU '${REPLY:-none}'"
+	dmesg | grep -q "rkdapl: a connect request's path MTU 2048 is over the 1024 of rxe0's netdev: this side keeps 2048 (mtu_agreement=0)"
+	t_check $? "mtu: 5: the server says that it keeps the request's 2048 with mtu_agreement=0"
+	rkdapl_wait mtu-5.done $MTU_TMO
+	mtu_serve 6 1500
+	[ "$MTU_SERVER_RC" = 0 ] && [[ $MTU_SERVER == "server: path MTU 1024 (port active MTU 1024), 3 sizes verified" ]]
+	t_check $? "mtu: 6: both sides at MTU 1500 with mtu_agreement=0: the server's EP at 1024; 4 KiB, 64 KiB, 1 MiB written by the client arrived intact" \
+		"insmod exit $MTU_SERVER_RC: ${MTU_SERVER:-no summary line}"
+	mtu_reload "mtu: guest A's rkdapl.ko reloaded with its defaults"
+}
+
+# Cases 5 and 6, guest B.
+mtu_optout_b() {
+	local port=$((MTU_PORT + 7))
+	mtu_set $MTU_BIG
+	t_check $? "mtu: 5: guest B's NIC at MTU $MTU_BIG"
+	rkdapl_wait mtu-5.listening $MTU_TMO || t_fail "mtu: 5: guest A's kernel rping server listening"
+	_rping_kmod "mtu: 5: kernel rping client at MTU $MTU_BIG against the kernel rping server at 1500 with mtu_agreement=0: 3 pings of 64 bytes, validated" \
+		client 3 dev=rxe0 addr="$RKDAPL_PEER_IP" port=$port size=64 validate=1 timeout_ms=60000
+	mtu_rping_line client
+	[ "$REPLY" = 2048 ]
+	t_check $? "mtu: 5: the client's EP (agreement on) keeps its route's 2048: the REP of a server with mtu_agreement=0 has no MTU trailer" \
+		"path MTU '${REPLY:-none}'"
+	mtu_set 1500 && [[ $(< "/sys/class/net/$REPLY/mtu") == 1500 ]]
+	t_check $? "mtu: 5: guest B's NIC back at MTU 1500"
+	rkdapl_signal mtu-5.done
+	mtu_reload "mtu: 6: guest B's rkdapl.ko reloaded with mtu_agreement=0, which it logs" mtu_agreement=0
+	mtu_client 6 1500
+	[ "$MTU_CLIENT_RC" = 0 ] && [[ $MTU_CLIENT == "client: path MTU 1024 (port active MTU 1024), 3 sizes verified" ]]
+	t_check $? "mtu: 6: both sides at MTU 1500 with mtu_agreement=0: the client's EP at 1024; 4 KiB, 64 KiB, 1 MiB read back from the server intact" \
+		"insmod exit $MTU_CLIENT_RC: ${MTU_CLIENT:-no summary line}"
+	mtu_reload "mtu: guest B's rkdapl.ko reloaded with its defaults"
 }
 
 # mtu_rping_line ROLE: the last "rkdapl_rping: ROLE: path MTU N" line's N, in $REPLY.

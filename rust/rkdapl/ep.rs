@@ -289,10 +289,14 @@ impl Ep {
     /// # Errors
     ///
     /// `-ENODEV` after a device removal, or the errors of `rdma_create_qp`. The id keeps the
-    /// CQs and the rings' context pools until its QP is drained and destroyed.
+    /// CQs and the rings' context pools until its QP is drained and destroyed. On RoCE, with
+    /// the path-MTU agreement on, the QP is one rkdapl moves through its states (`mtu.rs`).
     fn create_qp(&self, id: &EpCmId) -> Result {
         let pd = self.pz.pd()?;
         let (send_cq, recv_cq) = self.cqs.lock().clone().ok_or(ENODEV)?;
+        if crate::mtu::applies(&*id.id()?) {
+            id.own_qp_transitions()?;
+        }
         let cap = match self.srq.as_ref() {
             Some(srq) => self.create_qp_on_srq(id, &pd, srq, send_cq, recv_cq)?,
             None => id.create_qp(&pd, self.qp_init(send_cq, recv_cq))?,

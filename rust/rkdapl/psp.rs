@@ -360,24 +360,38 @@ impl Psp {
     }
 
     /// RoCE has no subnet manager to settle a path MTU: rdma_cm puts the connecting side's
-    /// route MTU (from its own netdev) into the REQ. When it is larger than this port's, the
-    /// RDMA layer gives this side's QP this port's MTU and says so in the REP
-    /// (`kernel::rdma::cm`, `qp_state`): an rkdapl peer follows, any other keeps the REQ's and
-    /// loses its messages over this port's MTU (docs/guide.md, "Path MTU"). Says so in the
-    /// log for the first such request (once per module load).
+    /// route MTU (from its own netdev) into the REQ. When it is larger than this port's,
+    /// rkdapl's path-MTU agreement (`mtu.rs`) gives this side's QP this port's MTU and says so
+    /// in the REP: an rkdapl peer follows, any other keeps the REQ's and loses its messages
+    /// over this port's MTU (docs/guide.md, "Path MTU"). With the agreement off, this side
+    /// keeps the REQ's too. Says so in the log for the first such request (once per module
+    /// load).
     fn check_path_mtu(id: &CmIdRef) {
         let req = id.path_mtu();
         let Some(dev) = id.device() else { return };
         let Ok(own) = dev.port_roce_mtu(id.port_num()) else {
             return;
         };
-        if req > own && own != 0 {
+        if req <= own || own == 0 {
+            return;
+        }
+        let name = dev.name().to_str().unwrap_or("?");
+        if crate::mtu::enabled() {
             pr_warn_once!(
                 "a connect request's path MTU {} is over the {} of {}'s netdev: this side uses {} and tells the peer; an rkdapl peer follows, others keep {} and lose messages over {} bytes\n",
                 req,
                 own,
-                dev.name().to_str().unwrap_or("?"),
+                name,
                 own,
+                req,
+                own
+            );
+        } else {
+            pr_warn_once!(
+                "a connect request's path MTU {} is over the {} of {}'s netdev: this side keeps {} (mtu_agreement=0) and loses messages over {} bytes\n",
+                req,
+                own,
+                name,
                 req,
                 own
             );

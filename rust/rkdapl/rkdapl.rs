@@ -50,6 +50,7 @@ mod evd;
 mod ia;
 mod iov;
 mod lmr;
+mod mtu;
 mod psp;
 mod pz;
 mod registry;
@@ -65,6 +66,12 @@ module! {
     authors: ["rkdapl developers"],
     description: "kDAPL-style RDMA provider on ib_core and rdma_cm",
     license: "GPL",
+    params: {
+        mtu_agreement: bool {
+            default: true,
+            description: "RoCE: settle the smaller path MTU with rkdapl peers, announced in the REP's private data (default on; 0: rdma_cm moves the QPs and keeps the connecting side's MTU)",
+        },
+    },
 }
 
 /// rkdapl's ib_client: tracks the RDMA devices an IA can be opened on.
@@ -98,7 +105,11 @@ impl kernel::InPlaceModule for Rkdapl {
         abi::handle::Handles::init();
         statics::init();
         adapters::init();
-        pr_info!("loaded\n");
+        if mtu::enabled() {
+            pr_info!("loaded\n");
+        } else {
+            pr_info!("loaded (mtu_agreement=0: RoCE QPs keep the connecting side's path MTU)\n");
+        }
         try_pin_init!(Rkdapl {
             client <- client::Registration::new(c"rkdapl"),
             _watch: abi::ConsumerWatch::new()?,

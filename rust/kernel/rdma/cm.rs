@@ -107,7 +107,7 @@ pub trait CmHandler: Send + Sync + Sized + 'static {
 /// The `rdma_cm_id` is live for as long as the `&CmIdRef` exists, and so is its QP if it has
 /// one (a QP is only destroyed after its CM id). It is an id this layer created (or rdma_cm
 /// created for one of its listeners): its `context` is NULL or the `Ctx` of the [`CmId`] that
-/// owns it (`cm/qp_state.rs` reads the layer's QP there).
+/// owns it (`cm/qp_state.rs` reads the consumer's QP there).
 #[repr(transparent)]
 pub struct CmIdRef(Opaque<bindings::rdma_cm_id>);
 
@@ -139,7 +139,8 @@ impl CmIdRef {
         (!d.is_null()).then(|| unsafe { Device::from_raw(d) })
     }
 
-    /// The QP created on the id, if any (rdma_cm's, or on RoCE the layer's: `cm/qp_state.rs`).
+    /// The QP created on the id, if any (rdma_cm's, or one its consumer moves:
+    /// [`CmId::own_qp_transitions`]).
     pub fn qp(&self) -> Option<&Qp> {
         // SAFETY: The id is live; its QP outlives it (type invariant).
         let q = unsafe { (*self.as_raw()).qp };
@@ -275,9 +276,9 @@ impl CmIdRef {
     /// The path MTU of the id's route in bytes (256..4096), 0 without a route: on the
     /// connecting side what route resolution found (on RoCE, from the local netdev's MTU), on
     /// a connect request's id the one the peer's REQ carries. rdma_cm gives it to the QPs of
-    /// both sides, except on RoCE, where the layer settles the smaller of both sides' MTUs
-    /// (`cm/qp_state.rs`; [`Qp::path_mtu`] is what the QP got). Any context; stable from the
-    /// route's resolution (or the request) on.
+    /// both sides; a consumer that moves its QP itself may give it less
+    /// ([`CmId::accept_with_path_mtu`], [`CmIdRef::establish`]; [`Qp::path_mtu`] is what the
+    /// QP got). Any context; stable from the route's resolution (or the request) on.
     pub fn path_mtu(&self) -> u32 {
         // SAFETY: The id is live; `route.path_rec` is NULL or rdma_cm's path record, which
         // lives as long as the id.
@@ -301,8 +302,8 @@ impl CmIdRef {
     }
 }
 
-/// What the `context` of a [`CmId`]'s `rdma_cm_id` points to; `repr(C)` with the layer's QP
-/// first, which [`CmIdRef`] finds without knowing `T`.
+/// What the `context` of a [`CmId`]'s `rdma_cm_id` points to; `repr(C)` with the consumer's
+/// QP first, which [`CmIdRef`] finds without knowing `T`.
 ///
 /// # Invariants
 ///
@@ -313,7 +314,7 @@ impl CmIdRef {
 /// each under its own handler lock, so several may run at once.
 #[repr(C)]
 struct Ctx<T> {
-    /// The QP the layer moves itself (RoCE), if any.
+    /// The QP its consumer moves ([`CmId::own_qp_transitions`]), if any.
     own_qp: qp_state::OwnQp,
     /// Receives the id's events.
     handler: Arc<T>,
@@ -501,18 +502,32 @@ impl<T: CmHandler> CmId<T> {
     /// `-EINVAL` for private data longer than [`MAX_ACCEPT_PRIVATE_DATA`], or rdma_cm's errors
     /// (rdma_cm then rejects the request itself).
     pub fn accept(&self, param: &ConnParam<'_>) -> Result {
+        self.accept_with_path_mtu(param, 0)
+    }
+
+    /// [`CmId::accept`], where a QP its consumer moves ([`CmId::own_qp_transitions`]) gets a
+    /// path MTU of at most `max_path_mtu` bytes (256 to 4096; any other value, or a QP rdma_cm
+    /// moves, keeps the one the peer's REQ carries). Before the REP is sent, the QP goes to
+    /// RTR and RTS with rdma_cm's attributes and `param`'s RDMA READ limits. May sleep.
+    ///
+    /// # Errors
+    ///
+    /// `-EINVAL` for private data longer than [`MAX_ACCEPT_PRIVATE_DATA`], the errors of the
+    /// QP's transitions, or rdma_cm's errors; the request is then rejected (and the QP in the
+    /// error state).
+    pub fn accept_with_path_mtu(&self, param: &ConnParam<'_>, max_path_mtu: u32) -> Result {
         let mut p = param.to_c(MAX_ACCEPT_PRIVATE_DATA)?;
         let g = self.id()?;
         let id = g.as_raw();
         if self.in_request_callback() {
             // rdma_cm holds the id's handler lock for the callback this runs in (`Adoption`'s
             // invariant), as rdma_accept requires.
-            return g.accept_locked(&mut p, param.private_data);
+            return g.accept_locked(&mut p, max_path_mtu);
         }
         // SAFETY: The id is live; rdma_accept requires the handler lock, taken here (not held
         // by this task: it is outside the id's handlers, as documented).
         unsafe { bindings::rdma_lock_handler(id) };
-        let r = g.accept_locked(&mut p, param.private_data);
+        let r = g.accept_locked(&mut p, max_path_mtu);
         // SAFETY: Taken above.
         unsafe { bindings::rdma_unlock_handler(id) };
         r
@@ -599,9 +614,8 @@ impl<T: CmHandler> CmId<T> {
         // SAFETY: The owning `CmId` keeps its context alive until the id is destroyed, which
         // waits for this callback; the id is live during the callback.
         let (ctx, id) = unsafe { (&*ctx, CmIdRef::from_raw(id)) };
-        // On RoCE the layer settles the path MTU on the REP (`qp_state`).
-        let settled = qp_state::before_event(id, &ev);
-        let ev = settled.as_ref().map_or(ev, CmEvent);
+        // A REJ moves a QP its consumer moves to ERR, as rdma_cm's own (`qp_state`).
+        qp_state::before_event(id, &ev);
         // A drop of the owning `CmId` inside the handler defers its release (`Ctx::in_handler`),
         // so `ctx` and its handler stay alive until this returned.
         ctx.run_handler(|| T::event(ctx.handler.as_arc_borrow(), id, &ev));
@@ -740,7 +754,7 @@ impl<T: CmHandler> Drop for CmId<T> {
                     match (qp.is_null(), rdma_cm_qp) {
                         (true, _) => {}
                         (false, true) => bindings::rdma_destroy_qp(id),
-                        // The layer's QP (`qp_state`), which rdma_cm does not know.
+                        // The consumer's QP (`qp_state`), which rdma_cm does not know.
                         (false, false) => bindings::ib_destroy_qp(qp),
                     }
                 }

@@ -565,7 +565,8 @@ impl<T: SrqOwner> AttachedPool for Srq<T> {
     /// Whether a RECV was ever posted to the SRQ: then the QP may have consumed some, and is
     /// drained before it goes (the drain waits for the last-WQE-reached event and the
     /// completions of the RECVs it consumed). Not drained: QPs of an SRQ nothing was posted to
-    /// yet, like those of an unused pool (rxe cannot drain a QP whose move to RTR failed). A
+    /// yet, like those of an unused pool (rdma_rxe cannot drain a QP whose move to RTR failed:
+    /// docs/upstream/rxe-modify-qp-enomem-recv-task.md). A
     /// consumer that posts an SRQ's very first RECV while it drops the CM id of a connected QP
     /// on it should disconnect that QP first (rkdapl always does), so that it cannot consume
     /// the RECV undrained.

@@ -129,8 +129,9 @@ pub struct WrPool<T: WrCompletion> {
     ctxs: KVec<WrCtx<T>>,
     qp: AtomicPtr<bindings::ib_qp>,
     /// Set before the first work request is posted to `qp`: only then does the QP need a drain
-    /// before the pool may go (draining a QP that never saw a work request is skipped: rxe cannot
-    /// drain one whose move to RTR failed).
+    /// before the pool may go. Draining a QP that never saw a work request is skipped because
+    /// rdma_rxe cannot drain one whose move to RTR failed to allocate (its receive task stays
+    /// stopped, `ib_drain_rq` waits for good): docs/upstream/rxe-modify-qp-enomem-recv-task.md.
     used: AtomicBool,
     #[pin]
     _pin: PhantomPinned,

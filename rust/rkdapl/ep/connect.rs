@@ -10,7 +10,7 @@ use crate::rdma::cm::{CmEvent, CmEventKind, CmId, CmIdRef, ConnParam, SockAddr};
 use crate::{
     cm::{CmCtx, EpCmId},
     evd::{Event, EventType},
-    trace,
+    mtu, trace,
 };
 use core::sync::atomic::Ordering;
 use kernel::{prelude::*, sync::Arc};
@@ -156,27 +156,19 @@ impl Ep {
                     self.fail(EventType::NonPeerRejected, e.to_errno(), &[]);
                 }
             }
-            CmEventKind::Established => {
-                // What rdma_cm gave the QP on its way to RTS (`rkdapl_ep_attr.path_mtu`).
-                let mtu = id.qp().and_then(|qp| qp.path_mtu().ok()).unwrap_or(0);
-                {
-                    let mut c = self.conn_mut();
-                    c.path_mtu = mtu;
-                    if !c.state.connecting() {
-                        // A late event: the EP was torn down or broken meanwhile.
-                        return;
-                    }
-                    c.state = EpState::Connected;
-                    c.was_connected = true;
-                    if c.rd.is_none() {
-                        // Active side: the passive side's answer, which it clamped to this
-                        // side's request, as the transport's CM reports it.
-                        let t = self.ia.transport();
-                        c.rd = Some(attr::settled_read_limits(t, ev.conn_param()));
-                    }
+            CmEventKind::ConnectResponse => {
+                // The REP to a connect whose QP rkdapl moves (`mtu.rs`): RTR with the smaller
+                // of the route's path MTU and the one the REP announces, RTS, the RTU.
+                match id.establish(mtu::announced(ev.private_data()).unwrap_or(0)) {
+                    Ok(()) => self.on_established(id, ev),
+                    Err(e) => self.fail(
+                        Self::timeout_or(e.to_errno(), EventType::Unreachable),
+                        e.to_errno(),
+                        &[],
+                    ),
                 }
-                self.conn_event(EventType::Established, 0, ev.private_data());
             }
+            CmEventKind::Established => self.on_established(id, ev),
             CmEventKind::Rejected => self.fail(EventType::PeerRejected, status, ev.private_data()),
             CmEventKind::Unreachable | CmEventKind::ConnectError => self.fail(
                 Self::timeout_or(status, EventType::Unreachable),
@@ -217,6 +209,30 @@ impl Ep {
             CmEventKind::DeviceRemoval => self.fail(EventType::Broken, ENODEV.to_errno(), &[]),
             _ => {}
         }
+    }
+
+    /// The connection on `id` is up: rdma_cm's ESTABLISHED, or on the active side of a QP
+    /// rkdapl moves, the REP `ev` answered (`mtu.rs`). Inside the id's handler.
+    fn on_established(&self, id: &CmIdRef, ev: &CmEvent<'_>) {
+        // What the QP got on its way to RTS (`rkdapl_ep_attr.path_mtu`).
+        let mtu = id.qp().and_then(|qp| qp.path_mtu().ok()).unwrap_or(0);
+        {
+            let mut c = self.conn_mut();
+            c.path_mtu = mtu;
+            if !c.state.connecting() {
+                // A late event: the EP was torn down or broken meanwhile.
+                return;
+            }
+            c.state = EpState::Connected;
+            c.was_connected = true;
+            if c.rd.is_none() {
+                // Active side: the passive side's answer, which it clamped to this side's
+                // request, as the transport's CM reports it.
+                let t = self.ia.transport();
+                c.rd = Some(attr::settled_read_limits(t, ev.conn_param()));
+            }
+        }
+        self.conn_event(EventType::Established, 0, ev.private_data());
     }
 
     /// Passive side: takes over a connection request's id, creates the QP and accepts with the
@@ -273,7 +289,22 @@ impl Ep {
             u32::from(param.responder_resources),
             u32::from(param.initiator_depth),
         ));
-        let r = self.create_qp(&id).and_then(|()| id.accept(&param));
+        let r = self.create_qp(&id).and_then(|()| {
+            let g = id.id()?;
+            if mtu::applies(&g) {
+                // A QP rkdapl moves (`mtu.rs`): the smaller path MTU, announced in the REP.
+                let mtu = mtu::settle(&g);
+                drop(g);
+                let rep = mtu::rep_private_data(private_data, mtu);
+                let with_rep = ConnParam {
+                    private_data: &rep,
+                    ..param
+                };
+                id.accept_with_path_mtu(&with_rep, mtu)
+            } else {
+                id.accept(&param)
+            }
+        });
         if r.is_err() {
             let id = {
                 let mut c = self.conn_mut();

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The QP of a [`CmId`] (`rdma_create_qp`, or on RoCE the layer's own: `qp_state.rs`): its
-//! creation, with the CQs, context pools and
-//! event handler the id keeps until the QP is destroyed.
+//! The QP of a [`CmId`] (`rdma_create_qp`, or one its consumer moves: `qp_state.rs`): its
+//! creation, with the CQs, context pools and event handler the id keeps until the QP is
+//! destroyed.
 //!
 //! Every QP a [`CmId`] gets goes through [`CmId::create_qp_with`], whatever receives its RECVs
 //! (its own receive queue, [`CmId::create_qp`], or a shared receive queue,

@@ -8,9 +8,8 @@ use crate::{bindings, prelude::*};
 /// Private data bytes a connect request may carry over rdma_cm (IB CM REQ: 92 bytes less
 /// rdma_cm's 36-byte header).
 pub const MAX_CONNECT_PRIVATE_DATA: usize = 56;
-/// Private data bytes an accept may carry (IB CM REP: 196 bytes, less the layer's trailer on
-/// RoCE: see `cm/qp_state.rs`).
-pub const MAX_ACCEPT_PRIVATE_DATA: usize = 188;
+/// Private data bytes an accept may carry (IB CM REP: 196 bytes).
+pub const MAX_ACCEPT_PRIVATE_DATA: usize = 196;
 /// Private data bytes a reject may carry (IB CM REJ: 148 bytes).
 pub const MAX_REJECT_PRIVATE_DATA: usize = 148;
 
@@ -27,7 +26,10 @@ pub enum CmEventKind {
     RouteError,
     /// A peer asks to connect (delivered through [`super::CmHandler::connect_request`]).
     ConnectRequest,
-    /// Reply to a connect on a QP-less id (not used with RC QPs created by rdma_cm).
+    /// The peer's reply (REP) to a connect on an id whose QP its consumer moves
+    /// ([`super::CmId::own_qp_transitions`]), which the handler answers with
+    /// [`super::CmIdRef::establish`]. Ids whose QP rdma_cm moves get
+    /// [`CmEventKind::Established`] instead.
     ConnectResponse,
     /// The connection could not be made (protocol error).
     ConnectError,

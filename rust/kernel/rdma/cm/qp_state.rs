@@ -1,46 +1,38 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The QPs the layer moves through their states itself (RoCE ports), to settle the path MTU
-//! of peers whose network devices' MTUs differ.
+//! QPs their consumer moves through their states (rdma_cm's ULP-owned QPs).
 //!
-//! RoCE has no subnet manager to settle a path MTU: rdma_cm puts the connecting side's route
-//! MTU (`iboe_get_mtu()` of its own netdev's MTU) into the REQ, and both QPs get it on their
-//! way to RTR (the passive side's from the REQ, `cm_init_qp_rtr_attr`). When the connecting
-//! side's netdev MTU is the larger, the passive side's QP sends packets its own netdev cannot
-//! carry and every message over one MTU is lost. `IB_QP_PATH_MTU` can only be set on the
-//! INIT to RTR transition, and rdma_cm makes that transition itself for a QP it created
-//! (`rdma_create_qp`), inside `rdma_accept` on the passive side and on receipt of the REP on
-//! the active side, before the consumer hears of it.
+//! By default a [`CmId`] creates its QP with `rdma_create_qp`, and rdma_cm moves it: to INIT
+//! at creation, to RTR and RTS inside `rdma_accept` on the passive side and on receipt of the
+//! REP on the active side, to ERR on a disconnect or a REJ. A consumer that needs to change
+//! what the QP gets on its way (on RoCE, for example, the path MTU, which rdma_cm takes from
+//! the connecting side's netdev for both sides) cannot: `IB_QP_PATH_MTU` is only set on the
+//! INIT to RTR transition, made before the consumer hears of the connection.
 //!
-//! rdma_cm also lets a ULP own the QP (`rdma_cm_id.qp` NULL, its number given in
-//! `rdma_conn_param.qp_num`): then it makes no QP transition and leaves them to the ULP, which
-//! takes the attributes from `rdma_init_qp_attr()`, reports the REP on the active side as
-//! `RDMA_CM_EVENT_CONNECT_RESPONSE` and sends the RTU when the ULP calls `rdma_accept(id,
-//! NULL)`. On RoCE ports the layer does so for every QP ([`super::CmId::create_qp`]), so that
-//! one path serves (and every RoCE test runs through) all connections:
+//! rdma_cm also lets a ULP own the QP, as librdmacm does for every user-space QP
+//! (`rdma_cm_id.qp` NULL, its number in `rdma_conn_param.qp_num`): it then makes no QP
+//! transition, gives the attributes of each through `rdma_init_qp_attr()`, reports the REP on
+//! the active side as `RDMA_CM_EVENT_CONNECT_RESPONSE`, and sends the RTU when the ULP calls
+//! `rdma_accept(id, NULL)`. A consumer opts in per id, before the QP is created, with
+//! [`CmId::own_qp_transitions`] (ports that use the IB CM: InfiniBand and RoCE). The layer
+//! then moves the QP the way rdma_cm moves its own, with rdma_cm's attributes, and the
+//! consumer may lower the path MTU at RTR:
 //!
-//! - passive side ([`super::CmId::accept`]): RTR with the smaller of the REQ's path MTU and
-//!   its own port's (the one rdma_cm would offer from it, `iboe_get_mtu()` of its netdev's
-//!   MTU), RTS, and the REP carries the MTU it chose in a trailer of its private data (the
-//!   last 8 of the REP's 196 bytes: `"rkMT"`, version 1, the `enum ib_mtu`, two zero bytes;
-//!   the consumer's part is [`super::MAX_ACCEPT_PRIVATE_DATA`] bytes at most);
-//! - active side (the REP's event): RTR with the smaller of its route's MTU and the trailer's
-//!   (a REP without one, from a peer that is not this layer, leaves the route's), RTS, the
-//!   RTU; the handler sees [`CmEventKind::Established`], as with a QP rdma_cm moves;
-//! - the error state where rdma_cm would move its own QP there: a local disconnect
-//!   ([`CmIdRef::disconnect`]), a REJ received, a failed accept (after which the request is
-//!   rejected, as rdma_cm does).
+//! - creation: `ib_create_qp`, then INIT (as `rdma_create_qp`);
+//! - passive side ([`CmId::accept_with_path_mtu`]): INIT again, RTR (path MTU at most the
+//!   consumer's limit) and RTS with the accept's RDMA READ limits (as
+//!   `cma_modify_qp_rtr`/`_rts`), then the REP; on failure ERR and a REJ, as `rdma_accept`
+//!   does;
+//! - active side: the handler gets [`CmEventKind::ConnectResponse`] with the REP's private
+//!   data and answers it with [`CmIdRef::establish`]: INIT again, RTR (path MTU at most the
+//!   consumer's limit), RTS and the RTU; on failure ERR and a REJ;
+//! - ERR where rdma_cm moves its own QP there: a local disconnect ([`CmIdRef::disconnect`])
+//!   and a REJ received (before the handler sees [`CmEventKind::Rejected`]).
 //!
-//! A peer that is not this layer and connects with the larger MTU gets the smaller one from
-//! no one: its QP keeps the REQ's, and its messages over the passive side's MTU fail (the
-//! passive side refuses packets longer than its path MTU). InfiniBand (whose subnet manager
-//! settles the path) and iWARP (which has no path MTU) keep rdma_cm's QPs.
+//! iWARP's CM moves the QP itself (`iw_cm`), whoever created it: there the opt-in is refused.
 
 use super::super::{device::Transport, pd::Pd};
-use super::{
-    CmEvent, CmEventKind, CmHandler, CmId, CmIdRef, IB_CM_REJ_CONSUMER_DEFINED,
-    MAX_ACCEPT_PRIVATE_DATA,
-};
+use super::{CmEvent, CmEventKind, CmHandler, CmId, CmIdRef, IB_CM_REJ_CONSUMER_DEFINED};
 use crate::{
     bindings,
     error::{from_err_ptr, to_result},
@@ -48,33 +40,8 @@ use crate::{
 };
 use core::{
     ptr,
-    sync::atomic::{AtomicPtr, Ordering},
+    sync::atomic::{AtomicBool, AtomicPtr, Ordering},
 };
-
-/// Bytes of private data an IB CM REP carries (IB spec 12.6.8), all of which the active
-/// side's event shows.
-const REP_PRIVATE_DATA: usize = 196;
-/// Bytes of the trailer at the end of a REP's private data.
-const TRAILER_LEN: usize = 8;
-const TRAILER_TAG: [u8; 4] = *b"rkMT";
-const TRAILER_VERSION: u8 = 1;
-const _: () = assert!(MAX_ACCEPT_PRIVATE_DATA + TRAILER_LEN == REP_PRIVATE_DATA);
-
-/// The REP trailer announcing path MTU `mtu` (`enum ib_mtu`).
-fn trailer(mtu: bindings::ib_mtu) -> [u8; TRAILER_LEN] {
-    let t = TRAILER_TAG;
-    [t[0], t[1], t[2], t[3], TRAILER_VERSION, mtu as u8, 0, 0]
-}
-
-/// The path MTU (`enum ib_mtu`, 1..=5) a REP's private data announces, if it ends with a
-/// trailer of this layer.
-fn parse_trailer(pdata: &[u8]) -> Option<bindings::ib_mtu> {
-    let t = pdata.get(MAX_ACCEPT_PRIVATE_DATA..REP_PRIVATE_DATA)?;
-    if t[..4] != TRAILER_TAG || t[4] != TRAILER_VERSION || t[6] != 0 || t[7] != 0 {
-        return None;
-    }
-    matches!(t[5], 1..=5).then_some(bindings::ib_mtu::from(t[5]))
-}
 
 /// `enum ib_mtu` of a path MTU in bytes (0 for anything else).
 fn mtu_enum(bytes: u32) -> bindings::ib_mtu {
@@ -88,19 +55,36 @@ fn mtu_enum(bytes: u32) -> bindings::ib_mtu {
     }
 }
 
-/// The QP the layer moves itself, at the head of every CM id's context (see `Ctx`).
-/// NULL until `CmId::create_qp_raw` created one, and for QPs rdma_cm moves.
-pub(super) struct OwnQp(AtomicPtr<bindings::ib_qp>);
+/// `attr.path_mtu` lowered to at most `max_bytes` (an `enum ib_mtu` value of 256 to 4096
+/// bytes; any other value leaves it).
+fn lower_path_mtu(attr: &mut bindings::ib_qp_attr, max_bytes: u32) {
+    let max = mtu_enum(max_bytes);
+    if max != 0 && max < attr.path_mtu {
+        attr.path_mtu = max;
+    }
+}
+
+/// The QP its consumer moves, at the head of every CM id's context (see `Ctx`).
+pub(super) struct OwnQp {
+    /// The QP, from `CmId::create_qp_raw` until it is destroyed; NULL otherwise and for QPs
+    /// rdma_cm moves.
+    qp: AtomicPtr<bindings::ib_qp>,
+    /// Set by [`CmId::own_qp_transitions`]: the QP created next is the consumer's.
+    wanted: AtomicBool,
+}
 
 impl OwnQp {
     pub(super) const fn new() -> OwnQp {
-        OwnQp(AtomicPtr::new(ptr::null_mut()))
+        OwnQp {
+            qp: AtomicPtr::new(ptr::null_mut()),
+            wanted: AtomicBool::new(false),
+        }
     }
 }
 
 impl CmIdRef {
-    /// The QP the layer moves itself for this id: NULL if the id has none, or has one that
-    /// rdma_cm moves (`rdma_cm_id.qp`). Any context.
+    /// The QP its consumer moves for this id: NULL if the id has none, or has one that rdma_cm
+    /// moves (`rdma_cm_id.qp`). Any context.
     pub(super) fn own_qp(&self) -> *mut bindings::ib_qp {
         // SAFETY: The id is live. Its `context` is NULL (a child nobody adopted, or one given
         // back) or the `Ctx` of the `CmId` owning it, which is `repr(C)` with an `OwnQp` first
@@ -110,14 +94,8 @@ impl CmIdRef {
             if ctx.is_null() {
                 return ptr::null_mut();
             }
-            (*ctx.cast::<OwnQp>()).0.load(Ordering::Acquire)
+            (*ctx.cast::<OwnQp>()).qp.load(Ordering::Acquire)
         }
-    }
-
-    /// Whether the layer moves the QP of this (bound) id itself: on RoCE ports.
-    fn moves_qp(&self) -> bool {
-        self.device()
-            .is_some_and(|d| matches!(d.transport(self.port_num()), Ok(Transport::Roce)))
     }
 
     /// Moves `qp` to `state` with the attributes rdma_cm gives it now (`rdma_init_qp_attr`),
@@ -140,8 +118,14 @@ impl CmIdRef {
         to_result(unsafe { bindings::ib_modify_qp(qp, &mut attr, mask) })
     }
 
-    /// Moves the layer's QP of the id (if any) to the error state, where rdma_cm would move a
-    /// QP of its own: every posted work request is flushed. May sleep.
+    /// INIT to INIT with the attributes rdma_cm gives now, which the connection may have
+    /// changed since the QP's creation (as `cma_modify_qp_rtr` does first). May sleep.
+    fn refresh_init(&self, qp: *mut bindings::ib_qp) -> Result {
+        self.modify(qp, bindings::ib_qp_state_IB_QPS_INIT, |_| ())
+    }
+
+    /// Moves the consumer's QP of the id (if any) to the error state, where rdma_cm would move
+    /// a QP of its own: every posted work request is flushed. May sleep.
     pub(super) fn own_qp_to_error(&self) {
         let qp = self.own_qp();
         if qp.is_null() {
@@ -162,7 +146,7 @@ impl CmIdRef {
         };
     }
 
-    /// Names the layer's QP (if any) in connection parameters, as rdma_cm wants of a QP it
+    /// Names the consumer's QP (if any) in connection parameters, as rdma_cm wants of a QP it
     /// does not move (`qp_num`, `srq`).
     pub(super) fn own_qp_param(&self, p: &mut bindings::rdma_conn_param) {
         let qp = self.own_qp();
@@ -176,38 +160,30 @@ impl CmIdRef {
         }
     }
 
-    /// `rdma_accept` of a connect request, `p` built from the consumer's `private_data`: for
-    /// the layer's QP, first RTR (the smaller path MTU) and RTS, then the REP with the
-    /// trailer. rdma_cm's handler lock must be held. May sleep.
+    /// `rdma_accept` of a connect request with parameters `p`: for the consumer's QP, first
+    /// RTR (path MTU at most `max_path_mtu` bytes) and RTS. rdma_cm's handler lock must be
+    /// held. May sleep.
     ///
     /// # Errors
     ///
-    /// The errors of the transitions (the request is then rejected) or of `rdma_accept`
-    /// (which rejects it itself).
+    /// The errors of the transitions (the QP is then in ERR and the request rejected) or of
+    /// `rdma_accept` (which rejects it itself).
     pub(super) fn accept_locked(
         &self,
         p: &mut bindings::rdma_conn_param,
-        private_data: &[u8],
+        max_path_mtu: u32,
     ) -> Result {
         let qp = self.own_qp();
         if qp.is_null() {
             // SAFETY: The id is live; the caller holds its handler lock; `p` is valid.
             return to_result(unsafe { bindings::rdma_accept(self.as_raw(), p) });
         }
-        let own = self
-            .device()
-            .and_then(|d| d.port_roce_mtu(self.port_num()).ok())
-            .map_or(0, mtu_enum);
-        let mut mtu = 0;
         let (rr, id) = (p.responder_resources, p.initiator_depth);
         let r = self
-            .modify(qp, bindings::ib_qp_state_IB_QPS_INIT, |_| ())
+            .refresh_init(qp)
             .and_then(|()| {
                 self.modify(qp, bindings::ib_qp_state_IB_QPS_RTR, |a| {
-                    if own != 0 && own < a.path_mtu {
-                        a.path_mtu = own;
-                    }
-                    mtu = a.path_mtu;
+                    lower_path_mtu(a, max_path_mtu);
                     a.max_dest_rd_atomic = rr;
                 })
             })
@@ -224,15 +200,9 @@ impl CmIdRef {
             };
             return Err(e);
         }
-        let mut rep = [0u8; REP_PRIVATE_DATA];
-        let n = private_data.len().min(MAX_ACCEPT_PRIVATE_DATA);
-        rep[..n].copy_from_slice(&private_data[..n]);
-        rep[MAX_ACCEPT_PRIVATE_DATA..].copy_from_slice(&trailer(mtu));
-        p.private_data = rep.as_ptr().cast();
-        p.private_data_len = REP_PRIVATE_DATA as u8;
         self.own_qp_param(p);
         // SAFETY: The id is live; the caller holds its handler lock; `p` and the private data
-        // it points to (`rep`) are valid for the call (the IB CM copies them).
+        // it points to are valid for the call (the IB CM copies them).
         let r = to_result(unsafe { bindings::rdma_accept(self.as_raw(), p) });
         if r.is_err() {
             // rdma_accept rejected the request, but moves only its own QPs to ERR.
@@ -241,22 +211,27 @@ impl CmIdRef {
         r
     }
 
-    /// Active side, on the REP (`RDMA_CM_EVENT_CONNECT_RESPONSE`, whose private data is
-    /// `pdata`): RTR with the smaller path MTU, RTS, then the RTU. Inside the id's handler.
+    /// Active side of an id whose QP its consumer moves ([`CmId::own_qp_transitions`]), on
+    /// [`CmEventKind::ConnectResponse`] (the REP): moves the QP to RTR, with a path MTU of at
+    /// most `max_path_mtu` bytes (256 to 4096; any other value keeps the route's), and RTS,
+    /// with rdma_cm's attributes, then sends the RTU (`rdma_accept(id, NULL)`). The connection
+    /// is then established: rdma_cm reports no [`CmEventKind::Established`] on this side. Only
+    /// from this id's handler of that event (rdma_cm's handler lock must be held).
     ///
     /// # Errors
     ///
-    /// The errors of the transitions or of sending the RTU; the QP is in ERR and the peer
-    /// gets a REJ.
-    fn settle_active(&self, qp: *mut bindings::ib_qp, pdata: &[u8]) -> Result {
-        let peer = parse_trailer(pdata);
+    /// `-EINVAL` if the id has no QP its consumer moves, the errors of the transitions or of
+    /// sending the RTU. The QP is then in the error state and the peer gets a REJ.
+    pub fn establish(&self, max_path_mtu: u32) -> Result {
+        let qp = self.own_qp();
+        if qp.is_null() {
+            return Err(EINVAL);
+        }
         let r = self
-            .modify(qp, bindings::ib_qp_state_IB_QPS_INIT, |_| ())
+            .refresh_init(qp)
             .and_then(|()| {
                 self.modify(qp, bindings::ib_qp_state_IB_QPS_RTR, |a| {
-                    if let Some(m) = peer.filter(|m| *m < a.path_mtu) {
-                        a.path_mtu = m;
-                    }
+                    lower_path_mtu(a, max_path_mtu)
                 })
             })
             .and_then(|()| self.modify(qp, bindings::ib_qp_state_IB_QPS_RTS, |_| ()));
@@ -269,8 +244,8 @@ impl CmIdRef {
             };
             return Err(e);
         }
-        // SAFETY: The id is live and its handler lock held (this runs in its handler); a NULL
-        // parameter on the active side sends the RTU (and on failure a REJ).
+        // SAFETY: The id is live and its handler lock held (the caller runs in its handler); a
+        // NULL parameter on the active side sends the RTU (and on failure a REJ).
         let r = to_result(unsafe { bindings::rdma_accept(self.as_raw(), ptr::null_mut()) });
         if r.is_err() {
             self.own_qp_to_error();
@@ -279,41 +254,43 @@ impl CmIdRef {
     }
 }
 
-/// What the layer does with an event of `id` before its handler sees it, for the layer's QP:
-/// the REP settles the path MTU and is reported as established (or as a connect error), a
-/// REJ moves the QP to ERR. Returns the event to deliver instead of `ev`, if any. Inside the
-/// id's handler.
-pub(super) fn before_event(id: &CmIdRef, ev: &CmEvent<'_>) -> Option<bindings::rdma_cm_event> {
-    let qp = id.own_qp();
-    if qp.is_null() {
-        return None;
-    }
-    match ev.kind() {
-        CmEventKind::Rejected => {
-            id.own_qp_to_error();
-            None
-        }
-        CmEventKind::ConnectResponse => {
-            // SAFETY: `ev.0` is a live event; the copy holds the same plain data and pointers
-            // (the private data stays rdma_cm's, valid for the handler's call).
-            let mut e = unsafe { ptr::read(ev.0) };
-            match id.settle_active(qp, ev.private_data()) {
-                Ok(()) => e.event = bindings::rdma_cm_event_type_RDMA_CM_EVENT_ESTABLISHED,
-                Err(err) => {
-                    e.event = bindings::rdma_cm_event_type_RDMA_CM_EVENT_CONNECT_ERROR;
-                    e.status = err.to_errno();
-                }
-            }
-            Some(e)
-        }
-        _ => None,
+/// What the layer does with an event of `id` before its handler sees it, for the consumer's
+/// QP: a REJ moves it to ERR, as rdma_cm moves its own. Inside the id's handler.
+pub(super) fn before_event(id: &CmIdRef, ev: &CmEvent<'_>) {
+    if ev.kind() == CmEventKind::Rejected {
+        id.own_qp_to_error();
     }
 }
 
 impl<T: CmHandler> CmId<T> {
-    /// Creates the QP of `attr` in `pd` for this id: on a RoCE port one the layer moves itself
-    /// (in INIT from here), otherwise with `rdma_create_qp`. Restrack names the layer's QPs
-    /// after the id's owner. May sleep.
+    /// Makes the QP that [`CmId::create_qp`] (or `CmId::create_qp_on_srq`) creates next one
+    /// its consumer moves through its states, with the layer's help (`cm/qp_state.rs`): the
+    /// handler must then answer [`CmEventKind::ConnectResponse`] with [`CmIdRef::establish`],
+    /// and [`CmId::accept_with_path_mtu`] may lower the passive side's path MTU. Call it on an
+    /// id bound to its device (route resolved, or a connect request's), before the QP exists.
+    /// Any context.
+    ///
+    /// # Errors
+    ///
+    /// `-EINVAL` for an id not bound to a device, `-EOPNOTSUPP` on an iWARP port (whose CM
+    /// moves the QP itself), `-EBUSY` if the id has (or had) a QP, `-ENODEV` once the device
+    /// was removed.
+    pub fn own_qp_transitions(&self) -> Result {
+        let id = self.id()?;
+        let t = id.device().ok_or(EINVAL)?.transport(id.port_num())?;
+        if t == Transport::Iwarp {
+            return Err(EOPNOTSUPP);
+        }
+        if id.qp().is_some() || self.qp_parts.as_ref().is_some() {
+            return Err(EBUSY);
+        }
+        self.ctx.own_qp.wanted.store(true, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Creates the QP of `attr` in `pd` for this id: one its consumer moves (in INIT from
+    /// here) after [`CmId::own_qp_transitions`], otherwise with `rdma_create_qp`. Restrack
+    /// names the consumer's QPs after the id's owner. May sleep.
     ///
     /// # Errors
     ///
@@ -324,7 +301,7 @@ impl<T: CmHandler> CmId<T> {
         attr: &mut bindings::ib_qp_init_attr,
     ) -> Result {
         let id = self.id()?;
-        if !id.moves_qp() {
+        if !self.ctx.own_qp.wanted.load(Ordering::Relaxed) {
             // SAFETY: The id is live and bound; `attr` is valid for the call.
             return to_result(unsafe {
                 bindings::rdma_create_qp(id.as_raw(), pd.as_raw(), attr)
@@ -344,7 +321,7 @@ impl<T: CmHandler> CmId<T> {
             unsafe { bindings::ib_destroy_qp(qp) };
             return Err(e);
         }
-        self.ctx.own_qp.0.store(qp, Ordering::Release);
+        self.ctx.own_qp.qp.store(qp, Ordering::Release);
         Ok(())
     }
 
@@ -359,7 +336,7 @@ impl<T: CmHandler> CmId<T> {
             unsafe { bindings::rdma_destroy_qp(id.as_raw()) };
             return;
         }
-        self.ctx.own_qp.0.store(ptr::null_mut(), Ordering::Release);
+        self.ctx.own_qp.qp.store(ptr::null_mut(), Ordering::Release);
         // SAFETY: `qp` is the id's QP, which no work request used; the id forgot it above.
         unsafe { bindings::ib_destroy_qp(qp) };
     }
@@ -371,18 +348,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn trailer_round_trip() {
-        let mut rep = [0u8; REP_PRIVATE_DATA];
-        assert_eq!(parse_trailer(&rep), None);
-        rep[MAX_ACCEPT_PRIVATE_DATA..].copy_from_slice(&trailer(mtu_enum(1024)));
-        assert_eq!(parse_trailer(&rep), Some(3));
-        // A REP shorter than 196 bytes (not the IB CM's) or another tag: no trailer.
-        assert_eq!(parse_trailer(&rep[..REP_PRIVATE_DATA - 1]), None);
-        rep[MAX_ACCEPT_PRIVATE_DATA] = b'x';
-        assert_eq!(parse_trailer(&rep), None);
-        rep[MAX_ACCEPT_PRIVATE_DATA..].copy_from_slice(&trailer(0));
-        assert_eq!(parse_trailer(&rep), None);
+    fn path_mtu_is_only_lowered() {
+        let mut a = bindings::ib_qp_attr {
+            path_mtu: 4,
+            ..Default::default()
+        };
+        lower_path_mtu(&mut a, 4096);
+        assert_eq!(a.path_mtu, 4);
+        lower_path_mtu(&mut a, 1500);
+        assert_eq!(a.path_mtu, 4);
+        lower_path_mtu(&mut a, 0);
+        assert_eq!(a.path_mtu, 4);
+        lower_path_mtu(&mut a, 1024);
+        assert_eq!(a.path_mtu, 3);
+        assert_eq!(mtu_enum(256), 1);
         assert_eq!(mtu_enum(4096), 5);
-        assert_eq!(mtu_enum(1500), 0);
     }
 }

@@ -76,8 +76,8 @@ pub trait CmHandler: Send + Sync + Sized + 'static {
 
     /// An asynchronous event of the QP created on an id whose handler is `this`
     /// ([`CmId::create_qp`]): [`EventKind::QpFatal`], [`EventKind::QpReqErr`],
-    /// [`EventKind::QpAccessErr`], [`EventKind::CommEst`] (pass it on with
-    /// [`CmIdRef::notify_established`]), [`EventKind::SqDrained`], [`EventKind::PathMigErr`],
+    /// [`EventKind::QpAccessErr`], [`EventKind::CommEst`], [`EventKind::SqDrained`],
+    /// [`EventKind::PathMigErr`],
     /// ... The layer takes it from the driver (any context) to the system workqueue: this runs
     /// in process context, may sleep, never after the [`CmId`] was dropped (unless it drops the
     /// `CmId` itself: then the events already taken from the driver in the same run still
@@ -226,32 +226,6 @@ impl CmIdRef {
         self.own_qp_to_error();
         // SAFETY: The id is live.
         to_result(unsafe { bindings::rdma_disconnect(self.as_raw()) })
-    }
-
-    /// Sets the minimum RNR NAK timer (IB spec table 45 encoding, 0..=31) for a QP-owning id.
-    ///
-    /// # Errors
-    ///
-    /// `-EINVAL` for a value out of range or an id of the wrong kind.
-    pub fn set_min_rnr_timer(&self, timer: u8) -> Result {
-        // SAFETY: The id is live.
-        to_result(unsafe { bindings::rdma_set_min_rnr_timer(self.as_raw(), timer) })
-    }
-
-    /// Tells the CM that the connection is established from the transport's view
-    /// (`rdma_notify(id, IB_EVENT_COMM_EST)`): a QP that receives its first packet before the
-    /// CM's RTU reports [`EventKind::CommEst`] ([`CmHandler::qp_event`]), and a ULP passes it on
-    /// so that the IB CM moves the connection to established (and rdma_cm reports
-    /// [`CmEventKind::Established`]). Any context.
-    ///
-    /// # Errors
-    ///
-    /// `-EINVAL` for an id in a state where it makes no sense, or rdma_cm's error.
-    pub fn notify_established(&self) -> Result {
-        // SAFETY: The id is live; rdma_notify takes no lock that sleeps.
-        to_result(unsafe {
-            bindings::rdma_notify(self.as_raw(), bindings::ib_event_type_IB_EVENT_COMM_EST)
-        })
     }
 
     /// The port of [`CmIdRef::device`] the id is bound to (0 before it is bound).
@@ -637,7 +611,7 @@ impl<T: CmHandler> Drop for CmId<T> {
             .is_some_and(|p| p.pools.iter().any(|p| p.used()));
         if !qp.is_null() && posted {
             // Every posted work request completes (flushed if need be) before the pools its
-            // contexts live in can go. Its CQs are not `Direct` (`create_qp`). A QP nothing was
+            // contexts live in can go. A QP nothing was
             // posted to has no completion to wait for.
             // SAFETY: `qp` is the id's live QP.
             unsafe { bindings::ib_drain_qp(qp) };

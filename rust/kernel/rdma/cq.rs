@@ -26,8 +26,6 @@ pub use events::CqEventHandler;
 /// Where ib_core runs completion callbacks (`enum ib_poll_context`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PollContext {
-    /// The consumer polls with [`Cq::process_direct`]; no callbacks run by themselves.
-    Direct,
     /// In softirq context (irq_poll): lowest latency, callbacks must not sleep.
     Softirq,
     /// In process context on the `ib_comp_wq` workqueue: callbacks may take mutexes but should
@@ -40,7 +38,6 @@ pub enum PollContext {
 impl PollContext {
     fn to_c(self) -> bindings::ib_poll_context {
         match self {
-            PollContext::Direct => bindings::ib_poll_context_IB_POLL_DIRECT,
             PollContext::Softirq => bindings::ib_poll_context_IB_POLL_SOFTIRQ,
             PollContext::Workqueue => bindings::ib_poll_context_IB_POLL_WORKQUEUE,
             PollContext::UnboundWorkqueue => bindings::ib_poll_context_IB_POLL_UNBOUND_WORKQUEUE,
@@ -162,11 +159,6 @@ impl Cq {
         &self.name
     }
 
-    /// Where ib_core runs the CQ's completion callbacks.
-    pub fn poll_context(&self) -> PollContext {
-        self.ctx
-    }
-
     /// Whether the caller runs in the CQ's completion work ([`PollContext::Workqueue`] and
     /// [`PollContext::UnboundWorkqueue`]): inside a `done` callback of one of its completions.
     /// There, freeing the CQ or draining a QP that uses it would wait for the caller itself.
@@ -184,19 +176,6 @@ impl Cq {
         super::defer::in_work(work.cast())
     }
 
-    /// Entries the CQ actually has (at least what was asked for).
-    pub fn cqe(&self) -> u32 {
-        // SAFETY: Set at allocation; `ptr` is valid (type invariant).
-        unsafe { (*self.as_raw()).cqe.max(0) as u32 }
-    }
-
-    /// Polls up to `budget` completions and runs their callbacks in the caller's context.
-    /// Only for [`PollContext::Direct`] CQs. Returns the number processed.
-    pub fn process_direct(&self, budget: u32) -> u32 {
-        let budget = i32::try_from(budget).unwrap_or(i32::MAX);
-        // SAFETY: `ptr` is valid (type invariant); ib_core checks the poll context.
-        unsafe { bindings::ib_process_cq_direct(self.as_raw(), budget).max(0) as u32 }
-    }
 }
 
 impl Drop for Cq {
@@ -390,11 +369,6 @@ impl Wc {
     /// Bytes received, for RECV completions.
     pub fn byte_len(&self) -> u32 {
         self.0.byte_len
-    }
-
-    /// Vendor error code, for diagnostics.
-    pub fn vendor_err(&self) -> u32 {
-        self.0.vendor_err
     }
 
     /// The immediate data of a RECV completed by a SEND or RDMA WRITE with immediate, if any.

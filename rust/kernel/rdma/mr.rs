@@ -348,11 +348,6 @@ impl DmaRegion {
         &self.dev
     }
 
-    /// Number of DMA segments.
-    pub fn nr_segments(&self) -> usize {
-        self.segs.len()
-    }
-
     fn seg_index(&self, off: u64) -> usize {
         match self.segs.binary_search_by(|s| s.off.cmp(&off)) {
             Ok(i) => i,

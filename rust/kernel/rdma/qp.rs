@@ -38,10 +38,9 @@ pub struct QpCap {
 /// [`WrPool`]s of its two queues, which the CM id owning the QP keeps until the QP is drained
 /// and destroyed (so the CQs outlive the QP and no completion reaches a freed context).
 pub struct QpInit<S: WrCompletion, R: WrCompletion> {
-    /// The CQ that receives SEND-queue completions (not [`super::cq::PollContext::Direct`]: the
-    /// QP is drained before it is destroyed).
+    /// The CQ that receives SEND-queue completions.
     pub send_cq: Arc<Cq>,
-    /// The CQ that receives RECV-queue completions (not [`super::cq::PollContext::Direct`]).
+    /// The CQ that receives RECV-queue completions.
     pub recv_cq: Arc<Cq>,
     /// The contexts of SEND-queue work requests; attached to no other QP.
     pub send_pool: Arc<WrPool<S>>,
@@ -428,7 +427,6 @@ impl Qp {
 
     /// Moves the QP to the error state and waits until every posted work request has
     /// completed (flushed ones included), with `ib_drain_qp`. Process context; sleeps.
-    /// The QP's CQs must not use [`super::cq::PollContext::Direct`].
     pub fn drain(&self) {
         // SAFETY: The QP is live (type invariant).
         unsafe { bindings::ib_drain_qp(self.as_raw()) };

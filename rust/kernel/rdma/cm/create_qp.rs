@@ -11,7 +11,6 @@
 //! attaches the two context pools to it.
 
 use super::super::{
-    cq::PollContext,
     pd::Pd,
     qp::{QpCap, QpInit},
     wr::WrCompletion,
@@ -30,7 +29,7 @@ impl<T: CmHandler> CmId<T> {
     /// # Errors
     ///
     /// `-EBUSY` if the id already has (or had) a QP or a pool is attached to another QP,
-    /// `-EINVAL` for a [`PollContext::Direct`] CQ or capacities the device refuses,
+    /// `-EINVAL` for capacities the device refuses,
     /// `-ENOMEM`, or the driver's error.
     pub fn create_qp<S: WrCompletion, R: WrCompletion>(
         &self,
@@ -53,21 +52,14 @@ impl<T: CmHandler> CmId<T> {
     ///
     /// # Errors
     ///
-    /// `-EINVAL` for a [`PollContext::Direct`] CQ, `-EBUSY` if the id already has (or had) a
-    /// QP or a pool is attached to another QP, `-ENOMEM`, or the driver's error.
+    /// `-EBUSY` if the id already has (or had) a QP or a pool is attached to another QP,
+    /// `-ENOMEM`, or the driver's error.
     pub(in super::super) fn create_qp_with(
         &self,
         pd: &Arc<Pd>,
         mut attr: bindings::ib_qp_init_attr,
         parts: QpParts,
     ) -> Result<QpCap> {
-        if parts
-            .cqs
-            .iter()
-            .any(|c| c.poll_context() == PollContext::Direct)
-        {
-            return Err(EINVAL);
-        }
         if self.qp_events.as_ref().is_none() {
             let ev = QpEvents::new(self.ctx.handler.clone())?;
             // Losing the race to another `create_qp_with` is the `EBUSY` below.

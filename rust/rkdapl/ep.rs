@@ -18,11 +18,11 @@
 //! the id back to rdma_cm).
 
 use crate::rdma::{
-    cm::{CmEvent, CmIdRef, SockAddr},
+    cm::{CmEvent, CmIdRef, QpInit, SockAddr},
     cq::{Cq, PollContext},
     device::{Device, Transport},
     mr::FrMr,
-    qp::{QpCap, QpInit},
+    qp::QpCap,
     Access,
 };
 use crate::{

@@ -36,12 +36,14 @@ use kernel::{
 // rkdapl.ko, which exports it as `rkdapl::rdma`.
 use rdma::{
     client::{self, Client},
-    cm::{CmEvent, CmEventKind, CmHandler, CmId, CmIdRef, ConnParam, ConnRequest, SockAddr},
+    cm::{
+        CmEvent, CmEventKind, CmHandler, CmId, CmIdRef, ConnParam, ConnRequest, QpInit, SockAddr,
+    },
     cq::{Cq, PollContext, Wc},
     device::Device,
     mr::{CpuAccess, DmaRegion, FrMr},
     pd::Pd,
-    qp::{Qp, QpCap, QpInit, SendFlags, SendOp, SendWr},
+    qp::{Qp, QpCap, SendFlags, SendOp, SendWr},
     srq::{Srq, SrqAttr, SrqEvent, SrqOwner},
     wr::{Sge, WrCompletion, WrPool},
     Access,

@@ -48,6 +48,7 @@ use core::{
 const IB_CM_REJ_CONSUMER_DEFINED: u8 = 28;
 
 mod create_qp;
+pub use create_qp::QpInit;
 mod qp_events;
 mod qp_state;
 mod sockaddr;

@@ -36,26 +36,49 @@
 //! after [`CpuAccess::write`], on the region as long as it exists (once it is dropped the
 //! memory is no longer mapped and needs no sync).
 
-use super::{device::Device, pd::Pd, wr::Sge, Access};
+use super::device::Device;
 use crate::{
     bindings,
-    error::{from_err_ptr, to_result},
+    error::to_result,
     prelude::*,
     sync::{aref::ARef, Arc},
 };
-use core::ptr::NonNull;
 
 mod direction;
+mod frmr;
 mod lent;
 mod owned;
 mod segs;
+mod sge;
 pub use direction::DataDirection;
-pub use lent::SgOwner;
+pub use frmr::{FrMr, MrRef};
 use owned::Backing;
-use segs::{Seg, Segs};
 pub use owned::CpuAccess;
+use segs::{Seg, Segs};
+pub use sge::Sge;
 
 const PAGE_SIZE: usize = bindings::PAGE_SIZE;
+
+/// A value that keeps a scatterlist and the pages it names for as long as it exists, and lends
+/// the list to [`DmaRegion::from_sg_owner`] to be mapped in place. Dropping it is how its
+/// pages go back to their user (a block driver's request token ends the request from its
+/// drop).
+///
+/// # Safety
+///
+/// [`SgOwner::sg`] returns a valid scatterlist (chained or not) of at least the count it
+/// returns, whose entries each name a page and a non-zero length and have their DMA address,
+/// length and flags clear (as `sg_init_table` leaves them). From the call to
+/// [`DmaRegion::from_sg_owner`] until the value is dropped:
+/// - the list stays at its address, and its entries' pages do not change;
+/// - the list is the region's alone: the DMA API writes its entries' DMA addresses, lengths
+///   and flags, and while it maps (with an IOMMU) their offsets and lengths too, so nothing
+///   else reads, writes or maps the list meanwhile;
+/// - the pages it names stay allocated, and are not reused for anything else.
+pub unsafe trait SgOwner: Send + Sync + 'static {
+    /// The scatterlist (not DMA-mapped: `sg_set_page` entries) and its number of entries.
+    fn sg(&self) -> (*mut bindings::scatterlist, usize);
+}
 
 /// A kernel buffer mapped for DMA by one RDMA device.
 ///
@@ -355,82 +378,6 @@ impl DmaRegion {
         }
     }
 
-    /// Calls `f` with each SGE (with `lkey`) that covers `[off, off + len)` of the region, in
-    /// order, and returns how many there were. `len` may be zero (no SGE). Stops at the first
-    /// error of `f`. Any context (`f` permitting); allocates nothing.
-    ///
-    /// # Errors
-    ///
-    /// `-ERANGE` if the range leaves the region, or the error of `f`.
-    pub fn for_each_sge<'a>(
-        &'a self,
-        off: u64,
-        len: u64,
-        lkey: u32,
-        mut f: impl FnMut(Sge<'a>) -> Result,
-    ) -> Result<usize> {
-        let end = off.checked_add(len).ok_or(ERANGE)?;
-        if end > self.len as u64 {
-            return Err(ERANGE);
-        }
-        let mut n = 0;
-        if len == 0 {
-            return Ok(0);
-        }
-        let mut i = self.seg_index(off);
-        let mut pos = off;
-        while pos < end {
-            let s = self.segs.get(i).ok_or(ERANGE)?;
-            let inner = pos - s.off;
-            let take = (u64::from(s.len) - inner).min(end - pos);
-            // The SGE borrows `self`: the mapping outlives it.
-            f(Sge::new(s.dma + inner, take as u32, lkey))?;
-            n += 1;
-            pos += take;
-            i += 1;
-        }
-        Ok(n)
-    }
-
-    /// Appends to `out` the SGEs of `[off, off + len)` (see [`Self::for_each_sge`]). `out`
-    /// grows with `flags` (`GFP_ATOMIC` where the caller cannot sleep).
-    ///
-    /// # Errors
-    ///
-    /// `-ERANGE` if the range leaves the region, `-ENOMEM` if `out` cannot grow.
-    pub fn sges<'a>(
-        &'a self,
-        off: u64,
-        len: u64,
-        lkey: u32,
-        out: &mut KVec<Sge<'a>>,
-        flags: crate::alloc::Flags,
-    ) -> Result<usize> {
-        self.for_each_sge(off, len, lkey, |sge| Ok(out.push(sge, flags)?))
-    }
-
-    /// The SGE of an inline work request ([`super::qp::SendFlags::INLINE`]) over
-    /// `[off, off + len)`: the kernel virtual address, which the driver reads during the post
-    /// call, with `lkey` (ignored for inline data). Any context.
-    ///
-    /// # Errors
-    ///
-    /// `-EINVAL` for a region without a kernel virtual address (made from pages or a
-    /// scatterlist), `-ERANGE` if the range leaves the region or `len` exceeds `u32::MAX`.
-    pub fn inline_sge(&self, off: u64, len: u64, lkey: u32) -> Result<Sge<'_>> {
-        if self.addr == 0 {
-            return Err(EINVAL);
-        }
-        let end = off.checked_add(len).ok_or(ERANGE)?;
-        if end > self.len as u64 {
-            return Err(ERANGE);
-        }
-        let len = u32::try_from(len).map_err(|_| ERANGE)?;
-        // The memory stays allocated while the region exists (`DmaRegion::new`'s contract),
-        // and the SGE borrows the region.
-        Ok(Sge::new((self.addr as u64).wrapping_add(off), len, lkey))
-    }
-
     /// Whether [`Self::sync_for_cpu`] and [`Self::sync_for_device`] do anything for this
     /// region's device: false for software devices (rxe, siw: `ib_uses_virt_dma`) and for
     /// DMA-coherent devices without bounce buffering (`dma_dev_need_sync`). Lets a hot path
@@ -498,50 +445,6 @@ impl DmaRegion {
             i += 1;
         }
     }
-
-    /// The page size for a page list of at most `max_pages` entries describing
-    /// `[off, off + len)`: the smallest power of two (at least `PAGE_SIZE`, allowed by the
-    /// device's `cap`) to which every inner segment boundary is aligned and that needs no more
-    /// than `max_pages` pages. `None` if there is none.
-    fn page_size_for(&self, off: u64, len: u64, cap: u64, max_pages: u64) -> Option<u64> {
-        let (first, last) = (self.seg_index(off), self.seg_index(off + len - 1));
-        let segs = &self.segs[first..=last];
-        let mut align = 0u64;
-        for s in segs {
-            if s.off > off {
-                align |= s.dma;
-            }
-            if s.off + u64::from(s.len) < off + len {
-                align |= s.dma + u64::from(s.len);
-            }
-        }
-        let limit = if align == 0 {
-            1u64 << 30
-        } else {
-            1u64 << align.trailing_zeros().min(30)
-        };
-        // Sizes are powers of two: shifts, not divisions (no division-by-zero panic path,
-        // which objtool does not know as noreturn).
-        let mut shift = PAGE_SIZE.trailing_zeros();
-        while 1u64 << shift <= limit {
-            let size = 1u64 << shift;
-            if cap & size != 0 || size == PAGE_SIZE as u64 {
-                let pages: u64 = segs
-                    .iter()
-                    .map(|s| {
-                        let start = s.dma + off.saturating_sub(s.off);
-                        let end = s.dma + u64::from(s.len).min(off + len - s.off);
-                        (end >> shift) + u64::from(end & (size - 1) != 0) - (start >> shift)
-                    })
-                    .sum();
-                if pages <= max_pages {
-                    return Some(size);
-                }
-            }
-            shift += 1;
-        }
-        None
-    }
 }
 
 impl Drop for DmaRegion {
@@ -565,211 +468,5 @@ impl Drop for DmaRegion {
         }
         // The fields go after this: `owned` frees the memory (if the region held its last
         // share) only now that nothing maps it.
-    }
-}
-
-/// The `ib_mr` of an [`FrMr`], shared with the context of a REG_MR work request in flight
-/// ([`super::wr::WrPool::post_reg_mr`]), so that it is deregistered only after both let go.
-///
-/// # Invariants
-///
-/// `ptr` was returned by `ib_alloc_mr` in `pd` and is deregistered only in `drop`.
-pub struct MrRef {
-    ptr: NonNull<bindings::ib_mr>,
-    _pd: Arc<Pd>,
-}
-
-// SAFETY: The MR's fields are only changed through `&mut FrMr` (its only mapper); verbs are
-// thread-safe.
-unsafe impl Send for MrRef {}
-// SAFETY: `&MrRef` only reads.
-unsafe impl Sync for MrRef {}
-
-impl Drop for MrRef {
-    fn drop(&mut self) {
-        // SAFETY: `ptr` is a live MR owned by `self`; no work request uses it any more: a
-        // REG_MR in flight holds a reference until its completion.
-        unsafe { bindings::ib_dereg_mr(self.ptr.as_ptr()) };
-    }
-}
-
-/// Scatterlist entries [`FrMr::map_gfp`] keeps on the stack (at most 32 bytes each on
-/// x86_64); a span of more is allocated.
-const SGL_ON_STACK: usize = 4;
-
-/// A fast registration memory region (FRWR, `IB_MR_TYPE_MEM_REG`).
-///
-/// # Invariants
-///
-/// `mr` is an MR of type `IB_MR_TYPE_MEM_REG` able to hold `max_pages` pages; only this
-/// `FrMr` changes it (through `&mut self`).
-pub struct FrMr {
-    mr: Arc<MrRef>,
-    max_pages: u32,
-}
-
-impl FrMr {
-    /// Allocates an FRWR MR in `pd` able to hold `max_pages` pages (at most the device's
-    /// `max_fast_reg_page_list_len`). May sleep.
-    ///
-    /// # Errors
-    ///
-    /// `-EINVAL` for a page count the device refuses, `-ENOMEM`, or the driver's error.
-    pub fn new(pd: &Arc<Pd>, max_pages: u32) -> Result<FrMr> {
-        // SAFETY: `pd` is a live PD.
-        let ptr = from_err_ptr(unsafe {
-            bindings::ib_alloc_mr(
-                pd.as_raw(),
-                bindings::ib_mr_type_IB_MR_TYPE_MEM_REG,
-                max_pages,
-            )
-        })?;
-        let mr = MrRef {
-            ptr: NonNull::new(ptr).ok_or(ENOMEM)?,
-            _pd: pd.clone(),
-        };
-        Ok(FrMr {
-            mr: Arc::new(mr, GFP_KERNEL)?,
-            max_pages,
-        })
-    }
-
-    /// The raw pointer, for calls into C.
-    pub fn as_raw(&self) -> *mut bindings::ib_mr {
-        self.mr.ptr.as_ptr()
-    }
-
-    /// The shared `ib_mr`, for a REG_MR work request to hold.
-    pub(crate) fn shared(&self) -> &Arc<MrRef> {
-        &self.mr
-    }
-
-    /// The MR's current lkey.
-    pub fn lkey(&self) -> u32 {
-        // SAFETY: `ptr` is valid (type invariant).
-        unsafe { (*self.as_raw()).lkey }
-    }
-
-    /// The MR's current rkey, the key a peer names in RDMA READ/WRITE.
-    pub fn rkey(&self) -> u32 {
-        // SAFETY: `ptr` is valid (type invariant).
-        unsafe { (*self.as_raw()).rkey }
-    }
-
-    /// The I/O virtual address of the mapped range's first byte (what a peer names).
-    pub fn iova(&self) -> u64 {
-        // SAFETY: `ptr` is valid (type invariant).
-        unsafe { (*self.as_raw()).iova }
-    }
-
-    /// Length of the mapped range in bytes.
-    pub fn length(&self) -> u64 {
-        // SAFETY: `ptr` is valid (type invariant).
-        unsafe { (*self.as_raw()).length }
-    }
-
-    /// Maps `[off, off + len)` of `region` into the MR's page list and gives the MR a fresh
-    /// key (the low 8 bits of lkey/rkey advance), so rkeys of earlier registrations of this MR
-    /// stop working once this one is posted. The registration takes effect when an
-    /// `IB_WR_REG_MR` for it completes.
-    ///
-    /// Process context (allocates the scatterlist of a span of more than a few entries with
-    /// `GFP_KERNEL`); the MR must not be registered (valid) at the time.
-    ///
-    /// # Errors
-    ///
-    /// `-EINVAL` for an empty or out-of-range span, `-E2BIG` if the span needs more pages
-    /// than the MR holds, or the driver's error.
-    pub fn map(&mut self, region: &DmaRegion, off: u64, len: u64) -> Result {
-        self.map_gfp(region, off, len, GFP_KERNEL)
-    }
-
-    /// [`FrMr::map`], allocating the span's scatterlist with `gfp` if it has more than a few
-    /// entries: any context with `GFP_ATOMIC` (the driver's `map_mr_sg` allocates nothing).
-    ///
-    /// # Errors
-    ///
-    /// As [`FrMr::map`], and `-ENOMEM`.
-    pub fn map_gfp(
-        &mut self,
-        region: &DmaRegion,
-        off: u64,
-        len: u64,
-        gfp: crate::alloc::Flags,
-    ) -> Result {
-        let end = off.checked_add(len).ok_or(EINVAL)?;
-        if len == 0 || end > region.len as u64 {
-            return Err(EINVAL);
-        }
-        let cap = region.device().attrs().page_size_cap;
-        let page_size = region
-            .page_size_for(off, len, cap, u64::from(self.max_pages))
-            .ok_or(E2BIG)?;
-        let first = region.seg_index(off);
-        let last = region.seg_index(end - 1);
-        let nents = last - first + 1;
-        // A scatterlist of exactly the span: `ib_map_mr_sg` maps whole entries, and an entry of
-        // the region may reach far beyond the span (physically contiguous pages are merged).
-        // On the stack for a span of a few entries (a contiguous buffer's is one), which the
-        // data path binds per I/O; allocated for a longer one.
-        let mut stack: [bindings::scatterlist; SGL_ON_STACK] =
-            core::array::from_fn(|_| bindings::scatterlist::default());
-        let mut heap;
-        let sgl: &mut [bindings::scatterlist] = if nents <= SGL_ON_STACK {
-            &mut stack[..nents]
-        } else {
-            heap = KVec::with_capacity(nents, gfp)?;
-            for _ in 0..nents {
-                heap.push(bindings::scatterlist::default(), gfp)?;
-            }
-            &mut heap[..]
-        };
-        // SAFETY: `sgl` holds `nents` entries; `sg_init_table` zeroes them and marks the end.
-        unsafe { bindings::sg_init_table(sgl.as_mut_ptr(), nents as u32) };
-        let segs = region.segs.get(first..=last).ok_or(EINVAL)?;
-        for (sg, s) in sgl.iter_mut().zip(segs) {
-            let start = s.off.max(off);
-            let stop = (s.off + u64::from(s.len)).min(end);
-            // SAFETY: `sg` is an initialized entry of `sgl`.
-            unsafe { bindings::sg_set_dma(sg, s.dma + (start - s.off), (stop - start) as u32) };
-        }
-        // SAFETY: `ptr` is a valid MR; `sgl` describes DMA addresses mapped on the MR's device
-        // (invariant of `DmaRegion`) and is only read during the call.
-        let n = unsafe {
-            let mr = self.as_raw();
-            let key = bindings::ib_inc_rkey((*mr).rkey) as u8;
-            bindings::ib_update_fast_reg_key(mr, key);
-            bindings::ib_map_mr_sg(
-                mr,
-                sgl.as_mut_ptr(),
-                nents as i32,
-                core::ptr::null_mut(),
-                page_size as u32,
-            )
-        };
-        if n < 0 {
-            return Err(Error::from_errno(n));
-        }
-        if n != nents as i32 {
-            return Err(E2BIG);
-        }
-        Ok(())
-    }
-
-    /// The SGE of the whole mapped range under the MR's lkey (its I/O virtual address and
-    /// length): the sink of an RDMA READ into the MR ([`super::wr::WrPool::post_read_to_mr`]).
-    /// Valid for the device once a REG_MR of the current mapping has been executed.
-    pub fn sge(&self) -> Sge<'_> {
-        Sge::new(self.iova(), self.length() as u32, self.lkey())
-    }
-
-    /// The access rights the MR would be registered with for `access` (REMOTE_WRITE and
-    /// REMOTE_ATOMIC need LOCAL_WRITE too, IB spec 10.6.3.2).
-    pub fn reg_access(access: Access) -> Access {
-        if access.contains(Access::REMOTE_WRITE) || access.contains(Access::REMOTE_ATOMIC) {
-            access | Access::LOCAL_WRITE
-        } else {
-            access
-        }
     }
 }

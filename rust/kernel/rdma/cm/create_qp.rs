@@ -11,12 +11,48 @@
 //! attaches the two context pools to it.
 
 use super::super::{
+    cq::Cq,
     pd::Pd,
-    qp::{QpCap, QpInit},
-    wr::WrCompletion,
+    qp::QpCap,
+    wr::{WrCompletion, WrPool},
 };
 use super::{qp_events::QpEvents, CmHandler, CmId, QpParts};
 use crate::{bindings, prelude::*, sync::Arc};
+
+/// What a QP is created with (`struct ib_qp_init_attr` for an RC QP): its CQs and the
+/// [`WrPool`]s of its two queues, which the CM id owning the QP keeps until the QP is drained
+/// and destroyed (so the CQs outlive the QP and no completion reaches a freed context).
+pub struct QpInit<S: WrCompletion, R: WrCompletion> {
+    /// The CQ that receives SEND-queue completions.
+    pub send_cq: Arc<Cq>,
+    /// The CQ that receives RECV-queue completions.
+    pub recv_cq: Arc<Cq>,
+    /// The contexts of SEND-queue work requests; attached to no other QP.
+    pub send_pool: Arc<WrPool<S>>,
+    /// The contexts of RECV work requests; attached to no other QP.
+    pub recv_pool: Arc<WrPool<R>>,
+    /// Queue sizes.
+    pub cap: QpCap,
+}
+
+impl<S: WrCompletion, R: WrCompletion> QpInit<S, R> {
+    pub(crate) fn to_c(&self) -> bindings::ib_qp_init_attr {
+        let mut a = bindings::ib_qp_init_attr {
+            send_cq: self.send_cq.as_raw(),
+            recv_cq: self.recv_cq.as_raw(),
+            ..Default::default()
+        };
+        a.cap.max_send_wr = self.cap.max_send_wr;
+        a.cap.max_recv_wr = self.cap.max_recv_wr;
+        a.cap.max_send_sge = self.cap.max_send_sge;
+        a.cap.max_recv_sge = self.cap.max_recv_sge;
+        a.cap.max_inline_data = self.cap.max_inline_data;
+        a.cap.max_rdma_ctxs = self.cap.max_rdma_ctxs;
+        a.sq_sig_type = bindings::ib_sig_type_IB_SIGNAL_REQ_WR;
+        a.qp_type = bindings::ib_qp_type_IB_QPT_RC;
+        a
+    }
+}
 
 impl<T: CmHandler> CmId<T> {
     /// Creates the id's RC QP in `pd` with `init`'s CQs and context pools, and returns the

@@ -101,12 +101,13 @@ rust_layer_suite() {
 }
 
 # rust_layer_res: the objects of rust_rdma_loopback in rdma res, "kind:count ..." for each kind
-# it has some of (empty: none), in $REPLY.
+# it has some of (empty: none), in $REPLY. rdma(8) prints at most 16 characters of a kernel
+# owner's name ("comm [rust_rdma_loopba").
 rust_layer_res() {
 	local k n
 	REPLY=
 	for k in pd cq qp mr cm_id srq; do
-		n=$(rdma res show "$k" 2> /dev/null | grep -c 'rust_rdma_loopback')
+		n=$(rdma res show "$k" 2> /dev/null | grep -c 'comm \[rust_rdma_loop')
 		[ "$n" = 0 ] || REPLY+="${REPLY:+ }$k:$n"
 	done
 }

@@ -32,8 +32,11 @@ use kernel::{
     sync::{aref::ARef, Arc, ArcBorrow, CondVar, CondVarTimeoutResult, Mutex},
     time::msecs_to_jiffies,
 };
+
 // The layer as the kernel crate has it (`kernel::rdma`); this tree's copy is compiled into
 // rkdapl.ko, which exports it as `rkdapl::rdma`.
+use rkdapl::rdma;
+
 use rdma::{
     client::{self, Client},
     cm::{
@@ -48,7 +51,6 @@ use rdma::{
     wr::{Sge, WrCompletion, WrPool},
     Access,
 };
-use rkdapl::rdma;
 
 module! {
     type: RdmaLoopback,
@@ -271,6 +273,8 @@ impl CmHandler for Peer {
             }
             CmEventKind::Disconnected => {
                 s.disconnected = true;
+                // The side that did not disconnect first answers the peer's DREQ.
+                let _ = id.disconnect();
                 Ok(())
             }
             CmEventKind::TimewaitExit => Ok(()),
@@ -563,7 +567,8 @@ impl kernel::Module for RdmaLoopback {
             .inspect_err(|e| pr_err!("failed: {e:?}\n"))?;
         if leak {
             pr_info!(
-                "leak=1: keeping a PD, CQs, a connected pair of CM ids and their QPs, a listener, an FRWR MR, DMA regions and an SRQ until rmmod ({} device(s) known)\n",
+                "leak=1: keeping a PD, CQs, a connected pair of CM ids and their QPs, a \
+                 listener, an FRWR MR, DMA regions and an SRQ until rmmod ({} device(s) known)\n",
                 DEVICES.load(Ordering::Relaxed)
             );
         }

@@ -5,9 +5,10 @@
 //! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h)
 //!
 //! A QP is created and destroyed through its CM id ([`super::cm::CmId::create_qp`]), which
-//! keeps it attached to the connection, together with its CQs and the [`WrPool`](super::wr::WrPool)s whose
-//! contexts its work requests complete to. Work requests are posted through those pools
-//! ([`WrPool::post_send`](super::wr::WrPool::post_send)), which is safe: see [`super::wr`].
+//! keeps it attached to the connection, together with its CQs and the
+//! [`super::wr::WrPool`]s whose contexts its work requests complete to. Work requests are
+//! posted through those pools ([`super::wr::WrPool::post_send`]), which is safe: see
+//! [`super::wr`].
 
 use super::mr::Sge;
 use crate::{bindings, prelude::*, types::Opaque};
@@ -179,8 +180,8 @@ impl WrStorage {
 }
 
 /// A SEND-queue work request for SEND, RDMA WRITE or RDMA READ (`struct ib_rdma_wr`) of a
-/// context of a [`WrPool`](super::wr::WrPool), over SGEs that borrow their memory for `'a`. Posted with
-/// [`WrPool::post_send`](super::wr::WrPool::post_send).
+/// context of a [`super::wr::WrPool`], over SGEs that borrow their memory for `'a`. Posted
+/// with [`super::wr::WrPool::post_send`].
 pub struct SendWr<'a> {
     pub(crate) wr: WrStorage,
     pub(crate) ctx: u32,
@@ -324,8 +325,8 @@ impl Qp {
         unsafe { (*self.as_raw()).qp_num }
     }
 
-    /// Posts `wrs` to the SEND queue as one chain, in order (for [`WrPool::post_send`](super::wr::WrPool::post_send)). Any
-    /// context.
+    /// Posts `wrs` to the SEND queue as one chain, in order (for
+    /// [`super::wr::WrPool::post_send`]). Any context.
     ///
     /// # Errors
     ///

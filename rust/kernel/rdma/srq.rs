@@ -512,8 +512,8 @@ impl<T: SrqOwner> AttachedPool for Srq<T> {
     }
 }
 
-/// What a QP on an SRQ is created with: as [`QpInit`](super::cm::QpInit), with the SRQ instead of a receive
-/// queue's pool. The CM id owning the QP keeps the SRQ until the QP is destroyed.
+/// What a QP on an SRQ is created with: as [`super::cm::QpInit`], with the SRQ instead of a
+/// receive queue's pool. The CM id owning the QP keeps the SRQ until the QP is destroyed.
 pub struct SrqQpInit<S: WrCompletion, T: SrqOwner> {
     /// The CQ of SEND-queue completions.
     pub send_cq: Arc<Cq>,

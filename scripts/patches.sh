@@ -389,14 +389,11 @@ tear it down in the order ib_core expects. Its user is a sample,
 samples/rust/rust_rdma_loopback.rs, which connects to itself and moves
 data with RDMA WRITE, RDMA READ and SEND.
 
-Patch 1 adds the bindings and C helpers, patches 2 to 12 the layer:
-the ib_client and devices (2), device events (3), PDs and CQs (4),
-DMA-mapped regions (5), SGEs, lent regions and FRWR MRs (6), QPs (7),
-work request pools (8), the connection manager's addresses and events
-(9), CM ids (10), QPs on CM ids and network namespaces (11), and SRQs
-(12); patch 13 a KUnit suite with its .kunitconfig, and patch 14 the
-sample. The kernel crate can call into ib_core only when it is built
-in, so the module is built with CONFIG_INFINIBAND=y.
+Patch 1 adds the bindings and C helpers, patches 2 to $((n - 2)) the layer,
+one part each (listed below), patch $((n - 1)) a KUnit suite with its
+.kunitconfig, and patch $n the sample. The kernel crate can call into
+ib_core only when it is built in, so the module is built with
+CONFIG_INFINIBAND=y.
 
 It was tested on rdma_rxe (Soft-RoCE) and siw in QEMU guests, under
 KASAN, lockdep and kmemleak: connection set-up and teardown, SEND/RECV,
@@ -491,6 +488,19 @@ if mode == "parent":
             stmt = None
     lines = kept
     last_mod = max(i for i, l in enumerate(lines) if re.match(moddecl, l))
+    if not items:
+        # One-line items above the submodules (a `const`), with their docs, go too.
+        item1 = r"^(?:pub(?:\([^)]*\))? )?(?:const|static|type) .*;$"
+        kept, pend = [], []
+        for i, l in enumerate(lines):
+            if i <= last_mod and (l.startswith("///") or l.startswith("#[")):
+                pend.append(l)
+                continue
+            if not (i <= last_mod and re.match(item1, l)):
+                kept += pend + [l]
+            pend = []
+        lines = kept
+        last_mod = max(i for i, l in enumerate(lines) if re.match(moddecl, l))
     out, unit = [], []
 
     def links_ok(unit):
@@ -607,6 +617,10 @@ while IFS= read -r f; do
 	[ -n "${in_patch[${f#rust/}]:-}" ] ||
 		die "$f is in no patch: add it to SERIES in scripts/patches.sh"
 done < <(layer_files)
+
+# The cover letter says: the KUnit suite second to last, the sample last.
+[[ ${SERIES[-1]} == "$SAMPLE|"* && ${SERIES[-2]} == kernel/rdma/kunit.rs\ * ]] ||
+	die "SERIES must end with the KUnit suite's patch, then the sample's (the cover letter says so)"
 
 # --- the throw-away repository -------------------------------------------------------------------
 work=$(mktemp -d "${TMPDIR:-/tmp}/rkdapl-patches.XXXXXX")

@@ -79,8 +79,9 @@ NO_ITEMS_UNTIL=(
 # Crate-internal items a patch adds for the next ones: until patch N (the one that uses them)
 # they carry #[expect(dead_code)], so that every patch builds without a warning (checked by
 # selftests/patches.sh, which builds each patch; rustc warns when an expectation is unfulfilled).
-# "file under rust/ item...|N" (items: fn, trait, struct or enum, pub or pub(...); a struct's
-# expectation covers its fields, a trait's its methods)
+# "file under rust/ item...|N" (items: fn, trait, struct, enum or union, the one so named that
+# is pub or pub(...), or else the one so named; a struct's expectation covers its fields, a
+# trait's its methods)
 UNUSED_UNTIL=(
 	"kernel/rdma/defer.rs in_work release_later|4"
 	"kernel/rdma/cq.rs from_raw from_fn|8"
@@ -88,10 +89,10 @@ UNUSED_UNTIL=(
 	"kernel/rdma/mr/sge.rs slice_as_raw|7"
 	"kernel/rdma/qp.rs post_send_raw send_wr send_wr_ptr SendWr|8"
 	"kernel/rdma/qp.rs from_c|11"
-	"kernel/rdma/wr.rs AttachedPool|10"
-	"kernel/rdma/cm.rs QpParts|11"
+	"kernel/rdma/wr.rs AttachedPool attach|11"
+	"kernel/rdma/cm/event.rs to_c|10"
 	"kernel/rdma/cm/qp_events.rs new callback context|11"
-	"kernel/rdma/cm/qp_state.rs create_qp_raw destroy_new_qp|11"
+	"kernel/rdma/cm/qp_state.rs create_qp_raw destroy_new_qp moves_qp|11"
 )
 
 # The sample's line that reaches the layer through rkdapl, and what the series has instead.
@@ -272,7 +273,8 @@ Add the cm module with its value types: SockAddr (cm/sockaddr), the
 IPv4 and IPv6 socket addresses rdma_cm takes, and (cm/event) CmEvent
 and CmEventKind, rdma_cm's events, ConnParam, the connection
 parameters, and the private data limits of each message. The CM ids
-that use them come next.
+that use them come next; until then, ConnParam's C form carries an
+expectation of dead code.
 EOF
 }
 
@@ -303,10 +305,10 @@ it is released on the deferral workqueue.
   own port's and announces it in a trailer of the REP's private data,
   the active side follows before it sends the RTU.
 
-The pools' attachment (AttachedPool) of the work request patch is used
-now and loses its expectation of dead code; what creating the id's QP
-uses (QpParts, the QP event callback, the layer's own QP creation) is
-marked with #[expect(dead_code)] until the next patch.
+The pools' detachment (AttachedPool) of the work request patch is used
+now; what creating the id's QP uses (the pools' attachment, the QP
+event callback, the layer's own QP creation) carries an expectation of
+dead code until the next patch.
 EOF
 }
 
@@ -561,9 +563,13 @@ elif mode == "maintainers":
     lines = insert_sorted(lines, r"^RUST \[(.+)\]$", "RDMA", entry)
 elif mode == "expect":
     for item in args:
-        pat = (r"^(\s*)pub(?:\((?:crate|super|in [\w:]+)\))? (?:const )?(?:unsafe )?"
-               r'(?:extern "C" )?(?:fn|trait|struct|enum|union) ' + re.escape(item) + r"\b")
+        kind = (r'(?:const )?(?:unsafe )?(?:extern "C" )?(?:fn|trait|struct|enum|union) '
+                + re.escape(item) + r"\b")
+        pat = r"^(\s*)pub(?:\((?:crate|super|in [\w:]+)\))? " + kind
         hits = [i for i, l in enumerate(lines) if re.match(pat, l)]
+        if not hits:
+            pat = r"^(\s*)" + kind
+            hits = [i for i, l in enumerate(lines) if re.match(pat, l)]
         if len(hits) != 1:
             fail(f"{len(hits)} crate-internal fn, trait, struct or enum named {item} "
                  "(UNUSED_UNTIL wants one)")

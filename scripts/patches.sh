@@ -6,13 +6,18 @@
 #
 # The series is generated from the layer's one source, the files rkdapl.ko compiles in:
 # rust/kernel/rdma.rs, rust/kernel/rdma/**, rust/helpers/rdma.c, and the #include lines of
-# rust/rkdapl/rdma_bindings.h. A throw-away git repository holds the pristine files the series
-# changes (MAINTAINERS, rust/bindings/bindings_helper.h, rust/helpers/helpers.c,
-# rust/kernel/lib.rs, from Debian's linux-source-$KVER); each patch below is a commit on it and
-# `git format-patch` writes them. The split is listed in SERIES; rust/kernel/rdma.rs grows with
-# it (a patch declares only its own modules and keeps only the docs that link to them), and
-# crate-internal items only a later patch uses carry #[expect(dead_code)] until then
-# (UNUSED_UNTIL), so that every patch builds without a warning. The script stops if a layer file is in no patch, or if the last patch does not reproduce the
+# rust/rkdapl/rdma_bindings.h; its KUnit configuration, rust/kernel/rdma/.kunitconfig; and its
+# user, samples/rust/rust_rdma_loopback.rs (which reaches the layer as `kernel::rdma` in the
+# series, as `rkdapl::rdma` here). A throw-away git repository holds the pristine files the
+# series changes (MAINTAINERS, rust/bindings/bindings_helper.h, rust/helpers/helpers.c,
+# rust/kernel/lib.rs, samples/rust/Kconfig and Makefile, from Debian's linux-source-$KVER);
+# each patch below is a commit on it and `git format-patch` writes them. The split is listed
+# in SERIES. A module file with submodules (rust/kernel/rdma.rs, and PARENTS) grows with it: a
+# patch declares only the submodules the series has added so far (and keeps only the docs
+# that link to them), rdma.rs only those SERIES lists; NO_ITEMS_UNTIL brings a parent's
+# own items after its first submodules. Crate-internal items only a later patch uses carry
+# #[expect(dead_code)] until then (UNUSED_UNTIL), so that every patch builds without a warning.
+# The script stops if a layer file is in no patch, or if the last patch does not reproduce the
 # source byte for byte. Dates are those of the last commit that touched the layer or this
 # script, so the output is reproducible. Every patch must be clean under the kernel's
 # `scripts/checkpatch.pl --strict` (0 errors, warnings and checks); the script stops otherwise
@@ -41,31 +46,59 @@ when=$(git -C "$top" log -1 --format=%ad --date=raw -- "${layer_paths[@]}" 2> /d
 when=${when:-$(date +'%s +0000')}
 
 # --- the split ---------------------------------------------------------------------------------
-# One entry per patch: "files (under rust/, new in this patch)|modules rust/kernel/rdma.rs
-# declares after it|items" where items=1 means the patch brings rdma.rs's own items (Access).
-# The commit messages are msg_<n> below. mr, qp and wr refer to each other (an Sge is made by a
-# DmaRegion, a REG_MR work request carries an FrMr, a pool posts to a Qp, which holds its pools)
-# and do not build apart, so they share patch 4.
+# One entry per patch: "files (new in this patch: under rust/, or under samples/)|modules
+# rust/kernel/rdma.rs declares after it|items" where items=1 means the patch brings rdma.rs's
+# own items (Access). The commit messages are msg_<n> below. No patch has more than ~800
+# lines but the connection manager's (cm.rs, with the QP events and states it owns).
 SERIES=(
 	"helpers/rdma.c||0"
-	"kernel/rdma.rs kernel/rdma/client.rs kernel/rdma/defer.rs kernel/rdma/device.rs kernel/rdma/event.rs|client defer device event|0"
-	"kernel/rdma/pd.rs kernel/rdma/cq.rs kernel/rdma/cq/events.rs|client cq defer device event pd|0"
-	"kernel/rdma/mr.rs kernel/rdma/mr/lent.rs kernel/rdma/mr/owned.rs kernel/rdma/mr/segs.rs kernel/rdma/qp.rs kernel/rdma/wr.rs kernel/rdma/wr/read_mr.rs|client cq defer device event mr pd qp wr|1"
-	"kernel/rdma/cm.rs kernel/rdma/cm/create_qp.rs kernel/rdma/cm/event.rs kernel/rdma/cm/qp_events.rs kernel/rdma/cm/qp_state.rs kernel/rdma/cm/sockaddr.rs kernel/rdma/cm/net.rs|client cm cq defer device event mr pd qp wr|1"
-	"kernel/rdma/srq.rs|client cm cq defer device event mr pd qp srq wr|1"
-	"kernel/rdma/kunit.rs|client cm cq defer device event kunit mr pd qp srq wr|1"
+	"kernel/rdma.rs kernel/rdma/bound.rs kernel/rdma/client.rs kernel/rdma/defer.rs kernel/rdma/device.rs|bound client defer device|0"
+	"kernel/rdma/event.rs|bound client defer device event|0"
+	"kernel/rdma/pd.rs kernel/rdma/cq.rs kernel/rdma/cq/events.rs|bound client cq defer device event pd|0"
+	"kernel/rdma/mr.rs kernel/rdma/mr/owned.rs kernel/rdma/mr/segs.rs|bound client cq defer device event mr pd|0"
+	"kernel/rdma/mr/sge.rs kernel/rdma/mr/lent.rs kernel/rdma/mr/frmr.rs|bound client cq defer device event mr pd|1"
+	"kernel/rdma/qp.rs|bound client cq defer device event mr pd qp|1"
+	"kernel/rdma/wr.rs kernel/rdma/wr/read_mr.rs|bound client cq defer device event mr pd qp wr|1"
+	"kernel/rdma/cm.rs kernel/rdma/cm/access.rs kernel/rdma/cm/sockaddr.rs kernel/rdma/cm/event.rs|bound client cm cq defer device event mr pd qp wr|1"
+	"kernel/rdma/cm/qp_events.rs kernel/rdma/cm/qp_state.rs|bound client cm cq defer device event mr pd qp wr|1"
+	"kernel/rdma/cm/create_qp.rs kernel/rdma/cm/net.rs|bound client cm cq defer device event mr pd qp wr|1"
+	"kernel/rdma/srq.rs|bound client cm cq defer device event mr pd qp srq wr|1"
+	"kernel/rdma/kunit.rs kernel/rdma/.kunitconfig|bound client cm cq defer device event kunit mr pd qp srq wr|1"
+	"samples/rust/rust_rdma_loopback.rs|bound client cm cq defer device event kunit mr pd qp srq wr|1"
+)
+
+# Module files whose submodules come in several patches: each patch declares those whose
+# files the series has added so far.
+PARENTS=(kernel/rdma/mr.rs kernel/rdma/cm.rs)
+# "parent file|N": the parent's own items (beyond its docs, submodules and re-exports) come
+# in patch N.
+NO_ITEMS_UNTIL=(
+	"kernel/rdma/cm.rs|10"
 )
 
 # Crate-internal items a patch adds for the next ones: until patch N (the one that uses them)
 # they carry #[expect(dead_code)], so that every patch builds without a warning (checked by
 # selftests/patches.sh, which builds each patch; rustc warns when an expectation is unfulfilled).
-# "file under rust/ item...|N"
+# "file under rust/ item...|N" (items: fn, trait, struct, enum or union, the one so named that
+# is pub or pub(...), or else the one so named; a struct's expectation covers its fields, a
+# trait's its methods)
 UNUSED_UNTIL=(
-	"kernel/rdma/defer.rs in_work release_later|3"
-	"kernel/rdma/cq.rs from_raw from_fn|4"
-	"kernel/rdma/qp.rs from_c to_c|5"
-	"kernel/rdma/wr.rs AttachedPool|5"
+	"kernel/rdma/defer.rs in_work release_later|4"
+	"kernel/rdma/cq.rs from_raw from_fn|8"
+	"kernel/rdma/mr/frmr.rs shared|8"
+	"kernel/rdma/mr/sge.rs slice_as_raw|7"
+	"kernel/rdma/qp.rs post_send_raw send_wr send_wr_ptr SendWr|8"
+	"kernel/rdma/qp.rs from_c|11"
+	"kernel/rdma/wr.rs AttachedPool attach|11"
+	"kernel/rdma/cm/event.rs to_c|10"
+	"kernel/rdma/cm/qp_events.rs new callback context|11"
+	"kernel/rdma/cm/qp_state.rs create_qp_raw destroy_new_qp moves_qp|11"
 )
+
+# The sample's line that reaches the layer through rkdapl, and what the series has instead.
+SAMPLE=samples/rust/rust_rdma_loopback.rs
+SAMPLE_USE_HERE="use rkdapl::rdma;"
+SAMPLE_USE_SERIES="use kernel::rdma;"
 
 msg_1() {
 	cat << 'EOF'
@@ -90,7 +123,7 @@ EOF
 
 msg_2() {
 	cat << 'EOF'
-rust: rdma: add ib_client registration, RDMA devices and their events
+rust: rdma: add ib_client registration and RDMA devices
 
 Add the kernel::rdma module, built when CONFIG_INFINIBAND=y, with its
 first parts:
@@ -108,19 +141,27 @@ first parts:
   wait for the caller itself (a CM id in its own event handler, a CQ in
   its own completion work) is released instead, holding a reference on
   its device; dropping the Registration drains it. The next patches use
-  it.
-- event: Registration, an ib_event_handler (INIT_IB_EVENT_HANDLER,
-  ib_register_event_handler()) registered for as long as it lives,
-  whose EventHandler gets the device's and its ports' asynchronous
-  events as typed values (port active/error, GID, LID and P_Key
-  changes, client reregister, device fatal). ib_dispatch_event() runs
-  handlers from ib_core's ib_wq workqueue holding the device's
-  event_handler_rwsem for reading, so a handler runs in process
-  context and the registration's drop waits for it.
+  it, and it carries #[expect(dead_code)] until then.
 EOF
 }
 
 msg_3() {
+	cat << 'EOF'
+rust: rdma: add asynchronous device events
+
+Add event: Registration, an ib_event_handler (INIT_IB_EVENT_HANDLER,
+ib_register_event_handler()) registered for as long as it lives, whose
+EventHandler gets the device's and its ports' asynchronous events as
+typed values (port active/error, GID, LID and P_Key changes, client
+reregister, device fatal). ib_dispatch_event() runs handlers from
+ib_core's ib_wq workqueue holding the device's event_handler_rwsem for
+reading, so a handler runs in process context and the registration's
+drop waits for it. The CQ, QP and SRQ events of the following patches
+use its EventKind.
+EOF
+}
+
+msg_4() {
 	cat << 'EOF'
 rust: rdma: add protection domains and completion queues
 
@@ -130,12 +171,13 @@ Add the first objects a consumer creates on an RDMA device:
   The caller passes the name restrack lists the PD under, as for every
   object of the layer.
 - cq: Cq, a completion queue allocated with ib_alloc_cq() and polled
-  by ib_core in the chosen PollContext (softirq, workqueue, unbound
-  workqueue, or directly by its owner), and the completions: Wc with
-  its status and opcode as enums, and Cqe, the ib_cqe whose done
-  callback receives a completion. The next patch builds the
-  per-work-request contexts on Cqe, with Wc::from_raw() and
-  Cqe::from_fn(), marked #[expect(dead_code)] until then.
+  by ib_core in softirq or workqueue context, and the completions: Wc
+  with its status and opcode as enums, and Cqe, the ib_cqe whose done
+  callback receives a completion. A CQ dropped in its own completion
+  work is released on the deferral workqueue of the previous patch.
+  The work request patch builds its per-request contexts on Cqe, with
+  Wc::from_raw() and Cqe::from_fn(), marked #[expect(dead_code)] until
+  then.
 - cq/events: Cq::with_events(), a CQ whose asynchronous events
   (IB_EVENT_CQ_ERR), which drivers report in any context, reach a
   CqEventHandler from the system workqueue; the Cq flushes that work
@@ -143,66 +185,115 @@ Add the first objects a consumer creates on an RDMA device:
 EOF
 }
 
-msg_4() {
+msg_5() {
 	cat << 'EOF'
-rust: rdma: add memory regions, queue pairs and work requests
+rust: rdma: add DMA-mapped memory regions
 
-Add what moves data: memory the device can reach, queue pairs, and the
-work requests posted to them.
-
-- mr: DmaRegion, kernel memory mapped for the device with
-  ib_dma_map_sg() (by address, as pages or as a scatterlist), or
-  owning its memory, which the CPU then reaches with bounds checks
-  through CpuAccess (mr/owned.rs), or mapping pages an SgOwner value
-  keeps, which it drops only after unmapping them, for zero copy of
-  memory such as a block request's (mr/lent.rs), in the DataDirection
-  the caller names; FrMr, a fast
-  registration memory region (FRWR) mapped with ib_map_mr_sg(), with a
-  fresh key for every registration so that a stale rkey is refused.
-- qp: Qp, a reliable connected queue pair, its capabilities, send
-  flags and send work requests, and ib_drain_qp().
-- wr: WrPool, the per-work-request contexts of one queue of a QP,
-  owned by the layer, through which SEND, RECV, RDMA WRITE, RDMA READ,
-  REG_MR and LOCAL_INV are posted without unsafe code: an Sge borrows
-  the DmaRegion it names, and the ib_cqe of each context stays valid
-  until its completion, flushed ones included, because the pool is
-  released only after the QP has been drained.
-- Access, the access rights of a memory registration.
-
-The three refer to each other (an Sge is made by a DmaRegion, a REG_MR
-work request carries an FrMr, a pool posts to a Qp, which holds its
-pools) and do not build apart, so they come in one patch. Queue pairs
-are created through the connection manager, added next, which also
-uses the crate-internal parts of qp and wr that this patch marks
-with #[expect(dead_code)]. Wc::from_raw() and Cqe::from_fn() of the
-previous patch are used now, and lose that mark.
+Add mr: DmaRegion, kernel memory mapped for an RDMA device with
+ib_dma_map_sg(): a buffer by its address, an array of pages or a
+scatterlist the caller built (unsafe constructors: the caller keeps the
+memory), or memory the region owns (mr/owned.rs: a vector of bytes or
+of pages, freed only after the unmapping), which the CPU then reaches
+with bounds checks through CpuAccess, with no unsafe code in the
+caller. The region records its DMA segments (mr/segs.rs) and syncs
+them for the CPU or the device, in the DataDirection it was mapped
+with (mr/direction.rs). The SgOwner trait names a value that lends a
+scatterlist to be mapped in place; the next patch maps it.
 EOF
 }
 
-msg_5() {
+msg_6() {
 	cat << 'EOF'
-rust: rdma: add the RDMA connection manager
+rust: rdma: add SGEs, lent regions and fast registration MRs
 
-Add connection management, which also creates the queue pairs:
+Complete the memory of the layer:
 
-- cm: CmId, an rdma_cm_id of the TCP port space whose events reach a
-  CmHandler as typed events, with address and route resolution,
-  connect, listen, accept, reject and disconnect; a listener's
-  connection requests are adopted as new CmIds. A CmId owns the queue
-  pair it creates (rdma_create_qp()) together with the QP's CQs and
-  context pools, and its drop drains the QP, destroys the id, then the
-  QP, and only then releases the pools and the CQs, so that no
-  completion reaches a freed context and no handler runs afterwards.
-  Dropped inside one of its own handlers (where rdma_destroy_id() would
-  wait for the handler under rdma_cm's handler lock) or in its CQs'
-  completion work, it is released on the deferral workqueue.
-- cm/event: CmEvent and ConnParam, rdma_cm's events and connection
-  parameters.
-- cm/create_qp: the id's RC QP through one path that installs the QP's
-  event handler and attaches the context pools (the SRQ patch creates
-  QPs on an SRQ through it too).
-- cm/sockaddr: SockAddr, the IPv4 and IPv6 socket addresses rdma_cm
-  takes.
+- mr/sge: Sge, a scatter/gather element borrowing the DmaRegion it
+  names, so that it cannot outlive the mapping during a post call, and
+  the region's SGEs of a byte range (for the local DMA lkey, or inline
+  data by kernel virtual address).
+- mr/lent: DmaRegion::from_sg_owner(), a region over the pages an
+  SgOwner keeps (such as a block request's token), which it drops only
+  after unmapping them: zero copy without unsafe code in the caller.
+- mr/frmr: FrMr, a fast registration memory region (FRWR,
+  IB_MR_TYPE_MEM_REG) mapped with ib_map_mr_sg() over part of a
+  region, with a fresh key for every registration so that a stale rkey
+  is refused; its ib_mr (MrRef) is shared with a REG_MR work request in
+  flight, so that it is deregistered only after both let go.
+- Access, the access rights of a memory registration.
+
+The queue pair and work request patches use Sge's raw view and the
+shared MrRef, marked #[expect(dead_code)] until then.
+EOF
+}
+
+msg_7() {
+	cat << 'EOF'
+rust: rdma: add queue pairs and send work requests
+
+Add qp: Qp, a reliable connected queue pair borrowed from the CM id
+that owns it (created through the connection manager, added later),
+its capacities (QpCap), the send flags and operations of SEND-queue
+work requests (SEND, with immediate or invalidate, RDMA WRITE, with
+immediate, RDMA READ, atomics), SendWr over SGEs that borrow their
+memory, the path MTU the QP got, and ib_drain_qp(). Sge's raw view of
+the previous patch is used now and loses its expectation of dead code.
+Until the work request pools of the next patch use the crate-internal
+posting path (Qp::post_send_raw() and SendWr's internals), it carries
+an expectation of dead code, as QpCap::from_c() does until QP creation.
+EOF
+}
+
+msg_8() {
+	cat << 'EOF'
+rust: rdma: add work request pools
+
+Add wr: WrPool, the per-work-request contexts of one queue of a QP,
+owned by the layer, through which SEND, RECV, RDMA WRITE, RDMA READ,
+REG_MR and LOCAL_INV are posted without unsafe code: the ib_cqe of each
+context stays valid until its completion, flushed ones included,
+because a pool is attached to one QP, which is drained before the pool
+is released; the owner's WrCompletion gets each completion with its
+context number. wr/read_mr adds the RDMA READ into a fast-registered
+sink that iWARP wants (rdma_rw's way: REG_MR, READ, LOCAL_INV).
+
+Wc::from_raw(), Cqe::from_fn(), the shared MrRef and the posting path
+of the previous patch are used now and lose their expectation of dead
+code. The connection manager attaches
+pools to the QPs it creates; until then, that part (AttachedPool) is
+marked with #[expect(dead_code)].
+EOF
+}
+
+msg_9() {
+	cat << 'EOF'
+rust: rdma: add the connection manager's addresses and events
+
+Add the cm module with its value types: SockAddr (cm/sockaddr), the
+IPv4 and IPv6 socket addresses rdma_cm takes, and (cm/event) CmEvent
+and CmEventKind, rdma_cm's events, ConnParam, the connection
+parameters, and the private data limits of each message. The CM ids
+that use them come next; until then, ConnParam's C form carries an
+expectation of dead code.
+EOF
+}
+
+msg_10() {
+	cat << 'EOF'
+rust: rdma: add CM ids
+
+Add CmId, an rdma_cm_id of the TCP port space whose events reach a
+CmHandler as typed events, with address and route resolution, bind,
+listen, connect, accept, reject and disconnect; a listener's
+connection requests are adopted as new CmIds. A CmId owns the queue
+pair it creates (next patch) together with the QP's CQs and context
+pools, and its drop drains the QP, destroys the id, then the QP, and
+only then releases the pools and the CQs, so that no completion
+reaches a freed context and no handler runs afterwards. Dropped inside
+one of its own handlers (where rdma_destroy_id() would wait for the
+handler under rdma_cm's handler lock) or in its CQs' completion work,
+it is released on the deferral workqueue.
+
 - cm/qp_events: the QP's asynchronous events (QP fatal, request and
   access errors, COMM_EST, ...), which drivers report in any context,
   are recorded and handed to CmHandler::qp_event() from the system
@@ -224,12 +315,31 @@ Add connection management, which also creates the queue pairs:
   binds, resolves and listens there); CmIdRef::set_afonly for IPv6
   listeners that should not take IPv4 requests.
 
-CmId uses the crate-internal parts of qp and wr that the previous
-patch marked #[expect(dead_code)], and the marks go.
+The pools' detachment (AttachedPool) of the work request patch is used
+now; what creating the id's QP uses (the pools' attachment, the QP
+event callback, the layer's own QP creation) carries an expectation of
+dead code until the next patch.
 EOF
 }
 
-msg_6() {
+msg_11() {
+	cat << 'EOF'
+rust: rdma: create QPs on CM ids, and CM ids in a network namespace
+
+- cm/create_qp: CmId::create_qp() creates the id's RC QP from a
+  QpInit (its CQs and the WrPools of its two queues), through one path
+  that installs the QP's event handler and attaches the pools (the SRQ
+  patch creates QPs on an SRQ through it too). QpCap::from_c() and the
+  parts of the previous patch that QP creation uses lose their
+  expectation of dead code.
+- cm/net: NetNs, a counted reference to a network namespace, and
+  CmId::new_in(), which creates an id in a given namespace (rdma_cm
+  then binds, resolves and listens there); CmIdRef::set_afonly() for
+  IPv6 listeners that should not take IPv4 requests.
+EOF
+}
+
+msg_12() {
 	cat << 'EOF'
 rust: rdma: add shared receive queues
 
@@ -247,14 +357,44 @@ workqueue. A QP on the SRQ keeps it alive until the QP is drained.
 EOF
 }
 
-msg_7() {
+msg_13() {
 	cat << 'EOF'
 rust: rdma: add a KUnit suite
 
 Add the rust_kernel_rdma KUnit suite for the value types of the layer
 that need no RDMA device: access rights, send flags and socket
-addresses. The verbs themselves need a device; the out-of-tree rkdapl
-provider exercises them on rdma_rxe (Soft-RoCE).
+addresses, and a .kunitconfig, so that
+
+  ./tools/testing/kunit/kunit.py run --kunitconfig=rust/kernel/rdma
+
+runs it with the layer's doctests. The verbs themselves need a device;
+the sample of the next patch exercises them.
+EOF
+}
+
+msg_14() {
+	cat << 'EOF'
+samples: rust: add an RDMA loopback sample
+
+Add rust_rdma_loopback, a user of the kernel::rdma abstractions: it
+registers an ib_client and, on the RDMA device that has the IPv4
+address given as a module parameter, connects to itself through the
+RDMA connection manager (a listener adopts and accepts the request,
+the active side resolves the address and route and connects); the
+passive side grants a buffer with a fast registration MR, the active
+side RDMA WRITEs into it, RDMA READs it back and SENDs a message into
+a RECV, and every byte is compared. Loading the module returns 0 when
+all of that worked, or the failing step's error.
+
+With leak=1 it keeps one object of each kind (PD, CQs, the connected
+QPs and CM ids, the listener, the FRWR MR, DMA regions, an SRQ) until
+it is unloaded, also across its ib_client's remove callback: a way to
+test what happens to objects that outlive their device.
+
+It runs on Soft-RoCE, for example:
+
+  rdma link add rxe0 type rxe netdev eth0
+  insmod rust_rdma_loopback.ko addr=0x0a4d0001
 EOF
 }
 
@@ -269,37 +409,44 @@ queues polled by ib_core, DMA-mapped kernel memory and fast
 registration memory regions, reliable connected queue pairs whose
 per-work-request contexts the layer owns, so that posting needs no
 unsafe code, and rdma_cm ids with typed events that own their QP and
-tear it down in the order ib_core expects.
+tear it down in the order ib_core expects. Its user is a sample,
+samples/rust/rust_rdma_loopback.rs, which connects to itself and moves
+data with RDMA WRITE, RDMA READ and SEND.
 
-The layer is used by rkdapl, an out-of-tree kDAPL-style RDMA provider
-written in Rust, which carries these files unchanged and compiles them
-into its module (distribution kernels build ib_core as a module, which
-the kernel crate cannot link against). It is tested there on rdma_rxe
-(Soft-RoCE) between two QEMU guests, under KASAN, lockdep and
-kmemleak: connection set-up and teardown, SEND/RECV, RDMA WRITE and
-READ, FRWR registration and invalidation, RDMA device removal while
-connected, a killed peer, and allocation failure injection.
+Patch 1 adds the bindings and C helpers, patches 2 to $((n - 2)) the layer,
+one part each (listed below), patch $((n - 1)) a KUnit suite with its
+.kunitconfig, and patch $n the sample. The kernel crate can call into
+ib_core only when it is built in, so the module is built with
+CONFIG_INFINIBAND=y.
 
-Patch 1 adds the bindings and C helpers, patches 2 to 5 the layer, and
-patch 6 a KUnit suite. The kernel crate can call into ib_core only when
-it is built in, so the module is built with CONFIG_INFINIBAND=y.
+It was tested on rdma_rxe (Soft-RoCE) and siw in QEMU guests, under
+KASAN, lockdep and kmemleak: connection set-up and teardown, SEND/RECV,
+RDMA WRITE and READ, FRWR registration and invalidation, RDMA device
+removal while connected, a killed peer, and allocation failure
+injection.
 
 Based on Linux $KVER, as in Debian's linux-source-$KVER
 ($debver). Each patch is clean under checkpatch.pl --strict and
 builds on its own (make modules_prepare with CONFIG_RUST=y and
-CONFIG_INFINIBAND=y).
+CONFIG_INFINIBAND=y; the sample with CONFIG_SAMPLE_RUST_RDMA_LOOPBACK=m).
 EOF
 }
 
-# --- rdma.rs as patch N has it, and the pristine files with the series' lines ----------------
+# --- a module file as patch N has it, and the pristine files with the series' lines ------------
 # shape FILE MODE [ARGS]: prints the edited text.
-#   rdma-rs MODULES ITEMS   rust/kernel/rdma.rs declaring MODULES only (docs linking elsewhere
-#                           dropped), with its own items when ITEMS=1
+#   parent MODULES ITEMS    a module file (rust/kernel/rdma.rs, PARENTS) declaring its
+#                           submodules MODULES only (their `use` lines and docs linking to the
+#                           others dropped), with its own items (and `use` lines) when ITEMS=1
 #   bindings INCFILE        bindings_helper.h + INCFILE's #include <rdma/...> lines
 #   helpers                 helpers.c + #include "rdma.c"
 #   lib                     lib.rs + #[cfg(CONFIG_INFINIBAND = "y")] pub mod rdma;
 #   maintainers FILES       MAINTAINERS + the RUST [RDMA] entry listing FILES
-#   expect ITEMS            #[expect(dead_code)] above the pub(crate) fn or trait ITEMS
+#   expect ITEMS            #[expect(dead_code)] above the crate-internal fn, trait, struct or
+#                           enum ITEMS
+#   sample HERE SERIES      the sample with its line HERE (and the comment above it) replaced
+#                           by SERIES
+#   kconfig                 samples/rust/Kconfig + SAMPLE_RUST_RDMA_LOOPBACK
+#   makefile                samples/rust/Makefile + rust_rdma_loopback.o
 shape() {
 	python3 - "$@" << 'EOF'
 import re, sys
@@ -341,13 +488,43 @@ def squeeze(lines):
         out.pop()
     return out
 
-if mode == "rdma-rs":
+if mode == "parent":
     mods, items = set(args[0].split()), args[1] == "1"
     moddecl = r"^(?:pub(?:\(crate\))? )?mod (\w+);$"
     declared = {re.match(moddecl, l).group(1) for l in lines if re.match(moddecl, l)}
     if not mods <= declared:
         fail(f"declares no module {' '.join(sorted(mods - declared))}")
+    # `use` statements (one or more lines): those of a module left out go, and without the
+    # items every one but the re-exports of the modules kept.
+    kept, stmt = [], None
+    for l in lines:
+        if stmt is None and re.match(r"^(?:pub(?:\(crate\))? )?use ", l):
+            stmt = []
+        if stmt is None:
+            kept.append(l)
+            continue
+        stmt.append(l)
+        if l.rstrip().endswith(";"):
+            m = re.match(r"^(?:pub(?:\(crate\))? )?use (\w+)::", stmt[0])
+            ok = m.group(1) in mods if m and m.group(1) in declared else items
+            if ok:
+                kept += stmt
+            stmt = None
+    lines = kept
     last_mod = max(i for i, l in enumerate(lines) if re.match(moddecl, l))
+    if not items:
+        # One-line items above the submodules (a `const`), with their docs, go too.
+        item1 = r"^(?:pub(?:\([^)]*\))? )?(?:const|static|type) .*;$"
+        kept, pend = [], []
+        for i, l in enumerate(lines):
+            if i <= last_mod and (l.startswith("///") or l.startswith("#[")):
+                pend.append(l)
+                continue
+            if not (i <= last_mod and re.match(item1, l)):
+                kept += pend + [l]
+            pend = []
+        lines = kept
+        last_mod = max(i for i, l in enumerate(lines) if re.match(moddecl, l))
     out, unit = [], []
 
     def links_ok(unit):
@@ -396,12 +573,51 @@ elif mode == "maintainers":
     lines = insert_sorted(lines, r"^RUST \[(.+)\]$", "RDMA", entry)
 elif mode == "expect":
     for item in args:
-        pat = r"^(\s*)pub\(crate\) (?:unsafe )?(?:fn|trait) " + re.escape(item) + r"\b"
+        kind = (r'(?:const )?(?:unsafe )?(?:extern "C" )?(?:fn|trait|struct|enum|union) '
+                + re.escape(item) + r"\b")
+        pat = r"^(\s*)pub(?:\((?:crate|super|in [\w:]+)\))? " + kind
         hits = [i for i, l in enumerate(lines) if re.match(pat, l)]
+        if not hits:
+            pat = r"^(\s*)" + kind
+            hits = [i for i, l in enumerate(lines) if re.match(pat, l)]
         if len(hits) != 1:
-            fail(f"{len(hits)} pub(crate) fn or trait named {item} (UNUSED_UNTIL wants one)")
+            fail(f"{len(hits)} crate-internal fn, trait, struct or enum named {item} "
+                 "(UNUSED_UNTIL wants one)")
         at = hits[0]
         lines.insert(at, re.match(pat, lines[at]).group(1) + "#[expect(dead_code)]")
+elif mode == "sample":
+    here, series = args
+    hits = [i for i, l in enumerate(lines) if l == here]
+    if len(hits) != 1:
+        fail(f"{len(hits)} lines '{here}'")
+    at = hits[0]
+    while at > 0 and lines[at - 1].startswith("//"):
+        at -= 1
+    lines = lines[:at] + [series] + lines[hits[0] + 1 :]
+elif mode == "kconfig":
+    entry = """config SAMPLE_RUST_RDMA_LOOPBACK
+\ttristate "RDMA loopback"
+\tdepends on INFINIBAND=y && INFINIBAND_ADDR_TRANS
+\thelp
+\t  This option builds the Rust RDMA loopback sample, a user of the
+\t  kernel::rdma abstractions: it connects to itself through the RDMA
+\t  connection manager on the RDMA device that has a given IPv4
+\t  address, and moves data with RDMA WRITE, RDMA READ and SEND.
+
+\t  To compile this as a module, choose M here:
+\t  the module will be called rust_rdma_loopback.
+
+\t  If unsure, say N.
+""".split("\n")
+    hits = [i for i, l in enumerate(lines) if l == "config SAMPLE_RUST_DEBUGFS"]
+    if len(hits) != 1:
+        fail("no 'config SAMPLE_RUST_DEBUGFS' to put the sample before")
+    lines = lines[: hits[0]] + entry + lines[hits[0] :]
+elif mode == "makefile":
+    hits = [i for i, l in enumerate(lines) if l.startswith("obj-$(CONFIG_SAMPLE_RUST_DMA)")]
+    if len(hits) != 1:
+        fail("no obj-$(CONFIG_SAMPLE_RUST_DMA) line to put the sample after")
+    lines.insert(hits[0] + 1, "obj-$(CONFIG_SAMPLE_RUST_RDMA_LOOPBACK)\t+= rust_rdma_loopback.o")
 else:
     fail(f"unknown mode {mode}")
 sys.stdout.write("\n".join(lines) + "\n")
@@ -415,10 +631,12 @@ layer_files() {
 }
 
 # --- every layer file in exactly one patch -------------------------------------------------------
+# A file of SERIES, relative to the top directory.
+series_path() { case $1 in samples/*) echo "$1" ;; *) echo "rust/$1" ;; esac; }
 declare -A in_patch=()
 for entry in "${SERIES[@]}"; do
 	for f in ${entry%%|*}; do
-		[ -f "$top/rust/$f" ] || die "SERIES names rust/$f, which does not exist"
+		[ -f "$top/$(series_path "$f")" ] || die "SERIES names $(series_path "$f"), which does not exist"
 		[ -z "${in_patch[$f]:-}" ] || die "rust/$f is in two patches of SERIES"
 		in_patch[$f]=1
 	done
@@ -428,6 +646,10 @@ while IFS= read -r f; do
 		die "$f is in no patch: add it to SERIES in scripts/patches.sh"
 done < <(layer_files)
 
+# The cover letter says: the KUnit suite second to last, the sample last.
+[[ ${SERIES[-1]} == "$SAMPLE|"* && ${SERIES[-2]} == kernel/rdma/kunit.rs\ * ]] ||
+	die "SERIES must end with the KUnit suite's patch, then the sample's (the cover letter says so)"
+
 # --- the throw-away repository -------------------------------------------------------------------
 work=$(mktemp -d "${TMPDIR:-/tmp}/rkdapl-patches.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -436,7 +658,8 @@ export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
 export GIT_AUTHOR_NAME=$name GIT_AUTHOR_EMAIL=$email GIT_AUTHOR_DATE=$when
 export GIT_COMMITTER_NAME=$name GIT_COMMITTER_EMAIL=$email GIT_COMMITTER_DATE=$when
 g() { git -C "$repo" "$@"; }
-changed=(MAINTAINERS rust/bindings/bindings_helper.h rust/helpers/helpers.c rust/kernel/lib.rs)
+changed=(MAINTAINERS rust/bindings/bindings_helper.h rust/helpers/helpers.c rust/kernel/lib.rs
+	samples/rust/Kconfig samples/rust/Makefile)
 mkdir -p "$repo"
 g init -q -b rdma
 for f in "${changed[@]}"; do
@@ -448,19 +671,53 @@ g add -A
 g commit -q -m "Linux $KVER (linux-source-$KVER $debver): the files the series changes"
 base=$(g rev-parse HEAD)
 
+# emit FILE (under rust/) MODS ITEMS: FILE as patch $n has it, in the repository: a parent
+# declares only the submodules added so far (rdma.rs: MODS, with its own items if ITEMS=1),
+# and items not used yet carry #[expect(dead_code)].
+emit() {
+	local f=$1 p u uf names items=1 mods=
+	local tmp=$work/emit
+	if [ "$f" = kernel/rdma.rs ]; then
+		shape "$top/rust/$f" parent "$2" "$3" > "$tmp"
+	elif [[ " ${PARENTS[*]} " == *" $f "* ]]; then
+		for p in "$repo/rust/${f%.rs}"/*.rs; do
+			[ -f "$p" ] && p=${p##*/} && mods+="${p%.rs} "
+		done
+		for u in "${NO_ITEMS_UNTIL[@]}"; do
+			[ "${u%|*}" = "$f" ] && [ "$n" -lt "${u##*|}" ] && items=0
+		done
+		shape "$top/rust/$f" parent "$mods" "$items" > "$tmp"
+		# Without its items, it has none to mark.
+		[ $items = 1 ] || { cp "$tmp" "$repo/rust/$f"; return; }
+	else
+		cp "$top/rust/$f" "$tmp"
+	fi
+	for u in "${UNUSED_UNTIL[@]}"; do
+		read -r uf names <<< "${u%|*}"
+		if [ "$uf" = "$f" ] && [ "$n" -lt "${u##*|}" ]; then
+			# shellcheck disable=SC2086 # one argument per item
+			shape "$tmp" expect $names > "$tmp.new" && mv "$tmp.new" "$tmp"
+		fi
+	done
+	cp "$tmp" "$repo/rust/$f"
+}
+
 n=0
 maint_files=()
 for entry in "${SERIES[@]}"; do
 	n=$((n + 1))
 	IFS='|' read -r files mods items <<< "$entry"
 	for f in $files; do
-		mkdir -p "$(dirname "$repo/rust/$f")"
-		if [ "$f" = kernel/rdma.rs ]; then
-			shape "$top/rust/$f" rdma-rs "$mods" "$items" > "$repo/rust/$f"
+		path=$(series_path "$f")
+		mkdir -p "$(dirname "$repo/$path")"
+		if [ "$path" = "$SAMPLE" ]; then
+			shape "$top/$path" sample "$SAMPLE_USE_HERE" "$SAMPLE_USE_SERIES" > "$repo/$path"
+			shape "$pristine/samples/rust/Kconfig" kconfig > "$repo/samples/rust/Kconfig"
+			shape "$pristine/samples/rust/Makefile" makefile > "$repo/samples/rust/Makefile"
 		else
-			cp "$top/rust/$f" "$repo/rust/$f"
+			cp "$top/$path" "$repo/$path"
 		fi
-		maint_files+=("rust/$f")
+		maint_files+=("$path")
 	done
 	if [ "$n" = 1 ]; then
 		shape "$pristine/rust/bindings/bindings_helper.h" bindings \
@@ -470,20 +727,10 @@ for entry in "${SERIES[@]}"; do
 	if [ "$n" = 2 ]; then
 		shape "$pristine/rust/kernel/lib.rs" lib > "$repo/rust/kernel/lib.rs"
 	fi
-	# rdma.rs grows with every patch that adds a module.
-	if [ -f "$repo/rust/kernel/rdma.rs" ]; then
-		shape "$top/rust/kernel/rdma.rs" rdma-rs "$mods" "$items" > "$repo/rust/kernel/rdma.rs"
-	fi
-	# Items not used yet carry #[expect(dead_code)] until the patch that uses them.
-	for u in "${UNUSED_UNTIL[@]}"; do
-		read -r f names <<< "${u%|*}"
-		[ -f "$repo/rust/$f" ] || continue
-		if [ "$n" -lt "${u##*|}" ]; then
-			# shellcheck disable=SC2086 # one argument per item
-			shape "$top/rust/$f" expect $names > "$repo/rust/$f"
-		else
-			cp "$top/rust/$f" "$repo/rust/$f"
-		fi
+	# Parents grow with every patch that adds a submodule; items not used yet carry
+	# #[expect(dead_code)] until the patch that uses them.
+	for f in kernel/rdma.rs "${PARENTS[@]}" $(printf '%s\n' "${UNUSED_UNTIL[@]}" | cut -d' ' -f1 | sort -u); do
+		[ -f "$repo/rust/$f" ] && emit "$f" "$mods" "$items"
 	done
 	shape "$pristine/MAINTAINERS" maintainers "$name <$email>" "${maint_files[@]}" \
 		> "$repo/MAINTAINERS"
@@ -495,11 +742,11 @@ for entry in "${SERIES[@]}"; do
 	} | g commit -q -F -
 done
 
-# The last patch must leave exactly the layer's source.
+# The last patch must leave exactly the layer's source (and its KUnit configuration).
 while IFS= read -r f; do
 	cmp -s "$top/$f" "$repo/$f" ||
 		die "the series does not reproduce $f (SERIES in scripts/patches.sh is out of date)"
-done < <(layer_files)
+done < <(layer_files; echo rust/kernel/rdma/.kunitconfig)
 
 cover | g config branch.rdma.description "$(cat)"
 mkdir -p "$outdir"

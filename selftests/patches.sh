@@ -17,8 +17,10 @@
 #    Every patch must build on its own, so the tree is built as each patch leaves it, in
 #    order (one TAP line per patch, the last one the whole series): `make modules_prepare`,
 #    which compiles the kernel crate (rust/kernel.o) with kernel::rdma and its KUnit suite,
-#    then rust/doctests_kernel_generated.o (its doctests), with scripts/kernel.sh's make
-#    variables; no compiler warning may point into the layer. The tree is
+#    then rust/doctests_kernel_generated.o (its doctests), and from the patch that adds it
+#    the sample, samples/rust/rust_rdma_loopback.o (CONFIG_SAMPLE_RUST_RDMA_LOOPBACK=m), with
+#    scripts/kernel.sh's make variables; no compiler warning may point into the layer or
+#    the sample. The tree is
 #    $RKDAPL_CACHE/src/linux-$KVER-upstream, the build directory
 #    $RKDAPL_CACHE/build/$KVER-upstream-<key>, keyed by the series' diffs and the config: a
 #    run with unchanged diffs only reports the cached result (seconds); changed diffs take the
@@ -118,8 +120,10 @@ for f in "${changes[@]}"; do
 done
 if why=$(apply "$scratch"); then
 	# The result must be the layer's source (the series is made from it).
+	# (The sample reaches the layer as kernel::rdma there, as rkdapl::rdma here: make patches
+	# checks that one line.)
 	diff=$(for f in "${creates[@]}"; do
-		[[ $f != MAINTAINERS && -f $top/$f ]] && ! cmp -s "$top/$f" "$scratch/$f" && echo "$f"
+		[[ $f != MAINTAINERS && $f != samples/* && -f $top/$f ]] && ! cmp -s "$top/$f" "$scratch/$f" && echo "$f"
 	done)
 	if [ -z "$diff" ]; then
 		ncommits=$(git -C "$scratch" rev-list --count pristine..HEAD)
@@ -134,7 +138,11 @@ fi
 
 # --- 4. the build ---------------------------------------------------------------------------------
 frag_text="# kernel::rdma is built into the kernel crate only when ib_core is built in.
-CONFIG_INFINIBAND=y"
+CONFIG_INFINIBAND=y
+# The series' sample (its symbol exists from the last patch on: build() sets it then).
+CONFIG_SAMPLES=y
+CONFIG_SAMPLES_RUST=y
+CONFIG_SAMPLE_RUST_RDMA_LOOPBACK=m"
 cfgkey=$({
 	cat "$top/qemu/rkdapl.config"
 	echo "$frag_text"
@@ -155,11 +163,12 @@ MAKEARGS=(-C "$tree" O="$out" LLVM=-19 RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rus
 	BINDGEN="$BINDGEN" ARCH=x86_64)
 jobs=$(($(nproc) + 1))
 
-# build LOG RDMA: make modules_prepare into $out; checks that the kernel crate was compiled,
-# with no warning in the layer's files, and when RDMA=1 that kernel::rdma is in it. Prints the
+# build LOG RDMA KCRATE: make modules_prepare into $out; checks that the kernel crate was
+# compiled (when KCRATE=1: the patch changes it), with no warning in the layer's files, and
+# when RDMA=1 that kernel::rdma is in it; builds the sample when the tree has it. Prints the
 # time, or the reason of a failure.
 build() {
-	local logf=$1 rdma=$2 s w
+	local logf=$1 rdma=$2 kcrate=$3 s w
 	s=$(date +%s)
 	if ! make "${MAKEARGS[@]}" -j"$jobs" modules_prepare > "$logf" 2>&1; then
 		grep -E 'error|Error' "$logf" | head -5
@@ -167,7 +176,7 @@ build() {
 		return 1
 	fi
 	# Quiet Kbuild prints "RUSTC L rust/kernel.o" when it compiles the kernel crate.
-	grep -qE '^ *RUSTC L rust/kernel\.o$' "$logf" ||
+	[ "$kcrate" = 0 ] || grep -qE '^ *RUSTC L rust/kernel\.o$' "$logf" ||
 		{ echo "$logf does not show rust/kernel.o being built"; return 1; }
 	# modules_prepare extracts the kernel crate's doctests; vmlinux would compile them.
 	if grep -qx CONFIG_RUST_KERNEL_DOCTESTS=y "$out/.config" &&
@@ -186,9 +195,26 @@ build() {
 				{ echo "the layer's doctests are not among the kernel's"; return 1; }
 		fi
 	fi
+	# The sample, from the patch that adds it: its Kconfig symbol is new there (syncconfig
+	# dropped it from .config on the patches before), so it is set again first.
+	if [ -f "$tree/samples/rust/rust_rdma_loopback.rs" ]; then
+		"$tree/scripts/config" --file "$out/.config" -e SAMPLES -e SAMPLES_RUST \
+			-m SAMPLE_RUST_RDMA_LOOPBACK &&
+			make "${MAKEARGS[@]}" olddefconfig >> "$logf" 2>&1 &&
+			grep -qx CONFIG_SAMPLE_RUST_RDMA_LOOPBACK=m "$out/.config" ||
+			{ echo "CONFIG_SAMPLE_RUST_RDMA_LOOPBACK=m does not stick, see $out/.config"; return 1; }
+		if ! make "${MAKEARGS[@]}" -j"$jobs" modules_prepare samples/rust/rust_rdma_loopback.o \
+			>> "$logf" 2>&1; then
+			grep -E 'error' "$logf" | head -5
+			echo "samples/rust/rust_rdma_loopback.o does not build, see $logf"
+			return 1
+		fi
+		[ -f "$out/samples/rust/rust_rdma_loopback.o" ] ||
+			{ echo "no $out/samples/rust/rust_rdma_loopback.o after its build, see $logf"; return 1; }
+	fi
 	# No compiler warning in the series' files (rustc: "--> file:line:col", clang: "file:...",
 	# objtool: the mangled name).
-	w=$(grep -cE -- '--> [^ ]*rust/kernel/rdma[./]|rust/helpers/rdma\.c:[0-9]+:[0-9]+: warning|objtool: .*4rdma' "$logf")
+	w=$(grep -cE -- '--> [^ ]*(rust/kernel/rdma[./]|samples/rust/rust_rdma_loopback)|rust/helpers/rdma\.c:[0-9]+:[0-9]+: warning|objtool: .*4rdma' "$logf")
 	[ "$w" = 0 ] || { echo "$w compiler warning(s) in the layer's files, see $logf"; return 1; }
 	echo "$(($(date +%s) - s)) s"
 }
@@ -264,7 +290,7 @@ else
 			what="kernel crate with kernel::rdma builds (modules_prepare)"
 			logf=$out/build.log
 		elif [ "$i" = ${#commits[@]} ]; then
-			what="patch $i/$n: the kernel crate with kernel::rdma builds (modules_prepare)"
+			what="patch $i/$n: the kernel crate with kernel::rdma and the sample build (modules_prepare)"
 			logf=$out/build.log
 		else
 			what="patch $i/$n builds on its own ($(git -C "$tree" log -1 --format=%s "$c"))"
@@ -274,7 +300,11 @@ else
 		# kernel::rdma exists from the patch that adds rust/kernel/rdma.rs on.
 		rdma=0
 		git -C "$tree" cat-file -e "$c:rust/kernel/rdma.rs" 2> /dev/null && rdma=1
-		if why=$(build "$logf" "$rdma"); then
+		# A patch that changes nothing under rust/ (the sample's) does not rebuild the crate.
+		kcrate=1
+		[ ${#commits[@]} = 1 ] || [ -n "$(git -C "$tree" diff --name-only "$c~1" "$c" -- rust)" ] ||
+			kcrate=0
+		if why=$(build "$logf" "$rdma" "$kcrate"); then
 			tap ok "$what" "$why"
 			passed+=("$what"$'\t'"built in $why on $(date -u +'%F %T')")
 		else

@@ -31,6 +31,7 @@ SUITE_ROWS=(
 	"fuzz         one   yes    fuzz_suite            -"
 	"reset        one   yes    reset_suite           -"
 	"rust         one   yes    rust_suite            -"
+	"rust         one   yes    rust_layer_suite      -"
 	"blockdev     one   yes    suite_blockdev        -"
 	"inject       b     no     inject_suite          inject_suite"
 	"netns        b     yes    netns_suite           netns_suite"

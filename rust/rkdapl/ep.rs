@@ -18,12 +18,12 @@
 //! the id back to rdma_cm).
 
 use crate::rdma::{
-    cm::{CmEvent, CmIdRef, SockAddr},
+    cm::{CmEvent, CmIdRef, QpInit, SockAddr},
     cq::{Cq, PollContext},
     bound::Bound,
     device::Transport,
     mr::FrMr,
-    qp::{QpCap, QpInit},
+    qp::QpCap,
     Access,
 };
 use crate::{

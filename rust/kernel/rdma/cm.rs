@@ -60,6 +60,7 @@ mod access;
 pub use access::{CmIdAccess, QpAccess};
 use access::{CmIdRes, Users};
 mod create_qp;
+pub use create_qp::QpInit;
 mod qp_events;
 mod qp_state;
 mod sockaddr;
@@ -88,8 +89,8 @@ pub trait CmHandler: Send + Sync + Sized + 'static {
 
     /// An asynchronous event of the QP created on an id whose handler is `this`
     /// ([`CmId::create_qp`]): [`EventKind::QpFatal`], [`EventKind::QpReqErr`],
-    /// [`EventKind::QpAccessErr`], [`EventKind::CommEst`] (pass it on with
-    /// [`CmIdRef::notify_established`]), [`EventKind::SqDrained`], [`EventKind::PathMigErr`],
+    /// [`EventKind::QpAccessErr`], [`EventKind::CommEst`], [`EventKind::SqDrained`],
+    /// [`EventKind::PathMigErr`],
     /// ... The layer takes it from the driver (any context) to the system workqueue: this runs
     /// in process context, may sleep, never after the [`CmId`] was dropped (unless it drops the
     /// `CmId` itself: then the events already taken from the driver in the same run still
@@ -239,32 +240,6 @@ impl CmIdRef {
         self.own_qp_to_error();
         // SAFETY: The id is live.
         to_result(unsafe { bindings::rdma_disconnect(self.as_raw()) })
-    }
-
-    /// Sets the minimum RNR NAK timer (IB spec table 45 encoding, 0..=31) for a QP-owning id.
-    ///
-    /// # Errors
-    ///
-    /// `-EINVAL` for a value out of range or an id of the wrong kind.
-    pub fn set_min_rnr_timer(&self, timer: u8) -> Result {
-        // SAFETY: The id is live.
-        to_result(unsafe { bindings::rdma_set_min_rnr_timer(self.as_raw(), timer) })
-    }
-
-    /// Tells the CM that the connection is established from the transport's view
-    /// (`rdma_notify(id, IB_EVENT_COMM_EST)`): a QP that receives its first packet before the
-    /// CM's RTU reports [`EventKind::CommEst`] ([`CmHandler::qp_event`]), and a ULP passes it on
-    /// so that the IB CM moves the connection to established (and rdma_cm reports
-    /// [`CmEventKind::Established`]). Any context.
-    ///
-    /// # Errors
-    ///
-    /// `-EINVAL` for an id in a state where it makes no sense, or rdma_cm's error.
-    pub fn notify_established(&self) -> Result {
-        // SAFETY: The id is live; rdma_notify takes no lock that sleeps.
-        to_result(unsafe {
-            bindings::rdma_notify(self.as_raw(), bindings::ib_event_type_IB_EVENT_COMM_EST)
-        })
     }
 
     /// The port of [`CmIdRef::device`] the id is bound to (0 before it is bound).
@@ -619,6 +594,11 @@ impl<T: CmHandler> CmId<T> {
         // A drop of the owning `CmId` inside the handler defers its release (`Ctx::in_handler`),
         // so `ctx` and its handler stay alive until this returned.
         ctx.run_handler(|| T::event(ctx.handler.as_arc_borrow(), id, &ev));
+        if ev.kind() == CmEventKind::DeviceRemoval {
+            // SAFETY: The id is live; its owner destroys it only after claiming it, and waits
+            // for the release otherwise (`Drop`).
+            unsafe { ctx.users.device_removal(id.as_raw()) };
+        }
         0
     }
 }
@@ -770,14 +750,18 @@ impl<T: CmHandler> Drop for CmId<T> {
                         unsafe { CmIdRes::destroy(id, r.qp.as_ptr(), &r.pools) };
                     }
                 }),
-                None => {
+                // Destroyed here, unless its device's removal queued its release first: that
+                // release must have ended before `ctx` goes.
+                None if self.ctx.users.claim() => {
                     let qp = self.raw_qp();
                     let pools: &[Arc<dyn AttachedPool>] =
                         self.qp_parts.as_ref().map_or(&[], |p| &p.pools);
-                    // SAFETY: `id` is live and owned by `self` (never tracked, so never
-                    // revoked), and this is not inside its handler.
+                    // SAFETY: `id` is live and owned by `self` (never tracked, and the claim
+                    // above keeps the device removal's release off), and this is not inside
+                    // its handler.
                     unsafe { CmIdRes::destroy(id, qp, pools) };
                 }
+                None => self.ctx.users.wait_destroyed(),
             },
         }
         if let Some(s) = slot {

@@ -19,8 +19,6 @@ pub use events::CqEventHandler;
 /// Where ib_core runs completion callbacks (`enum ib_poll_context`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PollContext {
-    /// The consumer polls with [`Cq::process_direct`]; no callbacks run by themselves.
-    Direct,
     /// In softirq context (irq_poll): lowest latency, callbacks must not sleep.
     Softirq,
     /// In process context on the `ib_comp_wq` workqueue: callbacks may take mutexes but should
@@ -33,7 +31,6 @@ pub enum PollContext {
 impl PollContext {
     fn to_c(self) -> bindings::ib_poll_context {
         match self {
-            PollContext::Direct => bindings::ib_poll_context_IB_POLL_DIRECT,
             PollContext::Softirq => bindings::ib_poll_context_IB_POLL_SOFTIRQ,
             PollContext::Workqueue => bindings::ib_poll_context_IB_POLL_WORKQUEUE,
             PollContext::UnboundWorkqueue => bindings::ib_poll_context_IB_POLL_UNBOUND_WORKQUEUE,
@@ -49,12 +46,11 @@ impl PollContext {
 /// # Invariants
 ///
 /// `ptr` was returned by `__ib_alloc_cq` and is the CQ `slot` holds, live while the slot has
-/// not been revoked; `work` is the address of its completion work, `cqe` its size.
+/// not been revoked; `work` is the address of its completion work.
 pub struct Cq {
     ptr: NonNull<bindings::ib_cq>,
     ctx: PollContext,
     work: *const bindings::work_struct,
-    cqe: u32,
     slot: Arc<Slot<CqRes>>,
 }
 
@@ -180,13 +176,9 @@ impl Cq {
             unsafe { (*ptr).event_handler = Some(events::CqEvents::callback) };
         }
         // SAFETY: `ptr` is live; only the address of its work (the member of the poll-context
-        // union that workqueue polling uses) is taken. `cqe` is set at allocation.
-        let (work, cqe) = unsafe {
-            (
-                (&raw const (*ptr).__bindgen_anon_1.work).cast::<bindings::work_struct>(),
-                (*ptr).cqe.max(0) as u32,
-            )
-        };
+        // union that workqueue polling uses) is taken.
+        let work =
+            unsafe { (&raw const (*ptr).__bindgen_anon_1.work).cast::<bindings::work_struct>() };
         let nn = NonNull::new(ptr).ok_or(ENOMEM)?;
         // INVARIANT: The CQ's restrack entry names `name`, which the tracked `CqRes` owns.
         let slot = BoundDevice::track(
@@ -201,7 +193,6 @@ impl Cq {
             ptr: nn,
             ctx,
             work,
-            cqe,
             slot,
         })
     }
@@ -215,11 +206,6 @@ impl Cq {
     /// The binding of the CQ's device.
     pub fn binding(&self) -> &Arc<BoundDevice> {
         self.slot.bound()
-    }
-
-    /// Where ib_core runs the CQ's completion callbacks.
-    pub fn poll_context(&self) -> PollContext {
-        self.ctx
     }
 
     /// Whether the caller runs in the CQ's completion work ([`PollContext::Workqueue`] and
@@ -236,22 +222,6 @@ impl Cq {
         super::defer::in_work(self.work)
     }
 
-    /// Entries the CQ actually has (at least what was asked for).
-    pub fn cqe(&self) -> u32 {
-        self.cqe
-    }
-
-    /// Polls up to `budget` completions and runs their callbacks in the caller's context.
-    /// Only for [`PollContext::Direct`] CQs. Returns the number processed.
-    pub fn process_direct(&self, budget: u32) -> u32 {
-        let budget = i32::try_from(budget).unwrap_or(i32::MAX);
-        let Ok(_bound) = BoundDevice::access(self.slot.bound()) else {
-            return 0;
-        };
-        // SAFETY: `ptr` is live while the token holds the device bound (type invariant);
-        // ib_core checks the poll context.
-        unsafe { bindings::ib_process_cq_direct(self.as_raw(), budget).max(0) as u32 }
-    }
 }
 
 impl Drop for Cq {
@@ -429,11 +399,6 @@ impl Wc {
     /// Bytes received, for RECV completions.
     pub fn byte_len(&self) -> u32 {
         self.0.byte_len
-    }
-
-    /// Vendor error code, for diagnostics.
-    pub fn vendor_err(&self) -> u32 {
-        self.0.vendor_err
     }
 
     /// The immediate data of a RECV completed by a SEND or RDMA WRITE with immediate, if any.

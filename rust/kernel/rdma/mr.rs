@@ -36,10 +36,7 @@
 //! after [`CpuAccess::write`], on the region as long as it exists (once it is dropped the
 //! memory is no longer mapped and needs no sync).
 
-use super::{
-    bound::{Bound, BoundDevice, Rank, Release, Slot},
-    wr::Sge,
-};
+use super::bound::{Bound, BoundDevice, Rank, Release, Slot};
 use crate::{
     bindings,
     error::to_result,
@@ -52,14 +49,36 @@ mod frmr;
 mod lent;
 mod owned;
 mod segs;
+mod sge;
 pub use crate::dma::DataDirection;
 pub use frmr::{FrMr, MrRef};
-pub use lent::SgOwner;
+pub use sge::Sge;
 use owned::Backing;
 use segs::{Seg, Segs};
 pub use owned::CpuAccess;
 
 const PAGE_SIZE: usize = bindings::PAGE_SIZE;
+
+/// A value that keeps a scatterlist and the pages it names for as long as it exists, and lends
+/// the list to [`DmaRegion::from_sg_owner`] to be mapped in place. Dropping it is how its
+/// pages go back to their user (a block driver's request token ends the request from its
+/// drop).
+///
+/// # Safety
+///
+/// [`SgOwner::sg`] returns a valid scatterlist (chained or not) of at least the count it
+/// returns, whose entries each name a page and a non-zero length and have their DMA address,
+/// length and flags clear (as `sg_init_table` leaves them). From the call to
+/// [`DmaRegion::from_sg_owner`] until the value is dropped:
+/// - the list stays at its address, and its entries' pages do not change;
+/// - the list is the region's alone: the DMA API writes its entries' DMA addresses, lengths
+///   and flags, and while it maps (with an IOMMU) their offsets and lengths too, so nothing
+///   else reads, writes or maps the list meanwhile;
+/// - the pages it names stay allocated, and are not reused for anything else.
+pub unsafe trait SgOwner: Send + Sync + 'static {
+    /// The scatterlist (not DMA-mapped: `sg_set_page` entries) and its number of entries.
+    fn sg(&self) -> (*mut bindings::scatterlist, usize);
+}
 
 /// A kernel buffer mapped for DMA by one RDMA device.
 ///
@@ -391,10 +410,6 @@ impl DmaRegion {
         &self.bound
     }
 
-    /// Number of DMA segments.
-    pub fn nr_segments(&self) -> usize {
-        self.segs.len()
-    }
 
     fn seg_index(&self, off: u64) -> usize {
         match self.segs.binary_search_by(|s| s.off.cmp(&off)) {
@@ -403,81 +418,8 @@ impl DmaRegion {
         }
     }
 
-    /// Calls `f` with each SGE (with `lkey`) that covers `[off, off + len)` of the region, in
-    /// order, and returns how many there were. `len` may be zero (no SGE). Stops at the first
-    /// error of `f`. Any context (`f` permitting); allocates nothing.
-    ///
-    /// # Errors
-    ///
-    /// `-ERANGE` if the range leaves the region, or the error of `f`.
-    pub fn for_each_sge<'a>(
-        &'a self,
-        off: u64,
-        len: u64,
-        lkey: u32,
-        mut f: impl FnMut(Sge<'a>) -> Result,
-    ) -> Result<usize> {
-        let end = off.checked_add(len).ok_or(ERANGE)?;
-        if end > self.len as u64 {
-            return Err(ERANGE);
-        }
-        let mut n = 0;
-        if len == 0 {
-            return Ok(0);
-        }
-        let mut i = self.seg_index(off);
-        let mut pos = off;
-        while pos < end {
-            let s = self.segs.get(i).ok_or(ERANGE)?;
-            let inner = pos - s.off;
-            let take = (u64::from(s.len) - inner).min(end - pos);
-            // The SGE borrows `self`: the mapping outlives it.
-            f(Sge::new(s.dma + inner, take as u32, lkey))?;
-            n += 1;
-            pos += take;
-            i += 1;
-        }
-        Ok(n)
-    }
 
-    /// Appends to `out` the SGEs of `[off, off + len)` (see [`Self::for_each_sge`]). `out`
-    /// grows with `flags` (`GFP_ATOMIC` where the caller cannot sleep).
-    ///
-    /// # Errors
-    ///
-    /// `-ERANGE` if the range leaves the region, `-ENOMEM` if `out` cannot grow.
-    pub fn sges<'a>(
-        &'a self,
-        off: u64,
-        len: u64,
-        lkey: u32,
-        out: &mut KVec<Sge<'a>>,
-        flags: crate::alloc::Flags,
-    ) -> Result<usize> {
-        self.for_each_sge(off, len, lkey, |sge| Ok(out.push(sge, flags)?))
-    }
 
-    /// The SGE of an inline work request ([`super::qp::SendFlag::Inline`]) over
-    /// `[off, off + len)`: the kernel virtual address, which the driver reads during the post
-    /// call, with `lkey` (ignored for inline data). Any context.
-    ///
-    /// # Errors
-    ///
-    /// `-EINVAL` for a region without a kernel virtual address (made from pages or a
-    /// scatterlist), `-ERANGE` if the range leaves the region or `len` exceeds `u32::MAX`.
-    pub fn inline_sge(&self, off: u64, len: u64, lkey: u32) -> Result<Sge<'_>> {
-        if self.addr == 0 {
-            return Err(EINVAL);
-        }
-        let end = off.checked_add(len).ok_or(ERANGE)?;
-        if end > self.len as u64 {
-            return Err(ERANGE);
-        }
-        let len = u32::try_from(len).map_err(|_| ERANGE)?;
-        // The memory stays allocated while the region exists (`DmaRegion::new`'s contract),
-        // and the SGE borrows the region.
-        Ok(Sge::new((self.addr as u64).wrapping_add(off), len, lkey))
-    }
 
     /// Whether [`Self::sync_for_cpu`] and [`Self::sync_for_device`] do anything for this
     /// region's device: false for software devices (rxe, siw: `ib_uses_virt_dma`) and for

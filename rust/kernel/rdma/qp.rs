@@ -5,15 +5,13 @@
 //! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h)
 //!
 //! A QP is created and destroyed through its CM id ([`super::cm::CmId::create_qp`]), which
-//! keeps it attached to the connection, together with its CQs and the [`WrPool`]s whose
-//! contexts its work requests complete to. Work requests are posted through those pools
-//! ([`WrPool::post_send`]), which is safe: see [`super::wr`].
+//! keeps it attached to the connection, together with its CQs and the
+//! [`super::wr::WrPool`]s whose contexts its work requests complete to. Work requests are
+//! posted through those pools ([`super::wr::WrPool::post_send`]), which is safe: see
+//! [`super::wr`].
 
-use super::{
-    cq::Cq,
-    wr::{Sge, WrCompletion, WrPool},
-};
-use crate::{bindings, prelude::*, sync::Arc, types::Opaque};
+use super::mr::Sge;
+use crate::{bindings, prelude::*, types::Opaque};
 use core::marker::PhantomData;
 
 /// Capacities asked for when a QP is created (`struct ib_qp_cap`), all in entries.
@@ -34,23 +32,6 @@ pub struct QpCap {
     pub max_rdma_ctxs: u32,
 }
 
-/// What a QP is created with (`struct ib_qp_init_attr` for an RC QP): its CQs and the
-/// [`WrPool`]s of its two queues, which the CM id owning the QP keeps until the QP is drained
-/// and destroyed (so the CQs outlive the QP and no completion reaches a freed context).
-pub struct QpInit<S: WrCompletion, R: WrCompletion> {
-    /// The CQ that receives SEND-queue completions (not [`super::cq::PollContext::Direct`]: the
-    /// QP is drained before it is destroyed).
-    pub send_cq: Arc<Cq>,
-    /// The CQ that receives RECV-queue completions (not [`super::cq::PollContext::Direct`]).
-    pub recv_cq: Arc<Cq>,
-    /// The contexts of SEND-queue work requests; attached to no other QP.
-    pub send_pool: Arc<WrPool<S>>,
-    /// The contexts of RECV work requests; attached to no other QP.
-    pub recv_pool: Arc<WrPool<R>>,
-    /// Queue sizes.
-    pub cap: QpCap,
-}
-
 impl QpCap {
     pub(crate) fn from_c(c: &bindings::ib_qp_cap) -> QpCap {
         QpCap {
@@ -61,25 +42,6 @@ impl QpCap {
             max_inline_data: c.max_inline_data,
             max_rdma_ctxs: c.max_rdma_ctxs,
         }
-    }
-}
-
-impl<S: WrCompletion, R: WrCompletion> QpInit<S, R> {
-    pub(crate) fn to_c(&self) -> bindings::ib_qp_init_attr {
-        let mut a = bindings::ib_qp_init_attr {
-            send_cq: self.send_cq.as_raw(),
-            recv_cq: self.recv_cq.as_raw(),
-            ..Default::default()
-        };
-        a.cap.max_send_wr = self.cap.max_send_wr;
-        a.cap.max_recv_wr = self.cap.max_recv_wr;
-        a.cap.max_send_sge = self.cap.max_send_sge;
-        a.cap.max_recv_sge = self.cap.max_recv_sge;
-        a.cap.max_inline_data = self.cap.max_inline_data;
-        a.cap.max_rdma_ctxs = self.cap.max_rdma_ctxs;
-        a.sq_sig_type = bindings::ib_sig_type_IB_SIGNAL_REQ_WR;
-        a.qp_type = bindings::ib_qp_type_IB_QPT_RC;
-        a
     }
 }
 
@@ -207,8 +169,8 @@ impl WrStorage {
 }
 
 /// A SEND-queue work request for SEND, RDMA WRITE or RDMA READ (`struct ib_rdma_wr`) of a
-/// context of a [`WrPool`], over SGEs that borrow their memory for `'a`. Posted with
-/// [`WrPool::post_send`].
+/// context of a [`super::wr::WrPool`], over SGEs that borrow their memory for `'a`. Posted
+/// with [`super::wr::WrPool::post_send`].
 pub struct SendWr<'a> {
     pub(crate) wr: WrStorage,
     pub(crate) ctx: u32,
@@ -352,8 +314,8 @@ impl Qp {
         unsafe { (*self.as_raw()).qp_num }
     }
 
-    /// Posts `wrs` to the SEND queue as one chain, in order (for [`WrPool::post_send`]). Any
-    /// context.
+    /// Posts `wrs` to the SEND queue as one chain, in order (for
+    /// [`super::wr::WrPool::post_send`]). Any context.
     ///
     /// # Errors
     ///
@@ -417,7 +379,6 @@ impl Qp {
 
     /// Moves the QP to the error state and waits until every posted work request has
     /// completed (flushed ones included), with `ib_drain_qp`. Process context; sleeps.
-    /// The QP's CQs must not use [`super::cq::PollContext::Direct`].
     pub fn drain(&self) {
         // SAFETY: The QP is live (type invariant).
         unsafe { bindings::ib_drain_qp(self.as_raw()) };

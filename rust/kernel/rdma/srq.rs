@@ -275,8 +275,6 @@ pub struct Srq<T: SrqOwner> {
     /// Set before the first RECV is posted: only then must a QP on the SRQ be drained before
     /// it is destroyed (see [`AttachedPool::used`]).
     used: AtomicBool,
-    /// QPs created on the SRQ and not destroyed yet.
-    qps: AtomicU32,
 }
 
 // SAFETY: SRQ verbs may be called from any thread; ib_core and the driver lock internally.
@@ -357,7 +355,6 @@ impl<T: SrqOwner> Srq<T> {
                 pd: pd.clone(),
                 attr,
                 used: AtomicBool::new(false),
-                qps: AtomicU32::new(0),
             },
             GFP_KERNEL,
         );
@@ -386,11 +383,6 @@ impl<T: SrqOwner> Srq<T> {
     /// The SRQ's size as created (RECVs, SGEs per RECV, limit asked for at creation).
     pub fn attr(&self) -> SrqAttr {
         self.attr
-    }
-
-    /// QPs created on the SRQ and not destroyed yet. Any context.
-    pub fn qp_count(&self) -> u32 {
-        self.qps.load(Ordering::Relaxed)
     }
 
     /// RECVs posted and not reported yet. Any context.
@@ -551,16 +543,10 @@ impl<T: SrqOwner> Release for SrqRes<T> {
 /// a receive queue).
 impl<T: SrqOwner> AttachedPool for Srq<T> {
     fn attach(&self, _qp: *mut bindings::ib_qp) -> Result {
-        self.qps.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
 
-    fn detach(&self) {
-        // Saturating: a CM id whose QP creation failed detaches without having attached.
-        let _ = self
-            .qps
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
-    }
+    fn detach(&self) {}
 
     /// Whether a RECV was ever posted to the SRQ: then the QP may have consumed some, and is
     /// drained before it goes (the drain waits for the last-WQE-reached event and the
@@ -575,14 +561,12 @@ impl<T: SrqOwner> AttachedPool for Srq<T> {
     }
 }
 
-/// What a QP on an SRQ is created with: as [`QpInit`], with the SRQ instead of a receive
-/// queue's pool. The CM id owning the QP keeps the SRQ until the QP is destroyed.
+/// What a QP on an SRQ is created with: as [`super::cm::QpInit`], with the SRQ instead of a
+/// receive queue's pool. The CM id owning the QP keeps the SRQ until the QP is destroyed.
 pub struct SrqQpInit<S: WrCompletion, T: SrqOwner> {
-    /// The CQ of SEND-queue completions (not
-    /// [`PollContext::Direct`](super::cq::PollContext::Direct)).
+    /// The CQ of SEND-queue completions.
     pub send_cq: Arc<Cq>,
-    /// The CQ on which the RECVs this QP consumes complete (not
-    /// [`PollContext::Direct`](super::cq::PollContext::Direct)).
+    /// The CQ on which the RECVs this QP consumes complete.
     pub recv_cq: Arc<Cq>,
     /// The contexts of SEND-queue work requests; attached to no other QP.
     pub send_pool: Arc<WrPool<S>>,
@@ -599,9 +583,7 @@ impl<H: CmHandler> CmId<H> {
     ///
     /// # Errors
     ///
-    /// `-EINVAL` for an SRQ of another PD or a
-    /// [`PollContext::Direct`](super::cq::PollContext::Direct) CQ, otherwise as
-    /// [`CmId::create_qp`].
+    /// `-EINVAL` for an SRQ of another PD, otherwise as [`CmId::create_qp`].
     pub fn create_qp_on_srq<S: WrCompletion, T: SrqOwner>(
         &self,
         pd: &Arc<Pd>,

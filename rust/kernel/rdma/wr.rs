@@ -30,6 +30,7 @@
 //! [`crate::dma::Coherent::dma_address`]: the consumer keeps the region mapped until the work
 //! request completes (rkdapl counts an LMR busy until then).
 
+pub use super::mr::Sge;
 use super::{
     cq::{Cqe, Wc},
     mr::{FrMr, MrRef},
@@ -38,54 +39,10 @@ use super::{
 };
 use crate::{bindings, error::to_result, prelude::*, sync::Arc};
 use core::{
-    marker::{PhantomData, PhantomPinned},
+    marker::PhantomPinned,
     ptr::NonNull,
     sync::atomic::{AtomicBool, AtomicPtr, Ordering},
 };
-
-/// A scatter/gather element (`struct ib_sge`): `length` bytes at `addr` under `lkey`, borrowing
-/// the memory it names for `'a`.
-///
-/// Only [`super::mr::DmaRegion`] makes them: a DMA address range of the region, or for an
-/// inline work request its kernel virtual address range.
-#[repr(transparent)]
-#[derive(Clone, Copy)]
-pub struct Sge<'a>(bindings::ib_sge, PhantomData<&'a [u8]>);
-
-impl<'a> Sge<'a> {
-    /// Only for [`super::mr::DmaRegion`], whose borrow `'a` keeps the memory mapped (DMA
-    /// address) or allocated (kernel virtual address of an inline SGE).
-    pub(crate) fn new(addr: u64, length: u32, lkey: u32) -> Sge<'a> {
-        Sge(bindings::ib_sge { addr, length, lkey }, PhantomData)
-    }
-
-    /// An SGE of no bytes, naming no memory: the one SGE of a zero-length RDMA READ, where a
-    /// device (siw) wants exactly one.
-    pub fn empty() -> Sge<'static> {
-        Sge(bindings::ib_sge::default(), PhantomData)
-    }
-
-    /// The address of the first byte (a DMA address, or a kernel virtual address for inline
-    /// data).
-    pub fn addr(&self) -> u64 {
-        self.0.addr
-    }
-
-    /// Length in bytes.
-    pub fn length(&self) -> u32 {
-        self.0.length
-    }
-
-    /// The local key the device checks the access against.
-    pub fn lkey(&self) -> u32 {
-        self.0.lkey
-    }
-
-    pub(crate) fn slice_as_raw(s: &[Sge<'a>]) -> *mut bindings::ib_sge {
-        // `Sge` is transparent over `ib_sge`; ib_core only reads the array.
-        s.as_ptr().cast::<bindings::ib_sge>().cast_mut()
-    }
-}
 
 /// What a [`WrPool`]'s owner does when a work request completes.
 pub trait WrCompletion: Send + Sync + 'static {

@@ -15,7 +15,7 @@
 //! `RKDAPL_ASYNC_CQ_ERROR` naming the EP and its DTO EVD.
 //!
 //! `IB_EVENT_COMM_EST` (the QP saw its first packet before the IB CM's RTU) is not acted on
-//! here: forwarding it to the CM is `CmIdRef::notify_established` (`rdma_notify`).
+//! here: the CM's RTU establishes the connection.
 
 use super::Ep;
 use crate::dto::{DtoRing, RingShared};

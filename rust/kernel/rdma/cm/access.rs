@@ -34,6 +34,11 @@ use core::{
 pub(super) struct Users {
     n: AtomicUsize,
     revoked: AtomicBool,
+    /// Set by whoever destroys the id: the owner's `Drop`, or the release queued on
+    /// `RDMA_CM_EVENT_DEVICE_REMOVAL` ([`Users::device_removal`]).
+    claimed: AtomicBool,
+    /// Set once that release destroyed the id.
+    destroyed: AtomicBool,
 }
 
 impl Users {
@@ -41,7 +46,57 @@ impl Users {
         Users {
             n: AtomicUsize::new(0),
             revoked: AtomicBool::new(false),
+            claimed: AtomicBool::new(false),
+            destroyed: AtomicBool::new(false),
         }
+    }
+
+    /// Claims the destruction of the id for the caller: false if another did. Any context.
+    pub(super) fn claim(&self) -> bool {
+        !self.claimed.swap(true, Ordering::AcqRel)
+    }
+
+    /// Waits until the release queued by [`Users::device_removal`] destroyed the id. For an
+    /// owner's `Drop` that lost the claim to it. Process context; sleeps.
+    pub(super) fn wait_destroyed(&self) {
+        while !self.destroyed.load(Ordering::Acquire) {
+            fsleep(Delta::from_millis(1));
+        }
+    }
+
+    /// `RDMA_CM_EVENT_DEVICE_REMOVAL` on the id `id` (one without a QP: the device's binding
+    /// revoked those already): the owner's calls fail from now on, and the id is destroyed on
+    /// the layer's deferral workqueue once the calls in progress ended (rdma_cm's removal of
+    /// the device waits for that), unless the owner's `Drop` destroys it first. Called by the
+    /// id's event handler, after the consumer's.
+    ///
+    /// # Safety
+    ///
+    /// `id` is live and `self` is its context's, and both stay so until `destroyed` is set or
+    /// the owner's `Drop` claimed the destruction.
+    pub(super) unsafe fn device_removal(&self, id: *mut bindings::rdma_cm_id) {
+        self.revoked.store(true, Ordering::SeqCst);
+        if !self.claim() {
+            return;
+        }
+        /// The release: waits for the owner's calls, destroys the id.
+        struct Destroy(*mut bindings::rdma_cm_id, *const Users);
+        // SAFETY: rdma_cm ids may be destroyed from any thread; `Users` is atomics.
+        unsafe impl Send for Destroy {}
+        impl Drop for Destroy {
+            fn drop(&mut self) {
+                // SAFETY: Both stay live until `destroyed` is set (`device_removal`'s caller).
+                let users = unsafe { &*self.1 };
+                while users.n.load(Ordering::SeqCst) != 0 {
+                    fsleep(Delta::from_millis(1));
+                }
+                // SAFETY: The id is live, claimed here, and this is not one of its handlers (the
+                // deferral workqueue).
+                unsafe { bindings::rdma_destroy_id(self.0) };
+                users.destroyed.store(true, Ordering::Release);
+            }
+        }
+        super::super::defer::release_later(Destroy(id, self), None);
     }
 
     /// Counts a call in, unless the id was revoked. Any context.
@@ -138,8 +193,8 @@ impl CmIdRes {
     ) {
         if !qp.is_null() && pools.iter().any(|p| p.used()) {
             // Every posted work request completes (flushed if need be) before the pools its
-            // contexts live in can go. Its CQs are not `Direct` (`create_qp`). A QP nothing was
-            // posted to has no completion to wait for.
+            // contexts live in can go. A QP nothing was posted to has no completion to wait
+            // for.
             // SAFETY: `qp` is the id's live QP.
             unsafe { bindings::ib_drain_qp(qp) };
         }

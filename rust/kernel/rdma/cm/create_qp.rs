@@ -12,14 +12,49 @@
 
 use super::super::{
     bound::BoundDevice,
-    cq::PollContext,
+    cq::Cq,
     pd::Pd,
-    qp::{QpCap, QpInit},
-    wr::WrCompletion,
+    qp::QpCap,
+    wr::{WrCompletion, WrPool},
 };
 use super::{qp_events::QpEvents, CmHandler, CmId, CmIdRes, QpParts};
 use crate::{bindings, prelude::*, sync::Arc};
 use core::ptr::NonNull;
+
+/// What a QP is created with (`struct ib_qp_init_attr` for an RC QP): its CQs and the
+/// [`WrPool`]s of its two queues, which the CM id owning the QP keeps until the QP is drained
+/// and destroyed (so the CQs outlive the QP and no completion reaches a freed context).
+pub struct QpInit<S: WrCompletion, R: WrCompletion> {
+    /// The CQ that receives SEND-queue completions.
+    pub send_cq: Arc<Cq>,
+    /// The CQ that receives RECV-queue completions.
+    pub recv_cq: Arc<Cq>,
+    /// The contexts of SEND-queue work requests; attached to no other QP.
+    pub send_pool: Arc<WrPool<S>>,
+    /// The contexts of RECV work requests; attached to no other QP.
+    pub recv_pool: Arc<WrPool<R>>,
+    /// Queue sizes.
+    pub cap: QpCap,
+}
+
+impl<S: WrCompletion, R: WrCompletion> QpInit<S, R> {
+    pub(crate) fn to_c(&self) -> bindings::ib_qp_init_attr {
+        let mut a = bindings::ib_qp_init_attr {
+            send_cq: self.send_cq.as_raw(),
+            recv_cq: self.recv_cq.as_raw(),
+            ..Default::default()
+        };
+        a.cap.max_send_wr = self.cap.max_send_wr;
+        a.cap.max_recv_wr = self.cap.max_recv_wr;
+        a.cap.max_send_sge = self.cap.max_send_sge;
+        a.cap.max_recv_sge = self.cap.max_recv_sge;
+        a.cap.max_inline_data = self.cap.max_inline_data;
+        a.cap.max_rdma_ctxs = self.cap.max_rdma_ctxs;
+        a.sq_sig_type = bindings::ib_sig_type_IB_SIGNAL_REQ_WR;
+        a.qp_type = bindings::ib_qp_type_IB_QPT_RC;
+        a
+    }
+}
 
 impl<T: CmHandler> CmId<T> {
     /// Creates the id's RC QP in `pd` with `init`'s CQs and context pools, and returns the
@@ -32,7 +67,7 @@ impl<T: CmHandler> CmId<T> {
     /// # Errors
     ///
     /// `-EBUSY` if the id already has (or had) a QP or a pool is attached to another QP,
-    /// `-EINVAL` for a [`PollContext::Direct`] CQ or capacities the device refuses,
+    /// `-EINVAL` for capacities the device refuses,
     /// `-ENOMEM`, or the driver's error.
     pub fn create_qp<S: WrCompletion, R: WrCompletion>(
         &self,
@@ -55,8 +90,8 @@ impl<T: CmHandler> CmId<T> {
     ///
     /// # Errors
     ///
-    /// `-EINVAL` for a [`PollContext::Direct`] CQ, `-EBUSY` if the id already has (or had) a
-    /// QP or a pool is attached to another QP, `-ENODEV` once the PD's device was removed,
+    /// `-EBUSY` if the id already has (or had) a QP or a pool is attached to another QP,
+    /// `-ENODEV` once the PD's device was removed,
     /// `-ENOMEM`, or the driver's error.
     pub(in super::super) fn create_qp_with(
         &self,
@@ -64,13 +99,6 @@ impl<T: CmHandler> CmId<T> {
         mut attr: bindings::ib_qp_init_attr,
         parts: QpParts,
     ) -> Result<QpCap> {
-        if parts
-            .cqs
-            .iter()
-            .any(|c| c.poll_context() == PollContext::Direct)
-        {
-            return Err(EINVAL);
-        }
         let id = self.id()?;
         let dev = BoundDevice::access(pd.binding())?;
         if self.qp_events.as_ref().is_none() {

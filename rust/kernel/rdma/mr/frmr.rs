@@ -3,7 +3,7 @@
 //! Fast registration memory regions (FRWR): an MR whose page list is mapped over part of a
 //! [`DmaRegion`] and made valid by an `IB_WR_REG_MR` work request.
 
-use super::DmaRegion;
+use super::{DmaRegion, Sge};
 use crate::{
     bindings,
     error::from_err_ptr,
@@ -11,7 +11,6 @@ use crate::{
     rdma::{
         bound::{BoundDevice, Rank, Release, Slot},
         pd::Pd,
-        wr::Sge,
         Access, AccessFlag,
     },
     sync::{rcu, Arc},

@@ -10,29 +10,8 @@
 //! when its owner value goes, and that cannot happen before the last user of the region (a
 //! work request, an FRWR grant, an LMR) let go of it.
 
-use super::{DataDirection, DmaRegion};
+use super::{DataDirection, DmaRegion, SgOwner};
 use crate::{bindings, prelude::*, rdma::bound::Bound};
-
-/// A value that keeps a scatterlist and the pages it names for as long as it exists, and lends
-/// the list to [`DmaRegion::from_sg_owner`] to be mapped in place. Dropping it is how its
-/// pages go back to their user (a block driver's request token ends the request from its
-/// drop).
-///
-/// # Safety
-///
-/// [`SgOwner::sg`] returns a valid scatterlist (chained or not) of at least the count it
-/// returns, whose entries each name a page and a non-zero length and have their DMA address,
-/// length and flags clear (as `sg_init_table` leaves them). From the call to
-/// [`DmaRegion::from_sg_owner`] until the value is dropped:
-/// - the list stays at its address, and its entries' pages do not change;
-/// - the list is the region's alone: the DMA API writes its entries' DMA addresses, lengths
-///   and flags, and while it maps (with an IOMMU) their offsets and lengths too, so nothing
-///   else reads, writes or maps the list meanwhile;
-/// - the pages it names stay allocated, and are not reused for anything else.
-pub unsafe trait SgOwner: Send + Sync + 'static {
-    /// The scatterlist (not DMA-mapped: `sg_set_page` entries) and its number of entries.
-    fn sg(&self) -> (*mut bindings::scatterlist, usize);
-}
 
 impl DmaRegion {
     /// Maps the pages `owner`'s scatterlist names for DMA by `dev` in direction `dir`, in

@@ -92,7 +92,7 @@ UNUSED_UNTIL=(
 	"kernel/rdma/wr.rs AttachedPool attach|11"
 	"kernel/rdma/cm/event.rs to_c|10"
 	"kernel/rdma/cm/qp_events.rs new callback context|11"
-	"kernel/rdma/cm/qp_state.rs create_qp_raw destroy_new_qp moves_qp|11"
+	"kernel/rdma/cm/qp_state.rs create_qp_raw destroy_new_qp|11"
 )
 
 # The sample's line that reaches the layer through rkdapl, and what the series has instead.
@@ -745,7 +745,7 @@ done
 # The last patch must leave exactly the layer's source (and its KUnit configuration).
 while IFS= read -r f; do
 	cmp -s "$top/$f" "$repo/$f" ||
-		die "the series does not reproduce $f (SERIES in scripts/patches.sh is out of date)"
+		{ diff "$top/$f" "$repo/$f" >&2 || true; die "the series does not reproduce $f (SERIES in scripts/patches.sh is out of date)"; }
 done < <(layer_files; echo rust/kernel/rdma/.kunitconfig)
 
 cover | g config branch.rdma.description "$(cat)"

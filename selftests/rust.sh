@@ -120,10 +120,11 @@ rust_layer_splat() {
 		grep -m1 -E 'BUG:|WARNING:|INFO: task .* blocked|possible (circular|recursive) locking|kmemleak: [0-9]+ new suspected|Call Trace' || true)
 }
 
-# rust_layer_leak: the device removal case (not in the suite table yet: see the note in
-# docs/testing.md). leak=1 keeps one object of each kind the layer has; `rdma link delete`
-# must then complete (within 60 s) while they are alive, the module's unload must drop them
-# without touching the gone device, and rdma res must be back to what it was before.
+# rust_layer_leak: the device removal case. leak=1 keeps one object of each kind the layer has
+# (PD, CQs, QPs with their CM ids, a listening CM id, an FRWR MR, DMA regions, an SRQ);
+# `rdma link delete` must then complete (within 60 s) while they are alive, the layer must say
+# it revoked them after the client's remove, the module's unload must drop them without
+# touching the gone device, and rdma res must be back to what it was before.
 rust_layer_leak() {
 	local rc=0 ip n0 base t0 secs
 	ip=$(rkdapl_ip_int "$RKDAPL_IP")
@@ -140,6 +141,9 @@ rust_layer_leak() {
 	secs=$((SECONDS - t0))
 	t_check $rc "rust: leak: rdma link delete $RKDAPL_DEV completes within 60 s under the sample's objects (took $secs s)" \
 		"exit $rc after $secs s"
+	REPLY=$(dmesg | tail -n +$((n0 + 1)) | grep -o "rdma: rust_rdma_loopback: revoked [0-9]* object(s) the client left on $RKDAPL_DEV" | tail -n 1)
+	[ -n "$REPLY" ]
+	t_check $? "rust: leak: the layer revoked what the sample's client left on $RKDAPL_DEV after its remove" "${REPLY:-no revocation line in dmesg}"
 	rc=0
 	timeout -k 10 120 rmmod rust_rdma_loopback || rc=$?
 	t_check $rc "rust: leak: rmmod of the layer's sample after its device went away" "rmmod exit $rc"

@@ -32,6 +32,7 @@ SUITE_ROWS=(
 	"reset        one   yes    reset_suite           -"
 	"rust         one   yes    rust_suite            -"
 	"rust         one   yes    rust_layer_suite      -"
+	"rust         one   yes    rust_layer_leak       -"
 	"blockdev     one   yes    suite_blockdev        -"
 	"inject       b     no     inject_suite          inject_suite"
 	"netns        b     yes    netns_suite           netns_suite"

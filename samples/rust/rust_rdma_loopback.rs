@@ -378,12 +378,19 @@ fn qp_parts(dev: &Bound<'_>, pd: &Arc<Pd>) -> Result<(QpParts, Pools)> {
 
 /// Posts one signalled work request of context 0.
 fn post(pool: &WrPool<Done>, qp: &Qp, op: SendOp, sg: &[Sge<'_>]) -> Result {
-    pool.post_send(qp, &mut [SendWr::new(op, 0, true, sg, SendFlag::Signaled.into())])
-        .map_err(|(e, _)| e)
+    pool.post_send(
+        qp,
+        &mut [SendWr::new(op, 0, true, sg, SendFlag::Signaled.into())],
+    )
+    .map_err(|(e, _)| e)
 }
 
 /// A region owning `len` bytes, the `i`-th of them `fill(i)`.
-fn region(dev: &Bound<'_>, len: usize, fill: impl Fn(usize) -> u8) -> Result<(DmaRegion, CpuAccess)> {
+fn region(
+    dev: &Bound<'_>,
+    len: usize,
+    fill: impl Fn(usize) -> u8,
+) -> Result<(DmaRegion, CpuAccess)> {
     let mut buf = KVec::with_capacity(len, GFP_KERNEL)?;
     for i in 0..len {
         buf.push(fill(i), GFP_KERNEL)?;
@@ -500,9 +507,12 @@ fn run(addr: u32, port: u16, size: usize, leak: bool) -> Result<Option<Leaked>> 
     let (target, target_cpu) = region(&dev, size, |_| 0)?;
     let mut mr = FrMr::new(&pd, (size.div_ceil(PAGE_SIZE) + 1) as u32)?;
     mr.map(&target, 0, size as u64)?;
-    spools
-        .0
-        .post_reg_mr(sqp, 0, &mr, AccessFlag::RemoteWrite | AccessFlag::RemoteRead)?;
+    spools.0.post_reg_mr(
+        sqp,
+        0,
+        &mr,
+        AccessFlag::RemoteWrite | AccessFlag::RemoteRead,
+    )?;
     wait_done(&spools.0, 1, "REG_MR")?;
     let (inbox, inbox_cpu) = region(&dev, MSG, |_| 0)?;
     spools.1.post_recv(sqp, 0, &sges(&inbox, MSG, lkey)?)?;

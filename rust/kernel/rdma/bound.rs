@@ -257,7 +257,9 @@ impl BoundDevice {
                 Err(ENODEV)
             } else {
                 let v: Arc<dyn Revoke> = slot.clone();
-                t.ranks[R::RANK as usize].push(v, GFP_KERNEL).map_err(Into::into)
+                t.ranks[R::RANK as usize]
+                    .push(v, GFP_KERNEL)
+                    .map_err(Into::into)
             }
         };
         if let Err(e) = r {

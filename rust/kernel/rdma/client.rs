@@ -56,7 +56,8 @@ struct PerDevice<D> {
 /// The registrations live now: `add_callback` finds its `ib_client` here (ib_core does not
 /// pass it), by the client type's `TypeId`.
 const MAX_CLIENTS: usize = 8;
-static CLIENTS: [AtomicPtr<Head>; MAX_CLIENTS] = [const { AtomicPtr::new(ptr::null_mut()) }; MAX_CLIENTS];
+static CLIENTS: [AtomicPtr<Head>; MAX_CLIENTS] =
+    [const { AtomicPtr::new(ptr::null_mut()) }; MAX_CLIENTS];
 
 /// The `ib_client` and the type of the client it belongs to.
 #[repr(C)]

@@ -28,13 +28,7 @@
 //! from it, until the last of them is destroyed.
 
 use super::{
-    bound::Slot,
-    cq::Cq,
-    device::Device,
-    event::EventKind,
-    pd::Pd,
-    qp::Qp,
-    wr::AttachedPool,
+    bound::Slot, cq::Cq, device::Device, event::EventKind, pd::Pd, qp::Qp, wr::AttachedPool,
 };
 use crate::{
     bindings,
@@ -691,10 +685,7 @@ impl<T: CmHandler> Drop for CmId<T> {
         if self.must_defer() {
             // The device reference makes its unregistration wait for the deferred release;
             // none is needed (or can be taken) once the id was revoked.
-            let dev = self
-                .id()
-                .ok()
-                .and_then(|id| id.device().map(ARef::from));
+            let dev = self.id().ok().and_then(|id| id.device().map(ARef::from));
             // SAFETY: Called from `drop`, which returns right after.
             let moved = unsafe { self.move_out() };
             // INVARIANT: The moved `CmId` owns the id and its context; its `drop`, on the

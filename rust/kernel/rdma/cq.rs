@@ -221,7 +221,6 @@ impl Cq {
         }
         super::defer::in_work(self.work)
     }
-
 }
 
 impl Drop for Cq {

@@ -232,7 +232,8 @@ unsafe impl<T: EventHandler> Send for Registration<T> {}
 unsafe impl<T: EventHandler> Sync for Registration<T> {}
 
 impl<T: EventHandler> Registration<T> {
-    /// Registers `handler` for the events of the device `bound`; events dispatched from now on reach it.
+    /// Registers `handler` for the events of the device `bound`; events dispatched from now on
+    /// reach it.
     /// Process context; may sleep (takes the device's event-handler lock for writing).
     ///
     /// # Errors

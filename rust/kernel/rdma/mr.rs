@@ -52,10 +52,10 @@ mod segs;
 mod sge;
 pub use crate::dma::DataDirection;
 pub use frmr::{FrMr, MrRef};
-pub use sge::Sge;
 use owned::Backing;
-use segs::{Seg, Segs};
 pub use owned::CpuAccess;
+use segs::{Seg, Segs};
+pub use sge::Sge;
 
 const PAGE_SIZE: usize = bindings::PAGE_SIZE;
 
@@ -296,7 +296,8 @@ impl DmaRegion {
                 bindings::GFP_KERNEL,
             )
         })?;
-        let mut region = DmaRegion::unmapped(dev, table, addr, len, None, DataDirection::Bidirectional);
+        let mut region =
+            DmaRegion::unmapped(dev, table, addr, len, None, DataDirection::Bidirectional);
         // SAFETY: The caller keeps the pages allocated.
         unsafe { region.map() }?;
         Ok(region)
@@ -410,16 +411,12 @@ impl DmaRegion {
         &self.bound
     }
 
-
     fn seg_index(&self, off: u64) -> usize {
         match self.segs.binary_search_by(|s| s.off.cmp(&off)) {
             Ok(i) => i,
             Err(i) => i - 1,
         }
     }
-
-
-
 
     /// Whether [`Self::sync_for_cpu`] and [`Self::sync_for_device`] do anything for this
     /// region's device: false for software devices (rxe, siw: `ib_uses_virt_dma`) and for

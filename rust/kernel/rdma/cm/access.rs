@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! How a [`CmId`](super::CmId)'s owner reaches its `rdma_cm_id` and QP ([`CmIdAccess`], [`QpAccess`]), and
-//! how its device's removal destroys them if the owner keeps the [`CmId`](super::CmId) ([`CmIdRes`], tracked
-//! by the device's binding from the QP's creation, see [`super::super::bound`]).
+//! How a [`super::CmId`]'s owner reaches its `rdma_cm_id` and QP ([`CmIdAccess`],
+//! [`QpAccess`]), and how its device's removal destroys them if the owner keeps the CM id
+//! ([`CmIdRes`], tracked by the device's binding from the QP's creation, see
+//! [`super::super::bound`]; or, without a QP, released on rdma_cm's device removal event).
 //!
 //! The revocation waits for the owner's calls in progress ([`Users`]) and, for an id adopted
 //! in a connect-request callback, for that callback ([`Adoption`]); after it, the owner's
-//! calls fail with `-ENODEV` and the [`CmId`](super::CmId)'s `Drop` frees only memory.
+//! calls fail with `-ENODEV` and the [`super::CmId`]'s `Drop` frees only memory.
 
 use super::super::{
     bound::{Rank, Release},
@@ -25,7 +26,7 @@ use core::{
     sync::atomic::{AtomicBool, AtomicUsize, Ordering},
 };
 
-/// The calls in progress on a [`CmId`](super::CmId) through [`CmId::id`](super::CmId::id) and [`CmId::qp`](super::CmId::qp), which the
+/// The calls in progress on a CM id through [`super::CmId::id`] and [`super::CmId::qp`], which the
 /// revocation of the id at its device's removal waits for before it destroys the id.
 ///
 /// # Invariants
@@ -124,7 +125,7 @@ impl Users {
     }
 }
 
-/// A [`CmId`](super::CmId)'s `rdma_cm_id` held live for a call ([`CmId::id`](super::CmId::id)): its device's removal waits
+/// A CM id's `rdma_cm_id` held live for a call ([`super::CmId::id`]): its device's removal waits
 /// for it before it destroys the id. Dereferences to the id.
 ///
 /// # Invariants
@@ -148,7 +149,7 @@ impl Drop for CmIdAccess<'_> {
     }
 }
 
-/// The QP of a [`CmId`](super::CmId), held live for a call ([`CmId::qp`](super::CmId::qp)). Dereferences to the QP.
+/// The QP of a CM id, held live for a call ([`super::CmId::qp`]). Dereferences to the QP.
 pub struct QpAccess<'a> {
     pub(super) qp: &'a Qp,
     pub(super) _id: CmIdAccess<'a>,

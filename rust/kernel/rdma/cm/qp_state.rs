@@ -303,9 +303,7 @@ impl<T: CmHandler> CmId<T> {
         let id = self.id()?;
         if !self.ctx.own_qp.wanted.load(Ordering::Relaxed) {
             // SAFETY: The id is live and bound; `attr` is valid for the call.
-            return to_result(unsafe {
-                bindings::rdma_create_qp(id.as_raw(), pd.as_raw(), attr)
-            });
+            return to_result(unsafe { bindings::rdma_create_qp(id.as_raw(), pd.as_raw(), attr) });
         }
         if id.device().is_none_or(|d| !pd.binding().is(d)) {
             return Err(EINVAL);

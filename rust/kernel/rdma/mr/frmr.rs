@@ -119,9 +119,8 @@ impl FrMr {
     ///
     /// # Errors
     ///
-    /// `-EINVAL` for a page count the device refuses, `-ENOMEM`, or the driver's error.
-    ///
-    /// `-ENODEV` once the PD's device was removed.
+    /// `-EINVAL` for a page count the device refuses, `-ENODEV` once the PD's device was
+    /// removed, `-ENOMEM`, or the driver's error.
     pub fn new(pd: &Arc<Pd>, max_pages: u32) -> Result<FrMr> {
         let dev = BoundDevice::access(pd.binding())?;
         // SAFETY: `pd` is a live PD: the token holds its device bound.
@@ -188,8 +187,9 @@ impl FrMr {
     ///
     /// # Errors
     ///
-    /// `-EINVAL` for an empty or out-of-range span or a region of another device, `-E2BIG` if the span needs more pages
-    /// than the MR holds, `-ENODEV` once the MR's device was removed, or the driver's error.
+    /// `-EINVAL` for an empty or out-of-range span or a region of another device, `-E2BIG` if
+    /// the span needs more pages than the MR holds, `-ENODEV` once the MR's device was
+    /// removed, or the driver's error.
     pub fn map(&mut self, region: &DmaRegion, off: u64, len: u64) -> Result {
         self.map_gfp(region, off, len, GFP_KERNEL)
     }
@@ -243,7 +243,10 @@ impl FrMr {
             // SAFETY: `sg` is an initialized entry of `sgl`.
             unsafe { bindings::sg_set_dma(sg, s.dma + (start - s.off), (stop - start) as u32) };
         }
-        if !core::ptr::eq(Arc::as_ptr(region.binding()), Arc::as_ptr(self.mr.slot.bound())) {
+        if !core::ptr::eq(
+            Arc::as_ptr(region.binding()),
+            Arc::as_ptr(self.mr.slot.bound()),
+        ) {
             return Err(EINVAL);
         }
         let rcu = rcu::read_lock();

@@ -35,7 +35,7 @@ use super::device::Device;
 use crate::{
     bindings, new_mutex, new_srcu,
     prelude::*,
-    sync::{rcu, srcu, Arc, Mutex, Srcu},
+    sync::{rcu, srcu, Arc, LockClassKey, Mutex, Srcu},
 };
 use core::{
     ops::Deref,
@@ -242,7 +242,10 @@ impl BoundDevice {
     ) -> core::result::Result<Arc<Slot<R>>, (Error, R)> {
         let slot = Arc::pin_init(
             pin_init!(Slot {
-                res <- new_mutex!(None, "rdma_bound_slot"),
+                res <- {
+                    let (name, key) = slot_class();
+                    Mutex::new(None, name, key)
+                },
                 bound: this.clone(),
             }),
             GFP_KERNEL,
@@ -321,6 +324,14 @@ impl BoundDevice {
         }
         n
     }
+}
+
+/// The name and lock class of every [`Slot`]'s lock. Not generic and never inlined, so that [`BoundDevice::try_track`]
+/// instantiated in another crate (a consumer of the layer, compiled with `-Zshare-generics=n`)
+/// registers the same name with the same key: lockdep warns when one key has two names.
+#[inline(never)]
+fn slot_class() -> (&'static CStr, Pin<&'static LockClassKey>) {
+    (c"rdma_bound_slot", crate::static_lock_class!())
 }
 
 /// A token that the device is bound, given by [`BoundDevice::access`] and by the client's

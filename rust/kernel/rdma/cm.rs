@@ -33,10 +33,9 @@ use super::{
 use crate::{
     bindings,
     error::{from_err_ptr, to_result},
-    new_mutex,
     prelude::*,
     str::CString,
-    sync::{aref::ARef, Arc, ArcBorrow, Mutex, SetOnce},
+    sync::{aref::ARef, Arc, ArcBorrow, LockClassKey, Mutex, SetOnce},
     task::Task,
     types::Opaque,
 };
@@ -365,6 +364,14 @@ pub struct CmId<T: CmHandler> {
     slot: SetOnce<Arc<Slot<CmIdRes>>>,
 }
 
+/// The name and lock class of every [`Adoption`]'s lock. Not generic and never inlined, so that `CmId::event_callback`
+/// instantiated in another crate (a consumer of the layer, compiled with `-Zshare-generics=n`)
+/// registers the same name with the same key: lockdep warns when one key has two names.
+#[inline(never)]
+fn adoption_class() -> (&'static CStr, Pin<&'static LockClassKey>) {
+    (c"rdma_cm_adoption", crate::static_lock_class!())
+}
+
 /// A connect-request callback, shared with the [`CmId`] adopted in it.
 ///
 /// rdma_cm runs the callback holding the new id's handler lock (and the listener's):
@@ -547,7 +554,10 @@ impl<T: CmHandler> CmId<T> {
                 pin_init!(Adoption {
                     task: AtomicPtr::new(Task::current_raw()),
                     given_back: AtomicBool::new(false),
-                    callback <- new_mutex!((), "rdma_cm_adoption"),
+                    callback <- {
+                        let (name, key) = adoption_class();
+                        Mutex::new((), name, key)
+                    },
                 }),
                 GFP_KERNEL,
             );

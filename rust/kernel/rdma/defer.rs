@@ -108,6 +108,14 @@ pub(crate) fn in_work(work: *const bindings::work_struct) -> bool {
     !cur.is_null() && ptr::eq(cur.cast_const(), work)
 }
 
+/// The name and lock class of every release's work item. Not generic and never inlined, so that [`release_later`]
+/// instantiated in another crate (a consumer of the layer, compiled with `-Zshare-generics=n`)
+/// registers the same name with the same key: lockdep warns when one key has two names.
+#[inline(never)]
+fn release_class() -> (&'static CStr, Pin<&'static crate::sync::LockClassKey>) {
+    (c"rdma_defer", crate::static_lock_class!())
+}
+
 /// A value released on the deferral queue, and its device's reference.
 #[pin_data]
 struct Release<D: Send + 'static> {
@@ -151,7 +159,10 @@ pub(crate) fn release_later<D: Send + 'static>(value: D, dev: Option<ARef<Device
         }
     };
     let init = pin_init!(Release {
-        work <- crate::new_work!("rdma_defer"),
+        work <- {
+            let (name, key) = release_class();
+            workqueue::Work::new(name, key)
+        },
         value,
         dev,
     });

@@ -40,7 +40,6 @@ use super::{
 use crate::{
     bindings,
     error::{from_err_ptr, to_result},
-    new_spinlock_irq,
     prelude::*,
     sync::{rcu, Arc, ArcBorrow, SpinLockIrq},
     workqueue::{self, Work, WorkItem},
@@ -256,6 +255,22 @@ impl<T: SrqOwner> SrqShared<T> {
     }
 }
 
+/// The name and lock class of every SRQ's free list lock. Not generic and never inlined, so that `Srq::new`
+/// instantiated in another crate (a consumer of the layer, compiled with `-Zshare-generics=n`)
+/// registers the same name with the same key: lockdep warns when one key has two names.
+#[inline(never)]
+fn srq_free_class() -> (&'static CStr, Pin<&'static crate::sync::LockClassKey>) {
+    (c"rdma_srq_free", crate::static_lock_class!())
+}
+
+/// The name and lock class of every SRQ's event work. Not generic and never inlined, so that `Srq::new`
+/// instantiated in another crate (a consumer of the layer, compiled with `-Zshare-generics=n`)
+/// registers the same name with the same key: lockdep warns when one key has two names.
+#[inline(never)]
+fn srq_event_class() -> (&'static CStr, Pin<&'static crate::sync::LockClassKey>) {
+    (c"rdma_srq_event", crate::static_lock_class!())
+}
+
 /// A shared receive queue whose RECVs' completions and events go to its owner `T`.
 ///
 /// The SRQ is destroyed when the `Srq` is dropped, or, if the device goes first, when the
@@ -311,10 +326,16 @@ impl<T: SrqOwner> Srq<T> {
             try_pin_init!(&this in SrqShared {
                 owner <- owner,
                 ctxs: SrqShared::contexts(this, n)?,
-                free <- new_spinlock_irq!(SrqShared::<T>::free_list(n)?, "rdma_srq_free"),
+                free <- {
+                    let (name, key) = srq_free_class();
+                    SpinLockIrq::new(SrqShared::<T>::free_list(n)?, name, key)
+                },
                 pending: AtomicU32::new(0),
                 gone: AtomicBool::new(false),
-                work <- crate::workqueue::new_work!("rdma_srq_event"),
+                work <- {
+                    let (name, key) = srq_event_class();
+                    Work::new(name, key)
+                },
             }),
             GFP_KERNEL,
         )?;

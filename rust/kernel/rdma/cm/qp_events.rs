@@ -36,6 +36,14 @@ crate::impl_has_work! {
     impl{T: CmHandler} HasWork<QpEvents<T>> for QpEvents<T> { self.work }
 }
 
+/// The name and lock class of every QP's event work. Not generic and never inlined, so that `QpEvents::new`
+/// instantiated in another crate (a consumer of the layer, compiled with `-Zshare-generics=n`)
+/// registers the same name with the same key: lockdep warns when one key has two names.
+#[inline(never)]
+fn qp_events_class() -> (&'static CStr, Pin<&'static crate::sync::LockClassKey>) {
+    (c"rdma_qp_events", crate::static_lock_class!())
+}
+
 impl<T: CmHandler> WorkItem for QpEvents<T> {
     type Pointer = Arc<QpEvents<T>>;
 
@@ -61,7 +69,10 @@ impl<T: CmHandler> QpEvents<T> {
             pin_init!(QpEvents {
                 handler,
                 pending: AtomicU32::new(0),
-                work <- crate::new_work!("rdma_qp_events"),
+                work <- {
+                    let (name, key) = qp_events_class();
+                    crate::workqueue::Work::new(name, key)
+                },
             }),
             GFP_KERNEL,
         )

@@ -326,9 +326,10 @@ impl BoundDevice {
     }
 }
 
-/// The name and lock class of every [`Slot`]'s lock. Not generic and never inlined, so that [`BoundDevice::try_track`]
-/// instantiated in another crate (a consumer of the layer, compiled with `-Zshare-generics=n`)
-/// registers the same name with the same key: lockdep warns when one key has two names.
+/// The name and lock class of every [`Slot`]'s lock. Not generic and never inlined,
+/// so that [`BoundDevice::try_track`] instantiated in another crate (a consumer of the
+/// layer, compiled with `-Zshare-generics=n`) registers the same name with the same
+/// key: lockdep warns when one key has two names.
 #[inline(never)]
 fn slot_class() -> (&'static CStr, Pin<&'static LockClassKey>) {
     (c"rdma_bound_slot", crate::static_lock_class!())

@@ -364,9 +364,10 @@ pub struct CmId<T: CmHandler> {
     slot: SetOnce<Arc<Slot<CmIdRes>>>,
 }
 
-/// The name and lock class of every [`Adoption`]'s lock. Not generic and never inlined, so that `CmId::event_callback`
-/// instantiated in another crate (a consumer of the layer, compiled with `-Zshare-generics=n`)
-/// registers the same name with the same key: lockdep warns when one key has two names.
+/// The name and lock class of every [`Adoption`]'s lock. Not generic and never inlined,
+/// so that `CmId::event_callback` instantiated in another crate (a consumer of the
+/// layer, compiled with `-Zshare-generics=n`) registers the same name with the same
+/// key: lockdep warns when one key has two names.
 #[inline(never)]
 fn adoption_class() -> (&'static CStr, Pin<&'static LockClassKey>) {
     (c"rdma_cm_adoption", crate::static_lock_class!())

@@ -108,9 +108,10 @@ pub(crate) fn in_work(work: *const bindings::work_struct) -> bool {
     !cur.is_null() && ptr::eq(cur.cast_const(), work)
 }
 
-/// The name and lock class of every release's work item. Not generic and never inlined, so that [`release_later`]
-/// instantiated in another crate (a consumer of the layer, compiled with `-Zshare-generics=n`)
-/// registers the same name with the same key: lockdep warns when one key has two names.
+/// The name and lock class of every release's work item. Not generic and never inlined,
+/// so that [`release_later`] instantiated in another crate (a consumer of the
+/// layer, compiled with `-Zshare-generics=n`) registers the same name with the same
+/// key: lockdep warns when one key has two names.
 #[inline(never)]
 fn release_class() -> (&'static CStr, Pin<&'static crate::sync::LockClassKey>) {
     (c"rdma_defer", crate::static_lock_class!())

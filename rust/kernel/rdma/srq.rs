@@ -255,17 +255,19 @@ impl<T: SrqOwner> SrqShared<T> {
     }
 }
 
-/// The name and lock class of every SRQ's free list lock. Not generic and never inlined, so that `Srq::new`
-/// instantiated in another crate (a consumer of the layer, compiled with `-Zshare-generics=n`)
-/// registers the same name with the same key: lockdep warns when one key has two names.
+/// The name and lock class of every SRQ's free list lock. Not generic and never inlined,
+/// so that `Srq::new` instantiated in another crate (a consumer of the
+/// layer, compiled with `-Zshare-generics=n`) registers the same name with the same
+/// key: lockdep warns when one key has two names.
 #[inline(never)]
 fn srq_free_class() -> (&'static CStr, Pin<&'static crate::sync::LockClassKey>) {
     (c"rdma_srq_free", crate::static_lock_class!())
 }
 
-/// The name and lock class of every SRQ's event work. Not generic and never inlined, so that `Srq::new`
-/// instantiated in another crate (a consumer of the layer, compiled with `-Zshare-generics=n`)
-/// registers the same name with the same key: lockdep warns when one key has two names.
+/// The name and lock class of every SRQ's event work. Not generic and never inlined,
+/// so that `Srq::new` instantiated in another crate (a consumer of the
+/// layer, compiled with `-Zshare-generics=n`) registers the same name with the same
+/// key: lockdep warns when one key has two names.
 #[inline(never)]
 fn srq_event_class() -> (&'static CStr, Pin<&'static crate::sync::LockClassKey>) {
     (c"rdma_srq_event", crate::static_lock_class!())

@@ -36,9 +36,10 @@ crate::impl_has_work! {
     impl{T: CmHandler} HasWork<QpEvents<T>> for QpEvents<T> { self.work }
 }
 
-/// The name and lock class of every QP's event work. Not generic and never inlined, so that `QpEvents::new`
-/// instantiated in another crate (a consumer of the layer, compiled with `-Zshare-generics=n`)
-/// registers the same name with the same key: lockdep warns when one key has two names.
+/// The name and lock class of every QP's event work. Not generic and never inlined,
+/// so that `QpEvents::new` instantiated in another crate (a consumer of the
+/// layer, compiled with `-Zshare-generics=n`) registers the same name with the same
+/// key: lockdep warns when one key has two names.
 #[inline(never)]
 fn qp_events_class() -> (&'static CStr, Pin<&'static crate::sync::LockClassKey>) {
     (c"rdma_qp_events", crate::static_lock_class!())

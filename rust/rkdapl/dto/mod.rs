@@ -138,36 +138,8 @@ impl DtoOp {
     pub(crate) fn idx(self) -> usize {
         self as usize - 1
     }
-
-    /// The operation whose discriminant is `v`, if any.
-    pub(crate) fn from_raw(v: u32) -> Option<DtoOp> {
-        Self::ALL.into_iter().find(|o| *o as u32 == v)
-    }
 }
 impl DtoStatus {
-    const ALL: [DtoStatus; 12] = [
-        DtoStatus::Success,
-        DtoStatus::Flushed,
-        DtoStatus::LocalLength,
-        DtoStatus::LocalEp,
-        DtoStatus::LocalProtection,
-        DtoStatus::BadResponse,
-        DtoStatus::RemoteAccess,
-        DtoStatus::RemoteResponder,
-        DtoStatus::Transport,
-        DtoStatus::ReceiverNotReady,
-        DtoStatus::RmrOperationFailed,
-        DtoStatus::Generic,
-    ];
-
-    /// The status whose discriminant is `v` ([`DtoStatus::Generic`] for any other value).
-    pub(crate) fn from_raw(v: i32) -> DtoStatus {
-        Self::ALL
-            .into_iter()
-            .find(|s| *s as i32 == v)
-            .unwrap_or(DtoStatus::Generic)
-    }
-
     pub(crate) fn from_wc(wc: &Wc) -> DtoStatus {
         use DtoStatus::*;
         match wc.status() {

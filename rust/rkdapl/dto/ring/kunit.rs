@@ -16,6 +16,7 @@ use kernel::prelude::kunit_tests;
 mod tests {
     use super::super::{DtoRing, KeepAlive, RingCore, Slot};
     use crate::{
+        abi::evd::CEvent,
         dto::{DtoOp, DtoStats, DtoStatus},
         evd::{AsyncSlot, Evd, EventType},
     };
@@ -112,6 +113,7 @@ mod tests {
         let mut v = KVec::new();
         while v.len() < 16 {
             let Ok(ev) = e.dequeue() else { break };
+            let ev = CEvent::from(&ev);
             if ev.kind != EventType::DtoCompletion || ev.ep != EP {
                 return Err(EPROTO);
             }
@@ -334,6 +336,8 @@ mod tests {
         r.reap_all();
         let mut got = KVec::new();
         while let Ok(ev) = e.dequeue() {
+            // As a C consumer sees it.
+            let ev = CEvent::from(&ev);
             assert_eq!(ev.ep, EP);
             let t = (ev.kind, ev.cookie, ev.status, ev.op, ev.transferred_length);
             got.push(
@@ -532,6 +536,7 @@ mod tests {
         let mut v = KVec::new();
         while v.len() < 16 {
             let Ok(ev) = e.dequeue() else { break };
+            let ev = CEvent::from(&ev);
             if ev.kind != EventType::DtoCompletion || ev.ep != EP || ev.op != DtoOp::Recv as u32 {
                 return Err(EPROTO);
             }

@@ -292,3 +292,55 @@ pub(crate) unsafe extern "C" fn rkdapl_evd_modify_upcall(
         Ok(0)
     })
 }
+
+#[kunit_tests(rkdapl_abi_evd)]
+mod tests {
+    use super::*;
+    use crate::dto::{DtoOp, DtoStatus};
+
+    #[test]
+    fn c_events_carry_what_the_typed_event_has() {
+        let c = CEvent::from(&Event::Dto {
+            ep: 7,
+            cookie: 5,
+            status: DtoStatus::Success,
+            op: DtoOp::Recv,
+            len: 50,
+            immediate: Some(0xabcd),
+            by_rdma_write_imm: false,
+            invalidated_rkey: Some(0x1234),
+        });
+        assert_eq!(c.kind, EventType::DtoCompletion);
+        assert_eq!(
+            (c.ep, c.cookie, c.status, c.op),
+            (7, 5, 0, DtoOp::Recv as u32)
+        );
+        assert_eq!(
+            (c.transferred_length, c.immediate, c.flags),
+            (50, 0xabcd, 5)
+        );
+        assert_eq!((c.invalidated_rkey, c.private_data_len), (0x1234, 0));
+        assert_eq!(c.private_data, [0; MAX_PRIVATE_DATA]);
+        // Private data is cut at 56 bytes, the rest zeroed.
+        let src = [0xa5u8; MAX_PRIVATE_DATA + 8];
+        let c = CEvent::from(&Event::conn(EventType::Established, 1, 0, &src));
+        assert_eq!(c.private_data_len, 56);
+        assert_eq!(c.private_data, [0xa5u8; MAX_PRIVATE_DATA]);
+        let c = CEvent::from(&Event::conn(EventType::Established, 1, 0, &src[..3]));
+        assert_eq!(c.private_data_len, 3);
+        assert_eq!(c.private_data[..4], [0xa5, 0xa5, 0xa5, 0]);
+        assert_eq!(c.kind, EventType::Established);
+        let c = CEvent::from(&Event::Overflow { evd: 0x77, lost: 3 });
+        assert_eq!(c.kind, EventType::AsyncEvdOverflow);
+        assert_eq!((c.evd, c.transferred_length), (0x77, 3));
+        assert_eq!(c.status, EOVERFLOW.to_errno());
+        let c = CEvent::from(&Event::Cr {
+            cr: 9,
+            private_data: crate::evd::PrivateData::new(&[1]),
+        });
+        assert_eq!(
+            (c.kind, c.cr, c.private_data_len),
+            (EventType::ConnectionRequest, 9, 1)
+        );
+    }
+}

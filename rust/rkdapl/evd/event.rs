@@ -2,7 +2,7 @@
 
 //! The events an EVD carries (DAT 2.0 section 5.3.2), as typed values.
 
-use crate::dto::{DtoOp, DtoStatus};
+use crate::dto_op::{DtoOp, DtoStatus};
 
 /// Private data bytes a connect, accept, reject or event carries at most
 /// (`RKDAPL_MAX_PRIVATE_DATA`).
@@ -185,6 +185,9 @@ pub enum Event<C = usize> {
         port: u32,
     },
 }
+
+// An EVD's ring holds these by value: 80 bytes (the C struct is 128).
+const _: () = assert!(core::mem::size_of::<Event>() <= 80);
 
 impl<C> Event<C> {
     /// A connection event of the EP `ep`. Any context.

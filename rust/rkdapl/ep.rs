@@ -262,7 +262,7 @@ impl Ep {
         Ok(ep)
     }
 
-    /// Records the value this EP's events carry as their EP (`struct rkdapl_event.ep`): the
+    /// Records the value this EP's events carry as their EP (`Event`'s `ep`): the
     /// EP's C handle once the C ABI published it, its number (`id`) before (and always
     /// for an EP of the Rust API, which has no handle).
     pub(crate) fn set_handle(&self, h: usize) {

@@ -18,9 +18,11 @@
 
 use crate::registry::{Child, Children, Rank};
 
+mod event;
 pub(crate) mod in_upcall;
-pub(crate) use in_upcall::refuse_in_upcall;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+pub use event::{Event, EventType, PrivateData, MAX_PRIVATE_DATA};
+pub(crate) use in_upcall::refuse_in_upcall;
 use kernel::{
     new_condvar, new_mutex, new_spinlock_irq, pr_warn_once,
     prelude::*,
@@ -73,144 +75,6 @@ struct UpcallState {
 
 /// A wait without a time limit (`RKDAPL_TIMEOUT_INFINITE`, DAT's `DAT_TIMEOUT_INFINITE`).
 pub const TIMEOUT_INFINITE: u32 = u32::MAX;
-
-/// Private data bytes a connect, accept, reject or event carries at most
-/// (`RKDAPL_MAX_PRIVATE_DATA`).
-pub const MAX_PRIVATE_DATA: usize = 56;
-
-/// What an event reports (`enum rkdapl_event_type` in `include/rkdapl.h`, DAT's
-/// `DAT_EVENT_NUMBER`). What the event's status means depends on it: see each variant.
-#[repr(u32)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum EventType {
-    /// A DTO completed; its status is a DTO completion status (`enum rkdapl_dto_status`).
-    DtoCompletion = 1,
-    /// An RMR bind or unbind completed (status as for [`EventType::DtoCompletion`]); the grant
-    /// is usable, or revoked, from now on.
-    RmrBindCompletion = 2,
-    /// A peer asks to connect to a PSP: the event carries the connection request and the
-    /// peer's private data.
-    ConnectionRequest = 3,
-    /// The EP is connected; the event carries the peer's private data.
-    Established = 4,
-    /// The peer rejected the connection; the status is the IB CM reject reason (28: rejected
-    /// by the consumer, 8: no listener on the port), the private data the peer's.
-    PeerRejected = 5,
-    /// The local side could not connect; the status is a negative errno.
-    NonPeerRejected = 6,
-    /// The peer cannot be reached; the status is a negative errno.
-    Unreachable = 7,
-    /// The connect timeout passed.
-    TimedOut = 8,
-    /// The connection ended (either side disconnected); status `-ECONNRESET` on the passive
-    /// side when it ended before this side saw it established, 0 otherwise.
-    Disconnected = 9,
-    /// The connection was lost; status `-ENODEV` when the device went away.
-    Broken = 10,
-    /// An EVD was full: the event's transferred length is how many events were lost; status
-    /// `-EOVERFLOW`.
-    AsyncEvdOverflow = 11,
-    /// On the IA's async EVD: the device went away (status `-ENODEV`); free everything on
-    /// the IA.
-    AsyncIaCatastrophic = 12,
-    /// On the IA's async EVD: an SRQ's low watermark was reached (fewer RECVs left); `cookie`
-    /// is the SRQ. Fires once per `rkdapl_srq_set_lw`.
-    AsyncSrqLimitReached = 13,
-    /// On the IA's async EVD: an SRQ failed (`IB_EVENT_SRQ_ERR`); `cookie` is the SRQ.
-    AsyncSrqError = 14,
-    // Asynchronous events of ib_core (issue 16 item 3; `ia/events.rs`, `ep/qp_events.rs`), on
-    // the IA's async EVD. Port events name the port in the event's `port`.
-    /// A port of the IA's device became ACTIVE (`IB_EVENT_PORT_ACTIVE`): connections can be
-    /// made through it again. Status 0.
-    AsyncPortActive = 20,
-    /// A port of the IA's device left ACTIVE (`IB_EVENT_PORT_ERR`: link down, cable pulled).
-    /// Connections through it stop moving data until it is ACTIVE again (or their transport
-    /// retries run out). Status 0.
-    AsyncPortError = 21,
-    /// A port's GID table changed (`IB_EVENT_GID_CHANGE`; RoCE: an IP address was added or
-    /// removed). Status 0.
-    AsyncGidChange = 22,
-    /// A port's LID changed (`IB_EVENT_LID_CHANGE`, InfiniBand). Status 0.
-    AsyncLidChange = 23,
-    /// The subnet manager asks clients to register again (`IB_EVENT_CLIENT_REREGISTER`,
-    /// InfiniBand). Status 0.
-    AsyncClientReregister = 24,
-    /// A port's P_Key table changed (`IB_EVENT_PKEY_CHANGE`). Status 0.
-    AsyncPkeyChange = 25,
-    /// A port's subnet manager changed (`IB_EVENT_SM_CHANGE`, InfiniBand). Status 0.
-    AsyncSmChange = 26,
-    /// DAT's `DAT_ASYNC_ERROR_EP_BROKEN`: the QP of the EP `ep` failed (`IB_EVENT_QP_FATAL`:
-    /// status `-EIO`; `IB_EVENT_QP_REQ_ERR`: `-EPROTO`; `IB_EVENT_QP_ACCESS_ERR`: `-EACCES`;
-    /// `IB_EVENT_PATH_MIG_ERR`: `-ENETUNREACH`). The EP also reports
-    /// [`EventType::Broken`] with the same status on its connection EVD.
-    AsyncEpBroken = 27,
-    /// A CQ of the EP `ep` failed (`IB_EVENT_CQ_ERR`, status `-EIO`); `evd` is the EP's DTO
-    /// EVD (C handle, 0 for an EVD of the Rust API), whose completions may be lost.
-    AsyncCqError = 28,
-}
-
-/// One event, laid out as `struct rkdapl_event`.
-#[repr(C)]
-#[derive(Clone, Copy)]
-pub(crate) struct Event {
-    /// Always one of [`EventType`] (rkdapl makes every event; C only reads them).
-    pub(crate) kind: EventType,
-    pub(crate) status: i32,
-    /// The EP the event is about: its C handle, or for an EP of the Rust API its number
-    /// ([`crate::ep::Ep::set_handle`]).
-    pub(crate) ep: usize,
-    /// A connection request: the token its PSP's [`crate::psp::CrPublisher`] gave it.
-    pub(crate) cr: usize,
-    /// The EVD that overflowed: its C handle (0 for an EVD of the Rust API).
-    pub(crate) evd: usize,
-    pub(crate) cookie: u64,
-    pub(crate) transferred_length: u64,
-    pub(crate) op: u32,
-    pub(crate) immediate: u32,
-    pub(crate) flags: u32,
-    pub(crate) invalidated_rkey: u32,
-    pub(crate) private_data_len: u32,
-    pub(crate) private_data: [u8; MAX_PRIVATE_DATA],
-    /// The port (1-based) of an asynchronous port event; 0 otherwise. In what was the
-    /// struct's tail padding: size and the other offsets are unchanged.
-    pub(crate) port: u32,
-}
-
-// The C side checks the same size and offsets (`exports.c`).
-const _: () = {
-    assert!(core::mem::size_of::<Event>() == 128);
-    assert!(core::mem::offset_of!(Event, flags) == 56);
-    assert!(core::mem::offset_of!(Event, private_data) == 68);
-    assert!(core::mem::offset_of!(Event, port) == 124);
-};
-
-impl Event {
-    pub(crate) fn new(kind: EventType) -> Event {
-        Event {
-            kind,
-            status: 0,
-            ep: 0,
-            cr: 0,
-            evd: 0,
-            cookie: 0,
-            transferred_length: 0,
-            op: 0,
-            immediate: 0,
-            flags: 0,
-            invalidated_rkey: 0,
-            private_data_len: 0,
-            private_data: [0; MAX_PRIVATE_DATA],
-            port: 0,
-        }
-    }
-
-    pub(crate) fn with_private_data(mut self, data: &[u8]) -> Event {
-        let n = data.len().min(MAX_PRIVATE_DATA);
-        self.private_data[..n].copy_from_slice(&data[..n]);
-        self.private_data_len = n as u32;
-        self
-    }
-}
 
 struct Queue {
     ring: KVVec<Event>,
@@ -338,7 +202,7 @@ impl Evd {
         }
         let mut ring = KVVec::with_capacity(qlen as usize, GFP_KERNEL)?;
         for _ in 0..qlen {
-            ring.push(Event::new(EventType::DtoCompletion), GFP_KERNEL)?;
+            ring.push(Event::Overflow { evd: 0, lost: 0 }, GFP_KERNEL)?;
         }
         let evd = Arc::pin_init(
             pin_init!(Evd {
@@ -504,11 +368,10 @@ impl Evd {
                 .as_ref()
                 .is_some_and(|e| core::ptr::eq(&**e, self));
             if first && !is_async {
-                let mut a = Event::new(EventType::AsyncEvdOverflow);
-                a.evd = self.handle.load(Ordering::Relaxed);
-                a.status = -(EOVERFLOW.to_errno().abs());
-                a.transferred_length = 1;
-                self.ia_slot.post(a);
+                self.ia_slot.post(Event::Overflow {
+                    evd: self.handle.load(Ordering::Relaxed),
+                    lost: 1,
+                });
             }
         } else {
             let tail = wrap(q.head + q.len, cap);
@@ -525,10 +388,10 @@ impl Evd {
 
     fn pop(&self, q: &mut Queue) -> Option<Event> {
         if q.lost > 0 {
-            let mut ev = Event::new(EventType::AsyncEvdOverflow);
-            ev.evd = self.handle.load(Ordering::Relaxed);
-            ev.transferred_length = q.lost;
-            ev.status = -(EOVERFLOW.to_errno().abs());
+            let ev = Event::Overflow {
+                evd: self.handle.load(Ordering::Relaxed),
+                lost: q.lost,
+            };
             q.lost = 0;
             return Some(ev);
         }
@@ -622,6 +485,7 @@ impl Evd {
 #[kunit_tests(rkdapl_evd)]
 mod tests {
     use super::*;
+    use crate::dto_op::{DtoOp, DtoStatus};
 
     fn evd_on(qlen: u32, slot: Arc<AsyncSlot>) -> Result<Arc<Evd>> {
         Evd::unlisted(qlen, slot)
@@ -632,14 +496,37 @@ mod tests {
     }
 
     fn ev(cookie: u64) -> Event {
-        let mut e = Event::new(EventType::DtoCompletion);
-        e.cookie = cookie;
-        e
+        Event::Dto {
+            ep: 0,
+            cookie,
+            status: DtoStatus::Success,
+            op: DtoOp::Send,
+            len: 0,
+            immediate: None,
+            by_rdma_write_imm: false,
+            invalidated_rkey: None,
+        }
+    }
+
+    /// The cookie of a DTO event, `u64::MAX` for others.
+    fn cookie(e: &Event) -> u64 {
+        match e {
+            Event::Dto { cookie, .. } => *cookie,
+            _ => u64::MAX,
+        }
+    }
+
+    /// The EVD and count of an overflow event.
+    fn overflow(e: &Event) -> Option<(usize, u64)> {
+        match e {
+            Event::Overflow { evd, lost } => Some((*evd, *lost)),
+            _ => None,
+        }
     }
 
     /// The next event's kind and cookie, or the errno.
     fn next(e: &Evd) -> core::result::Result<(u32, u64), Error> {
-        e.dequeue().map(|x| (x.kind as u32, x.cookie))
+        e.dequeue().map(|x| (x.kind() as u32, cookie(&x)))
     }
 
     const DTO: u32 = EventType::DtoCompletion as u32;
@@ -691,10 +578,8 @@ mod tests {
         }
         // Three lost: reported once, before the two queued events.
         let o = e.dequeue()?;
-        assert_eq!(o.kind as u32, OVERFLOW);
-        assert_eq!(o.transferred_length, 3);
-        assert_eq!(o.status, EOVERFLOW.to_errno());
-        assert_eq!(o.evd, 0x1234_5675);
+        assert_eq!(o.kind() as u32, OVERFLOW);
+        assert_eq!(overflow(&o), Some((0x1234_5675, 3)));
         assert_eq!(next(&e), Ok((DTO, 1)));
         assert_eq!(next(&e), Ok((DTO, 2)));
         assert_eq!(next(&e), Err(EAGAIN));
@@ -703,7 +588,7 @@ mod tests {
             e.post(ev(c));
         }
         let o = e.dequeue()?;
-        assert_eq!((o.kind as u32, o.transferred_length), (OVERFLOW, 1));
+        assert_eq!(overflow(&o).map(|o| o.1), Some(1));
         assert_eq!(next(&e), Ok((DTO, 6)));
         assert_eq!(e.q.lock().lost_total, 4);
         Ok(())
@@ -720,18 +605,15 @@ mod tests {
             e.post(ev(c));
         }
         let n = a.dequeue()?;
-        assert_eq!(
-            (n.kind as u32, n.evd, n.transferred_length),
-            (OVERFLOW, 0x77, 1)
-        );
-        assert_eq!(n.status, EOVERFLOW.to_errno());
+        assert_eq!(n.kind() as u32, OVERFLOW);
+        assert_eq!(overflow(&n), Some((0x77, 1)));
         // One report per episode, not per lost event.
         assert_eq!(next(&a), Err(EAGAIN));
         // The async EVD's own overflow is in its own queue only.
         for c in 1..=6 {
             a.post(ev(c));
         }
-        assert_eq!(a.dequeue()?.transferred_length, 2);
+        assert_eq!(overflow(&a.dequeue()?).map(|o| o.1), Some(2));
         // A closed EVD cannot become the async EVD; closing the async EVD clears the slot
         // (and the reference cycle through it).
         e.close();
@@ -746,7 +628,7 @@ mod tests {
         let e = evd(2)?;
         assert_eq!(e.wait(0).err(), Some(ETIMEDOUT));
         e.post(ev(9));
-        assert_eq!(e.wait(0)?.cookie, 9);
+        assert_eq!(cookie(&e.wait(0)?), 9);
         assert_eq!(e.q.lock().waiters, 0);
         Ok(())
     }
@@ -755,7 +637,7 @@ mod tests {
 
     impl UpcallFn for Count {
         fn call(&self, ev: &Event) {
-            self.0.fetch_add(ev.cookie as u32, Ordering::Relaxed);
+            self.0.fetch_add(cookie(ev) as u32, Ordering::Relaxed);
         }
     }
 
@@ -783,14 +665,12 @@ mod tests {
     #[test]
     fn private_data_is_cut_at_56_bytes() {
         let src = [0xa5u8; MAX_PRIVATE_DATA + 8];
-        let e = Event::new(EventType::Established).with_private_data(&src);
-        assert_eq!(e.private_data_len, 56);
-        assert_eq!(e.private_data, [0xa5u8; MAX_PRIVATE_DATA]);
-        let e = Event::new(EventType::Established).with_private_data(&src[..3]);
-        assert_eq!(e.private_data_len, 3);
-        assert_eq!(e.private_data[..4], [0xa5, 0xa5, 0xa5, 0]);
-        let e = Event::new(EventType::Established).with_private_data(&[]);
-        assert_eq!(e.private_data_len, 0);
-        assert_eq!(e.kind, EventType::Established);
+        let p = PrivateData::new(&src);
+        assert_eq!(p.as_bytes(), &[0xa5u8; MAX_PRIVATE_DATA][..]);
+        let p = PrivateData::new(&src[..3]);
+        assert_eq!(p.as_bytes(), &[0xa5u8; 3][..]);
+        assert_eq!(PrivateData::new(&[]).as_bytes().len(), 0);
+        let e: Event = Event::conn(EventType::Established, 1, 0, &src);
+        assert_eq!(e.kind(), EventType::Established);
     }
 }

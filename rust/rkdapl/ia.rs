@@ -437,8 +437,7 @@ impl Ia {
     /// Reports the device's removal on the async EVD: `RKDAPL_ASYNC_IA_CATASTROPHIC`, status
     /// `-ENODEV`. Process context.
     pub(crate) fn report_catastrophic(&self) {
-        let mut ev = Event::new(EventType::AsyncIaCatastrophic);
-        ev.status = ENODEV.to_errno();
+        let ev = Event::asynchronous(EventType::AsyncIaCatastrophic, ENODEV.to_errno());
         self.async_slot.post(ev);
     }
 

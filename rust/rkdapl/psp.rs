@@ -16,7 +16,7 @@ use crate::rdma::cm::{CmEvent, CmEventKind, CmId, CmIdRef, ConnRequest, SockAddr
 use crate::{
     cm::{CmCtx, CmTarget, EpCmId},
     ep::{Ep, EpState},
-    evd::{Evd, Event, EventType},
+    evd::{Evd, Event, PrivateData},
     ia::Ia,
     registry::{Child, Rank},
     trace,
@@ -354,8 +354,11 @@ impl Psp {
         };
         *cr.id.lock() = Some(req.adopt(ctx));
         let _ = self.pending.lock().push_within_capacity(handle);
-        let mut e = Event::new(EventType::ConnectionRequest).with_private_data(ev.private_data());
-        e.cr = handle;
+        let private_data = PrivateData::new(ev.private_data());
+        let e = Event::Cr {
+            cr: handle,
+            private_data,
+        };
         self.evd.post(e);
     }
 

@@ -45,6 +45,7 @@ pub mod api;
 mod cm;
 mod debugfs;
 mod dto;
+mod dto_op;
 mod ep;
 mod evd;
 mod ia;

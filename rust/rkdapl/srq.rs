@@ -24,10 +24,7 @@ use crate::rdma::{
     wr::Sge,
 };
 use crate::{
-    dto::{
-        DtoOp, DtoStatus, OneOrMore, Segment, EVENT_INVALIDATED, EVENT_RDMA_WRITE_IMM,
-        EVENT_WITH_IMM,
-    },
+    dto::{DtoOp, DtoStatus, OneOrMore, Segment},
     evd::{AsyncSlot, Evd, Event, EventType},
     ia::Ia,
     lmr::Lmr,
@@ -133,23 +130,23 @@ impl SrqOwner for Recvs {
             return;
         };
         Self::release(lmrs);
-        let mut ev = Event::new(EventType::DtoCompletion);
-        ev.op = DtoOp::Recv as u32;
-        ev.cookie = cookie;
-        ev.status = DtoStatus::from_wc(wc) as i32;
+        let mut ev = recv_event(cookie, DtoStatus::from_wc(wc));
         let _ = len;
         if wc.is_ok() {
-            ev.transferred_length = u64::from(wc.byte_len());
-            if let Some(imm) = wc.imm_data() {
-                ev.immediate = imm;
-                ev.flags |= EVENT_WITH_IMM;
-            }
-            if wc.opcode() == WcOpcode::RecvRdmaWithImm {
-                ev.flags |= EVENT_RDMA_WRITE_IMM;
+            if let Event::Dto {
+                len,
+                immediate,
+                by_rdma_write_imm,
+                invalidated_rkey,
+                ..
+            } = &mut ev
+            {
+                *len = u64::from(wc.byte_len());
+                *immediate = wc.imm_data();
+                *by_rdma_write_imm = wc.opcode() == WcOpcode::RecvRdmaWithImm;
+                *invalidated_rkey = wc.invalidated_rkey();
             }
             if let Some(rkey) = wc.invalidated_rkey() {
-                ev.flags |= EVENT_INVALIDATED;
-                ev.invalidated_rkey = rkey;
                 if let Some(rmr) = self.pz.take_grant(rkey) {
                     rmr.remote_invalidated(rkey);
                 }
@@ -164,7 +161,9 @@ impl SrqOwner for Recvs {
             .map(|(_, e)| e.clone());
         match ep {
             Some(ep) => {
-                ev.ep = ep.event_ep();
+                if let Event::Dto { ep: e, .. } = &mut ev {
+                    *e = ep.event_ep();
+                }
                 ep.dto_evd().post(ev);
             }
             None => self.flush_evd.post(ev),
@@ -176,20 +175,33 @@ impl SrqOwner for Recvs {
             return;
         };
         Self::release(lmrs);
-        let mut ev = Event::new(EventType::DtoCompletion);
-        ev.op = DtoOp::Recv as u32;
-        ev.cookie = cookie;
-        ev.status = DtoStatus::Flushed as i32;
-        self.flush_evd.post(ev);
+        self.flush_evd.post(recv_event(cookie, DtoStatus::Flushed));
     }
 
     fn event(&self, e: SrqEvent) {
-        let mut ev = Event::new(match e {
+        let kind = match e {
             SrqEvent::LimitReached => EventType::AsyncSrqLimitReached,
             SrqEvent::Error => EventType::AsyncSrqError,
-        });
-        ev.cookie = self.handle.load(Ordering::Relaxed) as u64;
+        };
+        let mut ev = Event::asynchronous(kind, 0);
+        if let Event::Async { cookie, .. } = &mut ev {
+            *cookie = self.handle.load(Ordering::Relaxed) as u64;
+        }
         self.ia_slot.post(ev);
+    }
+}
+
+/// The completion of a RECV of the SRQ with `cookie` and `status`, of no EP yet.
+fn recv_event(cookie: u64, status: DtoStatus) -> Event {
+    Event::Dto {
+        ep: 0,
+        cookie,
+        status,
+        op: DtoOp::Recv,
+        len: 0,
+        immediate: None,
+        by_rdma_write_imm: false,
+        invalidated_rkey: None,
     }
 }
 

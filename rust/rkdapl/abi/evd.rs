@@ -5,10 +5,139 @@
 use super::{handle::Handles, publish, put, Object};
 use crate::evd::refuse_in_upcall;
 use crate::{
-    evd::{Evd, Event, UpcallFn, UpcallPolicy},
+    dto::{EVENT_INVALIDATED, EVENT_RDMA_WRITE_IMM, EVENT_WITH_IMM},
+    evd::{Evd, Event, EventType, UpcallFn, UpcallPolicy, MAX_PRIVATE_DATA},
     ia::Ia,
 };
 use kernel::{error::from_result, prelude::*, sync::Arc};
+
+/// An event as C consumers see it: `struct rkdapl_event` in `include/rkdapl.h`. Made from an
+/// [`Event`] where the C API hands one over (dequeue, wait, upcall); fields an event does not
+/// have are 0.
+#[repr(C)]
+pub(crate) struct CEvent {
+    /// Always one of [`EventType`] (rkdapl makes every event; C only reads them).
+    pub(crate) kind: EventType,
+    pub(crate) status: i32,
+    pub(crate) ep: usize,
+    /// A connection request: its C handle.
+    pub(crate) cr: usize,
+    pub(crate) evd: usize,
+    pub(crate) cookie: u64,
+    pub(crate) transferred_length: u64,
+    pub(crate) op: u32,
+    pub(crate) immediate: u32,
+    pub(crate) flags: u32,
+    pub(crate) invalidated_rkey: u32,
+    pub(crate) private_data_len: u32,
+    pub(crate) private_data: [u8; MAX_PRIVATE_DATA],
+    /// The port (1-based) of an asynchronous port event; 0 otherwise. In what was the
+    /// struct's tail padding: size and the other offsets are unchanged.
+    pub(crate) port: u32,
+}
+
+// The C side checks the same size and offsets (`exports.c`).
+const _: () = {
+    assert!(core::mem::size_of::<CEvent>() == 128);
+    assert!(core::mem::offset_of!(CEvent, flags) == 56);
+    assert!(core::mem::offset_of!(CEvent, private_data) == 68);
+    assert!(core::mem::offset_of!(CEvent, port) == 124);
+};
+
+impl From<&Event> for CEvent {
+    fn from(ev: &Event) -> CEvent {
+        let mut c = CEvent {
+            kind: ev.kind(),
+            status: 0,
+            ep: 0,
+            cr: 0,
+            evd: 0,
+            cookie: 0,
+            transferred_length: 0,
+            op: 0,
+            immediate: 0,
+            flags: 0,
+            invalidated_rkey: 0,
+            private_data_len: 0,
+            private_data: [0; MAX_PRIVATE_DATA],
+            port: 0,
+        };
+        let pdata = match *ev {
+            Event::Dto {
+                ep,
+                cookie,
+                status,
+                op,
+                len,
+                immediate,
+                by_rdma_write_imm,
+                invalidated_rkey,
+            } => {
+                c.ep = ep;
+                c.cookie = cookie;
+                c.status = status as i32;
+                c.op = op as u32;
+                c.transferred_length = len;
+                if let Some(imm) = immediate {
+                    c.immediate = imm;
+                    c.flags |= EVENT_WITH_IMM;
+                }
+                if by_rdma_write_imm {
+                    c.flags |= EVENT_RDMA_WRITE_IMM;
+                }
+                if let Some(rkey) = invalidated_rkey {
+                    c.invalidated_rkey = rkey;
+                    c.flags |= EVENT_INVALIDATED;
+                }
+                None
+            }
+            Event::Conn {
+                ep,
+                status,
+                ref private_data,
+                ..
+            } => {
+                c.ep = ep;
+                c.status = status;
+                Some(private_data)
+            }
+            Event::Cr {
+                cr,
+                ref private_data,
+            } => {
+                c.cr = cr;
+                Some(private_data)
+            }
+            Event::Overflow { evd, lost } => {
+                c.evd = evd;
+                c.transferred_length = lost;
+                c.status = EOVERFLOW.to_errno();
+                None
+            }
+            Event::Async {
+                status,
+                ep,
+                evd,
+                cookie,
+                port,
+                ..
+            } => {
+                c.status = status;
+                c.ep = ep;
+                c.evd = evd;
+                c.cookie = cookie;
+                c.port = port;
+                None
+            }
+        };
+        if let Some(p) = pdata {
+            let b = p.as_bytes();
+            c.private_data[..b.len()].copy_from_slice(b);
+            c.private_data_len = b.len() as u32;
+        }
+        c
+    }
+}
 
 impl Object for Evd {
     /// The handle is reported in the EVD's overflow events.
@@ -52,7 +181,7 @@ pub(crate) unsafe extern "C" fn rkdapl_evd_create(
 /// `event` is NULL or valid for a write of a `struct rkdapl_event`. `evd` may be any value:
 /// one that is not a live EVD handle is refused with `-EINVAL`.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn rkdapl_evd_dequeue(evd: *mut c_void, event: *mut Event) -> c_int {
+pub(crate) unsafe extern "C" fn rkdapl_evd_dequeue(evd: *mut c_void, event: *mut CEvent) -> c_int {
     from_result(|| {
         if event.is_null() {
             return Err(EINVAL);
@@ -60,7 +189,7 @@ pub(crate) unsafe extern "C" fn rkdapl_evd_dequeue(evd: *mut c_void, event: *mut
         let ev = Handles::with(evd, |e: &Arc<Evd>| e.dequeue())??;
         // SAFETY: `event` is not NULL (checked), so it is writable (this function's
         // `# Safety`).
-        unsafe { put(event, ev) }?;
+        unsafe { put(event, CEvent::from(&ev)) }?;
         Ok(0)
     })
 }
@@ -75,7 +204,7 @@ pub(crate) unsafe extern "C" fn rkdapl_evd_dequeue(evd: *mut c_void, event: *mut
 pub(crate) unsafe extern "C" fn rkdapl_evd_wait(
     evd: *mut c_void,
     timeout_ms: u32,
-    event: *mut Event,
+    event: *mut CEvent,
 ) -> c_int {
     from_result(|| {
         if event.is_null() {
@@ -86,7 +215,7 @@ pub(crate) unsafe extern "C" fn rkdapl_evd_wait(
         let ev = e.wait(timeout_ms)?;
         // SAFETY: `event` is not NULL (checked), so it is writable (this function's
         // `# Safety`).
-        unsafe { put(event, ev) }?;
+        unsafe { put(event, CEvent::from(&ev)) }?;
         Ok(0)
     })
 }
@@ -115,7 +244,7 @@ pub(crate) unsafe extern "C" fn rkdapl_evd_free(evd: *mut c_void) -> c_int {
 /// `f` may be called with `ctx` and an event from any CPU, in parallel, until the upcall is
 /// changed or disabled (the contract of `rkdapl_evd_modify_upcall`, see its `# Safety`).
 struct CUpcall {
-    f: unsafe extern "C" fn(ctx: *mut c_void, ev: *const Event),
+    f: unsafe extern "C" fn(ctx: *mut c_void, ev: *const CEvent),
     ctx: *mut c_void,
 }
 
@@ -127,10 +256,11 @@ unsafe impl Sync for CUpcall {}
 
 impl UpcallFn for CUpcall {
     fn call(&self, ev: &Event) {
+        let ev = CEvent::from(ev);
         // SAFETY: By the type invariant the call is allowed while the upcall is set, and the
         // EVD calls only a set upcall (disabling waits for calls in progress); `ev` is valid
         // for the call.
-        unsafe { (self.f)(self.ctx, ev) }
+        unsafe { (self.f)(self.ctx, &ev) }
     }
 }
 
@@ -147,7 +277,7 @@ impl UpcallFn for CUpcall {
 pub(crate) unsafe extern "C" fn rkdapl_evd_modify_upcall(
     evd: *mut c_void,
     policy: u32,
-    upcall: Option<unsafe extern "C" fn(ctx: *mut c_void, ev: *const Event)>,
+    upcall: Option<unsafe extern "C" fn(ctx: *mut c_void, ev: *const CEvent)>,
     ctx: *mut c_void,
 ) -> c_int {
     from_result(|| {
@@ -161,4 +291,56 @@ pub(crate) unsafe extern "C" fn rkdapl_evd_modify_upcall(
         e.modify_upcall(policy, f)?;
         Ok(0)
     })
+}
+
+#[kunit_tests(rkdapl_abi_evd)]
+mod tests {
+    use super::*;
+    use crate::dto::{DtoOp, DtoStatus};
+
+    #[test]
+    fn c_events_carry_what_the_typed_event_has() {
+        let c = CEvent::from(&Event::Dto {
+            ep: 7,
+            cookie: 5,
+            status: DtoStatus::Success,
+            op: DtoOp::Recv,
+            len: 50,
+            immediate: Some(0xabcd),
+            by_rdma_write_imm: false,
+            invalidated_rkey: Some(0x1234),
+        });
+        assert_eq!(c.kind, EventType::DtoCompletion);
+        assert_eq!(
+            (c.ep, c.cookie, c.status, c.op),
+            (7, 5, 0, DtoOp::Recv as u32)
+        );
+        assert_eq!(
+            (c.transferred_length, c.immediate, c.flags),
+            (50, 0xabcd, 5)
+        );
+        assert_eq!((c.invalidated_rkey, c.private_data_len), (0x1234, 0));
+        assert_eq!(c.private_data, [0; MAX_PRIVATE_DATA]);
+        // Private data is cut at 56 bytes, the rest zeroed.
+        let src = [0xa5u8; MAX_PRIVATE_DATA + 8];
+        let c = CEvent::from(&Event::conn(EventType::Established, 1, 0, &src));
+        assert_eq!(c.private_data_len, 56);
+        assert_eq!(c.private_data, [0xa5u8; MAX_PRIVATE_DATA]);
+        let c = CEvent::from(&Event::conn(EventType::Established, 1, 0, &src[..3]));
+        assert_eq!(c.private_data_len, 3);
+        assert_eq!(c.private_data[..4], [0xa5, 0xa5, 0xa5, 0]);
+        assert_eq!(c.kind, EventType::Established);
+        let c = CEvent::from(&Event::Overflow { evd: 0x77, lost: 3 });
+        assert_eq!(c.kind, EventType::AsyncEvdOverflow);
+        assert_eq!((c.evd, c.transferred_length), (0x77, 3));
+        assert_eq!(c.status, EOVERFLOW.to_errno());
+        let c = CEvent::from(&Event::Cr {
+            cr: 9,
+            private_data: crate::evd::PrivateData::new(&[1]),
+        });
+        assert_eq!(
+            (c.kind, c.cr, c.private_data_len),
+            (EventType::ConnectionRequest, 9, 1)
+        );
+    }
 }

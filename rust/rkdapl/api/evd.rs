@@ -5,7 +5,7 @@
 
 use super::{Cr, Event, Ia, UpcallPolicy};
 use crate::{
-    evd::{self, Event as RawEvent, EventType, UpcallFn},
+    evd::{self, Event as RawEvent, UpcallFn},
     psp::{self, CrPublisher},
 };
 use kernel::{
@@ -179,14 +179,13 @@ impl CrTable {
     /// The event `raw`, owning its connection request if it has one (taken from the table).
     /// Any context.
     #[inline(never)]
-    fn event(&self, mut raw: RawEvent) -> Event {
-        let token = core::mem::replace(&mut raw.cr, 0);
-        let cr = if raw.kind == EventType::ConnectionRequest && token != 0 {
+    fn event(&self, raw: RawEvent) -> Event {
+        raw.map_cr(|token| {
+            if token == 0 {
+                return None;
+            }
             self.take(token).map(|cr| Cr::new(cr, token))
-        } else {
-            None
-        };
-        Event { raw, cr }
+        })
     }
 
     /// Takes the CR published as `token`, unless it was retracted. Any context.

@@ -1,54 +1,59 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Events as typed values. Their accessors run in any context.
+//! Events: the provider's own [`crate::evd::Event`], whose connection requests the Rust API's
+//! events own. Their accessors run in any context.
 
 use super::{Cr, EventType};
-use crate::{
-    dto::{DtoOp, DtoStatus, EVENT_INVALIDATED, EVENT_RDMA_WRITE_IMM, EVENT_WITH_IMM},
-    evd::Event as RawEvent,
-};
+use crate::dto::{DtoOp, DtoStatus};
 use kernel::prelude::*;
 
-/// One event taken from an [`super::Evd`] or handed to its upcall (`struct rkdapl_event`).
+/// One event taken from an [`super::Evd`] or handed to its upcall: match on its variants, or
+/// read it through the accessors below. A [`EventOf::Cr`] event owns its connection request
+/// until [`Event::take_cr`] takes it (dropped with the event otherwise, and so rejected).
 ///
-/// What its status means depends on its type, so it is read through typed accessors:
-/// [`Event::dto_status`] for DTO and RMR bind completions, [`Event::reject_reason`] for a
-/// peer's reject, [`Event::error`] for failed connections and asynchronous errors.
-pub struct Event {
-    pub(super) raw: RawEvent,
-    /// A connection request's CR, until taken.
-    pub(super) cr: Option<Cr>,
-}
+/// What a status means depends on the event's type: [`Event::dto_status`] for DTO and RMR bind
+/// completions, [`Event::reject_reason`] for a peer's reject, [`Event::error`] for failed
+/// connections and asynchronous errors.
+pub type Event = EventOf<Option<Cr>>;
+
+/// The one event type of rkdapl, generic over how a connection request is held: [`Event`] is
+/// the Rust API's form (the provider's holds a token).
+pub use crate::evd::Event as EventOf;
 
 impl Event {
-    /// The event's type.
-    #[inline(never)]
-    pub fn kind(&self) -> EventType {
-        self.raw.kind
-    }
-
-    /// The raw status, as C sees it (`struct rkdapl_event.status`): its meaning depends on the
-    /// type (see the typed accessors).
+    /// The status as C sees it (`rkdapl_evd_dequeue`): a DTO status, reject reason or errno,
+    /// depending on the type (see the typed accessors).
     #[inline(never)]
     pub fn status(&self) -> i32 {
-        self.raw.status
+        match self {
+            Event::Dto { status, .. } => *status as i32,
+            Event::Conn { status, .. } | Event::Async { status, .. } => *status,
+            Event::Cr { .. } => 0,
+            Event::Overflow { .. } => EOVERFLOW.to_errno(),
+        }
     }
 
     /// How a DTO or RMR operation completed; `None` for other events.
     #[inline(never)]
     pub fn dto_status(&self) -> Option<DtoStatus> {
-        matches!(
-            self.raw.kind,
-            EventType::DtoCompletion | EventType::RmrBindCompletion
-        )
-        .then(|| DtoStatus::from_raw(self.raw.status))
+        match self {
+            Event::Dto { status, .. } => Some(*status),
+            _ => None,
+        }
     }
 
     /// The IB CM reject reason of a [`EventType::PeerRejected`] event (28: rejected by the
     /// consumer, 8: no listener on the port); `None` for other events.
     #[inline(never)]
     pub fn reject_reason(&self) -> Option<i32> {
-        (self.raw.kind == EventType::PeerRejected).then_some(self.raw.status)
+        match self {
+            Event::Conn {
+                kind: EventType::PeerRejected,
+                status,
+                ..
+            } => Some(*status),
+            _ => None,
+        }
     }
 
     /// The error of a connection event that reports one (non-peer reject, unreachable, timed
@@ -58,7 +63,7 @@ impl Event {
     #[inline(never)]
     pub fn error(&self) -> Option<Error> {
         let errno = matches!(
-            self.raw.kind,
+            self.kind(),
             EventType::NonPeerRejected
                 | EventType::Unreachable
                 | EventType::TimedOut
@@ -68,14 +73,20 @@ impl Event {
                 | EventType::AsyncEpBroken
                 | EventType::AsyncCqError
         );
-        (errno && self.raw.status < 0).then(|| Error::from_errno(self.raw.status))
+        let status = self.status();
+        (errno && status < 0).then(|| Error::from_errno(status))
     }
 
-    /// The number ([`super::Ep::id`]) of the EP a DTO, RMR or connection event is about.
+    /// The number ([`super::Ep::id`]) of the EP a DTO, RMR, connection or EP error event is
+    /// about.
     #[inline(never)]
     pub fn ep_id(&self) -> Option<u32> {
+        let ep = match self {
+            Event::Dto { ep, .. } | Event::Conn { ep, .. } | Event::Async { ep, .. } => *ep,
+            _ => 0,
+        };
         // An EP of this API has no C handle: its events carry its number.
-        u32::try_from(self.raw.ep).ok().filter(|id| *id != 0)
+        u32::try_from(ep).ok().filter(|id| *id != 0)
     }
 
     /// The port (1-based) of an asynchronous port event ([`EventType::AsyncPortActive`],
@@ -83,53 +94,85 @@ impl Event {
     /// `None` for other events.
     #[inline(never)]
     pub fn port(&self) -> Option<u32> {
-        (self.raw.port != 0).then_some(self.raw.port)
+        match self {
+            Event::Async { port, .. } if *port != 0 => Some(*port),
+            _ => None,
+        }
     }
 
-    /// The DTO's, bind's or unbind's cookie.
+    /// The DTO's, bind's or unbind's cookie (an SRQ event's: the SRQ's C handle); 0 for
+    /// others.
     #[inline(never)]
     pub fn cookie(&self) -> u64 {
-        self.raw.cookie
+        match self {
+            Event::Dto { cookie, .. } | Event::Async { cookie, .. } => *cookie,
+            _ => 0,
+        }
     }
 
     /// Bytes moved by a successful DTO (a RECV: bytes received; an RDMA WRITE with immediate
-    /// that consumed it: bytes written); for an overflow, events lost.
+    /// that consumed it: bytes written); for an overflow, events lost; 0 for others.
     #[inline(never)]
     pub fn transferred_length(&self) -> u64 {
-        self.raw.transferred_length
+        match self {
+            Event::Dto { len, .. } => *len,
+            Event::Overflow { lost, .. } => *lost,
+            _ => 0,
+        }
     }
 
     /// The operation of a DTO or RMR bind completion.
     #[inline(never)]
     pub fn op(&self) -> Option<DtoOp> {
-        DtoOp::from_raw(self.raw.op)
+        match self {
+            Event::Dto { op, .. } => Some(*op),
+            _ => None,
+        }
     }
 
     /// A RECV's immediate data, if the peer sent some (RDMA WRITE with immediate).
     #[inline(never)]
     pub fn immediate(&self) -> Option<u32> {
-        (self.raw.flags & EVENT_WITH_IMM != 0).then_some(self.raw.immediate)
+        match self {
+            Event::Dto { immediate, .. } => *immediate,
+            _ => None,
+        }
     }
 
     /// Whether an RDMA WRITE with immediate consumed the RECV: its data went to the grant the
     /// peer named, not to the RECV's buffer.
     #[inline(never)]
     pub fn by_rdma_write_imm(&self) -> bool {
-        self.raw.flags & EVENT_RDMA_WRITE_IMM != 0
+        matches!(
+            self,
+            Event::Dto {
+                by_rdma_write_imm: true,
+                ..
+            }
+        )
     }
 
     /// The rkey a peer's SEND with invalidate ended, for the RECV it consumed (that RMR is
     /// unbound by now).
     #[inline(never)]
     pub fn invalidated_rkey(&self) -> Option<u32> {
-        (self.raw.flags & EVENT_INVALIDATED != 0).then_some(self.raw.invalidated_rkey)
+        match self {
+            Event::Dto {
+                invalidated_rkey, ..
+            } => *invalidated_rkey,
+            _ => None,
+        }
     }
 
-    /// The peer's private data of a connection request, accept or reject.
+    /// The peer's private data of a connection request, accept or reject; empty for others.
     #[inline(never)]
     pub fn private_data(&self) -> &[u8] {
-        let n = (self.raw.private_data_len as usize).min(self.raw.private_data.len());
-        &self.raw.private_data[..n]
+        match self {
+            Event::Conn { private_data, .. } | Event::Cr { private_data, .. } => {
+                private_data.as_bytes()
+            }
+            _ => &[],
+        }
     }
 
     /// The connection request of a [`EventType::ConnectionRequest`] event, once (`None` for
@@ -137,6 +180,9 @@ impl Event {
     /// [`super::Evd::dequeue`] or an upcall. Dropped with the event otherwise, and so rejected.
     #[inline(never)]
     pub fn take_cr(&mut self) -> Option<Cr> {
-        self.cr.take()
+        match self {
+            Event::Cr { cr, .. } => cr.take(),
+            _ => None,
+        }
     }
 }

@@ -60,7 +60,7 @@ pub use crate::rdma::cm::SockAddr;
 pub use crate::rdma::mr::SgOwner;
 pub use crate::{
     ep::{EpAttr, EpState},
-    evd::{EventType, UpcallPolicy, MAX_PRIVATE_DATA, TIMEOUT_INFINITE},
+    evd::{EventType, PrivateData, UpcallPolicy, MAX_PRIVATE_DATA, TIMEOUT_INFINITE},
     ia::{IaAttr, PortAttr, PortState},
     iov::{MAX_CHAIN, MAX_IOV},
     lmr::{MemPriv, MemPrivs, MAX_ALLOC},
@@ -71,7 +71,7 @@ pub use crate::ia::{Cap, Caps};
 pub use crate::rdma::device::Transport;
 pub use ep::{Ep, EpParam};
 pub use evd::Evd;
-pub use event::Event;
+pub use event::{Event, EventOf};
 pub use ia::Ia;
 pub use lmr::Lmr;
 pub use post::{Dto, Op, Segment};

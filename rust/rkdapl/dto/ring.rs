@@ -21,7 +21,7 @@ use crate::rdma::{
     wr::{WrCompletion, WrPool},
 };
 use crate::{
-    evd::{Evd, Event, EventType},
+    evd::{Evd, Event},
     lmr::Lmr,
     pz::Pz,
     trace,
@@ -288,8 +288,7 @@ pub(crate) struct RingShared {
 }
 
 /// What the event of a finished DTO reports, taken out under the ring's lock; the event itself
-/// (`struct rkdapl_event`, 128 bytes) is made only when it is posted, outside the lock, so that
-/// it is not moved on the way (`make profile`: about 60 instructions per DTO).
+/// is made only when it is posted, outside the lock, so that it is not moved on the way (`make profile`: about 60 instructions per DTO).
 struct Report {
     op: DtoOp,
     status: DtoStatus,
@@ -301,22 +300,19 @@ struct Report {
 }
 
 impl Report {
-    /// The event, naming the EP by `ep` (`struct rkdapl_event.ep`).
+    /// The event, naming the EP by `ep`.
     #[inline]
     fn event(&self, ep: usize) -> Event {
-        let mut ev = Event::new(match self.op {
-            DtoOp::RmrBind | DtoOp::RmrUnbind => EventType::RmrBindCompletion,
-            _ => EventType::DtoCompletion,
-        });
-        ev.status = self.status as i32;
-        ev.ep = ep;
-        ev.cookie = self.cookie;
-        ev.transferred_length = self.len;
-        ev.op = self.op as u32;
-        ev.immediate = self.imm;
-        ev.flags = self.flags;
-        ev.invalidated_rkey = self.inv_rkey;
-        ev
+        Event::Dto {
+            ep,
+            cookie: self.cookie,
+            status: self.status,
+            op: self.op,
+            len: self.len,
+            immediate: (self.flags & EVENT_WITH_IMM != 0).then_some(self.imm),
+            by_rdma_write_imm: self.flags & EVENT_RDMA_WRITE_IMM != 0,
+            invalidated_rkey: (self.flags & EVENT_INVALIDATED != 0).then_some(self.inv_rkey),
+        }
     }
 }
 
@@ -425,7 +421,7 @@ impl RingShared {
 }
 
 impl RingShared {
-    /// The value events of this ring name their EP by (`struct rkdapl_event.ep`). Any context.
+    /// The value events of this ring name their EP by. Any context.
     pub(crate) fn ep_handle(&self) -> usize {
         self.ep_handle.load(Ordering::Relaxed)
     }

@@ -35,9 +35,7 @@ impl Ep {
     }
 
     pub(super) fn conn_event(&self, kind: EventType, status: i32, pdata: &[u8]) {
-        let mut ev = Event::new(kind).with_private_data(pdata);
-        ev.status = status;
-        ev.ep = self.handle.load(Ordering::Relaxed);
+        let ev = Event::conn(kind, self.handle.load(Ordering::Relaxed), status, pdata);
         self.conn_evd.post(ev);
     }
 

@@ -44,9 +44,10 @@ impl Ep {
         let Some(status) = broken_status(kind) else {
             return;
         };
-        let mut ev = Event::new(EventType::AsyncEpBroken);
-        ev.status = status;
-        ev.ep = self.handle.load(Ordering::Relaxed);
+        let mut ev = Event::asynchronous(EventType::AsyncEpBroken, status);
+        if let Event::Async { ep, .. } = &mut ev {
+            *ep = self.handle.load(Ordering::Relaxed);
+        }
         self.ia.async_slot.post(ev);
         self.fail(EventType::Broken, status, &[]);
     }
@@ -124,10 +125,13 @@ impl CqEventHandler for EpCqEvents {
             return;
         }
         let r = self.ring.owner();
-        let mut ev = Event::new(EventType::AsyncCqError);
-        ev.status = EIO.to_errno();
-        ev.ep = r.ep_handle();
-        ev.evd = r.evd_handle();
-        self.slot.post(ev);
+        self.slot.post(Event::Async {
+            kind: EventType::AsyncCqError,
+            status: EIO.to_errno(),
+            ep: r.ep_handle(),
+            evd: r.evd_handle(),
+            cookie: 0,
+            port: 0,
+        });
     }
 }

@@ -50,10 +50,14 @@ impl EventHandler for IaEvents {
         let Some((kind, status)) = async_event_of(ev.kind()) else {
             return;
         };
-        let mut e = Event::new(kind);
-        e.status = status;
-        e.port = ev.port();
-        self.slot.post(e);
+        self.slot.post(Event::Async {
+            kind,
+            status,
+            ep: 0,
+            evd: 0,
+            cookie: 0,
+            port: ev.port(),
+        });
     }
 }
 

@@ -16,8 +16,10 @@ use kernel::prelude::kunit_tests;
 mod tests {
     use super::super::{DtoRing, KeepAlive, RingCore, Slot};
     use crate::{
-        dto::{DtoOp, DtoStats, DtoStatus},
-        evd::{AsyncSlot, Evd, EventType},
+        dto::{
+            DtoOp, DtoStats, DtoStatus, EVENT_INVALIDATED, EVENT_RDMA_WRITE_IMM, EVENT_WITH_IMM,
+        },
+        evd::{AsyncSlot, Evd, Event, EventType},
     };
     use core::{
         fmt,
@@ -112,12 +114,66 @@ mod tests {
         let mut v = KVec::new();
         while v.len() < 16 {
             let Ok(ev) = e.dequeue() else { break };
+            let ev = CView::of(&ev);
             if ev.kind != EventType::DtoCompletion || ev.ep != EP {
                 return Err(EPROTO);
             }
             v.push(ev.cookie, GFP_KERNEL)?;
         }
         Ok(v)
+    }
+
+    /// The fields of a DTO event as the C ABI reports them (`abi::evd` tests the conversion
+    /// itself).
+    struct CView {
+        kind: EventType,
+        ep: usize,
+        cookie: u64,
+        status: i32,
+        op: u32,
+        transferred_length: u64,
+        immediate: u32,
+        flags: u32,
+        invalidated_rkey: u32,
+    }
+
+    impl CView {
+        fn of(ev: &Event) -> CView {
+            let Event::Dto {
+                ep,
+                cookie,
+                status,
+                op,
+                len,
+                immediate,
+                by_rdma_write_imm,
+                invalidated_rkey,
+            } = *ev
+            else {
+                panic!("not a DTO event");
+            };
+            let mut flags = 0;
+            if immediate.is_some() {
+                flags |= EVENT_WITH_IMM;
+            }
+            if by_rdma_write_imm {
+                flags |= EVENT_RDMA_WRITE_IMM;
+            }
+            if invalidated_rkey.is_some() {
+                flags |= EVENT_INVALIDATED;
+            }
+            CView {
+                kind: ev.kind(),
+                ep,
+                cookie,
+                status: status as i32,
+                op: op as u32,
+                transferred_length: len,
+                immediate: immediate.unwrap_or(0),
+                flags,
+                invalidated_rkey: invalidated_rkey.unwrap_or(0),
+            }
+        }
     }
 
     /// An object a DTO keeps alive; counts its drop.
@@ -334,6 +390,8 @@ mod tests {
         r.reap_all();
         let mut got = KVec::new();
         while let Ok(ev) = e.dequeue() {
+            // As a C consumer sees it.
+            let ev = CView::of(&ev);
             assert_eq!(ev.ep, EP);
             let t = (ev.kind, ev.cookie, ev.status, ev.op, ev.transferred_length);
             got.push(
@@ -532,6 +590,7 @@ mod tests {
         let mut v = KVec::new();
         while v.len() < 16 {
             let Ok(ev) = e.dequeue() else { break };
+            let ev = CView::of(&ev);
             if ev.kind != EventType::DtoCompletion || ev.ep != EP || ev.op != DtoOp::Recv as u32 {
                 return Err(EPROTO);
             }

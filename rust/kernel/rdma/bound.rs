@@ -217,11 +217,6 @@ impl BoundDevice {
         core::ptr::eq(self.dev.as_ptr(), dev.as_raw())
     }
 
-    /// Whether the device was removed (revocation began). Any context.
-    pub fn is_gone(&self) -> bool {
-        self.gone.load(Ordering::Acquire)
-    }
-
     /// Starts tracking `res`, for revocation. Called with a [`Bound`] of this device held, so
     /// revocation has not begun. Process context; may sleep.
     ///

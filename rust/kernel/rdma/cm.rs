@@ -639,11 +639,6 @@ impl<T: CmHandler> CmId<T> {
     pub fn as_raw(&self) -> *mut bindings::rdma_cm_id {
         self.id.as_ptr()
     }
-
-    /// Whether the id and its QP were revoked (the device was removed). Any context.
-    pub fn is_revoked(&self) -> bool {
-        self.ctx.users.is_revoked()
-    }
 }
 
 impl<T: CmHandler> CmId<T> {

@@ -119,10 +119,6 @@ impl Users {
             fsleep(Delta::from_millis(1));
         }
     }
-
-    pub(super) fn is_revoked(&self) -> bool {
-        self.revoked.load(Ordering::SeqCst)
-    }
 }
 
 /// A CM id's `rdma_cm_id` held live for a call ([`super::CmId::id`]): its device's removal waits

@@ -59,8 +59,8 @@ SERIES=(
 	"kernel/rdma/mr/sge.rs kernel/rdma/mr/lent.rs kernel/rdma/mr/frmr.rs|bound client cq defer device event mr pd|1"
 	"kernel/rdma/qp.rs|bound client cq defer device event mr pd qp|1"
 	"kernel/rdma/wr.rs kernel/rdma/wr/read_mr.rs|bound client cq defer device event mr pd qp wr|1"
-	"kernel/rdma/cm.rs kernel/rdma/cm/access.rs kernel/rdma/cm/sockaddr.rs kernel/rdma/cm/event.rs|bound client cm cq defer device event mr pd qp wr|1"
-	"kernel/rdma/cm/qp_events.rs kernel/rdma/cm/qp_state.rs|bound client cm cq defer device event mr pd qp wr|1"
+	"kernel/rdma/cm.rs kernel/rdma/cm/sockaddr.rs kernel/rdma/cm/event.rs|bound client cm cq defer device event mr pd qp wr|1"
+	"kernel/rdma/cm/access.rs kernel/rdma/cm/qp_events.rs kernel/rdma/cm/qp_state.rs|bound client cm cq defer device event mr pd qp wr|1"
 	"kernel/rdma/cm/create_qp.rs kernel/rdma/cm/net.rs|bound client cm cq defer device event mr pd qp wr|1"
 	"kernel/rdma/srq.rs|bound client cm cq defer device event mr pd qp srq wr|1"
 	"kernel/rdma/kunit.rs kernel/rdma/.kunitconfig|bound client cm cq defer device event kunit mr pd qp srq wr|1"
@@ -83,7 +83,11 @@ NO_ITEMS_UNTIL=(
 # is pub or pub(...), or else the one so named; a struct's expectation covers its fields, a
 # trait's its methods)
 UNUSED_UNTIL=(
-	"kernel/rdma/defer.rs in_work release_later|4"
+	"kernel/rdma/bound.rs Rank|12"
+	"kernel/rdma/bound.rs Release Slot track try_track untrack slot_class release_now|3"
+	"kernel/rdma/bound.rs bound|4"
+	"kernel/rdma/bound.rs with try_take forget|10"
+	"kernel/rdma/defer.rs in_work release_later release_class|4"
 	"kernel/rdma/cq.rs from_raw from_fn|8"
 	"kernel/rdma/mr/frmr.rs shared|8"
 	"kernel/rdma/mr/sge.rs slice_as_raw|7"
@@ -91,7 +95,8 @@ UNUSED_UNTIL=(
 	"kernel/rdma/qp.rs from_c|11"
 	"kernel/rdma/wr.rs AttachedPool attach|11"
 	"kernel/rdma/cm/event.rs to_c|10"
-	"kernel/rdma/cm/qp_events.rs new callback context|11"
+	"kernel/rdma/cm/qp_events.rs new callback context qp_events_class|11"
+	"kernel/rdma/cm/access.rs CmIdRes|11"
 	"kernel/rdma/cm/qp_state.rs create_qp_raw destroy_new_qp|11"
 )
 

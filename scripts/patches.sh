@@ -84,19 +84,18 @@ NO_ITEMS_UNTIL=(
 # trait's its methods)
 UNUSED_UNTIL=(
 	"kernel/rdma/bound.rs Rank|12"
-	"kernel/rdma/bound.rs Release Slot track try_track untrack slot_class release_now|3"
+	"kernel/rdma/bound.rs track release_now|3"
 	"kernel/rdma/bound.rs bound|4"
 	"kernel/rdma/bound.rs with try_take forget|10"
-	"kernel/rdma/defer.rs in_work release_later release_class|4"
+	"kernel/rdma/defer.rs in_work release_later|4"
 	"kernel/rdma/cq.rs from_raw from_fn|8"
 	"kernel/rdma/mr/frmr.rs shared|8"
 	"kernel/rdma/mr/sge.rs slice_as_raw|7"
-	"kernel/rdma/qp.rs post_send_raw send_wr send_wr_ptr SendWr|8"
+	"kernel/rdma/qp.rs post_send_raw SendWr|8"
 	"kernel/rdma/qp.rs from_c|11"
-	"kernel/rdma/wr.rs AttachedPool attach|11"
+	"kernel/rdma/wr.rs AttachedPool|11"
 	"kernel/rdma/cm/event.rs to_c|10"
-	"kernel/rdma/cm/qp_events.rs new callback context qp_events_class|11"
-	"kernel/rdma/cm/access.rs CmIdRes|11"
+	"kernel/rdma/cm/qp_events.rs new callback context|11"
 	"kernel/rdma/cm/qp_state.rs create_qp_raw destroy_new_qp|11"
 )
 

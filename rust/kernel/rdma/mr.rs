@@ -110,8 +110,6 @@ pub struct DmaRegion {
     table: bindings::sg_table,
     /// Whether syncs do anything on the device ([`DmaRegion::needs_sync`]).
     needs_sync: bool,
-    /// The device's page sizes (`page_size_cap`), for [`FrMr::map`].
-    page_size_cap: u64,
     segs: Segs,
     addr: usize,
     len: usize,
@@ -325,7 +323,6 @@ impl DmaRegion {
             bound: dev.binding().clone(),
             table,
             needs_sync,
-            page_size_cap: dev.attrs().page_size_cap,
             segs: Segs::Many(KVec::new()),
             addr,
             len,
@@ -485,50 +482,6 @@ impl DmaRegion {
             pos += take;
             i += 1;
         }
-    }
-
-    /// The page size for a page list of at most `max_pages` entries describing
-    /// `[off, off + len)`: the smallest power of two (at least `PAGE_SIZE`, allowed by the
-    /// device's `cap`) to which every inner segment boundary is aligned and that needs no more
-    /// than `max_pages` pages. `None` if there is none.
-    fn page_size_for(&self, off: u64, len: u64, cap: u64, max_pages: u64) -> Option<u64> {
-        let (first, last) = (self.seg_index(off), self.seg_index(off + len - 1));
-        let segs = &self.segs[first..=last];
-        let mut align = 0u64;
-        for s in segs {
-            if s.off > off {
-                align |= s.dma;
-            }
-            if s.off + u64::from(s.len) < off + len {
-                align |= s.dma + u64::from(s.len);
-            }
-        }
-        let limit = if align == 0 {
-            1u64 << 30
-        } else {
-            1u64 << align.trailing_zeros().min(30)
-        };
-        // Sizes are powers of two: shifts, not divisions (no division-by-zero panic path,
-        // which objtool does not know as noreturn).
-        let mut shift = PAGE_SIZE.trailing_zeros();
-        while 1u64 << shift <= limit {
-            let size = 1u64 << shift;
-            if cap & size != 0 || size == PAGE_SIZE as u64 {
-                let pages: u64 = segs
-                    .iter()
-                    .map(|s| {
-                        let start = s.dma + off.saturating_sub(s.off);
-                        let end = s.dma + u64::from(s.len).min(off + len - s.off);
-                        (end >> shift) + u64::from(end & (size - 1) != 0) - (start >> shift)
-                    })
-                    .sum();
-                if pages <= max_pages {
-                    return Some(size);
-                }
-            }
-            shift += 1;
-        }
-        None
     }
 }
 

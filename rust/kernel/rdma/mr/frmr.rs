@@ -3,7 +3,7 @@
 //! Fast registration memory regions (FRWR): an MR whose page list is mapped over part of a
 //! [`DmaRegion`] and made valid by an `IB_WR_REG_MR` work request.
 
-use super::{DmaRegion, Sge};
+use super::{DmaRegion, Sge, PAGE_SIZE};
 use crate::{
     bindings,
     error::from_err_ptr,
@@ -83,6 +83,8 @@ pub struct FrMr {
     mr: Arc<MrRef>,
     max_pages: u32,
     keys: MrKeys,
+    /// The page sizes the device can register (`page_size_cap`).
+    page_size_cap: u64,
 }
 
 /// What an [`FrMr`]'s last mapping made of it.
@@ -144,6 +146,7 @@ impl FrMr {
             mr: Arc::new(mr, GFP_KERNEL)?,
             max_pages,
             keys,
+            page_size_cap: dev.attrs().page_size_cap,
         })
     }
 
@@ -211,9 +214,14 @@ impl FrMr {
         if len == 0 || end > region.len as u64 {
             return Err(EINVAL);
         }
-        let cap = region.page_size_cap;
+        if !core::ptr::eq(
+            Arc::as_ptr(region.binding()),
+            Arc::as_ptr(self.mr.slot.bound()),
+        ) {
+            return Err(EINVAL);
+        }
         let page_size = region
-            .page_size_for(off, len, cap, u64::from(self.max_pages))
+            .page_size_for(off, len, self.page_size_cap, u64::from(self.max_pages))
             .ok_or(E2BIG)?;
         let first = region.seg_index(off);
         let last = region.seg_index(end - 1);
@@ -242,12 +250,6 @@ impl FrMr {
             let stop = (s.off + u64::from(s.len)).min(end);
             // SAFETY: `sg` is an initialized entry of `sgl`.
             unsafe { bindings::sg_set_dma(sg, s.dma + (start - s.off), (stop - start) as u32) };
-        }
-        if !core::ptr::eq(
-            Arc::as_ptr(region.binding()),
-            Arc::as_ptr(self.mr.slot.bound()),
-        ) {
-            return Err(EINVAL);
         }
         let rcu = rcu::read_lock();
         if !self.mr.slot.bound().live(&rcu) {
@@ -295,5 +297,51 @@ impl FrMr {
         } else {
             access
         }
+    }
+}
+
+impl DmaRegion {
+    /// The page size for a page list of at most `max_pages` entries describing
+    /// `[off, off + len)`: the smallest power of two (at least `PAGE_SIZE`, allowed by the
+    /// device's `cap`) to which every inner segment boundary is aligned and that needs no more
+    /// than `max_pages` pages. `None` if there is none.
+    fn page_size_for(&self, off: u64, len: u64, cap: u64, max_pages: u64) -> Option<u64> {
+        let (first, last) = (self.seg_index(off), self.seg_index(off + len - 1));
+        let segs = &self.segs[first..=last];
+        let mut align = 0u64;
+        for s in segs {
+            if s.off > off {
+                align |= s.dma;
+            }
+            if s.off + u64::from(s.len) < off + len {
+                align |= s.dma + u64::from(s.len);
+            }
+        }
+        let limit = if align == 0 {
+            1u64 << 30
+        } else {
+            1u64 << align.trailing_zeros().min(30)
+        };
+        // Sizes are powers of two: shifts, not divisions (no division-by-zero panic path,
+        // which objtool does not know as noreturn).
+        let mut shift = PAGE_SIZE.trailing_zeros();
+        while 1u64 << shift <= limit {
+            let size = 1u64 << shift;
+            if cap & size != 0 || size == PAGE_SIZE as u64 {
+                let pages: u64 = segs
+                    .iter()
+                    .map(|s| {
+                        let start = s.dma + off.saturating_sub(s.off);
+                        let end = s.dma + u64::from(s.len).min(off + len - s.off);
+                        (end >> shift) + u64::from(end & (size - 1) != 0) - (start >> shift)
+                    })
+                    .sum();
+                if pages <= max_pages {
+                    return Some(size);
+                }
+            }
+            shift += 1;
+        }
+        None
     }
 }

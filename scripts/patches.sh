@@ -86,7 +86,7 @@ UNUSED_UNTIL=(
 	"kernel/rdma/bound.rs Rank|12"
 	"kernel/rdma/bound.rs track release_now|3"
 	"kernel/rdma/bound.rs bound|4"
-	"kernel/rdma/bound.rs with try_take forget|10"
+	"kernel/rdma/bound.rs try_take forget|10"
 	"kernel/rdma/defer.rs in_work release_later|4"
 	"kernel/rdma/cq.rs from_raw from_fn|8"
 	"kernel/rdma/mr/frmr.rs shared|8"

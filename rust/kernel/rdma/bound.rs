@@ -24,9 +24,9 @@
 //!   frees only its own memory.
 //!
 //! A resource is released exactly once, by its owner's `Drop` or by revocation, whichever
-//! comes first, under the resource's own lock, so that revocation never releases a PD while an
-//! owner is still deregistering one of its MRs, and an owner's `Drop` does not return while
-//! revocation still releases its resource.
+//! claims it first; the other waits for that release to end, so that revocation never releases
+//! a PD while an owner is still deregistering one of its MRs, and an owner's `Drop` does not
+//! return while revocation still releases its resource.
 //!
 //! Liveness checks on the data path are RCU reads ([`BoundDevice::live`]); calls that may sleep
 //! hold a [`Bound`], an SRCU read-side section of the device's binding, not a lock.
@@ -35,12 +35,14 @@ use super::device::Device;
 use crate::{
     bindings, new_mutex, new_srcu,
     prelude::*,
-    sync::{rcu, srcu, Arc, LockClassKey, Mutex, Srcu},
+    sync::{rcu, srcu, Arc, Mutex, Srcu},
+    time::{delay::fsleep, Delta},
 };
 use core::{
+    cell::UnsafeCell,
     ops::Deref,
     ptr::NonNull,
-    sync::atomic::{AtomicBool, Ordering},
+    sync::atomic::{AtomicBool, AtomicU8, Ordering},
 };
 
 /// The order in which revocation releases the resources of a device: users before what they
@@ -81,14 +83,33 @@ trait Revoke: Send + Sync {
     fn revoke(&self);
 }
 
+/// [`Slot`]'s states.
+const LIVE: u8 = 0;
+const RELEASING: u8 = 1;
+const RELEASED: u8 = 2;
+
 /// One device resource of a layer object, shared between the object and its device's
 /// [`BoundDevice`], which revokes it if the object outlives the device.
-#[pin_data]
+///
+/// No lock: whoever moves `state` from `LIVE` to `RELEASING` takes the resource and releases
+/// it (which may wait for rdma_cm's handlers or a CQ's completion work, where the owner of
+/// another resource may be dropped: a lock held across releases would chain them all in one
+/// lockdep class), then sets `RELEASED`; the other side waits for that.
+///
+/// # Invariants
+///
+/// `res` is `Some` while `state` is `LIVE` (once filled by [`BoundDevice::try_track`]); only
+/// the caller that moved `state` away from `LIVE` touches it afterwards.
 pub(crate) struct Slot<R: Release> {
-    #[pin]
-    res: Mutex<Option<R>>,
+    state: AtomicU8,
+    res: UnsafeCell<Option<R>>,
     bound: Arc<BoundDevice>,
 }
+
+// SAFETY: `res` is reached by one thread at a time (type invariant); `R` is `Send`.
+unsafe impl<R: Release> Sync for Slot<R> {}
+// SAFETY: As above.
+unsafe impl<R: Release> Send for Slot<R> {}
 
 impl<R: Release> Slot<R> {
     /// The device the resource was made on.
@@ -96,17 +117,34 @@ impl<R: Release> Slot<R> {
         &self.bound
     }
 
-    /// Runs `f` with the resource, unless it was revoked, holding the resource's lock: a
-    /// revocation meanwhile waits for `f`, which may sleep. Used by owners' `Drop`.
-    pub(crate) fn with<T>(&self, f: impl FnOnce(&mut Option<R>) -> T) -> T {
-        f(&mut self.res.lock())
+    /// Takes the resource, if no one else did: the caller releases it, then calls
+    /// [`Slot::released`]. Any context.
+    pub(crate) fn claim(&self) -> Option<R> {
+        self.state
+            .compare_exchange(LIVE, RELEASING, Ordering::AcqRel, Ordering::Acquire)
+            .ok()?;
+        // SAFETY: The state moved from `LIVE` here: `res` is this caller's (type invariant).
+        unsafe { (*self.res.get()).take() }
     }
 
-    /// Takes the resource out without releasing it, unless its lock is held (by a revocation
-    /// releasing it). For an owner that released it by other means. Any context.
+    /// The resource [`Slot::claim`] gave is released. Any context.
+    pub(crate) fn released(&self) {
+        self.state.store(RELEASED, Ordering::Release);
+    }
+
+    /// Waits until whoever claimed the resource released it. Process context; sleeps.
+    pub(crate) fn wait_released(&self) {
+        while self.state.load(Ordering::Acquire) != RELEASED {
+            fsleep(Delta::from_millis(1));
+        }
+    }
+
+    /// Takes the resource out without releasing it, unless someone claimed it already (a
+    /// revocation releasing it). For an owner that released it by other means. Any context.
     pub(crate) fn try_take(&self) {
-        if let Some(mut r) = self.res.try_lock() {
-            r.take();
+        if let Some(r) = self.claim() {
+            drop(r);
+            self.released();
         }
     }
 
@@ -116,24 +154,22 @@ impl<R: Release> Slot<R> {
         this.bound.untrack(R::RANK, Arc::as_ptr(this).cast());
     }
 
-    /// Releases the resource now (an owner's `Drop`) unless revocation did, and stops tracking
-    /// it. Process context; may sleep.
+    /// Releases the resource now (an owner's `Drop`) unless revocation did (then waits for it
+    /// to have finished), and stops tracking it. Process context; may sleep.
     pub(crate) fn release_now(this: &Arc<Self>) {
-        {
-            let mut r = this.res.lock();
-            if let Some(r) = r.take() {
-                r.release();
-            }
-        }
+        this.revoke();
         this.bound.untrack(R::RANK, Arc::as_ptr(this).cast());
     }
 }
 
 impl<R: Release> Revoke for Slot<R> {
     fn revoke(&self) {
-        let mut r = self.res.lock();
-        if let Some(r) = r.take() {
-            r.release();
+        match self.claim() {
+            Some(r) => {
+                r.release();
+                self.released();
+            }
+            None => self.wait_released(),
         }
     }
 }
@@ -235,19 +271,17 @@ impl BoundDevice {
         this: &Arc<BoundDevice>,
         res: R,
     ) -> core::result::Result<Arc<Slot<R>>, (Error, R)> {
-        let slot = Arc::pin_init(
-            pin_init!(Slot {
-                res <- {
-                    let (name, key) = slot_class();
-                    Mutex::new(None, name, key)
-                },
+        let slot = Arc::new(
+            Slot {
+                state: AtomicU8::new(LIVE),
+                res: UnsafeCell::new(None),
                 bound: this.clone(),
-            }),
+            },
             GFP_KERNEL,
         );
         let slot = match slot {
             Ok(s) => s,
-            Err(e) => return Err((e, res)),
+            Err(e) => return Err((e.into(), res)),
         };
         let r: Result = {
             let mut t = this.tracked.lock();
@@ -263,8 +297,9 @@ impl BoundDevice {
         if let Err(e) = r {
             return Err((e, res));
         }
-        // Not revoked meanwhile: the caller's token holds revocation off.
-        *slot.res.lock() = Some(res);
+        // SAFETY: No one else reaches `res` yet: the slot is `LIVE` and revocation, the only
+        // other user of the list, is held off by the caller's token.
+        unsafe { *slot.res.get() = Some(res) };
         Ok(slot)
     }
 
@@ -319,15 +354,6 @@ impl BoundDevice {
         }
         n
     }
-}
-
-/// The name and lock class of every [`Slot`]'s lock. Not generic and never inlined,
-/// so that [`BoundDevice::try_track`] instantiated in another crate (a consumer of the
-/// layer, compiled with `-Zshare-generics=n`) registers the same name with the same
-/// key: lockdep warns when one key has two names.
-#[inline(never)]
-fn slot_class() -> (&'static CStr, Pin<&'static LockClassKey>) {
-    (c"rdma_bound_slot", crate::static_lock_class!())
 }
 
 /// A token that the device is bound, given by [`BoundDevice::access`] and by the client's

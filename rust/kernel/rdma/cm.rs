@@ -738,15 +738,17 @@ impl<T: CmHandler> Drop for CmId<T> {
                 a.given_back.store(true, Ordering::Release);
             }
             None => match slot {
-                // Revocation releases the id and its QP unless this does, under the slot's
-                // lock: whichever comes first.
-                Some(s) => s.with(|r| {
-                    if let Some(r) = r.take() {
+                // Revocation releases the id and its QP unless this does: whichever claims
+                // them first; the other waits for the release to end.
+                Some(s) => match s.claim() {
+                    Some(r) => {
                         // SAFETY: `r` holds the live id and QP, owned by `self`; this is not
                         // inside the id's handler (`must_defer`).
                         unsafe { CmIdRes::destroy(id, r.qp.as_ptr(), &r.pools) };
+                        s.released();
                     }
-                }),
+                    None => s.wait_released(),
+                },
                 // Destroyed here, unless its device's removal queued its release first: that
                 // release must have ended before `ctx` goes.
                 None if self.ctx.users.claim() => {

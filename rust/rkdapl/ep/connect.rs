@@ -158,7 +158,12 @@ impl Ep {
                 // The REP to a connect whose QP rkdapl moves (`mtu.rs`): RTR with the smaller
                 // of the route's path MTU and the one the REP announces, RTS, the RTU.
                 match id.establish(mtu::announced(ev.private_data()).unwrap_or(0)) {
-                    Ok(()) => self.on_established(id, ev),
+                    Ok(()) => {
+                        // The connection is established here (rdma_cm reports no
+                        // ESTABLISHED on this side for a QP it does not move).
+                        trace::cm_event(self.id, c"established", 0);
+                        self.on_established(id, ev)
+                    }
                     Err(e) => self.fail(
                         Self::timeout_or(e.to_errno(), EventType::Unreachable),
                         e.to_errno(),

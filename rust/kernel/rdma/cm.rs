@@ -35,7 +35,7 @@ use crate::{
     error::{from_err_ptr, to_result},
     prelude::*,
     str::CString,
-    sync::{aref::ARef, Arc, ArcBorrow, LockClassKey, Mutex, SetOnce},
+    sync::{aref::ARef, rcu, Arc, ArcBorrow, LockClassKey, Mutex, SetOnce},
     task::Task,
     types::Opaque,
 };
@@ -626,13 +626,29 @@ impl<T: CmHandler> CmId<T> {
     }
 
     /// The id's QP, if it has one and its device was not removed, live for as long as the
-    /// returned value exists: for posting work requests. Any context.
+    /// returned value exists (its device's removal waits for it), for calls that may sleep
+    /// (`ib_drain_qp`, `ib_query_qp`). Any context.
+    ///
+    /// To post work requests, [`CmId::qp_with_guard`] costs less.
     pub fn qp(&self) -> Option<QpAccess<'_>> {
         let id = self.id().ok()?;
         let qp: *const Qp = id.qp()?;
         // SAFETY: The QP is destroyed only after the id, which `id` holds live.
         let qp = unsafe { &*qp };
         Some(QpAccess { qp, _id: id })
+    }
+
+    /// The id's QP, if it has one and its device's removal has not begun, live while the RCU
+    /// read-side critical section `_guard` lasts (the removal waits for one in progress with
+    /// `synchronize_rcu()`): for posting work requests, which do not sleep. Any context; does
+    /// not sleep. As [`crate::revocable::Revocable::try_access_with_guard`].
+    pub fn qp_with_guard<'a>(&'a self, _guard: &'a rcu::Guard) -> Option<&'a Qp> {
+        if !self.ctx.users.live() {
+            return None;
+        }
+        // SAFETY: The id is live until its revocation, which waits for the RCU read-side
+        // critical section `_guard` after it made `live` false; the QP outlives the id.
+        unsafe { CmIdRef::from_raw(self.id.as_ptr()) }.qp()
     }
 
     /// The raw pointer, to compare with a [`CmIdRef`]'s (using it needs [`CmId::id`]).

@@ -108,12 +108,11 @@ impl DtoRing {
         if st.early.unposted == 0 {
             return;
         }
-        let Some(held) = st.owner.as_deref().and_then(|o| o.qp()) else {
+        let g = rcu::read_lock();
+        let Some(qp) = st.owner.as_deref().and_then(|o| o.qp(&g)) else {
             return;
         };
-        let qp = &*held;
         let (e, c) = (&mut st.early, &mut st.core);
-        let g = rcu::read_lock();
         let n = c.slots.len() as u32;
         // INVARIANT: `unposted <= n`, the contexts in use. (`checked_rem`, not `%`: objtool of
         // 7.3 does not know `panic_const_rem_by_zero` as noreturn and warns of a fall-through.)

@@ -553,14 +553,14 @@ impl DtoRing {
         if !st.connected {
             return Err((ENOTCONN, 0));
         }
-        let Some(held) = st.owner.as_deref().and_then(|o| o.qp()) else {
+        // The SGEs borrow the LMRs' regions, and the post the QP, until the driver has the
+        // work requests.
+        let g = rcu::read_lock();
+        let Some(qp) = st.owner.as_deref().and_then(|o| o.qp(&g)) else {
             return Err((ENOTCONN, 0));
         };
-        let qp = &*held;
         let max_inline = st.max_inline;
         let c = &mut st.core;
-        // The SGEs borrow the LMRs' regions until the driver has the work requests.
-        let g = rcu::read_lock();
         // A DTO split into several work requests goes on with its context taken (`first`).
         let mut first = None;
         if let [d] = dtos {
@@ -684,22 +684,19 @@ impl DtoRing {
     pub(crate) fn post_recv(&self, segs: &[Segment<'_>], cookie: u64) -> Result {
         let mut guard = self.shared().q.lock();
         let st = &mut *guard;
-        let held = match st.owner.as_deref().and_then(|o| o.qp()) {
+        let g = rcu::read_lock();
+        let qp = match st.owner.as_deref().and_then(|o| o.qp(&g)) {
             Some(qp) if st.early.unposted == 0 => qp,
-            other => {
+            _ => {
                 // No QP to post to (yet): the RECV waits for it, if allowed.
-                drop(other);
                 if !st.early.allowed {
                     return Err(ENOTCONN);
                 }
-                let g = rcu::read_lock();
                 let r = self.defer_recv(st, segs, cookie, &g);
                 return self.account(&mut st.core, DtoOp::Recv, cookie, r);
             }
         };
-        let qp = &*held;
         let c = &mut st.core;
-        let g = rcu::read_lock();
         let r = (|| {
             let (sges, total) = sges(segs, true, &g)?;
             let sges = sges.as_slice();
@@ -746,10 +743,10 @@ impl DtoRing {
         };
         let mut guard = self.shared().q.lock();
         let st = &mut *guard;
-        let Some(held) = st.owner.as_deref().and_then(|o| o.qp()) else {
+        let g = rcu::read_lock();
+        let Some(qp) = st.owner.as_deref().and_then(|o| o.qp(&g)) else {
             return Err(ENOTCONN);
         };
-        let qp = &*held;
         let c = &mut st.core;
         let r = (|| {
             let idx = c.take(1)?;

@@ -15,9 +15,10 @@ use super::{
     DtoOp, DtoStats, DtoStatus, OneOrMore, EVENT_INVALIDATED, EVENT_RDMA_WRITE_IMM, EVENT_WITH_IMM,
 };
 use crate::rdma::{
-    cm::{CmHandler, CmId, QpAccess},
+    cm::{CmHandler, CmId},
     cq::{Wc, WcOpcode},
     mr::FrMr,
+    qp::Qp,
     wr::{WrCompletion, WrPool},
 };
 use crate::{
@@ -32,7 +33,7 @@ use kernel::{
     prelude::*,
     sync::{
         lock::{spinlock::SpinLockIrqBackend, Guard},
-        Arc, SpinLockIrq,
+        rcu, Arc, SpinLockIrq,
     },
 };
 
@@ -43,13 +44,14 @@ impl<T: Send + Sync> KeepAlive for T {}
 
 /// What owns the QP a ring posts to: the EP's CM id.
 pub(crate) trait QpOwner: Send + Sync {
-    /// The QP, once created and while its device is there, held for the caller's post.
-    fn qp(&self) -> Option<QpAccess<'_>>;
+    /// The QP, once created and until its device's removal begins, live while the caller's
+    /// RCU read-side critical section `g` lasts ([`CmId::qp_with_guard`]): for a post.
+    fn qp<'a>(&'a self, g: &'a rcu::Guard) -> Option<&'a Qp>;
 }
 
 impl<T: CmHandler> QpOwner for CmId<T> {
-    fn qp(&self) -> Option<QpAccess<'_>> {
-        CmId::qp(self)
+    fn qp<'a>(&'a self, g: &'a rcu::Guard) -> Option<&'a Qp> {
+        CmId::qp_with_guard(self, g)
     }
 }
 

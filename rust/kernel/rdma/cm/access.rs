@@ -18,7 +18,7 @@ use super::{Adoption, CmIdRef};
 use crate::{
     bindings,
     prelude::*,
-    sync::Arc,
+    sync::{rcu, Arc},
     time::{delay::fsleep, Delta},
 };
 use core::{
@@ -26,8 +26,9 @@ use core::{
     sync::atomic::{AtomicBool, AtomicUsize, Ordering},
 };
 
-/// The calls in progress on a CM id through [`super::CmId::id`] and [`super::CmId::qp`], which the
-/// revocation of the id at its device's removal waits for before it destroys the id.
+/// The calls in progress on a CM id through [`super::CmId::id`] and [`super::CmId::qp`] (counted)
+/// and [`super::CmId::qp_with_guard`] (RCU), which the revocation of the id at its device's
+/// removal waits for before it destroys the id.
 ///
 /// # Invariants
 ///
@@ -88,6 +89,9 @@ impl Users {
             fn drop(&mut self) {
                 // SAFETY: Both stay live until `destroyed` is set (`device_removal`'s caller).
                 let users = unsafe { &*self.1 };
+                // `revoked` is set: no RCU reader finds the id live any more once those that
+                // did have ended.
+                rcu::synchronize_rcu();
                 while users.n.load(Ordering::SeqCst) != 0 {
                     fsleep(Delta::from_millis(1));
                 }
@@ -112,9 +116,18 @@ impl Users {
         Ok(())
     }
 
-    /// No new call from now on; waits for the calls in progress. Process context; sleeps.
+    /// Whether the id's device's removal has not begun: inside an RCU read-side critical
+    /// section, the id is then live until that section ends ([`Users::revoke`] and the release
+    /// of [`Users::device_removal`] wait for it). Any context.
+    pub(super) fn live(&self) -> bool {
+        !self.revoked.load(Ordering::Acquire)
+    }
+
+    /// No new call from now on; waits for the calls in progress, counted ones and RCU
+    /// read-side critical sections that saw the id [`Users::live`]. Process context; sleeps.
     fn revoke(&self) {
         self.revoked.store(true, Ordering::SeqCst);
+        rcu::synchronize_rcu();
         while self.n.load(Ordering::SeqCst) != 0 {
             fsleep(Delta::from_millis(1));
         }

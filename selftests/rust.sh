@@ -54,7 +54,7 @@ rust_layer_suite() {
 	_log "rust: insmod rust_rdma_loopback.ko addr=$RKDAPL_IP"
 	timeout -k 10 300 insmod "$KO/rust_rdma_loopback.ko" addr="$ip" port=7520 || rc=$?
 	line=$(dmesg | tail -n +$((n0 + 1)) | grep 'rust_rdma_loopback: ' | grep -v ': client: ' | tail -n 1)
-	[ $rc = 0 ] && [[ $line == *"rust_rdma_loopback: $RKDAPL_DEV: 65536 bytes RDMA WRITE and READ back, a 64-byte SEND, every byte compared, ok" ]]
+	[ $rc = 0 ] && [[ $line == *"rust_rdma_loopback: $RKDAPL_DEV: 65536 bytes RDMA WRITE and READ back, a 64-byte SEND, every byte compared, path MTU "[1-9]*", ok" ]]
 	t_check $? "rust: the layer's sample (kernel::rdma alone): rdma_cm loopback connection, REG_MR, 64 KiB RDMA WRITE and READ back, SEND/RECV; bytes compared" \
 		"insmod exit $rc; ${line:-no line from the module}"
 	dmesg | tail -n +$((n0 + 1)) | grep -q "rust_rdma_loopback: client: $RKDAPL_DEV added"

@@ -29,7 +29,7 @@ use kernel::{
     new_condvar, new_mutex,
     page::PAGE_SIZE,
     prelude::*,
-    sync::{Arc, ArcBorrow, CondVar, CondVarTimeoutResult, Mutex},
+    sync::{rcu, Arc, ArcBorrow, CondVar, CondVarTimeoutResult, Mutex},
     time::msecs_to_jiffies,
 };
 
@@ -383,12 +383,21 @@ fn qp_parts(dev: &Bound<'_>, pd: &Arc<Pd>) -> Result<(QpParts, Pools)> {
 }
 
 /// Posts one signalled work request of context 0.
-fn post(pool: &WrPool<Done>, qp: &Qp, op: SendOp, sg: &[Sge<'_>]) -> Result {
-    pool.post_send(
-        qp,
-        &mut [SendWr::new(op, 0, true, sg, SendFlag::Signaled.into())],
-    )
-    .map_err(|(e, _)| e)
+/// Runs `f` on `id`'s QP for a post: inside an RCU read-side critical section, which the
+/// device's removal waits for; `-ENODEV` once that began.
+fn with_qp<R>(id: &CmId<Peer>, f: impl FnOnce(&Qp) -> Result<R>) -> Result<R> {
+    let g = rcu::read_lock();
+    f(id.qp_with_guard(&g).ok_or(ENODEV)?)
+}
+
+fn post(pool: &WrPool<Done>, id: &CmId<Peer>, op: SendOp, sg: &[Sge<'_>]) -> Result {
+    with_qp(id, |qp| {
+        pool.post_send(
+            qp,
+            &mut [SendWr::new(op, 0, true, sg, SendFlag::Signaled.into())],
+        )
+        .map_err(|(e, _)| e)
+    })
 }
 
 /// A region owning `len` bytes, the `i`-th of them `fill(i)`.
@@ -504,24 +513,22 @@ fn run(addr: u32, port: u16, size: usize, leak: bool) -> Result<Option<Leaked>> 
     r?;
     speer.wait("server: accept", |s| s.established)?;
     let server = lpeer.st.lock().child.take().ok_or(ENOTCONN)?;
-    // Each holds its id live while the QP is used (the device's removal waits for it).
-    let (cqa, sqa) = (client.qp().ok_or(ENOTCONN)?, server.qp().ok_or(ENOTCONN)?);
-    let (cqp, sqp): (&Qp, &Qp) = (&cqa, &sqa);
     let lkey = pd.local_dma_lkey();
 
     // The passive side grants a buffer for RDMA WRITE and READ, and posts a RECV.
     let (target, target_cpu) = region(&dev, size, |_| 0)?;
     let mut mr = FrMr::new(&pd, (size.div_ceil(PAGE_SIZE) + 1) as u32)?;
     mr.map(&target, 0, size as u64)?;
-    spools.0.post_reg_mr(
-        sqp,
-        0,
-        &mr,
-        AccessFlag::RemoteWrite | AccessFlag::RemoteRead,
-    )?;
+    with_qp(&server, |qp| {
+        spools
+            .0
+            .post_reg_mr(qp, 0, &mr, AccessFlag::RemoteWrite | AccessFlag::RemoteRead)
+    })?;
     wait_done(&spools.0, 1, "REG_MR")?;
     let (inbox, inbox_cpu) = region(&dev, MSG, |_| 0)?;
-    spools.1.post_recv(sqp, 0, &sges(&inbox, MSG, lkey)?)?;
+    let inbox_sges = sges(&inbox, MSG, lkey)?;
+    with_qp(&server, |qp| spools.1.post_recv(qp, 0, &inbox_sges))?;
+    drop(inbox_sges);
 
     // The active side WRITEs, READs back, SENDs.
     let (src, src_cpu) = region(&dev, size, pattern)?;
@@ -531,17 +538,17 @@ fn run(addr: u32, port: u16, size: usize, leak: bool) -> Result<Option<Leaked>> 
         remote_addr: iova,
         rkey,
     };
-    post(&cpools.0, cqp, write, &sges(&src, size, lkey)?)?;
+    post(&cpools.0, &client, write, &sges(&src, size, lkey)?)?;
     wait_done(&cpools.0, 1, "RDMA WRITE")?;
     let read = SendOp::Read {
         remote_addr: iova,
         rkey,
     };
-    post(&cpools.0, cqp, read, &sges(&back, size, lkey)?)?;
+    post(&cpools.0, &client, read, &sges(&back, size, lkey)?)?;
     wait_done(&cpools.0, 2, "RDMA READ")?;
     same("RDMA WRITE target", &target, &target_cpu, size, pattern)?;
     same("RDMA READ back", &back, &back_cpu, size, pattern)?;
-    post(&cpools.0, cqp, SendOp::Send, &sges(&src, MSG, lkey)?)?;
+    post(&cpools.0, &client, SendOp::Send, &sges(&src, MSG, lkey)?)?;
     wait_done(&cpools.0, 3, "SEND")?;
     let got = wait_done(&spools.1, 1, "RECV")?;
     if got as usize != MSG {
@@ -551,9 +558,11 @@ fn run(addr: u32, port: u16, size: usize, leak: bool) -> Result<Option<Leaked>> 
     same("RECV", &inbox, &inbox_cpu, MSG, pattern)?;
     // `src` and `src_cpu` are kept with the others for `leak`.
     drop(src_cpu);
-    drop((cqa, sqa));
+    // A query that may sleep holds the QP through a counted access, not an RCU section.
+    let mtu = client.qp().ok_or(ENODEV)?.path_mtu()?;
     pr_info!(
-        "{}: {size} bytes RDMA WRITE and READ back, a {MSG}-byte SEND, every byte compared, ok\n",
+        "{}: {size} bytes RDMA WRITE and READ back, a {MSG}-byte SEND, every byte compared, \
+         path MTU {mtu}, ok\n",
         dev.name()
     );
 

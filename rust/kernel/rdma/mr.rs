@@ -52,7 +52,6 @@ mod segs;
 mod sge;
 pub use crate::dma::DataDirection;
 pub use frmr::{FrMr, MrRef};
-use owned::Backing;
 pub use owned::CpuAccess;
 use segs::{Seg, Segs};
 pub use sge::Sge;
@@ -113,8 +112,9 @@ pub struct DmaRegion {
     segs: Segs,
     addr: usize,
     len: usize,
-    /// The memory the region owns (constructors without `unsafe`), freed after the unmapping.
-    owned: Option<Arc<Backing>>,
+    /// The memory the region owns (constructors without `unsafe`, `mr/owned.rs`), freed after
+    /// the unmapping; only dropped.
+    owned: Option<Arc<dyn Send + Sync>>,
     /// What keeps the pages of a region made by [`DmaRegion::from_sg_owner`], dropped after
     /// the unmapping.
     lender: Option<KBox<dyn SgOwner>>,

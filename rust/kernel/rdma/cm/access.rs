@@ -14,16 +14,17 @@ use super::super::{
     qp::Qp,
     wr::AttachedPool,
 };
-use super::{Adoption, CmIdRef};
+use super::CmIdRef;
 use crate::{
     bindings,
     prelude::*,
-    sync::Arc,
+    sync::{Arc, LockClassKey, Mutex},
+    task::Task,
     time::{delay::fsleep, Delta},
 };
 use core::{
     ptr::NonNull,
-    sync::atomic::{AtomicBool, AtomicUsize, Ordering},
+    sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering},
 };
 
 /// The calls in progress on a CM id through [`super::CmId::id`] and [`super::CmId::qp`], which the
@@ -155,6 +156,46 @@ impl core::ops::Deref for QpAccess<'_> {
     type Target = Qp;
     fn deref(&self) -> &Qp {
         self.qp
+    }
+}
+
+/// The name and lock class of every [`Adoption`]'s lock. Not generic and never inlined,
+/// so that `CmId::event_callback` instantiated in another crate (a consumer of the
+/// layer, compiled with `-Zshare-generics=n`) registers the same name with the same
+/// key: lockdep warns when one key has two names.
+#[inline(never)]
+pub(super) fn adoption_class() -> (&'static CStr, Pin<&'static LockClassKey>) {
+    (c"rdma_cm_adoption", crate::static_lock_class!())
+}
+
+/// A connect-request callback, shared with the [`CmId`](super::CmId) adopted in it.
+///
+/// rdma_cm runs the callback holding the new id's handler lock (and the listener's):
+/// `rdma_accept` must then be called without taking the lock, and `rdma_destroy_id`, which
+/// takes it, not at all; a C handler that wants the id gone returns non-zero instead.
+///
+/// # Invariants
+///
+/// `task` is the task running the callback, from before
+/// [`CmHandler::connect_request`](super::CmHandler::connect_request) is called until it returned,
+/// then NULL. So `task == current` holds exactly on the task that is inside the callback, while it
+/// is (a task runs one callback at a time, and only that task writes `task`).
+#[pin_data]
+pub(super) struct Adoption {
+    pub(super) task: AtomicPtr<bindings::task_struct>,
+    /// Set when the adopted id was dropped inside the callback: the callback then returns
+    /// non-zero, and rdma_cm destroys the id.
+    pub(super) given_back: AtomicBool,
+    /// Held for the duration of the callback: the revocation of the id waits for it.
+    #[pin]
+    pub(super) callback: Mutex<()>,
+}
+
+impl Adoption {
+    /// Whether the caller runs inside the callback (on its task, before it returned).
+    pub(super) fn inside(&self) -> bool {
+        // Relaxed: only the callback's own task stores a value equal to its `current`.
+        self.task.load(Ordering::Relaxed) == Task::current_raw()
     }
 }
 

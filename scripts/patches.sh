@@ -100,7 +100,7 @@ UNUSED_UNTIL=(
 	"kernel/rdma/wr.rs AttachedPool|13"
 	"kernel/rdma/cm/event.rs to_c|11"
 	"kernel/rdma/cm/id_ref.rs from_raw|12"
-	"kernel/rdma/cm/access.rs Users Adoption adoption_class new claim wait_destroyed device_removal enter inside|12"
+	"kernel/rdma/cm/access.rs CmIdRes adoption_class new wait_destroyed device_removal enter inside|12"
 	"kernel/rdma/cm/qp_state.rs new accept_locked before_event|12"
 	"kernel/rdma/cm/qp_state.rs OwnQp|13"
 	"kernel/rdma/cm/qp_events.rs new callback context|13"
@@ -555,7 +555,10 @@ if mode == "parent":
         stmt.append(l)
         if l.rstrip().endswith(";"):
             m = re.match(r"^(?:pub(?:\(crate\))? )?use (\w+)::", stmt[0])
-            ok = m.group(1) in mods if m and m.group(1) in declared else items
+            if m and m.group(1) in declared:
+                ok = m.group(1) in mods and (items or stmt[0].startswith("pub "))
+            else:
+                ok = items
             if ok:
                 kept += stmt
             stmt = None

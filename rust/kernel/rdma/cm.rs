@@ -44,7 +44,7 @@ use core::{
 };
 
 mod access;
-use access::{adoption_class, Adoption, CmIdRes, Users};
+use access::{adoption_class, destroy_id_and_qp, Adoption, CmIdRes, Users};
 pub use access::{CmIdAccess, QpAccess};
 mod id_ref;
 pub use id_ref::CmIdRef;
@@ -524,7 +524,7 @@ impl<T: CmHandler> Drop for CmId<T> {
                     Some(r) => {
                         // SAFETY: `r` holds the live id and QP, owned by `self`; this is not
                         // inside the id's handler (`must_defer`).
-                        unsafe { CmIdRes::destroy(id, r.qp.as_ptr(), &r.pools) };
+                        unsafe { destroy_id_and_qp(id, r.qp.as_ptr(), &r.pools) };
                         s.released();
                     }
                     None => s.wait_released(),
@@ -538,7 +538,7 @@ impl<T: CmHandler> Drop for CmId<T> {
                     // SAFETY: `id` is live and owned by `self` (never tracked, and the claim
                     // above keeps the device removal's release off), and this is not inside
                     // its handler.
-                    unsafe { CmIdRes::destroy(id, qp, pools) };
+                    unsafe { destroy_id_and_qp(id, qp, pools) };
                 }
                 None => self.ctx.users.wait_destroyed(),
             },

@@ -217,33 +217,31 @@ pub(super) struct CmIdRes {
 // SAFETY: rdma_cm and QP verbs may be called from any thread; `users` is atomics.
 unsafe impl Send for CmIdRes {}
 
-impl CmIdRes {
-    /// Drains the QP if anything was posted to it, destroys the id (after which no handler
-    /// runs), then the QP.
-    ///
-    /// # Safety
-    ///
-    /// `id` and `qp` are live and owned by the caller, which is not inside a handler of the id.
-    pub(super) unsafe fn destroy(
-        id: *mut bindings::rdma_cm_id,
-        qp: *mut bindings::ib_qp,
-        pools: &[Arc<dyn AttachedPool>],
-    ) {
-        if !qp.is_null() && pools.iter().any(|p| p.used()) {
-            // Every posted work request completes (flushed if need be) before the pools its
-            // contexts live in can go. A QP nothing was posted to has no completion to wait
-            // for.
-            // SAFETY: `qp` is the id's live QP.
-            unsafe { bindings::ib_drain_qp(qp) };
-        }
-        // SAFETY: `id` is live and owned by the caller, which is not inside its handler.
-        // rdma_destroy_id waits for a running handler and no handler runs after it; only then
-        // is the QP (if any) destroyed.
-        unsafe {
-            bindings::rdma_destroy_id(id);
-            if !qp.is_null() {
-                bindings::ib_destroy_qp(qp);
-            }
+/// Drains the QP of a CM id if anything was posted to it, destroys the id (after which no handler
+/// runs), then the QP (if any): for [`CmIdRes`]'s release and the owner's `Drop`.
+///
+/// # Safety
+///
+/// `id` and `qp` are live and owned by the caller, which is not inside a handler of the id.
+pub(super) unsafe fn destroy_id_and_qp(
+    id: *mut bindings::rdma_cm_id,
+    qp: *mut bindings::ib_qp,
+    pools: &[Arc<dyn AttachedPool>],
+) {
+    if !qp.is_null() && pools.iter().any(|p| p.used()) {
+        // Every posted work request completes (flushed if need be) before the pools its
+        // contexts live in can go. A QP nothing was posted to has no completion to wait
+        // for.
+        // SAFETY: `qp` is the id's live QP.
+        unsafe { bindings::ib_drain_qp(qp) };
+    }
+    // SAFETY: `id` is live and owned by the caller, which is not inside its handler.
+    // rdma_destroy_id waits for a running handler and no handler runs after it; only then
+    // is the QP (if any) destroyed.
+    unsafe {
+        bindings::rdma_destroy_id(id);
+        if !qp.is_null() {
+            bindings::ib_destroy_qp(qp);
         }
     }
 }
@@ -264,6 +262,6 @@ impl Release for CmIdRes {
         unsafe { self.users.as_ref() }.revoke();
         // SAFETY: The id and its QP are live (type invariant); revocation runs in the client's
         // `remove` callback, not in a handler of the id.
-        unsafe { Self::destroy(self.id.as_ptr(), self.qp.as_ptr(), &self.pools) };
+        unsafe { destroy_id_and_qp(self.id.as_ptr(), self.qp.as_ptr(), &self.pools) };
     }
 }

@@ -9,8 +9,14 @@ SRC=$RKDAPL_CACHE/src
 tree=$SRC/linux-source-$KVER
 if [ -f "$tree/.rkdapl-unpacked" ]; then echo "$tree"; exit 0; fi
 
-apt=$RKDAPL_CACHE/apt
+# One unpacking at a time (make patches and a guest run may both find the tree missing); the
+# one that waited finds it unpacked.
 mkdir -p "$SRC"
+exec 8> "$SRC/.unpack.lock"
+flock 8
+if [ -f "$tree/.rkdapl-unpacked" ]; then echo "$tree"; exit 0; fi
+
+apt=$RKDAPL_CACHE/apt
 apt_private "$apt"
 opts=("${APT_OPTS[@]}")
 echo "deb $(debian_mirror) trixie-backports main" > "$apt/sources.list"

@@ -49,18 +49,21 @@ when=${when:-$(date +'%s +0000')}
 # One entry per patch: "files (new in this patch: under rust/, or under samples/)|modules
 # rust/kernel/rdma.rs declares after it|items" where items=1 means the patch brings rdma.rs's
 # own items (Access). The commit messages are msg_<n> below. No patch has more than ~800
-# lines but the connection manager's (cm.rs, with the QP events and states it owns).
+# lines (the diffstat's insertions). A new layer file goes into the patch of the part it
+# belongs to (or one of its own: then renumber what follows, and msg_<n>).
 SERIES=(
 	"helpers/rdma.c||0"
-	"kernel/rdma.rs kernel/rdma/bound.rs kernel/rdma/client.rs kernel/rdma/defer.rs kernel/rdma/device.rs|bound client defer device|0"
+	"kernel/rdma.rs kernel/rdma/bound.rs kernel/rdma/device.rs|bound device|0"
+	"kernel/rdma/client.rs kernel/rdma/defer.rs|bound client defer device|0"
 	"kernel/rdma/event.rs|bound client defer device event|0"
 	"kernel/rdma/pd.rs kernel/rdma/cq.rs kernel/rdma/cq/events.rs|bound client cq defer device event pd|0"
-	"kernel/rdma/mr.rs kernel/rdma/mr/owned.rs kernel/rdma/mr/segs.rs|bound client cq defer device event mr pd|0"
-	"kernel/rdma/mr/sge.rs kernel/rdma/mr/lent.rs kernel/rdma/mr/frmr.rs|bound client cq defer device event mr pd|1"
+	"kernel/rdma/mr.rs kernel/rdma/mr/segs.rs kernel/rdma/mr/sge.rs|bound client cq defer device event mr pd|0"
+	"kernel/rdma/mr/owned.rs kernel/rdma/mr/lent.rs kernel/rdma/mr/frmr.rs|bound client cq defer device event mr pd|1"
 	"kernel/rdma/qp.rs|bound client cq defer device event mr pd qp|1"
 	"kernel/rdma/wr.rs kernel/rdma/wr/read_mr.rs|bound client cq defer device event mr pd qp wr|1"
 	"kernel/rdma/cm.rs kernel/rdma/cm/sockaddr.rs kernel/rdma/cm/event.rs|bound client cm cq defer device event mr pd qp wr|1"
-	"kernel/rdma/cm/access.rs kernel/rdma/cm/qp_events.rs kernel/rdma/cm/qp_state.rs|bound client cm cq defer device event mr pd qp wr|1"
+	"kernel/rdma/cm/id_ref.rs kernel/rdma/cm/access.rs kernel/rdma/cm/qp_state.rs|bound client cm cq defer device event mr pd qp wr|1"
+	"kernel/rdma/cm/qp_events.rs|bound client cm cq defer device event mr pd qp wr|1"
 	"kernel/rdma/cm/create_qp.rs kernel/rdma/cm/net.rs|bound client cm cq defer device event mr pd qp wr|1"
 	"kernel/rdma/srq.rs|bound client cm cq defer device event mr pd qp srq wr|1"
 	"kernel/rdma/kunit.rs kernel/rdma/.kunitconfig|bound client cm cq defer device event kunit mr pd qp srq wr|1"
@@ -73,7 +76,7 @@ PARENTS=(kernel/rdma/mr.rs kernel/rdma/cm.rs)
 # "parent file|N": the parent's own items (beyond its docs, submodules and re-exports) come
 # in patch N.
 NO_ITEMS_UNTIL=(
-	"kernel/rdma/cm.rs|10"
+	"kernel/rdma/cm.rs|12"
 )
 
 # Crate-internal items a patch adds for the next ones: until patch N (the one that uses them)
@@ -83,20 +86,24 @@ NO_ITEMS_UNTIL=(
 # is pub or pub(...), or else the one so named; a struct's expectation covers its fields, a
 # trait's its methods)
 UNUSED_UNTIL=(
-	"kernel/rdma/bound.rs Rank|12"
-	"kernel/rdma/bound.rs track release_now|3"
-	"kernel/rdma/bound.rs bound|4"
-	"kernel/rdma/bound.rs try_take forget|10"
-	"kernel/rdma/defer.rs in_work release_later|4"
-	"kernel/rdma/cq.rs from_raw from_fn|8"
-	"kernel/rdma/mr/frmr.rs shared|8"
-	"kernel/rdma/mr/sge.rs slice_as_raw|7"
-	"kernel/rdma/qp.rs post_send_raw SendWr|8"
-	"kernel/rdma/qp.rs from_c|11"
-	"kernel/rdma/wr.rs AttachedPool|11"
-	"kernel/rdma/cm/event.rs to_c|10"
-	"kernel/rdma/cm/qp_events.rs new callback context|11"
-	"kernel/rdma/cm/qp_state.rs create_qp_raw destroy_new_qp|11"
+	"kernel/rdma/bound.rs new revoke|3"
+	"kernel/rdma/bound.rs track release_now|4"
+	"kernel/rdma/bound.rs bound|5"
+	"kernel/rdma/bound.rs try_take forget|12"
+	"kernel/rdma/bound.rs Rank|14"
+	"kernel/rdma/defer.rs in_work release_later|5"
+	"kernel/rdma/cq.rs from_raw from_fn|9"
+	"kernel/rdma/mr/sge.rs slice_as_raw|8"
+	"kernel/rdma/mr/frmr.rs shared|9"
+	"kernel/rdma/qp.rs post_send_raw SendWr|9"
+	"kernel/rdma/qp.rs from_c|13"
+	"kernel/rdma/wr.rs AttachedPool|13"
+	"kernel/rdma/cm/event.rs to_c|11"
+	"kernel/rdma/cm/id_ref.rs from_raw|12"
+	"kernel/rdma/cm/access.rs CmIdRes revoke destroy_id_and_qp adoption_class new wait_destroyed device_removal enter inside|12"
+	"kernel/rdma/cm/qp_state.rs new accept_locked before_event|12"
+	"kernel/rdma/cm/qp_state.rs OwnQp|13"
+	"kernel/rdma/cm/qp_events.rs new callback context|13"
 )
 
 # The sample's line that reaches the layer through rkdapl, and what the series has instead.
@@ -127,19 +134,39 @@ EOF
 
 msg_2() {
 	cat << 'EOF'
-rust: rdma: add ib_client registration and RDMA devices
+rust: rdma: add RDMA devices and device bindings
 
 Add the kernel::rdma module, built when CONFIG_INFINIBAND=y, with its
 first parts:
 
-- client: the Client trait and its Registration, an ib_client whose
-  add and remove callbacks run for every RDMA device that is
-  registered or unregistered. remove must release everything the
-  client created on the device, since ib_core waits for that before it
-  lets the driver go.
 - device: Device, a registered ib_device, borrowed in a callback or
   held by reference (ARef), with its name, attributes and port
-  attributes, and the lookup of the RDMA device behind a net_device.
+  attributes, the lookup of the RDMA device behind a net_device, and
+  mtu_enum(), the enum ib_mtu of a path MTU in bytes.
+- bound: a device as one ib_core client sees it between its add and
+  remove callbacks (BoundDevice), the Bound token the layer's objects
+  are made from, and the tracking of those objects, so that what a
+  client leaves on a device can be revoked when the device goes: its
+  methods then fail with -ENODEV and its drop frees only memory, and
+  the device's unregistration never waits for it.
+
+The client registration of the next patch makes and revokes the
+bindings; until then BoundDevice::new() and revoke() carry an
+expectation of dead code, as the tracking does until the objects of the
+following patches use it.
+EOF
+}
+
+msg_3() {
+	cat << 'EOF'
+rust: rdma: add ib_client registration
+
+- client: the Client trait and its Registration, an ib_client whose
+  add and remove callbacks run for every RDMA device that is
+  registered or unregistered. add gets the device's Bound token of the
+  previous patch; once remove returned, the layer revokes whatever the
+  client left on the device, since ib_core waits for that before it
+  lets the driver go.
 - defer: the layer's deferral workqueue, owned by the client
   Registration, on which an object dropped where its release would
   wait for the caller itself (a CM id in its own event handler, a CQ in
@@ -149,7 +176,7 @@ first parts:
 EOF
 }
 
-msg_3() {
+msg_4() {
 	cat << 'EOF'
 rust: rdma: add asynchronous device events
 
@@ -165,7 +192,7 @@ use its EventKind.
 EOF
 }
 
-msg_4() {
+msg_5() {
 	cat << 'EOF'
 rust: rdma: add protection domains and completion queues
 
@@ -178,7 +205,7 @@ Add the first objects a consumer creates on an RDMA device:
   by ib_core in softirq or workqueue context, and the completions: Wc
   with its status and opcode as enums, and Cqe, the ib_cqe whose done
   callback receives a completion. A CQ dropped in its own completion
-  work is released on the deferral workqueue of the previous patch.
+  work is released on the layer's deferral workqueue (patch 3).
   The work request patch builds its per-request contexts on Cqe, with
   Wc::from_raw() and Cqe::from_fn(), marked #[expect(dead_code)] until
   then.
@@ -189,33 +216,36 @@ Add the first objects a consumer creates on an RDMA device:
 EOF
 }
 
-msg_5() {
+msg_6() {
 	cat << 'EOF'
-rust: rdma: add DMA-mapped memory regions
+rust: rdma: add DMA-mapped memory regions and SGEs
 
 Add mr: DmaRegion, kernel memory mapped for an RDMA device with
 ib_dma_map_sg(): a buffer by its address, an array of pages or a
 scatterlist the caller built (unsafe constructors: the caller keeps the
-memory), or memory the region owns (mr/owned.rs: a vector of bytes or
-of pages, freed only after the unmapping), which the CPU then reaches
-with bounds checks through CpuAccess, with no unsafe code in the
-caller. The region records its DMA segments (mr/segs.rs) and syncs
+memory). The region records its DMA segments (mr/segs.rs) and syncs
 them for the CPU or the device, in the DataDirection it was mapped
-with (mr/direction.rs). The SgOwner trait names a value that lends a
-scatterlist to be mapped in place; the next patch maps it.
-EOF
-}
-
-msg_6() {
-	cat << 'EOF'
-rust: rdma: add SGEs, lent regions and fast registration MRs
-
-Complete the memory of the layer:
+with. The SgOwner trait names a value that lends a scatterlist to be
+mapped in place; the next patch maps it.
 
 - mr/sge: Sge, a scatter/gather element borrowing the DmaRegion it
   names, so that it cannot outlive the mapping during a post call, and
   the region's SGEs of a byte range (for the local DMA lkey, or inline
-  data by kernel virtual address).
+  data by kernel virtual address). The queue pair patch uses Sge's raw
+  view, marked #[expect(dead_code)] until then.
+EOF
+}
+
+msg_7() {
+	cat << 'EOF'
+rust: rdma: add owned and lent regions and fast registration MRs
+
+Complete the memory of the layer:
+
+- mr/owned: regions that own the memory they map (a vector of bytes or
+  of pages, freed only after the unmapping), which the CPU then reaches
+  with bounds checks through CpuAccess, with no unsafe code in the
+  caller.
 - mr/lent: DmaRegion::from_sg_owner(), a region over the pages an
   SgOwner keeps (such as a block request's token), which it drops only
   after unmapping them: zero copy without unsafe code in the caller.
@@ -226,12 +256,12 @@ Complete the memory of the layer:
   flight, so that it is deregistered only after both let go.
 - Access, the access rights of a memory registration.
 
-The queue pair and work request patches use Sge's raw view and the
-shared MrRef, marked #[expect(dead_code)] until then.
+The work request patch uses the shared MrRef, which carries an
+expectation of dead code until then.
 EOF
 }
 
-msg_7() {
+msg_8() {
 	cat << 'EOF'
 rust: rdma: add queue pairs and send work requests
 
@@ -240,15 +270,15 @@ that owns it (created through the connection manager, added later),
 its capacities (QpCap), the send flags and operations of SEND-queue
 work requests (SEND, with immediate or invalidate, RDMA WRITE, with
 immediate, RDMA READ, atomics), SendWr over SGEs that borrow their
-memory, the path MTU the QP got, and ib_drain_qp(). Sge's raw view of
-the previous patch is used now and loses its expectation of dead code.
+memory, the path MTU the QP got, and ib_drain_qp(). Sge's raw view (mr/sge)
+is used now and loses its expectation of dead code.
 Until the work request pools of the next patch use the crate-internal
 posting path (Qp::post_send_raw() and SendWr's internals), it carries
 an expectation of dead code, as QpCap::from_c() does until QP creation.
 EOF
 }
 
-msg_8() {
+msg_9() {
 	cat << 'EOF'
 rust: rdma: add work request pools
 
@@ -269,7 +299,7 @@ marked with #[expect(dead_code)].
 EOF
 }
 
-msg_9() {
+msg_10() {
 	cat << 'EOF'
 rust: rdma: add the connection manager's addresses and events
 
@@ -282,13 +312,42 @@ expectation of dead code.
 EOF
 }
 
-msg_10() {
+msg_11() {
+	cat << 'EOF'
+rust: rdma: add borrowed CM ids and consumer-owned QP transitions
+
+Add what the CM ids of the next patch are reached through:
+
+- cm/id_ref: CmIdRef, an rdma_cm_id borrowed for the duration of a
+  call (what a CM event handler gets), with address and route
+  resolution, bind, listen, connect, reject and disconnect.
+- cm/access: CmIdAccess and QpAccess, an owner's access to its CM id
+  and the id's QP that the device's removal waits for, after which the
+  owner's calls fail with -ENODEV; the revocation that destroys the id
+  and its QP then (CmIdRes), waiting for a connect-request callback the
+  id was adopted in (Adoption).
+- cm/qp_state: a consumer may own its QP's transitions, as rdma_cm
+  allows ULPs (and librdmacm does for every user-space QP): the layer
+  moves such a QP with rdma_init_qp_attr()'s attributes (INIT at
+  creation; RTR and RTS before the REP on the passive side; on the
+  REP's RDMA_CM_EVENT_CONNECT_RESPONSE the handler calls
+  CmIdRef::establish(), which moves the QP and sends the RTU; ERR on a
+  disconnect or REJ, where rdma_cm moves its own). The consumer may
+  lower the path MTU at RTR: RoCE has no subnet manager, and rdma_cm
+  gives both QPs the connecting side's MTU. Refused on iWARP, whose CM
+  moves the QP itself.
+
+ConnParam's C form is used now and loses its expectation of dead code.
+What only the CmId of the next patch calls carries one until then.
+EOF
+}
+
+msg_12() {
 	cat << 'EOF'
 rust: rdma: add CM ids
 
 Add CmId, an rdma_cm_id of the TCP port space whose events reach a
-CmHandler as typed events, with address and route resolution, bind,
-listen, connect, accept, reject and disconnect; a listener's
+CmHandler as typed events, with accept and reject; a listener's
 connection requests are adopted as new CmIds. A CmId owns the queue
 pair it creates (next patch) together with the QP's CQs and context
 pools, and its drop drains the QP, destroys the id, then the QP, and
@@ -302,40 +361,26 @@ it is released on the deferral workqueue.
   access errors, COMM_EST, ...), which drivers report in any context,
   are recorded and handed to CmHandler::qp_event() from the system
   workqueue; the CmId flushes that work once its QP is destroyed.
-  CmIdRef::notify_established() passes COMM_EST on (rdma_notify()).
-- cm/qp_state: a consumer may own its QP's transitions, as rdma_cm
-  allows ULPs (and librdmacm does for every user-space QP):
-  CmId::own_qp_transitions() makes the next QP one the layer creates
-  with ib_create_qp() and moves with rdma_init_qp_attr()'s attributes
-  (INIT at creation; RTR and RTS in CmId::accept_with_path_mtu() before
-  the REP; on the REP's RDMA_CM_EVENT_CONNECT_RESPONSE the handler calls
-  CmIdRef::establish(), which moves the QP and sends the RTU; ERR on a
-  disconnect or REJ, where rdma_cm moves its own). The consumer may
-  lower the path MTU at RTR: RoCE has no subnet manager, and rdma_cm
-  gives both QPs the connecting side's MTU. Without the opt-in rdma_cm
-  moves the QP. Refused on iWARP, whose CM moves the QP itself.
-- cm/net: NetNs, a counted reference to a network namespace, and
-  CmId::new_in, which creates an id in a given namespace (rdma_cm then
-  binds, resolves and listens there); CmIdRef::set_afonly for IPv6
-  listeners that should not take IPv4 requests.
 
-The pools' detachment (AttachedPool) of the work request patch is used
-now; what creating the id's QP uses (the pools' attachment, the QP
-event callback, the layer's own QP creation) carries an expectation of
-dead code until the next patch.
+The parts of the previous patch that the CmId uses lose their
+expectation of dead code; what creating the id's QP uses (the pools'
+attachment, the QP event callback, the consumer's QP state) carries
+one until the next patch.
 EOF
 }
 
-msg_11() {
+msg_13() {
 	cat << 'EOF'
 rust: rdma: create QPs on CM ids, and CM ids in a network namespace
 
 - cm/create_qp: CmId::create_qp() creates the id's RC QP from a
   QpInit (its CQs and the WrPools of its two queues), through one path
   that installs the QP's event handler and attaches the pools (the SRQ
-  patch creates QPs on an SRQ through it too). QpCap::from_c() and the
-  parts of the previous patch that QP creation uses lose their
-  expectation of dead code.
+  patch creates QPs on an SRQ through it too): with rdma_create_qp(),
+  or, after CmId::own_qp_transitions(), as a QP its consumer moves
+  (ib_create_qp(), then INIT). QpCap::from_c() and the parts of the
+  previous patches that QP creation uses lose their expectation of
+  dead code.
 - cm/net: NetNs, a counted reference to a network namespace, and
   CmId::new_in(), which creates an id in a given namespace (rdma_cm
   then binds, resolves and listens there); CmIdRef::set_afonly() for
@@ -343,7 +388,7 @@ rust: rdma: create QPs on CM ids, and CM ids in a network namespace
 EOF
 }
 
-msg_12() {
+msg_14() {
 	cat << 'EOF'
 rust: rdma: add shared receive queues
 
@@ -361,7 +406,7 @@ workqueue. A QP on the SRQ keeps it alive until the QP is drained.
 EOF
 }
 
-msg_13() {
+msg_15() {
 	cat << 'EOF'
 rust: rdma: add a KUnit suite
 
@@ -376,7 +421,7 @@ the sample of the next patch exercises them.
 EOF
 }
 
-msg_14() {
+msg_16() {
 	cat << 'EOF'
 samples: rust: add an RDMA loopback sample
 
@@ -510,7 +555,10 @@ if mode == "parent":
         stmt.append(l)
         if l.rstrip().endswith(";"):
             m = re.match(r"^(?:pub(?:\(crate\))? )?use (\w+)::", stmt[0])
-            ok = m.group(1) in mods if m and m.group(1) in declared else items
+            if m and m.group(1) in declared:
+                ok = m.group(1) in mods and (items or stmt[0].startswith("pub "))
+            else:
+                ok = items
             if ok:
                 kept += stmt
             stmt = None

@@ -31,7 +31,7 @@
 
 use crate::rdma::{
     cm::{CmIdRef, MAX_ACCEPT_PRIVATE_DATA},
-    device::Transport,
+    device::{mtu_enum, Transport},
 };
 use kernel::prelude::*;
 
@@ -60,18 +60,6 @@ pub(crate) fn applies(id: &CmIdRef) -> bool {
             .is_some_and(|d| matches!(d.transport(id.port_num()), Ok(Transport::Roce)))
 }
 
-/// `enum ib_mtu` of a path MTU in bytes (0 for anything else).
-fn mtu_enum(bytes: u32) -> u8 {
-    match bytes {
-        256 => 1,
-        512 => 2,
-        1024 => 3,
-        2048 => 4,
-        4096 => 5,
-        _ => 0,
-    }
-}
-
 /// Passive side: the path MTU in bytes this side's QP takes for the connect request on `id`,
 /// the smaller of the REQ's and this port's own; the REQ's if this port's is unknown. Any
 /// context.
@@ -96,7 +84,8 @@ pub(crate) fn rep_private_data(pdata: &[u8], mtu: u32) -> RepPrivateData {
     rep[..n].copy_from_slice(&pdata[..n]);
     rep[TRAILER_AT..TRAILER_AT + 4].copy_from_slice(&TRAILER_TAG);
     rep[TRAILER_AT + 4] = TRAILER_VERSION;
-    rep[TRAILER_AT + 5] = mtu_enum(mtu);
+    // `enum ib_mtu`: 0 to 5.
+    rep[TRAILER_AT + 5] = mtu_enum(mtu) as u8;
     rep
 }
 

@@ -27,17 +27,14 @@
 //! listener, so the layer keeps a copy of the name, shared by the listener and the ids adopted
 //! from it, until the last of them is destroyed.
 
-use super::{
-    bound::Slot, cq::Cq, device::Device, event::EventKind, pd::Pd, qp::Qp, wr::AttachedPool,
-};
+use super::{bound::Slot, cq::Cq, event::EventKind, pd::Pd, qp::Qp, wr::AttachedPool};
 use crate::{
     bindings,
-    error::{from_err_ptr, to_result},
+    error::from_err_ptr,
     prelude::*,
     str::CString,
-    sync::{aref::ARef, rcu, Arc, ArcBorrow, LockClassKey, Mutex, SetOnce},
+    sync::{aref::ARef, rcu, Arc, ArcBorrow, Mutex, SetOnce},
     task::Task,
-    types::Opaque,
 };
 use core::{
     cell::Cell,
@@ -46,12 +43,11 @@ use core::{
     sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering},
 };
 
-/// IB CM reject reason "consumer defined" (IB spec table 112), used for consumer rejects.
-const IB_CM_REJ_CONSUMER_DEFINED: u8 = 28;
-
 mod access;
+use access::{adoption_class, destroy_id_and_qp, Adoption, CmIdRes, Users};
 pub use access::{CmIdAccess, QpAccess};
-use access::{CmIdRes, Users};
+mod id_ref;
+pub use id_ref::CmIdRef;
 mod create_qp;
 pub use create_qp::QpInit;
 mod qp_events;
@@ -91,182 +87,6 @@ pub trait CmHandler: Send + Sync + Sized + 'static {
     /// it.
     fn qp_event(this: ArcBorrow<'_, Self>, ev: EventKind) {
         let _ = (this, ev);
-    }
-}
-
-/// A CM id borrowed for the duration of a call.
-///
-/// # Invariants
-///
-/// The `rdma_cm_id` is live for as long as the `&CmIdRef` exists, and so is its QP if it has
-/// one (a QP is only destroyed after its CM id). It is an id this layer created (or rdma_cm
-/// created for one of its listeners): its `context` is NULL or the `Ctx` of the [`CmId`] that
-/// owns it (`cm/qp_state.rs` reads the consumer's QP there).
-#[repr(transparent)]
-pub struct CmIdRef(Opaque<bindings::rdma_cm_id>);
-
-// SAFETY: rdma_cm's functions lock internally; the ones that need the handler lock say so.
-unsafe impl Send for CmIdRef {}
-// SAFETY: See the `Send` impl.
-unsafe impl Sync for CmIdRef {}
-
-impl CmIdRef {
-    /// # Safety
-    ///
-    /// `ptr` is a live CM id for `'a`.
-    unsafe fn from_raw<'a>(ptr: *mut bindings::rdma_cm_id) -> &'a CmIdRef {
-        // SAFETY: Transparent wrapper; liveness is the caller's guarantee.
-        unsafe { &*ptr.cast::<CmIdRef>() }
-    }
-
-    /// The raw pointer, for calls into C.
-    pub fn as_raw(&self) -> *mut bindings::rdma_cm_id {
-        self.0.get()
-    }
-
-    /// The RDMA device the id is bound to, once an address is resolved or bound.
-    pub fn device(&self) -> Option<&Device> {
-        // SAFETY: The id is live; `device` is set by rdma_cm once bound and the device stays
-        // registered while ids on it exist (rdma_cm waits for them on removal).
-        let d = unsafe { (*self.as_raw()).device };
-        // SAFETY: See above.
-        (!d.is_null()).then(|| unsafe { Device::from_raw(d) })
-    }
-
-    /// The QP created on the id, if any (rdma_cm's, or one its consumer moves:
-    /// [`CmId::own_qp_transitions`]).
-    pub fn qp(&self) -> Option<&Qp> {
-        // SAFETY: The id is live; its QP outlives it (type invariant).
-        let q = unsafe { (*self.as_raw()).qp };
-        let q = if q.is_null() { self.own_qp() } else { q };
-        // SAFETY: See above.
-        (!q.is_null()).then(|| unsafe { Qp::from_raw(q) })
-    }
-
-    /// Resolves `dst` (and binds to `src` if given) to a local RDMA device; completes with
-    /// [`CmEventKind::AddrResolved`] or an error event within `timeout_ms`. May sleep.
-    ///
-    /// # Errors
-    ///
-    /// rdma_cm's immediate errors (`-EINVAL` for a bad state or address, `-ENODEV`, ...).
-    pub fn resolve_addr(&self, src: Option<&SockAddr>, dst: &SockAddr, timeout_ms: u32) -> Result {
-        let src = src.map_or(core::ptr::null_mut(), |s| s.as_ptr());
-        // SAFETY: The id is live; the addresses are valid for the call (rdma_cm copies them).
-        to_result(unsafe {
-            bindings::rdma_resolve_addr(self.as_raw(), src, dst.as_ptr(), timeout_ms as c_ulong)
-        })
-    }
-
-    /// Resolves the route to the resolved address; completes with
-    /// [`CmEventKind::RouteResolved`] or [`CmEventKind::RouteError`]. May sleep.
-    ///
-    /// # Errors
-    ///
-    /// rdma_cm's immediate errors.
-    pub fn resolve_route(&self, timeout_ms: u32) -> Result {
-        // SAFETY: The id is live.
-        to_result(unsafe { bindings::rdma_resolve_route(self.as_raw(), timeout_ms as c_ulong) })
-    }
-
-    /// Binds the id to a local address (port 0 picks one). May sleep.
-    ///
-    /// # Errors
-    ///
-    /// `-EADDRINUSE`, `-EADDRNOTAVAIL`, `-EINVAL`, ...
-    pub fn bind_addr(&self, addr: &SockAddr) -> Result {
-        // SAFETY: The id is live; rdma_cm copies the address.
-        to_result(unsafe { bindings::rdma_bind_addr(self.as_raw(), addr.as_ptr()) })
-    }
-
-    /// Listens for connect requests with `backlog` pending requests at most. May sleep.
-    ///
-    /// # Errors
-    ///
-    /// rdma_cm's errors (`-EINVAL` if not bound, ...).
-    pub fn listen(&self, backlog: u32) -> Result {
-        let backlog = i32::try_from(backlog).map_err(|_| EINVAL)?;
-        // SAFETY: The id is live.
-        to_result(unsafe { bindings::rdma_listen(self.as_raw(), backlog) })
-    }
-
-    /// Sends a connect request. Only from this id's own event handler (rdma_cm's handler
-    /// lock must be held), typically on [`CmEventKind::RouteResolved`].
-    ///
-    /// # Errors
-    ///
-    /// `-EINVAL` for private data longer than [`MAX_CONNECT_PRIVATE_DATA`] or bad retry counts,
-    /// or rdma_cm's errors.
-    pub fn connect_locked(&self, param: &ConnParam<'_>) -> Result {
-        let mut p = param.to_c(MAX_CONNECT_PRIVATE_DATA)?;
-        self.own_qp_param(&mut p);
-        // SAFETY: The id is live; the caller is in its handler; `p` is valid for the call.
-        to_result(unsafe { bindings::rdma_connect_locked(self.as_raw(), &mut p) })
-    }
-
-    /// Rejects a connect request received on this (child) id, with private data for the peer.
-    /// May sleep.
-    ///
-    /// # Errors
-    ///
-    /// `-EINVAL` for private data longer than [`MAX_REJECT_PRIVATE_DATA`], or rdma_cm's errors.
-    pub fn reject(&self, private_data: &[u8]) -> Result {
-        if private_data.len() > MAX_REJECT_PRIVATE_DATA {
-            return Err(EINVAL);
-        }
-        // SAFETY: The id is live; the buffer is valid for the call.
-        to_result(unsafe {
-            bindings::rdma_reject(
-                self.as_raw(),
-                private_data.as_ptr().cast(),
-                private_data.len() as u8,
-                IB_CM_REJ_CONSUMER_DEFINED,
-            )
-        })
-    }
-
-    /// Starts disconnecting; [`CmEventKind::Disconnected`] follows. May sleep.
-    ///
-    /// # Errors
-    ///
-    /// `-EINVAL` if the id is not connected, or rdma_cm's errors.
-    pub fn disconnect(&self) -> Result {
-        self.own_qp_to_error();
-        // SAFETY: The id is live.
-        to_result(unsafe { bindings::rdma_disconnect(self.as_raw()) })
-    }
-
-    /// The port of [`CmIdRef::device`] the id is bound to (0 before it is bound).
-    pub fn port_num(&self) -> u32 {
-        // SAFETY: The id is live; reading an integer rdma_cm sets once bound.
-        unsafe { (*self.as_raw()).port_num }
-    }
-
-    /// The path MTU of the id's route in bytes (256..4096), 0 without a route: on the
-    /// connecting side what route resolution found (on RoCE, from the local netdev's MTU), on
-    /// a connect request's id the one the peer's REQ carries. rdma_cm gives it to the QPs of
-    /// both sides; a consumer that moves its QP itself may give it less
-    /// ([`CmId::accept_with_path_mtu`], [`CmIdRef::establish`]; [`Qp::path_mtu`] is what the
-    /// QP got). Any context; stable from the route's resolution (or the request) on.
-    pub fn path_mtu(&self) -> u32 {
-        // SAFETY: The id is live; `route.path_rec` is NULL or rdma_cm's path record, which
-        // lives as long as the id.
-        let mtu = unsafe {
-            let p = (*self.as_raw()).route.path_rec;
-            if p.is_null() {
-                return 0;
-            }
-            (*p).mtu
-        };
-        match mtu {
-            m @ 1..=5 => 128 << m,
-            _ => 0,
-        }
-    }
-
-    /// The peer's address of a connected or resolving id.
-    pub fn dst_addr(&self) -> SockAddr {
-        // SAFETY: The id is live; `route.addr.dst_addr` is a sockaddr storage.
-        SockAddr(unsafe { (*self.as_raw()).route.addr.dst_addr })
     }
 }
 
@@ -362,46 +182,6 @@ pub struct CmId<T: CmHandler> {
     qp_events: SetOnce<Arc<qp_events::QpEvents<T>>>,
     /// The id and its QP as the device's binding tracks them, from [`Self::create_qp`].
     slot: SetOnce<Arc<Slot<CmIdRes>>>,
-}
-
-/// The name and lock class of every [`Adoption`]'s lock. Not generic and never inlined,
-/// so that `CmId::event_callback` instantiated in another crate (a consumer of the
-/// layer, compiled with `-Zshare-generics=n`) registers the same name with the same
-/// key: lockdep warns when one key has two names.
-#[inline(never)]
-fn adoption_class() -> (&'static CStr, Pin<&'static LockClassKey>) {
-    (c"rdma_cm_adoption", crate::static_lock_class!())
-}
-
-/// A connect-request callback, shared with the [`CmId`] adopted in it.
-///
-/// rdma_cm runs the callback holding the new id's handler lock (and the listener's):
-/// `rdma_accept` must then be called without taking the lock, and `rdma_destroy_id`, which
-/// takes it, not at all; a C handler that wants the id gone returns non-zero instead.
-///
-/// # Invariants
-///
-/// `task` is the task running the callback, from before [`CmHandler::connect_request`] is
-/// called until it returned, then NULL. So `task == current` holds exactly on the task
-/// that is inside the callback, while it is (a task runs one callback at a time, and only
-/// that task writes `task`).
-#[pin_data]
-struct Adoption {
-    task: AtomicPtr<bindings::task_struct>,
-    /// Set when the adopted id was dropped inside the callback: the callback then returns
-    /// non-zero, and rdma_cm destroys the id.
-    given_back: AtomicBool,
-    /// Held for the duration of the callback: the revocation of the id waits for it.
-    #[pin]
-    callback: Mutex<()>,
-}
-
-impl Adoption {
-    /// Whether the caller runs inside the callback (on its task, before it returned).
-    fn inside(&self) -> bool {
-        // Relaxed: only the callback's own task stores a value equal to its `current`.
-        self.task.load(Ordering::Relaxed) == Task::current_raw()
-    }
 }
 
 /// The CQs, context pools and PD of a CM id's QP, kept until the QP is drained and destroyed.
@@ -760,7 +540,7 @@ impl<T: CmHandler> Drop for CmId<T> {
                     Some(r) => {
                         // SAFETY: `r` holds the live id and QP, owned by `self`; this is not
                         // inside the id's handler (`must_defer`).
-                        unsafe { CmIdRes::destroy(id, r.qp.as_ptr(), &r.pools) };
+                        unsafe { destroy_id_and_qp(id, r.qp.as_ptr(), &r.pools) };
                         s.released();
                     }
                     None => s.wait_released(),
@@ -774,7 +554,7 @@ impl<T: CmHandler> Drop for CmId<T> {
                     // SAFETY: `id` is live and owned by `self` (never tracked, and the claim
                     // above keeps the device removal's release off), and this is not inside
                     // its handler.
-                    unsafe { CmIdRes::destroy(id, qp, pools) };
+                    unsafe { destroy_id_and_qp(id, qp, pools) };
                 }
                 None => self.ctx.users.wait_destroyed(),
             },

@@ -88,6 +88,30 @@ pub struct PortAttrs {
     pub link_layer: u32,
 }
 
+/// The `enum ib_mtu` value of a path MTU of `bytes` bytes (256, 512, 1024, 2048 or 4096;
+/// `ib_mtu_int_to_enum` without its rounding down): 0, which is no `enum ib_mtu` value, for
+/// any other number. Any context.
+///
+/// # Examples
+///
+/// ```
+/// use kernel::rdma::device::mtu_enum;
+///
+/// assert_eq!(mtu_enum(256), kernel::bindings::ib_mtu_IB_MTU_256);
+/// assert_eq!(mtu_enum(4096), kernel::bindings::ib_mtu_IB_MTU_4096);
+/// assert_eq!(mtu_enum(1500), 0);
+/// ```
+pub fn mtu_enum(bytes: u32) -> bindings::ib_mtu {
+    match bytes {
+        256 => bindings::ib_mtu_IB_MTU_256,
+        512 => bindings::ib_mtu_IB_MTU_512,
+        1024 => bindings::ib_mtu_IB_MTU_1024,
+        2048 => bindings::ib_mtu_IB_MTU_2048,
+        4096 => bindings::ib_mtu_IB_MTU_4096,
+        _ => 0,
+    }
+}
+
 /// Bytes of an `enum ib_mtu` (`ib_mtu_enum_to_int`): 0 for an unknown value.
 fn mtu_bytes(mtu: bindings::ib_mtu) -> u32 {
     match mtu {

@@ -52,7 +52,6 @@ mod segs;
 mod sge;
 pub use crate::dma::DataDirection;
 pub use frmr::{FrMr, MrRef};
-use owned::Backing;
 pub use owned::CpuAccess;
 use segs::{Seg, Segs};
 pub use sge::Sge;
@@ -87,7 +86,7 @@ pub unsafe trait SgOwner: Send + Sync + 'static {
 /// `table` holds a scatterlist over the pages of the buffer `[addr, addr + len)`, mapped with
 /// `ib_dma_map_sg` on `dev` in direction `dir` (`table.nents` mapped entries, 0 while not
 /// mapped); `segs` describes those entries in order. The mapping is undone, and the table
-/// freed, only in `drop`. If `owned` is `Some`, it is the memory the table names (the region's
+/// freed, only in `drop`. If `_owned` is `Some`, it is the memory the table names (the region's
 /// share of it). If `lender` is `Some`, the table's list is the lender's own, lent to be
 /// mapped in place ([`SgOwner`]): the region maps and unmaps it but does not free it, and the
 /// lender keeps it and the pages it names.
@@ -113,8 +112,9 @@ pub struct DmaRegion {
     segs: Segs,
     addr: usize,
     len: usize,
-    /// The memory the region owns (constructors without `unsafe`), freed after the unmapping.
-    owned: Option<Arc<Backing>>,
+    /// The memory the region owns (constructors without `unsafe`, `mr/owned.rs`), freed after
+    /// the unmapping; only dropped.
+    _owned: Option<Arc<dyn Send + Sync>>,
     /// What keeps the pages of a region made by [`DmaRegion::from_sg_owner`], dropped after
     /// the unmapping.
     lender: Option<KBox<dyn SgOwner>>,
@@ -124,7 +124,7 @@ pub struct DmaRegion {
 }
 
 // SAFETY: The region is immutable after creation; the raw pointers it holds refer to memory it
-// owns (the table, `owned`), that its lender keeps for it alone (a lent list and its pages,
+// owns (the table, `_owned`), that its lender keeps for it alone (a lent list and its pages,
 // `SgOwner`), or that its creator keeps alive (the buffer). It never reads or
 // writes the memory it maps from the CPU.
 unsafe impl Send for DmaRegion {}
@@ -326,7 +326,7 @@ impl DmaRegion {
             segs: Segs::Many(KVec::new()),
             addr,
             len,
-            owned: None,
+            _owned: None,
             lender,
             dir,
         }
@@ -501,7 +501,7 @@ impl Drop for DmaRegion {
                 res.release();
             }
         }
-        // The fields go after this: `owned` frees the memory (if the region held its last
+        // The fields go after this: `_owned` frees the memory (if the region held its last
         // share) only now that nothing maps it.
     }
 }

@@ -14,16 +14,17 @@ use super::super::{
     qp::Qp,
     wr::AttachedPool,
 };
-use super::{Adoption, CmIdRef};
+use super::CmIdRef;
 use crate::{
     bindings,
     prelude::*,
-    sync::{rcu, Arc},
+    sync::{rcu, Arc, LockClassKey, Mutex},
+    task::Task,
     time::{delay::fsleep, Delta},
 };
 use core::{
     ptr::NonNull,
-    sync::atomic::{AtomicBool, AtomicUsize, Ordering},
+    sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering},
 };
 
 /// The calls in progress on a CM id through [`super::CmId::id`] and [`super::CmId::qp`] (counted)
@@ -171,6 +172,46 @@ impl core::ops::Deref for QpAccess<'_> {
     }
 }
 
+/// The name and lock class of every [`Adoption`]'s lock. Not generic and never inlined,
+/// so that `CmId::event_callback` instantiated in another crate (a consumer of the
+/// layer, compiled with `-Zshare-generics=n`) registers the same name with the same
+/// key: lockdep warns when one key has two names.
+#[inline(never)]
+pub(super) fn adoption_class() -> (&'static CStr, Pin<&'static LockClassKey>) {
+    (c"rdma_cm_adoption", crate::static_lock_class!())
+}
+
+/// A connect-request callback, shared with the [`CmId`](super::CmId) adopted in it.
+///
+/// rdma_cm runs the callback holding the new id's handler lock (and the listener's):
+/// `rdma_accept` must then be called without taking the lock, and `rdma_destroy_id`, which
+/// takes it, not at all; a C handler that wants the id gone returns non-zero instead.
+///
+/// # Invariants
+///
+/// `task` is the task running the callback, from before
+/// [`CmHandler::connect_request`](super::CmHandler::connect_request) is called until it returned,
+/// then NULL. So `task == current` holds exactly on the task that is inside the callback, while it
+/// is (a task runs one callback at a time, and only that task writes `task`).
+#[pin_data]
+pub(super) struct Adoption {
+    pub(super) task: AtomicPtr<bindings::task_struct>,
+    /// Set when the adopted id was dropped inside the callback: the callback then returns
+    /// non-zero, and rdma_cm destroys the id.
+    pub(super) given_back: AtomicBool,
+    /// Held for the duration of the callback: the revocation of the id waits for it.
+    #[pin]
+    pub(super) callback: Mutex<()>,
+}
+
+impl Adoption {
+    /// Whether the caller runs inside the callback (on its task, before it returned).
+    pub(super) fn inside(&self) -> bool {
+        // Relaxed: only the callback's own task stores a value equal to its `current`.
+        self.task.load(Ordering::Relaxed) == Task::current_raw()
+    }
+}
+
 /// A CM id's `rdma_cm_id` and QP, as its device's binding tracks them once the QP exists.
 ///
 /// # Invariants
@@ -189,33 +230,31 @@ pub(super) struct CmIdRes {
 // SAFETY: rdma_cm and QP verbs may be called from any thread; `users` is atomics.
 unsafe impl Send for CmIdRes {}
 
-impl CmIdRes {
-    /// Drains the QP if anything was posted to it, destroys the id (after which no handler
-    /// runs), then the QP.
-    ///
-    /// # Safety
-    ///
-    /// `id` and `qp` are live and owned by the caller, which is not inside a handler of the id.
-    pub(super) unsafe fn destroy(
-        id: *mut bindings::rdma_cm_id,
-        qp: *mut bindings::ib_qp,
-        pools: &[Arc<dyn AttachedPool>],
-    ) {
-        if !qp.is_null() && pools.iter().any(|p| p.used()) {
-            // Every posted work request completes (flushed if need be) before the pools its
-            // contexts live in can go. A QP nothing was posted to has no completion to wait
-            // for.
-            // SAFETY: `qp` is the id's live QP.
-            unsafe { bindings::ib_drain_qp(qp) };
-        }
-        // SAFETY: `id` is live and owned by the caller, which is not inside its handler.
-        // rdma_destroy_id waits for a running handler and no handler runs after it; only then
-        // is the QP (if any) destroyed.
-        unsafe {
-            bindings::rdma_destroy_id(id);
-            if !qp.is_null() {
-                bindings::ib_destroy_qp(qp);
-            }
+/// Drains the QP of a CM id if anything was posted to it, destroys the id (after which no handler
+/// runs), then the QP (if any): for [`CmIdRes`]'s release and the owner's `Drop`.
+///
+/// # Safety
+///
+/// `id` and `qp` are live and owned by the caller, which is not inside a handler of the id.
+pub(super) unsafe fn destroy_id_and_qp(
+    id: *mut bindings::rdma_cm_id,
+    qp: *mut bindings::ib_qp,
+    pools: &[Arc<dyn AttachedPool>],
+) {
+    if !qp.is_null() && pools.iter().any(|p| p.used()) {
+        // Every posted work request completes (flushed if need be) before the pools its
+        // contexts live in can go. A QP nothing was posted to has no completion to wait
+        // for.
+        // SAFETY: `qp` is the id's live QP.
+        unsafe { bindings::ib_drain_qp(qp) };
+    }
+    // SAFETY: `id` is live and owned by the caller, which is not inside its handler.
+    // rdma_destroy_id waits for a running handler and no handler runs after it; only then
+    // is the QP (if any) destroyed.
+    unsafe {
+        bindings::rdma_destroy_id(id);
+        if !qp.is_null() {
+            bindings::ib_destroy_qp(qp);
         }
     }
 }
@@ -236,6 +275,6 @@ impl Release for CmIdRes {
         unsafe { self.users.as_ref() }.revoke();
         // SAFETY: The id and its QP are live (type invariant); revocation runs in the client's
         // `remove` callback, not in a handler of the id.
-        unsafe { Self::destroy(self.id.as_ptr(), self.qp.as_ptr(), &self.pools) };
+        unsafe { destroy_id_and_qp(self.id.as_ptr(), self.qp.as_ptr(), &self.pools) };
     }
 }

@@ -13,13 +13,22 @@
 use super::super::{
     bound::BoundDevice,
     cq::Cq,
+    device::Transport,
     pd::Pd,
     qp::QpCap,
     wr::{WrCompletion, WrPool},
 };
 use super::{qp_events::QpEvents, CmHandler, CmId, CmIdRes, QpParts};
-use crate::{bindings, prelude::*, sync::Arc};
-use core::ptr::NonNull;
+use crate::{
+    bindings,
+    error::{from_err_ptr, to_result},
+    prelude::*,
+    sync::Arc,
+};
+use core::{
+    ptr::{self, NonNull},
+    sync::atomic::Ordering,
+};
 
 /// What a QP is created with (`struct ib_qp_init_attr` for an RC QP): its CQs and the
 /// [`WrPool`]s of its two queues, which the CM id owning the QP keeps until the QP is drained
@@ -153,5 +162,83 @@ impl<T: CmHandler> CmId<T> {
             }
         }
         Ok(QpCap::from_c(&attr.cap))
+    }
+}
+
+impl<T: CmHandler> CmId<T> {
+    /// Makes the QP that [`CmId::create_qp`] (or `CmId::create_qp_on_srq`) creates next one
+    /// its consumer moves through its states, with the layer's help (`cm/qp_state.rs`): the
+    /// handler must then answer [`CmEventKind::ConnectResponse`] with [`CmIdRef::establish`],
+    /// and [`CmId::accept_with_path_mtu`] may lower the passive side's path MTU. Call it on an
+    /// id bound to its device (route resolved, or a connect request's), before the QP exists.
+    /// Any context.
+    ///
+    /// # Errors
+    ///
+    /// `-EINVAL` for an id not bound to a device, `-EOPNOTSUPP` on an iWARP port (whose CM
+    /// moves the QP itself), `-EBUSY` if the id has (or had) a QP, `-ENODEV` once the device
+    /// was removed.
+    pub fn own_qp_transitions(&self) -> Result {
+        let id = self.id()?;
+        let t = id.device().ok_or(EINVAL)?.transport(id.port_num())?;
+        if t == Transport::Iwarp {
+            return Err(EOPNOTSUPP);
+        }
+        if id.qp().is_some() || self.qp_parts.as_ref().is_some() {
+            return Err(EBUSY);
+        }
+        self.ctx.own_qp.wanted.store(true, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Creates the QP of `attr` in `pd` for this id: one its consumer moves (in INIT from
+    /// here) after [`CmId::own_qp_transitions`], otherwise with `rdma_create_qp`. Restrack
+    /// names the consumer's QPs after the id's owner. May sleep.
+    ///
+    /// # Errors
+    ///
+    /// `-EINVAL` for a PD of another device, or the driver's error.
+    pub(in super::super) fn create_qp_raw(
+        &self,
+        pd: &Pd,
+        attr: &mut bindings::ib_qp_init_attr,
+    ) -> Result {
+        let id = self.id()?;
+        if !self.ctx.own_qp.wanted.load(Ordering::Relaxed) {
+            // SAFETY: The id is live and bound; `attr` is valid for the call.
+            return to_result(unsafe { bindings::rdma_create_qp(id.as_raw(), pd.as_raw(), attr) });
+        }
+        if id.device().is_none_or(|d| !pd.binding().is(d)) {
+            return Err(EINVAL);
+        }
+        attr.port_num = id.port_num();
+        // SAFETY: The PD is live; `attr` is valid for the call; the name is NUL-terminated and
+        // outlives the QP (the context keeps it until after `Drop` destroyed the QP).
+        let qp = from_err_ptr(unsafe {
+            bindings::ib_create_qp_kernel(pd.as_raw(), attr, self.ctx.name.as_char_ptr())
+        })?;
+        if let Err(e) = id.modify(qp, bindings::ib_qp_state_IB_QPS_INIT, |_| ()) {
+            // SAFETY: `qp` was just created; nothing else knows it.
+            unsafe { bindings::ib_destroy_qp(qp) };
+            return Err(e);
+        }
+        self.ctx.own_qp.qp.store(qp, Ordering::Release);
+        Ok(())
+    }
+
+    /// Destroys the QP just created, to which nothing was posted (its pools could not be
+    /// attached). May sleep.
+    pub(in super::super) fn destroy_new_qp(&self) {
+        // Called by `create_qp_with`, which holds the id live.
+        let Ok(id) = self.id() else { return };
+        let qp = id.own_qp();
+        if qp.is_null() {
+            // SAFETY: The id is live and has the QP rdma_create_qp just created.
+            unsafe { bindings::rdma_destroy_qp(id.as_raw()) };
+            return;
+        }
+        self.ctx.own_qp.qp.store(ptr::null_mut(), Ordering::Release);
+        // SAFETY: `qp` is the id's QP, which no work request used; the id forgot it above.
+        unsafe { bindings::ib_destroy_qp(qp) };
     }
 }

@@ -2,27 +2,26 @@
 
 //! QPs their consumer moves through their states (rdma_cm's ULP-owned QPs).
 //!
-//! By default a [`CmId`] creates its QP with `rdma_create_qp`, and rdma_cm moves it: to INIT
-//! at creation, to RTR and RTS inside `rdma_accept` on the passive side and on receipt of the
-//! REP on the active side, to ERR on a disconnect or a REJ. A consumer that needs to change
-//! what the QP gets on its way (on RoCE, for example, the path MTU, which rdma_cm takes from
-//! the connecting side's netdev for both sides) cannot: `IB_QP_PATH_MTU` is only set on the
-//! INIT to RTR transition, made before the consumer hears of the connection.
+//! By default a [`CmId`](super::CmId) creates its QP with `rdma_create_qp`, and rdma_cm moves it:
+//! to INIT at creation, to RTR and RTS inside `rdma_accept` on the passive side and on receipt of
+//! the REP on the active side, to ERR on a disconnect or a REJ. A consumer that needs to change
+//! what the QP gets on its way (on RoCE, for example, the path MTU, which rdma_cm takes from the
+//! connecting side's netdev for both sides) cannot: `IB_QP_PATH_MTU` is only set on the INIT to RTR
+//! transition, made before the consumer hears of the connection.
 //!
-//! rdma_cm also lets a ULP own the QP, as librdmacm does for every user-space QP
-//! (`rdma_cm_id.qp` NULL, its number in `rdma_conn_param.qp_num`): it then makes no QP
-//! transition, gives the attributes of each through `rdma_init_qp_attr()`, reports the REP on
-//! the active side as `RDMA_CM_EVENT_CONNECT_RESPONSE`, and sends the RTU when the ULP calls
-//! `rdma_accept(id, NULL)`. A consumer opts in per id, before the QP is created, with
-//! [`CmId::own_qp_transitions`] (ports that use the IB CM: InfiniBand and RoCE). The layer
-//! then moves the QP the way rdma_cm moves its own, with rdma_cm's attributes, and the
-//! consumer may lower the path MTU at RTR:
+//! rdma_cm also lets a ULP own the QP, as librdmacm does for every user-space QP (`rdma_cm_id.qp`
+//! NULL, its number in `rdma_conn_param.qp_num`): it then makes no QP transition, gives the
+//! attributes of each through `rdma_init_qp_attr()`, reports the REP on the active side as
+//! `RDMA_CM_EVENT_CONNECT_RESPONSE`, and sends the RTU when the ULP calls `rdma_accept(id, NULL)`.
+//! A consumer opts in per id, before the QP is created, with
+//! [`CmId::own_qp_transitions`](super::CmId::own_qp_transitions) (ports that use the IB CM:
+//! InfiniBand and RoCE). The layer then moves the QP the way rdma_cm moves its own, with rdma_cm's
+//! attributes, and the consumer may lower the path MTU at RTR:
 //!
 //! - creation: `ib_create_qp`, then INIT (as `rdma_create_qp`);
-//! - passive side ([`CmId::accept_with_path_mtu`]): INIT again, RTR (path MTU at most the
-//!   consumer's limit) and RTS with the accept's RDMA READ limits (as
-//!   `cma_modify_qp_rtr`/`_rts`), then the REP; on failure ERR and a REJ, as `rdma_accept`
-//!   does;
+//! - passive side ([`CmId::accept_with_path_mtu`](super::CmId::accept_with_path_mtu)): INIT again,
+//!   RTR (path MTU at most the consumer's limit) and RTS with the accept's RDMA READ limits (as
+//!   `cma_modify_qp_rtr`/`_rts`), then the REP; on failure ERR and a REJ, as `rdma_accept` does;
 //! - active side: the handler gets [`CmEventKind::ConnectResponse`] with the REP's private
 //!   data and answers it with [`CmIdRef::establish`]: INIT again, RTR (path MTU at most the
 //!   consumer's limit), RTS and the RTU; on failure ERR and a REJ;
@@ -31,29 +30,13 @@
 //!
 //! iWARP's CM moves the QP itself (`iw_cm`), whoever created it: there the opt-in is refused.
 
-use super::super::{device::Transport, pd::Pd};
-use super::{CmEvent, CmEventKind, CmHandler, CmId, CmIdRef, IB_CM_REJ_CONSUMER_DEFINED};
-use crate::{
-    bindings,
-    error::{from_err_ptr, to_result},
-    prelude::*,
-};
+use super::super::device::mtu_enum;
+use super::{id_ref::IB_CM_REJ_CONSUMER_DEFINED, CmEvent, CmEventKind, CmIdRef};
+use crate::{bindings, error::to_result, prelude::*};
 use core::{
     ptr,
     sync::atomic::{AtomicBool, AtomicPtr, Ordering},
 };
-
-/// `enum ib_mtu` of a path MTU in bytes (0 for anything else).
-fn mtu_enum(bytes: u32) -> bindings::ib_mtu {
-    match bytes {
-        256 => 1,
-        512 => 2,
-        1024 => 3,
-        2048 => 4,
-        4096 => 5,
-        _ => 0,
-    }
-}
 
 /// `attr.path_mtu` lowered to at most `max_bytes` (an `enum ib_mtu` value of 256 to 4096
 /// bytes; any other value leaves it).
@@ -68,9 +51,10 @@ fn lower_path_mtu(attr: &mut bindings::ib_qp_attr, max_bytes: u32) {
 pub(super) struct OwnQp {
     /// The QP, from `CmId::create_qp_raw` until it is destroyed; NULL otherwise and for QPs
     /// rdma_cm moves.
-    qp: AtomicPtr<bindings::ib_qp>,
-    /// Set by [`CmId::own_qp_transitions`]: the QP created next is the consumer's.
-    wanted: AtomicBool,
+    pub(super) qp: AtomicPtr<bindings::ib_qp>,
+    /// Set by [`CmId::own_qp_transitions`](super::CmId::own_qp_transitions): the QP created next is
+    /// the consumer's.
+    pub(super) wanted: AtomicBool,
 }
 
 impl OwnQp {
@@ -100,7 +84,7 @@ impl CmIdRef {
 
     /// Moves `qp` to `state` with the attributes rdma_cm gives it now (`rdma_init_qp_attr`),
     /// changed by `adjust`. May sleep.
-    fn modify(
+    pub(super) fn modify(
         &self,
         qp: *mut bindings::ib_qp,
         state: bindings::ib_qp_state,
@@ -211,12 +195,13 @@ impl CmIdRef {
         r
     }
 
-    /// Active side of an id whose QP its consumer moves ([`CmId::own_qp_transitions`]), on
-    /// [`CmEventKind::ConnectResponse`] (the REP): moves the QP to RTR, with a path MTU of at
-    /// most `max_path_mtu` bytes (256 to 4096; any other value keeps the route's), and RTS,
-    /// with rdma_cm's attributes, then sends the RTU (`rdma_accept(id, NULL)`). The connection
-    /// is then established: rdma_cm reports no [`CmEventKind::Established`] on this side. Only
-    /// from this id's handler of that event (rdma_cm's handler lock must be held).
+    /// Active side of an id whose QP its consumer moves
+    /// ([`CmId::own_qp_transitions`](super::CmId::own_qp_transitions)), on
+    /// [`CmEventKind::ConnectResponse`] (the REP): moves the QP to RTR, with a path MTU of at most
+    /// `max_path_mtu` bytes (256 to 4096; any other value keeps the route's), and RTS, with
+    /// rdma_cm's attributes, then sends the RTU (`rdma_accept(id, NULL)`). The connection is then
+    /// established: rdma_cm reports no [`CmEventKind::Established`] on this side. Only from this
+    /// id's handler of that event (rdma_cm's handler lock must be held).
     ///
     /// # Errors
     ///
@@ -262,84 +247,6 @@ pub(super) fn before_event(id: &CmIdRef, ev: &CmEvent<'_>) {
     }
 }
 
-impl<T: CmHandler> CmId<T> {
-    /// Makes the QP that [`CmId::create_qp`] (or `CmId::create_qp_on_srq`) creates next one
-    /// its consumer moves through its states, with the layer's help (`cm/qp_state.rs`): the
-    /// handler must then answer [`CmEventKind::ConnectResponse`] with [`CmIdRef::establish`],
-    /// and [`CmId::accept_with_path_mtu`] may lower the passive side's path MTU. Call it on an
-    /// id bound to its device (route resolved, or a connect request's), before the QP exists.
-    /// Any context.
-    ///
-    /// # Errors
-    ///
-    /// `-EINVAL` for an id not bound to a device, `-EOPNOTSUPP` on an iWARP port (whose CM
-    /// moves the QP itself), `-EBUSY` if the id has (or had) a QP, `-ENODEV` once the device
-    /// was removed.
-    pub fn own_qp_transitions(&self) -> Result {
-        let id = self.id()?;
-        let t = id.device().ok_or(EINVAL)?.transport(id.port_num())?;
-        if t == Transport::Iwarp {
-            return Err(EOPNOTSUPP);
-        }
-        if id.qp().is_some() || self.qp_parts.as_ref().is_some() {
-            return Err(EBUSY);
-        }
-        self.ctx.own_qp.wanted.store(true, Ordering::Relaxed);
-        Ok(())
-    }
-
-    /// Creates the QP of `attr` in `pd` for this id: one its consumer moves (in INIT from
-    /// here) after [`CmId::own_qp_transitions`], otherwise with `rdma_create_qp`. Restrack
-    /// names the consumer's QPs after the id's owner. May sleep.
-    ///
-    /// # Errors
-    ///
-    /// `-EINVAL` for a PD of another device, or the driver's error.
-    pub(in super::super) fn create_qp_raw(
-        &self,
-        pd: &Pd,
-        attr: &mut bindings::ib_qp_init_attr,
-    ) -> Result {
-        let id = self.id()?;
-        if !self.ctx.own_qp.wanted.load(Ordering::Relaxed) {
-            // SAFETY: The id is live and bound; `attr` is valid for the call.
-            return to_result(unsafe { bindings::rdma_create_qp(id.as_raw(), pd.as_raw(), attr) });
-        }
-        if id.device().is_none_or(|d| !pd.binding().is(d)) {
-            return Err(EINVAL);
-        }
-        attr.port_num = id.port_num();
-        // SAFETY: The PD is live; `attr` is valid for the call; the name is NUL-terminated and
-        // outlives the QP (the context keeps it until after `Drop` destroyed the QP).
-        let qp = from_err_ptr(unsafe {
-            bindings::ib_create_qp_kernel(pd.as_raw(), attr, self.ctx.name.as_char_ptr())
-        })?;
-        if let Err(e) = id.modify(qp, bindings::ib_qp_state_IB_QPS_INIT, |_| ()) {
-            // SAFETY: `qp` was just created; nothing else knows it.
-            unsafe { bindings::ib_destroy_qp(qp) };
-            return Err(e);
-        }
-        self.ctx.own_qp.qp.store(qp, Ordering::Release);
-        Ok(())
-    }
-
-    /// Destroys the QP just created, to which nothing was posted (its pools could not be
-    /// attached). May sleep.
-    pub(in super::super) fn destroy_new_qp(&self) {
-        // Called by `create_qp_with`, which holds the id live.
-        let Ok(id) = self.id() else { return };
-        let qp = id.own_qp();
-        if qp.is_null() {
-            // SAFETY: The id is live and has the QP rdma_create_qp just created.
-            unsafe { bindings::rdma_destroy_qp(id.as_raw()) };
-            return;
-        }
-        self.ctx.own_qp.qp.store(ptr::null_mut(), Ordering::Release);
-        // SAFETY: `qp` is the id's QP, which no work request used; the id forgot it above.
-        unsafe { bindings::ib_destroy_qp(qp) };
-    }
-}
-
 #[cfg(CONFIG_KUNIT = "y")]
 #[kunit_tests(rust_kernel_rdma_cm)]
 mod tests {
@@ -359,7 +266,5 @@ mod tests {
         assert_eq!(a.path_mtu, 4);
         lower_path_mtu(&mut a, 1024);
         assert_eq!(a.path_mtu, 3);
-        assert_eq!(mtu_enum(256), 1);
-        assert_eq!(mtu_enum(4096), 5);
     }
 }

@@ -236,10 +236,10 @@ impl DmaRegion {
             GFP_KERNEL,
         )?;
         // SAFETY: `mem` owns the `len` bytes at `at` and the region made here keeps a share of
-        // it (`owned`), dropped only after the unmapping (`DmaRegion`'s drop order); until then
+        // it (`_owned`), dropped only after the unmapping (`DmaRegion`'s drop order); until then
         // the local `mem` keeps it.
         let mut region = unsafe { Self::new(dev, at.as_ptr() as usize, len) }?;
-        region.owned = Some(mem.clone());
+        region._owned = Some(mem.clone());
         // INVARIANT: The only `CpuAccess` of `mem`; the region never touches the memory from
         // the CPU.
         Ok((region, CpuAccess { mem }))
@@ -281,10 +281,10 @@ impl DmaRegion {
             GFP_KERNEL,
         )?;
         // SAFETY: `raw` names the pages `mem` owns; the region made here keeps a share of
-        // `mem` (`owned`), dropped only after the unmapping; until then the local `mem` keeps
+        // `mem` (`_owned`), dropped only after the unmapping; until then the local `mem` keeps
         // it.
         let mut region = unsafe { Self::from_pages(dev, &raw, offset, len) }?;
-        region.owned = Some(mem.clone());
+        region._owned = Some(mem.clone());
         // INVARIANT: As in `owning_bytes`.
         Ok((region, CpuAccess { mem }))
     }

@@ -200,9 +200,17 @@ memory), or memory the region owns (mr/owned.rs: a vector of bytes or
 of pages, freed only after the unmapping), which the CPU then reaches
 with bounds checks through CpuAccess, with no unsafe code in the
 caller. The region records its DMA segments (mr/segs.rs) and syncs
-them for the CPU or the device, in the DataDirection it was mapped
-with (mr/direction.rs). The SgOwner trait names a value that lends a
+them for the CPU or the device, in the kernel::dma::DataDirection it
+was mapped with. The SgOwner trait names a value that lends a
 scatterlist to be mapped in place; the next patch maps it.
+
+The region reads its mapped entries through the borrowed
+scatterlist::SGTable, but builds and maps its table itself: the
+SGTable<Owned> constructor maps a driver-bound struct device with
+dma_map_sgtable(), where an RDMA device maps through ib_dma_map_sg()
+and rxe and siw have no DMA device; its Devres mapping is revoked when
+that device's driver unbinds, not when the client's binding of the
+ib_device is; and it maps only vmalloc'd memory it owns.
 EOF
 }
 
@@ -314,10 +322,11 @@ it is released on the deferral workqueue.
   lower the path MTU at RTR: RoCE has no subnet manager, and rdma_cm
   gives both QPs the connecting side's MTU. Without the opt-in rdma_cm
   moves the QP. Refused on iWARP, whose CM moves the QP itself.
-- cm/net: NetNs, a counted reference to a network namespace, and
-  CmId::new_in, which creates an id in a given namespace (rdma_cm then
-  binds, resolves and listens there); CmIdRef::set_afonly for IPv6
-  listeners that should not take IPv4 requests.
+- cm/net: NetNs, a network namespace held as ARef<NetNs> (get_net(),
+  put_net()), and CmId::new_in, which creates an id in a given
+  namespace (rdma_cm then binds, resolves and listens there);
+  CmIdRef::set_afonly for IPv6 listeners that should not take IPv4
+  requests.
 
 The pools' detachment (AttachedPool) of the work request patch is used
 now; what creating the id's QP uses (the pools' attachment, the QP
@@ -336,10 +345,11 @@ rust: rdma: create QPs on CM ids, and CM ids in a network namespace
   patch creates QPs on an SRQ through it too). QpCap::from_c() and the
   parts of the previous patch that QP creation uses lose their
   expectation of dead code.
-- cm/net: NetNs, a counted reference to a network namespace, and
-  CmId::new_in(), which creates an id in a given namespace (rdma_cm
-  then binds, resolves and listens there); CmIdRef::set_afonly() for
-  IPv6 listeners that should not take IPv4 requests.
+- cm/net: NetNs, a network namespace held as ARef<NetNs> (get_net(),
+  put_net()), and CmId::new_in(), which creates an id in a given
+  namespace (rdma_cm then binds, resolves and listens there);
+  CmIdRef::set_afonly() for IPv6 listeners that should not take IPv4
+  requests.
 EOF
 }
 

@@ -40,6 +40,9 @@ impl<T: WrCompletion> WrPool<T> {
     /// `flags` (for example [`SendFlag::Signaled`], [`SendFlag::Fence`]). The context keeps
     /// the `ib_mr` until its last work request completes. Any context; allocates nothing.
     ///
+    /// [`SendFlag::Signaled`]: super::super::qp::SendFlag::Signaled
+    /// [`SendFlag::Fence`]: super::super::qp::SendFlag::Fence
+    ///
     /// Where the transport wants it ([`super::super::device::Transport::Iwarp`]); the device
     /// must support `IB_WR_RDMA_READ_WITH_INV` (iWARP devices do).
     ///

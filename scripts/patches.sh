@@ -224,9 +224,17 @@ Add mr: DmaRegion, kernel memory mapped for an RDMA device with
 ib_dma_map_sg(): a buffer by its address, an array of pages or a
 scatterlist the caller built (unsafe constructors: the caller keeps the
 memory). The region records its DMA segments (mr/segs.rs) and syncs
-them for the CPU or the device, in the DataDirection it was mapped
-with. The SgOwner trait names a value that lends a scatterlist to be
-mapped in place; the next patch maps it.
+them for the CPU or the device, in the kernel::dma::DataDirection it
+was mapped with. The SgOwner trait names a value that lends a
+scatterlist to be mapped in place; the next patch maps it.
+
+The region reads its mapped entries through the borrowed
+scatterlist::SGTable, but builds and maps its table itself: the
+SGTable<Owned> constructor maps a driver-bound struct device with
+dma_map_sgtable(), where an RDMA device maps through ib_dma_map_sg()
+and rxe and siw have no DMA device; its Devres mapping is revoked when
+that device's driver unbinds, not when the client's binding of the
+ib_device is; and it maps only vmalloc'd memory it owns.
 
 - mr/sge: Sge, a scatter/gather element borrowing the DmaRegion it
   names, so that it cannot outlive the mapping during a post call, and
@@ -381,10 +389,11 @@ rust: rdma: create QPs on CM ids, and CM ids in a network namespace
   (ib_create_qp(), then INIT). QpCap::from_c() and the parts of the
   previous patches that QP creation uses lose their expectation of
   dead code.
-- cm/net: NetNs, a counted reference to a network namespace, and
-  CmId::new_in(), which creates an id in a given namespace (rdma_cm
-  then binds, resolves and listens there); CmIdRef::set_afonly() for
-  IPv6 listeners that should not take IPv4 requests.
+- cm/net: NetNs, a network namespace held as ARef<NetNs> (get_net(),
+  put_net()), and CmId::new_in(), which creates an id in a given
+  namespace (rdma_cm then binds, resolves and listens there);
+  CmIdRef::set_afonly() for IPv6 listeners that should not take IPv4
+  requests.
 EOF
 }
 

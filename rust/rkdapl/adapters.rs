@@ -193,7 +193,7 @@ fn open_where(pick: impl Fn(&Device) -> bool, net: &NetNs, owner: &CStr) -> Resu
         (bound, root)
     };
     let id = NEXT_IA.fetch_add(1, Ordering::Relaxed);
-    let ia = Ia::new(bound.clone(), &root, id, owner, Children::new(delist)?, net.clone())?;
+    let ia = Ia::new(bound.clone(), &root, id, owner, Children::new(delist)?, net.into())?;
     let mut reg = registry();
     // Not listed yet, a device removal cannot find it: check the device is still there.
     if !reg.devices.iter().any(|b| Arc::ptr_eq(b, &bound)) {

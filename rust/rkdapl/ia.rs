@@ -21,7 +21,7 @@ use kernel::{
     new_mutex,
     prelude::*,
     str::CString,
-    sync::{lock::mutex::MutexGuard, Arc, Mutex},
+    sync::{aref::ARef, lock::mutex::MutexGuard, Arc, Mutex},
 };
 
 /// Numbers of EPs, for debugfs names, trace events and log lines.
@@ -241,7 +241,7 @@ pub(crate) struct Ia {
     /// The network namespace its PSPs and EPs make their CM ids in (`init_net` unless opened
     /// with `rkdapl_ia_open_net` or `rkdapl_ia_open_addr_net`); held until the IA goes, after
     /// its last object.
-    pub(crate) net: NetNs,
+    pub(crate) net: ARef<NetNs>,
 }
 
 impl Ia {
@@ -258,7 +258,7 @@ impl Ia {
         id: u32,
         owner: &CStr,
         children: Arc<Children>,
-        net: NetNs,
+        net: ARef<NetNs>,
     ) -> Result<Arc<Ia>> {
         let dev = BoundDevice::access(&binding)?;
         let info = IaInfo {

@@ -31,7 +31,7 @@ pub use layer::rdma;
 #[allow(unused_imports)]
 use kernel::{
     alloc, container_of, dma, error, new_mutex, new_spinlock_irq, new_srcu, page, pr_warn_once,
-    prelude, static_lock_class, str, sync, task, time, types, warn_on, workqueue,
+    prelude, scatterlist, static_lock_class, str, sync, task, time, types, warn_on, workqueue,
 };
 // The same for the QP event deferral (`rust/kernel/rdma/cm/qp_events.rs`).
 #[allow(unused_imports)]

@@ -83,8 +83,10 @@ mod tests {
         assert!(NetNs::by_pid(-1).is_err());
         // SAFETY: NULL is refused before it is used.
         assert!(unsafe { NetNs::from_raw(core::ptr::null_mut()) }.is_err());
-        // SAFETY: `init` holds a reference to the namespace for the call.
+        // SAFETY: `init` holds a reference to the namespace while `d` is used.
         let d = unsafe { NetNs::from_raw(init.as_raw()) }.unwrap();
-        assert!(d == init);
+        assert!(init == d);
+        let held: crate::sync::aref::ARef<NetNs> = d.into();
+        assert!(held == init);
     }
 }

@@ -41,6 +41,7 @@ use crate::{
     bindings,
     error::to_result,
     prelude::*,
+    scatterlist::{SGEntry, SGTable},
     sync::{rcu, Arc},
 };
 use core::ptr::NonNull;
@@ -106,6 +107,14 @@ pub struct DmaRegion {
     mapping: Option<Arc<Slot<DmaRes>>>,
     bound: Arc<BoundDevice>,
     /// The table until it is mapped, then empty (moved into `mapping`).
+    // Not a `scatterlist::SGTable<Owned<_>>`: that maps a `Device<Bound>` (a driver-bound
+    // `struct device`) with `dma_map_sgtable`, while an RDMA device maps through `ib_dma_map_sg`
+    // and the software ones (rxe, siw: `ib_uses_virt_dma`) have no DMA device at all; its
+    // mapping is a `Devres` revoked when that device's driver unbinds, not when the client's
+    // binding of the `ib_device` is revoked (`rdma link delete` unbinds no driver), in
+    // ib_core's order; and it maps only vmalloc'd memory it owns (`VVec`, `VBox`), not a
+    // caller's buffer, page array or lent scatterlist. The mapped entries are read through the
+    // crate's borrowed `SGTable` (`DmaRegion::map`).
     table: bindings::sg_table,
     /// Whether syncs do anything on the device ([`DmaRegion::needs_sync`]).
     needs_sync: bool,
@@ -352,23 +361,22 @@ impl DmaRegion {
             return Err(EIO);
         }
         self.table.nents = nents as u32;
-        let mut sg = self.table.sgl;
-        // SAFETY: `sg` is the first of the `nents` (at least one) mapped entries of the table.
-        let (dma, len) = unsafe { (bindings::sg_dma_address(sg), bindings::sg_dma_len(sg)) };
+        // SAFETY: The table is the region's own, valid and not modified while `sgt` is used
+        // (the borrow of `self.table` ends before the region changes anything).
+        let sgt = unsafe { SGTable::from_raw((&raw mut self.table).cast()) };
+        // A DMA length is an `unsigned int` in C (`sg_dma_len`): the cast loses nothing.
+        let seg = |e: &SGEntry| (e.dma_address(), e.dma_len() as u32);
         if nents == 1 {
+            let (dma, len) = sgt.iter().next().map(seg).ok_or(EIO)?;
             self.segs = Segs::One([Seg { off: 0, dma, len }]);
             return self.track();
         }
         // One allocation of the right size (pushes into an empty vector would `krealloc`).
         let mut segs = KVec::with_capacity(nents as usize, GFP_KERNEL)?;
         let mut off = 0u64;
-        for _ in 0..nents {
-            // SAFETY: `sg` walks the `nents` mapped entries of the table.
-            let (dma, l) = unsafe { (bindings::sg_dma_address(sg), bindings::sg_dma_len(sg)) };
-            segs.push(Seg { off, dma, len: l }, GFP_KERNEL)?;
-            off += u64::from(l);
-            // SAFETY: As above; `sg_next` returns NULL after the last entry.
-            sg = unsafe { bindings::sg_next(sg) };
+        for (dma, len) in sgt.iter().map(seg) {
+            segs.push(Seg { off, dma, len }, GFP_KERNEL)?;
+            off += u64::from(len);
         }
         self.segs = Segs::Many(segs);
         self.track()

@@ -14,20 +14,25 @@ use crate::{
     bindings,
     error::{from_err_ptr, to_result},
     prelude::*,
-    sync::Arc,
+    sync::{
+        aref::{ARef, AlwaysRefCounted},
+        Arc,
+    },
+    types::Opaque,
 };
 use core::ptr::NonNull;
 
-/// A counted reference to a network namespace (`get_net`, `put_net`).
+/// A network namespace (`struct net`), always reference-counted: held as an [`ARef<NetNs>`]
+/// (`get_net`, `put_net`) or borrowed from one.
 ///
-/// While it is held the namespace is not dismantled: its network devices and addresses stay,
-/// even after the last process left it and its name was removed (`ip netns del`); the
-/// namespace goes when the last reference is dropped.
+/// While a reference is held the namespace is not dismantled: its network devices and
+/// addresses stay, even after the last process left it and its name was removed (`ip netns
+/// del`); the namespace goes when the last reference is dropped.
 ///
 /// # Examples
 ///
 /// ```
-/// use kernel::rdma::cm::NetNs;
+/// use kernel::{rdma::cm::NetNs, sync::aref::ARef};
 ///
 /// let init = NetNs::init();
 /// assert!(init.is_init());
@@ -36,30 +41,59 @@ use core::ptr::NonNull;
 /// assert!(NetNs::current().unwrap() == init);
 /// // SAFETY: NULL is refused before it is used.
 /// assert!(unsafe { NetNs::from_raw(core::ptr::null_mut()) }.is_err());
+/// // SAFETY: `init` holds a reference for the call.
+/// let borrowed = unsafe { NetNs::from_raw(init.as_raw()) }.unwrap();
+/// let held: ARef<NetNs> = borrowed.into();
+/// assert!(held == init);
 /// ```
 ///
 /// # Invariants
 ///
-/// `net` is a network namespace this value holds one reference to (`get_net`).
-pub struct NetNs {
-    net: NonNull<bindings::net>,
-}
+/// A `&NetNs` is a network namespace with a reference held (`get_net`) for as long as the
+/// borrow lasts.
+#[repr(transparent)]
+pub struct NetNs(Opaque<bindings::net>);
 
 // SAFETY: A namespace reference may be taken and dropped from any task; `struct net` is
 // refcounted and its users lock internally.
 unsafe impl Send for NetNs {}
-// SAFETY: See the `Send` impl; `&NetNs` only reads the pointer.
+// SAFETY: See the `Send` impl; `&NetNs` only reads the address.
 unsafe impl Sync for NetNs {}
 
+// SAFETY: `get_net` and `put_net` take and give back a reference to the namespace, which is not
+// freed while one is held.
+unsafe impl AlwaysRefCounted for NetNs {
+    fn inc_ref(&self) {
+        // SAFETY: The namespace is live (type invariant); `get_net` takes one more reference.
+        unsafe { bindings::get_net(self.as_raw()) };
+    }
+
+    unsafe fn dec_ref(obj: NonNull<NetNs>) {
+        // SAFETY: The caller gives back a reference it owns, once.
+        unsafe { bindings::put_net(obj.cast().as_ptr()) };
+    }
+}
+
 impl NetNs {
+    /// Takes ownership of the reference `net` comes with.
+    ///
+    /// # Safety
+    ///
+    /// `net` is a network namespace the caller owns one reference to, which the result takes.
+    unsafe fn owned(net: NonNull<bindings::net>) -> ARef<NetNs> {
+        // SAFETY: `NetNs` is a transparent wrapper of `struct net`; the reference is the
+        // caller's to give (this function's `# Safety`).
+        unsafe { ARef::from_raw(net.cast()) }
+    }
+
     /// The initial network namespace (`init_net`). Any context.
-    pub fn init() -> NetNs {
+    pub fn init() -> ARef<NetNs> {
         // SAFETY: `init_net` lives forever; `get_net` takes a reference to it.
         let net = unsafe { bindings::get_net(&raw mut bindings::init_net) };
         // SAFETY: `get_net` returns its argument, the address of a static: not NULL.
         let net = unsafe { NonNull::new_unchecked(net) };
-        // INVARIANT: `get_net` took a reference.
-        NetNs { net }
+        // SAFETY: `get_net` took the reference the result owns.
+        unsafe { NetNs::owned(net) }
     }
 
     /// The network namespace of the calling task (`current->nsproxy->net_ns`): for a module's
@@ -69,14 +103,12 @@ impl NetNs {
     /// # Errors
     ///
     /// `-ESRCH` if the task is exiting (it has no namespaces any more).
-    pub fn current() -> Result<NetNs> {
+    pub fn current() -> Result<ARef<NetNs>> {
         // SAFETY: Reads the calling task's own nsproxy, which only the task itself changes;
         // the helper takes a reference, or returns NULL for an exiting task.
         let net = unsafe { bindings::rdma_current_net_get() };
-        // INVARIANT: A non-NULL `net` comes with the reference the helper took.
-        Ok(NetNs {
-            net: NonNull::new(net).ok_or(ESRCH)?,
-        })
+        // SAFETY: A non-NULL `net` comes with the reference the helper took.
+        Ok(unsafe { NetNs::owned(NonNull::new(net).ok_or(ESRCH)?) })
     }
 
     /// The network namespace of the process `pid` (in the caller's pid namespace, as
@@ -85,14 +117,12 @@ impl NetNs {
     /// # Errors
     ///
     /// `-ESRCH` if there is no such process or it is exiting.
-    pub fn by_pid(pid: i32) -> Result<NetNs> {
+    pub fn by_pid(pid: i32) -> Result<ARef<NetNs>> {
         // SAFETY: `get_net_ns_by_pid` takes any value and returns a referenced namespace or an
         // error pointer.
         let net = from_err_ptr(unsafe { bindings::get_net_ns_by_pid(pid) })?;
-        // INVARIANT: A namespace `get_net_ns_by_pid` returned comes with a reference.
-        Ok(NetNs {
-            net: NonNull::new(net).ok_or(ESRCH)?,
-        })
+        // SAFETY: A namespace `get_net_ns_by_pid` returned comes with a reference.
+        Ok(unsafe { NetNs::owned(NonNull::new(net).ok_or(ESRCH)?) })
     }
 
     /// The network namespace the network device `ndev` is in (`dev_net`), with a new
@@ -101,17 +131,18 @@ impl NetNs {
     /// # Safety
     ///
     /// `ndev` points to a live `struct net_device` for the duration of the call.
-    pub unsafe fn of_netdev(ndev: *mut bindings::net_device) -> NetNs {
+    pub unsafe fn of_netdev(ndev: *mut bindings::net_device) -> ARef<NetNs> {
         // SAFETY: `ndev` is live for the call (the caller's guarantee); a live network device
         // is in a live namespace, of which the helper takes a reference.
         let net = unsafe { bindings::rdma_dev_net_get(ndev) };
         // SAFETY: `dev_net` of a live network device is never NULL.
         let net = unsafe { NonNull::new_unchecked(net) };
-        // INVARIANT: The helper took a reference.
-        NetNs { net }
+        // SAFETY: The helper took the reference the result owns.
+        unsafe { NetNs::owned(net) }
     }
 
-    /// Takes a new reference to the namespace `net` (a C caller's `struct net *`). Any context.
+    /// Borrows the namespace `net` (a C caller's `struct net *`); [`ARef::from`] takes a
+    /// reference of its own. Any context.
     ///
     /// # Errors
     ///
@@ -119,19 +150,18 @@ impl NetNs {
     ///
     /// # Safety
     ///
-    /// A non-NULL `net` is a network namespace the caller holds a reference to for the call.
-    pub unsafe fn from_raw(net: *mut bindings::net) -> Result<NetNs> {
+    /// A non-NULL `net` is a network namespace the caller holds a reference to for `'a`.
+    pub unsafe fn from_raw<'a>(net: *mut bindings::net) -> Result<&'a NetNs> {
         let net = NonNull::new(net).ok_or(EINVAL)?;
-        // SAFETY: `net` is live for the call (the caller's guarantee); `get_net` takes a
-        // reference that outlives it.
-        unsafe { bindings::get_net(net.as_ptr()) };
-        // INVARIANT: The reference was just taken.
-        Ok(NetNs { net })
+        // INVARIANT: The caller holds a reference for `'a`.
+        // SAFETY: `NetNs` is a transparent wrapper of `struct net`, which is live for `'a` (the
+        // caller's guarantee).
+        Ok(unsafe { net.cast::<NetNs>().as_ref() })
     }
 
     /// The namespace, for calls into C (valid while `self` is).
     pub fn as_raw(&self) -> *mut bindings::net {
-        self.net.as_ptr()
+        self.0.get()
     }
 
     /// Whether this is the initial network namespace. Any context.
@@ -141,26 +171,10 @@ impl NetNs {
     }
 }
 
-impl Clone for NetNs {
-    fn clone(&self) -> NetNs {
-        // SAFETY: The namespace is live (type invariant); `get_net` takes one more reference.
-        unsafe { bindings::get_net(self.as_raw()) };
-        // INVARIANT: The clone owns the reference just taken.
-        NetNs { net: self.net }
-    }
-}
-
-impl Drop for NetNs {
-    fn drop(&mut self) {
-        // SAFETY: `self` owns one reference (type invariant), given back here, once.
-        unsafe { bindings::put_net(self.as_raw()) };
-    }
-}
-
-/// Two references are equal when they are to the same namespace (`net_eq`).
+/// Two namespaces are equal when they are the same one (`net_eq`).
 impl PartialEq for NetNs {
     fn eq(&self, other: &NetNs) -> bool {
-        self.net == other.net
+        core::ptr::eq(self, other)
     }
 }
 
@@ -169,7 +183,7 @@ impl Eq for NetNs {}
 impl core::fmt::Debug for NetNs {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         // The address only: a namespace has no name the kernel knows.
-        write!(f, "NetNs({:p})", self.net)
+        write!(f, "NetNs({:p})", self.as_raw())
     }
 }
 

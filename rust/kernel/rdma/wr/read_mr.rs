@@ -11,6 +11,16 @@
 //! sink through FRWR (`IB_WR_REG_MR`, local and remote write) in front of the READ, and lets
 //! the READ invalidate it when it completes (`IB_WR_RDMA_READ_WITH_INV`), so that the
 //! registration lives exactly as long as the READ.
+//!
+//! This is not a wrapper of `rdma_rw_ctx_init()` because that does not fit a sink that is
+//! already mapped and a post that may run in any context: it DMA-maps the scatterlist it is
+//! given on every call (and `rdma_rw_ctx_destroy()` unmaps it), where a [`DmaRegion`] is
+//! mapped once for its lifetime and read by several READs at a time; on iWARP it allocates
+//! its registration contexts with `GFP_KERNEL` (`rdma_rw_init_mr_wrs()`), so it may sleep;
+//! and it takes MRs from the QP's pool (`cap.max_rdma_ctxs`), which `ib_destroy_qp()` frees
+//! and expects back, of at most 256 pages.
+//!
+//! [`DmaRegion`]: super::super::mr::DmaRegion
 
 use super::super::{
     mr::FrMr,
@@ -29,6 +39,9 @@ impl<T: WrCompletion> WrPool<T> {
     /// completes; both of context `ctx`, the READ as its last work request, posted with
     /// `flags` (for example [`SendFlag::Signaled`], [`SendFlag::Fence`]). The context keeps
     /// the `ib_mr` until its last work request completes. Any context; allocates nothing.
+    ///
+    /// [`SendFlag::Signaled`]: super::super::qp::SendFlag::Signaled
+    /// [`SendFlag::Fence`]: super::super::qp::SendFlag::Fence
     ///
     /// Where the transport wants it ([`super::super::device::Transport::Iwarp`]); the device
     /// must support `IB_WR_RDMA_READ_WITH_INV` (iWARP devices do).

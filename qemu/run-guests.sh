@@ -61,7 +61,10 @@ exec 9>"$RKDAPL_CACHE/guests.lock"
 flock -n 9 || { log "another guest run holds $RKDAPL_CACHE/guests.lock, waiting"; flock 9; }
 # The read-only host root is mounted cache=loose (vng's default, no cache, re-reads every binary
 # over 9p on each exec: several times slower); the shared sync dir stays uncached.
-kargs="rootflags=version=9p2000.L,trans=virtio,access=any,msize=524288,cache=loose ${RKDAPL_APPEND:-}"
+# The kernel log holds a whole run (log_buf_len): the suites find their modules' lines in dmesg,
+# and the config's 128 KiB (LOG_BUF_SHIFT=17) wraps within a make check once a long report (a
+# lockdep or KASAN splat) is in it, after which a suite finds none of its lines.
+kargs="rootflags=version=9p2000.L,trans=virtio,access=any,msize=524288,cache=loose log_buf_len=8M ${RKDAPL_APPEND:-}"
 # KASAN kernels boot with 4-level paging (no5lvl). vng's "-cpu max" offers LA57, and with
 # 5-level paging a KASAN kernel's boot CPU, in identify_cpu(), clears its feature bits
 # (X86_FEATURE_LA57 among them) and reads them back from CPUID. An interrupt in that window

@@ -378,6 +378,15 @@ impl Srq {
         let _ = self.free();
     }
 
+    /// Checks the segments of one RECV for this SRQ. Any context.
+    ///
+    /// # Errors
+    ///
+    /// As an EP's segments (`Ep::check_segments`).
+    pub(crate) fn check_segments(&self, segs: &[Segment<'_>]) -> Result {
+        Segment::check_all(segs, &self.pz, MAX_IOV)
+    }
+
     /// The segments of one RECV: `n` LMR triplets, the `i`-th given by `triplet(i)`, as
     /// an EP's segments (`Ep::segments`). Any context.
     ///

@@ -60,7 +60,10 @@ pub use crate::rdma::cm::SockAddr;
 pub use crate::rdma::mr::SgOwner;
 pub use crate::{
     ep::{EpAttr, EpState},
-    evd::{EventType, PrivateData, UpcallPolicy, MAX_PRIVATE_DATA, TIMEOUT_INFINITE},
+    evd::{
+        AsyncEvent, DtoEvent, EventType, PrivateData, UpcallPolicy, MAX_PRIVATE_DATA,
+        TIMEOUT_INFINITE,
+    },
     ia::{IaAttr, PortAttr, PortState},
     iov::{MAX_CHAIN, MAX_IOV},
     lmr::{MemPriv, MemPrivs, MAX_ALLOC},

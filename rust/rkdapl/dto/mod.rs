@@ -209,12 +209,24 @@ impl<'a> Segment<'a> {
     }
 }
 
-/// `RKDAPL_EVENT_WITH_IMM`: the RECV's completion carries immediate data.
-pub(crate) const EVENT_WITH_IMM: u32 = 1 << 0;
-/// `RKDAPL_EVENT_RDMA_WRITE_IMM`: an RDMA WRITE with immediate consumed the RECV.
-pub(crate) const EVENT_RDMA_WRITE_IMM: u32 = 1 << 1;
-/// `RKDAPL_EVENT_INVALIDATED`: a SEND with invalidate consumed the RECV.
-pub(crate) const EVENT_INVALIDATED: u32 = 1 << 2;
+kernel::impl_flags!(
+    /// What a RECV's completion reported besides its length (the event's `immediate`,
+    /// `by_rdma_write_imm` and `invalidated_rkey`; the C API's `RKDAPL_EVENT_*` flags): a set
+    /// of [`RecvFlag`]s.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+    pub(crate) struct RecvFlags(u32);
+
+    /// One thing a RECV's completion reported.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub(crate) enum RecvFlag {
+        /// It carries immediate data.
+        WithImm = kernel::bits::bit_u32(0),
+        /// An RDMA WRITE with immediate consumed the RECV.
+        RdmaWriteImm = kernel::bits::bit_u32(1),
+        /// A SEND with invalidate consumed the RECV.
+        Invalidated = kernel::bits::bit_u32(2),
+    }
+);
 
 /// Completion flags of a send-queue DTO (DAT's `DAT_COMPLETION_FLAGS`; the C API's
 /// `enum rkdapl_completion_flags`).

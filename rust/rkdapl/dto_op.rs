@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! What a DTO does and how it completed: the words DTO completions, their events and the Rust
-//! API share (a leaf of the provider, so that `evd` may use it without depending on `dto`).
+//! What a DTO does and how it completed: the words the post calls, DTO completions, their
+//! events and the Rust API share (a leaf of the provider, so that `evd` may use it without
+//! depending on `dto`).
 
 use crate::rdma::cq::{Wc, WcStatus};
 
@@ -61,6 +62,91 @@ pub enum DtoStatus {
     RmrOperationFailed = 10,
     /// Anything else.
     Generic = 11,
+}
+
+/// The peer's memory a grant names (`struct rkdapl_rmr_triplet`, DAT's `DAT_RMR_TRIPLET`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RemoteRegion {
+    /// The address the peer's [`crate::api::Rmr::bind`] returned.
+    pub address: u64,
+    /// The rkey the peer's [`crate::api::Rmr::bind`] returned.
+    pub rkey: u32,
+    /// Bytes granted.
+    pub length: u64,
+}
+
+impl RemoteRegion {
+    /// The part of the region from `off` bytes on (for an RDMA WRITE or READ of a later part).
+    /// Any context.
+    #[inline]
+    pub fn at(&self, off: u64) -> RemoteRegion {
+        RemoteRegion {
+            address: self.address.wrapping_add(off),
+            rkey: self.rkey,
+            length: self.length.saturating_sub(off),
+        }
+    }
+}
+
+/// What a send-queue DTO does, with its operands (the C API's `enum rkdapl_dto_op` of a post
+/// call with its arguments). The remote range's `length` is not checked against the local
+/// segments (the C ABI checks a non-zero one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// SEND into the peer's next RECV.
+    Send,
+    /// SEND that also ends the peer's grant with this rkey (IB SEND with invalidate): the
+    /// peer's RECV reports it, and its RMR is unbound.
+    SendInvalidate {
+        /// The peer's rkey to invalidate.
+        rkey: u32,
+    },
+    /// RDMA WRITE to the start of the remote region.
+    RdmaWrite(RemoteRegion),
+    /// RDMA WRITE to the start of the remote region that also consumes a RECV of the peer,
+    /// which gets the immediate data (host order). Only where the IA's capabilities have
+    /// [`crate::ia::Cap::RdmaWriteImm`]: refused with `EOPNOTSUPP` on iWARP (siw).
+    RdmaWriteImm(RemoteRegion, u32),
+    /// RDMA READ from the start of the remote region.
+    RdmaRead(RemoteRegion),
+    /// Atomic fetch and add (`rkdapl_post_fetch_add`): adds the value to the 8-byte word at the
+    /// region's address (8-byte aligned, granted with [`crate::lmr::MemPriv::RemoteAtomic`]);
+    /// the word's old value lands in the DTO's one 8-byte segment (an LMR with
+    /// [`crate::lmr::MemPriv::LocalWrite`]). Only with [`crate::ia::Cap::Atomics`]
+    /// (`EOPNOTSUPP` otherwise).
+    FetchAdd(RemoteRegion, u64),
+    /// Atomic compare and swap (`rkdapl_post_cmp_swap`): the word becomes `swap` (the second
+    /// value) if it held `compare` (the first); its old value lands in the one 8-byte segment.
+    CmpSwap(RemoteRegion, u64, u64),
+}
+
+impl Op {
+    /// The operation its completion reports. Any context.
+    #[inline]
+    pub fn dto_op(&self) -> DtoOp {
+        match self {
+            Op::Send => DtoOp::Send,
+            Op::SendInvalidate { .. } => DtoOp::SendInvalidate,
+            Op::RdmaWrite(_) => DtoOp::RdmaWrite,
+            Op::RdmaWriteImm(..) => DtoOp::RdmaWriteImm,
+            Op::RdmaRead(_) => DtoOp::RdmaRead,
+            Op::FetchAdd(..) => DtoOp::FetchAdd,
+            Op::CmpSwap(..) => DtoOp::CmpSwap,
+        }
+    }
+
+    /// The remote region of an RDMA operation or atomic; `None` for SENDs. Any context.
+    #[inline]
+    pub fn remote(&self) -> Option<&RemoteRegion> {
+        match self {
+            Op::Send | Op::SendInvalidate { .. } => None,
+            Op::RdmaWrite(r)
+            | Op::RdmaWriteImm(r, _)
+            | Op::RdmaRead(r)
+            | Op::FetchAdd(r, _)
+            | Op::CmpSwap(r, ..) => Some(r),
+        }
+    }
 }
 
 impl DtoOp {

@@ -29,7 +29,7 @@ use crate::rdma::{
 use crate::{
     cm::{CmTarget, EpCmId},
     debugfs::EpView,
-    dto::{Completion, DtoRing, KeepAlive, QpOwner, RingShared, Segment, SendDto},
+    dto::{Completion, Dto, DtoRing, KeepAlive, QpOwner, RingShared, Segment},
     evd::{Evd, EventType},
     ia::Ia,
     lmr::Lmr,
@@ -442,10 +442,7 @@ impl Ep {
     ///
     /// The first error and how many DTOs were posted before it: `-ENOTCONN` (none) unless
     /// CONNECTED, otherwise as [`DtoRing::post_chain`].
-    pub(crate) fn post_chain(
-        &self,
-        dtos: &[SendDto<'_>],
-    ) -> core::result::Result<(), (Error, usize)> {
+    pub(crate) fn post_chain(&self, dtos: &[Dto<'_>]) -> core::result::Result<(), (Error, usize)> {
         self.sq.post_chain(dtos)
     }
 

@@ -21,7 +21,7 @@ use crate::registry::{Child, Children, Rank};
 mod event;
 pub(crate) mod in_upcall;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
-pub use event::{Event, EventType, PrivateData, MAX_PRIVATE_DATA};
+pub use event::{AsyncEvent, DtoEvent, Event, EventType, PrivateData, MAX_PRIVATE_DATA};
 pub(crate) use in_upcall::refuse_in_upcall;
 use kernel::{
     new_condvar, new_mutex, new_spinlock_irq, pr_warn_once,
@@ -496,7 +496,7 @@ mod tests {
     }
 
     fn ev(cookie: u64) -> Event {
-        Event::Dto {
+        Event::Dto(DtoEvent {
             ep: 0,
             cookie,
             status: DtoStatus::Success,
@@ -505,13 +505,13 @@ mod tests {
             immediate: None,
             by_rdma_write_imm: false,
             invalidated_rkey: None,
-        }
+        })
     }
 
     /// The cookie of a DTO event, `u64::MAX` for others.
     fn cookie(e: &Event) -> u64 {
         match e {
-            Event::Dto { cookie, .. } => *cookie,
+            Event::Dto(DtoEvent { cookie, .. }) => *cookie,
             _ => u64::MAX,
         }
     }

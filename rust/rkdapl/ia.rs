@@ -167,38 +167,35 @@ pub enum PortState {
     ActiveDefer = 5,
 }
 
-// The C side checks the same size (`exports.c`).
-const _: () = assert!(core::mem::size_of::<PortAttr>() == 32);
-
-/// A port of an IA's device, now (`struct rkdapl_port_attr`, `struct ib_port_attr`).
-#[repr(C)]
+/// A port of an IA's device, now (`rkdapl_ia_query_port`; the C ABI's
+/// `struct rkdapl_port_attr`, from `struct ib_port_attr`).
 #[derive(Clone, Copy, Debug)]
 pub struct PortAttr {
     /// The port number queried (1-based).
     pub port: u32,
     /// Ports of the device.
     pub port_count: u32,
-    /// The port's state, `enum rkdapl_port_state` (see [`PortAttr::port_state`]).
-    pub state: u32,
+    /// The port's state (`None` for a value IB does not define, such as `IB_PORT_NOP`).
+    pub state: Option<PortState>,
     /// Physical state (IB spec 14.2.5.6: 5 is LinkUp, 3 Disabled).
-    pub phys_state: u32,
+    pub phys_state: u8,
     /// Path MTU in use, in bytes.
     pub active_mtu: u32,
     /// Largest path MTU the port supports, in bytes.
     pub max_mtu: u32,
     /// Largest message a DTO may move, in bytes.
     pub max_msg_size: u32,
-    /// 1 InfiniBand, 2 Ethernet (RoCE, iWARP).
+    /// 1 InfiniBand, 2 Ethernet (RoCE, iWARP): `IB_LINK_LAYER_*`.
     pub link_layer: u32,
 }
 
-impl PortAttr {
-    /// The port's state (`None` for a value IB does not define).
-    pub fn port_state(&self) -> Option<PortState> {
+impl PortState {
+    /// The state of `enum ib_port_state` value `state` (`None` for a value IB does not define).
+    fn of(state: u32) -> Option<PortState> {
         use PortState::*;
         [Down, Init, Armed, Active, ActiveDefer]
             .into_iter()
-            .find(|s| *s as u32 == self.state)
+            .find(|s| *s as u32 == state)
     }
 }
 
@@ -343,8 +340,8 @@ impl Ia {
         Ok(PortAttr {
             port,
             port_count: dev.phys_port_cnt(),
-            state: a.state,
-            phys_state: u32::from(a.phys_state),
+            state: PortState::of(a.state),
+            phys_state: a.phys_state,
             active_mtu: a.active_mtu,
             max_mtu: a.max_mtu,
             max_msg_size: a.max_msg_sz,

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! What the post calls of the C ABI and of the Rust API share: turning a DTO's local segments
-//! (LMR triplets, DAT's IOV) into the provider's [`Segment`]s, and posting a chain of
-//! send-queue DTOs up to the first one that cannot be posted.
+//! What the post calls of the C ABI and of the Rust API share: checking a DTO's local segments
+//! (LMR triplets, DAT's IOV; the C ABI's are made here into [`Segment`]s), and posting a chain
+//! of send-queue DTOs up to the first one that cannot be posted.
 
 use crate::{
-    dto::{OneOrMore, Segment, SendDto},
+    dto::{Dto, OneOrMore, Segment},
     ep::Ep,
     lmr::Lmr,
 };
@@ -46,6 +46,51 @@ impl Ep {
         Ok(v)
     }
 
+    /// Checks the segments of one DTO for this EP. Any context.
+    ///
+    /// # Errors
+    ///
+    /// `-EINVAL` for more than [`MAX_IOV`] segments, `-EXDEV` for an LMR of another PZ,
+    /// `-ERANGE` for a segment outside its LMR.
+    #[inline]
+    pub(crate) fn check_segments(&self, segs: &[Segment<'_>]) -> Result {
+        Segment::check_all(segs, &self.pz, MAX_IOV)
+    }
+
+    /// Posts `dtos` (the Rust API's post) as one chain, in order, after checking their
+    /// segments: every DTO before the first one with a bad segment is posted, as
+    /// [`Ep::post_dtos`] does. Any context (does not sleep).
+    ///
+    /// # Errors
+    ///
+    /// The first error and how many DTOs were posted before it: `-EINVAL` for no DTOs or more
+    /// than [`MAX_CHAIN`], [`Ep::check_segments`]' error for the DTO it stopped at, or as
+    /// [`Ep::post_chain`].
+    pub(crate) fn post_checked(&self, dtos: &[Dto<'_>]) -> ChainResult {
+        if let [d] = dtos {
+            self.check_segments(d.segs).map_err(|e| (e, 0))?;
+            return self.post_chain(dtos);
+        }
+        if dtos.is_empty() || dtos.len() > MAX_CHAIN as usize {
+            return Err((EINVAL, 0));
+        }
+        let mut bad = None;
+        let mut n = dtos.len();
+        for (i, d) in dtos.iter().enumerate() {
+            if let Err(e) = self.check_segments(d.segs) {
+                bad = Some(e);
+                n = i;
+                break;
+            }
+        }
+        // Even an empty chain: the EP's state is checked first, as ever.
+        self.post_chain(dtos.get(..n).unwrap_or(&[]))?;
+        match bad {
+            None => Ok(()),
+            Some(e) => Err((e, n)),
+        }
+    }
+
     /// Posts one send-queue DTO: `segs()` gives its segments, `dto(segs)` the DTO over them.
     /// Any context (does not sleep).
     ///
@@ -55,7 +100,7 @@ impl Ep {
     pub(crate) fn post_one<'l>(
         &self,
         segs: impl FnOnce() -> Result<OneOrMore<Segment<'l>>>,
-        dto: impl for<'a> FnOnce(&'a [Segment<'l>]) -> Result<SendDto<'a>>,
+        dto: impl for<'a> FnOnce(&'a [Segment<'l>]) -> Result<Dto<'a>>,
     ) -> Result {
         let segs = segs()?;
         let d = dto(segs.as_slice())?;
@@ -77,7 +122,7 @@ impl Ep {
         &self,
         n: usize,
         mut segs: impl FnMut(usize) -> Result<OneOrMore<Segment<'l>>>,
-        dto: impl for<'a> Fn(usize, &'a [Segment<'l>]) -> Result<SendDto<'a>>,
+        dto: impl for<'a> Fn(usize, &'a [Segment<'l>]) -> Result<Dto<'a>>,
     ) -> ChainResult {
         if n == 0 || n > MAX_CHAIN as usize {
             return Err((EINVAL, 0));

@@ -25,7 +25,7 @@ use crate::rdma::{
 };
 use crate::{
     dto::{DtoOp, DtoStatus, OneOrMore, Segment},
-    evd::{AsyncSlot, Evd, Event, EventType},
+    evd::{AsyncEvent, AsyncSlot, DtoEvent, Evd, Event, EventType},
     ia::Ia,
     lmr::Lmr,
     pz::Pz,
@@ -133,13 +133,13 @@ impl SrqOwner for Recvs {
         let mut ev = recv_event(cookie, DtoStatus::from_wc(wc));
         let _ = len;
         if wc.is_ok() {
-            if let Event::Dto {
+            if let Event::Dto(DtoEvent {
                 len,
                 immediate,
                 by_rdma_write_imm,
                 invalidated_rkey,
                 ..
-            } = &mut ev
+            }) = &mut ev
             {
                 *len = u64::from(wc.byte_len());
                 *immediate = wc.imm_data();
@@ -161,7 +161,7 @@ impl SrqOwner for Recvs {
             .map(|(_, e)| e.clone());
         match ep {
             Some(ep) => {
-                if let Event::Dto { ep: e, .. } = &mut ev {
+                if let Event::Dto(DtoEvent { ep: e, .. }) = &mut ev {
                     *e = ep.event_ep();
                 }
                 ep.dto_evd().post(ev);
@@ -184,7 +184,7 @@ impl SrqOwner for Recvs {
             SrqEvent::Error => EventType::AsyncSrqError,
         };
         let mut ev = Event::asynchronous(kind, 0);
-        if let Event::Async { cookie, .. } = &mut ev {
+        if let Event::Async(AsyncEvent { cookie, .. }) = &mut ev {
             *cookie = self.handle.load(Ordering::Relaxed) as u64;
         }
         self.ia_slot.post(ev);
@@ -193,7 +193,7 @@ impl SrqOwner for Recvs {
 
 /// The completion of a RECV of the SRQ with `cookie` and `status`, of no EP yet.
 fn recv_event(cookie: u64, status: DtoStatus) -> Event {
-    Event::Dto {
+    Event::Dto(DtoEvent {
         ep: 0,
         cookie,
         status,
@@ -202,7 +202,7 @@ fn recv_event(cookie: u64, status: DtoStatus) -> Event {
         immediate: None,
         by_rdma_write_imm: false,
         invalidated_rkey: None,
-    }
+    })
 }
 
 type LayerSrq = layer::Srq<Recvs>;
@@ -376,6 +376,15 @@ impl Srq {
     pub(crate) fn free_when_unused(&self) {
         self.orphaned.store(true, Ordering::Release);
         let _ = self.free();
+    }
+
+    /// Checks the segments of one RECV for this SRQ. Any context.
+    ///
+    /// # Errors
+    ///
+    /// As an EP's segments (`Ep::check_segments`).
+    pub(crate) fn check_segments(&self, segs: &[Segment<'_>]) -> Result {
+        Segment::check_all(segs, &self.pz, MAX_IOV)
     }
 
     /// The segments of one RECV: `n` LMR triplets, the `i`-th given by `triplet(i)`, as

@@ -5,7 +5,7 @@
 
 use super::handle::Handles;
 use crate::{
-    dto::{DtoFlags, DtoOp, OneOrMore, Segment, SendDto},
+    dto::{self, DtoFlags, DtoOp, OneOrMore, Op, RemoteRegion, Segment},
     ep::Ep,
     iov::MAX_CHAIN,
     lmr::Lmr,
@@ -38,6 +38,17 @@ pub(crate) struct RmrTriplet {
     pub(crate) rkey: u32,
     pub(crate) reserved: u32,
     pub(crate) length: u64,
+}
+
+impl RmrTriplet {
+    /// The remote region it names.
+    fn region(&self) -> RemoteRegion {
+        RemoteRegion {
+            address: self.address,
+            rkey: self.rkey,
+            length: self.length,
+        }
+    }
 }
 
 /// `struct rkdapl_dto`: one send-queue DTO of `rkdapl_post_chain`.
@@ -131,43 +142,50 @@ impl Dto {
     /// The DTO to post over `segs` (this DTO's segments, see [`segments`]). Atomics are not
     /// among the ops of `struct rkdapl_dto` (their operands have no field there): they are
     /// posted alone ([`post_atomic`]).
-    fn to_send<'a>(self, segs: &'a [Segment<'a>]) -> Result<SendDto<'a>> {
-        if self.flags & !COMPLETION_FLAGS_ALL != 0 || self.reserved != 0 {
+    fn to_send<'a>(self, segs: &'a [Segment<'a>]) -> Result<dto::Dto<'a>> {
+        if self.reserved != 0 {
             return Err(EINVAL);
         }
+        let r = self.remote.region();
         let op = match self.op {
-            x if x == DtoOp::Send as u32 => DtoOp::Send,
-            x if x == DtoOp::RdmaWrite as u32 => DtoOp::RdmaWrite,
-            x if x == DtoOp::RdmaRead as u32 => DtoOp::RdmaRead,
-            x if x == DtoOp::RdmaWriteImm as u32 => DtoOp::RdmaWriteImm,
-            x if x == DtoOp::SendInvalidate as u32 => DtoOp::SendInvalidate,
+            x if x == DtoOp::Send as u32 => Op::Send,
+            x if x == DtoOp::SendInvalidate as u32 => Op::SendInvalidate {
+                rkey: self.invalidate_rkey,
+            },
+            x if x == DtoOp::RdmaWrite as u32 => Op::RdmaWrite(r),
+            x if x == DtoOp::RdmaRead as u32 => Op::RdmaRead(r),
+            x if x == DtoOp::RdmaWriteImm as u32 => Op::RdmaWriteImm(r, self.immediate),
             _ => return Err(EINVAL),
         };
-        let remote = match op {
-            DtoOp::Send | DtoOp::SendInvalidate => None,
-            _ => {
-                let total: u64 = segs.iter().map(|s| s.length).sum();
-                if self.remote.length != 0 && self.remote.length != total {
-                    return Err(EINVAL);
-                }
-                Some((self.remote.address, self.remote.rkey))
+        if op.remote().is_some() {
+            let total: u64 = segs.iter().map(|s| s.length).sum();
+            if r.length != 0 && r.length != total {
+                return Err(EINVAL);
             }
-        };
-        Ok(SendDto {
+        }
+        Ok(dto::Dto {
             op,
             segs,
-            remote,
-            imm: self.immediate,
-            invalidate_rkey: self.invalidate_rkey,
-            atomic: (0, 0),
             cookie: self.cookie,
-            flags: DtoFlags {
-                suppress: self.flags & COMPLETION_SUPPRESS != 0,
-                solicited: self.flags & COMPLETION_SOLICITED_WAIT != 0,
-                fence: self.flags & COMPLETION_BARRIER_FENCE != 0,
-            },
+            flags: completion_flags(self.flags)?,
         })
     }
+}
+
+/// The completion flags of a post call (`enum rkdapl_completion_flags`).
+///
+/// # Errors
+///
+/// `-EINVAL` for an unknown flag.
+fn completion_flags(flags: u32) -> Result<DtoFlags> {
+    if flags & !COMPLETION_FLAGS_ALL != 0 {
+        return Err(EINVAL);
+    }
+    Ok(DtoFlags {
+        suppress: flags & COMPLETION_SUPPRESS != 0,
+        solicited: flags & COMPLETION_SOLICITED_WAIT != 0,
+        fence: flags & COMPLETION_BARRIER_FENCE != 0,
+    })
 }
 
 /// Posts the one send-queue DTO `d` of a single-DTO post call.
@@ -362,13 +380,14 @@ unsafe fn post_atomic(
     }
     // SAFETY: `remote` is NULL (refused) or readable (the caller's guarantee).
     let d = unsafe { Dto::new(op, local, 1, remote, cookie, flags) }?;
-    if d.flags & !COMPLETION_FLAGS_ALL != 0 || (d.remote.length != 0 && d.remote.length != 8) {
+    if d.remote.length != 0 && d.remote.length != 8 {
         return Err(EINVAL);
     }
-    let flags = DtoFlags {
-        suppress: d.flags & COMPLETION_SUPPRESS != 0,
-        solicited: d.flags & COMPLETION_SOLICITED_WAIT != 0,
-        fence: d.flags & COMPLETION_BARRIER_FENCE != 0,
+    let flags = completion_flags(d.flags)?;
+    let r = d.remote.region();
+    let op = match (op, atomic) {
+        (DtoOp::CmpSwap, (compare, swap)) => Op::CmpSwap(r, compare, swap),
+        (_, (add, _)) => Op::FetchAdd(r, add),
     };
     let g = rcu::read_lock();
     let e = Handles::borrow::<Ep>(ep, &g)?;
@@ -377,13 +396,9 @@ unsafe fn post_atomic(
         unsafe { segments(e, local, 1, &g) }
     };
     e.post_one(segs, |segs| {
-        Ok(SendDto {
+        Ok(dto::Dto {
             op,
             segs,
-            remote: Some((d.remote.address, d.remote.rkey)),
-            imm: 0,
-            invalidate_rkey: 0,
-            atomic,
             cookie,
             flags,
         })
@@ -555,7 +570,7 @@ mod tests {
     #[test]
     fn only_send_queue_ops_are_taken() -> Result {
         for op in SEND_OPS {
-            assert_eq!(dto(op as u32, 0).to_send(&[])?.op, op);
+            assert_eq!(dto(op as u32, 0).to_send(&[])?.op.dto_op(), op);
         }
         for bad in [
             0,
@@ -596,7 +611,8 @@ mod tests {
                 DtoOp::Send | DtoOp::SendInvalidate => None,
                 _ => Some((remote.address, remote.rkey)),
             };
-            assert_eq!(d.to_send(&[])?.remote, want);
+            let got = d.to_send(&[])?.op.remote().map(|r| (r.address, r.rkey));
+            assert_eq!(got, want);
         }
         // A nonzero remote length must be the IOV's total (here 0 bytes).
         let d = Dto {
@@ -628,11 +644,18 @@ mod tests {
             ..dto(DtoOp::RdmaWriteImm as u32, 0)
         };
         let s = d.to_send(&[])?;
-        assert_eq!(
-            (s.cookie, s.imm, s.invalidate_rkey),
-            (u64::MAX, 0xdead_beef, 0x1234_5678)
-        );
+        let imm = match s.op {
+            Op::RdmaWriteImm(_, imm) => Some(imm),
+            _ => None,
+        };
+        assert_eq!((s.cookie, imm), (u64::MAX, Some(0xdead_beef)));
         assert_eq!(s.segs.len(), 0);
+        let d = Dto {
+            invalidate_rkey: 0x1234_5678,
+            ..dto(DtoOp::SendInvalidate as u32, 0)
+        };
+        let op = d.to_send(&[])?.op;
+        assert_eq!(op, Op::SendInvalidate { rkey: 0x1234_5678 });
         Ok(())
     }
 

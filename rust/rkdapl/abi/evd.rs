@@ -5,11 +5,17 @@
 use super::{handle::Handles, publish, put, Object};
 use crate::evd::refuse_in_upcall;
 use crate::{
-    dto::{EVENT_INVALIDATED, EVENT_RDMA_WRITE_IMM, EVENT_WITH_IMM},
     evd::{Evd, Event, EventType, UpcallFn, UpcallPolicy, MAX_PRIVATE_DATA},
     ia::Ia,
 };
 use kernel::{error::from_result, prelude::*, sync::Arc};
+
+/// `RKDAPL_EVENT_WITH_IMM`: the RECV's completion carries immediate data.
+const EVENT_WITH_IMM: u32 = 1 << 0;
+/// `RKDAPL_EVENT_RDMA_WRITE_IMM`: an RDMA WRITE with immediate consumed the RECV.
+const EVENT_RDMA_WRITE_IMM: u32 = 1 << 1;
+/// `RKDAPL_EVENT_INVALIDATED`: a SEND with invalidate consumed the RECV.
+const EVENT_INVALIDATED: u32 = 1 << 2;
 
 /// An event as C consumers see it: `struct rkdapl_event` in `include/rkdapl.h`. Made from an
 /// [`Event`] where the C API hands one over (dequeue, wait, upcall); fields an event does not
@@ -63,29 +69,20 @@ impl From<&Event> for CEvent {
             port: 0,
         };
         let pdata = match *ev {
-            Event::Dto {
-                ep,
-                cookie,
-                status,
-                op,
-                len,
-                immediate,
-                by_rdma_write_imm,
-                invalidated_rkey,
-            } => {
-                c.ep = ep;
-                c.cookie = cookie;
-                c.status = status as i32;
-                c.op = op as u32;
-                c.transferred_length = len;
-                if let Some(imm) = immediate {
+            Event::Dto(ref d) => {
+                c.ep = d.ep;
+                c.cookie = d.cookie;
+                c.status = d.status as i32;
+                c.op = d.op as u32;
+                c.transferred_length = d.len;
+                if let Some(imm) = d.immediate {
                     c.immediate = imm;
                     c.flags |= EVENT_WITH_IMM;
                 }
-                if by_rdma_write_imm {
+                if d.by_rdma_write_imm {
                     c.flags |= EVENT_RDMA_WRITE_IMM;
                 }
-                if let Some(rkey) = invalidated_rkey {
+                if let Some(rkey) = d.invalidated_rkey {
                     c.invalidated_rkey = rkey;
                     c.flags |= EVENT_INVALIDATED;
                 }
@@ -114,19 +111,12 @@ impl From<&Event> for CEvent {
                 c.status = EOVERFLOW.to_errno();
                 None
             }
-            Event::Async {
-                status,
-                ep,
-                evd,
-                cookie,
-                port,
-                ..
-            } => {
-                c.status = status;
-                c.ep = ep;
-                c.evd = evd;
-                c.cookie = cookie;
-                c.port = port;
+            Event::Async(ref a) => {
+                c.status = a.status;
+                c.ep = a.ep;
+                c.evd = a.evd;
+                c.cookie = a.cookie;
+                c.port = a.port;
                 None
             }
         };
@@ -297,10 +287,11 @@ pub(crate) unsafe extern "C" fn rkdapl_evd_modify_upcall(
 mod tests {
     use super::*;
     use crate::dto::{DtoOp, DtoStatus};
+    use crate::evd::DtoEvent;
 
     #[test]
     fn c_events_carry_what_the_typed_event_has() {
-        let c = CEvent::from(&Event::Dto {
+        let c = CEvent::from(&Event::Dto(DtoEvent {
             ep: 7,
             cookie: 5,
             status: DtoStatus::Success,
@@ -309,7 +300,7 @@ mod tests {
             immediate: Some(0xabcd),
             by_rdma_write_imm: false,
             invalidated_rkey: Some(0x1234),
-        });
+        }));
         assert_eq!(c.kind, EventType::DtoCompletion);
         assert_eq!(
             (c.ep, c.cookie, c.status, c.op),

@@ -132,6 +132,39 @@ pub(crate) unsafe extern "C" fn __rkdapl_ia_open_netdev(
     })
 }
 
+/// `struct rkdapl_port_attr`: a [`PortAttr`] as C reads it.
+#[repr(C)]
+pub(crate) struct CPortAttr {
+    port: u32,
+    port_count: u32,
+    /// `enum rkdapl_port_state` (0 for a state IB does not define).
+    state: u32,
+    phys_state: u32,
+    active_mtu: u32,
+    max_mtu: u32,
+    max_msg_size: u32,
+    link_layer: u32,
+}
+
+// The C side checks the same size (`exports.c`).
+const _: () = assert!(core::mem::size_of::<CPortAttr>() == 32);
+
+impl From<&PortAttr> for CPortAttr {
+    fn from(a: &PortAttr) -> CPortAttr {
+        CPortAttr {
+            port: a.port,
+            port_count: a.port_count,
+            // `PortState`'s discriminants are `enum rkdapl_port_state`'s values.
+            state: a.state.map_or(0, |s| s as u32),
+            phys_state: u32::from(a.phys_state),
+            active_mtu: a.active_mtu,
+            max_mtu: a.max_mtu,
+            max_msg_size: a.max_msg_size,
+            link_layer: a.link_layer,
+        }
+    }
+}
+
 /// See `rkdapl_ia_query_port` in `include/rkdapl.h`.
 ///
 /// # Safety
@@ -142,10 +175,10 @@ pub(crate) unsafe extern "C" fn __rkdapl_ia_open_netdev(
 pub(crate) unsafe extern "C" fn rkdapl_ia_query_port(
     ia: *mut c_void,
     port: u32,
-    attr: *mut PortAttr,
+    attr: *mut CPortAttr,
 ) -> c_int {
     from_result(|| {
-        let out = Handles::get::<Ia>(ia)?.query_port(port)?;
+        let out = CPortAttr::from(&Handles::get::<Ia>(ia)?.query_port(port)?);
         // SAFETY: `attr` is NULL or writable (this function's `# Safety`).
         unsafe { put(attr, out) }?;
         Ok(0)

@@ -3,7 +3,7 @@
 //! Events: the provider's own [`crate::evd::Event`], whose connection requests the Rust API's
 //! events own. Their accessors run in any context.
 
-use super::{Cr, EventType};
+use super::{AsyncEvent, Cr, DtoEvent, EventType};
 use crate::dto::{DtoOp, DtoStatus};
 use kernel::prelude::*;
 
@@ -26,8 +26,8 @@ impl Event {
     #[inline(never)]
     pub fn status(&self) -> i32 {
         match self {
-            Event::Dto { status, .. } => *status as i32,
-            Event::Conn { status, .. } | Event::Async { status, .. } => *status,
+            Event::Dto(DtoEvent { status, .. }) => *status as i32,
+            Event::Conn { status, .. } | Event::Async(AsyncEvent { status, .. }) => *status,
             Event::Cr { .. } => 0,
             Event::Overflow { .. } => EOVERFLOW.to_errno(),
         }
@@ -37,7 +37,7 @@ impl Event {
     #[inline(never)]
     pub fn dto_status(&self) -> Option<DtoStatus> {
         match self {
-            Event::Dto { status, .. } => Some(*status),
+            Event::Dto(DtoEvent { status, .. }) => Some(*status),
             _ => None,
         }
     }
@@ -82,7 +82,9 @@ impl Event {
     #[inline(never)]
     pub fn ep_id(&self) -> Option<u32> {
         let ep = match self {
-            Event::Dto { ep, .. } | Event::Conn { ep, .. } | Event::Async { ep, .. } => *ep,
+            Event::Dto(DtoEvent { ep, .. })
+            | Event::Conn { ep, .. }
+            | Event::Async(AsyncEvent { ep, .. }) => *ep,
             _ => 0,
         };
         // An EP of this API has no C handle: its events carry its number.
@@ -95,7 +97,7 @@ impl Event {
     #[inline(never)]
     pub fn port(&self) -> Option<u32> {
         match self {
-            Event::Async { port, .. } if *port != 0 => Some(*port),
+            Event::Async(AsyncEvent { port, .. }) if *port != 0 => Some(*port),
             _ => None,
         }
     }
@@ -105,7 +107,9 @@ impl Event {
     #[inline(never)]
     pub fn cookie(&self) -> u64 {
         match self {
-            Event::Dto { cookie, .. } | Event::Async { cookie, .. } => *cookie,
+            Event::Dto(DtoEvent { cookie, .. }) | Event::Async(AsyncEvent { cookie, .. }) => {
+                *cookie
+            }
             _ => 0,
         }
     }
@@ -115,7 +119,7 @@ impl Event {
     #[inline(never)]
     pub fn transferred_length(&self) -> u64 {
         match self {
-            Event::Dto { len, .. } => *len,
+            Event::Dto(DtoEvent { len, .. }) => *len,
             Event::Overflow { lost, .. } => *lost,
             _ => 0,
         }
@@ -125,7 +129,7 @@ impl Event {
     #[inline(never)]
     pub fn op(&self) -> Option<DtoOp> {
         match self {
-            Event::Dto { op, .. } => Some(*op),
+            Event::Dto(DtoEvent { op, .. }) => Some(*op),
             _ => None,
         }
     }
@@ -134,7 +138,7 @@ impl Event {
     #[inline(never)]
     pub fn immediate(&self) -> Option<u32> {
         match self {
-            Event::Dto { immediate, .. } => *immediate,
+            Event::Dto(DtoEvent { immediate, .. }) => *immediate,
             _ => None,
         }
     }
@@ -145,10 +149,10 @@ impl Event {
     pub fn by_rdma_write_imm(&self) -> bool {
         matches!(
             self,
-            Event::Dto {
+            Event::Dto(DtoEvent {
                 by_rdma_write_imm: true,
                 ..
-            }
+            })
         )
     }
 
@@ -157,9 +161,9 @@ impl Event {
     #[inline(never)]
     pub fn invalidated_rkey(&self) -> Option<u32> {
         match self {
-            Event::Dto {
+            Event::Dto(DtoEvent {
                 invalidated_rkey, ..
-            } => *invalidated_rkey,
+            }) => *invalidated_rkey,
             _ => None,
         }
     }

@@ -130,9 +130,9 @@ impl Lmr {
     #[inline]
     pub fn segment(&self, off: u64, len: u64) -> Segment<'_> {
         Segment {
-            lmr: self,
-            off,
-            len,
+            lmr: self.0.lmr(),
+            offset: off,
+            length: len,
         }
     }
 

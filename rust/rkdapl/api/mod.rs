@@ -60,13 +60,16 @@ pub use crate::rdma::cm::SockAddr;
 pub use crate::rdma::mr::SgOwner;
 pub use crate::{
     ep::{EpAttr, EpState},
-    evd::{EventType, PrivateData, UpcallPolicy, MAX_PRIVATE_DATA, TIMEOUT_INFINITE},
+    evd::{
+        AsyncEvent, DtoEvent, EventType, PrivateData, UpcallPolicy, MAX_PRIVATE_DATA,
+        TIMEOUT_INFINITE,
+    },
     ia::{IaAttr, PortAttr, PortState},
     iov::{MAX_CHAIN, MAX_IOV},
     lmr::{MemPriv, MemPrivs, MAX_ALLOC},
 };
 // What an IA's transport is and can do (`IaAttr::transport`, `IaAttr::caps`).
-pub use crate::dto::{DtoFlags, DtoOp, DtoStatus};
+pub use crate::dto::{Dto, DtoFlags, DtoOp, DtoStatus, Op, RemoteRegion, Segment};
 pub use crate::ia::{Cap, Caps};
 pub use crate::rdma::device::Transport;
 pub use ep::{Ep, EpParam};
@@ -74,10 +77,9 @@ pub use evd::Evd;
 pub use event::{Event, EventOf};
 pub use ia::Ia;
 pub use lmr::Lmr;
-pub use post::{Dto, Op, Segment};
 pub use psp::{Cr, CrParam, Psp};
 pub use pz::Pz;
-pub use rmr::{RemoteRegion, Rmr};
+pub use rmr::Rmr;
 pub use srq::{Srq, SrqParam};
 
 /// Runs `free(&obj)` now, or, inside an upcall (where freeing waits for the context the upcall

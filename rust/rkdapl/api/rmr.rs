@@ -2,33 +2,9 @@
 
 //! Remote memory regions: grants of part of an LMR to the peer.
 
-use super::{Ep, Lmr, MemPrivs, Pz};
+use super::{Ep, Lmr, MemPrivs, Pz, RemoteRegion};
 use crate::{dto::Completion, rmr};
 use kernel::{prelude::*, sync::Arc};
-
-/// The peer's memory a grant names (`struct rkdapl_rmr_triplet`, DAT's `DAT_RMR_TRIPLET`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RemoteRegion {
-    /// The address the peer's [`Rmr::bind`] returned.
-    pub address: u64,
-    /// The rkey the peer's [`Rmr::bind`] returned.
-    pub rkey: u32,
-    /// Bytes granted.
-    pub length: u64,
-}
-
-impl RemoteRegion {
-    /// The part of the region from `off` bytes on (for an RDMA WRITE or READ of a later part).
-    /// Any context.
-    #[inline]
-    pub fn at(&self, off: u64) -> RemoteRegion {
-        RemoteRegion {
-            address: self.address.wrapping_add(off),
-            rkey: self.rkey,
-            length: self.length.saturating_sub(off),
-        }
-    }
-}
 
 /// A remote memory region: a grant of part of an LMR to the peer (`rkdapl_rmr_create`, DAT's
 /// `dat_rmr_create`). Freed when dropped (`rkdapl_rmr_free`): binding it is refused from then

@@ -79,11 +79,8 @@ impl Srq {
     /// `EMSGSIZE`, `ENOSPC` when the SRQ is full, `ENODEV` after device removal, `ENOMEM`.
     #[inline(never)]
     pub fn post_recv(&self, segs: &[Segment<'_>], cookie: u64) -> Result {
-        let s = self.0.segments(segs.len(), |i| {
-            let s = segs.get(i).ok_or(EINVAL)?;
-            Ok((s.lmr.0.lmr(), s.off, s.len))
-        })?;
-        self.0.post_recv(s.as_slice(), cookie)
+        self.0.check_segments(segs)?;
+        self.0.post_recv(segs, cookie)
     }
 
     /// Arms the low watermark (`rkdapl_srq_set_lw`): one

@@ -37,7 +37,7 @@
 use super::{
     post::arm,
     ring::{RingCore, RingShared},
-    DtoOp, DtoRing, DtoStatus, SendDto,
+    Dto, DtoOp, DtoRing, DtoStatus, Op,
 };
 use crate::rdma::{
     mr::FrMr,
@@ -128,10 +128,7 @@ impl DtoRing {
     /// # Errors
     ///
     /// As [`DtoRing::post_chain`].
-    pub(super) fn post_each(
-        &self,
-        dtos: &[SendDto<'_>],
-    ) -> core::result::Result<(), (Error, usize)> {
+    pub(super) fn post_each(&self, dtos: &[Dto<'_>]) -> core::result::Result<(), (Error, usize)> {
         for (i, d) in dtos.iter().enumerate() {
             self.post_chain(core::slice::from_ref(d))
                 .map_err(|(e, _)| (e, i))?;
@@ -147,7 +144,7 @@ impl DtoRing {
         &self,
         c: &mut RingCore,
         qp: &Qp,
-        d: &SendDto<'_>,
+        d: &Dto<'_>,
         g: &rcu::Guard,
     ) -> Option<core::result::Result<(), (Error, usize)>> {
         let seg = if d.segs.iter().all(|s| s.length == 0) {
@@ -158,12 +155,13 @@ impl DtoRing {
             return None;
         };
         let fail = |c: &mut RingCore, e: Error| {
-            let _ = self.account(c, d.op, d.cookie, Err(e));
+            let _ = self.account(c, DtoOp::RdmaRead, d.cookie, Err(e));
             Some(Err((e, 0)))
         };
-        let Some((remote_addr, rkey)) = d.remote else {
+        let Op::RdmaRead(r) = d.op else {
             return fail(c, EINVAL);
         };
+        let (remote_addr, rkey) = (r.address, r.rkey);
         if d.flags.solicited {
             return fail(c, EINVAL);
         }
@@ -182,7 +180,7 @@ impl DtoRing {
             Err(e) => return fail(c, e),
         };
         let armed = match c.slot(idx) {
-            Some(s) => arm(s, d.op, d.cookie, len, d.segs, d.flags.suppress),
+            Some(s) => arm(s, DtoOp::RdmaRead, d.cookie, len, d.segs, d.flags.suppress),
             None => Err(EINVAL),
         };
         if let Err(e) = armed {
@@ -251,7 +249,7 @@ impl DtoRing {
     fn posted(
         &self,
         c: &mut RingCore,
-        d: &SendDto<'_>,
+        d: &Dto<'_>,
         idx: u32,
         nwr: u32,
         len: u64,
@@ -259,12 +257,12 @@ impl DtoRing {
     ) -> core::result::Result<(), (Error, usize)> {
         match r {
             Ok(()) => {
-                let _ = self.account(c, d.op, d.cookie, Ok((len, nwr)));
+                let _ = self.account(c, DtoOp::RdmaRead, d.cookie, Ok((len, nwr)));
                 Ok(())
             }
             Err((e, 0)) => {
                 c.untake_last();
-                let _ = self.account(c, d.op, d.cookie, Err(e));
+                let _ = self.account(c, DtoOp::RdmaRead, d.cookie, Err(e));
                 Err((e, 0))
             }
             Err((e, _)) => {
@@ -277,7 +275,7 @@ impl DtoRing {
                 }
                 c.wr_free += 1;
                 c.stats.posted(DtoOp::RdmaRead);
-                let _ = self.account(c, d.op, d.cookie, Err(e));
+                let _ = self.account(c, DtoOp::RdmaRead, d.cookie, Err(e));
                 Err((e, 0))
             }
         }

@@ -46,7 +46,7 @@ use kernel::{prelude::*, sync::Arc};
 
 use crate::lmr::Lmr;
 
-pub use crate::dto_op::{DtoOp, DtoStatus};
+pub use crate::dto_op::{DtoOp, DtoStatus, Op, RemoteRegion};
 
 /// What the completion of an RMR bind or unbind reports: the consumer's `cookie`, and with
 /// `suppress` (DAT's `DAT_COMPLETION_SUPPRESS_FLAG`) no event when it succeeds. The work
@@ -144,9 +144,13 @@ impl<T> OneOrMore<T> {
     }
 }
 
-/// A DTO's local segment: `length` bytes at `offset` of an LMR the caller holds for the post
-/// call (the context the DTO takes keeps a reference of its own until it finishes).
-pub(crate) struct Segment<'a> {
+/// One local segment of a DTO: `length` bytes at `offset` of an LMR the caller holds for the
+/// post call (`struct rkdapl_lmr_triplet`, DAT's `DAT_LMR_TRIPLET`; the context the DTO takes
+/// keeps a reference of its own until it finishes). Made by [`crate::api::Lmr::segment`] (or
+/// the C ABI from a triplet); the post calls check it against the EP's PZ
+/// ([`Segment::check`]) before the rings see it.
+#[derive(Clone, Copy)]
+pub struct Segment<'a> {
     pub(crate) lmr: &'a Arc<Lmr>,
     pub(crate) offset: u64,
     pub(crate) length: u64,
@@ -157,34 +161,72 @@ impl<'a> Segment<'a> {
     ///
     /// # Errors
     ///
-    /// `-EXDEV` for an LMR of another PZ, `-ERANGE` for a range outside it.
+    /// As [`Segment::check`].
     pub(crate) fn new(
         lmr: &'a Arc<Lmr>,
         offset: u64,
         length: u64,
         pz: &Arc<crate::pz::Pz>,
     ) -> Result<Segment<'a>> {
-        if !Arc::ptr_eq(&lmr.pz, pz) {
-            return Err(EXDEV);
-        }
-        let end = offset.checked_add(length).ok_or(ERANGE)?;
-        if end > lmr.len {
-            return Err(ERANGE);
-        }
-        Ok(Segment {
+        let s = Segment {
             lmr,
             offset,
             length,
-        })
+        };
+        s.check(pz)?;
+        Ok(s)
+    }
+
+    /// Whether the segment may be posted on an EP (or SRQ) in `pz`. Any context.
+    ///
+    /// # Errors
+    ///
+    /// `-EXDEV` for an LMR of another PZ, `-ERANGE` for a range outside it.
+    #[inline]
+    pub(crate) fn check(&self, pz: &Arc<crate::pz::Pz>) -> Result {
+        if !Arc::ptr_eq(&self.lmr.pz, pz) {
+            return Err(EXDEV);
+        }
+        let end = self.offset.checked_add(self.length).ok_or(ERANGE)?;
+        if end > self.lmr.len {
+            return Err(ERANGE);
+        }
+        Ok(())
+    }
+
+    /// Checks the segments `segs` of one DTO for an EP (or SRQ) in `pz` that takes at most
+    /// `max` of them. Any context.
+    ///
+    /// # Errors
+    ///
+    /// `-EINVAL` for more than `max` segments, or as [`Segment::check`].
+    #[inline]
+    pub(crate) fn check_all(segs: &[Segment<'_>], pz: &Arc<crate::pz::Pz>, max: u32) -> Result {
+        if segs.len() > max as usize {
+            return Err(EINVAL);
+        }
+        segs.iter().try_for_each(|s| s.check(pz))
     }
 }
 
-/// `RKDAPL_EVENT_WITH_IMM`: the RECV's completion carries immediate data.
-pub(crate) const EVENT_WITH_IMM: u32 = 1 << 0;
-/// `RKDAPL_EVENT_RDMA_WRITE_IMM`: an RDMA WRITE with immediate consumed the RECV.
-pub(crate) const EVENT_RDMA_WRITE_IMM: u32 = 1 << 1;
-/// `RKDAPL_EVENT_INVALIDATED`: a SEND with invalidate consumed the RECV.
-pub(crate) const EVENT_INVALIDATED: u32 = 1 << 2;
+kernel::impl_flags!(
+    /// What a RECV's completion reported besides its length (the event's `immediate`,
+    /// `by_rdma_write_imm` and `invalidated_rkey`; the C API's `RKDAPL_EVENT_*` flags): a set
+    /// of [`RecvFlag`]s.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+    pub(crate) struct RecvFlags(u32);
+
+    /// One thing a RECV's completion reported.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub(crate) enum RecvFlag {
+        /// It carries immediate data.
+        WithImm = kernel::bits::bit_u32(0),
+        /// An RDMA WRITE with immediate consumed the RECV.
+        RdmaWriteImm = kernel::bits::bit_u32(1),
+        /// A SEND with invalidate consumed the RECV.
+        Invalidated = kernel::bits::bit_u32(2),
+    }
+);
 
 /// Completion flags of a send-queue DTO (DAT's `DAT_COMPLETION_FLAGS`; the C API's
 /// `enum rkdapl_completion_flags`).
@@ -200,22 +242,29 @@ pub struct DtoFlags {
     pub fence: bool,
 }
 
-/// One send-queue DTO to post, alone or in a chain.
-pub(crate) struct SendDto<'a> {
-    /// `Send`, `SendInvalidate`, `RdmaWrite`, `RdmaWriteImm`, `RdmaRead`, `FetchAdd` or
-    /// `CmpSwap`.
-    pub(crate) op: DtoOp,
-    /// The local segments.
-    pub(crate) segs: &'a [Segment<'a>],
-    /// RDMA operations: the peer's address and rkey; `None` for SENDs.
-    pub(crate) remote: Option<(u64, u32)>,
-    /// `RdmaWriteImm`: the immediate data (host order).
-    pub(crate) imm: u32,
-    /// `SendInvalidate`: the peer's rkey to invalidate.
-    pub(crate) invalidate_rkey: u32,
-    /// `FetchAdd`: what is added, and 0; `CmpSwap`: the value compared, and the one swapped in.
-    pub(crate) atomic: (u64, u64),
-    /// The consumer's cookie.
-    pub(crate) cookie: u64,
-    pub(crate) flags: DtoFlags,
+/// One send-queue DTO to post, alone or in a chain (`struct rkdapl_dto`; the Rust API's
+/// [`crate::api::Ep::post`] takes it as it is, the C ABI makes it from its arguments).
+#[derive(Clone, Copy)]
+pub struct Dto<'a> {
+    /// The operation and its operands.
+    pub op: Op,
+    /// The local segments (at most the EP's `max_request_iov`).
+    pub segs: &'a [Segment<'a>],
+    /// Reported in the DTO's completion event.
+    pub cookie: u64,
+    /// Completion flags.
+    pub flags: DtoFlags,
+}
+
+impl<'a> Dto<'a> {
+    /// `op` over `segs`, reported with `cookie`, without flags. Any context.
+    #[inline]
+    pub fn new(op: Op, segs: &'a [Segment<'a>], cookie: u64) -> Dto<'a> {
+        Dto {
+            op,
+            segs,
+            cookie,
+            flags: DtoFlags::default(),
+        }
+    }
 }

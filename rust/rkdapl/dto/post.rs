@@ -11,7 +11,7 @@
 use super::KeepAlive;
 use super::{
     ring::{RingCore, Slot},
-    Completion, DtoOp, DtoRing, DtoStatus, OneOrMore, Segment, SendDto, MAX_WR_PER_DTO,
+    Completion, Dto, DtoOp, DtoRing, DtoStatus, OneOrMore, Op, Segment, MAX_WR_PER_DTO,
 };
 use crate::rdma::{
     mr::FrMr,
@@ -193,32 +193,26 @@ impl DtoRing {
     fn prepare<'a>(
         &self,
         c: &mut RingCore,
-        d: &SendDto<'a>,
+        d: &Dto<'a>,
         max_inline: u32,
         g: &'a rcu::Guard,
     ) -> Result<Prepared<'a>> {
         let max_sge = (self.max_sge as usize).max(1);
-        let one_wr = matches!(d.op, DtoOp::Send | DtoOp::SendInvalidate);
-        let rdma = matches!(
-            d.op,
-            DtoOp::RdmaWrite | DtoOp::RdmaWriteImm | DtoOp::RdmaRead
-        );
-        let atomic = matches!(d.op, DtoOp::FetchAdd | DtoOp::CmpSwap);
-        if !(one_wr || rdma || atomic) || (rdma || atomic) != d.remote.is_some() {
-            return Err(EINVAL);
-        }
-        if d.op == DtoOp::RdmaWriteImm && self.no_write_imm {
+        let op = d.op.dto_op();
+        let one_wr = matches!(op, DtoOp::Send | DtoOp::SendInvalidate);
+        let atomic = matches!(op, DtoOp::FetchAdd | DtoOp::CmpSwap);
+        if op == DtoOp::RdmaWriteImm && self.no_write_imm {
             return Err(EOPNOTSUPP);
         }
         if atomic {
             check_atomic(d, self.no_atomics)?;
         }
         // IB spec 9.2.3: the solicited-event bit exists on SENDs and RDMA WRITEs with immediate.
-        if d.flags.solicited && !(one_wr || d.op == DtoOp::RdmaWriteImm) {
+        if d.flags.solicited && !(one_wr || op == DtoOp::RdmaWriteImm) {
             return Err(EINVAL);
         }
         // The device writes the sink of an RDMA READ and of an atomic (the word's old value).
-        let sink = d.op == DtoOp::RdmaRead || atomic;
+        let sink = op == DtoOp::RdmaRead || atomic;
         let inline = if sink {
             None
         } else {
@@ -240,7 +234,7 @@ impl DtoRing {
             let nwr = nwr as u32;
             let idx = c.take(nwr)?;
             let armed = match c.slot(idx) {
-                Some(s) => arm(s, d.op, d.cookie, total, d.segs, d.flags.suppress),
+                Some(s) => arm(s, op, d.cookie, total, d.segs, d.flags.suppress),
                 None => Err(EINVAL),
             };
             if let Err(e) = armed {
@@ -258,7 +252,7 @@ impl DtoRing {
                 return Err(e);
             }
         };
-        let unsignalled = c.unsignalled(d.flags.suppress && !c.late(d.op), nwr);
+        let unsignalled = c.unsignalled(d.flags.suppress && !c.late(op), nwr);
         Ok(Prepared {
             idx,
             sges,
@@ -277,7 +271,7 @@ impl DtoRing {
     /// request is not copied (`make profile`: 71 instructions per DTO as a call).
     #[inline(always)]
     fn wr<'a>(
-        d: &SendDto<'_>,
+        d: &Dto<'_>,
         p: &Prepared<'a>,
         i: usize,
         chunk: &'a [Sge<'a>],
@@ -298,31 +292,34 @@ impl DtoRing {
         if last && d.flags.solicited {
             flags |= SendFlag::Solicited;
         }
-        let (addr, rkey) = d.remote.unwrap_or((0, 0));
-        let remote_addr = addr.wrapping_add(at);
+        let addr = |r: &super::RemoteRegion| r.address.wrapping_add(at);
         let op = match d.op {
-            DtoOp::RdmaWriteImm if last => SendOp::WriteImm {
-                remote_addr,
-                rkey,
-                imm: d.imm,
+            Op::RdmaWriteImm(ref r, imm) if last => SendOp::WriteImm {
+                remote_addr: addr(r),
+                rkey: r.rkey,
+                imm,
             },
-            DtoOp::RdmaWrite | DtoOp::RdmaWriteImm => SendOp::Write { remote_addr, rkey },
-            DtoOp::RdmaRead => SendOp::Read { remote_addr, rkey },
-            DtoOp::FetchAdd => SendOp::FetchAdd {
-                remote_addr,
-                rkey,
-                add: d.atomic.0,
+            Op::RdmaWrite(ref r) | Op::RdmaWriteImm(ref r, _) => SendOp::Write {
+                remote_addr: addr(r),
+                rkey: r.rkey,
             },
-            DtoOp::CmpSwap => SendOp::CmpSwap {
-                remote_addr,
-                rkey,
-                compare: d.atomic.0,
-                swap: d.atomic.1,
+            Op::RdmaRead(ref r) => SendOp::Read {
+                remote_addr: addr(r),
+                rkey: r.rkey,
             },
-            DtoOp::SendInvalidate => SendOp::SendInv {
-                rkey: d.invalidate_rkey,
+            Op::FetchAdd(ref r, add) => SendOp::FetchAdd {
+                remote_addr: addr(r),
+                rkey: r.rkey,
+                add,
             },
-            _ => SendOp::Send,
+            Op::CmpSwap(ref r, compare, swap) => SendOp::CmpSwap {
+                remote_addr: addr(r),
+                rkey: r.rkey,
+                compare,
+                swap,
+            },
+            Op::SendInvalidate { rkey } => SendOp::SendInv { rkey },
+            Op::Send => SendOp::Send,
         };
         SendWr::new(op, p.idx, last, chunk, flags)
     }
@@ -332,7 +329,7 @@ impl DtoRing {
     /// remote range.
     fn push_wrs<'a>(
         &self,
-        d: &SendDto<'_>,
+        d: &Dto<'_>,
         p: &'a Prepared<'a>,
         wrs: &mut OneOrMore<SendWr<'a>>,
     ) -> Result {
@@ -357,7 +354,7 @@ impl DtoRing {
         &self,
         c: &mut RingCore,
         qp: &Qp,
-        d: &SendDto<'_>,
+        d: &Dto<'_>,
         p: &Prepared<'_>,
     ) -> Option<core::result::Result<(), (Error, usize)>> {
         if p.nwr != 1 {
@@ -373,12 +370,12 @@ impl DtoRing {
         }
         Some(match r {
             Ok(()) => {
-                let _ = self.account(c, d.op, d.cookie, Ok((p.total, 1)));
+                let _ = self.account(c, d.op.dto_op(), d.cookie, Ok((p.total, 1)));
                 Ok(())
             }
             Err(e) => {
                 c.untake_last();
-                let _ = self.account(c, d.op, d.cookie, Err(e));
+                let _ = self.account(c, d.op.dto_op(), d.cookie, Err(e));
                 Err((e, 0))
             }
         })
@@ -393,46 +390,40 @@ impl DtoRing {
         c: &mut RingCore,
         qp: &Qp,
         max_inline: u32,
-        d: &SendDto<'_>,
+        d: &Dto<'_>,
         g: &rcu::Guard,
     ) -> Option<core::result::Result<(), (Error, usize)>> {
+        let op = d.op.dto_op();
         let seg = match d.segs {
             // Atomics take the general path (`prepare`).
-            _ if matches!(d.op, DtoOp::FetchAdd | DtoOp::CmpSwap) => return None,
+            _ if matches!(op, DtoOp::FetchAdd | DtoOp::CmpSwap) => return None,
             [] => None,
             // Longer than an SGE holds: `prepare` refuses it.
             [s] if s.length <= u64::from(u32::MAX) => Some(s),
             _ => return None,
         };
-        let one_wr = matches!(d.op, DtoOp::Send | DtoOp::SendInvalidate);
-        let rdma = matches!(
-            d.op,
-            DtoOp::RdmaWrite | DtoOp::RdmaWriteImm | DtoOp::RdmaRead
-        );
+        let one_wr = matches!(op, DtoOp::Send | DtoOp::SendInvalidate);
         let fail = |c: &mut RingCore, e: Error| {
-            let _ = self.account(c, d.op, d.cookie, Err(e));
+            let _ = self.account(c, op, d.cookie, Err(e));
             Some(Err((e, 0)))
         };
-        if !(one_wr || rdma) || rdma != d.remote.is_some() {
-            return fail(c, EINVAL);
-        }
-        if d.op == DtoOp::RdmaWriteImm && self.no_write_imm {
+        if op == DtoOp::RdmaWriteImm && self.no_write_imm {
             return fail(c, EOPNOTSUPP);
         }
         // IB spec 9.2.3: the solicited-event bit exists on SENDs and RDMA WRITEs with immediate.
-        if d.flags.solicited && !(one_wr || d.op == DtoOp::RdmaWriteImm) {
+        if d.flags.solicited && !(one_wr || op == DtoOp::RdmaWriteImm) {
             return fail(c, EINVAL);
         }
         let mut sge = None;
         let mut inline = false;
         let mut synced = false;
         if let Some(s) = seg {
-            // Checked when the segment was made (`Segment::new`): same PZ, inside the LMR.
+            // Checked by the post call (`Segment::check`): same PZ, inside the LMR.
             let region = match s.lmr.region.try_access_with_guard(g) {
                 Some(r) => r,
                 None => return fail(c, ENODEV),
             };
-            if d.op == DtoOp::RdmaRead {
+            if op == DtoOp::RdmaRead {
                 if !s.lmr.privileges.contains(crate::lmr::MemPriv::LocalWrite) {
                     return fail(c, EACCES);
                 }
@@ -479,7 +470,7 @@ impl DtoRing {
         let armed = match c.slot(idx) {
             Some(s) => arm(
                 s,
-                d.op,
+                op,
                 d.cookie,
                 seg.map_or(0, |s| s.length),
                 d.segs,
@@ -494,7 +485,7 @@ impl DtoRing {
             }
             return fail(c, e);
         }
-        let unsignalled = c.unsignalled(d.flags.suppress && !c.late(d.op), 1);
+        let unsignalled = c.unsignalled(d.flags.suppress && !c.late(op), 1);
         let sges = sge.as_slice();
         let p = Prepared {
             idx,
@@ -512,12 +503,12 @@ impl DtoRing {
         }
         Some(match r {
             Ok(()) => {
-                let _ = self.account(c, d.op, d.cookie, Ok((p.total, 1)));
+                let _ = self.account(c, op, d.cookie, Ok((p.total, 1)));
                 Ok(())
             }
             Err((e, _)) => {
                 c.untake_last();
-                let _ = self.account(c, d.op, d.cookie, Err(e));
+                let _ = self.account(c, op, d.cookie, Err(e));
                 Err((e, 0))
             }
         })
@@ -540,12 +531,12 @@ impl DtoRing {
     /// With `flags.suppress` a successful DTO reports no event; a DTO of one work request is
     /// then posted unsignalled (see the module documentation). SENDs and RDMA WRITEs of at
     /// most the QP's inline capacity over virtually contiguous LMRs are posted inline.
-    pub(crate) fn post_chain(
-        &self,
-        dtos: &[SendDto<'_>],
-    ) -> core::result::Result<(), (Error, usize)> {
+    pub(crate) fn post_chain(&self, dtos: &[Dto<'_>]) -> core::result::Result<(), (Error, usize)> {
         // iWARP: READs post work requests of their own (`super::iwarp`).
-        if self.read_mrs > 0 && dtos.len() > 1 && dtos.iter().any(|d| d.op == DtoOp::RdmaRead) {
+        if self.read_mrs > 0
+            && dtos.len() > 1
+            && dtos.iter().any(|d| matches!(d.op, Op::RdmaRead(_)))
+        {
             return self.post_each(dtos);
         }
         let mut guard = self.shared().q.lock();
@@ -564,7 +555,7 @@ impl DtoRing {
         // A DTO split into several work requests goes on with its context taken (`first`).
         let mut first = None;
         if let [d] = dtos {
-            if self.read_mrs > 0 && d.op == DtoOp::RdmaRead {
+            if self.read_mrs > 0 && matches!(d.op, Op::RdmaRead(_)) {
                 if let Some(r) = self.post_read_iwarp(c, qp, d, &g) {
                     return r;
                 }
@@ -575,7 +566,7 @@ impl DtoRing {
             let p = match self.prepare(c, d, max_inline, &g) {
                 Ok(p) => p,
                 Err(e) => {
-                    let _ = self.account(c, d.op, d.cookie, Err(e));
+                    let _ = self.account(c, d.op.dto_op(), d.cookie, Err(e));
                     return Err((e, 0));
                 }
             };
@@ -597,7 +588,7 @@ impl DtoRing {
                 .map_or_else(|| self.prepare(c, d, max_inline, &g), Ok)
                 .and_then(|p| prep.push(p, GFP_ATOMIC).inspect_err(|_| c.untake_last()));
             if let Err(e) = r {
-                let _ = self.account(c, d.op, d.cookie, Err(e));
+                let _ = self.account(c, d.op.dto_op(), d.cookie, Err(e));
                 first_err = Some(e);
                 break;
             }
@@ -654,12 +645,12 @@ impl DtoRing {
         for (p, d) in prep.iter().zip(dtos) {
             let end = start + p.nwr as usize;
             if end <= posted_wrs {
-                let _ = self.account(c, d.op, d.cookie, Ok((p.total, p.nwr)));
+                let _ = self.account(c, d.op.dto_op(), d.cookie, Ok((p.total, p.nwr)));
                 posted += 1;
             } else if let Err((e, _)) = r {
                 if start <= posted_wrs {
                     // The DTO the chain stopped at is the one refused.
-                    let _ = self.account(c, d.op, d.cookie, Err(e));
+                    let _ = self.account(c, d.op.dto_op(), d.cookie, Err(e));
                     first_err = Some(e);
                 }
                 break;
@@ -776,11 +767,11 @@ impl DtoRing {
 /// # Errors
 ///
 /// `-EOPNOTSUPP` if the device runs no atomics, `-EINVAL` otherwise.
-fn check_atomic(d: &SendDto<'_>, no_atomics: bool) -> Result {
+fn check_atomic(d: &Dto<'_>, no_atomics: bool) -> Result {
     if no_atomics {
         return Err(EOPNOTSUPP);
     }
-    let aligned = d.remote.is_some_and(|(addr, _)| addr % 8 == 0);
+    let aligned = d.op.remote().is_some_and(|r| r.address % 8 == 0);
     match d.segs {
         [s] if s.length == 8 && aligned => Ok(()),
         _ => Err(EINVAL),

@@ -11,9 +11,7 @@
 //! completion handler holds it to record a completion and to take a finished DTO out. Events
 //! are delivered and references dropped after it is released (an upcall may post again).
 
-use super::{
-    DtoOp, DtoStats, DtoStatus, OneOrMore, EVENT_INVALIDATED, EVENT_RDMA_WRITE_IMM, EVENT_WITH_IMM,
-};
+use super::{DtoOp, DtoStats, DtoStatus, OneOrMore, RecvFlag, RecvFlags};
 use crate::rdma::{
     cm::{CmHandler, CmId},
     cq::{Wc, WcOpcode},
@@ -22,7 +20,7 @@ use crate::rdma::{
     wr::{WrCompletion, WrPool},
 };
 use crate::{
-    evd::{Evd, Event},
+    evd::{DtoEvent, Evd, Event},
     lmr::Lmr,
     pz::Pz,
     trace,
@@ -72,9 +70,9 @@ pub(super) struct Slot {
     /// The post call failed after posting some of its work requests (the caller got the
     /// error): it finishes without an event.
     pub(super) silent: bool,
-    /// RECV: immediate data, `RKDAPL_EVENT_*` flags and the rkey the peer invalidated.
+    /// RECV: immediate data, what its completion reported and the rkey the peer invalidated.
     pub(super) imm: u32,
-    pub(super) recv_flags: u32,
+    pub(super) recv_flags: RecvFlags,
     pub(super) inv_rkey: u32,
     /// The LMRs its segments use, busy ([`Lmr::get`]) until it finishes.
     pub(super) lmrs: OneOrMore<Arc<Lmr>>,
@@ -99,7 +97,7 @@ impl Slot {
             suppress: false,
             silent: false,
             imm: 0,
-            recv_flags: 0,
+            recv_flags: RecvFlags::empty(),
             inv_rkey: 0,
             lmrs: OneOrMore::Empty,
             rmr: None,
@@ -195,7 +193,7 @@ impl RingCore {
         s.suppress = false;
         s.silent = false;
         s.imm = 0;
-        s.recv_flags = 0;
+        s.recv_flags = RecvFlags::empty();
         s.inv_rkey = 0;
         s.arrived = false;
         self.head += 1;
@@ -297,7 +295,7 @@ struct Report {
     cookie: u64,
     len: u64,
     imm: u32,
-    flags: u32,
+    flags: RecvFlags,
     inv_rkey: u32,
 }
 
@@ -305,16 +303,16 @@ impl Report {
     /// The event, naming the EP by `ep`.
     #[inline]
     fn event(&self, ep: usize) -> Event {
-        Event::Dto {
+        Event::Dto(DtoEvent {
             ep,
             cookie: self.cookie,
             status: self.status,
             op: self.op,
             len: self.len,
-            immediate: (self.flags & EVENT_WITH_IMM != 0).then_some(self.imm),
-            by_rdma_write_imm: self.flags & EVENT_RDMA_WRITE_IMM != 0,
-            invalidated_rkey: (self.flags & EVENT_INVALIDATED != 0).then_some(self.inv_rkey),
-        }
+            immediate: self.flags.contains(RecvFlag::WithImm).then_some(self.imm),
+            by_rdma_write_imm: self.flags.contains(RecvFlag::RdmaWriteImm),
+            invalidated_rkey: (self.flags.contains(RecvFlag::Invalidated)).then_some(self.inv_rkey),
+        })
     }
 }
 
@@ -476,13 +474,13 @@ impl WrCompletion for RingShared {
             s.len = u64::from(wc.byte_len());
             s.imm = wc.imm_data().unwrap_or(0);
             if wc.imm_data().is_some() {
-                s.recv_flags |= EVENT_WITH_IMM;
+                s.recv_flags |= RecvFlag::WithImm;
             }
             if wc.opcode() == WcOpcode::RecvRdmaWithImm {
-                s.recv_flags |= EVENT_RDMA_WRITE_IMM;
+                s.recv_flags |= RecvFlag::RdmaWriteImm;
             }
             if let Some(rkey) = inv_rkey {
-                s.recv_flags |= EVENT_INVALIDATED;
+                s.recv_flags |= RecvFlag::Invalidated;
                 s.inv_rkey = rkey;
             }
         }

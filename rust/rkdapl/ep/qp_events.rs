@@ -19,7 +19,7 @@
 
 use super::Ep;
 use crate::dto::{DtoRing, RingShared};
-use crate::evd::{AsyncSlot, Event, EventType};
+use crate::evd::{AsyncEvent, AsyncSlot, Event, EventType};
 use crate::ia::Ia;
 use crate::rdma::{cq::CqEventHandler, event::EventKind, wr::WrPool};
 use core::sync::atomic::Ordering;
@@ -45,7 +45,7 @@ impl Ep {
             return;
         };
         let mut ev = Event::asynchronous(EventType::AsyncEpBroken, status);
-        if let Event::Async { ep, .. } = &mut ev {
+        if let Event::Async(AsyncEvent { ep, .. }) = &mut ev {
             *ep = self.handle.load(Ordering::Relaxed);
         }
         self.ia.async_slot.post(ev);
@@ -125,13 +125,13 @@ impl CqEventHandler for EpCqEvents {
             return;
         }
         let r = self.ring.owner();
-        self.slot.post(Event::Async {
+        self.slot.post(Event::Async(AsyncEvent {
             kind: EventType::AsyncCqError,
             status: EIO.to_errno(),
             ep: r.ep_handle(),
             evd: r.evd_handle(),
             cookie: 0,
             port: 0,
-        });
+        }));
     }
 }

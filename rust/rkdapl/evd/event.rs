@@ -105,6 +105,49 @@ impl PrivateData {
     }
 }
 
+/// A DTO, RMR bind or RMR unbind completion (DAT's `DAT_DTO_COMPLETION_EVENT_DATA`).
+#[derive(Clone, Copy, Debug)]
+pub struct DtoEvent {
+    /// The EP.
+    pub ep: usize,
+    /// The consumer's cookie of the DTO, bind or unbind.
+    pub cookie: u64,
+    /// How it completed.
+    pub status: DtoStatus,
+    /// What completed.
+    pub op: DtoOp,
+    /// Bytes moved by a successful DTO (a RECV: bytes received; an RDMA WRITE with
+    /// immediate that consumed it: bytes written); 0 otherwise.
+    pub len: u64,
+    /// A RECV's immediate data, if the peer sent some.
+    pub immediate: Option<u32>,
+    /// An RDMA WRITE with immediate consumed the RECV: its data went to the grant the
+    /// peer named, not to the RECV's buffer.
+    pub by_rdma_write_imm: bool,
+    /// The rkey a peer's SEND with invalidate ended, for the RECV it consumed (that RMR is
+    /// unbound by now).
+    pub invalidated_rkey: Option<u32>,
+}
+
+/// An asynchronous event on the IA's async EVD (DAT's `DAT_ASYNCH_ERROR_EVENT_DATA`), other
+/// than an EVD overflow.
+#[derive(Clone, Copy, Debug)]
+pub struct AsyncEvent {
+    /// Which asynchronous event: [`EventType::AsyncIaCatastrophic`] or later.
+    pub kind: EventType,
+    /// The errno the kind reports, 0 otherwise.
+    pub status: i32,
+    /// The EP of [`EventType::AsyncEpBroken`] and [`EventType::AsyncCqError`], 0 otherwise.
+    pub ep: usize,
+    /// The DTO EVD of [`EventType::AsyncCqError`] (its C handle, 0 for an EVD of the Rust
+    /// API), 0 otherwise.
+    pub evd: usize,
+    /// The SRQ (its C handle) of the SRQ events, 0 otherwise.
+    pub cookie: u64,
+    /// The port (1-based) of a port event, 0 otherwise.
+    pub port: u32,
+}
+
 /// One event of an EVD (DAT 2.0 section 5.3.2): what the provider queues and hands to
 /// upcalls, and what the Rust API returns. The C API hands it to C consumers as a
 /// C event struct (`abi::evd`).
@@ -120,29 +163,11 @@ pub enum Event<C = usize> {
     /// A DTO ([`EventType::DtoCompletion`]) or an RMR bind or unbind (op
     /// [`DtoOp::RmrBind`] or [`DtoOp::RmrUnbind`]: [`EventType::RmrBindCompletion`])
     /// completed.
-    Dto {
-        /// The EP.
-        ep: usize,
-        /// The consumer's cookie of the DTO, bind or unbind.
-        cookie: u64,
-        /// How it completed.
-        status: DtoStatus,
-        /// What completed.
-        op: DtoOp,
-        /// Bytes moved by a successful DTO (a RECV: bytes received; an RDMA WRITE with
-        /// immediate that consumed it: bytes written); 0 otherwise.
-        len: u64,
-        /// A RECV's immediate data, if the peer sent some.
-        immediate: Option<u32>,
-        /// An RDMA WRITE with immediate consumed the RECV: its data went to the grant the
-        /// peer named, not to the RECV's buffer.
-        by_rdma_write_imm: bool,
-        /// The rkey a peer's SEND with invalidate ended, for the RECV it consumed (that RMR is
-        /// unbound by now).
-        invalidated_rkey: Option<u32>,
-    },
+    Dto(DtoEvent),
     /// A connection event of an EP: `kind` is one of [`EventType::Established`] to
-    /// [`EventType::Broken`]; what `status` means depends on it (see [`EventType`]).
+    /// [`EventType::Broken`]; what `status` means depends on it (see [`EventType`]). Its
+    /// fields are the variant's own, not a struct's, so that the event stays 80 bytes (the
+    /// tag shares the padding beside `kind` and `status`).
     Conn {
         /// Which connection event.
         kind: EventType,
@@ -167,23 +192,9 @@ pub enum Event<C = usize> {
         /// How many events were lost (1 in the report on the IA's async EVD).
         lost: u64,
     },
-    /// Any other asynchronous event, on the IA's async EVD: `kind` is
-    /// [`EventType::AsyncIaCatastrophic`] or later (see [`EventType`]).
-    Async {
-        /// Which asynchronous event.
-        kind: EventType,
-        /// The errno the kind reports, 0 otherwise.
-        status: i32,
-        /// The EP of [`EventType::AsyncEpBroken`] and [`EventType::AsyncCqError`], 0 otherwise.
-        ep: usize,
-        /// The DTO EVD of [`EventType::AsyncCqError`] (its C handle, 0 for an EVD of the Rust
-        /// API), 0 otherwise.
-        evd: usize,
-        /// The SRQ (its C handle) of the SRQ events, 0 otherwise.
-        cookie: u64,
-        /// The port (1-based) of a port event, 0 otherwise.
-        port: u32,
-    },
+    /// Any other asynchronous event, on the IA's async EVD: [`EventType::AsyncIaCatastrophic`]
+    /// or later (see [`EventType`]).
+    Async(AsyncEvent),
 }
 
 // An EVD's ring holds these by value: 80 bytes (the C struct is 128).
@@ -202,26 +213,26 @@ impl<C> Event<C> {
 
     /// An asynchronous event with status `status` and no other field set. Any context.
     pub(crate) fn asynchronous(kind: EventType, status: i32) -> Self {
-        Event::Async {
+        Event::Async(AsyncEvent {
             kind,
             status,
             ep: 0,
             evd: 0,
             cookie: 0,
             port: 0,
-        }
+        })
     }
 
     /// What the event reports. Any context.
     #[inline(never)]
     pub fn kind(&self) -> EventType {
         match self {
-            Event::Dto {
+            Event::Dto(DtoEvent {
                 op: DtoOp::RmrBind | DtoOp::RmrUnbind,
                 ..
-            } => EventType::RmrBindCompletion,
-            Event::Dto { .. } => EventType::DtoCompletion,
-            Event::Conn { kind, .. } | Event::Async { kind, .. } => *kind,
+            }) => EventType::RmrBindCompletion,
+            Event::Dto(_) => EventType::DtoCompletion,
+            Event::Conn { kind, .. } | Event::Async(AsyncEvent { kind, .. }) => *kind,
             Event::Cr { .. } => EventType::ConnectionRequest,
             Event::Overflow { .. } => EventType::AsyncEvdOverflow,
         }
@@ -230,25 +241,7 @@ impl<C> Event<C> {
     /// The event with its connection request, if it has one, mapped by `f`. Any context.
     pub(crate) fn map_cr<D>(self, f: impl FnOnce(C) -> D) -> Event<D> {
         match self {
-            Event::Dto {
-                ep,
-                cookie,
-                status,
-                op,
-                len,
-                immediate,
-                by_rdma_write_imm,
-                invalidated_rkey,
-            } => Event::Dto {
-                ep,
-                cookie,
-                status,
-                op,
-                len,
-                immediate,
-                by_rdma_write_imm,
-                invalidated_rkey,
-            },
+            Event::Dto(d) => Event::Dto(d),
             Event::Conn {
                 kind,
                 ep,
@@ -265,21 +258,7 @@ impl<C> Event<C> {
                 private_data,
             },
             Event::Overflow { evd, lost } => Event::Overflow { evd, lost },
-            Event::Async {
-                kind,
-                status,
-                ep,
-                evd,
-                cookie,
-                port,
-            } => Event::Async {
-                kind,
-                status,
-                ep,
-                evd,
-                cookie,
-                port,
-            },
+            Event::Async(a) => Event::Async(a),
         }
     }
 }

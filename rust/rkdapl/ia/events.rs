@@ -9,7 +9,7 @@
 //! EVD there, as any other event: queued, or handed to the EVD's upcall in process context.
 
 use super::Ia;
-use crate::evd::{AsyncSlot, Event, EventType};
+use crate::evd::{AsyncEvent, AsyncSlot, Event, EventType};
 use crate::rdma::{
     bound::Bound,
     device::Device,
@@ -50,14 +50,14 @@ impl EventHandler for IaEvents {
         let Some((kind, status)) = async_event_of(ev.kind()) else {
             return;
         };
-        self.slot.post(Event::Async {
+        self.slot.post(Event::Async(AsyncEvent {
             kind,
             status,
             ep: 0,
             evd: 0,
             cookie: 0,
             port: ev.port(),
-        });
+        }));
     }
 }
 

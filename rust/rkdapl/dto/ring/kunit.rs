@@ -16,9 +16,7 @@ use kernel::prelude::kunit_tests;
 mod tests {
     use super::super::{DtoRing, KeepAlive, RingCore, Slot};
     use crate::{
-        dto::{
-            DtoOp, DtoStats, DtoStatus, EVENT_INVALIDATED, EVENT_RDMA_WRITE_IMM, EVENT_WITH_IMM,
-        },
+        dto::{DtoOp, DtoStats, DtoStatus, RecvFlag, RecvFlags},
         evd::{AsyncSlot, Evd, Event, EventType},
     };
     use core::{
@@ -133,45 +131,35 @@ mod tests {
         op: u32,
         transferred_length: u64,
         immediate: u32,
-        flags: u32,
+        flags: RecvFlags,
         invalidated_rkey: u32,
     }
 
     impl CView {
         fn of(ev: &Event) -> CView {
-            let Event::Dto {
-                ep,
-                cookie,
-                status,
-                op,
-                len,
-                immediate,
-                by_rdma_write_imm,
-                invalidated_rkey,
-            } = *ev
-            else {
+            let Event::Dto(d) = ev else {
                 panic!("not a DTO event");
             };
-            let mut flags = 0;
-            if immediate.is_some() {
-                flags |= EVENT_WITH_IMM;
+            let mut flags = RecvFlags::empty();
+            if d.immediate.is_some() {
+                flags |= RecvFlag::WithImm;
             }
-            if by_rdma_write_imm {
-                flags |= EVENT_RDMA_WRITE_IMM;
+            if d.by_rdma_write_imm {
+                flags |= RecvFlag::RdmaWriteImm;
             }
-            if invalidated_rkey.is_some() {
-                flags |= EVENT_INVALIDATED;
+            if d.invalidated_rkey.is_some() {
+                flags |= RecvFlag::Invalidated;
             }
             CView {
                 kind: ev.kind(),
-                ep,
-                cookie,
-                status: status as i32,
-                op: op as u32,
-                transferred_length: len,
-                immediate: immediate.unwrap_or(0),
+                ep: d.ep,
+                cookie: d.cookie,
+                status: d.status as i32,
+                op: d.op as u32,
+                transferred_length: d.len,
+                immediate: d.immediate.unwrap_or(0),
                 flags,
-                invalidated_rkey: invalidated_rkey.unwrap_or(0),
+                invalidated_rkey: d.invalidated_rkey.unwrap_or(0),
             }
         }
     }
@@ -255,7 +243,7 @@ mod tests {
                 s.suppress = true;
                 s.silent = true;
                 s.imm = 7;
-                s.recv_flags = 3;
+                s.recv_flags = RecvFlag::WithImm | RecvFlag::RdmaWriteImm;
                 s.inv_rkey = 9;
             }
         })?;
@@ -281,7 +269,16 @@ mod tests {
         })?;
         assert_eq!(
             fields,
-            Some((3, 1, DtoStatus::Success, false, false, 0, 0, 0))
+            Some((
+                3,
+                1,
+                DtoStatus::Success,
+                false,
+                false,
+                0,
+                RecvFlags::empty(),
+                0
+            ))
         );
         r.reap_all();
         assert_eq!(cookies(&e)?[..], [2, 3]);
@@ -382,7 +379,7 @@ mod tests {
         let (d, _) = post(&r, 64, DtoOp::Recv, 5, 1)?;
         set(d, &|s| {
             s.imm = 0xabcd;
-            s.recv_flags = 5;
+            s.recv_flags = RecvFlag::WithImm | RecvFlag::Invalidated;
             s.inv_rkey = 0x1234;
         })?;
         let (f, _) = post(&r, 64, DtoOp::RdmaWrite, 6, 3)?;
@@ -401,15 +398,22 @@ mod tests {
         }
         let (dto, bind) = (EventType::DtoCompletion, EventType::RmrBindCompletion);
         let (send_op, bind_op, recv_op, write_op) = (1, 5, 2, 3);
+        let (none, imm_inv) = (
+            RecvFlags::empty(),
+            RecvFlag::WithImm | RecvFlag::Invalidated,
+        );
         assert_eq!(
             got[..],
             [
-                ((dto, 2, DtoStatus::Flushed as i32, send_op, 0), (0, 0, 0)),
-                ((bind, 4, 0, bind_op, 40), (0, 0, 0)),
-                ((dto, 5, 0, recv_op, 50), (0xabcd, 5, 0x1234)),
+                (
+                    (dto, 2, DtoStatus::Flushed as i32, send_op, 0),
+                    (0, none, 0)
+                ),
+                ((bind, 4, 0, bind_op, 40), (0, none, 0)),
+                ((dto, 5, 0, recv_op, 50), (0xabcd, imm_inv, 0x1234)),
                 (
                     (dto, 6, DtoStatus::RemoteAccess as i32, write_op, 0),
-                    (0, 0, 0)
+                    (0, none, 0)
                 ),
             ]
         );

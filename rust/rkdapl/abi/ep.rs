@@ -35,20 +35,16 @@ pub(crate) unsafe extern "C" fn rkdapl_ep_create(
     pz: *mut c_void,
     dto_evd: *mut c_void,
     conn_evd: *mut c_void,
-    attr: *const EpAttr,
+    attr: *const CEpAttr,
     ep: *mut *mut c_void,
 ) -> c_int {
     from_result(|| {
         let pz: Arc<Pz> = Handles::get::<Pz>(pz)?;
         let dto: Arc<Evd> = Handles::get::<Evd>(dto_evd)?;
         let conn: Arc<Evd> = Handles::get::<Evd>(conn_evd)?;
-        let attr = if attr.is_null() {
-            EpAttr::default()
-        } else {
-            // SAFETY: `attr` is not NULL (checked), so it points to a readable
-            // `struct rkdapl_ep_attr` (this function's `# Safety`).
-            unsafe { attr.read() }
-        };
+        // SAFETY: `attr` is NULL or points to a readable `struct rkdapl_ep_attr` (this
+        // function's `# Safety`).
+        let attr = unsafe { read_attr(attr) };
         let ia = pz.ia.clone();
         // SAFETY: `ep` is NULL or writable (this function's `# Safety`).
         unsafe { publish_live(&ia, ep, |dev| Ep::new(pz, dev, dto, conn, attr)) }?;
@@ -114,22 +110,83 @@ pub(crate) unsafe extern "C" fn rkdapl_ep_get_state(ep: *mut c_void, state: *mut
     })
 }
 
-/// `struct rkdapl_ep_attr` as a whole: the attributes [`rkdapl_ep_create`] reads (the first
-/// part) and the peer's address [`rkdapl_ep_query`] adds.
+/// The first part of `struct rkdapl_ep_attr`: an [`EpAttr`] as C passes it in (all that
+/// [`rkdapl_ep_create`] and `rkdapl_ep_create_with_srq` read) and reads it back.
 #[repr(C)]
-pub(crate) struct EpAttrQuery {
-    attr: EpAttr,
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct CEpAttr {
+    max_request_dtos: u32,
+    max_recv_dtos: u32,
+    max_request_iov: u32,
+    max_recv_iov: u32,
+    max_rdma_read_in: u32,
+    max_rdma_read_out: u32,
+    retry_count: u32,
+    rnr_retry_count: u32,
+}
+
+/// `struct rkdapl_ep_attr` as a whole: the attributes [`rkdapl_ep_create`] reads (the first
+/// part) and the peer's address and path MTU [`rkdapl_ep_query`] adds.
+#[repr(C)]
+pub(crate) struct CEpAttrQuery {
+    attr: CEpAttr,
     remote_addr: bindings::__kernel_sockaddr_storage,
     path_mtu: u32,
 }
 
 // The C side checks the same size and offsets (`exports.c`).
 const _: () = {
-    assert!(core::mem::size_of::<EpAttr>() == 32);
-    assert!(core::mem::offset_of!(EpAttrQuery, remote_addr) == 32);
-    assert!(core::mem::offset_of!(EpAttrQuery, path_mtu) == 160);
-    assert!(core::mem::size_of::<EpAttrQuery>() == 168);
+    assert!(core::mem::size_of::<CEpAttr>() == 32);
+    assert!(core::mem::offset_of!(CEpAttr, rnr_retry_count) == 28);
+    assert!(core::mem::offset_of!(CEpAttrQuery, remote_addr) == 32);
+    assert!(core::mem::offset_of!(CEpAttrQuery, path_mtu) == 160);
+    assert!(core::mem::size_of::<CEpAttrQuery>() == 168);
 };
+
+impl From<&CEpAttr> for EpAttr {
+    fn from(c: &CEpAttr) -> EpAttr {
+        EpAttr {
+            max_request_dtos: c.max_request_dtos,
+            max_recv_dtos: c.max_recv_dtos,
+            max_request_iov: c.max_request_iov,
+            max_recv_iov: c.max_recv_iov,
+            max_rdma_read_in: c.max_rdma_read_in,
+            max_rdma_read_out: c.max_rdma_read_out,
+            retry_count: c.retry_count,
+            rnr_retry_count: c.rnr_retry_count,
+        }
+    }
+}
+
+impl From<&EpAttr> for CEpAttr {
+    fn from(a: &EpAttr) -> CEpAttr {
+        CEpAttr {
+            max_request_dtos: a.max_request_dtos,
+            max_recv_dtos: a.max_recv_dtos,
+            max_request_iov: a.max_request_iov,
+            max_recv_iov: a.max_recv_iov,
+            max_rdma_read_in: a.max_rdma_read_in,
+            max_rdma_read_out: a.max_rdma_read_out,
+            retry_count: a.retry_count,
+            rnr_retry_count: a.rnr_retry_count,
+        }
+    }
+}
+
+/// The attributes C asks an EP to be created with: `attr`'s first part, or all defaults
+/// (zeroes) for a NULL `attr`.
+///
+/// # Safety
+///
+/// `attr` is NULL or points to a readable `struct rkdapl_ep_attr` (its first part is read).
+pub(super) unsafe fn read_attr(attr: *const CEpAttr) -> EpAttr {
+    if attr.is_null() {
+        return EpAttr::default();
+    }
+    // SAFETY: `attr` is not NULL (checked), so it points to a readable
+    // `struct rkdapl_ep_attr` (this function's `# Safety`), whose first part is a `CEpAttr`.
+    EpAttr::from(&unsafe { attr.read() })
+}
 
 /// The C form of a socket address: zeroes (`AF_UNSPEC`) for none.
 pub(crate) fn sockaddr_storage(a: Option<SockAddr>) -> bindings::__kernel_sockaddr_storage {
@@ -153,11 +210,14 @@ pub(crate) fn sockaddr_storage(a: Option<SockAddr>) -> bindings::__kernel_sockad
 /// `attr` is NULL or valid for a write of a `struct rkdapl_ep_attr`. `ep` may be any value:
 /// one that is not a live EP handle is refused with `-EINVAL`.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn rkdapl_ep_query(ep: *mut c_void, attr: *mut EpAttrQuery) -> c_int {
+pub(crate) unsafe extern "C" fn rkdapl_ep_query(
+    ep: *mut c_void,
+    attr: *mut CEpAttrQuery,
+) -> c_int {
     from_result(|| {
         let e: Arc<Ep> = Handles::get::<Ep>(ep)?;
-        let q = EpAttrQuery {
-            attr: e.query(),
+        let q = CEpAttrQuery {
+            attr: CEpAttr::from(&e.query()),
             remote_addr: sockaddr_storage(e.peer()),
             path_mtu: e.path_mtu(),
         };
@@ -197,4 +257,55 @@ pub(crate) unsafe extern "C" fn rkdapl_ep_reset(ep: *mut c_void) -> c_int {
         ep.reset()?;
         Ok(0)
     })
+}
+
+#[kunit_tests(rkdapl_abi_ep)]
+mod tests {
+    use super::*;
+
+    /// An `EpAttr` whose fields all differ.
+    fn distinct() -> EpAttr {
+        EpAttr {
+            max_request_dtos: 1,
+            max_recv_dtos: 2,
+            max_request_iov: 3,
+            max_recv_iov: 4,
+            max_rdma_read_in: 5,
+            max_rdma_read_out: 6,
+            retry_count: 7,
+            rnr_retry_count: 8,
+        }
+    }
+
+    #[test]
+    fn c_ep_attr_keeps_each_field_in_its_place() {
+        let c = CEpAttr::from(&distinct());
+        // The order `struct rkdapl_ep_attr` declares them in.
+        let fields = [
+            c.max_request_dtos,
+            c.max_recv_dtos,
+            c.max_request_iov,
+            c.max_recv_iov,
+            c.max_rdma_read_in,
+            c.max_rdma_read_out,
+            c.retry_count,
+            c.rnr_retry_count,
+        ];
+        assert_eq!(fields, [1, 2, 3, 4, 5, 6, 7, 8]);
+        assert_eq!(EpAttr::from(&c), distinct());
+    }
+
+    #[test]
+    fn read_attr_reads_the_first_part_or_takes_defaults() {
+        // SAFETY: NULL is allowed.
+        assert_eq!(unsafe { read_attr(core::ptr::null()) }, EpAttr::default());
+        let q = CEpAttrQuery {
+            attr: CEpAttr::from(&distinct()),
+            remote_addr: sockaddr_storage(None),
+            path_mtu: 1024,
+        };
+        // SAFETY: `q` is a readable `struct rkdapl_ep_attr`, its first part at its start.
+        let a = unsafe { read_attr(core::ptr::from_ref(&q).cast::<CEpAttr>()) };
+        assert_eq!(a, distinct());
+    }
 }

@@ -3,10 +3,15 @@
 //! C entry points of the SRQ: create, post a RECV, set the low watermark, query, free, and
 //! EPs created on an SRQ.
 
-use super::{dto::LmrTriplet, handle::Handles, publish_live, put, Object};
+use super::{
+    dto::LmrTriplet,
+    ep::{read_attr, CEpAttr},
+    handle::Handles,
+    publish_live, put, Object,
+};
 use crate::evd::refuse_in_upcall;
 use crate::{
-    ep::{Ep, EpAttr},
+    ep::Ep,
     evd::Evd,
     lmr::Lmr,
     pz::Pz,
@@ -149,7 +154,7 @@ pub(crate) unsafe extern "C" fn rkdapl_ep_create_with_srq(
     dto_evd: *mut c_void,
     conn_evd: *mut c_void,
     srq: *mut c_void,
-    attr: *const EpAttr,
+    attr: *const CEpAttr,
     ep: *mut *mut c_void,
 ) -> c_int {
     from_result(|| {
@@ -157,13 +162,9 @@ pub(crate) unsafe extern "C" fn rkdapl_ep_create_with_srq(
         let dto: Arc<Evd> = Handles::get::<Evd>(dto_evd)?;
         let conn: Arc<Evd> = Handles::get::<Evd>(conn_evd)?;
         let srq: Arc<Srq> = Handles::get::<Srq>(srq)?;
-        let attr = if attr.is_null() {
-            EpAttr::default()
-        } else {
-            // SAFETY: `attr` is not NULL (checked), so it points to a readable
-            // `struct rkdapl_ep_attr` (this function's `# Safety`).
-            unsafe { attr.read() }
-        };
+        // SAFETY: `attr` is NULL or points to a readable `struct rkdapl_ep_attr` (this
+        // function's `# Safety`: as `rkdapl_ep_create`'s).
+        let attr = unsafe { read_attr(attr) };
         let ia = pz.ia.clone();
         // SAFETY: `ep` is NULL or writable (this function's `# Safety`).
         unsafe {

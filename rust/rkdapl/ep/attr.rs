@@ -6,9 +6,9 @@ use crate::dto::MAX_WR_PER_DTO;
 use crate::rdma::device::{DeviceAttrs, Transport};
 use kernel::prelude::*;
 
-/// Endpoint attributes (the first part of `struct rkdapl_ep_attr`, DAT's `DAT_EP_ATTR`); zero
-/// fields take defaults. `include/rkdapl.h` says what each means and its limits.
-#[repr(C)]
+/// Endpoint attributes (DAT's `DAT_EP_ATTR`); zero fields take defaults. C passes them in
+/// the first part of `struct rkdapl_ep_attr` (`abi/ep.rs`), whose documentation in
+/// `include/rkdapl.h` says what each means and its limits.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct EpAttr {
     /// Outstanding send-queue DTOs: SEND, RDMA WRITE and READ, RMR bind (default 64, at most

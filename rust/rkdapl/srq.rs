@@ -40,15 +40,12 @@ use kernel::{
 
 /// Most RECVs one SRQ holds (as an EP's receive queue).
 pub(crate) const MAX_SRQ_DTOS: u32 = 4096;
-// The C side checks the same size (`exports.c`).
-const _: () = assert!(core::mem::size_of::<SrqAttr>() == 24);
 
 /// Default RECV segments of an SRQ.
 const DEFAULT_IOV: u32 = 4;
 
-/// `struct rkdapl_srq_attr`: what an SRQ is created with (the first three fields) and what
-/// [`Srq::query`] reports.
-#[repr(C)]
+/// What an SRQ is created with (the first three fields) and what [`Srq::query`] reports
+/// (DAT's `DAT_SRQ_ATTR`); C passes and reads it as `struct rkdapl_srq_attr` (`abi/srq.rs`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct SrqAttr {
     /// RECVs the SRQ holds (1..=4096 and the device's limit).

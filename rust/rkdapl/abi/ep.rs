@@ -210,10 +210,7 @@ pub(crate) fn sockaddr_storage(a: Option<SockAddr>) -> bindings::__kernel_sockad
 /// `attr` is NULL or valid for a write of a `struct rkdapl_ep_attr`. `ep` may be any value:
 /// one that is not a live EP handle is refused with `-EINVAL`.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn rkdapl_ep_query(
-    ep: *mut c_void,
-    attr: *mut CEpAttrQuery,
-) -> c_int {
+pub(crate) unsafe extern "C" fn rkdapl_ep_query(ep: *mut c_void, attr: *mut CEpAttrQuery) -> c_int {
     from_result(|| {
         let e: Arc<Ep> = Handles::get::<Ep>(ep)?;
         let q = CEpAttrQuery {

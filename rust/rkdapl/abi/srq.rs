@@ -34,6 +34,48 @@ impl Object for Srq {
     }
 }
 
+/// `struct rkdapl_srq_attr`: an [`SrqAttr`] as C passes it in ([`rkdapl_srq_create`] takes
+/// the first three fields) and reads it back ([`rkdapl_srq_query`]).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct CSrqAttr {
+    max_recv_dtos: u32,
+    max_recv_iov: u32,
+    low_watermark: u32,
+    outstanding: u32,
+    max_srq_dtos: u32,
+    max_srq_iov: u32,
+}
+
+// The C side checks the same size (`exports.c`).
+const _: () = assert!(core::mem::size_of::<CSrqAttr>() == 24);
+
+impl From<&CSrqAttr> for SrqAttr {
+    /// What `rkdapl_srq_create` takes: the first three fields; the others, which only
+    /// `rkdapl_srq_query` fills in, are ignored.
+    fn from(c: &CSrqAttr) -> SrqAttr {
+        SrqAttr {
+            max_recv_dtos: c.max_recv_dtos,
+            max_recv_iov: c.max_recv_iov,
+            low_watermark: c.low_watermark,
+            ..SrqAttr::default()
+        }
+    }
+}
+
+impl From<&SrqAttr> for CSrqAttr {
+    fn from(a: &SrqAttr) -> CSrqAttr {
+        CSrqAttr {
+            max_recv_dtos: a.max_recv_dtos,
+            max_recv_iov: a.max_recv_iov,
+            low_watermark: a.low_watermark,
+            outstanding: a.outstanding,
+            max_srq_dtos: a.max_srq_dtos,
+            max_srq_iov: a.max_srq_iov,
+        }
+    }
+}
+
 /// See `rkdapl_srq_create` in `include/rkdapl.h`.
 ///
 /// # Safety
@@ -45,7 +87,7 @@ impl Object for Srq {
 pub(crate) unsafe extern "C" fn rkdapl_srq_create(
     pz: *mut c_void,
     evd: *mut c_void,
-    attr: *const SrqAttr,
+    attr: *const CSrqAttr,
     srq: *mut *mut c_void,
 ) -> c_int {
     from_result(|| {
@@ -56,7 +98,7 @@ pub(crate) unsafe extern "C" fn rkdapl_srq_create(
         }
         // SAFETY: `attr` is not NULL (checked), so it points to a readable
         // `struct rkdapl_srq_attr` (this function's `# Safety`).
-        let a = unsafe { attr.read() };
+        let a = SrqAttr::from(&unsafe { attr.read() });
         let ia = pz.ia.clone();
         // SAFETY: `srq` is NULL or writable (this function's `# Safety`).
         unsafe { publish_live(&ia, srq, |dev| Srq::new(pz, dev, evd, a)) }?;
@@ -115,9 +157,9 @@ pub(crate) unsafe extern "C" fn rkdapl_srq_set_lw(srq: *mut c_void, low_watermar
 /// `attr` is NULL or valid for a write of a `struct rkdapl_srq_attr`. `srq` may be any value:
 /// one that is not a live SRQ handle is refused with `-EINVAL`.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn rkdapl_srq_query(srq: *mut c_void, attr: *mut SrqAttr) -> c_int {
+pub(crate) unsafe extern "C" fn rkdapl_srq_query(srq: *mut c_void, attr: *mut CSrqAttr) -> c_int {
     from_result(|| {
-        let a = Handles::get::<Srq>(srq)?.query()?;
+        let a = CSrqAttr::from(&Handles::get::<Srq>(srq)?.query()?);
         // SAFETY: `attr` is NULL or writable (this function's `# Safety`).
         unsafe { put(attr, a) }?;
         Ok(0)
@@ -174,4 +216,42 @@ pub(crate) unsafe extern "C" fn rkdapl_ep_create_with_srq(
         }?;
         Ok(0)
     })
+}
+
+#[kunit_tests(rkdapl_abi_srq)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn c_srq_attr_keeps_each_field_in_its_place() {
+        let a = SrqAttr {
+            max_recv_dtos: 1,
+            max_recv_iov: 2,
+            low_watermark: 3,
+            outstanding: 4,
+            max_srq_dtos: 5,
+            max_srq_iov: 6,
+        };
+        let c = CSrqAttr::from(&a);
+        // The order `struct rkdapl_srq_attr` declares them in.
+        let fields = [
+            c.max_recv_dtos,
+            c.max_recv_iov,
+            c.low_watermark,
+            c.outstanding,
+            c.max_srq_dtos,
+            c.max_srq_iov,
+        ];
+        assert_eq!(fields, [1, 2, 3, 4, 5, 6]);
+        // Creation takes the first three fields only.
+        let back = SrqAttr::from(&c);
+        assert_eq!(
+            (back.max_recv_dtos, back.max_recv_iov, back.low_watermark),
+            (1, 2, 3)
+        );
+        assert_eq!(
+            (back.outstanding, back.max_srq_dtos, back.max_srq_iov),
+            (0, 0, 0)
+        );
+    }
 }

@@ -68,7 +68,7 @@ EXPORT_SYMBOL_GPL(rkdapl_ep_create_with_srq);
 #include "exports_rkdapl_generated.h"
 
 /*
- * The Rust side declares these structures again (rust/rkdapl/evd.rs, ia.rs and the abi/ files) and checks
+ * The Rust side declares these structures again (rust/rkdapl/abi/, the only place) and checks
  * the same sizes, so that a field added on one side only fails the build.
  */
 static_assert(sizeof(struct rkdapl_event) == 128);

@@ -137,6 +137,7 @@ pub(crate) struct CEpAttrQuery {
 // The C side checks the same size and offsets (`exports.c`).
 const _: () = {
     assert!(core::mem::size_of::<CEpAttr>() == 32);
+    assert!(core::mem::offset_of!(CEpAttr, max_rdma_read_in) == 16);
     assert!(core::mem::offset_of!(CEpAttr, rnr_retry_count) == 28);
     assert!(core::mem::offset_of!(CEpAttrQuery, remote_addr) == 32);
     assert!(core::mem::offset_of!(CEpAttrQuery, path_mtu) == 160);
@@ -275,9 +276,8 @@ mod tests {
     }
 
     #[test]
-    fn c_ep_attr_keeps_each_field_in_its_place() {
+    fn c_ep_attr_converts_each_field() {
         let c = CEpAttr::from(&distinct());
-        // The order `struct rkdapl_ep_attr` declares them in.
         let fields = [
             c.max_request_dtos,
             c.max_recv_dtos,

@@ -47,8 +47,12 @@ pub(crate) struct CSrqAttr {
     max_srq_iov: u32,
 }
 
-// The C side checks the same size (`exports.c`).
-const _: () = assert!(core::mem::size_of::<CSrqAttr>() == 24);
+// The C side checks the same size and offsets (`exports.c`).
+const _: () = {
+    assert!(core::mem::size_of::<CSrqAttr>() == 24);
+    assert!(core::mem::offset_of!(CSrqAttr, low_watermark) == 8);
+    assert!(core::mem::offset_of!(CSrqAttr, max_srq_iov) == 20);
+};
 
 impl From<&CSrqAttr> for SrqAttr {
     /// What `rkdapl_srq_create` takes: the first three fields; the others, which only
@@ -223,7 +227,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn c_srq_attr_keeps_each_field_in_its_place() {
+    fn c_srq_attr_converts_each_field() {
         let a = SrqAttr {
             max_recv_dtos: 1,
             max_recv_iov: 2,
@@ -233,7 +237,6 @@ mod tests {
             max_srq_iov: 6,
         };
         let c = CSrqAttr::from(&a);
-        // The order `struct rkdapl_srq_attr` declares them in.
         let fields = [
             c.max_recv_dtos,
             c.max_recv_iov,

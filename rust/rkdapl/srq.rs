@@ -45,21 +45,21 @@ pub(crate) const MAX_SRQ_DTOS: u32 = 4096;
 const DEFAULT_IOV: u32 = 4;
 
 /// What an SRQ is created with (the first three fields) and what [`Srq::query`] reports
-/// (DAT's `DAT_SRQ_ATTR`); C passes and reads it as `struct rkdapl_srq_attr` (`abi/srq.rs`).
+/// (DAT's `DAT_SRQ_ATTR` and `DAT_SRQ_PARAM`; the Rust API's [`crate::api::SrqParam`]); C passes and reads it as `struct rkdapl_srq_attr` (`abi/srq.rs`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct SrqAttr {
+pub struct SrqAttr {
     /// RECVs the SRQ holds (1..=4096 and the device's limit).
-    pub(crate) max_recv_dtos: u32,
+    pub max_recv_dtos: u32,
     /// Local segments per RECV (0: 4).
-    pub(crate) max_recv_iov: u32,
+    pub max_recv_iov: u32,
     /// The low watermark (below `max_recv_dtos`; 0: none).
-    pub(crate) low_watermark: u32,
+    pub low_watermark: u32,
     /// Query: RECVs posted and not reported yet.
-    pub(crate) outstanding: u32,
+    pub outstanding: u32,
     /// Query: the device's limit of RECVs per SRQ.
-    pub(crate) max_srq_dtos: u32,
+    pub max_srq_dtos: u32,
     /// Query: the device's limit of segments per SRQ RECV.
-    pub(crate) max_srq_iov: u32,
+    pub max_srq_iov: u32,
 }
 
 /// Most local segments of one RECV (as `iov::MAX_IOV`, which this module does not name: the

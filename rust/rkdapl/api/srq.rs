@@ -6,22 +6,9 @@ use super::{Ep, EpAttr, Evd, Pz, Segment};
 use crate::{ep, srq};
 use kernel::{prelude::*, sync::Arc};
 
-/// What [`Srq::query`] tells (`struct rkdapl_srq_attr`, DAT's `DAT_SRQ_PARAM`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct SrqParam {
-    /// RECVs the SRQ holds.
-    pub max_recv_dtos: u32,
-    /// Local segments per RECV.
-    pub max_recv_iov: u32,
-    /// The low watermark armed now (0 once it fired, or none).
-    pub low_watermark: u32,
-    /// RECVs posted and not reported yet.
-    pub outstanding: u32,
-    /// The device's limit of RECVs per SRQ (at most 4096).
-    pub max_srq_dtos: u32,
-    /// The device's limit of segments per SRQ RECV.
-    pub max_srq_iov: u32,
-}
+/// What [`Srq::query`] tells (`struct rkdapl_srq_attr`, DAT's `DAT_SRQ_PARAM`): the provider's
+/// own SRQ attributes.
+pub use crate::srq::SrqAttr as SrqParam;
 
 /// A shared receive queue (`rkdapl_srq_create`, DAT's `dat_srq_create`): RECVs that every EP
 /// made with [`Srq::ep`] consumes, each completion reported on the DTO EVD of the EP that
@@ -107,15 +94,7 @@ impl Srq {
     /// `ENODEV` after device removal.
     #[inline(never)]
     pub fn query(&self) -> Result<SrqParam> {
-        let a = self.0.query()?;
-        Ok(SrqParam {
-            max_recv_dtos: a.max_recv_dtos,
-            max_recv_iov: a.max_recv_iov,
-            low_watermark: a.low_watermark,
-            outstanding: a.outstanding,
-            max_srq_dtos: a.max_srq_dtos,
-            max_srq_iov: a.max_srq_iov,
-        })
+        self.0.query()
     }
 
     /// An unconnected EP in `pz` (the SRQ's) taking its RECVs from this SRQ

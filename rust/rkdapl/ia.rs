@@ -21,7 +21,7 @@ use kernel::{
     new_mutex,
     prelude::*,
     str::CString,
-    sync::{aref::ARef, lock::mutex::MutexGuard, Arc, Mutex},
+    sync::{aref::ARef, lock::mutex::MutexGuard, rcu, Arc, Mutex},
 };
 
 /// Numbers of EPs, for debugfs names, trace events and log lines.
@@ -205,7 +205,10 @@ impl PortState {
 ///
 /// `live` is true until the device is removed ([`Ia::revoke`]); objects of the IA are
 /// created, and their device resources used from process context, only while holding it
-/// true, with a token of `bound` ([`Ia::with_device`]).
+/// true, with a token of `bound` ([`Ia::with_device`]), except those made and used per I/O
+/// (LMRs, RMR binds), which check `removed` instead: RMR binds in an RCU read-side section
+/// that saw it false ([`Ia::live_rcu`]), which [`Ia::revoke`] waits for; LMRs with a token of
+/// `bound` ([`Ia::with_binding`]), their registry refusing them once `removed` is set.
 #[pin_data]
 pub(crate) struct Ia {
     #[pin]
@@ -213,7 +216,8 @@ pub(crate) struct Ia {
     /// The device as rkdapl's ib_client sees it: its objects are made from it, and the layer
     /// revokes what is left of them when the device goes.
     bound: Arc<BoundDevice>,
-    /// Set once the device was removed (`live` false), for callers that cannot sleep.
+    /// Set once the device was removed (`live` false), for callers that cannot sleep: the
+    /// per-I/O paths' liveness check ([`Ia::live_rcu`]).
     removed: AtomicBool,
     /// The device's name and limits, kept for after its removal.
     pub(crate) dev_name: CString,
@@ -386,6 +390,33 @@ impl Ia {
         make(&dev)
     }
 
+    /// Runs `make` with the IA's device held bound (an SRCU read-side section of its binding,
+    /// which the device's removal waits for), without the IA's `live` mutex: for objects
+    /// that are found by a removal through the IA's registry, which refuses them once the IA
+    /// was made dead ([`Ia::revoke`]; an LMR, made per I/O). Any context (`make` decides).
+    ///
+    /// # Errors
+    ///
+    /// `-ENODEV` once the device was removed, or `make`'s error.
+    pub(crate) fn with_binding<T>(
+        &self,
+        make: impl FnOnce(&Bound<'_>) -> Result<T>,
+    ) -> Result<T> {
+        if self.is_removed() {
+            return Err(ENODEV);
+        }
+        let dev = BoundDevice::access(&self.bound)?;
+        make(&dev)
+    }
+
+    /// Whether the IA is live, for a caller inside the RCU read-side section `_rcu` that uses
+    /// the IA's objects (an RMR bind): the device's removal ([`Ia::revoke`]) waits for every
+    /// section that saw it live before it revokes anything. The per-I/O paths' check, instead
+    /// of [`Ia::live`]'s mutex. Any context.
+    pub(crate) fn live_rcu(&self, _rcu: &rcu::Guard) -> bool {
+        !self.removed.load(Ordering::Acquire)
+    }
+
     /// Locks the IA live: while the guard is held the device stays registered and no object of
     /// the IA is revoked. Process context; sleeps.
     ///
@@ -417,8 +448,9 @@ impl Ia {
     }
 
     /// Device removal, consumer unload: no more objects or device resources for this IA
-    /// (calls in progress that hold it [`Ia::live`] have finished, later ones fail, and its
-    /// registry takes no new child with device resources). Process context; sleeps.
+    /// (calls in progress that hold it [`Ia::live`] or saw it [`Ia::live_rcu`] have finished,
+    /// later ones fail, and its registry takes no new child with device resources). Process
+    /// context; sleeps (a grace period).
     pub(crate) fn revoke(&self) {
         // Port events of the going device are not reported any more (the removal reports
         // IA_CATASTROPHIC itself).
@@ -428,6 +460,8 @@ impl Ia {
             self.removed.store(true, Ordering::Release);
             *live = false;
         }
+        // The per-I/O paths that saw the IA live in an RCU read-side section are done.
+        rcu::synchronize_rcu();
         self.children.kill();
     }
 

@@ -18,7 +18,7 @@ use crate::rdma::{
 };
 use crate::{
     pz::Pz,
-    registry::{Child, Rank},
+    registry::{Child, Rank, RegSlot},
 };
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::{bits::bit_u32, page::Page, prelude::*, revocable::Revocable, sync::Arc};
@@ -71,9 +71,8 @@ pub const MAX_ALLOC: u64 = 1 << 30;
 /// own), and, if `_kept` is `Some`, for as long as the LMR exists.
 #[pin_data]
 pub(crate) struct Lmr {
-    /// In an `Arc` so that an RMR bind can keep it for `FrMr::map`, which allocates and so
-    /// cannot run in the RCU read section `try_access` opens (the bind holds the IA live, so
-    /// device removal does not revoke it meanwhile).
+    /// An RMR bind maps it into its MR inside an RCU read section that saw the IA live
+    /// ([`crate::ia::Ia::live_rcu`]): device removal does not revoke it meanwhile.
     #[pin]
     pub(crate) region: Revocable<Arc<DmaRegion>>,
     /// For memory the LMR owns that the C ABI hands out by address ([`Lmr::alloc_for_c`]):
@@ -97,12 +96,15 @@ pub(crate) struct Lmr {
     /// it leaves its IA's registry with the last [`Lmr::put`].
     orphaned: AtomicBool,
     pub(crate) pz: Arc<Pz>,
+    /// Its place in its IA's registry.
+    reg: RegSlot,
 }
 
 impl Lmr {
     /// Wraps a mapped region, with `privileges`, over memory the consumer keeps
-    /// (the C ABI's `rkdapl_lmr_create*`). Registers the LMR with its IA; the caller holds the
-    /// IA live ([`crate::ia::Ia::live`]). Process context; may sleep.
+    /// (the C ABI's `rkdapl_lmr_create*`). Registers the LMR with its IA, which refuses it once
+    /// the device was removed; the caller holds the device bound ([`crate::ia::Ia::live`] or
+    /// [`crate::ia::Ia::with_binding`]). Process context; may sleep.
     ///
     /// # Errors
     ///
@@ -138,6 +140,7 @@ impl Lmr {
                 privileges,
                 inflight: AtomicU32::new(0),
                 orphaned: AtomicBool::new(false),
+                reg: RegSlot::new(),
             }),
             GFP_KERNEL,
         )?;
@@ -146,7 +149,10 @@ impl Lmr {
     }
 
     /// `rkdapl_lmr_free`: the consumer lets go of the LMR; it leaves its IA's registry, and the
-    /// region is unmapped when the last reference goes. Process context; may sleep.
+    /// region is unmapped when the last reference goes. Any context, unless the IA was closed
+    /// and this is its last object (see [`crate::registry::Children::remove`]); the caller's
+    /// reference may be the last one only in process context (the region is unmapped with
+    /// it).
     ///
     /// # Errors
     ///
@@ -161,8 +167,8 @@ impl Lmr {
     }
 
     /// Frees the LMR now, or, while DTOs or a binding use it, with the last of them
-    /// ([`Lmr::put`]): the Rust API's drop, which cannot be refused. Process context; may
-    /// sleep.
+    /// ([`Lmr::put`]): the Rust API's drop, which cannot be refused. Context as
+    /// [`Lmr::free`].
     pub(crate) fn free_when_unused(&self) {
         // SeqCst, paired with `put`'s: of the two, at least one sees the other's write, so
         // the LMR leaves the registry here, in `put`, or in both (removing twice is harmless).
@@ -176,9 +182,9 @@ impl Lmr {
     }
 
     /// A DTO or an RMR binding stops using the region; the last one of an LMR the Rust API
-    /// dropped meanwhile frees it ([`Lmr::free_when_unused`]). Process context (a completion
-    /// on the CQ's workqueue, an RMR's unbind); may sleep. Takes the registry's mutex: the
-    /// caller may hold an RMR's, never a spinlock.
+    /// dropped meanwhile frees it ([`Lmr::free_when_unused`]). Any context (a completion on
+    /// the CQ's workqueue, an RMR's unbind), unless the IA was closed and this LMR is its last
+    /// object (see [`crate::registry::Children::remove`]).
     pub(crate) fn put(&self) {
         if self.inflight.fetch_sub(1, Ordering::SeqCst) == 1 && self.orphaned.load(Ordering::SeqCst)
         {
@@ -186,10 +192,9 @@ impl Lmr {
         }
     }
 
-    /// [`Lmr::put`] where the registry's mutex cannot be taken (under a spinlock), for an LMR
-    /// that cannot be orphaned meanwhile: the caller of a post that failed holds its
-    /// segments' LMRs (a Rust consumer's through `&api::Lmr`; the C ABI never orphans one).
-    /// Any context.
+    /// [`Lmr::put`] for an LMR that cannot be orphaned meanwhile: the caller of a post that
+    /// failed holds its segments' LMRs (a Rust consumer's through `&api::Lmr`; the C ABI never
+    /// orphans one). Any context; never leaves the registry.
     pub(crate) fn put_held(&self) {
         self.inflight.fetch_sub(1, Ordering::SeqCst);
     }
@@ -387,6 +392,10 @@ impl Child for Lmr {
 
     fn parent(&self) -> Option<Arc<dyn Child>> {
         Some(self.pz.clone())
+    }
+
+    fn slot(&self) -> Option<&RegSlot> {
+        Some(&self.reg)
     }
 }
 

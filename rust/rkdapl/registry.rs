@@ -14,10 +14,12 @@
 //! This module names no other provider module: objects see their IA's registry as
 //! [`Children`] and are seen by it as [`Child`] trait objects, so the imports stay one way.
 
+use core::sync::atomic::{AtomicUsize, Ordering};
 use kernel::{
-    new_mutex,
+    alloc::Flags,
+    new_spinlock_irq,
     prelude::*,
-    sync::{Arc, Mutex},
+    sync::{Arc, SpinLockIrq},
 };
 
 /// The kinds of children, in the order removal revokes them (after the IA was made dead, before
@@ -76,6 +78,36 @@ pub(crate) trait Child: Send + Sync {
     fn parent(&self) -> Option<Arc<dyn Child>> {
         None
     }
+
+    /// Where the child sits in its registry, for a removal without a search: the children
+    /// made and freed per I/O (LMRs, RMRs) have one; the others are searched for.
+    fn slot(&self) -> Option<&RegSlot> {
+        None
+    }
+}
+
+/// The place of a child in its IA's registry ([`Child::slot`]): its index there, which the
+/// registry keeps up to date under its lock. A child is in one registry at most (its IA's).
+pub(crate) struct RegSlot(AtomicUsize);
+
+impl RegSlot {
+    /// Not in a registry.
+    const NONE: usize = usize::MAX;
+
+    /// The slot of a child not yet registered.
+    pub(crate) const fn new() -> RegSlot {
+        RegSlot(AtomicUsize::new(Self::NONE))
+    }
+
+    /// Under the registry's lock (which orders every access: relaxed is enough).
+    fn get(&self) -> usize {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    /// Under the registry's lock.
+    fn set(&self, i: usize) {
+        self.0.store(i, Ordering::Relaxed)
+    }
 }
 
 /// What a registry entry keeps besides the child (an EP's debugfs directory), dropped when the
@@ -87,8 +119,18 @@ struct Entry {
     _attached: Option<Attached>,
 }
 
-/// Called with a registry that was closed and lost its last child: the IA leaves the list of
-/// IAs; what it returns (that list's reference) is dropped after the registry's lock.
+impl Entry {
+    /// Tells the child it is at index `i` now, if it keeps its [`RegSlot`].
+    fn placed(&self, i: usize) {
+        if let Some(s) = self.child.slot() {
+            s.set(i);
+        }
+    }
+}
+
+/// Called, after the registry's lock, with a registry that was closed and lost its last child:
+/// the IA leaves the list of IAs; what it returns (that list's reference) is dropped then.
+/// Process context; may sleep.
 pub(crate) type Delist = fn(&Children) -> Option<Arc<dyn Send + Sync>>;
 
 struct Set {
@@ -98,13 +140,21 @@ struct Set {
     dead: bool,
     /// The IA was closed: once the last child leaves, it leaves the list of IAs.
     closed: bool,
+    /// It left the list (closed, no child: nothing is added any more).
+    delisted: bool,
 }
 
 /// The registry of one IA.
+///
+/// A spinlock (taken with interrupts off) guards it, so that children are added and removed
+/// in any context: LMRs and RMRs made per I/O come and go where a block request does. Removal
+/// is O(1) for a child with a [`RegSlot`] (the last entry fills its place), a search from the
+/// end for the others (long-lived: PZs, EPs, EVDs, ...). Nothing that may sleep runs under
+/// the lock: memory for a new entry is allocated before it, entries leave after it.
 #[pin_data]
 pub(crate) struct Children {
     #[pin]
-    set: Mutex<Set>,
+    set: SpinLockIrq<Set>,
     delist: Delist,
 }
 
@@ -117,64 +167,112 @@ impl Children {
     pub(crate) fn new(delist: Delist) -> Result<Arc<Children>> {
         Arc::pin_init(
             pin_init!(Children {
-                set <- new_mutex!(Set { v: KVec::new(), dead: false, closed: false }, "rkdapl_ia_children"),
+                set <- new_spinlock_irq!(
+                    Set { v: KVec::new(), dead: false, closed: false, delisted: false },
+                    "rkdapl_ia_children"
+                ),
                 delist,
             }),
             GFP_KERNEL,
         )
     }
 
-    /// Registers `child`, with `attached` to drop when it leaves. Process context; may sleep.
+    /// Registers `child`, with `attached` to drop when it leaves; memory for the registry's
+    /// growth (amortised: it doubles) is allocated with `gfp`. Any context with `GFP_ATOMIC`
+    /// or `GFP_NOWAIT`; may sleep with `GFP_KERNEL`.
     ///
     /// # Errors
     ///
     /// `-ENODEV` once the device was removed (EVDs, which hold no device resource, are still
     /// taken), `-EINVAL` if the IA was closed and has no child left (a parent's free raced
     /// this creation), `-ENOMEM`.
-    pub(crate) fn add(&self, child: Arc<dyn Child>, attached: Option<Attached>) -> Result {
-        let mut s = self.set.lock();
-        if s.dead && child.rank() != Rank::Evd {
-            return Err(ENODEV);
+    pub(crate) fn add_gfp(
+        &self,
+        child: Arc<dyn Child>,
+        attached: Option<Attached>,
+        gfp: Flags,
+    ) -> Result {
+        let mut entry = Entry {
+            child,
+            _attached: attached,
+        };
+        loop {
+            let want = {
+                let mut s = self.set.lock();
+                if s.dead && entry.child.rank() != Rank::Evd {
+                    return Err(ENODEV);
+                }
+                if s.delisted {
+                    return Err(EINVAL);
+                }
+                let i = s.v.len();
+                match s.v.push_within_capacity(entry) {
+                    Ok(()) => {
+                        s.v[i].placed(i);
+                        return Ok(());
+                    }
+                    Err(e) => entry = e.0,
+                }
+                (2 * s.v.capacity()).max(8)
+            };
+            // Outside the lock: a larger list, moved in unless another caller grew it
+            // meanwhile (then this one is dropped, after the lock, and the push retried).
+            let mut bigger = KVec::with_capacity(want, gfp)?;
+            let mut s = self.set.lock();
+            if s.v.capacity() < want {
+                for (i, e) in s.v.drain_all().enumerate() {
+                    e.placed(i);
+                    // Cannot fail: `want` exceeds the old capacity.
+                    let _ = bigger.push_within_capacity(e);
+                }
+                core::mem::swap(&mut s.v, &mut bigger);
+            }
         }
-        if s.closed && s.v.is_empty() {
-            return Err(EINVAL);
-        }
-        s.v.push(
-            Entry {
-                child,
-                _attached: attached,
-            },
-            GFP_KERNEL,
-        )?;
-        Ok(())
     }
 
-    /// Takes `child` out (nothing if it is not registered: freed already). Process context;
-    /// may sleep (the entry is dropped after the lock: an EP's debugfs directory waits for its
-    /// readers).
-    pub(crate) fn remove<T: ?Sized>(&self, child: &T) {
+    /// [`Children::add_gfp`] with `GFP_KERNEL`: process context; may sleep.
+    ///
+    /// # Errors
+    ///
+    /// As [`Children::add_gfp`].
+    pub(crate) fn add(&self, child: Arc<dyn Child>, attached: Option<Attached>) -> Result {
+        self.add_gfp(child, attached, GFP_KERNEL)
+    }
+
+    /// Takes `child` out (nothing if it is not registered: freed already). Any context,
+    /// unless `child` is the last child of a closed IA (the IA then leaves the list of IAs:
+    /// process context, may sleep); the entry (an EP's debugfs directory, which waits for its
+    /// readers, but no LMR's or RMR's) is dropped after the lock.
+    pub(crate) fn remove<T: Child + ?Sized>(&self, child: &T) {
         let (entry, gone) = {
             let mut s = self.set.lock();
-            // From the end: the children that come and go often (an LMR per I/O over a block
-            // request's pages) are the newest, while long-lived ones sit at the front; the
-            // last entry fills the hole (the order of the entries means nothing).
-            let entry =
-                s.v.iter()
-                    .rposition(|e| core::ptr::addr_eq(Arc::as_ptr(&e.child), child))
-                    .and_then(|i| {
-                        let last = s.v.len() - 1;
-                        s.v.swap(i, last);
-                        s.v.pop()
-                    });
-            let gone = if entry.is_some() {
-                self.delist_if_done(&mut s)
-            } else {
-                None
+            let at = match child.slot() {
+                Some(slot) => Some(slot.get()).filter(|i| {
+                    s.v.get(*i)
+                        .is_some_and(|e| core::ptr::addr_eq(Arc::as_ptr(&e.child), child))
+                }),
+                // From the end: the newest children are the likeliest to go.
+                None =>
+                    s.v.iter()
+                        .rposition(|e| core::ptr::addr_eq(Arc::as_ptr(&e.child), child)),
             };
+            let entry = at.and_then(|i| {
+                let last = s.v.len() - 1;
+                s.v.swap(i, last);
+                let e = s.v.pop();
+                if let Some(moved) = s.v.get(i) {
+                    moved.placed(i);
+                }
+                e
+            });
+            if let Some(e) = &entry {
+                e.placed(RegSlot::NONE);
+            }
+            let gone = entry.is_some() && Self::done(&mut s);
             (entry, gone)
         };
         drop(entry);
-        drop(gone);
+        self.delist_if(gone);
     }
 
     /// The IA was closed (`rkdapl_ia_close`): it leaves the list of IAs now if it has no
@@ -186,38 +284,59 @@ impl Children {
                 return;
             }
             s.closed = true;
-            self.delist_if_done(&mut s)
+            Self::done(&mut s)
         };
-        drop(gone);
+        self.delist_if(gone);
     }
 
-    fn delist_if_done(&self, s: &mut Set) -> Option<Arc<dyn Send + Sync>> {
-        if s.closed && s.v.is_empty() {
-            // Whatever the list held goes; its memory too (the registry may live on in EVDs).
-            s.v = KVec::new();
-            (self.delist)(self)
+    /// Whether the registry is closed and empty now, for the first time: nothing is added to
+    /// it from now on, and the caller delists the IA ([`Children::delist_if`]).
+    fn done(s: &mut Set) -> bool {
+        if s.closed && s.v.is_empty() && !s.delisted {
+            s.delisted = true;
+            true
         } else {
-            None
+            false
         }
     }
 
-    /// No more children with device resources (device removal, consumer unload). Process
-    /// context; sleeps.
+    /// After the lock, if [`Children::done`] said so: the IA leaves the list of IAs; the
+    /// registry's memory goes (it may live on in EVDs). Process context; may sleep.
+    fn delist_if(&self, gone: bool) {
+        if !gone {
+            return;
+        }
+        let v = core::mem::take(&mut self.set.lock().v);
+        drop(v);
+        drop((self.delist)(self));
+    }
+
+    /// No more children with device resources (device removal, consumer unload). Any
+    /// context.
     pub(crate) fn kill(&self) {
         self.set.lock().dead = true;
     }
 
-    /// Appends a reference to every child to `out`. Process context; sleeps.
+    /// Appends a reference to every child to `out`. Process context; may sleep.
     ///
     /// # Errors
     ///
     /// `-ENOMEM`; `out` then holds some of them.
     pub(crate) fn snapshot(&self, out: &mut KVec<Arc<dyn Child>>) -> Result {
-        let s = self.set.lock();
-        out.reserve(s.v.len(), GFP_KERNEL)?;
-        for e in s.v.iter() {
-            out.push(e.child.clone(), GFP_KERNEL)?;
+        loop {
+            let n = self.set.lock().v.len();
+            out.reserve(n, GFP_KERNEL)?;
+            let s = self.set.lock();
+            if s.v.len() > out.capacity() - out.len() {
+                // More children meanwhile: room for them first.
+                continue;
+            }
+            for e in s.v.iter() {
+                // Cannot fail: room was reserved.
+                let _ = out.push_within_capacity(e.child.clone());
+            }
+            return Ok(());
         }
-        Ok(())
     }
 }
+

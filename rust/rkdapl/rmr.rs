@@ -17,12 +17,12 @@ use crate::{
     ep::Ep,
     lmr::{Lmr, MemPriv, MemPrivs},
     pz::{Grant, Pz},
-    registry::{Child, Rank},
+    registry::{Child, Rank, RegSlot},
 };
 use kernel::{
-    new_mutex,
+    new_spinlock_irq,
     prelude::*,
-    sync::{Arc, Mutex},
+    sync::{rcu, Arc, SpinLockIrq},
 };
 
 /// A grant: keeps the granted LMR registered and busy (`rkdapl_lmr_free` refuses it).
@@ -39,7 +39,7 @@ impl Binding {
 
 impl Drop for Binding {
     fn drop(&mut self) {
-        // Process context, under the RMR's mutex at most.
+        // Any context (`Lmr::put`); never under the RMR's lock.
         self.lmr.put();
     }
 }
@@ -56,6 +56,10 @@ struct RmrState {
 
 /// A remote memory region. Registered with its IA from [`Rmr::new`] to [`Rmr::free`].
 ///
+/// Made once (its MR allocated, which sleeps), then bound and unbound per I/O in any context:
+/// its state is under a spinlock (interrupts off), the bind's liveness check is an RCU read
+/// ([`crate::ia::Ia::live_rcu`]) and the MR's page list is filled without sleeping.
+///
 /// Dropping it (fields in declaration order; `RmrState`'s too) deregisters the MR, then ends a
 /// binding left (the LMR is no longer busy), then lets go of the PZ (the MR holds the PD too).
 /// The MR goes first on purpose: once the binding lets go, the LMR's region may be unmapped
@@ -64,8 +68,10 @@ struct RmrState {
 #[pin_data]
 pub(crate) struct Rmr {
     #[pin]
-    st: Mutex<RmrState>,
+    st: SpinLockIrq<RmrState>,
     pub(crate) pz: Arc<Pz>,
+    /// Its place in its IA's registry.
+    reg: RegSlot,
 }
 
 impl Rmr {
@@ -79,7 +85,11 @@ impl Rmr {
         let pages = pz.ia.attrs().max_fast_reg_page_list_len.max(1);
         let mr = Some(FrMr::new(&pz.pd()?, pages)?);
         let rmr = Arc::pin_init(
-            pin_init!(Rmr { pz, st <- new_mutex!(RmrState { mr, bound: None, released: false }, "rkdapl_rmr") }),
+            pin_init!(Rmr {
+                pz,
+                st <- new_spinlock_irq!(RmrState { mr, bound: None, released: false }, "rkdapl_rmr"),
+                reg: RegSlot::new(),
+            }),
             GFP_KERNEL,
         )?;
         rmr.pz.ia.children.add(rmr.clone(), None)?;
@@ -88,14 +98,16 @@ impl Rmr {
 
     /// Grants `privileges` (remote read, write, atomics) on `[offset, offset + length)` of
     /// `lmr` through `ep`; returns `(rkey, address)` the peer uses. The grant is valid once the
-    /// RMR bind completion arrives on the EP's DTO EVD (reported as `done` says). Process
-    /// context; may sleep.
+    /// RMR bind completion arrives on the EP's DTO EVD (reported as `done` says). Any context:
+    /// sleeps nowhere (the MR's page list is filled with `GFP_ATOMIC` when the range spans more
+    /// than a few DMA segments).
     ///
     /// # Errors
     ///
-    /// `-EBUSY` if already bound, `-EINVAL` for no privilege or local write, a zero length or a range
-    /// outside the LMR, `-EACCES` if the LMR lacks the privilege, `-EXDEV` for objects of
-    /// different PZs, `-E2BIG` if the range needs more pages than one registration holds,
+    /// `-EBUSY` if already bound, `-EINVAL` for no privilege or local write, a zero length or a
+    /// freed RMR, `-ERANGE` for a range outside the LMR, `-EACCES` if the LMR lacks the
+    /// privilege, `-EXDEV` for objects of different PZs, `-E2BIG` if the range needs more
+    /// pages than one registration holds, `-ENODEV` after device removal, `-ENOMEM`,
     /// `-ENOTCONN` if the EP has no QP, `-ENOSPC` if its send queue is full.
     pub(crate) fn bind(
         self: &Arc<Self>,
@@ -128,16 +140,13 @@ impl Rmr {
                 access |= a;
             }
         }
-        // Live: no device removal (which revokes the LMR's region) until this returns.
-        let _live = self.pz.ia.live()?;
-        // A reference of our own, outside `try_access`'s RCU read section: `FrMr::map`
-        // allocates with GFP_KERNEL (caught by make check's debug kernel: "sleeping function
-        // called from invalid context").
-        let region = lmr
-            .region
-            .try_access()
-            .map(|r| (*r).clone())
-            .ok_or(ENODEV)?;
+        // Live: no device removal (which revokes the LMR's region and the MR) until this
+        // section ends (`Ia::revoke` waits for it); nothing below sleeps.
+        let rcu = rcu::read_lock();
+        if !self.pz.ia.live_rcu(&rcu) {
+            return Err(ENODEV);
+        }
+        let region = lmr.region.try_access_with_guard(&rcu).ok_or(ENODEV)?;
         let mut st = self.st.lock();
         if st.released {
             return Err(EINVAL);
@@ -147,7 +156,7 @@ impl Rmr {
         }
         let st = &mut *st;
         let mr = st.mr.as_mut().ok_or(ENODEV)?;
-        mr.map(&region, offset, length)
+        mr.map_gfp(region, offset, length, GFP_ATOMIC)
             .map_err(|e| if e == EINVAL { ERANGE } else { e })?;
         let (rkey, addr) = (mr.rkey(), mr.iova());
         // Listed before the bind is posted: a SEND with invalidate can only follow it.
@@ -161,7 +170,7 @@ impl Rmr {
     }
 
     /// Revokes the grant with LOCAL_INV posted on `ep`; an RMR bind completion (op UNBIND)
-    /// follows. Process context; may sleep.
+    /// follows. Any context.
     ///
     /// # Errors
     ///
@@ -181,15 +190,20 @@ impl Rmr {
             None,
             Completion::reported(cookie),
         )?;
-        st.bound = None;
-        drop(self.pz.remove_grant(&**self));
+        let ended = st.bound.take();
+        let listed = self.pz.remove_grant(&**self);
+        drop(st);
+        drop(ended);
+        drop(listed);
         Ok(())
     }
 
     /// `rkdapl_rmr_free`: the consumer lets go of the RMR; a peer's SEND with invalidate no
     /// longer finds it, binding it is refused, and it leaves its IA's registry. A bound grant
     /// ends when the last reference goes (a bind or unbind in flight holds one). Never refused.
-    /// Process context; may sleep.
+    /// Any context, unless the IA was closed and this is its last object (see
+    /// [`crate::registry::Children::remove`]); the caller's reference may be the last one only
+    /// in process context (the MR is deregistered with it).
     pub(crate) fn free(&self) {
         self.st.lock().released = true;
         drop(self.pz.remove_grant(self));
@@ -212,7 +226,7 @@ impl Rmr {
 impl Grant for Rmr {
     /// The peer invalidated `rkey` with a SEND with invalidate: if it is this RMR's current
     /// grant, the RMR is unbound (the granted LMR is no longer busy) and may be bound again.
-    /// Process context (the receive CQ's completion work); may sleep.
+    /// Any context (the receive CQ's completion work).
     fn remote_invalidated(&self, rkey: u32) {
         let mut st = self.st.lock();
         let ended = if st.bound.is_some() && st.mr.as_ref().map(|m| m.rkey()) == Some(rkey) {
@@ -221,7 +235,7 @@ impl Grant for Rmr {
             None
         };
         drop(st);
-        // Outside the mutex: the LMR's last reference may go with it, and with the LMR the
+        // Outside the lock: the LMR's last reference may go with it, and with the LMR the
         // owner of its pages (a block request, which then ends).
         drop(ended);
     }
@@ -242,5 +256,9 @@ impl Child for Rmr {
 
     fn parent(&self) -> Option<Arc<dyn Child>> {
         Some(self.pz.clone())
+    }
+
+    fn slot(&self) -> Option<&RegSlot> {
+        Some(&self.reg)
     }
 }

@@ -38,7 +38,7 @@ impl Lmr {
     pub fn alloc(pz: &Pz, len: usize, privileges: impl Into<MemPrivs>) -> Result<Lmr> {
         let pz = &pz.0;
         pz.ia
-            .with_device(|dev| lmr::Lmr::alloc(pz.clone(), dev, len as u64, privileges.into()))
+            .with_binding(|dev| lmr::Lmr::alloc(pz.clone(), dev, len as u64, privileges.into()))
             .map(Lmr)
     }
 
@@ -55,7 +55,7 @@ impl Lmr {
     pub fn from_kvec(pz: &Pz, buf: KVec<u8>, privileges: impl Into<MemPrivs>) -> Result<Lmr> {
         let pz = &pz.0;
         pz.ia
-            .with_device(|dev| lmr::Lmr::from_kvec(pz.clone(), dev, buf, privileges.into()))
+            .with_binding(|dev| lmr::Lmr::from_kvec(pz.clone(), dev, buf, privileges.into()))
             .map(Lmr)
     }
 
@@ -80,7 +80,7 @@ impl Lmr {
     ) -> Result<Lmr> {
         let pz = &pz.0;
         pz.ia
-            .with_device(|dev| {
+            .with_binding(|dev| {
                 lmr::Lmr::from_pages(pz.clone(), dev, pages, offset, len, privileges.into())
             })
             .map(Lmr)
@@ -110,7 +110,7 @@ impl Lmr {
         let owner: KBox<dyn SgOwner> = KBox::new(owner, GFP_KERNEL)?;
         let pz = &pz.0;
         pz.ia
-            .with_device(|dev| lmr::Lmr::from_sg_owner(pz.clone(), dev, owner, privileges.into()))
+            .with_binding(|dev| lmr::Lmr::from_sg_owner(pz.clone(), dev, owner, privileges.into()))
             .map(Lmr)
     }
 

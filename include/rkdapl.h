@@ -833,12 +833,15 @@ int rkdapl_rmr_create(struct rkdapl_pz *pz, struct rkdapl_rmr **rmr);
  * Posts an FRWR registration with a fresh key bounded to exactly the range and rights; the
  * grant is valid once the bind completion arrives (or for any DTO posted after this call on
  * the same EP). A peer outside the range or rights gets %RKDAPL_DTO_REMOTE_ACCESS_ERROR.
+ * Nothing sleeps: the RMR's MR was allocated by rkdapl_rmr_create(), and a range over more
+ * than a few DMA segments of the LMR has its page list built with %GFP_ATOMIC.
  *
- * Context: process context, may sleep.
+ * Context: any context.
  * Return: 0; -EINVAL for a bad handle, NULL @rkey/@address, zero @length or other privilege
  * bits; -ERANGE if the range leaves the LMR; -EACCES if the LMR lacks a privilege; -EXDEV for
  * objects of different PZs; -EBUSY if already bound; -E2BIG if the range needs too many pages;
- * -ENOTCONN if @ep has no connection; -ENOSPC if @ep's send queue is full.
+ * -ENODEV after device removal; -ENOMEM; -ENOTCONN if @ep has no connection; -ENOSPC if @ep's
+ * send queue is full.
  */
 int rkdapl_rmr_bind(struct rkdapl_rmr *rmr, struct rkdapl_lmr *lmr, __u64 offset, __u64 length,
 		    __u32 privileges, struct rkdapl_ep *ep, __u64 cookie, __u32 *rkey,
@@ -850,7 +853,7 @@ int rkdapl_rmr_bind(struct rkdapl_rmr *rmr, struct rkdapl_lmr *lmr, __u64 offset
  * @ep: the EP that posts the invalidation.
  * @cookie: reported with the %RKDAPL_RMR_BIND_COMPLETION_EVENT (op %RKDAPL_DTO_RMR_UNBIND).
  *
- * Context: process context, may sleep.
+ * Context: any context.
  * Return: 0; -EINVAL for a bad handle or an unbound RMR; -ENOTCONN; -ENOSPC.
  */
 int rkdapl_rmr_unbind(struct rkdapl_rmr *rmr, struct rkdapl_ep *ep, __u64 cookie);

@@ -25,8 +25,8 @@ rust_suite() {
 	ip=$(rkdapl_ip_int "$RKDAPL_IP")
 	timeout -k 10 300 insmod "$KO/rkdapl_rust_sample.ko" addr=$ip port=7485 || rc=$?
 	line=$(dmesg | grep 'rkdapl_rust_sample: ' | tail -n 1)
-	[ $rc = 0 ] && [[ $line == *"moved 65536 bytes by RDMA WRITE and READ and a 15-byte SEND, then a chain of two WRITEs (the second with immediate data) completed through an upcall, then an RDMA READ into and a WRITE from an LMR over 4 pages; accepted a connection in an upcall (a SEND over it) and rejected one there; opened rxe0 again by its netdev "*"; a suppressed bind granted a page and reported nothing; through rkdapl's Rust API, ok"* ]]
-	t_check $? "rust: a Rust module on rkdapl's Rust API: loopback connection, grant, 64 KiB RDMA WRITE and READ, SEND, a chain of WRITE + WRITE with immediate seen by an upcall, a page LMR, a connection accepted and one rejected in the PSP EVD's upcall, the IA opened again by netdev name, a suppressed bind (no event, the page written through it); bytes compared" \
+	[ $rc = 0 ] && [[ $line == *"moved 65536 bytes by RDMA WRITE and READ and a 15-byte SEND, then a chain of two WRITEs (the second with immediate data) completed through an upcall, then an RDMA READ into and a WRITE from an LMR over 4 pages; accepted a connection in an upcall (a SEND over it) and rejected one there; opened rxe0 again by its netdev "*"; a suppressed bind granted a page and reported nothing; a grant bound and unbound under a spinlock; through rkdapl's Rust API, ok"* ]]
+	t_check $? "rust: a Rust module on rkdapl's Rust API: loopback connection, grant, 64 KiB RDMA WRITE and READ, SEND, a chain of WRITE + WRITE with immediate seen by an upcall, a page LMR, a connection accepted and one rejected in the PSP EVD's upcall, the IA opened again by netdev name, a suppressed bind (no event, the page written through it), a grant over 8 pages bound and unbound under a spinlock (no sleep); bytes compared" \
 		"insmod exit $rc; ${line:-no line from the module}"
 	rust_res_back "$base"
 	t_check $? "rust: the Rust consumer's objects freed themselves (rdma res back to its baseline)" \

@@ -340,3 +340,6 @@ impl Children {
     }
 }
 
+
+#[cfg(CONFIG_KUNIT = "y")]
+mod kunit;

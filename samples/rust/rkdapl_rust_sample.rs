@@ -19,7 +19,7 @@ use core::sync::atomic::{AtomicI32, AtomicU32, Ordering};
 use kernel::page::{Page, PAGE_SIZE};
 use kernel::prelude::*;
 use kernel::str::CString;
-use kernel::sync::Arc;
+use kernel::sync::{new_spinlock_irq, Arc, SpinLockIrq};
 use rkdapl::api::{
     Cr, Dto, DtoOp, DtoStatus, Ep, Evd, Event, EventType, Ia, Lmr, Op, Psp, Pz, RemoteRegion, Rmr,
     SockAddr, UpcallPolicy,
@@ -398,6 +398,45 @@ fn dropped_while_granted(pz: &Pz, server: &Ep, s_evd: &Evd) -> Result {
     Ok(())
 }
 
+/// A grant per I/O sleeps nowhere: binding it over an LMR of 8 separately allocated pages
+/// (more DMA segments than the MR's page list is built from on the stack), dropping the LMR
+/// while granted and unbinding it all run under a spinlock with interrupts off. A sleep there
+/// splats ("sleeping function called from invalid context") on a kernel with
+/// `CONFIG_DEBUG_ATOMIC_SLEEP`, which fails the suite.
+fn grant_in_atomic_context(pz: &Pz, server: &Ep, s_evd: &Evd) -> Result {
+    let lock: Pin<KBox<SpinLockIrq<()>>> =
+        KBox::pin_init(new_spinlock_irq!((), "rkdapl_rust_sample_atomic"), GFP_KERNEL)?;
+    const N: usize = 8;
+    let mut pages = KVec::with_capacity(N, GFP_KERNEL)?;
+    for _ in 0..N {
+        pages.push(Page::alloc_page(GFP_KERNEL)?, GFP_KERNEL)?;
+    }
+    let lmr = Lmr::from_pages(
+        pz,
+        pages,
+        0,
+        N * PAGE_SIZE,
+        MemPriv::LocalWrite | MemPriv::RemoteWrite,
+    )?;
+    let rmr = Rmr::new(pz)?;
+    let g = lock.lock();
+    let bound = rmr.bind(&lmr, 0, (N * PAGE_SIZE) as u64, MemPriv::RemoteWrite, server, 31);
+    drop(g);
+    bound?;
+    expect(s_evd, EventType::RmrBindCompletion, "RMR bind under a spinlock")?;
+    let g = lock.lock();
+    // Granted: the LMR goes with the grant.
+    drop(lmr);
+    let unbound = rmr.unbind(server, 32);
+    drop(g);
+    unbound?;
+    let ev = expect(s_evd, EventType::RmrBindCompletion, "RMR unbind under a spinlock")?;
+    if ev.op() != Some(DtoOp::RmrUnbind) || ev.cookie() != 32 {
+        return Err(EPROTO);
+    }
+    Ok(())
+}
+
 /// A grant made with [`Rmr::bind_suppressed`] works like any other (the client writes a page
 /// through it) and reports nothing when it succeeds: the server's first event after it is the
 /// completion of a SEND posted after it, and the one after the client's WRITE its unbind's.
@@ -598,6 +637,7 @@ fn run() -> Result {
 
     dropped_while_granted(&pz, &server, &s_evd)?;
     suppressed_bind(&pz, &client, &server, &c_evd, &s_evd)?;
+    grant_in_atomic_context(&pz, &server, &s_evd)?;
 
     // The server revokes its grant.
     rmr.unbind(&server, 11)?;
@@ -609,7 +649,7 @@ fn run() -> Result {
     client.disconnect()?;
     expect(&c_evd, EventType::Disconnected, "client DISCONNECTED")?;
     pr_info!(
-        "moved {} bytes by RDMA WRITE and READ and a 15-byte SEND, then a chain of two WRITEs (the second with immediate data) completed through an upcall, then an RDMA READ into and a WRITE from an LMR over {} pages; accepted a connection in an upcall (a SEND over it) and rejected one there; opened {} again by its netdev {}; a suppressed bind granted a page and reported nothing; through rkdapl's Rust API, ok\n",
+        "moved {} bytes by RDMA WRITE and READ and a 15-byte SEND, then a chain of two WRITEs (the second with immediate data) completed through an upcall, then an RDMA READ into and a WRITE from an LMR over {} pages; accepted a connection in an upcall (a SEND over it) and rejected one there; opened {} again by its netdev {}; a suppressed bind granted a page and reported nothing; a grant bound and unbound under a spinlock; through rkdapl's Rust API, ok\n",
         size,
         PAGES,
         core::str::from_utf8(ia.query()?.name()).unwrap_or("?"),

@@ -30,14 +30,16 @@ impl Rmr {
     /// a fresh key is posted on `ep`, valid once the [`super::EventType::RmrBindCompletion`]
     /// with `cookie` arrives on its DTO EVD (or for any DTO posted on `ep` after this call).
     ///
-    /// Process context; may sleep.
+    /// Any context: nothing sleeps (per I/O, under a spinlock or in a block request's
+    /// `queue_rq` without `BLK_MQ_F_BLOCKING`).
     ///
     /// # Errors
     ///
-    /// `EINVAL` for a zero length, no privilege or [`super::MemPriv::LocalWrite`], `ERANGE` if the range leaves the
-    /// LMR, `EACCES` if the LMR lacks a privilege, `EXDEV` for objects of different PZs,
-    /// `EBUSY` if already bound, `E2BIG` if the range needs too many pages, `ENOTCONN` if `ep`
-    /// has no connection, `ENOSPC` if its send queue is full.
+    /// `EINVAL` for a zero length, no privilege or [`super::MemPriv::LocalWrite`], `ERANGE` if
+    /// the range leaves the LMR, `EACCES` if the LMR lacks a privilege, `EXDEV` for objects of
+    /// different PZs, `EBUSY` if already bound, `E2BIG` if the range needs too many pages,
+    /// `ENODEV` after device removal, `ENOMEM`, `ENOTCONN` if `ep` has no connection, `ENOSPC`
+    /// if its send queue is full.
     #[inline(never)]
     pub fn bind(
         &self,
@@ -65,7 +67,7 @@ impl Rmr {
     /// completion is the only event the consumer needs (as nvme-rdma waits for no REG_MR
     /// completion; the REG_MR stays signalled here, so its completion still lets go of the MR).
     ///
-    /// Process context; may sleep.
+    /// Any context.
     ///
     /// # Errors
     ///
@@ -110,7 +112,7 @@ impl Rmr {
     /// [`super::EventType::RmrBindCompletion`] of op [`super::DtoOp::RmrUnbind`] with `cookie`
     /// follows.
     ///
-    /// Process context; may sleep.
+    /// Any context.
     ///
     /// # Errors
     ///

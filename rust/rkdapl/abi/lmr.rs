@@ -3,7 +3,7 @@
 //! C entry points of the LMR: create (over a kernel buffer, pages or a scatterlist), allocate,
 //! DMA sync, free.
 
-use super::{handle::Handles, publish_live, put, Object};
+use super::{handle::Handles, publish, put, Object};
 use crate::{
     bindings,
     rdma::{bound::Bound, mr::DmaRegion},
@@ -21,8 +21,9 @@ impl Object for Lmr {
     }
 }
 
-/// Makes an LMR of the PZ behind the handle `pz` with `make` (given the device, held live,
-/// and the PZ) and publishes it in `*lmr`.
+/// Makes an LMR of the PZ behind the handle `pz` with `make` (given the device, held bound,
+/// and the PZ) and publishes it in `*lmr`. Without the IA's `live` mutex
+/// ([`crate::ia::Ia::with_binding`]): the IA's registry refuses the LMR after device removal.
 ///
 /// # Errors
 ///
@@ -38,8 +39,14 @@ unsafe fn create(
 ) -> Result<c_int> {
     let pz: Arc<Pz> = Handles::get::<Pz>(pz)?;
     let ia = pz.ia.clone();
-    // SAFETY: `lmr` is NULL or writable (the caller's guarantee).
-    unsafe { publish_live(&ia, lmr, |dev| make(dev, pz)) }?;
+    if lmr.is_null() {
+        return Err(EINVAL);
+    }
+    ia.with_binding(|dev| {
+        let obj = make(dev, pz)?;
+        // SAFETY: `lmr` is not NULL (checked), so writable (the caller's guarantee).
+        unsafe { publish(obj, lmr) }
+    })?;
     Ok(0)
 }
 

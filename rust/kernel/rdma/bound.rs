@@ -33,16 +33,16 @@
 
 use super::device::Device;
 use crate::{
-    bindings, new_mutex, new_srcu,
+    bindings, new_spinlock_irq, new_srcu,
     prelude::*,
-    sync::{rcu, srcu, Arc, Mutex, Srcu},
+    sync::{rcu, srcu, Arc, SpinLockIrq, Srcu},
     time::{delay::fsleep, Delta},
 };
 use core::{
     cell::UnsafeCell,
     ops::Deref,
     ptr::NonNull,
-    sync::atomic::{AtomicBool, AtomicU8, Ordering},
+    sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering},
 };
 
 /// The order in which revocation releases the resources of a device: users before what they
@@ -81,7 +81,13 @@ pub(crate) trait Release: Send + Unpin + 'static {
 trait Revoke: Send + Sync {
     /// Releases the resource unless its owner did. Process context; sleeps.
     fn revoke(&self);
+
+    /// Its index in its rank's list of [`Tracked`], kept under the binding's lock.
+    fn index(&self) -> &AtomicUsize;
 }
+
+/// The [`Revoke::index`] of a resource not in a list.
+const UNTRACKED: usize = usize::MAX;
 
 /// [`Slot`]'s states.
 const LIVE: u8 = 0;
@@ -102,6 +108,8 @@ const RELEASED: u8 = 2;
 /// the caller that moved `state` away from `LIVE` touches it afterwards.
 pub(crate) struct Slot<R: Release> {
     state: AtomicU8,
+    /// Where it is in its binding's list (see [`Revoke::index`]).
+    index: AtomicUsize,
     res: UnsafeCell<Option<R>>,
     bound: Arc<BoundDevice>,
 }
@@ -149,16 +157,17 @@ impl<R: Release> Slot<R> {
     }
 
     /// Stops tracking the resource (its owner released it, or is about to drop it after a
-    /// revocation). Process context; may sleep.
+    /// revocation). Any context.
     pub(crate) fn forget(this: &Arc<Self>) {
-        this.bound.untrack(R::RANK, Arc::as_ptr(this).cast());
+        this.bound.untrack(R::RANK, &**this);
     }
 
     /// Releases the resource now (an owner's `Drop`) unless revocation did (then waits for it
-    /// to have finished), and stops tracking it. Process context; may sleep.
+    /// to have finished: process context), and stops tracking it. The context
+    /// [`Release::release`] of `R` allows (a DMA mapping's: any context).
     pub(crate) fn release_now(this: &Arc<Self>) {
         this.revoke();
-        this.bound.untrack(R::RANK, Arc::as_ptr(this).cast());
+        this.bound.untrack(R::RANK, &**this);
     }
 }
 
@@ -172,9 +181,17 @@ impl<R: Release> Revoke for Slot<R> {
             None => self.wait_released(),
         }
     }
+
+    fn index(&self) -> &AtomicUsize {
+        &self.index
+    }
 }
 
-/// What a [`BoundDevice`]'s lock protects.
+/// What a [`BoundDevice`]'s lock protects: a spinlock (interrupts off), so that resources
+/// made and dropped per I/O (DMA mappings) are tracked and untracked in any context, in O(1):
+/// each keeps its index in its list ([`Revoke::index`]), and the last entry fills the place of
+/// one that leaves. Nothing that may sleep runs under it: lists grow before it is taken, and
+/// revocation takes them out before it releases anything.
 struct Tracked {
     /// The resources to revoke, by [`Rank`].
     ranks: [KVec<Arc<dyn Revoke>>; RANKS],
@@ -196,7 +213,7 @@ pub struct BoundDevice {
     #[pin]
     srcu: Srcu,
     #[pin]
-    tracked: Mutex<Tracked>,
+    tracked: SpinLockIrq<Tracked>,
 }
 
 // SAFETY: The device pointer is only used while the device is registered (type invariant);
@@ -213,7 +230,7 @@ impl BoundDevice {
                 dev: NonNull::from(dev).cast(),
                 gone: AtomicBool::new(false),
                 srcu <- new_srcu!("rdma_bound"),
-                tracked <- new_mutex!(Tracked {
+                tracked <- new_spinlock_irq!(Tracked {
                     ranks: [const { KVec::new() }; RANKS],
                     revoked: false,
                 }, "rdma_bound_tracked"),
@@ -274,6 +291,7 @@ impl BoundDevice {
         let slot = Arc::new(
             Slot {
                 state: AtomicU8::new(LIVE),
+                index: AtomicUsize::new(UNTRACKED),
                 res: UnsafeCell::new(None),
                 bound: this.clone(),
             },
@@ -283,19 +301,41 @@ impl BoundDevice {
             Ok(s) => s,
             Err(e) => return Err((e.into(), res)),
         };
-        let r: Result = {
+        let mut entry: Arc<dyn Revoke> = slot.clone();
+        let list = R::RANK as usize;
+        loop {
+            let want = {
+                let mut t = this.tracked.lock();
+                if t.revoked {
+                    return Err((ENODEV, res));
+                }
+                let v = &mut t.ranks[list];
+                let i = v.len();
+                match v.push_within_capacity(entry) {
+                    Ok(()) => {
+                        v[i].index().store(i, Ordering::Relaxed);
+                        break;
+                    }
+                    Err(e) => entry = e.0,
+                }
+                (2 * v.capacity()).max(16)
+            };
+            // A larger list, allocated outside the lock and moved in (same order, same
+            // indices) unless another caller grew it meanwhile; the old one goes after the
+            // lock.
+            let mut bigger = match KVec::with_capacity(want, GFP_KERNEL) {
+                Ok(v) => v,
+                Err(e) => return Err((e.into(), res)),
+            };
             let mut t = this.tracked.lock();
-            if t.revoked {
-                Err(ENODEV)
-            } else {
-                let v: Arc<dyn Revoke> = slot.clone();
-                t.ranks[R::RANK as usize]
-                    .push(v, GFP_KERNEL)
-                    .map_err(Into::into)
+            let v = &mut t.ranks[list];
+            if v.capacity() < want {
+                for e in v.drain_all() {
+                    // Cannot fail: `want` exceeds the old capacity.
+                    let _ = bigger.push_within_capacity(e);
+                }
+                core::mem::swap(v, &mut bigger);
             }
-        };
-        if let Err(e) = r {
-            return Err((e, res));
         }
         // SAFETY: No one else reaches `res` yet: the slot is `LIVE` and revocation, the only
         // other user of the list, is held off by the caller's token.
@@ -303,19 +343,27 @@ impl BoundDevice {
         Ok(slot)
     }
 
-    /// Stops tracking the resource at `ptr` (its owner released it). Process context.
-    fn untrack(&self, rank: Rank, ptr: *const u8) {
+    /// Stops tracking `r` (its owner released it), if it is tracked. Any context.
+    fn untrack(&self, rank: Rank, r: &dyn Revoke) {
         let gone = {
             let mut t = self.tracked.lock();
             let v = &mut t.ranks[rank as usize];
-            // From the end: short-lived resources are the newest.
-            v.iter()
-                .rposition(|e| core::ptr::addr_eq(Arc::as_ptr(e), ptr))
-                .and_then(|i| {
-                    let last = v.len() - 1;
-                    v.swap(i, last);
-                    v.pop()
-                })
+            let i = r.index().load(Ordering::Relaxed);
+            let ours = v
+                .get(i)
+                .is_some_and(|e| core::ptr::addr_eq(Arc::as_ptr(e), r as *const dyn Revoke));
+            if ours {
+                let last = v.len() - 1;
+                v.swap(i, last);
+                let gone = v.pop();
+                if let Some(moved) = v.get(i) {
+                    moved.index().store(i, Ordering::Relaxed);
+                }
+                r.index().store(UNTRACKED, Ordering::Relaxed);
+                gone
+            } else {
+                None
+            }
         };
         // The list's reference goes after the lock.
         drop(gone);

@@ -100,7 +100,11 @@ pub unsafe trait SgOwner: Send + Sync + 'static {
 /// and only then drops its
 /// fields (in declaration order): the binding, the segments, the share of the memory
 /// it owns, which is freed then unless its [`CpuAccess`] still exists, and, last, the owner of
-/// the pages it borrowed, which gives them back to their user.
+/// the pages it borrowed, which gives them back to their user. The unmapping and the binding's
+/// bookkeeping do not sleep, so dropping a region over memory it does not own (a caller's
+/// buffer, pages or lent scatterlist) may be done in any context, unless the device's removal
+/// is releasing the mapping at that moment (the drop then waits for it); freeing memory the
+/// region owns may sleep (`kvfree` of vmalloc'd memory).
 pub struct DmaRegion {
     /// The device, valid while `bound` is bound.
     dev: NonNull<bindings::ib_device>,

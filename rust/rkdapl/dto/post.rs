@@ -11,7 +11,8 @@
 use super::KeepAlive;
 use super::{
     ring::{RingCore, Slot},
-    Completion, Dto, DtoOp, DtoRing, DtoStatus, OneOrMore, Op, Segment, MAX_WR_PER_DTO,
+    Completion, Dto, DtoOp, DtoRing, DtoStatus, InlineVec, OneOrMore, Op, Segment, CHAIN_IN_PLACE,
+    MAX_WR_PER_DTO,
 };
 use crate::rdma::{
     mr::FrMr,
@@ -331,7 +332,7 @@ impl DtoRing {
         &self,
         d: &Dto<'_>,
         p: &'a Prepared<'a>,
-        wrs: &mut OneOrMore<SendWr<'a>>,
+        wrs: &mut InlineVec<SendWr<'a>, CHAIN_IN_PLACE>,
     ) -> Result {
         let max_sge = (self.max_sge as usize).max(1);
         let sges = p.sges.as_slice();
@@ -578,8 +579,8 @@ impl DtoRing {
         // First every DTO takes and arms its context, so that the SGE lists are in their
         // final place before work requests point at them. Room for all of them first, so that
         // no context is taken before an allocation that could fail.
-        let mut prep = OneOrMore::Empty;
-        // Allocates for a chain only (`first` is then `None`).
+        let mut prep = InlineVec::<_, CHAIN_IN_PLACE>::new();
+        // Allocates for a chain longer than `CHAIN_IN_PLACE` only.
         prep.reserve(dtos.len(), GFP_ATOMIC).map_err(|e| (e, 0))?;
         let mut first_err = None;
         for d in dtos {
@@ -595,7 +596,7 @@ impl DtoRing {
         }
         let prep = prep.as_slice();
         let nwr: usize = prep.iter().map(|p| p.nwr as usize).sum();
-        let mut wrs = OneOrMore::Empty;
+        let mut wrs = InlineVec::<_, CHAIN_IN_PLACE>::new();
         let built = wrs.reserve(nwr, GFP_ATOMIC).and_then(|()| {
             prep.iter()
                 .zip(dtos)

@@ -1475,7 +1475,8 @@ struct rkdapl_dto {
  * DTO that cannot be posted: the ones before it are posted and report their completions, it
  * and the ones after it are not posted and never report. This is not DAT 2.0 (which posts
  * one DTO per call); it is the ib_post_send() list of Linux ULPs.
- * Context: any context (does not sleep). Allocates two arrays of @n entries with GFP_ATOMIC.
+ * Context: any context (does not sleep). A chain of up to 8 DTOs allocates nothing; a longer
+ * one allocates its lists of @n entries with GFP_ATOMIC.
  * Return: 0 if all @n were posted; otherwise the error of the DTO at index *@posted, as its
  * single post call would return it: -EINVAL (bad handle, NULL @dtos, @n out of range, unknown
  * @op or flags, nonzero @reserved, %RKDAPL_COMPLETION_SOLICITED_WAIT on an RDMA WRITE or READ,

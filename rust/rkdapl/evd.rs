@@ -386,22 +386,26 @@ impl Evd {
         }
     }
 
-    fn pop(&self, q: &mut Queue) -> Option<Event> {
+    /// Takes the oldest event and hands it to `f` where it lies in the queue, under the
+    /// queue's lock: the C ABI converts it into the caller's `struct rkdapl_event` from there,
+    /// so the event is not copied out first (`make profile`: about 55 instructions per DTO).
+    #[inline(always)]
+    fn pop_with<R>(&self, q: &mut Queue, f: impl FnOnce(&Event) -> R) -> Option<R> {
         if q.lost > 0 {
             let ev = Event::Overflow {
                 evd: self.handle.load(Ordering::Relaxed),
                 lost: q.lost,
             };
             q.lost = 0;
-            return Some(ev);
+            return Some(f(&ev));
         }
         if q.len == 0 {
             return None;
         }
-        let ev = *q.ring.get(q.head)?;
+        let r = f(q.ring.get(q.head)?);
         q.head = wrap(q.head + 1, q.ring.len());
         q.len -= 1;
-        Some(ev)
+        Some(r)
     }
 
     /// "queued <entries> size <entries> overflows <events lost>", for debugfs. Any context.
@@ -419,7 +423,17 @@ impl Evd {
     ///
     /// `-EAGAIN` if the queue is empty.
     pub(crate) fn dequeue(&self) -> Result<Event> {
-        self.pop(&mut self.q.lock()).ok_or(EAGAIN)
+        self.dequeue_with(|ev| *ev)
+    }
+
+    /// [`Evd::dequeue`], handing the event to `f` in place (under the queue's IRQ-safe lock:
+    /// `f` must not sleep). Any context.
+    ///
+    /// # Errors
+    ///
+    /// `-EAGAIN` if the queue is empty.
+    pub(crate) fn dequeue_with<R>(&self, f: impl FnOnce(&Event) -> R) -> Result<R> {
+        self.pop_with(&mut self.q.lock(), f).ok_or(EAGAIN)
     }
 
     /// Waits up to `timeout_ms` milliseconds ([`TIMEOUT_INFINITE`]: without a limit) for an
@@ -429,11 +443,24 @@ impl Evd {
     ///
     /// `-ETIMEDOUT` if none came in time, `-EINTR` if a signal arrived.
     pub(crate) fn wait(&self, timeout_ms: u32) -> Result<Event> {
+        self.wait_with(timeout_ms, |ev| *ev)
+    }
+
+    /// [`Evd::wait`], handing the event to `f` in place (under the queue's IRQ-safe lock: `f`
+    /// must not sleep). Process context, sleeps interruptibly.
+    ///
+    /// # Errors
+    ///
+    /// As [`Evd::wait`].
+    pub(crate) fn wait_with<R>(&self, timeout_ms: u32, f: impl FnOnce(&Event) -> R) -> Result<R> {
         let mut left = msecs_to_jiffies(timeout_ms);
         let mut q = self.q.lock();
+        let mut f = Some(f);
         loop {
-            if let Some(ev) = self.pop(&mut q) {
-                return Ok(ev);
+            if q.len > 0 || q.lost > 0 {
+                if let Some(r) = f.take().and_then(|f| self.pop_with(&mut q, f)) {
+                    return Ok(r);
+                }
             }
             // `CondVar` puts the task on its wait queue before it releases `q`.
             q.waiters += 1;
@@ -448,7 +475,12 @@ impl Evd {
             let r = self.cv.wait_interruptible_timeout(&mut q, left);
             q.waiters -= 1;
             match r {
-                CondVarTimeoutResult::Timeout => return self.pop(&mut q).ok_or(ETIMEDOUT),
+                CondVarTimeoutResult::Timeout => {
+                    return f
+                        .take()
+                        .and_then(|f| self.pop_with(&mut q, f))
+                        .ok_or(ETIMEDOUT)
+                }
                 CondVarTimeoutResult::Signal { .. } => return Err(EINTR),
                 CondVarTimeoutResult::Woken { jiffies } => left = jiffies,
             }

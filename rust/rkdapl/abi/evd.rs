@@ -2,7 +2,7 @@
 
 //! C entry points of the EVD: create, dequeue, wait, upcalls, free.
 
-use super::{handle::Handles, publish, put, Object};
+use super::{handle::Handles, publish, Object};
 use crate::evd::refuse_in_upcall;
 use crate::{
     evd::{Evd, Event, EventType, UpcallFn, UpcallPolicy, MAX_PRIVATE_DATA},
@@ -176,10 +176,10 @@ pub(crate) unsafe extern "C" fn rkdapl_evd_dequeue(evd: *mut c_void, event: *mut
         if event.is_null() {
             return Err(EINVAL);
         }
-        let ev = Handles::with(evd, |e: &Arc<Evd>| e.dequeue())??;
         // SAFETY: `event` is not NULL (checked), so it is writable (this function's
-        // `# Safety`).
-        unsafe { put(event, CEvent::from(&ev)) }?;
+        // `# Safety`); the conversion writes it in place, without sleeping.
+        let write = |ev: &Event| unsafe { event.write(CEvent::from(ev)) };
+        Handles::with(evd, |e: &Arc<Evd>| e.dequeue_with(write))??;
         Ok(0)
     })
 }
@@ -202,10 +202,10 @@ pub(crate) unsafe extern "C" fn rkdapl_evd_wait(
         }
         let e: Arc<Evd> = Handles::get::<Evd>(evd)?;
         refuse_in_upcall()?;
-        let ev = e.wait(timeout_ms)?;
         // SAFETY: `event` is not NULL (checked), so it is writable (this function's
-        // `# Safety`).
-        unsafe { put(event, CEvent::from(&ev)) }?;
+        // `# Safety`); the conversion writes it in place, without sleeping.
+        let write = |ev: &Event| unsafe { event.write(CEvent::from(ev)) };
+        e.wait_with(timeout_ms, write)?;
         Ok(0)
     })
 }

@@ -55,6 +55,7 @@ EXPORT_SYMBOL_GPL(rkdapl_post_fetch_add);
 EXPORT_SYMBOL_GPL(rkdapl_post_cmp_swap);
 EXPORT_SYMBOL_GPL(rkdapl_post_rdma_write_imm);
 EXPORT_SYMBOL_GPL(rkdapl_post_send_with_invalidate);
+EXPORT_SYMBOL_GPL(rkdapl_post_send_imm);
 EXPORT_SYMBOL_GPL(rkdapl_post_chain);
 EXPORT_SYMBOL_GPL(rkdapl_srq_create);
 EXPORT_SYMBOL_GPL(rkdapl_srq_post_recv);

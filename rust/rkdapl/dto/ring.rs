@@ -496,8 +496,8 @@ pub(crate) struct DtoRing {
     pub(crate) pool: Arc<WrPool<RingShared>>,
     /// SGEs per work request of the queue.
     pub(super) max_sge: u32,
-    /// The QP's transport has no RDMA WRITE with immediate (iWARP): such posts get
-    /// `-EOPNOTSUPP`. Decided once, when the EP is made ([`DtoRing::for_iwarp`]).
+    /// The QP's transport has no immediate data (iWARP): RDMA WRITEs and SENDs with
+    /// immediate get `-EOPNOTSUPP`. Decided once, when the EP is made ([`DtoRing::for_iwarp`]).
     pub(super) no_write_imm: bool,
     /// The device runs no atomic operations: `FetchAdd` and `CmpSwap` are refused
     /// (`EOPNOTSUPP`).

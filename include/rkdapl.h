@@ -177,8 +177,9 @@ enum rkdapl_dto_op {
 };
 
 /**
- * enum rkdapl_event_flags - what consumed a RECV (&struct rkdapl_event.flags)
- * @RKDAPL_EVENT_WITH_IMM: &struct rkdapl_event.immediate holds the peer's immediate data.
+ * enum rkdapl_event_flags - what consumed a RECV, and the upcall's hint (&struct rkdapl_event.flags)
+ * @RKDAPL_EVENT_WITH_IMM: &struct rkdapl_event.immediate holds the peer's immediate data (a SEND
+ *	or an RDMA WRITE with immediate consumed the RECV).
  * @RKDAPL_EVENT_RDMA_WRITE_IMM: an RDMA WRITE with immediate consumed the RECV: its data
  *	went to the peer-named grant, not to the RECV's buffer (left untouched), and
  *	&struct rkdapl_event.transferred_length is the bytes it wrote.
@@ -186,11 +187,18 @@ enum rkdapl_dto_op {
  *	&struct rkdapl_event.invalidated_rkey before completing it. If that rkey was the grant of
  *	an RMR of the EP's PZ, that RMR is unbound when the event is dequeued: its LMR is free to
  *	reuse or free, rkdapl_rmr_unbind() returns -EINVAL and rkdapl_rmr_bind() grants anew.
+ * @RKDAPL_EVENT_MORE: any DTO completion handed to an upcall (&rkdapl_upcall_fn): another
+ *	DTO completion of the same EP queue follows right after this call (the CQ completion
+ *	being processed finished several DTOs), so the upcall may coalesce its work (one
+ *	doorbell, one wakeup) until an event without it: kDAPL's "more events follow" hint.
+ *	Never set when no event follows; set only where the provider knows it, never on
+ *	events taken with rkdapl_evd_dequeue() or rkdapl_evd_wait().
  */
 enum rkdapl_event_flags {
 	RKDAPL_EVENT_WITH_IMM = 1 << 0,
 	RKDAPL_EVENT_RDMA_WRITE_IMM = 1 << 1,
 	RKDAPL_EVENT_INVALIDATED = 1 << 2,
+	RKDAPL_EVENT_MORE = 1 << 3,
 };
 
 /**
@@ -260,7 +268,8 @@ enum rkdapl_ep_state {
  * @op: &enum rkdapl_dto_op of a DTO or bind completion.
  * @immediate: immediate data of a RECV completed by a SEND or RDMA WRITE with immediate
  *	(with %RKDAPL_EVENT_WITH_IMM in @flags), in host order.
- * @flags: RECV completions: &enum rkdapl_event_flags; 0 otherwise.
+ * @flags: DTO completions: &enum rkdapl_event_flags (what consumed a RECV; the upcall's
+ *	%RKDAPL_EVENT_MORE); 0 otherwise.
  * @invalidated_rkey: with %RKDAPL_EVENT_INVALIDATED in @flags, the rkey the peer invalidated.
  * @private_data_len: bytes valid in @private_data.
  * @private_data: the peer's private data of a connection request, accept or reject.

@@ -159,8 +159,8 @@ enum rkdapl_event_type {
  * @RKDAPL_DTO_SEND_IMM: rkdapl_post_send_imm()
  *
  * The send-queue operations (SEND, RDMA_WRITE, RDMA_READ, RDMA_WRITE_IMM, SEND_INVALIDATE,
- * SEND_IMM) are also the &struct rkdapl_dto.op values of rkdapl_post_chain(); the atomics are posted
- * alone.
+ * SEND_IMM) are also the &struct rkdapl_dto.op values of rkdapl_post_chain(); the atomics are
+ * posted alone.
  */
 enum rkdapl_dto_op {
 	RKDAPL_DTO_SEND = 1,
@@ -177,7 +177,7 @@ enum rkdapl_dto_op {
 };
 
 /**
- * enum rkdapl_event_flags - what consumed a RECV, and the upcall's hint (&struct rkdapl_event.flags)
+ * enum rkdapl_event_flags - what consumed a RECV; the upcall's hint (&rkdapl_event.flags)
  * @RKDAPL_EVENT_WITH_IMM: &struct rkdapl_event.immediate holds the peer's immediate data (a SEND
  *	or an RDMA WRITE with immediate consumed the RECV).
  * @RKDAPL_EVENT_RDMA_WRITE_IMM: an RDMA WRITE with immediate consumed the RECV: its data

@@ -616,7 +616,7 @@ mod tests {
 
     /// The bit mask of `cookies`.
     fn bits(cookies: &[u64]) -> u64 {
-        cookies.iter().fold(0, |m, c| m | 1 << c)
+        cookies.iter().fold(0u64, |m, c| m | 1u64 << c)
     }
 
     #[test]

@@ -32,8 +32,9 @@ use kernel::{
 
 /// The consumer's upcall: the C ABI wraps the C function and its context (`abi::evd`).
 pub(crate) trait UpcallFn: Send + Sync {
-    /// Hands `ev` to the consumer. Process context; in parallel for `Many`.
-    fn call(&self, ev: &Event);
+    /// Hands `ev` to the consumer; `more`: another event follows right away (see
+    /// [`Evd::post_ref`]). Process context; in parallel for `Many`.
+    fn call(&self, ev: &Event, more: bool);
 }
 
 /// How an EVD delivers its events (`enum rkdapl_upcall_policy`, DAT's `DAT_UPCALL_POLICY`).
@@ -308,7 +309,7 @@ impl Evd {
     }
 
     /// Hands `ev` to the upcall if one is set (`true`). Process context.
-    fn try_upcall(&self, ev: &Event) -> bool {
+    fn try_upcall(&self, ev: &Event, more: bool) -> bool {
         let (up, idx) = {
             let g = self.upcall.lock();
             let Some(up) = g.up.clone() else {
@@ -322,7 +323,7 @@ impl Evd {
         // Disabling the upcall waits for this call (`running`). The calls the upcall must not
         // make are refused meanwhile (`in_upcall`).
         let mark = in_upcall::Mark::enter();
-        up.f.call(ev);
+        up.f.call(ev, more);
         drop(mark);
         drop(serial);
         // Our reference goes before the call counts as done: the one that replaced or cleared
@@ -337,12 +338,15 @@ impl Evd {
     /// documentation), with no rkdapl lock held. A full queue counts the loss (reported as an
     /// overflow event).
     pub(crate) fn post(&self, ev: Event) {
-        self.post_ref(&ev)
+        self.post_ref(&ev, false)
     }
 
     /// [`Evd::post`] of an event the caller keeps (not moved on the way to the upcall).
-    pub(crate) fn post_ref(&self, ev: &Event) {
-        if self.try_upcall(ev) {
+    /// `more`: the caller posts another event right after this one (a DTO completion that
+    /// finishes the next DTO of its queue too), which an upcall learns as kDAPL's "more events
+    /// follow" hint; a queued event does not keep it.
+    pub(crate) fn post_ref(&self, ev: &Event, more: bool) {
+        if self.try_upcall(ev, more) {
             return;
         }
         let mut q = self.q.lock();
@@ -537,6 +541,7 @@ mod tests {
             immediate: None,
             by_rdma_write_imm: false,
             invalidated_rkey: None,
+            more: false,
         })
     }
 
@@ -668,7 +673,7 @@ mod tests {
     struct Count(AtomicU32);
 
     impl UpcallFn for Count {
-        fn call(&self, ev: &Event) {
+        fn call(&self, ev: &Event, _more: bool) {
             self.0.fetch_add(cookie(ev) as u32, Ordering::Relaxed);
         }
     }

@@ -213,8 +213,8 @@ pub struct DtoFlags {
     /// No event if it succeeds (selective signalling; `RKDAPL_COMPLETION_SUPPRESS` says when
     /// its LMRs come back).
     pub suppress: bool,
-    /// The solicited-event bit (`IB_SEND_SOLICITED`: SEND, SEND with invalidate and RDMA
-    /// WRITE with immediate).
+    /// The solicited-event bit (`IB_SEND_SOLICITED`: SEND, SEND with immediate, SEND with
+    /// invalidate and RDMA WRITE with immediate).
     pub solicited: bool,
     /// Start after earlier RDMA READs of the EP completed (`IB_SEND_FENCE`).
     pub fence: bool,

@@ -200,9 +200,9 @@ impl DtoRing {
     ) -> Result<Prepared<'a>> {
         let max_sge = (self.max_sge as usize).max(1);
         let op = d.op.dto_op();
-        let one_wr = matches!(op, DtoOp::Send | DtoOp::SendInvalidate);
+        let one_wr = matches!(op, DtoOp::Send | DtoOp::SendImm | DtoOp::SendInvalidate);
         let atomic = matches!(op, DtoOp::FetchAdd | DtoOp::CmpSwap);
-        if op == DtoOp::RdmaWriteImm && self.no_write_imm {
+        if matches!(op, DtoOp::RdmaWriteImm | DtoOp::SendImm) && self.no_write_imm {
             return Err(EOPNOTSUPP);
         }
         if atomic {
@@ -321,6 +321,7 @@ impl DtoRing {
             },
             Op::SendInvalidate { rkey } => SendOp::SendInv { rkey },
             Op::Send => SendOp::Send,
+            Op::SendImm(imm) => SendOp::SendImm { imm },
         };
         SendWr::new(op, p.idx, last, chunk, flags)
     }
@@ -403,12 +404,12 @@ impl DtoRing {
             [s] if s.length <= u64::from(u32::MAX) => Some(s),
             _ => return None,
         };
-        let one_wr = matches!(op, DtoOp::Send | DtoOp::SendInvalidate);
+        let one_wr = matches!(op, DtoOp::Send | DtoOp::SendImm | DtoOp::SendInvalidate);
         let fail = |c: &mut RingCore, e: Error| {
             let _ = self.account(c, op, d.cookie, Err(e));
             Some(Err((e, 0)))
         };
-        if op == DtoOp::RdmaWriteImm && self.no_write_imm {
+        if matches!(op, DtoOp::RdmaWriteImm | DtoOp::SendImm) && self.no_write_imm {
             return fail(c, EOPNOTSUPP);
         }
         // IB spec 9.2.3: the solicited-event bit exists on SENDs and RDMA WRITEs with immediate.
@@ -523,7 +524,7 @@ impl DtoRing {
     /// (those report their completions; the rest never do): `-ENOTCONN` (none posted) unless
     /// the EP is CONNECTED, `-EINVAL` for an operation that is not a send-queue DTO, a missing
     /// or superfluous remote range or the solicited flag on an RDMA WRITE or READ,
-    /// `-EOPNOTSUPP` for an RDMA WRITE with immediate on an iWARP EP, `-ERANGE`
+    /// `-EOPNOTSUPP` for an RDMA WRITE or SEND with immediate on an iWARP EP, `-ERANGE`
     /// for a segment outside its LMR, `-EACCES` for an RDMA READ into an LMR without local
     /// write, `-EMSGSIZE` for a DTO needing more work requests than allowed (or a SEND needing
     /// more SGEs than one work request holds), `-ENOSPC` if too many DTOs are outstanding,

@@ -156,10 +156,11 @@ enum rkdapl_event_type {
  * @RKDAPL_DTO_SEND_INVALIDATE: rkdapl_post_send_with_invalidate()
  * @RKDAPL_DTO_FETCH_ADD: rkdapl_post_fetch_add()
  * @RKDAPL_DTO_CMP_SWAP: rkdapl_post_cmp_swap()
+ * @RKDAPL_DTO_SEND_IMM: rkdapl_post_send_imm()
  *
- * The send-queue operations (SEND, RDMA_WRITE, RDMA_READ, RDMA_WRITE_IMM, SEND_INVALIDATE)
- * are also the &struct rkdapl_dto.op values of rkdapl_post_chain(); the atomics are posted
- * alone.
+ * The send-queue operations (SEND, RDMA_WRITE, RDMA_READ, RDMA_WRITE_IMM, SEND_INVALIDATE,
+ * SEND_IMM) are also the &struct rkdapl_dto.op values of rkdapl_post_chain(); the atomics are
+ * posted alone.
  */
 enum rkdapl_dto_op {
 	RKDAPL_DTO_SEND = 1,
@@ -172,11 +173,13 @@ enum rkdapl_dto_op {
 	RKDAPL_DTO_SEND_INVALIDATE = 8,
 	RKDAPL_DTO_FETCH_ADD = 9,
 	RKDAPL_DTO_CMP_SWAP = 10,
+	RKDAPL_DTO_SEND_IMM = 11,
 };
 
 /**
- * enum rkdapl_event_flags - what consumed a RECV (&struct rkdapl_event.flags)
- * @RKDAPL_EVENT_WITH_IMM: &struct rkdapl_event.immediate holds the peer's immediate data.
+ * enum rkdapl_event_flags - what consumed a RECV; the upcall's hint (&rkdapl_event.flags)
+ * @RKDAPL_EVENT_WITH_IMM: &struct rkdapl_event.immediate holds the peer's immediate data (a SEND
+ *	or an RDMA WRITE with immediate consumed the RECV).
  * @RKDAPL_EVENT_RDMA_WRITE_IMM: an RDMA WRITE with immediate consumed the RECV: its data
  *	went to the peer-named grant, not to the RECV's buffer (left untouched), and
  *	&struct rkdapl_event.transferred_length is the bytes it wrote.
@@ -184,11 +187,18 @@ enum rkdapl_dto_op {
  *	&struct rkdapl_event.invalidated_rkey before completing it. If that rkey was the grant of
  *	an RMR of the EP's PZ, that RMR is unbound when the event is dequeued: its LMR is free to
  *	reuse or free, rkdapl_rmr_unbind() returns -EINVAL and rkdapl_rmr_bind() grants anew.
+ * @RKDAPL_EVENT_MORE: any DTO completion handed to an upcall (&rkdapl_upcall_fn): another
+ *	DTO completion of the same EP queue follows right after this call (the CQ completion
+ *	being processed finished several DTOs), so the upcall may coalesce its work (one
+ *	doorbell, one wakeup) until an event without it: kDAPL's "more events follow" hint.
+ *	Never set when no event follows; set only where the provider knows it, never on
+ *	events taken with rkdapl_evd_dequeue() or rkdapl_evd_wait().
  */
 enum rkdapl_event_flags {
 	RKDAPL_EVENT_WITH_IMM = 1 << 0,
 	RKDAPL_EVENT_RDMA_WRITE_IMM = 1 << 1,
 	RKDAPL_EVENT_INVALIDATED = 1 << 2,
+	RKDAPL_EVENT_MORE = 1 << 3,
 };
 
 /**
@@ -256,9 +266,10 @@ enum rkdapl_ep_state {
  * @transferred_length: bytes moved by a successful DTO (RECV: bytes received); for
  *	%RKDAPL_ASYNC_EVD_OVERFLOW, the number of events lost.
  * @op: &enum rkdapl_dto_op of a DTO or bind completion.
- * @immediate: immediate data of a RECV completed by an RDMA WRITE with immediate (with
- *	%RKDAPL_EVENT_WITH_IMM in @flags), in host order.
- * @flags: RECV completions: &enum rkdapl_event_flags; 0 otherwise.
+ * @immediate: immediate data of a RECV completed by a SEND or RDMA WRITE with immediate
+ *	(with %RKDAPL_EVENT_WITH_IMM in @flags), in host order.
+ * @flags: DTO completions: &enum rkdapl_event_flags (what consumed a RECV; the upcall's
+ *	%RKDAPL_EVENT_MORE); 0 otherwise.
  * @invalidated_rkey: with %RKDAPL_EVENT_INVALIDATED in @flags, the rkey the peer invalidated.
  * @private_data_len: bytes valid in @private_data.
  * @private_data: the peer's private data of a connection request, accept or reject.
@@ -367,9 +378,10 @@ enum rkdapl_transport {
 
 /**
  * enum rkdapl_caps - what an IA's transport can do (&rkdapl_ia_attr.caps)
- * @RKDAPL_CAP_RDMA_WRITE_IMM: RDMA WRITE with immediate data (rkdapl_post_rdma_write_imm(),
- *	%RKDAPL_DTO_RDMA_WRITE_IMM in rkdapl_post_chain()). iWARP has no immediate data: there
- *	both are refused with -EOPNOTSUPP, before anything is posted.
+ * @RKDAPL_CAP_RDMA_WRITE_IMM: immediate data: RDMA WRITE and SEND with immediate
+ *	(rkdapl_post_rdma_write_imm(), rkdapl_post_send_imm(), %RKDAPL_DTO_RDMA_WRITE_IMM and
+ *	%RKDAPL_DTO_SEND_IMM in rkdapl_post_chain()). iWARP has no immediate data: there all
+ *	are refused with -EOPNOTSUPP, before anything is posted.
  * @RKDAPL_CAP_RNR_RETRY: a SEND that finds no RECV posted at the peer is retried
  *	(&rkdapl_ep_attr.rnr_retry_count) and, after the last retry, fails alone with
  *	%RKDAPL_DTO_RECEIVER_NOT_READY. Without it (iWARP) there is no RNR: such a SEND is a
@@ -1275,8 +1287,8 @@ int rkdapl_post_send(struct rkdapl_ep *ep, const struct rkdapl_lmr_triplet *iov,
  * @cookie: reported in the completion event, whose transferred_length is the bytes received.
  * @flags: 0 (every RECV reports its completion).
  *
- * The RECV is consumed by the peer's next SEND, SEND with invalidate or RDMA WRITE with
- * immediate; &struct rkdapl_event.flags tells which (&enum rkdapl_event_flags).
+ * The RECV is consumed by the peer's next SEND, SEND with immediate, SEND with invalidate or
+ * RDMA WRITE with immediate; &struct rkdapl_event.flags tells which (&enum rkdapl_event_flags).
  * As in DAT, RECVs may be posted before rkdapl_ep_connect() or rkdapl_cr_accept(): they wait
  * in the EP (checked, counted and holding their LMRs busy) until its QP exists and are given
  * to it, in order, before the connection is set up. A consumer whose peer may SEND as soon as
@@ -1368,6 +1380,27 @@ int rkdapl_post_rdma_write_imm(struct rkdapl_ep *ep, const struct rkdapl_lmr_tri
 			       __u32 immediate, __u64 cookie, __u32 flags);
 
 /**
+ * rkdapl_post_send_imm() - SEND with immediate data
+ * @ep: a CONNECTED EP.
+ * @iov: local segments, as for rkdapl_post_send().
+ * @num_iov: entries in @iov.
+ * @immediate: 32 bits the peer finds in its RECV's event (&struct rkdapl_event.immediate).
+ * @cookie: reported in the completion event.
+ * @flags: &enum rkdapl_completion_flags.
+ *
+ * As rkdapl_post_send() (IB's SEND with immediate, IB_WR_SEND_WITH_IMM): the SEND consumes
+ * one RECV posted on the peer's EP, which receives the bytes; that RECV's event has
+ * %RKDAPL_EVENT_WITH_IMM set, @immediate and the bytes received as transferred_length, but
+ * not %RKDAPL_EVENT_RDMA_WRITE_IMM (which tells an RDMA WRITE with immediate apart). An empty
+ * @iov sends only the immediate data. Only where &rkdapl_ia_attr.caps has
+ * %RKDAPL_CAP_RDMA_WRITE_IMM (immediate data): not on iWARP (siw).
+ * Context: any context (does not sleep).
+ * Return: as rkdapl_post_send(), plus -EOPNOTSUPP on an iWARP EP (nothing posted).
+ */
+int rkdapl_post_send_imm(struct rkdapl_ep *ep, const struct rkdapl_lmr_triplet *iov,
+			 __u32 num_iov, __u32 immediate, __u64 cookie, __u32 flags);
+
+/**
  * rkdapl_post_send_with_invalidate() - SEND, and end one of the peer's grants
  * @ep: a CONNECTED EP.
  * @iov: local segments, as for rkdapl_post_send().
@@ -1442,11 +1475,11 @@ int rkdapl_post_cmp_swap(struct rkdapl_ep *ep, const struct rkdapl_lmr_triplet *
 /**
  * struct rkdapl_dto - one send-queue DTO of rkdapl_post_chain()
  * @op: %RKDAPL_DTO_SEND, %RKDAPL_DTO_RDMA_WRITE, %RKDAPL_DTO_RDMA_READ,
- *	%RKDAPL_DTO_RDMA_WRITE_IMM or %RKDAPL_DTO_SEND_INVALIDATE.
+ *	%RKDAPL_DTO_RDMA_WRITE_IMM, %RKDAPL_DTO_SEND_INVALIDATE or %RKDAPL_DTO_SEND_IMM.
  * @flags: &enum rkdapl_completion_flags, as for the single post call of @op.
  * @iov: local segments (LMRs of the EP's PZ).
  * @num_iov: entries in @iov, 0..256.
- * @immediate: %RKDAPL_DTO_RDMA_WRITE_IMM: the immediate data.
+ * @immediate: %RKDAPL_DTO_RDMA_WRITE_IMM and %RKDAPL_DTO_SEND_IMM: the immediate data.
  * @remote: the RDMA operations' peer memory; ignored for SENDs.
  * @invalidate_rkey: %RKDAPL_DTO_SEND_INVALIDATE: the peer's rkey to invalidate.
  * @reserved: must be 0.
@@ -1478,13 +1511,15 @@ struct rkdapl_dto {
  * DTO that cannot be posted: the ones before it are posted and report their completions, it
  * and the ones after it are not posted and never report. This is not DAT 2.0 (which posts
  * one DTO per call); it is the ib_post_send() list of Linux ULPs.
- * Context: any context (does not sleep). Allocates two arrays of @n entries with GFP_ATOMIC.
+ * Context: any context (does not sleep). A chain of up to 8 DTOs allocates nothing; a longer
+ * one allocates its lists of @n entries with GFP_ATOMIC.
  * Return: 0 if all @n were posted; otherwise the error of the DTO at index *@posted, as its
  * single post call would return it: -EINVAL (bad handle, NULL @dtos, @n out of range, unknown
  * @op or flags, nonzero @reserved, %RKDAPL_COMPLETION_SOLICITED_WAIT on an RDMA WRITE or READ,
  * a remote length that is neither 0 nor the local total), -EXDEV, -ERANGE, -EACCES,
  * -EMSGSIZE, -ENOTCONN, -ENOSPC (fewer free DTO slots than the chain needs), -ENOMEM,
- * -EOPNOTSUPP (%RKDAPL_DTO_RDMA_WRITE_IMM on an iWARP EP: &enum rkdapl_caps).
+ * -EOPNOTSUPP (%RKDAPL_DTO_RDMA_WRITE_IMM or %RKDAPL_DTO_SEND_IMM on an iWARP EP:
+ * &enum rkdapl_caps).
  */
 int rkdapl_post_chain(struct rkdapl_ep *ep, const struct rkdapl_dto *dtos, __u32 n,
 		      __u32 *posted);

@@ -70,6 +70,7 @@ static inline const char *op_name(u32 op)
 		[RKDAPL_DTO_SEND_INVALIDATE] = "SEND_INVALIDATE",
 		[RKDAPL_DTO_FETCH_ADD] = "FETCH_ADD",
 		[RKDAPL_DTO_CMP_SWAP] = "CMP_SWAP",
+		[RKDAPL_DTO_SEND_IMM] = "SEND_IMM",
 	};
 
 	return op < ARRAY_SIZE(names) && names[op] ? names[op] : "?";

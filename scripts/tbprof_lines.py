@@ -38,11 +38,15 @@ def ko_symbols(ko):
 
 def counts(run, mod, kofs, insns):
     """Runs per instruction (module file address) of RUN, and the run's iterations."""
+    # Every text symbol of the kernel and all modules, so that a block is charged only to the
+    # symbol it lies in: the module's last function is followed by its static-call
+    # trampolines and then by the next module's code, which must not count as the module's.
     syms = {}
     for line in open(run + "/sync/kallsyms.txt"):
         p = line.split()
-        if len(p) >= 4 and p[3] == "[" + mod + "]" and p[1] in "tT" and p[2] in kofs:
-            syms[int(p[0], 16)] = p[2]
+        if len(p) >= 3 and p[1] in "tT":
+            own = len(p) >= 4 and p[3] == "[" + mod + "]"
+            syms[int(p[0], 16)] = p[2] if own else None
     addrs = sorted(syms)
     iters = int(re.search(r"iters=(\d+)", open(run + "/sync/result.txt").read()).group(1))
     cnt = collections.Counter()
@@ -50,7 +54,7 @@ def counts(run, mod, kofs, insns):
         va, n, runs, _ = line.split()
         va, n, runs = int(va, 16), int(n), int(runs)
         i = bisect.bisect_right(addrs, va) - 1
-        if i < 0 or va - addrs[i] > 0x10000:
+        if i < 0 or va - addrs[i] > 0x10000 or syms[addrs[i]] not in kofs:
             continue
         fa = kofs[syms[addrs[i]]] + va - addrs[i]
         j = bisect.bisect_left(insns, fa)

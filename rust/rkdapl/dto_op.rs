@@ -31,6 +31,8 @@ pub enum DtoOp {
     FetchAdd = 9,
     /// Atomic compare and swap.
     CmpSwap = 10,
+    /// SEND with immediate data.
+    SendImm = 11,
 }
 
 /// How a DTO or RMR operation completed (DAT's `DAT_DTO_COMPLETION_STATUS`). The discriminants
@@ -95,6 +97,11 @@ impl RemoteRegion {
 pub enum Op {
     /// SEND into the peer's next RECV.
     Send,
+    /// SEND into the peer's next RECV, whose completion also gets the immediate data (host
+    /// order; IB SEND with immediate). One work request, as for [`Op::Send`]. Only where the
+    /// IA's capabilities have [`crate::ia::Cap::RdmaWriteImm`] (immediate data): refused with
+    /// `EOPNOTSUPP` on iWARP (siw).
+    SendImm(u32),
     /// SEND that also ends the peer's grant with this rkey (IB SEND with invalidate): the
     /// peer's RECV reports it, and its RMR is unbound.
     SendInvalidate {
@@ -126,6 +133,7 @@ impl Op {
     pub fn dto_op(&self) -> DtoOp {
         match self {
             Op::Send => DtoOp::Send,
+            Op::SendImm(_) => DtoOp::SendImm,
             Op::SendInvalidate { .. } => DtoOp::SendInvalidate,
             Op::RdmaWrite(_) => DtoOp::RdmaWrite,
             Op::RdmaWriteImm(..) => DtoOp::RdmaWriteImm,
@@ -139,7 +147,7 @@ impl Op {
     #[inline]
     pub fn remote(&self) -> Option<&RemoteRegion> {
         match self {
-            Op::Send | Op::SendInvalidate { .. } => None,
+            Op::Send | Op::SendImm(_) | Op::SendInvalidate { .. } => None,
             Op::RdmaWrite(r)
             | Op::RdmaWriteImm(r, _)
             | Op::RdmaRead(r)
@@ -150,7 +158,7 @@ impl Op {
 }
 
 impl DtoOp {
-    pub(crate) const ALL: [DtoOp; 10] = [
+    pub(crate) const ALL: [DtoOp; 11] = [
         DtoOp::Send,
         DtoOp::Recv,
         DtoOp::RdmaWrite,
@@ -161,6 +169,7 @@ impl DtoOp {
         DtoOp::SendInvalidate,
         DtoOp::FetchAdd,
         DtoOp::CmpSwap,
+        DtoOp::SendImm,
     ];
 
     /// The name used in debugfs (and in `rkdapl_trace.h`).
@@ -176,6 +185,7 @@ impl DtoOp {
             DtoOp::SendInvalidate => "send_inv",
             DtoOp::FetchAdd => "fetch_add",
             DtoOp::CmpSwap => "cmp_swap",
+            DtoOp::SendImm => "send_imm",
         }
     }
 

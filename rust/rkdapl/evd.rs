@@ -32,8 +32,9 @@ use kernel::{
 
 /// The consumer's upcall: the C ABI wraps the C function and its context (`abi::evd`).
 pub(crate) trait UpcallFn: Send + Sync {
-    /// Hands `ev` to the consumer. Process context; in parallel for `Many`.
-    fn call(&self, ev: &Event);
+    /// Hands `ev` to the consumer; `more`: another event follows right away (see
+    /// [`Evd::post_ref`]). Process context; in parallel for `Many`.
+    fn call(&self, ev: &Event, more: bool);
 }
 
 /// How an EVD delivers its events (`enum rkdapl_upcall_policy`, DAT's `DAT_UPCALL_POLICY`).
@@ -308,7 +309,7 @@ impl Evd {
     }
 
     /// Hands `ev` to the upcall if one is set (`true`). Process context.
-    fn try_upcall(&self, ev: &Event) -> bool {
+    fn try_upcall(&self, ev: &Event, more: bool) -> bool {
         let (up, idx) = {
             let g = self.upcall.lock();
             let Some(up) = g.up.clone() else {
@@ -322,7 +323,7 @@ impl Evd {
         // Disabling the upcall waits for this call (`running`). The calls the upcall must not
         // make are refused meanwhile (`in_upcall`).
         let mark = in_upcall::Mark::enter();
-        up.f.call(ev);
+        up.f.call(ev, more);
         drop(mark);
         drop(serial);
         // Our reference goes before the call counts as done: the one that replaced or cleared
@@ -337,12 +338,15 @@ impl Evd {
     /// documentation), with no rkdapl lock held. A full queue counts the loss (reported as an
     /// overflow event).
     pub(crate) fn post(&self, ev: Event) {
-        self.post_ref(&ev)
+        self.post_ref(&ev, false)
     }
 
     /// [`Evd::post`] of an event the caller keeps (not moved on the way to the upcall).
-    pub(crate) fn post_ref(&self, ev: &Event) {
-        if self.try_upcall(ev) {
+    /// `more`: the caller posts another event right after this one (a DTO completion that
+    /// finishes the next DTO of its queue too), which an upcall learns as kDAPL's "more events
+    /// follow" hint; a queued event does not keep it.
+    pub(crate) fn post_ref(&self, ev: &Event, more: bool) {
+        if self.try_upcall(ev, more) {
             return;
         }
         let mut q = self.q.lock();
@@ -386,22 +390,26 @@ impl Evd {
         }
     }
 
-    fn pop(&self, q: &mut Queue) -> Option<Event> {
+    /// Takes the oldest event and hands it to `f` where it lies in the queue, under the
+    /// queue's lock: the C ABI converts it into the caller's `struct rkdapl_event` from there,
+    /// so the event is not copied out first (`make profile`: about 55 instructions per DTO).
+    #[inline(always)]
+    fn pop_with<R>(&self, q: &mut Queue, f: impl FnOnce(&Event) -> R) -> Option<R> {
         if q.lost > 0 {
             let ev = Event::Overflow {
                 evd: self.handle.load(Ordering::Relaxed),
                 lost: q.lost,
             };
             q.lost = 0;
-            return Some(ev);
+            return Some(f(&ev));
         }
         if q.len == 0 {
             return None;
         }
-        let ev = *q.ring.get(q.head)?;
+        let r = f(q.ring.get(q.head)?);
         q.head = wrap(q.head + 1, q.ring.len());
         q.len -= 1;
-        Some(ev)
+        Some(r)
     }
 
     /// "queued <entries> size <entries> overflows <events lost>", for debugfs. Any context.
@@ -419,7 +427,17 @@ impl Evd {
     ///
     /// `-EAGAIN` if the queue is empty.
     pub(crate) fn dequeue(&self) -> Result<Event> {
-        self.pop(&mut self.q.lock()).ok_or(EAGAIN)
+        self.dequeue_with(|ev| *ev)
+    }
+
+    /// [`Evd::dequeue`], handing the event to `f` in place (under the queue's IRQ-safe lock:
+    /// `f` must not sleep). Any context.
+    ///
+    /// # Errors
+    ///
+    /// `-EAGAIN` if the queue is empty.
+    pub(crate) fn dequeue_with<R>(&self, f: impl FnOnce(&Event) -> R) -> Result<R> {
+        self.pop_with(&mut self.q.lock(), f).ok_or(EAGAIN)
     }
 
     /// Waits up to `timeout_ms` milliseconds ([`TIMEOUT_INFINITE`]: without a limit) for an
@@ -429,11 +447,24 @@ impl Evd {
     ///
     /// `-ETIMEDOUT` if none came in time, `-EINTR` if a signal arrived.
     pub(crate) fn wait(&self, timeout_ms: u32) -> Result<Event> {
+        self.wait_with(timeout_ms, |ev| *ev)
+    }
+
+    /// [`Evd::wait`], handing the event to `f` in place (under the queue's IRQ-safe lock: `f`
+    /// must not sleep). Process context, sleeps interruptibly.
+    ///
+    /// # Errors
+    ///
+    /// As [`Evd::wait`].
+    pub(crate) fn wait_with<R>(&self, timeout_ms: u32, f: impl FnOnce(&Event) -> R) -> Result<R> {
         let mut left = msecs_to_jiffies(timeout_ms);
         let mut q = self.q.lock();
+        let mut f = Some(f);
         loop {
-            if let Some(ev) = self.pop(&mut q) {
-                return Ok(ev);
+            if q.len > 0 || q.lost > 0 {
+                if let Some(r) = f.take().and_then(|f| self.pop_with(&mut q, f)) {
+                    return Ok(r);
+                }
             }
             // `CondVar` puts the task on its wait queue before it releases `q`.
             q.waiters += 1;
@@ -448,7 +479,12 @@ impl Evd {
             let r = self.cv.wait_interruptible_timeout(&mut q, left);
             q.waiters -= 1;
             match r {
-                CondVarTimeoutResult::Timeout => return self.pop(&mut q).ok_or(ETIMEDOUT),
+                CondVarTimeoutResult::Timeout => {
+                    return f
+                        .take()
+                        .and_then(|f| self.pop_with(&mut q, f))
+                        .ok_or(ETIMEDOUT)
+                }
                 CondVarTimeoutResult::Signal { .. } => return Err(EINTR),
                 CondVarTimeoutResult::Woken { jiffies } => left = jiffies,
             }
@@ -505,6 +541,7 @@ mod tests {
             immediate: None,
             by_rdma_write_imm: false,
             invalidated_rkey: None,
+            more: false,
         })
     }
 
@@ -636,7 +673,7 @@ mod tests {
     struct Count(AtomicU32);
 
     impl UpcallFn for Count {
-        fn call(&self, ev: &Event) {
+        fn call(&self, ev: &Event, _more: bool) {
             self.0.fetch_add(cookie(ev) as u32, Ordering::Relaxed);
         }
     }

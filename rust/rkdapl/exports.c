@@ -55,6 +55,7 @@ EXPORT_SYMBOL_GPL(rkdapl_post_fetch_add);
 EXPORT_SYMBOL_GPL(rkdapl_post_cmp_swap);
 EXPORT_SYMBOL_GPL(rkdapl_post_rdma_write_imm);
 EXPORT_SYMBOL_GPL(rkdapl_post_send_with_invalidate);
+EXPORT_SYMBOL_GPL(rkdapl_post_send_imm);
 EXPORT_SYMBOL_GPL(rkdapl_post_chain);
 EXPORT_SYMBOL_GPL(rkdapl_srq_create);
 EXPORT_SYMBOL_GPL(rkdapl_srq_post_recv);
@@ -76,6 +77,9 @@ static_assert(offsetof(struct rkdapl_event, flags) == 56);
 static_assert(offsetof(struct rkdapl_event, private_data) == 68);
 static_assert(offsetof(struct rkdapl_event, port) == 124);
 static_assert(sizeof(struct rkdapl_dto) == 64);
+/* Values the Rust side spells again (DtoOp, abi/evd.rs's event flags). */
+static_assert(RKDAPL_DTO_SEND_IMM == 11);
+static_assert(RKDAPL_EVENT_MORE == 1 << 3);
 static_assert(offsetof(struct rkdapl_dto, remote) == 24);
 static_assert(offsetof(struct rkdapl_dto, cookie) == 56);
 static_assert(offsetof(struct rkdapl_ep_attr, max_rdma_read_in) == 16);

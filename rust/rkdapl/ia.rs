@@ -75,8 +75,8 @@ kernel::impl_flags!(
     /// One thing an IA's transport can do.
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub enum Cap {
-        /// RDMA WRITE with immediate data (not on iWARP, where it is refused with
-        /// `-EOPNOTSUPP`).
+        /// Immediate data: RDMA WRITE and SEND with immediate (not on iWARP, where they are
+        /// refused with `-EOPNOTSUPP`).
         RdmaWriteImm = bit_u32(0),
         /// A SEND that finds no RECV posted is retried (`rnr_retry_count`) and fails alone
         /// with `RECEIVER_NOT_READY`; on iWARP there is no such retry, the connection breaks

@@ -5,7 +5,7 @@
 //! of send-queue DTOs up to the first one that cannot be posted.
 
 use crate::{
-    dto::{Dto, OneOrMore, Segment},
+    dto::{Dto, InlineVec, OneOrMore, Segment, CHAIN_IN_PLACE},
     ep::Ep,
     lmr::Lmr,
 };
@@ -111,7 +111,8 @@ impl Ep {
     /// Posts `n` send-queue DTOs as one chain, in order: `segs(i)` gives the `i`-th DTO's
     /// segments, `dto(i, segs)` the DTO over them. Every DTO before the first one that cannot
     /// be built or posted is posted, as `ib_post_send()` does with a chain. Any context (does
-    /// not sleep; allocates two arrays of `n` entries with `GFP_ATOMIC`).
+    /// not sleep; allocates nothing for up to [`CHAIN_IN_PLACE`] DTOs, two arrays of `n` entries
+    /// with `GFP_ATOMIC` for more).
     ///
     /// # Errors
     ///
@@ -128,8 +129,8 @@ impl Ep {
             return Err((EINVAL, 0));
         }
         let mut bad = None;
-        // In place for a chain of one or two DTOs (`OneOrMore`), allocated for a longer one.
-        let mut segv = OneOrMore::Empty;
+        // In place for a chain of up to `CHAIN_IN_PLACE` DTOs, allocated for a longer one.
+        let mut segv = InlineVec::<_, CHAIN_IN_PLACE>::new();
         segv.reserve(n, GFP_ATOMIC).map_err(|e| (e, 0))?;
         for i in 0..n {
             match segs(i) {
@@ -141,7 +142,7 @@ impl Ep {
                 }
             }
         }
-        let mut sds = OneOrMore::Empty;
+        let mut sds = InlineVec::<_, CHAIN_IN_PLACE>::new();
         sds.reserve(segv.len(), GFP_ATOMIC).map_err(|e| (e, 0))?;
         for (i, s) in segv.as_slice().iter().enumerate() {
             match dto(i, s.as_slice()) {

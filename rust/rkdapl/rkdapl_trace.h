@@ -26,7 +26,9 @@
 	__print_symbolic(op, { 1, "SEND" }, { 2, "RECV" },		\
 			 { 3, "RDMA_WRITE" }, { 4, "RDMA_READ" },	\
 			 { 5, "RMR_BIND" }, { 6, "RMR_UNBIND" },	\
-			 { 7, "RDMA_WRITE_IMM" }, { 8, "SEND_INV" })
+			 { 7, "RDMA_WRITE_IMM" }, { 8, "SEND_INV" },	\
+			 { 9, "FETCH_ADD" }, { 10, "CMP_SWAP" },	\
+			 { 11, "SEND_IMM" })
 
 #define rkdapl_show_status(s)						\
 	__print_symbolic(s, { 0, "SUCCESS" }, { 1, "FLUSHED" },	\

@@ -199,6 +199,7 @@ fn recv_event(cookie: u64, status: DtoStatus) -> Event {
         immediate: None,
         by_rdma_write_imm: false,
         invalidated_rkey: None,
+        more: false,
     })
 }
 

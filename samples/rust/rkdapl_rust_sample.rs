@@ -107,7 +107,7 @@ fn pattern(i: usize) -> u8 {
 
 /// A chain of two RDMA WRITEs of `data` reversed, the second with immediate data into a RECV
 /// of the server, with the client's completions taken by an upcall instead of its EVD's
-/// queue. Returns what it wrote.
+/// queue; then a SEND with immediate data of the first 16 bytes. Returns what it wrote.
 #[allow(clippy::too_many_arguments)]
 fn chain_imm_upcall(
     client: &Ep,
@@ -179,6 +179,29 @@ fn chain_imm_upcall(
     s_lmr.read(0, &mut got)?;
     if got[..] != rev[..] {
         pr_err!("the server's memory differs from what the chain wrote\n");
+        return Err(EIO);
+    }
+    // A SEND with immediate data (solicited): the bytes land in the server's RECV, whose
+    // event has the immediate data and is not by an RDMA WRITE. Into the bytes the chain
+    // wrote, which the SEND writes again.
+    server.post_recv(&[s_lmr.segment(0, 16)], 9)?;
+    let seg = [c_lmr.segment(0, 16)];
+    let mut send = Dto::new(Op::SendImm(0xbeef), &seg, 10);
+    send.flags.solicited = true;
+    client.post(&[send]).map_err(|(e, _)| e)?;
+    dto(c_evd, client, 10, DtoOp::SendImm, 16, "SEND with immediate")?;
+    let ev = dto(s_evd, server, 9, DtoOp::Recv, 16, "RECV of the SEND with immediate")?;
+    if ev.immediate() != Some(0xbeef) || ev.by_rdma_write_imm() {
+        pr_err!(
+            "the SEND's RECV: immediate data {:?}, by an RDMA WRITE: {}\n",
+            ev.immediate(),
+            ev.by_rdma_write_imm()
+        );
+        return Err(EPROTO);
+    }
+    s_lmr.read(0, &mut got[..16])?;
+    if got[..] != rev[..] {
+        pr_err!("the server's RECV differs from what the SEND sent\n");
         return Err(EIO);
     }
     Ok(rev)

@@ -367,6 +367,12 @@ mod read_mr;
 
 impl<T: WrCompletion> WrCtx<T> {
     fn release_mr(&self) {
+        // Most completions had no REG_MR in flight: a load, not a locked `xchg`, for those.
+        // `mr` is set only by `post_reg_mr` before it posts, and taken here at the completion,
+        // so a null read means there is nothing to release.
+        if self.mr.load(Ordering::Relaxed).is_null() {
+            return;
+        }
         let p = self.mr.swap(core::ptr::null_mut(), Ordering::AcqRel);
         if !p.is_null() {
             // SAFETY: Only `post_reg_mr` stores into `mr`, a pointer from `Arc::into_raw`; the

@@ -120,7 +120,7 @@ impl Dto {
         flags: u32,
     ) -> Result<Dto> {
         let remote = match op {
-            DtoOp::Send | DtoOp::SendInvalidate => RmrTriplet::default(),
+            DtoOp::Send | DtoOp::SendImm | DtoOp::SendInvalidate => RmrTriplet::default(),
             _ if remote.is_null() => return Err(EINVAL),
             // SAFETY: `remote` is not NULL (checked), so it is readable (the caller's
             // guarantee).
@@ -149,6 +149,7 @@ impl Dto {
         let r = self.remote.region();
         let op = match self.op {
             x if x == DtoOp::Send as u32 => Op::Send,
+            x if x == DtoOp::SendImm as u32 => Op::SendImm(self.immediate),
             x if x == DtoOp::SendInvalidate as u32 => Op::SendInvalidate {
                 rkey: self.invalidate_rkey,
             },
@@ -257,6 +258,30 @@ pub(crate) unsafe extern "C" fn rkdapl_post_send_with_invalidate(
         };
         // SAFETY: As above.
         unsafe { post_one(ep, d) }
+    })
+}
+
+/// See `rkdapl_post_send_imm` in `include/rkdapl.h`.
+///
+/// # Safety
+///
+/// As [`rkdapl_post_send`].
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rkdapl_post_send_imm(
+    ep: *mut c_void,
+    iov: *const LmrTriplet,
+    num_iov: u32,
+    immediate: u32,
+    cookie: u64,
+    flags: u32,
+) -> c_int {
+    from_result(|| {
+        let (op, null) = (DtoOp::SendImm, core::ptr::null());
+        // SAFETY: `iov` is NULL or `num_iov` readable triplets (this function's `# Safety`);
+        // `remote` is NULL.
+        let d = unsafe { Dto::new(op, iov, num_iov, null, cookie, flags) }?;
+        // SAFETY: As above.
+        unsafe { post_one(ep, Dto { immediate, ..d }) }
     })
 }
 
@@ -526,8 +551,9 @@ pub(crate) unsafe extern "C" fn rkdapl_post_chain(
 mod tests {
     use super::*;
 
-    const SEND_OPS: [DtoOp; 5] = [
+    const SEND_OPS: [DtoOp; 6] = [
         DtoOp::Send,
+        DtoOp::SendImm,
         DtoOp::RdmaWrite,
         DtoOp::RdmaRead,
         DtoOp::RdmaWriteImm,
@@ -577,7 +603,9 @@ mod tests {
             DtoOp::Recv as u32,
             DtoOp::RmrBind as u32,
             DtoOp::RmrUnbind as u32,
-            9,
+            DtoOp::FetchAdd as u32,
+            DtoOp::CmpSwap as u32,
+            12,
             u32::MAX,
         ] {
             assert_eq!(dto(bad, 0).to_send(&[]).err(), Some(EINVAL));
@@ -608,7 +636,7 @@ mod tests {
                 ..dto(op as u32, 0)
             };
             let want = match op {
-                DtoOp::Send | DtoOp::SendInvalidate => None,
+                DtoOp::Send | DtoOp::SendImm | DtoOp::SendInvalidate => None,
                 _ => Some((remote.address, remote.rkey)),
             };
             let got = d.to_send(&[])?.op.remote().map(|r| (r.address, r.rkey));
@@ -651,6 +679,11 @@ mod tests {
         assert_eq!((s.cookie, imm), (u64::MAX, Some(0xdead_beef)));
         assert_eq!(s.segs.len(), 0);
         let d = Dto {
+            immediate: 0xfeed_f00d,
+            ..dto(DtoOp::SendImm as u32, 0)
+        };
+        assert_eq!(d.to_send(&[])?.op, Op::SendImm(0xfeed_f00d));
+        let d = Dto {
             invalidate_rkey: 0x1234_5678,
             ..dto(DtoOp::SendInvalidate as u32, 0)
         };
@@ -679,6 +712,8 @@ mod tests {
                 Dto::new(DtoOp::RdmaWrite, iov, 0, null, 1, 0).err(),
                 Some(EINVAL)
             );
+            let d = Dto::new(DtoOp::SendImm, iov, 0, null, 5, 0)?;
+            assert_eq!((d.op, d.remote.rkey), (DtoOp::SendImm as u32, 0));
             let d = Dto::new(DtoOp::Send, iov, 0, null, 3, 2)?;
             assert_eq!(
                 (d.op, d.flags, d.cookie, d.remote.address),

@@ -2,7 +2,7 @@
 
 //! C entry points of the EVD: create, dequeue, wait, upcalls, free.
 
-use super::{handle::Handles, publish, put, Object};
+use super::{handle::Handles, publish, Object};
 use crate::evd::refuse_in_upcall;
 use crate::{
     evd::{Evd, Event, EventType, UpcallFn, UpcallPolicy, MAX_PRIVATE_DATA},
@@ -16,6 +16,8 @@ const EVENT_WITH_IMM: u32 = 1 << 0;
 const EVENT_RDMA_WRITE_IMM: u32 = 1 << 1;
 /// `RKDAPL_EVENT_INVALIDATED`: a SEND with invalidate consumed the RECV.
 const EVENT_INVALIDATED: u32 = 1 << 2;
+/// `RKDAPL_EVENT_MORE`: another DTO completion follows right away (upcalls only).
+const EVENT_MORE: u32 = 1 << 3;
 
 /// An event as C consumers see it: `struct rkdapl_event` in `include/rkdapl.h`. Made from an
 /// [`Event`] where the C API hands one over (dequeue, wait, upcall); fields an event does not
@@ -85,6 +87,9 @@ impl From<&Event> for CEvent {
                 if let Some(rkey) = d.invalidated_rkey {
                     c.invalidated_rkey = rkey;
                     c.flags |= EVENT_INVALIDATED;
+                }
+                if d.more {
+                    c.flags |= EVENT_MORE;
                 }
                 None
             }
@@ -176,10 +181,10 @@ pub(crate) unsafe extern "C" fn rkdapl_evd_dequeue(evd: *mut c_void, event: *mut
         if event.is_null() {
             return Err(EINVAL);
         }
-        let ev = Handles::with(evd, |e: &Arc<Evd>| e.dequeue())??;
         // SAFETY: `event` is not NULL (checked), so it is writable (this function's
-        // `# Safety`).
-        unsafe { put(event, CEvent::from(&ev)) }?;
+        // `# Safety`); the conversion writes it in place, without sleeping.
+        let write = |ev: &Event| unsafe { event.write(CEvent::from(ev)) };
+        Handles::with(evd, |e: &Arc<Evd>| e.dequeue_with(write))??;
         Ok(0)
     })
 }
@@ -202,10 +207,10 @@ pub(crate) unsafe extern "C" fn rkdapl_evd_wait(
         }
         let e: Arc<Evd> = Handles::get::<Evd>(evd)?;
         refuse_in_upcall()?;
-        let ev = e.wait(timeout_ms)?;
         // SAFETY: `event` is not NULL (checked), so it is writable (this function's
-        // `# Safety`).
-        unsafe { put(event, CEvent::from(&ev)) }?;
+        // `# Safety`); the conversion writes it in place, without sleeping.
+        let write = |ev: &Event| unsafe { event.write(CEvent::from(ev)) };
+        e.wait_with(timeout_ms, write)?;
         Ok(0)
     })
 }
@@ -245,8 +250,12 @@ unsafe impl Send for CUpcall {}
 unsafe impl Sync for CUpcall {}
 
 impl UpcallFn for CUpcall {
-    fn call(&self, ev: &Event) {
-        let ev = CEvent::from(ev);
+    fn call(&self, ev: &Event, more: bool) {
+        let mut c = CEvent::from(ev);
+        if more && matches!(ev, Event::Dto(_)) {
+            c.flags |= EVENT_MORE;
+        }
+        let ev = c;
         // SAFETY: By the type invariant the call is allowed while the upcall is set, and the
         // EVD calls only a set upcall (disabling waits for calls in progress); `ev` is valid
         // for the call.
@@ -300,6 +309,7 @@ mod tests {
             immediate: Some(0xabcd),
             by_rdma_write_imm: false,
             invalidated_rkey: Some(0x1234),
+            more: false,
         }));
         assert_eq!(c.kind, EventType::DtoCompletion);
         assert_eq!(
@@ -312,6 +322,19 @@ mod tests {
         );
         assert_eq!((c.invalidated_rkey, c.private_data_len), (0x1234, 0));
         assert_eq!(c.private_data, [0; MAX_PRIVATE_DATA]);
+        // The upcall hint, and a SEND with immediate: WITH_IMM without RDMA_WRITE_IMM.
+        let c = CEvent::from(&Event::Dto(DtoEvent {
+            ep: 7,
+            cookie: 6,
+            status: DtoStatus::Success,
+            op: DtoOp::Recv,
+            len: 3,
+            immediate: Some(0x5e),
+            by_rdma_write_imm: false,
+            invalidated_rkey: None,
+            more: true,
+        }));
+        assert_eq!((c.flags, c.immediate), (EVENT_WITH_IMM | EVENT_MORE, 0x5e));
         // Private data is cut at 56 bytes, the rest zeroed.
         let src = [0xa5u8; MAX_PRIVATE_DATA + 8];
         let c = CEvent::from(&Event::conn(EventType::Established, 1, 0, &src));

@@ -142,8 +142,11 @@ struct Closure<F> {
 }
 
 impl<F: Fn(&mut Event) + Send + Sync> UpcallFn for Closure<F> {
-    fn call(&self, ev: &RawEvent) {
+    fn call(&self, ev: &RawEvent, more: bool) {
         let mut ev = self.crs.event(*ev);
+        if let Event::Dto(d) = &mut ev {
+            d.more = more;
+        }
         (self.f)(&mut ev);
         // A CR the closure left in the event is rejected as the event goes (see
         // `Evd::set_upcall`).

@@ -156,6 +156,15 @@ impl Event {
         )
     }
 
+    /// kDAPL's "more events follow" hint of a DTO completion handed to an upcall
+    /// ([`super::Evd::set_upcall`]): another DTO completion of the same EP queue follows right
+    /// after this one, so the upcall may coalesce its work (one doorbell, one wakeup) until an
+    /// event without it. Never set when none follows; `false` for queued events and others.
+    #[inline(never)]
+    pub fn more(&self) -> bool {
+        matches!(self, Event::Dto(DtoEvent { more: true, .. }))
+    }
+
     /// The rkey a peer's SEND with invalidate ended, for the RECV it consumed (that RMR is
     /// unbound by now).
     #[inline(never)]

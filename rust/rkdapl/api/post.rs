@@ -22,7 +22,8 @@ impl Ep {
     /// an RDMA WRITE or READ; `ENOTCONN` unless CONNECTED; `EXDEV` for an LMR of another PZ;
     /// `ERANGE` for a segment outside its LMR; `EACCES` for a READ into an LMR without local
     /// write; `EMSGSIZE` if the segments need more SGEs than allowed; `ENOSPC` with too many
-    /// outstanding; `ENOMEM`; `EOPNOTSUPP` for [`super::Op::RdmaWriteImm`] on an iWARP EP.
+    /// outstanding; `ENOMEM`; `EOPNOTSUPP` for [`super::Op::RdmaWriteImm`] and
+    /// [`super::Op::SendImm`] on an iWARP EP.
     #[inline(never)]
     pub fn post(&self, dtos: &[Dto<'_>]) -> core::result::Result<(), (Error, usize)> {
         self.0.post_checked(dtos)
@@ -33,7 +34,7 @@ impl Ep {
     /// posted before [`Ep::connect`] or an accept, it waits in the EP until the QP exists and
     /// is given to it before the connection is set up (what a peer that may SEND at once
     /// needs, on iWARP above all). It is consumed by the peer's next SEND, SEND with
-    /// invalidate or RDMA WRITE with immediate; its event tells which.
+    /// immediate, SEND with invalidate or RDMA WRITE with immediate; its event tells which.
     ///
     /// Any context (does not sleep).
     ///

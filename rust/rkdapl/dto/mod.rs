@@ -29,6 +29,7 @@
 //! before the QP exists).
 
 mod early;
+mod inline_vec;
 mod iwarp;
 mod post;
 mod ring;
@@ -37,6 +38,7 @@ mod stats;
 /// Work requests one send-queue DTO may be split into.
 pub(crate) const MAX_WR_PER_DTO: u32 = 8;
 
+pub(crate) use inline_vec::{InlineVec, CHAIN_IN_PLACE};
 pub(crate) use iwarp::{READ_MRS, READ_MR_PAGES};
 
 pub(crate) use ring::{DtoRing, KeepAlive, QpOwner, RingShared};
@@ -70,11 +72,10 @@ impl Completion {
 
 /// Up to two items in place, more in a vector.
 ///
-/// The post path's segment, SGE and work-request lists hold a single item nearly always (one
-/// LMR triplet, a physically contiguous buffer, one work request), and a storage server's
-/// chains two (an RDMA WRITE of the data and the SEND of the response): then they need no
-/// allocation. Longer lists grow a vector with the caller's flags (`GFP_ATOMIC` on the post
-/// path).
+/// A DTO's segment and SGE lists, and the LMRs its context holds, have a single item nearly
+/// always (one LMR triplet, a physically contiguous buffer): then they need no allocation.
+/// Longer lists grow a vector with the caller's flags (`GFP_ATOMIC` on the post path). A
+/// chain's per-DTO lists are [`InlineVec`]s.
 pub(crate) enum OneOrMore<T> {
     Empty,
     One(T),
@@ -111,33 +112,10 @@ impl<T> OneOrMore<T> {
         Ok(())
     }
 
-    /// Makes room for `n` items in all, so that pushing them into the empty list does not
-    /// allocate (nor can fail).
-    pub(crate) fn reserve(&mut self, n: usize, flags: kernel::alloc::Flags) -> Result {
-        if n > 2 && matches!(self, OneOrMore::Empty) {
-            *self = OneOrMore::More(KVec::with_capacity(n, flags)?);
-        }
-        Ok(())
-    }
-
-    /// Number of items.
-    pub(crate) fn len(&self) -> usize {
-        self.as_slice().len()
-    }
-
     pub(crate) fn as_slice(&self) -> &[T] {
         match self {
             OneOrMore::Empty => &[],
             OneOrMore::One(v) => core::slice::from_ref(v),
-            OneOrMore::Two(v) => v,
-            OneOrMore::More(k) => k,
-        }
-    }
-
-    pub(crate) fn as_mut_slice(&mut self) -> &mut [T] {
-        match self {
-            OneOrMore::Empty => &mut [],
-            OneOrMore::One(v) => core::slice::from_mut(v),
             OneOrMore::Two(v) => v,
             OneOrMore::More(k) => k,
         }
@@ -235,8 +213,8 @@ pub struct DtoFlags {
     /// No event if it succeeds (selective signalling; `RKDAPL_COMPLETION_SUPPRESS` says when
     /// its LMRs come back).
     pub suppress: bool,
-    /// The solicited-event bit (`IB_SEND_SOLICITED`: SEND, SEND with invalidate and RDMA
-    /// WRITE with immediate).
+    /// The solicited-event bit (`IB_SEND_SOLICITED`: SEND, SEND with immediate, SEND with
+    /// invalidate and RDMA WRITE with immediate).
     pub solicited: bool,
     /// Start after earlier RDMA READs of the EP completed (`IB_SEND_FENCE`).
     pub fence: bool,

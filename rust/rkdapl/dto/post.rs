@@ -11,7 +11,8 @@
 use super::KeepAlive;
 use super::{
     ring::{RingCore, Slot},
-    Completion, Dto, DtoOp, DtoRing, DtoStatus, OneOrMore, Op, Segment, MAX_WR_PER_DTO,
+    Completion, Dto, DtoOp, DtoRing, DtoStatus, InlineVec, OneOrMore, Op, Segment, CHAIN_IN_PLACE,
+    MAX_WR_PER_DTO,
 };
 use crate::rdma::{
     mr::FrMr,
@@ -199,9 +200,9 @@ impl DtoRing {
     ) -> Result<Prepared<'a>> {
         let max_sge = (self.max_sge as usize).max(1);
         let op = d.op.dto_op();
-        let one_wr = matches!(op, DtoOp::Send | DtoOp::SendInvalidate);
+        let one_wr = matches!(op, DtoOp::Send | DtoOp::SendImm | DtoOp::SendInvalidate);
         let atomic = matches!(op, DtoOp::FetchAdd | DtoOp::CmpSwap);
-        if op == DtoOp::RdmaWriteImm && self.no_write_imm {
+        if matches!(op, DtoOp::RdmaWriteImm | DtoOp::SendImm) && self.no_write_imm {
             return Err(EOPNOTSUPP);
         }
         if atomic {
@@ -320,6 +321,7 @@ impl DtoRing {
             },
             Op::SendInvalidate { rkey } => SendOp::SendInv { rkey },
             Op::Send => SendOp::Send,
+            Op::SendImm(imm) => SendOp::SendImm { imm },
         };
         SendWr::new(op, p.idx, last, chunk, flags)
     }
@@ -331,7 +333,7 @@ impl DtoRing {
         &self,
         d: &Dto<'_>,
         p: &'a Prepared<'a>,
-        wrs: &mut OneOrMore<SendWr<'a>>,
+        wrs: &mut InlineVec<SendWr<'a>, CHAIN_IN_PLACE>,
     ) -> Result {
         let max_sge = (self.max_sge as usize).max(1);
         let sges = p.sges.as_slice();
@@ -402,12 +404,12 @@ impl DtoRing {
             [s] if s.length <= u64::from(u32::MAX) => Some(s),
             _ => return None,
         };
-        let one_wr = matches!(op, DtoOp::Send | DtoOp::SendInvalidate);
+        let one_wr = matches!(op, DtoOp::Send | DtoOp::SendImm | DtoOp::SendInvalidate);
         let fail = |c: &mut RingCore, e: Error| {
             let _ = self.account(c, op, d.cookie, Err(e));
             Some(Err((e, 0)))
         };
-        if op == DtoOp::RdmaWriteImm && self.no_write_imm {
+        if matches!(op, DtoOp::RdmaWriteImm | DtoOp::SendImm) && self.no_write_imm {
             return fail(c, EOPNOTSUPP);
         }
         // IB spec 9.2.3: the solicited-event bit exists on SENDs and RDMA WRITEs with immediate.
@@ -522,7 +524,7 @@ impl DtoRing {
     /// (those report their completions; the rest never do): `-ENOTCONN` (none posted) unless
     /// the EP is CONNECTED, `-EINVAL` for an operation that is not a send-queue DTO, a missing
     /// or superfluous remote range or the solicited flag on an RDMA WRITE or READ,
-    /// `-EOPNOTSUPP` for an RDMA WRITE with immediate on an iWARP EP, `-ERANGE`
+    /// `-EOPNOTSUPP` for an RDMA WRITE or SEND with immediate on an iWARP EP, `-ERANGE`
     /// for a segment outside its LMR, `-EACCES` for an RDMA READ into an LMR without local
     /// write, `-EMSGSIZE` for a DTO needing more work requests than allowed (or a SEND needing
     /// more SGEs than one work request holds), `-ENOSPC` if too many DTOs are outstanding,
@@ -578,8 +580,8 @@ impl DtoRing {
         // First every DTO takes and arms its context, so that the SGE lists are in their
         // final place before work requests point at them. Room for all of them first, so that
         // no context is taken before an allocation that could fail.
-        let mut prep = OneOrMore::Empty;
-        // Allocates for a chain only (`first` is then `None`).
+        let mut prep = InlineVec::<_, CHAIN_IN_PLACE>::new();
+        // Allocates for a chain longer than `CHAIN_IN_PLACE` only.
         prep.reserve(dtos.len(), GFP_ATOMIC).map_err(|e| (e, 0))?;
         let mut first_err = None;
         for d in dtos {
@@ -595,7 +597,7 @@ impl DtoRing {
         }
         let prep = prep.as_slice();
         let nwr: usize = prep.iter().map(|p| p.nwr as usize).sum();
-        let mut wrs = OneOrMore::Empty;
+        let mut wrs = InlineVec::<_, CHAIN_IN_PLACE>::new();
         let built = wrs.reserve(nwr, GFP_ATOMIC).and_then(|()| {
             prep.iter()
                 .zip(dtos)

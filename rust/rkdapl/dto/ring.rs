@@ -244,6 +244,30 @@ impl RingCore {
         self.late_reads && op == DtoOp::RdmaRead
     }
 
+    /// Whether finishing the DTOs through sequence number `last` (all of them: `reap`) goes
+    /// on, after the one just taken out, to report another event: a later DTO through `last`
+    /// reports one, and nothing before it waits ([`RingCore::late`]). The upcall's "more
+    /// events follow" hint, which must never be set without an event following (a consumer
+    /// that coalesces its work until an event without it would wait forever). Walks the
+    /// silent DTOs up to that one, so each DTO is looked at at most twice per finish.
+    pub(super) fn reports_next(&self, last: u64, reap: bool) -> bool {
+        let (mut seq, mut idx) = (self.tail, self.tail_idx);
+        while seq != self.head && seq <= last {
+            let Some(s) = self.slots.get(idx as usize) else {
+                return false;
+            };
+            if !reap && self.late(s.op) && !s.arrived && !s.silent {
+                return false;
+            }
+            if !(s.silent || (s.suppress && s.status == DtoStatus::Success)) {
+                return true;
+            }
+            seq += 1;
+            idx = self.next(idx);
+        }
+        false
+    }
+
     /// Records that the completion of the last work request of the DTO in slot `idx`
     /// arrived; its sequence number, through which DTOs may finish
     /// ([`RingShared::finish_through`]).
@@ -312,6 +336,7 @@ impl Report {
             immediate: self.flags.contains(RecvFlag::WithImm).then_some(self.imm),
             by_rdma_write_imm: self.flags.contains(RecvFlag::RdmaWriteImm),
             invalidated_rkey: (self.flags.contains(RecvFlag::Invalidated)).then_some(self.inv_rkey),
+            more: false,
         })
     }
 }
@@ -343,7 +368,7 @@ impl RingShared {
         // `u64::MAX`: the teardown's reaping, once the QP is drained, finishes everything.
         let reap = last == u64::MAX;
         loop {
-            let (f, more) = {
+            let (f, more, hint) = {
                 let c = &mut q.core;
                 // Through later DTOs whose completions arrived while an earlier one (an iWARP
                 // RDMA READ) still waited for its own.
@@ -391,13 +416,14 @@ impl RingShared {
                 // Whether the next DTO may finish too. A completion arriving meanwhile
                 // finishes what it made finishable itself (`done`, the teardown's reaping).
                 let more = c.tail != c.head && c.tail <= last;
+                let hint = more && c.reports_next(last, reap);
                 let f = Finished {
                     report,
                     lmrs,
                     rmr,
                     stale,
                 };
-                (f, more)
+                (f, more, hint)
             };
             drop(q);
             for l in f.lmrs.as_slice() {
@@ -410,7 +436,7 @@ impl RingShared {
             drop(f.stale);
             if let Some(r) = f.report {
                 self.evd
-                    .post_ref(&r.event(self.ep_handle.load(Ordering::Relaxed)));
+                    .post_ref(&r.event(self.ep_handle.load(Ordering::Relaxed)), hint);
             }
             if !more {
                 return;
@@ -496,8 +522,8 @@ pub(crate) struct DtoRing {
     pub(crate) pool: Arc<WrPool<RingShared>>,
     /// SGEs per work request of the queue.
     pub(super) max_sge: u32,
-    /// The QP's transport has no RDMA WRITE with immediate (iWARP): such posts get
-    /// `-EOPNOTSUPP`. Decided once, when the EP is made ([`DtoRing::for_iwarp`]).
+    /// The QP's transport has no immediate data (iWARP): RDMA WRITEs and SENDs with
+    /// immediate get `-EOPNOTSUPP`. Decided once, when the EP is made ([`DtoRing::for_iwarp`]).
     pub(super) no_write_imm: bool,
     /// The device runs no atomic operations: `FetchAdd` and `CmpSwap` are refused
     /// (`EOPNOTSUPP`).

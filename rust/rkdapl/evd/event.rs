@@ -127,6 +127,11 @@ pub struct DtoEvent {
     /// The rkey a peer's SEND with invalidate ended, for the RECV it consumed (that RMR is
     /// unbound by now).
     pub invalidated_rkey: Option<u32>,
+    /// kDAPL's "more events follow" upcall hint: handed to an upcall, another DTO completion
+    /// of the same EP queue follows right after this one (its CQ completion finished several
+    /// DTOs), so the consumer may coalesce its work until an event without it. Never set when
+    /// none follows; left clear on queued events and where the provider cannot tell.
+    pub more: bool,
 }
 
 /// An asynchronous event on the IA's async EVD (DAT's `DAT_ASYNCH_ERROR_EVENT_DATA`), other

@@ -16,10 +16,15 @@
 //! rdma_cm id's handler, or a connection request's upcall, which may sleep. An upcall that
 //! finds all 256 slots taken runs unmarked, with a warning in the kernel log (the calls it must
 //! not make are then not refused there).
+//!
+//! A mark takes the lowest free slot, and the lookup scans only the slots below the highest one
+//! ever taken ([`HIGH`]): as many as upcalls ever ran at once, not the whole table. The lookup
+//! is on the data path (`rkdapl_evd_wait` refuses to wait inside an upcall): a scan of all 256
+//! slots was 962 instructions per DTO under `make profile`, 40% of rkdapl's own.
 
 use core::{
     ptr,
-    sync::atomic::{AtomicPtr, Ordering},
+    sync::atomic::{AtomicPtr, AtomicUsize, Ordering},
 };
 use kernel::{bindings, pr_warn_once, prelude::*, task::Task};
 
@@ -29,6 +34,12 @@ const SLOTS: usize = 256;
 /// The task of each upcall in progress, NULL in a free slot.
 static TASKS: [AtomicPtr<bindings::task_struct>; SLOTS] =
     [const { AtomicPtr::new(ptr::null_mut()) }; SLOTS];
+
+/// One more than the highest slot of [`TASKS`] ever taken; never decreases.
+///
+/// A task that took slot `i` raised it to at least `i + 1` before it returned from
+/// [`Mark::enter`], so its own lookups (program order) see its slot inside the bound.
+static HIGH: AtomicUsize = AtomicUsize::new(0);
 
 /// The mark of the current task for the duration of one upcall.
 ///
@@ -48,6 +59,9 @@ impl Mark {
             if t.compare_exchange(ptr::null_mut(), me, Ordering::Relaxed, Ordering::Relaxed)
                 .is_ok()
             {
+                if HIGH.load(Ordering::Relaxed) <= i {
+                    HIGH.fetch_max(i + 1, Ordering::Relaxed);
+                }
                 // INVARIANT: The slot was free and now holds this task.
                 return Mark { slot: Some(i) };
             }
@@ -70,12 +84,17 @@ impl Drop for Mark {
 
 /// Whether the current task is inside an upcall. Any context.
 ///
-/// Relaxed loads suffice: a slot holds the current task only if this task stored it (and a
-/// task sees its own stores); a slot freed by a task that exited was freed before the exit, so
+/// Relaxed loads suffice: a slot holds the current task only if this task stored it, and
+/// raised [`HIGH`] above it, before (and a task sees its own stores); a slot freed by a task that exited was freed before the exit, so
 /// a new task at the same address cannot see it.
 pub(crate) fn in_upcall() -> bool {
     let me = Task::current_raw();
-    TASKS.iter().any(|t| t.load(Ordering::Relaxed) == me)
+    let high = HIGH.load(Ordering::Relaxed);
+    TASKS
+        .get(..high)
+        .unwrap_or(&TASKS)
+        .iter()
+        .any(|t| t.load(Ordering::Relaxed) == me)
 }
 
 /// `Ok` outside an upcall. Any context.
@@ -100,6 +119,7 @@ mod tests {
         assert!(!in_upcall());
         assert_eq!(refuse_in_upcall(), Ok(()));
         let outer = Mark::enter();
+        assert!(outer.slot.is_some_and(|i| i < HIGH.load(Ordering::Relaxed)));
         assert!(in_upcall());
         assert_eq!(refuse_in_upcall(), Err(EDEADLK));
         // Nested upcalls (an upcall whose call delivers another event) take a slot each.
@@ -116,6 +136,8 @@ mod tests {
         for _ in 0..SLOTS {
             assert!(marks.push(Mark::enter(), GFP_KERNEL).is_ok());
         }
+        // Every slot, the last too, is inside the lookup's bound.
+        assert_eq!(HIGH.load(Ordering::Relaxed), SLOTS);
         let extra = Mark::enter();
         assert!(extra.slot.is_none());
         drop(extra);

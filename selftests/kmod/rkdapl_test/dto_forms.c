@@ -278,7 +278,66 @@ void dto_forms(struct bctx *b)
 			     why);
 	tap(!r, "rdma_write_imm of 0 bytes carries only the immediate data (7)", "%d %s: %s", r,
 	    ename(r), why);
+
+	/* --- SEND with immediate: the bytes land in the RECV, which reports WITH_IMM only --- */
+	memset(rbuf, 0, PAGE_SIZE);
+	rkdapl_lmr_sync_rdma_read(lmr_r, 0, PAGE_SIZE);
+	pat_fill(b->bufb, 0, 200, 0x5e5e);
+	rkdapl_lmr_sync_rdma_read(b->lmr_b, 0, 200);
+	rc = srv_recv(b, lmr_r, 0, 256, why);
+	t1 = (struct rkdapl_lmr_triplet){ b->lmr_b, 0, 200 };
+	c = next_cookie(b->c);
+	r = rc ? rkdapl_post_send_imm(b->c->ep, &t1, 1, IMM1 ^ 0xff, c,
+				      RKDAPL_COMPLETION_SOLICITED_WAIT) : -EIO;
+	r = r ?: dto_expect(b->c, c, RKDAPL_DTO_SEND_IMM, 200, why);
+	r = r ?: recv_expect(b, rc, 200, RKDAPL_EVENT_WITH_IMM, IMM1 ^ 0xff, 0, why);
+	rkdapl_lmr_sync_rdma_write(lmr_r, 0, PAGE_SIZE);
+	off = pat_check(rbuf, 0, 200, 0x5e5e);
+	if (!r && off >= 0)
+		snprintf(why, WHY, "first wrong byte of the RECV at %lld", off), r = -EIO;
+	tap(!r, "send_imm (solicited): 200 bytes land in the peer's RECV, which reports WITH_IMM (not RDMA_WRITE_IMM), 0xfeedf0f2 and 200 bytes; the sender's event says SEND_IMM",
+	    "%d %s: %s", r, ename(r), why);
+
+	/* only the immediate data, and in a chain behind a SEND */
+	rc = srv_recv(b, lmr_r, 0, 256, why);
+	c = next_cookie(b->c);
+	r = rc ? rkdapl_post_send_imm(b->c->ep, NULL, 0, 0, c, 0) : -EIO;
+	r = r ?: dto_expect(b->c, c, RKDAPL_DTO_SEND_IMM, 0, why);
+	r = r ?: recv_expect(b, rc, 0, RKDAPL_EVENT_WITH_IMM, 0, 0, why);
+	tap(!r, "send_imm of 0 bytes carries only the immediate data (0, WITH_IMM set)", "%d %s: %s",
+	    r, ename(r), why);
+	{
+		struct rkdapl_dto d[2] = {
+			{ .op = RKDAPL_DTO_SEND, .iov = &t1, .num_iov = 1,
+			  .cookie = next_cookie(b->c) },
+			{ .op = RKDAPL_DTO_SEND_IMM, .iov = &t1, .num_iov = 1, .immediate = 0x1234,
+			  .flags = RKDAPL_COMPLETION_SOLICITED_WAIT, .cookie = next_cookie(b->c) },
+		};
+		u64 rc2;
+		u32 posted = ~0u;
+
+		rc = srv_recv(b, lmr_r, 0, 256, why);
+		rc2 = rc ? srv_recv(b, lmr_r, 256, 256, why) : 0;
+		r = rc2 ? rkdapl_post_chain(b->c->ep, d, 2, &posted) : -EIO;
+		if (!r && posted != 2)
+			snprintf(why, WHY, "posted %u", posted), r = -EIO;
+		r = r ?: dto_expect(b->c, d[0].cookie, RKDAPL_DTO_SEND, 200, why);
+		r = r ?: dto_expect(b->c, d[1].cookie, RKDAPL_DTO_SEND_IMM, 200, why);
+		r = r ?: recv_expect(b, rc, 200, 0, 0, 0, why);
+		r = r ?: recv_expect(b, rc2, 200, RKDAPL_EVENT_WITH_IMM, 0x1234, 0, why);
+		rkdapl_lmr_sync_rdma_write(lmr_r, 0, PAGE_SIZE);
+		if (!r && (pat_check(rbuf, 0, 200, 0x5e5e) >= 0 ||
+			   pat_check(rbuf + 256, 0, 200, 0x5e5e) >= 0))
+			snprintf(why, WHY, "received bytes differ"), r = -EIO;
+		tap(!r, "post_chain of SEND, SEND_IMM (solicited): two RECVs, the second with WITH_IMM and 0x1234; every byte arrived",
+		    "%d %s: %s", r, ename(r), why);
+	}
 no_imm:
+	expect(rkdapl_post_send_imm(NULL, &t1, 1, 1, c, 0), -EINVAL, "post_send_imm(NULL EP)");
+	expect(rkdapl_post_send_imm(b->c->ep, NULL, 1, 1, c, 0), -EINVAL,
+	       "post_send_imm(NULL iov, 1 entry)");
+	expect(rkdapl_post_send_imm(b->c->ep, &t1, 1, 1, c, 1u << 5), -EINVAL,
+	       "post_send_imm(unknown flag)");
 	expect(rkdapl_post_rdma_write_imm(b->c->ep, &t1, 1, NULL, 1, c, 0), -EINVAL,
 	       "post_rdma_write_imm(NULL remote)");
 	expect(rkdapl_post_rdma_write_imm(NULL, &t1, 1, &rt, 1, c, 0), -EINVAL,

@@ -131,6 +131,19 @@ void iwarp_tests(struct bctx *b)
 	r0 = (struct rkdapl_rmr_triplet){ rt.address, rt.rkey, 0, 0 };
 	expect(rkdapl_post_rdma_write_imm(b->c->ep, NULL, 0, &r0, 5, c, 0), -EOPNOTSUPP,
 	       "iWARP: post_rdma_write_imm of 0 bytes -> -EOPNOTSUPP");
+	/* SEND with immediate too (no immediate data on iWARP), alone or in a chain */
+	expect(rkdapl_post_send_imm(b->c->ep, &t, 1, 5, c, RKDAPL_COMPLETION_SOLICITED_WAIT),
+	       -EOPNOTSUPP, "iWARP: post_send_imm -> -EOPNOTSUPP");
+	expect(rkdapl_post_send_imm(b->c->ep, NULL, 0, 5, c, 0), -EOPNOTSUPP,
+	       "iWARP: post_send_imm of 0 bytes -> -EOPNOTSUPP");
+	memset(d, 0, sizeof(d));
+	d[0] = (struct rkdapl_dto){ .op = RKDAPL_DTO_SEND_IMM, .iov = &t, .num_iov = 1,
+				    .immediate = 5, .cookie = c };
+	posted = ~0u;
+	r = rkdapl_post_chain(b->c->ep, d, 1, &posted);
+	tap(r == -EOPNOTSUPP && posted == 0, "iWARP: post_chain of a SEND_IMM -> -EOPNOTSUPP, 0 posted",
+	    "%d %s, posted %u", r, ename(r), posted);
+	posted = ~0u;
 
 	/* a chain stops at it: the WRITE before is posted, the one after is not */
 	pat_fill(b->bufb, 0, 1536, 0x1717);

@@ -137,7 +137,7 @@ const char *opname(u32 op)
 {
 	static const char *const n[] = {
 		"?", "SEND", "RECV", "RDMA_WRITE", "RDMA_READ", "RMR_BIND", "RMR_UNBIND",
-		"RDMA_WRITE_IMM", "SEND_INVALIDATE", "FETCH_ADD", "CMP_SWAP",
+		"RDMA_WRITE_IMM", "SEND_INVALIDATE", "FETCH_ADD", "CMP_SWAP", "SEND_IMM",
 	};
 	return op < ARRAY_SIZE(n) ? n[op] : "?";
 }

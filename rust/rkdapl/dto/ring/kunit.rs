@@ -17,11 +17,11 @@ mod tests {
     use super::super::{DtoRing, KeepAlive, RingCore, Slot};
     use crate::{
         dto::{DtoOp, DtoStats, DtoStatus, RecvFlag, RecvFlags},
-        evd::{AsyncSlot, Evd, Event, EventType},
+        evd::{AsyncSlot, Evd, Event, EventType, UpcallFn, UpcallPolicy},
     };
     use core::{
         fmt,
-        sync::atomic::{AtomicU32, Ordering},
+        sync::atomic::{AtomicU32, AtomicU64, Ordering},
     };
     use kernel::{prelude::*, str::CString, sync::Arc};
 
@@ -581,6 +581,103 @@ mod tests {
         r.reap_all();
         assert_eq!(cookies(&e)?[..], [6]);
         assert_eq!(r.stats().in_flight(), 0);
+        Ok(())
+    }
+
+    /// An upcall that records, by cookie (below 64), which events it got and which of them
+    /// had the "more events follow" hint.
+    #[derive(Default)]
+    struct Hints {
+        seen: AtomicU64,
+        more: AtomicU64,
+    }
+
+    impl UpcallFn for Hints {
+        fn call(&self, ev: &Event, more: bool) {
+            if let Event::Dto(d) = ev {
+                let bit = 1u64 << (d.cookie & 63);
+                self.seen.fetch_or(bit, Ordering::Relaxed);
+                if more {
+                    self.more.fetch_or(bit, Ordering::Relaxed);
+                }
+            }
+        }
+    }
+
+    impl Hints {
+        /// `(seen, more)` since the last take, as bit masks of cookies.
+        fn take(&self) -> (u64, u64) {
+            (
+                self.seen.swap(0, Ordering::Relaxed),
+                self.more.swap(0, Ordering::Relaxed),
+            )
+        }
+    }
+
+    /// The bit mask of `cookies`.
+    fn bits(cookies: &[u64]) -> u64 {
+        cookies.iter().fold(0u64, |m, c| m | 1u64 << c)
+    }
+
+    #[test]
+    fn an_upcall_hears_more_events_follow_on_all_but_the_last() -> Result {
+        let (r, e) = ring(16, 64)?;
+        let h = Arc::new(Hints::default(), GFP_KERNEL)?;
+        let f: Arc<dyn UpcallFn> = h.clone();
+        e.modify_upcall(UpcallPolicy::SingleInstance, Some(f))?;
+        let suppress = |idx: u32| {
+            with(&r, 64, |c| {
+                if let Some(s) = c.slot(idx) {
+                    s.suppress = true;
+                }
+            })
+        };
+        // One completion finishes six DTOs; 3 and 6 succeeded suppressed (no event). Each
+        // event but the last one reported has the hint, also across the silent 3.
+        for cookie in 1..=6 {
+            let (idx, _) = send(&r, 64, cookie)?;
+            if cookie == 3 || cookie == 6 {
+                suppress(idx)?;
+            }
+        }
+        r.shared().finish_through(6);
+        assert_eq!(h.take(), (bits(&[1, 2, 4, 5]), bits(&[1, 2, 4])));
+        // A completion finishes only what it covers: no hint for a DTO after it.
+        send(&r, 64, 7)?;
+        send(&r, 64, 8)?;
+        r.shared().finish_through(7);
+        assert_eq!(h.take(), (bits(&[7]), 0));
+        r.shared().finish_through(8);
+        assert_eq!(h.take(), (bits(&[8]), 0));
+        // iWARP: a SEND, then a READ still waiting for its own completion, then a SEND whose
+        // completion arrived: the first SEND's event has no hint (the READ stops the finish).
+        with(&r, 64, |c| c.late_reads = true)?;
+        send(&r, 64, 9)?;
+        let (read, _) = post(&r, 64, DtoOp::RdmaRead, 10, 1)?;
+        let (last, _) = send(&r, 64, 11)?;
+        let seq = with(&r, 64, |c| c.arrived(last))?.ok_or(EINVAL)?;
+        r.shared().finish_through(seq);
+        assert_eq!(h.take(), (bits(&[9]), 0));
+        // The READ's completion finishes it and the SEND behind it: the READ's has the hint.
+        let seq = with(&r, 64, |c| c.arrived(read))?.ok_or(EINVAL)?;
+        r.shared().finish_through(seq);
+        assert_eq!(h.take(), (bits(&[10, 11]), bits(&[10])));
+        // The teardown's reaping of what is left: the same rule.
+        for cookie in 12..=14 {
+            send(&r, 64, cookie)?;
+        }
+        r.reap_all();
+        assert_eq!(h.take(), (bits(&[12, 13, 14]), bits(&[12, 13])));
+        // Queued events never have it.
+        e.modify_upcall(UpcallPolicy::Disable, None)?;
+        send(&r, 64, 15)?;
+        send(&r, 64, 16)?;
+        r.shared().finish_through(16);
+        let mut more = 0;
+        while let Ok(ev) = e.dequeue() {
+            more += u32::from(matches!(ev, Event::Dto(d) if d.more));
+        }
+        assert_eq!(more, 0);
         Ok(())
     }
 

@@ -482,8 +482,8 @@ impl WrCompletion for RingShared {
         };
         if let (Some(rkey), Some(pz)) = (inv_rkey, self.pz.as_ref()) {
             // The device invalidated the rkey before completing the RECV; end the grant first,
-            // so that a consumer seeing the event finds the RMR unbound. Completions run in
-            // process context (`IB_POLL_WORKQUEUE`), where the RMR's mutex may be taken.
+            // so that a consumer seeing the event finds the RMR unbound. Outside the ring's
+            // lock: the RMR's spinlock is taken before it (bind and unbind), never after.
             if let Some(rmr) = pz.take_grant(rkey) {
                 rmr.remote_invalidated(rkey);
             }

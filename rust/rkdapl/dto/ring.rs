@@ -274,12 +274,37 @@ impl RingCore {
     }
 }
 
+/// A consumer's handler of finished DTOs, called instead of posting their events to an EVD
+/// (the Rust API's typed EPs, `crate::api::TypedEp`).
+pub(crate) trait DtoHandler: Send + Sync {
+    /// The DTO `ev` finished. `suppressed`: it succeeded and was posted with
+    /// `RKDAPL_COMPLETION_SUPPRESS`, so it reports no event (the handler only takes back
+    /// what its cookie stands for). `more`: this call goes on to finish the next DTO of the
+    /// same queue (a consumer may coalesce its work until a call without it).
+    ///
+    /// Called once for every DTO of the ring that finishes, but never for one a failed post
+    /// call left behind (its caller got the error). Called from the context that finishes the
+    /// DTO, with no rkdapl lock held: the CQ's completion work (process context, the CQs poll
+    /// on a workqueue), or the EP's teardown, reset or device removal (process context) for
+    /// flushed and reaped DTOs. One call at a time per ring, in posting order.
+    fn done(&self, ev: &DtoEvent, suppressed: bool, more: bool);
+}
+
+/// Where a ring reports its finished DTOs.
+#[derive(Clone)]
+pub(crate) enum DtoSink {
+    /// As events on the EP's DTO EVD (queued, or handed to its upcall).
+    Evd(Arc<Evd>),
+    /// To a consumer's handler directly: no event queue, no EVD lock.
+    Handler(Arc<dyn DtoHandler>),
+}
+
 /// What the completion path of a ring needs: the owner of its pool of contexts.
 #[pin_data]
 pub(crate) struct RingShared {
     #[pin]
     pub(super) q: SpinLockIrq<RingState>,
-    evd: Arc<Evd>,
+    sink: DtoSink,
     /// The EP's PZ, for the receive queue: a SEND with invalidate ends the grant it names.
     pz: Option<Arc<Pz>>,
     ep_handle: AtomicUsize,
@@ -290,6 +315,8 @@ pub(crate) struct RingShared {
 /// What the event of a finished DTO reports, taken out under the ring's lock; the event itself
 /// is made only when it is posted, outside the lock, so that it is not moved on the way (`make profile`: about 60 instructions per DTO).
 struct Report {
+    /// It succeeded with `RKDAPL_COMPLETION_SUPPRESS` (reported to a handler only).
+    suppressed: bool,
     op: DtoOp,
     status: DtoStatus,
     cookie: u64,
@@ -303,7 +330,13 @@ impl Report {
     /// The event, naming the EP by `ep`.
     #[inline]
     fn event(&self, ep: usize) -> Event {
-        Event::Dto(DtoEvent {
+        Event::Dto(self.dto_event(ep))
+    }
+
+    /// The event's DTO part, naming the EP by `ep`.
+    #[inline]
+    fn dto_event(&self, ep: usize) -> DtoEvent {
+        DtoEvent {
             ep,
             cookie: self.cookie,
             status: self.status,
@@ -312,7 +345,7 @@ impl Report {
             immediate: self.flags.contains(RecvFlag::WithImm).then_some(self.imm),
             by_rdma_write_imm: self.flags.contains(RecvFlag::RdmaWriteImm),
             invalidated_rkey: (self.flags.contains(RecvFlag::Invalidated)).then_some(self.inv_rkey),
-        })
+        }
     }
 }
 
@@ -373,8 +406,12 @@ impl RingShared {
                     0
                 };
                 let (op, status, cookie) = (s.op, s.status, s.cookie);
-                let silent = s.silent || (s.suppress && status == DtoStatus::Success);
+                let suppressed = s.suppress && status == DtoStatus::Success;
+                // A handler takes back the cookie of a suppressed DTO too; an EVD reports
+                // nothing for it.
+                let silent = s.silent || (suppressed && matches!(self.sink, DtoSink::Evd(_)));
                 let report = (!silent).then(|| Report {
+                    suppressed,
                     op,
                     status,
                     cookie,
@@ -409,8 +446,17 @@ impl RingShared {
             drop(f.rmr);
             drop(f.stale);
             if let Some(r) = f.report {
-                self.evd
-                    .post_ref(&r.event(self.ep_handle.load(Ordering::Relaxed)));
+                let ep = self.ep_handle.load(Ordering::Relaxed);
+                match &self.sink {
+                    DtoSink::Evd(evd) => evd.post_ref(&r.event(ep)),
+                    DtoSink::Handler(h) => {
+                        // Calls that must not be made from the completion context (freeing
+                        // the EP, waiting on an EVD) are refused or deferred meanwhile.
+                        let mark = crate::evd::in_upcall::Mark::enter();
+                        h.done(&r.dto_event(ep), r.suppressed, more);
+                        drop(mark);
+                    }
+                }
             }
             if !more {
                 return;
@@ -426,10 +472,13 @@ impl RingShared {
         self.ep_handle.load(Ordering::Relaxed)
     }
 
-    /// The C handle of the EVD this ring's completions go to (0 for the Rust API's). Any
-    /// context.
+    /// The C handle of the EVD this ring's completions go to (0 for the Rust API's, and for
+    /// a handler). Any context.
     pub(crate) fn evd_handle(&self) -> usize {
-        self.evd.handle()
+        match &self.sink {
+            DtoSink::Evd(evd) => evd.handle(),
+            DtoSink::Handler(_) => 0,
+        }
     }
 }
 
@@ -509,7 +558,7 @@ pub(crate) struct DtoRing {
 
 impl DtoRing {
     /// `n` contexts for a queue of `depth` work requests of `max_sge` SGEs each, of EP number
-    /// `ep_id`, whose completions go to `evd`. `pz` is given for a receive queue: completions
+    /// `ep_id`, whose completions go to `sink`. `pz` is given for a receive queue: completions
     /// of SENDs with invalidate end the grant of that PZ they name. Process context.
     ///
     /// # Errors
@@ -520,7 +569,7 @@ impl DtoRing {
         depth: u32,
         max_sge: u32,
         ep_id: u32,
-        evd: Arc<Evd>,
+        sink: DtoSink,
         pz: Option<Arc<Pz>>,
     ) -> Result<DtoRing> {
         let n = n.clamp(1, u32::from(u16::MAX));
@@ -552,7 +601,7 @@ impl DtoRing {
                     },
                     "rkdapl_dto_ring"
                 ),
-                evd,
+                sink,
                 pz,
                 ep_handle: AtomicUsize::new(0),
                 ep_id,

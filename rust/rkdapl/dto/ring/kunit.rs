@@ -14,7 +14,7 @@ use kernel::prelude::kunit_tests;
 
 #[kunit_tests(rkdapl_ring)]
 mod tests {
-    use super::super::{DtoRing, KeepAlive, RingCore, Slot};
+    use super::super::{DtoRing, DtoSink, KeepAlive, RingCore, Slot};
     use crate::{
         dto::{DtoOp, DtoStats, DtoStatus, RecvFlag, RecvFlags},
         evd::{AsyncSlot, Evd, Event, EventType},
@@ -32,7 +32,7 @@ mod tests {
     /// completions go to.
     fn ring(n: u32, depth: u32) -> Result<(DtoRing, Arc<Evd>)> {
         let evd = Evd::unlisted(64, AsyncSlot::new()?)?;
-        let r = DtoRing::new(n, depth, 4, 0, evd.clone(), None)?;
+        let r = DtoRing::new(n, depth, 4, 0, DtoSink::Evd(evd.clone()), None)?;
         r.set_ep_handle(EP);
         Ok((r, evd))
     }

@@ -106,8 +106,9 @@ impl Slot {
         }
     }
 
-    /// Records a failed work request of the DTO: the first error is the one reported.
-    fn fail(&mut self, wc: &Wc, ep_id: u32) {
+    /// Records a failed work request of the DTO: the first error is the one reported. The log
+    /// line shows the cookie if `show_cookie` (not a typed EP's: it is a kernel pointer).
+    fn fail(&mut self, wc: &Wc, ep_id: u32, show_cookie: bool) {
         let status = DtoStatus::from_wc(wc);
         if self.status == DtoStatus::Success {
             self.status = status;
@@ -116,7 +117,7 @@ impl Slot {
             trace::log_dto_error(
                 ep_id,
                 self.op as u32,
-                self.cookie,
+                if show_cookie { self.cookie } else { 0 },
                 status as i32,
                 wc.status_raw(),
             );
@@ -491,7 +492,7 @@ impl WrCompletion for RingShared {
             if !wc.is_ok() {
                 let mut q = self.q.lock();
                 if let Some(s) = q.core.slot(idx) {
-                    s.fail(wc, self.ep_id);
+                    s.fail(wc, self.ep_id, matches!(self.sink, DtoSink::Evd(_)));
                 }
             }
             // Otherwise cannot happen: these work requests are unsignalled.
@@ -517,7 +518,7 @@ impl WrCompletion for RingShared {
             return;
         };
         if !wc.is_ok() {
-            s.fail(wc, self.ep_id);
+            s.fail(wc, self.ep_id, matches!(self.sink, DtoSink::Evd(_)));
         } else if s.op == DtoOp::Recv {
             // For an RDMA WRITE with immediate, the length the peer wrote to its grant.
             s.len = u64::from(wc.byte_len());

@@ -164,7 +164,7 @@ impl<H: EpHandler> DtoHandler for Deliver<H> {
 /// Every cookie of a DTO posted on `ep` came from `H::Context::into_foreign`: only this type
 /// posts on `ep` (it is not handed out: it has no C handle, takes no RMR bind and no SRQ), and
 /// it posts only contexts. Each such pointer is taken back once with `from_foreign`: by
-/// [`Deliver::done`] when the DTO finishes, or by the post call that did not post it.
+/// `Deliver::done` when the DTO finishes, or by the post call that did not post it.
 pub struct TypedEp<H: EpHandler> {
     ep: Arc<ep::Ep>,
     handler: Arc<Deliver<H>>,

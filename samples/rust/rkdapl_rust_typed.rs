@@ -110,9 +110,11 @@ struct Side {
     more: AtomicU32,
     /// With `hold`: flushed completions after which the handler reports (0: none).
     report_at: AtomicU32,
-    /// Completed when `ok` reaches `timed_at` (0: not timing).
+    /// Completed when `seen` (completions not flushed, good or bad) reaches `timed_at` (0:
+    /// not timing).
     timed: Arc<Done>,
     timed_at: AtomicU32,
+    seen: AtomicU32,
 }
 
 impl Side {
@@ -126,6 +128,7 @@ impl Side {
             report_at: AtomicU32::new(0),
             timed: Arc::pin_init(Done::new(), GFP_KERNEL)?,
             timed_at: AtomicU32::new(0),
+            seen: AtomicU32::new(0),
         })
     }
 
@@ -158,12 +161,14 @@ impl EpHandler for Side {
         if more {
             self.more.fetch_add(1, Ordering::Relaxed);
         }
+        if c.status != DtoStatus::Flushed
+            && self.seen.fetch_add(1, Ordering::AcqRel) + 1 == self.timed_at.load(Ordering::Acquire)
+        {
+            self.timed.complete_all();
+        }
         match c.status {
             DtoStatus::Success if self.good(&c) => {
-                let ok = self.ok.fetch_add(1, Ordering::AcqRel) + 1;
-                if ok == self.timed_at.load(Ordering::Acquire) {
-                    self.timed.complete_all();
-                }
+                self.ok.fetch_add(1, Ordering::AcqRel);
             }
             DtoStatus::Flushed => {
                 let n = self.flushed.fetch_add(1, Ordering::AcqRel) + 1;
@@ -333,10 +338,15 @@ fn pair_up(
 /// server's handler saw the last RECV complete.
 fn timed_typed(client: &TypedEp<Side>, server: &TypedEp<Side>, tx: &Lmr, n: u32) -> Result<u64> {
     let sh = server.handler();
-    post_recvs(server, TIMED_MSG, n)?;
-    sh.timed_at
-        .store(sh.ok.load(Ordering::Acquire) + n, Ordering::Release);
+    let rx = sh.rx.as_ref().ok_or(EINVAL)?;
     let at = u64::from(TIMED_MSG) * SLOT as u64;
+    for _ in 0..n {
+        server
+            .post_recv(&[rx.segment(at, SLOT as u64)], Io::new(TIMED_MSG)?)
+            .map_err(|(e, _)| e)?;
+    }
+    sh.timed_at
+        .store(sh.seen.load(Ordering::Acquire) + n, Ordering::Release);
     let seg = [tx.segment(at, msg_len(TIMED_MSG) as u64)];
     let start = Instant::<Monotonic>::now();
     for _ in 0..n {
@@ -374,8 +384,8 @@ fn timed_untyped(
     let got = Arc::new(AtomicU32::new(0), GFP_KERNEL)?;
     let (d, g) = (done.clone(), got.clone());
     s_dto.set_upcall(UpcallPolicy::Many, move |ev: &mut Event| {
-        if ev.dto_status() == Some(DtoStatus::Success) && g.fetch_add(1, Ordering::AcqRel) + 1 == n
-        {
+        // Every DTO completion counts, so that a failed one cannot leave the wait hanging.
+        if ev.kind() == EventType::DtoCompletion && g.fetch_add(1, Ordering::AcqRel) + 1 == n {
             d.complete_all();
         }
     })?;

@@ -45,7 +45,7 @@ rust_suite() {
 # each DTO carrying a KBox context that comes back in its completion (the server's handler
 # compares every byte in the completion context); refused posts give their contexts back; RECVs
 # left posted complete FLUSHED to the handler on the disconnect; every context made is dropped
-# once (counted in the module: made == dropped). A timed run of 1024 SENDs prints the time per
+# once (counted in the module: made == dropped). A timed run of 4096 SENDs prints the time per
 # DTO of the typed EPs and of untyped EPs with EVD upcalls (not checked: the debug kernel's figures
 # are for comparison only). Nothing of it is left in rdma res; rmmod.
 rust_typed_suite() {

@@ -33,6 +33,8 @@ SUITE_ROWS=(
 	"rust         one   yes    rust_suite            -"
 	"rust         one   yes    rust_layer_suite      -"
 	"rust         one   yes    rust_layer_leak       -"
+	"rust         one   yes    rust_typed_suite      -"
+	"rust         one   yes    rust_typed_removal    -"
 	"blockdev     one   yes    suite_blockdev        -"
 	"inject       b     no     inject_suite          inject_suite"
 	"netns        b     yes    netns_suite           netns_suite"

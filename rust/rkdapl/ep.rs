@@ -29,7 +29,7 @@ use crate::rdma::{
 use crate::{
     cm::{CmTarget, EpCmId},
     debugfs::EpView,
-    dto::{Completion, Dto, DtoRing, KeepAlive, QpOwner, RingShared, Segment},
+    dto::{Completion, Dto, DtoHandler, DtoRing, DtoSink, KeepAlive, QpOwner, RingShared, Segment},
     evd::{Evd, EventType},
     ia::Ia,
     lmr::Lmr,
@@ -121,6 +121,8 @@ pub(crate) struct Ep {
     pub(crate) pz: Arc<Pz>,
     pub(crate) attr: EpAttr,
     pub(crate) conn_evd: Arc<Evd>,
+    /// The EVD of its DTO completions; for an EP whose DTOs report to a handler
+    /// ([`Ep::with_handler`]), its connection EVD, which then gets no DTO event.
     pub(crate) dto_evd: Arc<Evd>,
     /// The send and receive CQs, until the EP is freed or its device removed.
     #[pin]
@@ -169,6 +171,37 @@ impl Ep {
         conn_evd: Arc<Evd>,
         attr: EpAttr,
     ) -> Result<Arc<Ep>> {
+        let sink = DtoSink::Evd(dto_evd.clone());
+        Self::with_sink(pz, dev, sink, dto_evd, conn_evd, attr)
+    }
+
+    /// Creates an EP as [`Ep::new`] whose finished DTOs go to `handler` instead of an EVD
+    /// (called from the completion context, see [`DtoHandler::done`]); connection events
+    /// go to `conn_evd`. May sleep.
+    ///
+    /// # Errors
+    ///
+    /// As [`Ep::new`].
+    pub(crate) fn with_handler(
+        pz: Arc<Pz>,
+        dev: &Bound<'_>,
+        handler: Arc<dyn DtoHandler>,
+        conn_evd: Arc<Evd>,
+        attr: EpAttr,
+    ) -> Result<Arc<Ep>> {
+        let sink = DtoSink::Handler(handler);
+        Self::with_sink(pz, dev, sink, conn_evd.clone(), conn_evd, attr)
+    }
+
+    /// [`Ep::new`] with its DTOs reported to `sink`.
+    fn with_sink(
+        pz: Arc<Pz>,
+        dev: &Bound<'_>,
+        sink: DtoSink,
+        dto_evd: Arc<Evd>,
+        conn_evd: Arc<Evd>,
+        attr: EpAttr,
+    ) -> Result<Arc<Ep>> {
         let ia = pz.ia.clone();
         let a = ia.attrs();
         let attr = attr.resolve(&a)?;
@@ -179,7 +212,7 @@ impl Ep {
             sq_depth,
             a.max_send_sge.min(a.max_sge_rd),
             id,
-            dto_evd.clone(),
+            sink.clone(),
             None,
         )?;
         // iWARP's rules, decided once per EP (`crate::dto::DtoRing::for_iwarp`).
@@ -194,7 +227,7 @@ impl Ep {
             attr.max_recv_dtos,
             a.max_recv_sge,
             id,
-            dto_evd.clone(),
+            sink,
             Some(pz.clone()),
         )?;
         // The CQs' errors go to the IA's async EVD, naming the EP (`ep/qp_events.rs`).

@@ -21,6 +21,11 @@
 //! - events, operations, statuses and states are enums; upcalls are closures;
 //! - results are `Result`s with the C API's negative errnos as [`Error`]s.
 //!
+//! A consumer that keeps state per I/O uses a [`TypedEp`] instead of an [`Ep`]: each DTO carries
+//! a value of the consumer's own type ([`EpHandler::Context`]) that comes back in its
+//! [`Completion`], delivered to the consumer's [`EpHandler`] straight from the completion
+//! context, without an EVD queue.
+//!
 //! Events carry no C handles: [`Event::ep_id`] names the EP (its [`Ep::id`]), and a connection
 //! request's CR comes with its event ([`Event::take_cr`]).
 //!
@@ -40,7 +45,8 @@
 //!
 //! See `samples/rust/rkdapl_rust_sample.rs`: a loopback connection through a PSP, an RMR grant,
 //! RDMA WRITE, READ and SEND/RECV with every byte checked, a chain with immediate data whose
-//! completions go to an upcall, and an LMR over pages.
+//! completions go to an upcall, and an LMR over pages; `samples/rust/rkdapl_rust_typed.rs`: a
+//! [`TypedEp`] whose DTOs carry boxed contexts, compared against what each moved.
 
 mod ep;
 mod evd;
@@ -54,6 +60,7 @@ mod psp;
 mod pz;
 mod rmr;
 mod srq;
+mod typed;
 
 pub use crate::rdma::cm::NetNs;
 pub use crate::rdma::cm::SockAddr;
@@ -81,6 +88,7 @@ pub use psp::{Cr, CrParam, Psp};
 pub use pz::Pz;
 pub use rmr::Rmr;
 pub use srq::{Srq, SrqParam};
+pub use typed::{Completion, EpHandler, PostError, TypedDto, TypedEp};
 
 /// Runs `free(&obj)` now, or, inside an upcall (where freeing waits for the context the upcall
 /// holds up: `crate::evd::in_upcall`), on the RDMA layer's deferral workqueue once the upcall

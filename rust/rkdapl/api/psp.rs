@@ -3,7 +3,7 @@
 //! Public service points and the connection requests they receive.
 
 use super::{Ep, Evd, Ia, SockAddr, MAX_PRIVATE_DATA};
-use crate::psp;
+use crate::{ep, psp};
 use kernel::{prelude::*, sync::Arc};
 
 /// A listening port (`rkdapl_psp_create`, DAT's `dat_psp_create`); connection requests arrive
@@ -104,8 +104,18 @@ impl Cr {
     /// this side saw the connection established (`rkdapl_cr_accept` in `include/rkdapl.h`).
     #[inline(never)]
     pub fn accept(
-        mut self,
+        self,
         ep: &Ep,
+        private_data: &[u8],
+    ) -> core::result::Result<(), (Error, Option<Cr>)> {
+        self.accept_on(&ep.0, private_data)
+    }
+
+    /// [`Cr::accept`] on the provider's EP `ep` (of an untyped or a typed EP).
+    #[inline(never)]
+    pub(super) fn accept_on(
+        mut self,
+        ep: &Arc<ep::Ep>,
         private_data: &[u8],
     ) -> core::result::Result<(), (Error, Option<Cr>)> {
         let Some((cr, _)) = self.cr.as_ref() else {
@@ -114,7 +124,7 @@ impl Cr {
         let r = if private_data.len() > MAX_PRIVATE_DATA {
             Err(EINVAL)
         } else {
-            cr.can_accept(&ep.0)
+            cr.can_accept(ep)
         };
         if let Err(e) = r {
             return Err((e, Some(self)));
@@ -122,7 +132,7 @@ impl Cr {
         let Some((cr, token)) = self.cr.take() else {
             return Err((EINVAL, None));
         };
-        cr.accept(token, &ep.0, private_data).map_err(|e| (e, None))
+        cr.accept(token, ep, private_data).map_err(|e| (e, None))
     }
 
     /// Rejects the request with `private_data` for the peer's PEER_REJECTED event

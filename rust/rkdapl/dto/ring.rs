@@ -106,8 +106,9 @@ impl Slot {
         }
     }
 
-    /// Records a failed work request of the DTO: the first error is the one reported.
-    fn fail(&mut self, wc: &Wc, ep_id: u32) {
+    /// Records a failed work request of the DTO: the first error is the one reported. The log
+    /// line shows the cookie if `show_cookie` (not a typed EP's: it is a kernel pointer).
+    fn fail(&mut self, wc: &Wc, ep_id: u32, show_cookie: bool) {
         let status = DtoStatus::from_wc(wc);
         if self.status == DtoStatus::Success {
             self.status = status;
@@ -116,7 +117,7 @@ impl Slot {
             trace::log_dto_error(
                 ep_id,
                 self.op as u32,
-                self.cookie,
+                if show_cookie { self.cookie } else { 0 },
                 status as i32,
                 wc.status_raw(),
             );
@@ -250,7 +251,9 @@ impl RingCore {
     /// events follow" hint, which must never be set without an event following (a consumer
     /// that coalesces its work until an event without it would wait forever). Walks the
     /// silent DTOs up to that one, so each DTO is looked at at most twice per finish.
-    pub(super) fn reports_next(&self, last: u64, reap: bool) -> bool {
+    /// `suppressed`: a successful DTO posted with completion suppress reports too (a handler
+    /// sink takes back its context).
+    pub(super) fn reports_next(&self, last: u64, reap: bool, suppressed: bool) -> bool {
         let (mut seq, mut idx) = (self.tail, self.tail_idx);
         while seq != self.head && seq <= last {
             let Some(s) = self.slots.get(idx as usize) else {
@@ -259,7 +262,7 @@ impl RingCore {
             if !reap && self.late(s.op) && !s.arrived && !s.silent {
                 return false;
             }
-            if !(s.silent || (s.suppress && s.status == DtoStatus::Success)) {
+            if !(s.silent || (!suppressed && s.suppress && s.status == DtoStatus::Success)) {
                 return true;
             }
             seq += 1;
@@ -298,12 +301,45 @@ impl RingCore {
     }
 }
 
+/// A consumer's handler of finished DTOs, called instead of posting their events to an EVD
+/// (the Rust API's typed EPs, `crate::api::TypedEp`).
+pub(crate) trait DtoHandler: Send + Sync {
+    /// The DTO `ev` finished. `suppressed`: it succeeded and was posted with
+    /// `RKDAPL_COMPLETION_SUPPRESS`, so it reports no event (the handler only takes back
+    /// what its cookie stands for). `more`: this call goes on to finish the next DTO of the
+    /// same queue (a consumer may coalesce its work until a call without it).
+    ///
+    /// Called once for every DTO of the ring that finishes, but never for one a failed post
+    /// call left behind (its caller got the error). Called from the context that finishes the
+    /// DTO, with no rkdapl lock held: the CQ's completion work (process context, the CQs poll
+    /// on a workqueue), or the EP's teardown, reset or device removal (process context) for
+    /// flushed and reaped DTOs. One call at a time per ring, in posting order.
+    fn done(&self, ev: &DtoEvent, suppressed: bool, more: bool);
+}
+
+/// Where a ring reports its finished DTOs.
+#[derive(Clone)]
+pub(crate) enum DtoSink {
+    /// As events on the EP's DTO EVD (queued, or handed to its upcall).
+    Evd(Arc<Evd>),
+    /// To a consumer's handler directly: no event queue, no EVD lock.
+    Handler(Arc<dyn DtoHandler>),
+}
+
+impl DtoSink {
+    /// Whether a successful DTO posted with completion suppress is reported to this sink: a
+    /// handler takes back its context; an EVD reports nothing for it.
+    fn takes_suppressed(&self) -> bool {
+        matches!(self, DtoSink::Handler(_))
+    }
+}
+
 /// What the completion path of a ring needs: the owner of its pool of contexts.
 #[pin_data]
 pub(crate) struct RingShared {
     #[pin]
     pub(super) q: SpinLockIrq<RingState>,
-    evd: Arc<Evd>,
+    sink: DtoSink,
     /// The EP's PZ, for the receive queue: a SEND with invalidate ends the grant it names.
     pz: Option<Arc<Pz>>,
     ep_handle: AtomicUsize,
@@ -314,6 +350,8 @@ pub(crate) struct RingShared {
 /// What the event of a finished DTO reports, taken out under the ring's lock; the event itself
 /// is made only when it is posted, outside the lock, so that it is not moved on the way (`make profile`: about 60 instructions per DTO).
 struct Report {
+    /// It succeeded with `RKDAPL_COMPLETION_SUPPRESS` (reported to a handler only).
+    suppressed: bool,
     op: DtoOp,
     status: DtoStatus,
     cookie: u64,
@@ -327,7 +365,13 @@ impl Report {
     /// The event, naming the EP by `ep`.
     #[inline]
     fn event(&self, ep: usize) -> Event {
-        Event::Dto(DtoEvent {
+        Event::Dto(self.dto_event(ep))
+    }
+
+    /// The event's DTO part, naming the EP by `ep`.
+    #[inline]
+    fn dto_event(&self, ep: usize) -> DtoEvent {
+        DtoEvent {
             ep,
             cookie: self.cookie,
             status: self.status,
@@ -337,7 +381,7 @@ impl Report {
             by_rdma_write_imm: self.flags.contains(RecvFlag::RdmaWriteImm),
             invalidated_rkey: (self.flags.contains(RecvFlag::Invalidated)).then_some(self.inv_rkey),
             more: false,
-        })
+        }
     }
 }
 
@@ -398,8 +442,12 @@ impl RingShared {
                     0
                 };
                 let (op, status, cookie) = (s.op, s.status, s.cookie);
-                let silent = s.silent || (s.suppress && status == DtoStatus::Success);
+                let suppressed = s.suppress && status == DtoStatus::Success;
+                // A handler takes back the cookie of a suppressed DTO too; an EVD reports
+                // nothing for it.
+                let silent = s.silent || (suppressed && !self.sink.takes_suppressed());
                 let report = (!silent).then(|| Report {
+                    suppressed,
                     op,
                     status,
                     cookie,
@@ -416,7 +464,7 @@ impl RingShared {
                 // Whether the next DTO may finish too. A completion arriving meanwhile
                 // finishes what it made finishable itself (`done`, the teardown's reaping).
                 let more = c.tail != c.head && c.tail <= last;
-                let hint = more && c.reports_next(last, reap);
+                let hint = more && c.reports_next(last, reap, self.sink.takes_suppressed());
                 let f = Finished {
                     report,
                     lmrs,
@@ -435,8 +483,17 @@ impl RingShared {
             drop(f.rmr);
             drop(f.stale);
             if let Some(r) = f.report {
-                self.evd
-                    .post_ref(&r.event(self.ep_handle.load(Ordering::Relaxed)), hint);
+                let ep = self.ep_handle.load(Ordering::Relaxed);
+                match &self.sink {
+                    DtoSink::Evd(evd) => evd.post_ref(&r.event(ep), hint),
+                    DtoSink::Handler(h) => {
+                        // Calls that must not be made from the completion context (freeing
+                        // the EP, waiting on an EVD) are refused or deferred meanwhile.
+                        let mark = crate::evd::in_upcall::Mark::enter();
+                        h.done(&r.dto_event(ep), r.suppressed, hint);
+                        drop(mark);
+                    }
+                }
             }
             if !more {
                 return;
@@ -452,10 +509,13 @@ impl RingShared {
         self.ep_handle.load(Ordering::Relaxed)
     }
 
-    /// The C handle of the EVD this ring's completions go to (0 for the Rust API's). Any
-    /// context.
+    /// The C handle of the EVD this ring's completions go to (0 for the Rust API's, and for
+    /// a handler). Any context.
     pub(crate) fn evd_handle(&self) -> usize {
-        self.evd.handle()
+        match &self.sink {
+            DtoSink::Evd(evd) => evd.handle(),
+            DtoSink::Handler(_) => 0,
+        }
     }
 }
 
@@ -468,7 +528,7 @@ impl WrCompletion for RingShared {
             if !wc.is_ok() {
                 let mut q = self.q.lock();
                 if let Some(s) = q.core.slot(idx) {
-                    s.fail(wc, self.ep_id);
+                    s.fail(wc, self.ep_id, matches!(self.sink, DtoSink::Evd(_)));
                 }
             }
             // Otherwise cannot happen: these work requests are unsignalled.
@@ -494,7 +554,7 @@ impl WrCompletion for RingShared {
             return;
         };
         if !wc.is_ok() {
-            s.fail(wc, self.ep_id);
+            s.fail(wc, self.ep_id, matches!(self.sink, DtoSink::Evd(_)));
         } else if s.op == DtoOp::Recv {
             // For an RDMA WRITE with immediate, the length the peer wrote to its grant.
             s.len = u64::from(wc.byte_len());
@@ -535,7 +595,7 @@ pub(crate) struct DtoRing {
 
 impl DtoRing {
     /// `n` contexts for a queue of `depth` work requests of `max_sge` SGEs each, of EP number
-    /// `ep_id`, whose completions go to `evd`. `pz` is given for a receive queue: completions
+    /// `ep_id`, whose completions go to `sink`. `pz` is given for a receive queue: completions
     /// of SENDs with invalidate end the grant of that PZ they name. Process context.
     ///
     /// # Errors
@@ -546,7 +606,7 @@ impl DtoRing {
         depth: u32,
         max_sge: u32,
         ep_id: u32,
-        evd: Arc<Evd>,
+        sink: DtoSink,
         pz: Option<Arc<Pz>>,
     ) -> Result<DtoRing> {
         let n = n.clamp(1, u32::from(u16::MAX));
@@ -578,7 +638,7 @@ impl DtoRing {
                     },
                     "rkdapl_dto_ring"
                 ),
-                evd,
+                sink,
                 pz,
                 ep_handle: AtomicUsize::new(0),
                 ep_id,

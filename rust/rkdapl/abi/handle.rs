@@ -300,6 +300,15 @@ impl Handles {
         table::drain();
     }
 
+    /// [`Handles::drain`], unless the caller is inside an upcall: a release there might wait
+    /// for the context the upcall holds up (a CQ's completion work, an rdma_cm id's handler),
+    /// so the releases then end on their own, shortly after. Process context; may sleep.
+    pub(crate) fn drain_unless_in_upcall() {
+        if !crate::evd::in_upcall::in_upcall() {
+            table::drain();
+        }
+    }
+
     /// Calls `f` with each live handle's value and kind, under the RCU read lock (`f` must not
     /// sleep). Returns how many it saw.
     fn for_each(mut f: impl FnMut(usize, Kind)) -> usize {

@@ -220,7 +220,7 @@ pub(crate) unsafe extern "C" fn rkdapl_ia_close(ia: *mut c_void) -> c_int {
         Handles::remove::<Ia>(ia)?.close();
         // What the consumer freed is released before this returns: its PDs, the device
         // references.
-        Handles::drain();
+        Handles::drain_unless_in_upcall();
         Ok(0)
     })
 }

@@ -40,7 +40,7 @@ pub(crate) unsafe extern "C" fn rkdapl_pz_free(pz: *mut c_void) -> c_int {
         Handles::remove::<Pz>(pz)?.free();
         // The PD goes before this returns, unless an LMR, RMR or EP still open holds the PZ
         // (the EPs freed before held it until their handles' release).
-        Handles::drain();
+        Handles::drain_unless_in_upcall();
         Ok(0)
     })
 }

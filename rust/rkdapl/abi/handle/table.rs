@@ -338,11 +338,18 @@ pub(super) fn drain() {
     unsafe { bindings::flush_work(WORK.0.get()) };
 }
 
-/// Releases what is pending and frees the array (module exit). Slots still in it (objects a
-/// consumer left open when rkdapl was forced out) are leaked on purpose: they may still be in
-/// use.
+/// Releases what is pending and frees the array and the free indexes (module exit). Slots
+/// still in the array (objects a consumer left open when rkdapl was forced out) are leaked on
+/// purpose: they may still be in use.
 pub(super) fn exit() {
     drain();
+    {
+        // A static is never dropped: its vectors are emptied here.
+        let mut st = STATE.lock();
+        st.free = KVVec::new();
+        st.gens = KVVec::new();
+        st.next = 1;
+    }
     let a = ARRAY.swap(ptr::null_mut(), Ordering::AcqRel);
     if !a.is_null() {
         // SAFETY: Module exit: no C entry point runs any more, so no lookup reads `a`.

@@ -136,7 +136,7 @@ fn index_of(handle: usize, kind: Kind) -> Result<usize> {
 ///
 /// `head.handle` is the value of the handle that owns `obj`'s reference, set before the slot
 /// is published; a slot of kind `k` always holds an `Arc` of the one type used with `k`;
-/// `head.release` is [`release_slot::<T>`].
+/// `head.release` is [`release_slot`] for `T`.
 #[repr(C)]
 struct Slot<T> {
     /// First, so that code that does not know `T` can read the handle ([`Handles::snapshot`]).

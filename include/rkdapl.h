@@ -611,6 +611,9 @@ int __rkdapl_ia_open_addr_net(struct net *net, const struct sockaddr *addr,
  * @ia: the IA.
  *
  * Objects created on the IA keep working and keep the device open until they are freed.
+ * Waits until the handles freed before, and the IA's own, are released (one RCU grace
+ * period or so): what the consumer freed holds nothing on the device on return. From an
+ * upcall it does not wait (the releases end shortly after).
  * Context: process context, may sleep.
  * Return: 0; -EINVAL for a bad handle.
  */
@@ -693,6 +696,10 @@ int rkdapl_pz_create(struct rkdapl_ia *ia, struct rkdapl_pz **pz);
  * rkdapl_pz_free() - free a PZ handle (the PD goes when its last user is freed)
  * @pz: the PZ.
  *
+ * Waits until the EPs, EVDs and other handles freed before are released (their hold on the
+ * PZ too; one RCU grace period or so), so that the PD is gone on return unless an LMR, RMR,
+ * SRQ or EP still open uses it. From an upcall it does not wait (the releases end shortly
+ * after).
  * Context: process context, may sleep.
  * Return: 0; -EINVAL for a bad handle.
  */

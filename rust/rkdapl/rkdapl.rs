@@ -86,7 +86,11 @@ impl client::Client for DeviceTracker {
     }
 
     fn remove(dev: &Device, _data: ()) {
-        removal::device_removed(dev)
+        // Objects freed before (their handles' references still pending) and the CRs that
+        // the removal ends hold device resources too: released before ib_core goes on.
+        abi::handle::Handles::drain();
+        removal::device_removed(dev);
+        abi::handle::Handles::drain();
     }
 }
 
@@ -122,6 +126,9 @@ impl kernel::InPlaceModule for Rkdapl {
 #[pinned_drop]
 impl PinnedDrop for Rkdapl {
     fn drop(self: Pin<&mut Self>) {
+        // While the ib_client is registered: a release may defer verbs objects to the RDMA
+        // layer's queue, which the registration owns.
+        abi::handle::Handles::drain();
         let left = abi::handle::Handles::count();
         if left != 0 {
             pr_warn!("unloading with {} objects still open\n", left);

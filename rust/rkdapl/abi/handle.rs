@@ -3,31 +3,46 @@
 //! Validated C handles.
 //!
 //! A C handle (`struct rkdapl_ep *`, ...) is not an address: it is a number that encodes an
-//! index of one XArray, the object's kind and a generation:
+//! index of the handle table, the object's kind and the index's generation:
 //!
 //! ```text
 //!   63            32 31                4 3      0
 //!  +----------------+-------------------+--------+
-//!  |  XArray index  | generation (28 b) |  kind  |
+//!  |  table index   | generation (28 b) |  kind  |
 //!  +----------------+-------------------+--------+
 //! ```
 //!
-//! The entry at the index is a [`Slot`]: the handle's value and the `Arc` reference the handle
-//! owns. A C call turns a handle back into its object with [`Handles::get`] (a new reference)
-//! or [`Handles::with`] (a borrow, for calls that do not sleep): an RCU-protected `xa_load()`
-//! and a comparison of the whole handle value with the slot's, so no lock is taken and no
-//! lock is shared by the objects' users. NULL, a pointer to anything else, a handle of the
-//! wrong kind and a freed handle are refused with `-EINVAL` instead of being dereferenced: a
-//! freed handle's index is empty, or reused with another generation. (A reused index matches
-//! only if 2^28 handles were created in between and the last one got the same index.)
+//! The table ([`table`]) is a flat array, published with RCU as a task's file descriptor table
+//! is, of pointers to [`Slot`]s: the handle's value and the `Arc` reference the handle owns. A
+//! C call turns a handle back into its object with [`Handles::get`] (a new reference) or
+//! [`Handles::with`] (a borrow, for calls that do not sleep): one RCU load of the array, a
+//! bounds check, one load of the entry and a comparison of the whole handle value with the
+//! slot's, so no lock is taken and no lock is shared by the objects' users. NULL, a pointer to
+//! anything else, a handle of the wrong kind and a freed handle are refused with `-EINVAL`
+//! instead of being dereferenced: a freed handle's entry is empty, or reused with another
+//! generation.
 //!
-//! Insertion and removal take the XArray's own lock (process context). Removal waits for an
-//! RCU grace period before it gives back the reference and frees the slot, so a lookup that
-//! raced with it (a caller bug, but not a crash) never touches freed memory.
+//! Each index has its own generation, which advances by one each time a handle at the index is
+//! freed, modulo 2^28. A freed handle is therefore refused until its index has been reused
+//! exactly 2^28 times (268,435,456 create/free cycles of that one index): then, if the handle
+//! live at the index has the freed one's kind as well, the freed handle names it. Fewer cycles
+//! never make a freed handle valid (KUnit: `rkdapl_handle`).
+//!
+//! Creating and freeing a handle take the table's mutex (process context). Freeing clears the
+//! entry at once, so that later lookups fail; the slot, with the object reference it holds, is
+//! released after an RCU grace period, so a lookup that raced with the free (a caller bug, but
+//! not a crash) never touches freed memory. [`Handles::remove`] does not wait for that grace
+//! period: the slot is released with `call_rcu()`, then on a workqueue (process context: an
+//! object's last reference may sleep), and the caller gets a reference of its own. Whatever
+//! the object frees only with its last reference (a PZ's PD, an IA's device reference) goes
+//! then, unless another holder keeps it longer; [`Handles::drain`] waits for it.
+//! [`Handles::remove_sync`] waits for the grace period and hands back the handle's own
+//! reference, for objects whose last reference must go before the free returns.
 
-use crate::bindings;
-use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
-use kernel::{prelude::*, sync::rcu, sync::Arc, types::Opaque};
+mod table;
+
+use kernel::{prelude::*, sync::rcu, sync::Arc};
+use table::Head;
 
 /// A type of rkdapl object a C caller holds a handle to, and the kind its handles carry: each
 /// kind belongs to exactly one type, which is what lets a lookup cast a slot back safely.
@@ -107,7 +122,7 @@ fn encode(index: u32, gen: u32, kind: Kind) -> usize {
     ((index as usize) << INDEX_SHIFT) | (((gen & GEN_MASK) as usize) << KIND_BITS) | kind.code()
 }
 
-/// The XArray index of `handle` if its kind bits say `kind`.
+/// The table index of `handle` if its kind bits say `kind`.
 fn index_of(handle: usize, kind: Kind) -> Result<usize> {
     if handle & KIND_MASK != kind.code() {
         return Err(EINVAL);
@@ -115,39 +130,30 @@ fn index_of(handle: usize, kind: Kind) -> Result<usize> {
     Ok(handle >> INDEX_SHIFT)
 }
 
-/// What the XArray holds for one live handle.
+/// What the table holds for one live handle.
 ///
 /// # Invariants
 ///
-/// `handle` is 0 until the slot is published, then the value of the handle that owns
-/// `obj`'s reference; a slot of kind `k` always holds an `Arc` of the one type used with `k`.
+/// `head.handle` is the value of the handle that owns `obj`'s reference, set before the slot
+/// is published; a slot of kind `k` always holds an `Arc` of the one type used with `k`;
+/// `head.release` is [`release_slot`] for `T`.
 #[repr(C)]
 struct Slot<T> {
-    /// First, so that code that does not know `T` can read it ([`Handles::snapshot`]).
-    handle: AtomicUsize,
+    /// First, so that code that does not know `T` can read the handle ([`Handles::snapshot`]).
+    head: Head,
     obj: Arc<T>,
 }
 
-/// The handle table: an allocating XArray (indices from 1).
-struct Table(Opaque<bindings::xarray>);
-
-// SAFETY: The XArray is used only through its C API, which is thread-safe (its lock for
-// changes, RCU for loads).
-unsafe impl Sync for Table {}
-
-static TABLE: Table = Table(Opaque::uninit());
-
-/// Generations, one per created handle.
-static NEXT_GEN: AtomicU32 = AtomicU32::new(0);
-
-fn xa() -> *mut bindings::xarray {
-    TABLE.0.get()
-}
-
-/// The entry at `index`, or NULL. The caller holds the RCU read lock or the XArray's lock.
-fn load(index: usize) -> *mut c_void {
-    // SAFETY: The table was initialised by `Handles::init`; `xa_load` may run in any context.
-    unsafe { bindings::xa_load(xa(), index) }
+/// Frees a [`Slot<T>`] and drops the reference it holds. Process context (the release work);
+/// may sleep.
+///
+/// # Safety
+///
+/// `p` is the head of a `Slot<T>` from `KBox::into_raw`, taken out of the table, which no
+/// lookup can still read.
+unsafe fn release_slot<T>(p: *mut Head) {
+    // SAFETY: The caller's guarantee; `Head` is the first field of the `repr(C)` `Slot<T>`.
+    drop(unsafe { KBox::from_raw(p.cast::<Slot<T>>()) });
 }
 
 /// The handle table's operations.
@@ -156,17 +162,7 @@ pub(crate) struct Handles;
 impl Handles {
     /// Must be called once, before any other function of this type (module init).
     pub(crate) fn init() {
-        // SAFETY: Called exactly once, from module init, before any C entry point can run;
-        // `TABLE` is static, so the XArray never moves.
-        unsafe { bindings::xa_init_flags(xa(), bindings::XA_FLAGS_ALLOC1) };
-    }
-
-    /// Frees the table's own memory (module exit, through [`TableGuard`]). Slots still in it
-    /// (objects a consumer left open when rkdapl was forced out) are leaked on purpose: they
-    /// may still be in use.
-    fn exit() {
-        // SAFETY: Module exit: no C entry point runs any more.
-        unsafe { bindings::xa_destroy(xa()) };
+        table::init();
     }
 
     /// Turns `obj` into a C handle (of `T`'s kind); the handle owns this reference. Process
@@ -176,44 +172,29 @@ impl Handles {
     ///
     /// `-ENOMEM`, or `-EBUSY` if 2^32 - 1 handles are live.
     pub(crate) fn insert<T: Handled>(obj: Arc<T>) -> Result<*mut c_void> {
-        let kind = T::KIND;
-        let gen = NEXT_GEN.fetch_add(1, Ordering::Relaxed);
         let slot = KBox::new(
             Slot {
-                handle: AtomicUsize::new(0),
+                head: Head::new(release_slot::<T>),
                 obj,
             },
             GFP_KERNEL,
         )?;
         let raw = KBox::into_raw(slot);
-        let mut index = 0u32;
-        let limit = bindings::xa_limit {
-            min: 1,
-            max: u32::MAX,
-        };
-        // SAFETY: The table is initialised; `__xa_alloc` wants the XArray's lock held, and
-        // may drop and retake it to allocate with `GFP_KERNEL` (process context).
-        let r = unsafe {
-            bindings::xa_lock(xa());
-            let r = bindings::__xa_alloc(xa(), &mut index, raw.cast(), limit, bindings::GFP_KERNEL);
-            bindings::xa_unlock(xa());
-            r
-        };
-        if r != 0 {
-            // SAFETY: Not published: `raw` is still ours alone.
-            drop(unsafe { KBox::from_raw(raw) });
-            return Err(Error::from_errno(r));
+        // INVARIANT: `publish` sets the handle before it publishes the slot.
+        // SAFETY: `raw` is an unpublished `Slot<T>`, whose head releases it as one.
+        match unsafe { table::publish(raw.cast(), T::KIND) } {
+            Ok(h) => Ok(h as *mut c_void),
+            Err(e) => {
+                // SAFETY: Not published: `raw` is still ours alone.
+                drop(unsafe { KBox::from_raw(raw) });
+                Err(e)
+            }
         }
-        let h = encode(index, gen, kind);
-        // INVARIANT: Published with the value of the handle that now owns the reference.
-        // SAFETY: `raw` is valid: only `remove`, which needs this value, frees it.
-        unsafe { (*raw).handle.store(h, Ordering::Release) };
-        Ok(h as *mut c_void)
     }
 
     /// Runs `f` on the object behind `handle`, without taking a reference, inside an RCU read
     /// section: `f` must not sleep. Any context. For the calls that do not sleep (posting,
-    /// dequeuing); a concurrent free of the same handle waits until `f` returns.
+    /// dequeuing); the object outlives `f` even if the same handle is freed meanwhile.
     ///
     /// # Errors
     ///
@@ -237,18 +218,12 @@ impl Handles {
         handle: *const c_void,
         g: &'g rcu::Guard,
     ) -> Result<&'g Arc<T>> {
-        let _ = g;
         let index = index_of(handle as usize, T::KIND)?;
-        let p = load(index);
-        if p.is_null() {
-            return Err(EINVAL);
-        }
-        // SAFETY: Entries are `Slot`s from `insert`, freed by `remove` only after an RCU
-        // grace period that follows their erasure; `g` is an RCU read section that outlives
-        // the borrow. `Slot` is `repr(C)` with the handle first, which is read without knowing
-        // the slot's type.
-        let h = unsafe { (*p.cast::<AtomicUsize>()).load(Ordering::Acquire) };
-        if h != handle as usize {
+        let p = table::load(index, g);
+        // SAFETY: A non-NULL entry is a slot's head, released only a grace period after it
+        // was taken out of the table; `g` is an RCU read section that outlives the borrow.
+        // The handle is a slot's first field, read without knowing the slot's type.
+        if p.is_null() || unsafe { (*p).handle } != handle as usize {
             return Err(EINVAL);
         }
         // SAFETY: As above (the slot outlives `'g`); the whole value matched, kind bits
@@ -266,36 +241,50 @@ impl Handles {
         Self::with(handle, |o: &Arc<T>| o.clone())
     }
 
-    /// Ends the handle and returns the reference it owned. Process context; sleeps (one RCU
-    /// grace period).
+    /// Takes `handle`'s slot out of the table: later lookups of `handle` fail.
+    ///
+    /// # Errors
+    ///
+    /// `-EINVAL` if `handle` is not a live handle of `T`.
+    fn take<T: Handled>(handle: *const c_void) -> Result<*mut Slot<T>> {
+        let index = index_of(handle as usize, T::KIND)?;
+        let p = table::take(index, handle as usize);
+        if p.is_null() {
+            return Err(EINVAL);
+        }
+        // The whole value matched, kind bits included: the slot is a `Slot<T>`.
+        Ok(p.cast())
+    }
+
+    /// Ends the handle and returns a reference to its object. The reference the handle owned
+    /// is dropped later, after an RCU grace period, in process context (a workqueue): with it
+    /// goes whatever the object frees only with its last reference, unless the caller's
+    /// reference is the last. Does not wait for the grace period. Process context; may sleep
+    /// (the table's mutex).
     ///
     /// # Errors
     ///
     /// `-EINVAL` if `handle` is not a live handle of `T` (for example, freed already).
     pub(crate) fn remove<T: Handled>(handle: *const c_void) -> Result<Arc<T>> {
-        let index = index_of(handle as usize, T::KIND)?;
-        // SAFETY: The table is initialised. Under its lock, the entry cannot be erased by
-        // another `remove`; `__xa_erase` wants the lock held.
-        let p = unsafe {
-            bindings::xa_lock(xa());
-            let p = load(index).cast::<Slot<T>>();
-            // The handle first, read without knowing the slot's type (`repr(C)`).
-            let ours = !p.is_null()
-                && (*p.cast::<AtomicUsize>()).load(Ordering::Acquire) == handle as usize;
-            if ours {
-                bindings::__xa_erase(xa(), index);
-            }
-            bindings::xa_unlock(xa());
-            if ours {
-                p
-            } else {
-                core::ptr::null_mut()
-            }
-        };
-        if p.is_null() {
-            return Err(EINVAL);
-        }
-        // Lookups that found the slot before the erasure are done after this.
+        let p = Self::take::<T>(handle)?;
+        // SAFETY: `p` is a valid `Slot<T>` until it is retired, below.
+        let obj = unsafe { (*p).obj.clone() };
+        // SAFETY: `p` is out of the table (lookups that start now do not find it) and retired
+        // once, here; its head releases it as a `Slot<T>` (type invariant).
+        unsafe { table::retire(p.cast()) };
+        Ok(obj)
+    }
+
+    /// Ends the handle and returns the reference it owned, once no lookup can still use it:
+    /// waits for one RCU grace period. For objects whose last reference must go before the
+    /// free returns (an LMR's unmaps the consumer's memory). Process context; sleeps.
+    ///
+    /// # Errors
+    ///
+    /// `-EINVAL` if `handle` is not a live handle of `T` (for example, freed already).
+    pub(crate) fn remove_sync<T: Handled>(handle: *const c_void) -> Result<Arc<T>> {
+        let p = Self::take::<T>(handle)?;
+        // Lookups that found the slot before it was taken are done after this.
         rcu::synchronize_rcu();
         // SAFETY: `p` came from `KBox::into_raw` in `insert`; it is out of the table, and no
         // reader can still see it after the grace period.
@@ -303,28 +292,33 @@ impl Handles {
         Ok(KBox::into_inner(slot).obj)
     }
 
+    /// Waits until the references of every handle ended so far by [`Handles::remove`] are
+    /// dropped (and with them what the objects free with their last one). Process context;
+    /// sleeps (`rcu_barrier()` and the release work); not from the release work (an object's
+    /// drop).
+    pub(crate) fn drain() {
+        table::drain();
+    }
+
+    /// [`Handles::drain`], unless the caller is inside an upcall: a release there might wait
+    /// for the context the upcall holds up (a CQ's completion work, an rdma_cm id's handler),
+    /// so the releases then end on their own, shortly after. Process context; may sleep.
+    pub(crate) fn drain_unless_in_upcall() {
+        if !crate::evd::in_upcall::in_upcall() {
+            table::drain();
+        }
+    }
+
     /// Calls `f` with each live handle's value and kind, under the RCU read lock (`f` must not
     /// sleep). Returns how many it saw.
     fn for_each(mut f: impl FnMut(usize, Kind)) -> usize {
-        let _rcu = rcu::read_lock();
         let mut n = 0usize;
-        let mut index = 0usize;
-        // SAFETY: The table is initialised; `xa_find` and `xa_find_after` run under RCU.
-        let mut p =
-            unsafe { bindings::xa_find(xa(), &mut index, usize::MAX, bindings::XA_PRESENT) };
-        while !p.is_null() {
-            // SAFETY: Entries are `Slot`s, valid in this RCU read section; `handle` is the
-            // first field of every `Slot` (`repr(C)`).
-            let h = unsafe { (*p.cast::<AtomicUsize>()).load(Ordering::Acquire) };
+        table::for_each(|h| {
             if let Some(k) = Kind::from_code(h & KIND_MASK) {
                 f(h, k);
                 n += 1;
             }
-            // SAFETY: As above.
-            p = unsafe {
-                bindings::xa_find_after(xa(), &mut index, usize::MAX, bindings::XA_PRESENT)
-            };
-        }
+        });
         n
     }
 
@@ -351,13 +345,14 @@ impl Handles {
     }
 }
 
-/// Owned by the module: destroys the handle table when dropped, which the module orders after
-/// the ib_client's unregistration (whose device removal walks the table).
+/// Owned by the module: releases what handles left pending and frees the table when dropped,
+/// which the module orders after the ib_client's unregistration (whose device removal walks
+/// the table).
 pub(crate) struct TableGuard;
 
 impl Drop for TableGuard {
     fn drop(&mut self) {
-        Handles::exit();
+        table::exit();
     }
 }
 
@@ -466,7 +461,7 @@ mod tests {
         let (a, b) = (evd()?, evd()?);
         let h1 = Handles::insert(a)? as usize;
         drop(Handles::remove::<Evd>(h1 as *const c_void)?);
-        // The XArray hands out its lowest free index: the one just freed.
+        // The table reuses the index freed last: the one just freed.
         let h2 = Handles::insert(b.clone())? as usize;
         assert_eq!(h2 >> INDEX_SHIFT, h1 >> INDEX_SHIFT);
         assert!(h2 != h1);
@@ -476,6 +471,94 @@ mod tests {
             &Handles::remove::<Evd>(h2 as *const c_void)?,
             &b
         ));
+        Ok(())
+    }
+
+    /// The index of handle `h`.
+    fn index(h: *mut c_void) -> usize {
+        h as usize >> INDEX_SHIFT
+    }
+
+    #[test]
+    fn stale_handle_is_refused_until_its_index_wraps_its_generation() -> Result {
+        let (a, b) = (evd()?, evd()?);
+        let h0 = Handles::insert(a)?;
+        let i = index(h0);
+        let g0 = (h0 as usize >> KIND_BITS) as u32 & GEN_MASK;
+        drop(Handles::remove::<Evd>(h0)?);
+        // 1,000 real create/free cycles of the one index: each a new generation, and no
+        // handle of an earlier cycle is found.
+        let mut prev = h0;
+        for n in 1..=1000u32 {
+            let h = Handles::insert(b.clone())?;
+            assert_eq!(index(h), i);
+            assert_eq!(h as usize, encode(i as u32, g0.wrapping_add(n), Kind::Evd));
+            assert!(Arc::ptr_eq(&Handles::get::<Evd>(h)?, &b));
+            assert_eq!(Handles::get::<Evd>(h0).err(), Some(EINVAL));
+            assert_eq!(Handles::get::<Evd>(prev).err(), Some(EINVAL));
+            drop(Handles::remove::<Evd>(h)?);
+            assert_eq!(Handles::get::<Evd>(h).err(), Some(EINVAL));
+            prev = h;
+        }
+        assert_eq!(
+            table::generation(i),
+            Some(g0.wrapping_add(1001) & GEN_MASK)
+        );
+        // The bound, exactly: after 2^28 - 1 reuses of the index the stale `h0` is still
+        // refused; the 2^28th reuse gives its value back (the cycles in between are set, not
+        // run: a quarter of a billion would take hours here).
+        assert!(table::set_generation(i, g0.wrapping_add(GEN_MASK)));
+        let last = Handles::insert(b.clone())?;
+        assert_eq!(index(last), i);
+        assert!(last != h0);
+        assert_eq!(Handles::get::<Evd>(h0).err(), Some(EINVAL));
+        drop(Handles::remove::<Evd>(last)?);
+        assert_eq!(table::generation(i), Some(g0));
+        let wrapped = Handles::insert(b.clone())?;
+        assert_eq!(wrapped, h0);
+        assert!(Arc::ptr_eq(&Handles::get::<Evd>(h0)?, &b));
+        drop(Handles::remove::<Evd>(wrapped)?);
+        Handles::drain();
+        Ok(())
+    }
+
+    #[test]
+    fn handles_stay_valid_across_growth() -> Result {
+        let e = evd()?;
+        let before = Handles::count();
+        let len0 = table::len();
+        let mut hs = KVec::new();
+        // Until the array was replaced by a bigger one, and a few more.
+        while table::len() == len0 || hs.len() < 70 {
+            hs.push(Handles::insert(e.clone())?, GFP_KERNEL)?;
+            assert!(hs.len() <= len0 + 200);
+        }
+        assert!(table::len() >= 2 * len0.max(32));
+        assert_eq!(Handles::count(), before + hs.len());
+        for &h in hs.iter() {
+            assert!(Arc::ptr_eq(&Handles::get::<Evd>(h)?, &e));
+            assert_eq!(Handles::with(h, |x: &Arc<Evd>| Arc::ptr_eq(x, &e)), Ok(true));
+        }
+        for &h in hs.iter() {
+            assert!(Arc::ptr_eq(&Handles::remove::<Evd>(h)?, &e));
+        }
+        for &h in hs.iter() {
+            assert_eq!(Handles::get::<Evd>(h).err(), Some(EINVAL));
+            assert_eq!(Handles::remove::<Evd>(h).err(), Some(EINVAL));
+        }
+        assert_eq!(Handles::count(), before);
+        Handles::drain();
+        Ok(())
+    }
+
+    #[test]
+    fn remove_sync_hands_back_the_handles_reference() -> Result {
+        let e = evd()?;
+        let h = Handles::insert(e.clone())?;
+        assert!(Arc::ptr_eq(&Handles::remove_sync::<Evd>(h)?, &e));
+        assert_eq!(Handles::get::<Evd>(h).err(), Some(EINVAL));
+        assert_eq!(Handles::remove_sync::<Evd>(h).err(), Some(EINVAL));
+        assert_eq!(Handles::remove_sync::<Evd>(core::ptr::null()).err(), Some(EINVAL));
         Ok(())
     }
 }

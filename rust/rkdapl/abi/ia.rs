@@ -218,6 +218,9 @@ pub(crate) unsafe extern "C" fn rkdapl_ia_set_async_evd(
 pub(crate) unsafe extern "C" fn rkdapl_ia_close(ia: *mut c_void) -> c_int {
     from_result(|| {
         Handles::remove::<Ia>(ia)?.close();
+        // What the consumer freed is released before this returns: its PDs, the device
+        // references.
+        Handles::drain_unless_in_upcall();
         Ok(0)
     })
 }

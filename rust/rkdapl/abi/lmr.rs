@@ -222,7 +222,8 @@ pub(crate) unsafe extern "C" fn rkdapl_lmr_free(lmr: *mut c_void) -> c_int {
     from_result(|| {
         // The handle stays when the LMR refuses (-EBUSY).
         Handles::get::<Lmr>(lmr)?.free()?;
-        Handles::remove::<Lmr>(lmr)?;
+        // The LMR's last reference unmaps the consumer's memory: gone before this returns.
+        Handles::remove_sync::<Lmr>(lmr)?;
         Ok(0)
     })
 }

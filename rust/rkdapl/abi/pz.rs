@@ -38,6 +38,9 @@ pub(crate) unsafe extern "C" fn rkdapl_pz_create(ia: *mut c_void, pz: *mut *mut 
 pub(crate) unsafe extern "C" fn rkdapl_pz_free(pz: *mut c_void) -> c_int {
     from_result(|| {
         Handles::remove::<Pz>(pz)?.free();
+        // The PD goes before this returns, unless an LMR, RMR or EP still open holds the PZ
+        // (the EPs freed before held it until their handles' release).
+        Handles::drain_unless_in_upcall();
         Ok(0)
     })
 }

@@ -62,6 +62,8 @@ pub(crate) fn owner_gone(name: &CStr) {
         ),
     }
     drop(gone);
+    // The references the ended handles owned go before the module notifier returns.
+    Handles::drain();
     let [ias, eps, psps, crs, rmrs, lmrs, pzs, evds] = left;
     pr_warn!(
         "{} went away with objects open; freed {} IA(s), {} EP(s), {} PSP(s), {} CR(s), {} RMR(s), {} LMR(s), {} PZ(s), {} EVD(s)\n",

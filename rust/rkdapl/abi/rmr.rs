@@ -102,7 +102,9 @@ pub(crate) unsafe extern "C" fn rkdapl_rmr_unbind(
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rkdapl_rmr_free(rmr: *mut c_void) -> c_int {
     from_result(|| {
-        Handles::remove::<Rmr>(rmr)?.free();
+        // A grant left ends with the RMR's last reference, and makes its LMR free-able: gone
+        // before this returns.
+        Handles::remove_sync::<Rmr>(rmr)?.free();
         Ok(0)
     })
 }

@@ -39,7 +39,7 @@ use kernel::{
     uaccess::UserSliceReader,
 };
 use rkdapl::api::{
-    Dto, DtoStatus, Ep, EpAttr, Event, EventType, Evd, Ia, Lmr, MemPriv, MemPrivs, Op, Pz,
+    Dto, DtoStatus, Ep, EpAttr, Evd, Event, EventType, Ia, Lmr, MemPriv, MemPrivs, Op, Pz,
     RemoteRegion, SockAddr,
 };
 
@@ -111,7 +111,7 @@ impl Args {
 
     /// Whether DTO `i` is signalled: every `signal`-th one, and the last.
     fn signalled(&self, i: u32) -> bool {
-        (i + 1) % self.signal() == 0 || i + 1 >= self.iters
+        (i + 1).checked_rem(self.signal()) == Some(0) || i + 1 >= self.iters
     }
 
     /// Whether the client may post now: a whole batch (or the rest) fits in the window.
@@ -252,11 +252,13 @@ struct Shared {
     result: Mutex<Line>,
 }
 
-/// `a * b / c` without overflowing where `a * b` does not fit.
+/// `a * b / c` without overflowing where `a * b` does not fit; 0 for `c == 0`. (Divisions
+/// here are checked ones: no panic path for a zero divisor.)
 fn mul_div(a: u64, b: u64, c: u64) -> u64 {
+    let (q, r) = (a.checked_div(c).unwrap_or(0), a.checked_rem(c).unwrap_or(0));
     match a.checked_mul(b) {
-        Some(p) => p / c,
-        None => a / c * b + (a % c) * b / c,
+        Some(p) => p.checked_div(c).unwrap_or(0),
+        None => q * b + (r * b).checked_div(c).unwrap_or(0),
     }
 }
 
@@ -363,7 +365,11 @@ impl<'a> Client<'a> {
         let flushed = status == Some(DtoStatus::Flushed);
         let good = status == Some(DtoStatus::Success);
         if !good && !(flushed && self.disconnected) {
-            pr_err!("DTO cookie {:#x} completed with status {}\n", c, ev.status());
+            pr_err!(
+                "DTO cookie {:#x} completed with status {}\n",
+                c,
+                ev.status()
+            );
             self.fail(if flushed { ECONNRESET } else { EIO });
         }
         match kind {
@@ -474,7 +480,10 @@ impl<'a> Client<'a> {
             (self.established, self.disconnected, self.conn_failed) = (false, false, None);
             self.ep = Some(Ep::with_attr(&self.pz, &self.evd, &self.evd, &attr)?);
             self.ep()?.connect(&to, 5000, b"")?;
-            self.wait_for(|c| c.established || c.conn_failed.is_some(), "the connection")?;
+            self.wait_for(
+                |c| c.established || c.conn_failed.is_some(),
+                "the connection",
+            )?;
             if self.established {
                 return Ok(());
             }
@@ -522,7 +531,7 @@ impl<'a> Client<'a> {
         let irq = local_interrupt_disable();
         let start = Instant::<Monotonic>::now();
         let r = ep.post(&dtos[..n as usize]);
-        let cost = since(start) / u64::from(n);
+        let cost = since(start).checked_div(u64::from(n)).unwrap_or(0);
         drop(irq);
         let at = (start - self.t0).as_nanos() as u64;
         let (from, to) = (i0 as usize, (i0 + n) as usize);
@@ -546,7 +555,10 @@ impl<'a> Client<'a> {
         self.connect()?;
         let mut hello = [0u8; MSG_LEN];
         let a = self.a;
-        for (i, v) in [a.op, a.kind, a.size, a.iters, a.txdepth, MODE_EVENT].iter().enumerate() {
+        for (i, v) in [a.op, a.kind, a.size, a.iters, a.txdepth, MODE_EVENT]
+            .iter()
+            .enumerate()
+        {
             hello[4 + 4 * i..8 + 4 * i].copy_from_slice(&v.to_le_bytes());
         }
         self.ctl_exchange(&mut hello)?;
@@ -567,7 +579,11 @@ impl<'a> Client<'a> {
             return Err(EPROTO);
         }
         if le64(40) < u64::from(a.size) {
-            pr_err!("the server's buffer has {} bytes, size={}\n", le64(40), a.size);
+            pr_err!(
+                "the server's buffer has {} bytes, size={}\n",
+                le64(40),
+                a.size
+            );
             return Err(EMSGSIZE);
         }
         let rem = RemoteRegion {
@@ -645,7 +661,7 @@ impl<'a> Client<'a> {
             Fix(p99, 2),
             Fix(post, 1),
             empty_ns(),
-            total / n
+            total.checked_div(n).unwrap_or(0)
         )
         .map_err(|_| E2BIG)?;
         pr_info!("{}\n", line.as_str());
@@ -673,7 +689,10 @@ fn ctl_write(shared: &Arc<Shared>, reader: &mut UserSliceReader) -> Result {
     reader.read_slice(&mut buf[..len])?;
     let text = core::str::from_utf8(&buf[..len]).map_err(|_| EINVAL)?;
     let a = parse(text).inspect_err(|e| {
-        pr_err!("bad command ({:?}); see the header of samples/perf_common.h\n", e);
+        pr_err!(
+            "bad command ({:?}); see the header of samples/perf_common.h\n",
+            e
+        );
     })?;
     let mut line = Line {
         buf: [0; LINE_MAX],

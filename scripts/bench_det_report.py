@@ -201,6 +201,10 @@ def compare_baseline(data, path):
     if missing:
         print(f"    not measured in this run: {len(missing)} of the baseline's runs, e.g. "
               + ", ".join(" ".join(map(str, k)) for k in missing[:4]))
+    new = sorted(k for k in set(data) - {k[:4] for k in base} if not k[0].startswith("rkdapl-base"))
+    if new:
+        print(f"    not in the baseline: {len(new)} runs of this one, e.g. "
+              + ", ".join(" ".join(map(str, k)) for k in new[:4]))
     return nreg
 
 

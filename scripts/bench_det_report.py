@@ -111,7 +111,8 @@ class Targets:
             self.lines.append(f"    {what:72}        -  (not measured)")
             return
         ok = value >= want if high else value <= want
-        miss = "" if ok else f"; MISSED by {abs(value - want):.{d}f} ({abs(value / want - 1) * 100:.1f}%)"
+        miss = "" if ok else (f"; MISSED by {abs(value - want):.{d}f} "
+                              f"({abs(value / want - 1) * 100:.1f}%)")
         self.lines.append(f"    {what:72} {value:8.{d}f}  {'met' if ok else 'MISSED'} "
                           f"(target {'>=' if high else '<='} {want}{miss})")
 
@@ -232,7 +233,8 @@ def main():
           f"sleep=off, rxe loopback): {len(rows)} results over {nrep} passes, "
           f"{len(kfails) + len(pfails)} failed runs; {out}/results.csv ===")
     print("    virtual time: 1 ns = 1 guest instruction (all vCPUs); medians over the passes;")
-    print("    rk: rkdapl_perf (C API), rust: rkdapl_rust_perf (Rust API), raw: raw_perf (ib_core),")
+    print("    rk: rkdapl_perf (C API), rust: rkdapl_rust_perf (Rust API), raw: raw_perf "
+          "(ib_core),")
     print("    pt: perftest. -CRC (>= 4 KiB): rxe's ICRC instructions (sender + receiver: 2 x size"
           " x crc32 instructions per byte of the ceiling run) taken out of both sides")
     for line in kfails + pfails:
@@ -376,7 +378,8 @@ def targets(data, sizes, ceiling_both, worst):
           m(RUST, "write", "bw", 64, "post_instr"), 380, False, 0)
     # What the provider adds per DTO besides its post call, at 64 B WRITE with txdepth in
     # flight: the run's instructions per DTO over raw's, minus the post calls' difference.
-    rawb, rawp = m("raw", "write", "bw", 64, "bw_dto_instr"), m("raw", "write", "bw", 64, "post_instr")
+    rawb = m("raw", "write", "bw", 64, "bw_dto_instr")
+    rawp = m("raw", "write", "bw", 64, "post_instr")
     for tool, label, want in (("rkdapl", "C", 250), (RUST, "Rust", 150)):
         b, p = m(tool, "write", "bw", 64, "bw_dto_instr"), m(tool, "write", "bw", 64, "post_instr")
         t.add(f"provider instructions per completion, {label} (64 B WRITE bw, "

@@ -91,8 +91,8 @@ def main():
               % (unit, title, total / dtos, dtos, unit))
         for k, v in diff.most_common(top):
             print("%9.1f  %s" % (v / dtos, names[k]))
-    print("\n=== calls per %s of the kernel's lock functions (entries of the function's first block;"
-          " every caller) ===" % unit)
+    print("\n=== calls per %s of the kernel's lock functions (entries of the function's first"
+          " block; every caller) ===" % unit)
     print("%9s %9s  %s" % ("all vCPUs", "client", "function"))
     irq = [0.0, 0.0]
     for fn in LOCKS:

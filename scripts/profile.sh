@@ -11,7 +11,7 @@
 # maps the blocks to the guest's symbols and writes report.txt: instructions per DTO and
 # function on the client's vCPU (the post calls and the client's waits) and on all vCPUs (rxe,
 # the completions, the server too), and calls per DTO of the kernel's spin lock functions
-# (the IRQ-off lock round trips: every caller's; rkdapl's own are its count minus raw's). Inlined code counts for the function it was inlined into.
+# (the IRQ-off lock round trips, from every caller: not rkdapl's own alone). Inlined code counts for the function it was inlined into.
 # The plugin slows TCG down, not the guest's instruction counts. ~1 min on a built tree.
 # With RKDAPL_PROF_LINES=1, rkdapl.ko is built with line tables (the same code) and
 # scripts/tbprof_lines.py adds rkdapl's instructions per source file and line to the report.

@@ -15,8 +15,9 @@ table.
 Then calls per DTO of the kernel's lock functions (LOCKS): a block that starts at a function's
 own address is its entry, so its runs count the function's calls. The IRQ-off lock round trips
 are the calls of _raw_spin_lock_irqsave and _raw_spin_lock_irq, from every caller (rxe's,
-ib_core's, the scheduler's as much as rkdapl's: rkdapl's own are its run's count minus raw's
-for the same op and size). Atomic instructions are inline and not counted.
+ib_core's, the scheduler's as much as rkdapl's; raw's run of the same op and size takes about
+as many, so the difference does not isolate rkdapl's own). Atomic instructions are inline and
+not counted.
 """
 import bisect
 import collections

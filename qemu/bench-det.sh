@@ -6,8 +6,9 @@
 # guest (rxe loops packets to its own address back without the NIC), so no host I/O lands
 # inside a measurement: the figures repeat.
 #
-# Per pass, per size: samples/rkdapl_perf.ko (tool=rkdapl) and samples/raw_perf.ko
-# (tool=raw) run RDMA WRITE/READ/SEND bandwidth and latency (mode=event: the client sleeps
+# Per pass, per size: samples/rkdapl_perf.ko (tool=rkdapl), samples/raw_perf.ko (tool=raw)
+# and rkdapl_rust_perf.ko (tool=rkdapl-rust: the same client on rkdapl's Rust API, against
+# rkdapl_perf's server) run RDMA WRITE/READ/SEND bandwidth and latency (mode=event: the client sleeps
 # until its completion comes, as a kernel ULP does; a spinning client would burn virtual
 # time), then perftest's ib_send_bw with -e (sleeping on CQ events, for the same reason; its
 # WRITE and READ tools spin, see main). The guest has 4 vCPUs: idle ones cost no
@@ -25,7 +26,7 @@
 # (bytes a bandwidth run moves, 16 MiB), RKDAPL_BENCH_ITERS (most iterations, 1000; latency
 # runs at most 200), RKDAPL_BENCH_TXDEPTH (16), RKDAPL_BENCH_REPEAT (3),
 # RKDAPL_BENCH_WARMUP (2 passes before those, not reported),
-# RKDAPL_BENCH_TOOLS ("rkdapl raw"; add perftest for ib_send_bw -e, see main),
+# RKDAPL_BENCH_TOOLS ("rkdapl raw rkdapl-rust"; add perftest for ib_send_bw -e, see main),
 # RKDAPL_BENCH_PERFTEST_OPS ("send"; see main),
 # RKDAPL_BENCH_PERFTEST_TIMEOUT_S (5), RKDAPL_BENCH_PERFTEST_MAX (largest size, 1 MiB),
 # RKDAPL_BENCH_EXTRA (see extra_runs),
@@ -54,6 +55,8 @@ krun() {
 	local tool=$1 op=$2 kind=$3 size=$4 n=$5 port=7700 d=rkdapl_perf t0=$SECONDS
 	shift 5
 	[ "$tool" = raw ] && { port=7710; d=raw_perf; }
+	# the Rust client talks to rkdapl_perf's server (the same wire protocol)
+	[ "$tool" = rkdapl-rust ] && d=rkdapl_rust_perf
 	local cmd="client addr=$RKDAPL_IP port=$port op=$op kind=$kind size=$size iters=$n txdepth=$TXD mode=event timeout_ms=$((TMO * 1000)) $*"
 	if ctl "$CLIENT_CPU" "$cmd" /sys/kernel/debug/$d/ctl; then
 		# the baseline's rkdapl_perf reports as tool=rkdapl-base
@@ -114,6 +117,7 @@ DEFAULT_EXTRA="rkdapl write bw 1048576 buf=sparse
 rkdapl read bw 1048576 buf=sparse
 rkdapl write bw 262144 buf=sparse
 rkdapl write bw 64 batch=8
+rkdapl-rust write bw 64 batch=8
 raw write bw 64 batch=8
 rkdapl write bw 64 signal=4
 raw write bw 64 signal=4
@@ -168,11 +172,15 @@ trace_read() {
 	echo 0 > $t/events/rdma_core/enable
 }
 
-# rkdapl_load DIR: rkdapl.ko and samples/rkdapl_perf.ko of DIR loaded, its server started on
-# port 7700 (pinned, in the background: KPID1).
+# rkdapl_load DIR: rkdapl.ko and samples/rkdapl_perf.ko of DIR loaded (and this tree's
+# rkdapl_rust_perf.ko, which needs this tree's rkdapl.ko), its server started on port 7700
+# (pinned, in the background: KPID1).
 rkdapl_load() {
 	local i
 	insmod "$1/rkdapl.ko" && insmod "$1/samples/rkdapl_perf.ko" || { say "insmod from $1 failed"; return 1; }
+	if [ "$1" = "$RKDAPL_TOP" ]; then
+		insmod "$1/rkdapl_rust_perf.ko" || { say "insmod rkdapl_rust_perf failed"; return 1; }
+	fi
 	(ctl "$SERVER_CPU" "server port=7700 size=4194304 timeout_ms=3600000" /sys/kernel/debug/rkdapl_perf/ctl
 	 echo $? > /run/bench-rkdapl-server.rc) &
 	KPID1=$!
@@ -184,12 +192,14 @@ rkdapl_load() {
 	return 1
 }
 
-# rkdapl_unload: stops the rkdapl_perf server and unloads rkdapl_perf and rkdapl.
+# rkdapl_unload: stops the rkdapl_perf server and unloads rkdapl_rust_perf (if loaded),
+# rkdapl_perf and rkdapl.
 rkdapl_unload() {
 	ctl "$CLIENT_CPU" "client addr=$RKDAPL_IP port=7700 op=stop" /sys/kernel/debug/rkdapl_perf/ctl ||
 		{ say "rkdapl_perf: stop failed"; return 1; }
 	wait $KPID1
 	[ "$(cat /run/bench-rkdapl-server.rc 2>/dev/null)" = 0 ] || { say "rkdapl server failed"; return 1; }
+	if [ -d /sys/module/rkdapl_rust_perf ]; then rmmod rkdapl_rust_perf || return 1; fi
 	rmmod rkdapl_perf rkdapl
 }
 
@@ -214,7 +224,7 @@ main() {
 	local top=$RKDAPL_TOP size op tool nb nl rc=0 to
 	local sizes=${RKDAPL_BENCH_SIZES:-64 4096 65536 1048576 4194304}
 	# perftest is opt-in (RKDAPL_BENCH_TOOLS="rkdapl raw perftest"): see PTOPS below.
-	local tools=${RKDAPL_BENCH_TOOLS:-rkdapl raw}
+	local tools=${RKDAPL_BENCH_TOOLS:-rkdapl raw rkdapl-rust}
 	local reps=${RKDAPL_BENCH_REPEAT:-3}
 	BUDGET=${RKDAPL_BENCH_BYTES:-16777216}
 	IMAX=${RKDAPL_BENCH_ITERS:-1000}
@@ -250,6 +260,7 @@ main() {
 	set_mtu
 	: > "$RKDAPL_SYNC/kresults.txt"
 	insmod "$top/rkdapl.ko" && insmod "$top/samples/rkdapl_perf.ko" &&
+		insmod "$top/rkdapl_rust_perf.ko" &&
 		insmod "$top/samples/raw_perf.ko" || { say "insmod failed"; return 1; }
 	echo "ceiling size=1048576 iters=32" > /sys/kernel/debug/rkdapl_perf/ctl &&
 		cat /sys/kernel/debug/rkdapl_perf/result > "$RKDAPL_SYNC/ceiling.txt"
@@ -307,7 +318,7 @@ main() {
 		[ "$(cat /run/bench-$r-server.rc 2>/dev/null)" = 0 ] || { say "$r server failed"; rc=1; }
 	done
 	rdma statistic show link rxe0/1 > "$RKDAPL_SYNC/rxe-stats.txt" 2>&1
-	rmmod raw_perf rkdapl_perf rkdapl || rc=1
+	rmmod rkdapl_rust_perf raw_perf rkdapl_perf rkdapl || rc=1
 	say "done: $FAILS failed runs"
 	[ $FAILS = 0 ] || rc=1
 	return $rc

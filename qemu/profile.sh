@@ -4,7 +4,8 @@
 # and server to CPU 2 as in qemu/bench-det.sh, then the guest's symbols (/proc/kallsyms,
 # modules included) for the report.
 #
-# Env: RKDAPL_PROF_TOOL (rkdapl | raw), RKDAPL_PROF_OP (write | read | send),
+# Env: RKDAPL_PROF_TOOL (rkdapl | raw | rkdapl-rust: rkdapl_rust_perf's client against
+# rkdapl_perf's server), RKDAPL_PROF_OP (write | read | send),
 # RKDAPL_PROF_SIZE (bytes, 64), RKDAPL_PROF_ITERS (20000), RKDAPL_PROF_ARGS (more ctl keys,
 # e.g. "batch=8"; see samples/perf_common.h).
 set -u
@@ -14,6 +15,7 @@ tool=${RKDAPL_PROF_TOOL:-rkdapl}
 case "$tool" in
 rkdapl) d=rkdapl_perf port=7700 mods="rkdapl.ko samples/rkdapl_perf.ko" ;;
 raw) d=raw_perf port=7710 mods="samples/raw_perf.ko" ;;
+rkdapl-rust) d=rkdapl_perf port=7700 mods="rkdapl.ko samples/rkdapl_perf.ko rkdapl_rust_perf.ko" ;;
 *) say "unknown RKDAPL_PROF_TOOL $tool"; exit 1 ;;
 esac
 cd "$RKDAPL_TOP" || exit 1
@@ -30,8 +32,10 @@ done
 cmd="client addr=$RKDAPL_IP port=$port op=${RKDAPL_PROF_OP:-write} kind=bw size=${RKDAPL_PROF_SIZE:-64}"
 cmd+=" iters=${RKDAPL_PROF_ITERS:-20000} txdepth=16 mode=event ${RKDAPL_PROF_ARGS:-}"
 rc=0
-taskset -c 1 sh -c "echo '$cmd' > /sys/kernel/debug/$d/ctl" || rc=$?
-cat /sys/kernel/debug/$d/result > "$RKDAPL_SYNC/result.txt"
+c=$d
+[ "$tool" = rkdapl-rust ] && c=rkdapl_rust_perf
+taskset -c 1 sh -c "echo '$cmd' > /sys/kernel/debug/$c/ctl" || rc=$?
+cat /sys/kernel/debug/$c/result > "$RKDAPL_SYNC/result.txt"
 say "$(cat "$RKDAPL_SYNC/result.txt")"
 echo 0 > /proc/sys/kernel/kptr_restrict
 cat /proc/kallsyms > "$RKDAPL_SYNC/kallsyms.txt"

@@ -6,8 +6,9 @@
 # det (`make bench`, the default): the deterministic benchmark. One guest under QEMU's
 # -icount shift=0,sleep=off (one guest instruction = one virtual ns, idle time skipped, single-
 # threaded TCG), both ends of every connection in that guest (rxe loopback), every tool
-# measured there: samples/rkdapl_perf.ko, samples/raw_perf.ko (the same work on ib_core and
-# rdma_cm directly), perftest (-e) and the crc32 + memcpy ceiling; three passes. Its figures
+# measured there: samples/rkdapl_perf.ko, rkdapl_rust_perf.ko (its client on rkdapl's Rust
+# API), samples/raw_perf.ko (the same work on ib_core and rdma_cm directly), perftest (-e) and
+# the crc32 + memcpy ceiling; three passes. Its figures
 # are virtual-time rates and instruction counts, and they repeat (the report shows max/min
 # over the passes). See qemu/bench-det.sh.
 #
@@ -39,7 +40,8 @@ kind=${1:-det}
 case "$kind" in det|blk|wall) ;; *) die "usage: $0 [det|blk|wall]" ;; esac
 flavour=${FLAVOUR:-release}
 kdir=$("$top/scripts/modules.sh" "$flavour")
-for f in rkdapl.ko samples/rkdapl_perf.ko samples/raw_perf.ko rkdblk.ko samples/rkdblk_srv.ko; do
+for f in rkdapl.ko samples/rkdapl_perf.ko samples/raw_perf.ko rkdapl_rust_perf.ko rkdblk.ko \
+	samples/rkdblk_srv.ko; do
 	[ -f "$top/$f" ] || die "no $f after scripts/modules.sh"
 done
 

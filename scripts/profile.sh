@@ -10,12 +10,13 @@
 # two counts is what N DTOs cost, without the boot and the set-up. scripts/tbprof_report.py
 # maps the blocks to the guest's symbols and writes report.txt: instructions per DTO and
 # function on the client's vCPU (the post calls and the client's waits) and on all vCPUs (rxe,
-# the completions, the server too). Inlined code counts for the function it was inlined into.
+# the completions, the server too), and calls per DTO of the kernel's spin lock functions
+# (the IRQ-off lock round trips, from every caller: not rkdapl's own alone). Inlined code counts for the function it was inlined into.
 # The plugin slows TCG down, not the guest's instruction counts. ~1 min on a built tree.
 # With RKDAPL_PROF_LINES=1, rkdapl.ko is built with line tables (the same code) and
 # scripts/tbprof_lines.py adds rkdapl's instructions per source file and line to the report.
 #
-# Env: RKDAPL_PROF_TOOL (rkdapl | raw | rkdblk | nvme), RKDAPL_PROF_OP (write | read | send),
+# Env: RKDAPL_PROF_TOOL (rkdapl | raw | rkdapl-rust | rkdblk | nvme), RKDAPL_PROF_OP (write | read | send),
 # RKDAPL_PROF_SIZE (64), RKDAPL_PROF_ITERS (20000 DTOs; 4000 I/Os for rkdblk and nvme),
 # RKDAPL_PROF_ARGS (e.g. "batch=8"), RKDAPL_PROF_JOB (rkdblk and nvme: a make bench-blk job,
 # randread-4k-qd16; qemu/profile-blk.sh), RKDAPL_PROF_LINES (1: the line report, above),
@@ -43,9 +44,9 @@ out=$RKDAPL_OUT
 # rkdapl and raw: a bandwidth run of samples/{rkdapl,raw}_perf (qemu/profile.sh); rkdblk and
 # nvme: one fio job of make bench-blk on its block device (qemu/profile-blk.sh).
 case ${RKDAPL_PROF_TOOL:-rkdapl} in
-rkdapl | raw) guest=profile.sh n=${RKDAPL_PROF_ITERS:-20000} ;;
+rkdapl | raw | rkdapl-rust) guest=profile.sh n=${RKDAPL_PROF_ITERS:-20000} ;;
 rkdblk | nvme) guest=profile-blk.sh n=${RKDAPL_PROF_ITERS:-4000} ;;
-*) die "RKDAPL_PROF_TOOL: rkdapl, raw, rkdblk or nvme" ;;
+*) die "RKDAPL_PROF_TOOL: rkdapl, raw, rkdapl-rust, rkdblk or nvme" ;;
 esac
 log "profile: $flavour kernel $kdir, results in $out"
 for run in 1 2; do

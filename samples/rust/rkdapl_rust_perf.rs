@@ -16,16 +16,23 @@
 //! protocol; this module has no server of its own), so for `op=send` the receiving side is the
 //! C consumer's. The client does what `rkdapl_perf`'s does: connect, send the hello, read the
 //! advert, then `iters` DTOs with `txdepth` in flight (`kind=bw`) or one at a time
-//! (`kind=lat`), posted with [`Ep::post`] (one DTO, or `batch=N` DTOs as one chain) inside the
-//! same timed bracket (interrupts off, two clock reads), every `signal`-th DTO signalled.
+//! (`kind=lat`), posted on a typed EP ([`TypedEp::post`] of one DTO, or
+//! [`TypedEp::post_chain`] of `batch=N` DTOs as one chain) inside the same timed bracket
+//! (interrupts off, two clock reads around the post call), every `signal`-th DTO signalled.
 //! What it does not take: `mode=poll` (the kernel's Rust API has no `cond_resched()` for a
 //! spinning task), `cq=`, `inline=` and `buf=sparse` (`-EINVAL`), nor `ceiling` and `server`
 //! (`-EINVAL`: `rkdapl_perf` has them).
 //!
-//! Completions come back as today's Rust API gives them, events of an [`Evd`] carrying the
-//! DTO's `u64` cookie; [`Client::completion`] is the one function that reads them.
+//! Completions come back as the Rust API's typed EPs give them: straight to the EP's handler
+//! ([`Counter`], an [`EpHandler`]) in the completion context, without an EVD. Its DTOs carry
+//! no context (`()`, nothing to allocate): it counts them in posting order, records when each
+//! signalled one completed (so `lat_med_us` ends at the completion, not at the client's
+//! wake-up), and wakes the client only when the client sleeps. Connection events go to an
+//! EVD, which the client waits on to connect and disconnect.
 
+use completion::{left_ms, Counter, Progress};
 use core::fmt::Write as _;
+use core::sync::atomic::Ordering;
 use kernel::{
     alloc::KVVec,
     debugfs::{Dir, File},
@@ -39,9 +46,12 @@ use kernel::{
     uaccess::UserSliceReader,
 };
 use rkdapl::api::{
-    Dto, DtoStatus, Ep, EpAttr, Evd, Event, EventType, Ia, Lmr, MemPriv, MemPrivs, Op, Pz,
-    RemoteRegion, SockAddr,
+    EpAttr, Evd, Event, EventType, Ia, Lmr, MemPriv, MemPrivs, Op, Pz, RemoteRegion, SockAddr,
+    TypedDto, TypedEp,
 };
+
+#[path = "rkdapl_rust_perf/completion.rs"]
+mod completion;
 
 module! {
     type: RustPerf,
@@ -74,15 +84,6 @@ const KIND_LAT: u32 = 2;
 const MODE_EVENT: u32 = 2;
 const OP_NAMES: [&str; 4] = ["write", "read", "send", "stop"];
 const KIND_NAMES: [&str; 2] = ["bw", "lat"];
-
-// Cookies: a kind in the top 16 bits, an index below (`COOKIE()` of `sample_common.h`).
-const K_DATA: u64 = 1;
-const K_CTL_SEND: u64 = 2;
-const K_CTL_RECV: u64 = 3;
-
-fn cookie(kind: u64, idx: u32) -> u64 {
-    (kind << 48) | u64::from(idx)
-}
 
 /// A client command (`client ...` of `samples/perf_common.h`).
 struct Args {
@@ -267,7 +268,7 @@ fn since(t0: Instant<Monotonic>) -> u64 {
     (Instant::<Monotonic>::now() - t0).as_nanos() as u64
 }
 
-/// The median time of an empty timed bracket (the post bracket of [`Client::post`] with nothing
+/// The median time of an empty timed bracket (the post bracket of [`timed`] with nothing
 /// inside): `post_ns` minus this is the post call's own cost. Under QEMU's `-icount shift=0`
 /// one guest instruction is one virtual ns, so the difference counts instructions.
 fn empty_ns() -> u64 {
@@ -282,32 +283,82 @@ fn empty_ns() -> u64 {
     t[t.len() / 2]
 }
 
+/// Runs `post` with interrupts off between two clock reads: its start and its nanoseconds.
+#[inline(always)]
+fn timed<R>(post: impl FnOnce() -> R) -> (Instant<Monotonic>, u64, R) {
+    let irq = local_interrupt_disable();
+    let start = Instant::<Monotonic>::now();
+    let r = post();
+    let ns = since(start);
+    drop(irq);
+    (start, ns, r)
+}
+
+/// A timed post call: its start, its nanoseconds, and its result (the error with how many DTOs
+/// it posted).
+type Posted = (
+    Instant<Monotonic>,
+    u64,
+    core::result::Result<(), (Error, usize)>,
+);
+
+/// Posts `dto(0..N)` on `ep` as one chain, timed ([`timed`]): the DTOs are made before the
+/// bracket, which holds the post call only. Any context (does not sleep).
+fn post_chain<'s, const N: usize>(
+    ep: &TypedEp<Counter>,
+    dto: impl Fn(usize) -> TypedDto<'s, ()>,
+) -> Posted {
+    let chain: [TypedDto<'s, ()>; N] = core::array::from_fn(dto);
+    timed(|| ep.post_chain(chain).map_err(|e| (e.error, e.posted)))
+}
+
+/// [`post_chain`] of a length known at run time (`batch=`, `2..=MAX_BATCH`: the literals
+/// listed); one DTO goes to [`TypedEp::post`], timed as well.
+macro_rules! post_n {
+    ($n:expr, $ep:expr, $dto:expr; $($k:literal)*) => {
+        match $n {
+            1 => {
+                let d = $dto(0);
+                timed(|| $ep.post(d).map_err(|(e, ())| (e, 0)))
+            }
+            $($k => post_chain::<$k>($ep, $dto),)*
+            _ => return Err(EINVAL),
+        }
+    };
+}
+
 /// One client run: its objects, its counts and its per-DTO times.
 struct Client<'a> {
     a: &'a Args,
     pz: Pz,
+    /// The EP's connection events.
     evd: Evd,
     tx: Lmr,
     rx: Lmr,
     buf: Lmr,
-    ep: Option<Ep>,
+    prog: Arc<Progress>,
+    ep: Option<TypedEp<Counter>>,
     deadline: Instant<Monotonic>,
-    err: Option<Error>,
     established: bool,
     disconnected: bool,
     conn_failed: Option<EventType>,
     ctl_sends: u32,
-    ctl_sends_done: u32,
     ctl_recvs: u32,
-    ctl_recvs_done: u32,
     posted: u32,
-    done: u32,
-    ok: u32,
-    /// Start of the run; the per-DTO times below are nanoseconds since.
+    /// Start of the run.
     t0: Instant<Monotonic>,
+    /// Nanoseconds since `prog.base` at which each DTO's post started, and what its post call
+    /// took.
     post_at: KVVec<u64>,
-    samples: KVVec<u64>,
     post_cost: KVVec<u64>,
+}
+
+impl Drop for Client<'_> {
+    /// The EP goes after this: its DTOs still posted (a RECV after `op=stop`, those of a
+    /// failed run) complete flushed, which is no error now.
+    fn drop(&mut self) {
+        self.prog.closing.store(true, Ordering::Relaxed);
+    }
 }
 
 impl<'a> Client<'a> {
@@ -315,7 +366,7 @@ impl<'a> Client<'a> {
     fn open(a: &'a Args) -> Result<Self> {
         let ia = Ia::open(&a.dev, OWNER)?;
         let pz = Pz::new(&ia)?;
-        let evd = Evd::new(&ia, 2 * a.txdepth + 64)?;
+        let evd = Evd::new(&ia, 16)?;
         let tx = Lmr::alloc(&pz, MSG_BYTES as usize, MemPrivs::empty())?;
         let rx = Lmr::alloc(&pz, MSG_BYTES as usize, MemPriv::LocalWrite)?;
         let privs = MemPriv::LocalWrite | MemPriv::RemoteRead | MemPriv::RemoteWrite;
@@ -329,90 +380,39 @@ impl<'a> Client<'a> {
             tx,
             rx,
             buf,
+            prog: Progress::new(a)?,
             ep: None,
             deadline: Instant::<Monotonic>::now() + Delta::from_millis(a.timeout_ms.into()),
-            err: None,
             established: false,
             disconnected: false,
             conn_failed: None,
             ctl_sends: 0,
-            ctl_sends_done: 0,
             ctl_recvs: 0,
-            ctl_recvs_done: 0,
             posted: 0,
-            done: 0,
-            ok: 0,
             t0: Instant::<Monotonic>::now(),
             post_at: KVVec::from_elem(0, n, GFP_KERNEL)?,
-            samples: KVVec::with_capacity(n, GFP_KERNEL)?,
             post_cost: KVVec::from_elem(0, n, GFP_KERNEL)?,
         })
     }
 
-    fn ep(&self) -> Result<&Ep> {
+    fn ep(&self) -> Result<&TypedEp<Counter>> {
         self.ep.as_ref().ok_or(ENOTCONN)
     }
 
-    fn fail(&mut self, e: Error) {
-        self.err.get_or_insert(e);
-    }
-
-    /// The completion of a DTO this client posted: what `rkdapl_perf`'s `perf_dto_event()`
-    /// does with it. The one place that reads a DTO's completion. Any context.
-    fn completion(&mut self, ev: &Event, now: u64) {
-        let (c, status) = (ev.cookie(), ev.dto_status());
-        let (kind, idx) = (c >> 48, c as u32);
-        let flushed = status == Some(DtoStatus::Flushed);
-        let good = status == Some(DtoStatus::Success);
-        if !good && !(flushed && self.disconnected) {
-            pr_err!(
-                "DTO cookie {:#x} completed with status {}\n",
-                c,
-                ev.status()
-            );
-            self.fail(if flushed { ECONNRESET } else { EIO });
-        }
-        match kind {
-            K_DATA => {
-                // with signal=N one completion completes every DTO up to its own
-                if good {
-                    self.ok += idx + 1 - self.done.min(idx);
-                }
-                self.done = self.done.max(idx + 1);
-                if good && ev.transferred_length() != u64::from(self.a.size) {
-                    pr_err!("data DTO {} moved {} bytes\n", idx, ev.transferred_length());
-                    self.fail(EIO);
-                }
-                if let Some(at) = self.post_at.get(idx as usize) {
-                    let _ = self.samples.push_within_capacity(now.saturating_sub(*at));
-                }
-            }
-            K_CTL_SEND => self.ctl_sends_done += 1,
-            K_CTL_RECV => {
-                self.ctl_recvs_done += 1;
-                if good && ev.transferred_length() != MSG_LEN as u64 {
-                    self.fail(EPROTO);
-                }
-            }
-            _ => self.fail(EPROTO),
-        }
-    }
-
-    /// Handles one event.
-    fn event(&mut self, ev: &Event, now: u64) {
-        let ours = ev.ep_id().is_some() && ev.ep_id() == self.ep.as_ref().map(Ep::id);
+    /// Handles one connection event.
+    fn event(&mut self, ev: &Event) {
+        let ours = self.ep.as_ref().map(TypedEp::id) == ev.ep_id();
         match ev.kind() {
-            EventType::DtoCompletion if ours => self.completion(ev, now),
             EventType::AsyncEvdOverflow => {
                 pr_err!("EVD overflow, {} events lost\n", ev.transferred_length());
-                self.fail(EOVERFLOW);
+                self.prog.fail(EOVERFLOW);
             }
-            EventType::AsyncIaCatastrophic => self.fail(EIO),
+            EventType::AsyncIaCatastrophic => self.prog.fail(EIO),
             EventType::Established if ours => self.established = true,
             EventType::Disconnected if ours => self.disconnected = true,
             EventType::Broken if ours => {
                 self.disconnected = true;
-                self.fail(ECONNRESET);
+                self.prog.fail(ECONNRESET);
             }
             k @ (EventType::PeerRejected
             | EventType::NonPeerRejected
@@ -422,28 +422,16 @@ impl<'a> Client<'a> {
             {
                 self.conn_failed = Some(k)
             }
-            // flushed DTOs and late events of an EP of an earlier attempt
+            // late events of an EP of an earlier attempt
             _ => {}
         }
     }
 
-    /// Sleeps for the next event and handles it. Process context.
-    fn step(&mut self) -> Result {
-        let left = self.deadline - Instant::<Monotonic>::now();
-        let ms = left.as_millis();
-        if ms <= 0 {
-            return Err(ETIMEDOUT);
-        }
-        let ev = self.evd.wait(ms.min(i64::from(u32::MAX - 1)) as u32)?;
-        let now = since(self.t0);
-        self.event(&ev, now);
-        Ok(())
-    }
-
-    /// Handles events until `cond` holds, an event failed or the connection went away.
-    fn wait_for(&mut self, cond: impl Fn(&Self) -> bool, what: &str) -> Result {
+    /// Handles connection events until `cond` holds, a completion failed or the connection
+    /// went away. Process context.
+    fn wait_conn(&mut self, cond: impl Fn(&Self) -> bool, what: &str) -> Result {
         let r = loop {
-            if let Some(e) = self.err {
+            if let Some(e) = self.prog.error() {
                 break Err(e);
             }
             if cond(self) {
@@ -452,8 +440,9 @@ impl<'a> Client<'a> {
             if self.disconnected {
                 break Err(ECONNRESET);
             }
-            if let Err(e) = self.step() {
-                break Err(e);
+            match left_ms(self.deadline).and_then(|ms| self.evd.wait(ms)) {
+                Ok(ev) => self.event(&ev),
+                Err(e) => break Err(e),
             }
         };
         if let Err(e) = r {
@@ -478,9 +467,10 @@ impl<'a> Client<'a> {
         for attempt in 1.. {
             self.ep = None;
             (self.established, self.disconnected, self.conn_failed) = (false, false, None);
-            self.ep = Some(Ep::with_attr(&self.pz, &self.evd, &self.evd, &attr)?);
+            let handler = Counter(self.prog.clone());
+            self.ep = Some(TypedEp::new(&self.pz, &self.evd, &attr, handler)?);
             self.ep()?.connect(&to, 5000, b"")?;
-            self.wait_for(
+            self.wait_conn(
                 |c| c.established || c.conn_failed.is_some(),
                 "the connection",
             )?;
@@ -500,18 +490,20 @@ impl<'a> Client<'a> {
     fn ctl_exchange(&mut self, msg: &mut [u8; MSG_LEN]) -> Result {
         msg[0..4].copy_from_slice(&MAGIC.to_le_bytes());
         let ep = self.ep.as_ref().ok_or(ENOTCONN)?;
-        ep.post_recv(&[self.rx.segment(0, MSG_BYTES)], cookie(K_CTL_RECV, 0))?;
+        ep.post_recv(&[self.rx.segment(0, MSG_BYTES)], ())
+            .map_err(|(e, ())| e)?;
         self.ctl_recvs += 1;
         self.tx.write(0, msg)?;
         let seg = [self.tx.segment(0, MSG_LEN as u64)];
-        ep.post(&[Dto::new(Op::Send, &seg, cookie(K_CTL_SEND, 0))])
-            .map_err(|(e, _)| e)?;
+        ep.post(TypedDto::new(Op::Send, &seg, ()))
+            .map_err(|(e, ())| e)?;
         self.ctl_sends += 1;
         Ok(())
     }
 
-    /// Posts DTOs `posted..posted + n` in one call ([`Ep::post`] of one DTO, or of a chain for
-    /// `n > 1`), timed with interrupts off. Any context (does not sleep).
+    /// Posts DTOs `posted..posted + n` in one call ([`TypedEp::post`] of one DTO, or
+    /// [`TypedEp::post_chain`] for `n > 1`), timed with interrupts off. Any context (does not
+    /// sleep).
     fn post(&mut self, rem: &RemoteRegion, n: u32) -> Result {
         let op = match self.a.op {
             OP_WRITE => Op::RdmaWrite(*rem),
@@ -520,20 +512,17 @@ impl<'a> Client<'a> {
             _ => return Err(EINVAL),
         };
         let seg = [self.buf.segment(0, u64::from(self.a.size))];
-        let i0 = self.posted;
-        let mut dtos = [Dto::new(op, &seg, 0); MAX_BATCH];
-        for (k, d) in dtos.iter_mut().take(n as usize).enumerate() {
-            let i = i0 + k as u32;
-            d.cookie = cookie(K_DATA, i);
-            d.flags.suppress = !self.a.signalled(i);
-        }
+        let (a, i0) = (self.a, self.posted);
+        let dto = |k: usize| {
+            let mut d = TypedDto::new(op, &seg, ());
+            d.flags.suppress = !a.signalled(i0 + k as u32);
+            d
+        };
         let ep = self.ep.as_ref().ok_or(ENOTCONN)?;
-        let irq = local_interrupt_disable();
-        let start = Instant::<Monotonic>::now();
-        let r = ep.post(&dtos[..n as usize]);
-        let cost = since(start).checked_div(u64::from(n)).unwrap_or(0);
-        drop(irq);
-        let at = (start - self.t0).as_nanos() as u64;
+        let (start, ns, r) = post_n!(n, ep, dto; 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19
+                                     20 21 22 23 24 25 26 27 28 29 30 31 32);
+        let cost = ns.checked_div(u64::from(n)).unwrap_or(0);
+        let at = (start - self.prog.base).as_nanos() as u64;
         let (from, to) = (i0 as usize, (i0 + n) as usize);
         self.post_at[from..to].fill(at);
         self.post_cost[from..to].fill(cost);
@@ -562,12 +551,15 @@ impl<'a> Client<'a> {
             hello[4 + 4 * i..8 + 4 * i].copy_from_slice(&v.to_le_bytes());
         }
         self.ctl_exchange(&mut hello)?;
+        let (sends, recvs) = (self.ctl_sends, self.ctl_recvs);
+        let sent = |p: &Progress| p.ctl_sends_done.load(Ordering::Acquire) == sends;
         if a.op == OP_STOP {
-            let r = self.wait_for(|c| c.ctl_sends_done == c.ctl_sends, "the stop SEND");
+            let r = self.prog.wait(self.deadline, sent, "the stop SEND");
             return if r == Err(ECONNRESET) { Ok(()) } else { r };
         }
-        self.wait_for(
-            |c| c.ctl_recvs_done == c.ctl_recvs && c.ctl_sends_done == c.ctl_sends,
+        self.prog.wait(
+            self.deadline,
+            |p| sent(p) && p.ctl_recvs_done.load(Ordering::Acquire) == recvs,
             "the advert",
         )?;
         let mut m = [0u8; MSG_LEN];
@@ -595,19 +587,25 @@ impl<'a> Client<'a> {
         let (lat, iters) = (a.kind == KIND_LAT, a.iters);
         let depth = if lat { 1 } else { a.txdepth };
         let batch = if lat { 1 } else { a.batch };
+        // The control SEND completed: send-queue completions from now on are data DTOs'.
+        self.prog.data.store(true, Ordering::Relaxed);
         self.t0 = Instant::<Monotonic>::now();
-        while self.done < iters {
-            while a.may_post(self.posted, self.done, depth, batch) {
-                let room = depth - (self.posted - self.done);
+        while self.prog.done() < iters {
+            let mut done = self.prog.done();
+            while a.may_post(self.posted, done, depth, batch) {
+                let room = depth - (self.posted - done);
                 self.post(&rem, room.min(iters - self.posted).min(batch))?;
+                done = self.prog.done();
             }
             // for room to post while there is more to post, then for the last completion
-            self.wait_for(
-                |c| {
-                    if c.posted < iters {
-                        a.may_post(c.posted, c.done, depth, batch)
+            let posted = self.posted;
+            self.prog.wait(
+                self.deadline,
+                |p| {
+                    if posted < iters {
+                        a.may_post(posted, p.done(), depth, batch)
                     } else {
-                        c.done == iters
+                        p.done() == iters
                     }
                 },
                 "completions",
@@ -615,8 +613,9 @@ impl<'a> Client<'a> {
         }
         let total = since(self.t0).max(1);
         self.report(line, total)?;
+        self.prog.closing.store(true, Ordering::Relaxed);
         self.ep()?.disconnect()?;
-        let r = self.wait_for(|c| c.disconnected, "DISCONNECTED");
+        let r = self.wait_conn(|c| c.disconnected, "DISCONNECTED");
         if r == Err(ECONNRESET) {
             Ok(())
         } else {
@@ -631,10 +630,24 @@ impl<'a> Client<'a> {
         let bytes = u64::from(a.size) * n;
         let mbps = mul_div(bytes, 10_000_000, total); // MB/s x 10^4
         let mmsg = mul_div(n, 1_000_000_000, total); // Mmsg/s x 10^6
-        if self.samples.is_empty() {
-            self.samples.push(0, GFP_KERNEL)?;
+
+        // a latency sample per signalled DTO: its completion's time less its post's
+        let mut samples = KVVec::with_capacity(a.iters as usize, GFP_KERNEL)?;
+        for (i, (at, done)) in self
+            .post_at
+            .iter()
+            .zip(self.prog.done_at.iter())
+            .enumerate()
+        {
+            if a.signalled(i as u32) {
+                let _ =
+                    samples.push_within_capacity(done.load(Ordering::Relaxed).saturating_sub(*at));
+            }
         }
-        let s = &mut self.samples[..];
+        if samples.is_empty() {
+            samples.push(0, GFP_KERNEL)?;
+        }
+        let s = &mut samples[..];
         s.sort_unstable();
         let ns = s.len() as u64;
         let med = s[(s.len() - 1) / 2] / 10; // us x 100

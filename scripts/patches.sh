@@ -90,6 +90,7 @@ UNUSED_UNTIL=(
 	"kernel/rdma/bound.rs track release_now|4"
 	"kernel/rdma/bound.rs bound|5"
 	"kernel/rdma/bound.rs try_take forget|12"
+	"kernel/rdma/bound.rs try_track|13"
 	"kernel/rdma/bound.rs Rank|14"
 	"kernel/rdma/defer.rs in_work release_later|5"
 	"kernel/rdma/cq.rs from_raw from_fn|9"

@@ -111,16 +111,17 @@ impl Lmr {
     /// `-EINVAL` for a region mapped for another device, `-ENOMEM`,
     /// or the registry's error (`-ENODEV` after device removal).
     pub(crate) fn new(pz: Arc<Pz>, region: DmaRegion, privileges: MemPrivs) -> Result<Arc<Lmr>> {
-        Self::make(pz, region, privileges, None)
+        Self::make(pz, region, privileges, None, GFP_KERNEL)
     }
 
     /// [`Lmr::new`], keeping `kept` (the CPU access of the memory the region owns) with the
-    /// LMR.
+    /// LMR, allocating with `flags` (any context with `GFP_ATOMIC`).
     fn make(
         pz: Arc<Pz>,
         region: DmaRegion,
         privileges: MemPrivs,
         kept: Option<CpuAccess>,
+        flags: kernel::alloc::Flags,
     ) -> Result<Arc<Lmr>> {
         if !pz.ia.same_binding(region.binding()) {
             return Err(EINVAL);
@@ -129,7 +130,7 @@ impl Lmr {
         // INVARIANT: The region's own address; with `kept`, the CPU access of the memory the
         // region owns (the callers': `Lmr::alloc_for_c`), which keeps it.
         let cpu_addr = (region.addr() != 0).then(|| region.addr());
-        let region = Arc::new(region, GFP_KERNEL)?;
+        let region = Arc::new(region, flags)?;
         let lmr = Arc::pin_init(
             pin_init!(Lmr {
                 pz,
@@ -142,9 +143,9 @@ impl Lmr {
                 orphaned: AtomicBool::new(false),
                 reg: RegSlot::new(),
             }),
-            GFP_KERNEL,
+            flags,
         )?;
-        lmr.pz.ia.children.add(lmr.clone(), None)?;
+        lmr.pz.ia.children.add_gfp(lmr.clone(), None, flags)?;
         Ok(lmr)
     }
 
@@ -247,7 +248,7 @@ impl Lmr {
         Self::check_alloc(length)?;
         let buf = KVVec::from_elem(0u8, length as usize, GFP_KERNEL)?;
         let (region, mem) = DmaRegion::from_kvvec(dev, buf)?;
-        Self::make(pz, region, privileges, Some(mem))
+        Self::make(pz, region, privileges, Some(mem), GFP_KERNEL)
     }
 
     /// The LMR over a Rust consumer's kmalloc'd `buf`, which it owns from now on. Process
@@ -292,8 +293,8 @@ impl Lmr {
     /// pages through their owner, not the LMR. Without a write privilege
     /// ([`MemPriv::LocalWrite`], [`MemPriv::RemoteWrite`], [`MemPriv::RemoteAtomic`]) no DTO or
     /// grant can make the device write the pages, so they are mapped for the device to read
-    /// only (`DMA_TO_DEVICE`); otherwise both ways. Process
-    /// context; may sleep.
+    /// only (`DMA_TO_DEVICE`); otherwise both ways. Allocates with `flags`: any context with
+    /// `GFP_ATOMIC`, process context (may sleep) with `GFP_KERNEL`.
     ///
     /// On an error `owner` is dropped before this returns.
     ///
@@ -307,14 +308,15 @@ impl Lmr {
         dev: &Bound<'_>,
         owner: KBox<dyn SgOwner>,
         privileges: MemPrivs,
+        flags: kernel::alloc::Flags,
     ) -> Result<Cpu> {
         let dir = if !privileges.device_writes() {
             DataDirection::ToDevice
         } else {
             DataDirection::Bidirectional
         };
-        let region = DmaRegion::from_sg_owner(dev, owner, dir)?;
-        let lmr = Self::make(pz, region, privileges, None)?;
+        let region = DmaRegion::from_sg_owner_gfp(dev, owner, dir, flags)?;
+        let lmr = Self::make(pz, region, privileges, None, flags)?;
         Ok(Cpu { lmr, mem: None })
     }
 
@@ -412,7 +414,7 @@ pub(crate) struct Cpu {
 impl Cpu {
     /// Makes the LMR over `region`, which owns the memory `mem` reaches.
     fn new(pz: Arc<Pz>, region: DmaRegion, mem: CpuAccess, privileges: MemPrivs) -> Result<Cpu> {
-        let lmr = Lmr::make(pz, region, privileges, None)?;
+        let lmr = Lmr::make(pz, region, privileges, None, GFP_KERNEL)?;
         Ok(Cpu {
             lmr,
             mem: Some(mem),

@@ -22,7 +22,7 @@ use kernel::str::CString;
 use kernel::sync::{new_spinlock_irq, Arc, SpinLockIrq};
 use rkdapl::api::{
     Cr, Dto, DtoOp, DtoStatus, Ep, Evd, Event, EventType, Ia, Lmr, Op, Psp, Pz, RemoteRegion, Rmr,
-    SockAddr, UpcallPolicy,
+    SgOwner, SockAddr, UpcallPolicy,
 };
 use rkdapl::api::{MemPriv, MemPrivs};
 
@@ -190,7 +190,14 @@ fn chain_imm_upcall(
     send.flags.solicited = true;
     client.post(&[send]).map_err(|(e, _)| e)?;
     dto(c_evd, client, 10, DtoOp::SendImm, 16, "SEND with immediate")?;
-    let ev = dto(s_evd, server, 9, DtoOp::Recv, 16, "RECV of the SEND with immediate")?;
+    let ev = dto(
+        s_evd,
+        server,
+        9,
+        DtoOp::Recv,
+        16,
+        "RECV of the SEND with immediate",
+    )?;
     if ev.immediate() != Some(0xbeef) || ev.by_rdma_write_imm() {
         pr_err!(
             "the SEND's RECV: immediate data {:?}, by an RDMA WRITE: {}\n",
@@ -427,8 +434,10 @@ fn dropped_while_granted(pz: &Pz, server: &Ep, s_evd: &Evd) -> Result {
 /// splats ("sleeping function called from invalid context") on a kernel with
 /// `CONFIG_DEBUG_ATOMIC_SLEEP`, which fails the suite.
 fn grant_in_atomic_context(pz: &Pz, server: &Ep, s_evd: &Evd) -> Result {
-    let lock: Pin<KBox<SpinLockIrq<()>>> =
-        KBox::pin_init(new_spinlock_irq!((), "rkdapl_rust_sample_atomic"), GFP_KERNEL)?;
+    let lock: Pin<KBox<SpinLockIrq<()>>> = KBox::pin_init(
+        new_spinlock_irq!((), "rkdapl_rust_sample_atomic"),
+        GFP_KERNEL,
+    )?;
     const N: usize = 8;
     let mut pages = KVec::with_capacity(N, GFP_KERNEL)?;
     for _ in 0..N {
@@ -443,18 +452,78 @@ fn grant_in_atomic_context(pz: &Pz, server: &Ep, s_evd: &Evd) -> Result {
     )?;
     let rmr = Rmr::new(pz)?;
     let g = lock.lock();
-    let bound = rmr.bind(&lmr, 0, (N * PAGE_SIZE) as u64, MemPriv::RemoteWrite, server, 31);
+    let bound = rmr.bind(
+        &lmr,
+        0,
+        (N * PAGE_SIZE) as u64,
+        MemPriv::RemoteWrite,
+        server,
+        31,
+    );
     drop(g);
     bound?;
-    expect(s_evd, EventType::RmrBindCompletion, "RMR bind under a spinlock")?;
+    expect(
+        s_evd,
+        EventType::RmrBindCompletion,
+        "RMR bind under a spinlock",
+    )?;
     let g = lock.lock();
     // Granted: the LMR goes with the grant.
     drop(lmr);
     let unbound = rmr.unbind(server, 32);
     drop(g);
     unbound?;
-    let ev = expect(s_evd, EventType::RmrBindCompletion, "RMR unbind under a spinlock")?;
+    let ev = expect(
+        s_evd,
+        EventType::RmrBindCompletion,
+        "RMR unbind under a spinlock",
+    )?;
     if ev.op() != Some(DtoOp::RmrUnbind) || ev.cookie() != 32 {
+        return Err(EPROTO);
+    }
+    Ok(())
+}
+
+/// One page, lent to an LMR through its own one-entry scatterlist, as a block driver lends a
+/// request's pages ([`SgOwner`]).
+struct LentPage {
+    sg: KBox<kernel::bindings::scatterlist>,
+    _page: KVec<u8>,
+}
+
+impl LentPage {
+    fn new() -> Result<LentPage> {
+        let page = KVec::from_elem(0x5au8, PAGE_SIZE, GFP_KERNEL)?;
+        let mut sg = KBox::new(kernel::bindings::scatterlist::default(), GFP_KERNEL)?;
+        // SAFETY: `sg` is a valid entry to initialise; the buffer is `PAGE_SIZE` bytes of
+        // kmalloc memory (in the linear map), which `_page` keeps.
+        unsafe { kernel::bindings::sg_init_one(&mut *sg, page.as_ptr().cast(), PAGE_SIZE as u32) };
+        Ok(LentPage { sg, _page: page })
+    }
+}
+
+// SAFETY: The entry and the page it names live in the value and never move (both are heap
+// allocations it owns), nothing else reads or maps the entry, and the page is freed only
+// with the value, which the LMR drops after unmapping it.
+unsafe impl SgOwner for LentPage {
+    fn sg(&self) -> (*mut kernel::bindings::scatterlist, usize) {
+        (core::ptr::from_ref(&*self.sg).cast_mut(), 1)
+    }
+}
+
+/// An LMR over lent pages made for one I/O sleeps nowhere with `GFP_ATOMIC`: it is made and
+/// dropped under a spinlock with interrupts off (a sleep splats with
+/// `CONFIG_DEBUG_ATOMIC_SLEEP`, which fails the suite).
+fn lent_lmr_in_atomic_context(pz: &Pz) -> Result {
+    let lock: Pin<KBox<SpinLockIrq<()>>> =
+        KBox::pin_init(new_spinlock_irq!((), "rkdapl_rust_sample_lent"), GFP_KERNEL)?;
+    let owner = LentPage::new()?;
+    let g = lock.lock();
+    let lmr = Lmr::from_sg_owner_gfp(pz, owner, MemPriv::LocalWrite, GFP_ATOMIC);
+    let len = lmr.as_ref().map(|l| l.len()).map_err(|e| *e);
+    drop(lmr);
+    drop(g);
+    if len? != PAGE_SIZE {
         return Err(EPROTO);
     }
     Ok(())
@@ -661,6 +730,7 @@ fn run() -> Result {
     dropped_while_granted(&pz, &server, &s_evd)?;
     suppressed_bind(&pz, &client, &server, &c_evd, &s_evd)?;
     grant_in_atomic_context(&pz, &server, &s_evd)?;
+    lent_lmr_in_atomic_context(&pz)?;
 
     // The server revokes its grant.
     rmr.unbind(&server, 11)?;
@@ -672,7 +742,7 @@ fn run() -> Result {
     client.disconnect()?;
     expect(&c_evd, EventType::Disconnected, "client DISCONNECTED")?;
     pr_info!(
-        "moved {} bytes by RDMA WRITE and READ and a 15-byte SEND, then a chain of two WRITEs (the second with immediate data) completed through an upcall, then an RDMA READ into and a WRITE from an LMR over {} pages; accepted a connection in an upcall (a SEND over it) and rejected one there; opened {} again by its netdev {}; a suppressed bind granted a page and reported nothing; a grant bound and unbound under a spinlock; through rkdapl's Rust API, ok\n",
+        "moved {} bytes by RDMA WRITE and READ and a 15-byte SEND, then a chain of two WRITEs (the second with immediate data) completed through an upcall, then an RDMA READ into and a WRITE from an LMR over {} pages; accepted a connection in an upcall (a SEND over it) and rejected one there; opened {} again by its netdev {}; a suppressed bind granted a page and reported nothing; a grant bound and unbound and an LMR over lent pages made and dropped under a spinlock; through rkdapl's Rust API, ok\n",
         size,
         PAGES,
         core::str::from_utf8(ia.query()?.name()).unwrap_or("?"),

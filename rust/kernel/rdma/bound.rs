@@ -33,6 +33,7 @@
 
 use super::device::Device;
 use crate::{
+    alloc::Flags,
     bindings, new_spinlock_irq, new_srcu,
     prelude::*,
     sync::{rcu, srcu, Arc, SpinLockIrq, Srcu},
@@ -277,7 +278,21 @@ impl BoundDevice {
     ///
     /// `-ENODEV` if revocation ran already, `-ENOMEM`; `res` is released then.
     pub(crate) fn track<R: Release>(this: &Arc<BoundDevice>, res: R) -> Result<Arc<Slot<R>>> {
-        Self::try_track(this, res).map_err(|(e, res)| {
+        Self::track_gfp(this, res, GFP_KERNEL)
+    }
+
+    /// [`BoundDevice::track`], allocating with `flags`: any context with `GFP_ATOMIC` (the
+    /// list's lock is an IRQ-safe spinlock).
+    ///
+    /// # Errors
+    ///
+    /// As [`BoundDevice::track`].
+    pub(crate) fn track_gfp<R: Release>(
+        this: &Arc<BoundDevice>,
+        res: R,
+        flags: Flags,
+    ) -> Result<Arc<Slot<R>>> {
+        Self::try_track_gfp(this, res, flags).map_err(|(e, res)| {
             res.release();
             e
         })
@@ -288,6 +303,15 @@ impl BoundDevice {
         this: &Arc<BoundDevice>,
         res: R,
     ) -> core::result::Result<Arc<Slot<R>>, (Error, R)> {
+        Self::try_track_gfp(this, res, GFP_KERNEL)
+    }
+
+    /// [`BoundDevice::try_track`], allocating with `flags`.
+    fn try_track_gfp<R: Release>(
+        this: &Arc<BoundDevice>,
+        res: R,
+        flags: Flags,
+    ) -> core::result::Result<Arc<Slot<R>>, (Error, R)> {
         let slot = Arc::new(
             Slot {
                 state: AtomicU8::new(LIVE),
@@ -295,7 +319,7 @@ impl BoundDevice {
                 res: UnsafeCell::new(None),
                 bound: this.clone(),
             },
-            GFP_KERNEL,
+            flags,
         );
         let slot = match slot {
             Ok(s) => s,
@@ -323,7 +347,7 @@ impl BoundDevice {
             // A larger list, allocated outside the lock and moved in (same order, same
             // indices) unless another caller grew it meanwhile; the old one goes after the
             // lock.
-            let mut bigger = match KVec::with_capacity(want, GFP_KERNEL) {
+            let mut bigger = match KVec::with_capacity(want, flags) {
                 Ok(v) => v,
                 Err(e) => return Err((e.into(), res)),
             };

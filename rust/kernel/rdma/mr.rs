@@ -276,7 +276,7 @@ impl DmaRegion {
         }
         region.len = len;
         // SAFETY: The table names the caller's pages, which it keeps allocated.
-        unsafe { region.map() }?;
+        unsafe { region.map(GFP_KERNEL) }?;
         Ok(region)
     }
 
@@ -310,7 +310,7 @@ impl DmaRegion {
         let mut region =
             DmaRegion::unmapped(dev, table, addr, len, None, DataDirection::Bidirectional);
         // SAFETY: The caller keeps the pages allocated.
-        unsafe { region.map() }?;
+        unsafe { region.map(GFP_KERNEL) }?;
         Ok(region)
     }
 
@@ -345,12 +345,13 @@ impl DmaRegion {
         }
     }
 
-    /// Maps the region's table on its device and records the DMA segments.
+    /// Maps the region's table on its device and records the DMA segments, allocating with
+    /// `flags`.
     ///
     /// # Safety
     ///
     /// The table's pages stay allocated until the region is dropped.
-    unsafe fn map(&mut self) -> Result {
+    unsafe fn map(&mut self, flags: crate::alloc::Flags) -> Result {
         // SAFETY: The table was just filled; its pages are valid for DMA (caller's guarantee).
         let nents = unsafe {
             bindings::ib_dma_map_sg(
@@ -373,29 +374,29 @@ impl DmaRegion {
         if nents == 1 {
             let (dma, len) = sgt.iter().next().map(seg).ok_or(EIO)?;
             self.segs = Segs::One([Seg { off: 0, dma, len }]);
-            return self.track();
+            return self.track(flags);
         }
         // One allocation of the right size (pushes into an empty vector would `krealloc`).
-        let mut segs = KVec::with_capacity(nents as usize, GFP_KERNEL)?;
+        let mut segs = KVec::with_capacity(nents as usize, flags)?;
         let mut off = 0u64;
         for (dma, len) in sgt.iter().map(seg) {
-            segs.push(Seg { off, dma, len }, GFP_KERNEL)?;
+            segs.push(Seg { off, dma, len }, flags)?;
             off += u64::from(len);
         }
         self.segs = Segs::Many(segs);
-        self.track()
+        self.track(flags)
     }
 
     /// Hands the mapped table to the device's binding, which unmaps it if the device goes
     /// first. On an error it is unmapped (and freed unless lent) before this returns.
-    fn track(&mut self) -> Result {
+    fn track(&mut self, flags: crate::alloc::Flags) -> Result {
         let res = DmaRes {
             dev: self.dev,
             table: core::mem::take(&mut self.table),
             dir: self.dir,
             lent: self.lender.is_some(),
         };
-        self.mapping = Some(BoundDevice::track(&self.bound, res)?);
+        self.mapping = Some(BoundDevice::track_gfp(&self.bound, res, flags)?);
         Ok(())
     }
 

@@ -95,7 +95,8 @@ impl Lmr {
     /// peer may still reach them. The CPU reaches them through `owner`: [`Lmr::write`] and
     /// [`Lmr::read`] refuse such an LMR.
     ///
-    /// Process context; may sleep. On an error `owner` is dropped before this returns.
+    /// Process context; may sleep ([`Lmr::from_sg_owner_gfp`] with `GFP_ATOMIC` does not). On
+    /// an error `owner` is dropped before this returns.
     ///
     /// # Errors
     ///
@@ -107,10 +108,30 @@ impl Lmr {
         owner: O,
         privileges: impl Into<MemPrivs>,
     ) -> Result<Lmr> {
-        let owner: KBox<dyn SgOwner> = KBox::new(owner, GFP_KERNEL)?;
+        Self::from_sg_owner_gfp(pz, owner, privileges, GFP_KERNEL)
+    }
+
+    /// [`Lmr::from_sg_owner`], allocating with `flags`: with `GFP_ATOMIC` any context (no lock
+    /// it takes sleeps, and the pages are mapped with `dma_map_sg()`), so a block driver can
+    /// register a request's pages in `queue_rq` without `BLK_MQ_F_BLOCKING`. Dropping the LMR
+    /// may happen in any context too.
+    ///
+    /// # Errors
+    ///
+    /// As [`Lmr::from_sg_owner`].
+    #[inline(never)]
+    pub fn from_sg_owner_gfp<O: SgOwner>(
+        pz: &Pz,
+        owner: O,
+        privileges: impl Into<MemPrivs>,
+        flags: kernel::alloc::Flags,
+    ) -> Result<Lmr> {
+        let owner: KBox<dyn SgOwner> = KBox::new(owner, flags)?;
         let pz = &pz.0;
         pz.ia
-            .with_binding(|dev| lmr::Lmr::from_sg_owner(pz.clone(), dev, owner, privileges.into()))
+            .with_binding(|dev| {
+                lmr::Lmr::from_sg_owner(pz.clone(), dev, owner, privileges.into(), flags)
+            })
             .map(Lmr)
     }
 

@@ -20,7 +20,8 @@ impl DmaRegion {
     /// order). The region is the entries one after the other, as for [`DmaRegion::from_sg`].
     /// `dir` is [`DataDirection::ToDevice`] for pages the device only reads (a block write's:
     /// with a bounce buffer, a bidirectional unmapping would copy the buffer back over pages
-    /// the CPU may have changed meanwhile). May sleep.
+    /// the CPU may have changed meanwhile). May sleep; [`DmaRegion::from_sg_owner_gfp`] with
+    /// `GFP_ATOMIC` does not.
     ///
     /// On an error `owner` is dropped before this returns.
     ///
@@ -33,6 +34,23 @@ impl DmaRegion {
         dev: &Bound<'_>,
         owner: KBox<dyn SgOwner>,
         dir: DataDirection,
+    ) -> Result<DmaRegion> {
+        Self::from_sg_owner_gfp(dev, owner, dir, GFP_KERNEL)
+    }
+
+    /// [`DmaRegion::from_sg_owner`], allocating with `flags` (the region's list of DMA
+    /// segments when the mapping has more than one, and its entry in the device's binding):
+    /// any context with `GFP_ATOMIC`, as `dma_map_sg()` is, for a driver that maps a request's
+    /// pages where it may not sleep (blk-mq's `queue_rq` without `BLK_MQ_F_BLOCKING`).
+    ///
+    /// # Errors
+    ///
+    /// As [`DmaRegion::from_sg_owner`].
+    pub fn from_sg_owner_gfp(
+        dev: &Bound<'_>,
+        owner: KBox<dyn SgOwner>,
+        dir: DataDirection,
+        flags: crate::alloc::Flags,
     ) -> Result<DmaRegion> {
         let (sgl, nents) = owner.sg();
         // `ib_dma_map_sg` takes the count as an `int`, and `DMA_NONE` is a bug to map with.
@@ -66,7 +84,7 @@ impl DmaRegion {
         // SAFETY: `SgOwner`'s contract: the list and its pages stay, and the list is the
         // region's to map, until `owner` is dropped, which the region does only after
         // unmapping it (it keeps `owner` in `lender`, dropped after `Drop::drop`).
-        unsafe { region.map() }?;
+        unsafe { region.map(flags) }?;
         Ok(region)
     }
 }

@@ -10,21 +10,70 @@
 //! context's status and RECV fields are set by hand. Runs when rkdapl.ko is loaded on a kernel
 //! with KUnit enabled.
 
-use kernel::prelude::kunit_tests;
+use super::{DtoRing, RingCore};
+use kernel::prelude::{kunit_tests, *};
+
+mod sink;
+
+/// Runs `f` on the ring's state under its lock, then checks the state's invariants:
+/// `tail <= head <= tail + n`, the outstanding DTOs in their slots from `tail_idx` on with
+/// the sequence numbers `tail..head`, `head_idx` after the last of them, and `wr_free` plus
+/// their work requests making the queue's `depth`. (The helpers return errors instead of
+/// asserting: only a case's own body has KUnit's `assert!`.)
+///
+/// # Errors
+///
+/// `-EUCLEAN` if an invariant does not hold (said in the kernel log).
+fn with<T>(r: &DtoRing, depth: u32, f: impl FnOnce(&mut RingCore) -> T) -> Result<T> {
+    let mut q = r.shared().q.lock();
+    let c = &mut q.core;
+    let v = f(c);
+    let n = c.slots.len() as u64;
+    let (head, tail, head_idx, tail_idx, wr_free) =
+        (c.head, c.tail, c.head_idx, c.tail_idx, c.wr_free);
+    let mut ok = tail <= head && head - tail <= n;
+    let mut idx = tail_idx;
+    let mut nwr = u64::from(wr_free);
+    for seq in tail..head.min(tail + n) {
+        match c.slot(idx) {
+            Some(s) => {
+                ok &= s.seq == seq;
+                nwr += u64::from(s.nwr);
+            }
+            None => ok = false,
+        }
+        idx = c.next(idx);
+    }
+    if ok && idx == head_idx && nwr == u64::from(depth) {
+        return Ok(v);
+    }
+    pr_err!(
+        "rkdapl_ring: ring state broken: head {head} tail {tail} head_idx {head_idx} \
+         tail_idx {tail_idx} wr_free {wr_free}, {nwr} work requests of {depth}\n"
+    );
+    Err(EUCLEAN)
+}
+
+/// `(head, tail, head_idx, tail_idx, wr_free)`.
+fn state(r: &DtoRing) -> (u64, u64, u32, u32, u32) {
+    let q = r.shared().q.lock();
+    let c = &q.core;
+    (c.head, c.tail, c.head_idx, c.tail_idx, c.wr_free)
+}
 
 #[kunit_tests(rkdapl_ring)]
 mod tests {
-    use super::super::{DtoHandler, DtoRing, DtoSink, KeepAlive, RingCore, Slot};
+    use super::super::{DtoRing, DtoSink, KeepAlive, Slot};
+    use super::{state, with};
     use crate::{
         dto::{DtoOp, DtoStats, DtoStatus, RecvFlag, RecvFlags},
-        evd::{AsyncSlot, DtoEvent, Evd, Event, EventType, UpcallFn, UpcallPolicy},
+        evd::{AsyncSlot, Evd, Event, EventType, UpcallFn, UpcallPolicy},
     };
     use core::{
-        ffi::c_void,
         fmt,
         sync::atomic::{AtomicU32, AtomicU64, Ordering},
     };
-    use kernel::{prelude::*, str::CString, sync::Arc, types::ForeignOwnable};
+    use kernel::{prelude::*, str::CString, sync::Arc};
 
     /// The C handle the ring's events report as their EP.
     const EP: usize = 0x5eed;
@@ -36,45 +85,6 @@ mod tests {
         let r = DtoRing::new(n, depth, 4, 0, DtoSink::Evd(evd.clone()), None)?;
         r.set_ep_handle(EP);
         Ok((r, evd))
-    }
-
-    /// Runs `f` on the ring's state under its lock, then checks the state's invariants:
-    /// `tail <= head <= tail + n`, the outstanding DTOs in their slots from `tail_idx` on with
-    /// the sequence numbers `tail..head`, `head_idx` after the last of them, and `wr_free` plus
-    /// their work requests making the queue's `depth`. (The helpers return errors instead of
-    /// asserting: only a case's own body has KUnit's `assert!`.)
-    ///
-    /// # Errors
-    ///
-    /// `-EUCLEAN` if an invariant does not hold (said in the kernel log).
-    fn with<T>(r: &DtoRing, depth: u32, f: impl FnOnce(&mut RingCore) -> T) -> Result<T> {
-        let mut q = r.shared().q.lock();
-        let c = &mut q.core;
-        let v = f(c);
-        let n = c.slots.len() as u64;
-        let (head, tail, head_idx, tail_idx, wr_free) =
-            (c.head, c.tail, c.head_idx, c.tail_idx, c.wr_free);
-        let mut ok = tail <= head && head - tail <= n;
-        let mut idx = tail_idx;
-        let mut nwr = u64::from(wr_free);
-        for seq in tail..head.min(tail + n) {
-            match c.slot(idx) {
-                Some(s) => {
-                    ok &= s.seq == seq;
-                    nwr += u64::from(s.nwr);
-                }
-                None => ok = false,
-            }
-            idx = c.next(idx);
-        }
-        if ok && idx == head_idx && nwr == u64::from(depth) {
-            return Ok(v);
-        }
-        pr_err!(
-            "rkdapl_ring: ring state broken: head {head} tail {tail} head_idx {head_idx} \
-             tail_idx {tail_idx} wr_free {wr_free}, {nwr} work requests of {depth}\n"
-        );
-        Err(EUCLEAN)
     }
 
     /// Posts a DTO of `nwr` work requests as the post calls do: takes the next context and
@@ -95,13 +105,6 @@ mod tests {
     /// A SEND of one work request.
     fn send(r: &DtoRing, depth: u32, cookie: u64) -> Result<(u32, u64)> {
         post(r, depth, DtoOp::Send, cookie, 1)
-    }
-
-    /// `(head, tail, head_idx, tail_idx, wr_free)`.
-    fn state(r: &DtoRing) -> (u64, u64, u32, u32, u32) {
-        let q = r.shared().q.lock();
-        let c = &q.core;
-        (c.head, c.tail, c.head_idx, c.tail_idx, c.wr_free)
     }
 
     /// The cookies of the events queued on `e`, in order, up to 16.
@@ -730,94 +733,6 @@ mod tests {
         assert_eq!(&recv_events(&e)?[..], &[(10, ok), (11, flushed)]);
         assert_eq!(state(&r), (5, 5, 4, 4, 8));
         assert_eq!(r.stats().in_flight(), 0);
-        Ok(())
-    }
-
-    /// Contexts of [`a_handler_takes_back_every_context_once`] dropped so far.
-    static CTX_DROPS: AtomicU32 = AtomicU32::new(0);
-
-    /// A typed EP's context: a box whose drop counts.
-    struct Ctx(u32);
-
-    impl Drop for Ctx {
-        fn drop(&mut self) {
-            CTX_DROPS.fetch_add(1, Ordering::Relaxed);
-        }
-    }
-
-    /// A handler as a typed EP's: takes each cookie back as the boxed [`Ctx`] it is, and
-    /// records (one bit per context) which came, which suppressed, which with "more follow".
-    #[derive(Default)]
-    struct Boxes {
-        seen: AtomicU32,
-        suppressed: AtomicU32,
-        more: AtomicU32,
-    }
-
-    impl DtoHandler for Boxes {
-        fn done(&self, ev: &DtoEvent, suppressed: bool, more: bool) {
-            // SAFETY: Every cookie of the test's ring came from `KBox::<Ctx>::into_foreign`
-            // (`boxed`), and the ring reports each DTO once.
-            let c = unsafe { KBox::<Ctx>::from_foreign(ev.cookie as usize as *mut c_void) };
-            let bit = 1u32 << c.0;
-            self.seen.fetch_or(bit, Ordering::Relaxed);
-            if suppressed {
-                self.suppressed.fetch_or(bit, Ordering::Relaxed);
-            }
-            if more {
-                self.more.fetch_or(bit, Ordering::Relaxed);
-            }
-        }
-    }
-
-    /// A boxed [`Ctx`] as a cookie.
-    fn boxed(v: u32) -> Result<u64> {
-        Ok(KBox::new(Ctx(v), GFP_KERNEL)?.into_foreign() as usize as u64)
-    }
-
-    /// A SEND carrying `cookie`, armed as the post calls arm it (`suppress`), or left behind
-    /// by a failed post call (`silent`). Its sequence number.
-    fn send_ctx(r: &DtoRing, cookie: u64, suppress: bool, silent: bool) -> Result<u64> {
-        with(r, 64, |c| -> Result<u64> {
-            let idx = c.take(1)?;
-            let s = c.slot(idx).ok_or(EINVAL)?;
-            (s.op, s.cookie, s.len, s.suppress, s.silent) =
-                (DtoOp::Send, cookie, 8, suppress, silent);
-            Ok(s.seq)
-        })?
-    }
-
-    /// A ring whose completions go to a handler (a typed EP's) reports every DTO that
-    /// finishes, suppressed successes too (flagged, for the handler to drop the context), but
-    /// not one a failed post call left behind (its caller took the context back); "more
-    /// follow" is set while the same call goes on to the next DTO.
-    #[test]
-    fn a_handler_takes_back_every_context_once() -> Result {
-        let h = Arc::new(Boxes::default(), GFP_KERNEL)?;
-        let r = DtoRing::new(8, 64, 4, 0, DtoSink::Handler(h.clone()), None)?;
-        let drops = CTX_DROPS.load(Ordering::Relaxed);
-        let silent = boxed(3)?;
-        send_ctx(&r, boxed(1)?, false, false)?;
-        let two = send_ctx(&r, boxed(2)?, true, false)?;
-        send_ctx(&r, silent, false, true)?;
-        send_ctx(&r, boxed(4)?, false, false)?;
-        send_ctx(&r, boxed(5)?, false, false)?;
-        // The completion of the signalled DTO after the suppressed one finishes both.
-        r.shared().finish_through(two);
-        assert_eq!(h.seen.load(Ordering::Relaxed), 0b110);
-        assert_eq!(h.suppressed.load(Ordering::Relaxed), 0b100);
-        assert_eq!(h.more.load(Ordering::Relaxed), 0b10);
-        // The drain's reaping: the silent one reports nothing.
-        r.reap_all();
-        assert_eq!(h.seen.load(Ordering::Relaxed), 0b110110);
-        assert_eq!(h.more.load(Ordering::Relaxed), 0b10010);
-        // The four it reported were dropped by the handler.
-        assert_eq!(CTX_DROPS.load(Ordering::Relaxed) - drops, 4);
-        // SAFETY: The silent DTO's cookie came from `boxed` and the ring did not report it:
-        // as the failed post call's caller, the test takes it back.
-        drop(unsafe { KBox::<Ctx>::from_foreign(silent as usize as *mut c_void) });
-        assert_eq!(CTX_DROPS.load(Ordering::Relaxed) - drops, 5);
-        assert_eq!(state(&r), (6, 6, 5, 5, 64));
         Ok(())
     }
 }

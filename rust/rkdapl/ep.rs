@@ -18,9 +18,9 @@
 //! the id back to rdma_cm).
 
 use crate::rdma::{
+    bound::Bound,
     cm::{CmEvent, CmIdRef, QpInit, SockAddr},
     cq::{Cq, PollContext},
-    bound::Bound,
     device::Transport,
     mr::FrMr,
     qp::QpCap,
@@ -214,6 +214,7 @@ impl Ep {
             id,
             sink.clone(),
             None,
+            Some(dev.binding().clone()),
         )?;
         // iWARP's rules, decided once per EP (`crate::dto::DtoRing::for_iwarp`).
         if ia.transport() == Transport::Iwarp {
@@ -229,6 +230,7 @@ impl Ep {
             id,
             sink,
             Some(pz.clone()),
+            Some(dev.binding().clone()),
         )?;
         // The CQs' errors go to the IA's async EVD, naming the EP (`ep/qp_events.rs`).
         let send_cq = Arc::new(
@@ -458,8 +460,13 @@ impl Ep {
             qp.drain();
             // Unsignalled DTOs that succeeded have no completion of their own; RECVs that
             // waited for the QP and that it refused have none either.
-            self.sq.reap_all();
-            self.rq.reap_all();
+            // SAFETY: The QP is drained: the CQs' completion work handled every completion of
+            // it, and no DTO can be posted any more (the rings' target is gone). The other
+            // finisher, `flush_early` above, is serialised with this (`ending`, or the drop).
+            unsafe {
+                self.sq.reap_all();
+                self.rq.reap_all();
+            }
         }
         id.handler().set(None);
         drop(id);

@@ -109,11 +109,11 @@ impl DtoRing {
             return;
         }
         let g = rcu::read_lock();
-        let Some(qp) = st.owner.as_deref().and_then(|o| o.qp(&g)) else {
+        let Some(qp) = st.target.qp(&g) else {
             return;
         };
         let (e, c) = (&mut st.early, &mut st.core);
-        let n = c.slots.len() as u32;
+        let n = c.len();
         // INVARIANT: `unposted <= n`, the contexts in use. (`checked_rem`, not `%`: objtool of
         // 7.3 does not know `panic_const_rem_by_zero` as noreturn and warns of a fall-through.)
         let Some(mut idx) = (c.head_idx + n - e.unposted.min(n)).checked_rem(n) else {
@@ -121,14 +121,26 @@ impl DtoRing {
         };
         let mut at = 0usize;
         for _ in 0..e.unposted {
-            let Some(s) = c.slots.get_mut(idx as usize) else {
+            let Some(s) = c.slot(idx) else {
                 break;
             };
-            let lmrs = s.lmrs.as_slice();
+            // The LMRs, held for the post: once posted, the context is the consumer's (the
+            // ring's `# Locking`), which may finish the RECV (a flush) before the post returns.
+            let mut lmrs = OneOrMore::Empty;
+            let held = s
+                .lmrs
+                .as_slice()
+                .iter()
+                .try_for_each(|l| lmrs.push(l.clone(), GFP_ATOMIC));
+            let lmrs = lmrs.as_slice();
             let ranges = e.ranges.get(at..at + lmrs.len()).unwrap_or(&[]);
             at += lmrs.len();
-            if self.post_one_early(qp, idx, lmrs, ranges, &g).is_err() {
-                s.status = DtoStatus::LocalEp;
+            let posted = held.and_then(|()| self.post_one_early(qp, idx, lmrs, ranges, &g));
+            if posted.is_err() {
+                // Not posted: still the posters'.
+                if let Some(s) = c.slot(idx) {
+                    s.status = DtoStatus::LocalEp;
+                }
             }
             idx = c.next(idx);
         }
@@ -175,15 +187,18 @@ impl DtoRing {
             if e.unposted == 0 {
                 return;
             }
-            let n = c.slots.len() as u32;
-            let mut idx = (c.head_idx + n - e.unposted.min(n)).checked_rem(n).unwrap_or(0);
+            let n = c.len();
+            let mut idx = (c.head_idx + n - e.unposted.min(n))
+                .checked_rem(n)
+                .unwrap_or(0);
             for _ in 0..e.unposted {
-                if let Some(s) = c.slots.get_mut(idx as usize) {
+                // Never posted: the posters'.
+                if let Some(s) = c.slot(idx) {
                     s.status = DtoStatus::Flushed;
                 }
                 idx = c.next(idx);
             }
-            let alone = c.head - c.tail == u64::from(e.unposted);
+            let alone = c.outstanding() == u64::from(e.unposted);
             e.unposted = 0;
             e.ranges.clear();
             alone
@@ -191,7 +206,10 @@ impl DtoRing {
         // Otherwise RECVs posted to a QP are still outstanding before them: the drain of that
         // QP finishes them, then `reap_all` these.
         if alone {
-            self.reap_all();
+            // SAFETY: Every DTO posted to a QP has finished (`alone`, seen with acquire):
+            // no completion of the ring can come. The callers (the end of a connection) are
+            // serialised with the teardown's reaping.
+            unsafe { self.reap_all() };
         }
     }
 }

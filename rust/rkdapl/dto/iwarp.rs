@@ -37,7 +37,7 @@
 use super::{
     post::arm,
     ring::{RingCore, RingShared},
-    Dto, DtoOp, DtoRing, DtoStatus, Op,
+    Dto, DtoOp, DtoRing, Op,
 };
 use crate::rdma::{
     mr::FrMr,
@@ -72,7 +72,8 @@ impl DtoRing {
     pub(crate) fn for_iwarp(mut self, read_mrs: u32) -> DtoRing {
         self.no_write_imm = true;
         self.read_mrs = read_mrs;
-        self.shared().q.lock().core.late_reads = true;
+        // SAFETY: The ring is not used yet: no QP, so no completion.
+        unsafe { self.set_late_reads(true) };
         self
     }
 
@@ -268,13 +269,9 @@ impl DtoRing {
             Err((e, _)) => {
                 // The REG_MR went out, the READ did not: the DTO finishes silently with a
                 // later completion or the teardown, and its MR (registered) is not reused.
-                if let Some(s) = c.slot(idx) {
-                    s.nwr -= 1;
-                    s.silent = true;
-                    s.status = DtoStatus::Generic;
+                if c.orphan(idx, 1).is_some() {
+                    c.stats.posted(DtoOp::RdmaRead);
                 }
-                c.wr_free += 1;
-                c.stats.posted(DtoOp::RdmaRead);
                 let _ = self.account(c, DtoOp::RdmaRead, d.cookie, Err(e));
                 Err((e, 0))
             }

@@ -11,7 +11,7 @@
 use super::KeepAlive;
 use super::{
     ring::{RingCore, Slot},
-    Completion, Dto, DtoOp, DtoRing, DtoStatus, InlineVec, OneOrMore, Op, Segment, CHAIN_IN_PLACE,
+    Completion, Dto, DtoOp, DtoRing, InlineVec, OneOrMore, Op, Segment, CHAIN_IN_PLACE,
     MAX_WR_PER_DTO,
 };
 use crate::rdma::{
@@ -549,7 +549,7 @@ impl DtoRing {
         // The SGEs borrow the LMRs' regions, and the post the QP, until the driver has the
         // work requests.
         let g = rcu::read_lock();
-        let Some(qp) = st.owner.as_deref().and_then(|o| o.qp(&g)) else {
+        let Some(qp) = st.target.qp(&g) else {
             return Err((ENOTCONN, 0));
         };
         let max_inline = st.max_inline;
@@ -630,13 +630,7 @@ impl DtoRing {
             }
             if start >= posted_wrs {
                 c.untake_last();
-            } else if let Some(s) = c.slot(p.idx) {
-                let unposted = (end - posted_wrs) as u32;
-                s.nwr -= unposted;
-                s.silent = true;
-                s.status = DtoStatus::Generic;
-                let op = s.op;
-                c.wr_free += unposted;
+            } else if let Some(op) = c.orphan(p.idx, (end - posted_wrs) as u32) {
                 // It completes (silently), so it counts as posted as well as refused.
                 c.stats.posted(op);
             }
@@ -678,7 +672,7 @@ impl DtoRing {
         let mut guard = self.shared().q.lock();
         let st = &mut *guard;
         let g = rcu::read_lock();
-        let qp = match st.owner.as_deref().and_then(|o| o.qp(&g)) {
+        let qp = match st.target.qp(&g) {
             Some(qp) if st.early.unposted == 0 => qp,
             _ => {
                 // No QP to post to (yet): the RECV waits for it, if allowed.
@@ -737,7 +731,7 @@ impl DtoRing {
         let mut guard = self.shared().q.lock();
         let st = &mut *guard;
         let g = rcu::read_lock();
-        let Some(qp) = st.owner.as_deref().and_then(|o| o.qp(&g)) else {
+        let Some(qp) = st.target.qp(&g) else {
             return Err(ENOTCONN);
         };
         let c = &mut st.core;

@@ -5,34 +5,66 @@
 //!
 //! # Locking
 //!
-//! One IRQ-safe spinlock per ring ([`RingShared::q`]) guards the ring's state: the QP it posts
-//! to, its sequence numbers, each context's DTO and the counters. The post calls hold it from
-//! the first check to the return of `ib_post_send()`, so posting order is sequence order; the
-//! completion handler holds it to record a completion and to take a finished DTO out. Events
-//! are delivered and references dropped after it is released (an upcall may post again).
+//! A ring has one producer side and one consumer side, as the send contexts of the kernel's
+//! NFS/RDMA client (`rpcrdma_sendctx_get_locked()`, `rpcrdma_sendctx_put_locked()`,
+//! `net/sunrpc/xprtrdma/verbs.c`): the posters move its head, the completion side its tail.
+//!
+//! - **Posters** serialise among themselves with one IRQ-safe spinlock per ring
+//!   ([`RingShared::q`]), held from the first check to the return of `ib_post_send()`, so
+//!   posting order is sequence order. It guards what only they change ([`RingState`]): the
+//!   head, the QP they post to (cached, see [`Target`]), the RECVs that wait for a QP, the
+//!   counters of post calls, and the context a post call takes, from [`RingCore::take`] until
+//!   its work requests are handed to the driver.
+//! - **The consumer** (the completion side) takes no lock: one call at a time finishes DTOs,
+//!   and its state ([`Consumer`]: the tail, the highest arrived DTO) and the contexts of
+//!   posted DTOs are its own. One at a time because the CQ's completion work runs one
+//!   completion after the other (ib_core polls a CQ from one work item), and the other
+//!   finishers run only when no completion of the ring can come: the teardown's reaping once
+//!   the QP is drained, and the flush of RECVs that never reached a QP ([`DtoRing::reap_all`]).
+//! - **Shared**: the tail and the work requests of finished DTOs ([`Contexts`]), stored by the
+//!   consumer with release after its last access to the contexts it finished, and loaded by
+//!   the posters with acquire before they reuse one ([`RingCore::take`]).
+//!
+//! A context belongs to the poster that takes it until its work requests are posted, then to
+//! the consumer until the tail passes it. What a poster wrote to it reaches the consumer
+//! through the driver: the consumer reads a context only after a completion of it, or of a
+//! DTO posted after it (RC completes in order), and `ib_post_send()`, the device and
+//! `ib_poll_cq()` order the post before the completion as for any ULP's `ib_cqe` context; or,
+//! when reaping, after taking the posters' lock to read the head. Two exceptions, each on
+//! fields the other side does not touch meanwhile: a post call that stopped inside a DTO marks
+//! it orphaned after posting part of it ([`RingCore::orphan`]: `nwr`, `silent`), while its
+//! posted work requests may complete in error ([`Slot::fail`]: `status`); and
+//! [`DtoRing::in_flight`] reads `suppress` and `silent` of outstanding contexts under the
+//! posters' lock. Both sides use raw field accesses for those, never a reference to the whole
+//! context.
+//!
+//! Events are delivered and references dropped outside any lock (an upcall may post again);
+//! the consumer stores the tail before it delivers a DTO's event.
 
-use super::{DtoOp, DtoStats, DtoStatus, OneOrMore, RecvFlag, RecvFlags};
+use super::{stats::DoneStats, DtoOp, DtoStats, DtoStatus, OneOrMore, RecvFlags};
 use crate::rdma::{
+    bound::BoundDevice,
     cm::{CmHandler, CmId},
-    cq::{Wc, WcOpcode},
+    cq::Wc,
     mr::FrMr,
     qp::Qp,
-    wr::{WrCompletion, WrPool},
+    wr::WrPool,
 };
 use crate::{
-    evd::{DtoEvent, Evd, Event},
+    evd::{DtoEvent, Evd},
     lmr::Lmr,
     pz::Pz,
     trace,
 };
-use core::sync::atomic::{AtomicUsize, Ordering};
+use core::{
+    cell::{Cell, UnsafeCell},
+    ptr::NonNull,
+    sync::atomic::{AtomicU64, AtomicUsize, Ordering},
+};
 use kernel::{
     new_spinlock_irq,
     prelude::*,
-    sync::{
-        lock::{spinlock::SpinLockIrqBackend, Guard},
-        rcu, Arc, SpinLockIrq,
-    },
+    sync::{rcu, Arc, SpinLockIrq},
 };
 
 /// An object a DTO keeps alive until it finishes (an RMR, for its bind or unbind).
@@ -106,18 +138,30 @@ impl Slot {
         }
     }
 
-    /// Records a failed work request of the DTO: the first error is the one reported. The log
-    /// line shows the cookie if `show_cookie` (not a typed EP's: it is a kernel pointer).
-    fn fail(&mut self, wc: &Wc, ep_id: u32, show_cookie: bool) {
+    /// Records a failed work request of the DTO in the context at `s`: the first error is the
+    /// one reported. The log line shows the cookie if `show_cookie` (not a typed EP's: it is a
+    /// kernel pointer).
+    ///
+    /// # Safety
+    ///
+    /// The caller is the ring's consumer and `s` the context of a posted DTO that has not
+    /// finished. Writes `status` only, by a raw access: the DTO's poster may mark it orphaned
+    /// meanwhile ([`RingCore::orphan`], other fields).
+    unsafe fn fail(s: *mut Slot, wc: &Wc, ep_id: u32, show_cookie: bool) {
         let status = DtoStatus::from_wc(wc);
-        if self.status == DtoStatus::Success {
-            self.status = status;
-        }
+        // SAFETY: As the caller guarantees: `op` and `cookie` do not change while the DTO is
+        // posted, and nobody else writes `status` meanwhile.
+        let (op, cookie) = unsafe {
+            if (*s).status == DtoStatus::Success {
+                (*s).status = status;
+            }
+            ((*s).op, (*s).cookie)
+        };
         if status != DtoStatus::Flushed {
             trace::log_dto_error(
                 ep_id,
-                self.op as u32,
-                if show_cookie { self.cookie } else { 0 },
+                op as u32,
+                if show_cookie { cookie } else { 0 },
                 status as i32,
                 wc.status_raw(),
             );
@@ -125,19 +169,144 @@ impl Slot {
     }
 }
 
-/// The state of a ring, under its lock.
+/// A context, owned by one side of the ring at a time (see the module's `# Locking`).
+pub(super) struct SlotCell(UnsafeCell<Slot>);
+
+/// The consumer's state: what the completion side of a ring changes.
+pub(super) struct Consumer {
+    /// The oldest outstanding DTO's sequence number, and its context.
+    pub(super) tail: u64,
+    pub(super) tail_idx: u32,
+    /// The highest sequence number whose last work request's completion arrived.
+    pub(super) done_seq: u64,
+    /// As [`RingCore::late_reads`] (each side has its copy).
+    pub(super) late_reads: bool,
+}
+
+impl Consumer {
+    /// As [`RingCore::late`].
+    #[inline]
+    fn late(&self, op: DtoOp) -> bool {
+        self.late_reads && op == DtoOp::RdmaRead
+    }
+}
+
+/// The contexts of a ring and what its two sides share.
 ///
 /// # Invariants
 ///
-/// `tail <= head`, `head - tail <= slots.len()`; the outstanding DTOs have the sequence
-/// numbers `tail..head` and sit in the slots from `tail_idx` on, in order, wrapping around.
-/// `wr_free` plus the `nwr` of the outstanding DTOs is the queue's depth.
-pub(super) struct RingState {
+/// `tail` is the consumer's [`Consumer::tail`] as last published, and `wr_done` the work
+/// requests of the DTOs before it; both only grow. A context is accessed only as the
+/// module's `# Locking` says; `cons` only by the ring's consumer.
+pub(super) struct Contexts {
+    slots: KVec<SlotCell>,
+    tail: AtomicU64,
+    wr_done: AtomicU64,
+    /// The counters of finished DTOs.
+    done: DoneStats,
+    cons: UnsafeCell<Consumer>,
+}
+
+// SAFETY: The contexts and the consumer's state are accessed by one side at a time, as the
+// module's `# Locking` says (type invariant); the rest is atomics. What they hold may go to
+// another thread (`Slot` is `Send`).
+unsafe impl Sync for Contexts {}
+
+impl Contexts {
+    /// Number of contexts.
+    #[inline]
+    fn len(&self) -> u32 {
+        self.slots.len() as u32
+    }
+
+    /// The context after `i`, wrapping around.
+    #[inline]
+    fn next(&self, i: u32) -> u32 {
+        if i as usize + 1 == self.slots.len() {
+            0
+        } else {
+            i + 1
+        }
+    }
+
+    /// The context `idx`, to access as the module's `# Locking` says.
+    #[inline]
+    fn cell(&self, idx: u32) -> Option<*mut Slot> {
+        self.slots.get(idx as usize).map(|c| c.0.get())
+    }
+
+    /// The consumer's state.
+    ///
+    /// # Safety
+    ///
+    /// The caller is the ring's consumer, and holds no other reference to the state.
+    #[inline]
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn cons(&self) -> &mut Consumer {
+        // SAFETY: Only the consumer accesses it (type invariant), one call at a time.
+        unsafe { &mut *self.cons.get() }
+    }
+}
+
+/// What the post calls post to: the CM id holding the QP, and the QP itself, cached.
+///
+/// # Invariants
+///
+/// `qp`, if set, is the QP of `owner`'s CM id, read while the id was live; it is cleared
+/// whenever `owner` changes. `binding` is the binding of the QP's device.
+pub(super) struct Target {
     /// The CM id whose QP the ring posts to; `None` before the QP exists and from the
     /// disconnect on (posts get `-ENOTCONN`).
-    pub(super) owner: Option<Arc<dyn QpOwner>>,
+    owner: Option<Arc<dyn QpOwner>>,
+    qp: Cell<Option<QpPtr>>,
+    /// The device's binding (`None` for a ring of no device: then nothing is cached).
+    binding: Option<Arc<BoundDevice>>,
+}
+
+/// A cached QP pointer ([`Target`]).
+#[derive(Clone, Copy)]
+struct QpPtr(NonNull<Qp>);
+
+// SAFETY: Work requests may be posted to a QP from any thread; the pointer is dereferenced
+// only as `Target::qp` says.
+unsafe impl Send for QpPtr {}
+
+impl Target {
+    /// The QP to post to, live while the RCU read-side critical section `g` lasts and the
+    /// caller holds the ring's lock, or `None` (no QP, or its device's removal began). The
+    /// first call after a change of owner asks the CM id ([`QpOwner::qp`], a virtual call
+    /// and the id's own liveness check); later ones use the cached QP and only check that the
+    /// device is still bound (one load). Any context; does not sleep.
+    #[inline]
+    pub(super) fn qp<'a>(&'a self, g: &'a rcu::Guard) -> Option<&'a Qp> {
+        if let Some(p) = self.qp.get() {
+            // Set only with a binding (below).
+            let b = self.binding.as_deref()?;
+            if !b.live(g) {
+                return None;
+            }
+            // SAFETY: `p` is the QP of `owner`'s CM id (type invariant), which `owner` keeps
+            // from being dropped, so its owner's `Drop` cannot destroy the QP; the only other
+            // destruction is the revocation of the device's binding, which sets `gone` first
+            // and then waits for every RCU read-side critical section (`BoundDevice::revoke`):
+            // `g` saw it live. The lock the caller holds keeps `owner` and `qp` as they are.
+            return Some(unsafe { p.0.as_ref() });
+        }
+        let qp = self.owner.as_deref()?.qp(g)?;
+        if self.binding.is_some() {
+            // INVARIANT: The QP of `owner`'s id, read while it was live.
+            self.qp.set(Some(QpPtr(NonNull::from(qp))));
+        }
+        Some(qp)
+    }
+}
+
+/// The posters' state of a ring, under its lock.
+pub(super) struct RingState {
+    /// What the post calls post to.
+    pub(super) target: Target,
     /// Send queue: SENDs and RDMA operations may be posted (CONNECTED); RMR binds and RECVs
-    /// only need `owner`.
+    /// only need an owner.
     pub(super) connected: bool,
     /// Bytes of inline data the QP takes per work request (0: none).
     pub(super) max_inline: u32,
@@ -146,34 +315,64 @@ pub(super) struct RingState {
     pub(super) core: RingCore,
 }
 
-/// The ring's contexts and counters (the part of [`RingState`] the post calls change while
-/// they borrow the QP from `owner`).
+/// The posters' side of the ring's contexts and counters (the part of [`RingState`] the post
+/// calls change while they borrow the QP from its target).
+///
+/// # Invariants
+///
+/// With `tail` the consumer's published tail: `tail <= head`, `head - tail <= ctx.len()`; the
+/// outstanding DTOs have the sequence numbers `tail..head` and sit in the contexts before
+/// `head_idx`, in order, wrapping around. `wr_taken - ctx.wr_done` is the `nwr` of the
+/// outstanding DTOs, at most `depth`.
 pub(super) struct RingCore {
-    pub(super) slots: KVec<Slot>,
+    ctx: Arc<Contexts>,
     pub(super) head: u64,
-    pub(super) tail: u64,
     pub(super) head_idx: u32,
-    pub(super) tail_idx: u32,
-    pub(super) wr_free: u32,
+    /// Work requests the DTOs took, ever (net of those given back unposted).
+    wr_taken: u64,
+    /// The queue's depth in work requests.
+    depth: u32,
     /// Send-queue DTOs posted unsignalled in a row (see the module documentation).
     pub(super) unsignalled_run: u32,
+    /// The post calls' counters (those of finished DTOs are [`Contexts::done`]).
     pub(super) stats: DtoStats,
     /// iWARP: the sink MRs of RDMA READs not in use (`super::iwarp`); empty otherwise.
     pub(super) read_mrs: KVec<FrMr>,
     /// iWARP: an RDMA READ may complete after work requests posted behind it, so a later
     /// completion does not finish it (see [`RingCore::late`], `super::iwarp`).
     pub(super) late_reads: bool,
-    /// The highest sequence number whose last work request's completion arrived.
-    pub(super) done_seq: u64,
 }
 
 impl RingCore {
+    /// Number of contexts.
+    pub(super) fn len(&self) -> u32 {
+        self.ctx.len()
+    }
+
     pub(super) fn next(&self, i: u32) -> u32 {
-        if i as usize + 1 == self.slots.len() {
-            0
-        } else {
-            i + 1
-        }
+        self.ctx.next(i)
+    }
+
+    /// The consumer's tail as last published: DTOs before it finished, and their contexts may
+    /// be reused.
+    #[inline]
+    fn tail(&self) -> u64 {
+        // ORDERING: Acquire, paired with the consumer's release store (`RingShared::finish`):
+        // its accesses to the contexts of the DTOs before `tail` happen before the caller's.
+        self.ctx.tail.load(Ordering::Acquire)
+    }
+
+    /// DTOs taken and not finished (as far as the posters know).
+    pub(super) fn outstanding(&self) -> u64 {
+        self.head - self.tail()
+    }
+
+    /// Queue slots free for work requests.
+    pub(super) fn wr_free(&self) -> u32 {
+        // ORDERING: Acquire, as `tail` (the consumer stores it before the tail).
+        let done = self.ctx.wr_done.load(Ordering::Acquire);
+        let used = self.wr_taken.wrapping_sub(done);
+        u64::from(self.depth).saturating_sub(used) as u32
     }
 
     /// Takes the next context (in posting order) and `nwr` queue slots for a DTO.
@@ -182,12 +381,15 @@ impl RingCore {
     ///
     /// `-ENOSPC` if every context or too few queue slots are in use.
     pub(super) fn take(&mut self, nwr: u32) -> Result<u32> {
-        if self.head - self.tail >= self.slots.len() as u64 || self.wr_free < nwr {
+        if self.outstanding() >= u64::from(self.ctx.len()) || self.wr_free() < nwr {
             return Err(ENOSPC);
         }
         let idx = self.head_idx;
         let seq = self.head;
-        let s = self.slots.get_mut(idx as usize).ok_or(ENOSPC)?;
+        let p = self.ctx.cell(idx).ok_or(ENOSPC)?;
+        // SAFETY: The context's previous DTO finished (`tail` passed it, with acquire), so it
+        // is the posters', and the caller holds their lock.
+        let s = unsafe { &mut *p };
         s.seq = seq;
         s.nwr = nwr;
         s.status = DtoStatus::Success;
@@ -198,25 +400,27 @@ impl RingCore {
         s.inv_rkey = 0;
         s.arrived = false;
         self.head += 1;
-        self.head_idx = self.next(idx);
-        self.wr_free -= nwr;
+        self.head_idx = self.ctx.next(idx);
+        self.wr_taken += u64::from(nwr);
         Ok(idx)
     }
 
     /// Gives back the context taken last, whose work requests were never posted.
     pub(super) fn untake_last(&mut self) {
-        if self.head == self.tail {
+        if self.outstanding() == 0 {
             return;
         }
         let idx = if self.head_idx == 0 {
-            self.slots.len() as u32 - 1
+            self.ctx.len() - 1
         } else {
             self.head_idx - 1
         };
         self.head -= 1;
         self.head_idx = idx;
-        if let Some(s) = self.slots.get_mut(idx as usize) {
-            self.wr_free += s.nwr;
+        if let Some(p) = self.ctx.cell(idx) {
+            // SAFETY: Taken and never posted: the posters', under their lock.
+            let s = unsafe { &mut *p };
+            self.wr_taken -= u64::from(s.nwr);
             s.nwr = 0;
             for l in s.lmrs.as_slice() {
                 // Under the ring's lock; the post call's caller holds the LMRs.
@@ -232,8 +436,34 @@ impl RingCore {
         }
     }
 
+    /// The context `idx` of a DTO the caller took in this post call and has not posted yet
+    /// (or a RECV that waits for the QP, `super::early`): the posters' own. A context whose
+    /// work requests were posted is the consumer's (the module's `# Locking`); a post call
+    /// that stopped inside one marks it with [`RingCore::orphan`].
     pub(super) fn slot(&mut self, idx: u32) -> Option<&mut Slot> {
-        self.slots.get_mut(idx as usize)
+        let p = self.ctx.cell(idx)?;
+        // SAFETY: As the posters' rule above says, the context is theirs, and the caller holds
+        // their lock (it has `&mut` of their state).
+        Some(unsafe { &mut *p })
+    }
+
+    /// Marks the DTO in context `idx` of which only the first work requests were posted
+    /// (`unposted` were not): its posted ones are unsignalled, it finishes silently with a
+    /// later completion or the teardown, and its unposted queue slots come back now. Returns
+    /// its operation.
+    pub(super) fn orphan(&mut self, idx: u32, unposted: u32) -> Option<DtoOp> {
+        let p = self.ctx.cell(idx)?;
+        // SAFETY: Part of the DTO was posted, so the consumer may record the failure of one of
+        // its work requests meanwhile (`Slot::fail`, `status` only). It finishes the DTO only
+        // after a completion of a DTO posted later (under this lock, after this) or the
+        // teardown's reaping, which takes this lock first. Raw field accesses only.
+        let op = unsafe {
+            (*p).nwr -= unposted;
+            (*p).silent = true;
+            (*p).op
+        };
+        self.wr_taken -= u64::from(unposted);
+        Some(op)
     }
 
     /// Whether a DTO of `op` on this ring finishes only with its own completion, not with a
@@ -245,43 +475,6 @@ impl RingCore {
         self.late_reads && op == DtoOp::RdmaRead
     }
 
-    /// Whether finishing the DTOs through sequence number `last` (all of them: `reap`) goes
-    /// on, after the one just taken out, to report another event: a later DTO through `last`
-    /// reports one, and nothing before it waits ([`RingCore::late`]). The upcall's "more
-    /// events follow" hint, which must never be set without an event following (a consumer
-    /// that coalesces its work until an event without it would wait forever). Walks the
-    /// silent DTOs up to that one, so each DTO is looked at at most twice per finish.
-    /// `suppressed`: a successful DTO posted with completion suppress reports too (a handler
-    /// sink takes back its context).
-    pub(super) fn reports_next(&self, last: u64, reap: bool, suppressed: bool) -> bool {
-        let (mut seq, mut idx) = (self.tail, self.tail_idx);
-        while seq != self.head && seq <= last {
-            let Some(s) = self.slots.get(idx as usize) else {
-                return false;
-            };
-            if !reap && self.late(s.op) && !s.arrived && !s.silent {
-                return false;
-            }
-            if !(s.silent || (!suppressed && s.suppress && s.status == DtoStatus::Success)) {
-                return true;
-            }
-            seq += 1;
-            idx = self.next(idx);
-        }
-        false
-    }
-
-    /// Records that the completion of the last work request of the DTO in slot `idx`
-    /// arrived; its sequence number, through which DTOs may finish
-    /// ([`RingShared::finish_through`]).
-    pub(super) fn arrived(&mut self, idx: u32) -> Option<u64> {
-        let s = self.slots.get_mut(idx as usize)?;
-        s.arrived = true;
-        let seq = s.seq;
-        self.done_seq = self.done_seq.max(seq);
-        Some(seq)
-    }
-
     /// Whether the send-queue DTO just taken, of `nwr` work requests, is posted unsignalled,
     /// and counts the run of them. Unsignalled only if its success reports nothing
     /// (`suppress`), only for one work request (a DTO split into several has one signalled
@@ -291,7 +484,7 @@ impl RingCore {
     #[inline]
     pub(super) fn unsignalled(&mut self, suppress: bool, nwr: u32) -> bool {
         let unsignalled =
-            suppress && nwr == 1 && (self.unsignalled_run as usize + 1) < self.slots.len() / 2;
+            suppress && nwr == 1 && (self.unsignalled_run as usize + 1) < self.ctx.slots.len() / 2;
         self.unsignalled_run = if unsignalled {
             self.unsignalled_run + 1
         } else {
@@ -337,170 +530,17 @@ impl DtoSink {
 /// What the completion path of a ring needs: the owner of its pool of contexts.
 #[pin_data]
 pub(crate) struct RingShared {
+    /// The posters' lock.
     #[pin]
     pub(super) q: SpinLockIrq<RingState>,
+    /// The contexts, which the consumer reaches without the lock.
+    ctx: Arc<Contexts>,
     sink: DtoSink,
     /// The EP's PZ, for the receive queue: a SEND with invalidate ends the grant it names.
     pz: Option<Arc<Pz>>,
     ep_handle: AtomicUsize,
     /// The EP's number (debugfs directory, trace events, log lines).
     pub(super) ep_id: u32,
-}
-
-/// What the event of a finished DTO reports, taken out under the ring's lock; the event itself
-/// is made only when it is posted, outside the lock, so that it is not moved on the way (`make profile`: about 60 instructions per DTO).
-struct Report {
-    /// It succeeded with `RKDAPL_COMPLETION_SUPPRESS` (reported to a handler only).
-    suppressed: bool,
-    op: DtoOp,
-    status: DtoStatus,
-    cookie: u64,
-    len: u64,
-    imm: u32,
-    flags: RecvFlags,
-    inv_rkey: u32,
-}
-
-impl Report {
-    /// The event, naming the EP by `ep`.
-    #[inline]
-    fn event(&self, ep: usize) -> Event {
-        Event::Dto(self.dto_event(ep))
-    }
-
-    /// The event's DTO part, naming the EP by `ep`.
-    #[inline]
-    fn dto_event(&self, ep: usize) -> DtoEvent {
-        DtoEvent {
-            ep,
-            cookie: self.cookie,
-            status: self.status,
-            op: self.op,
-            len: self.len,
-            immediate: self.flags.contains(RecvFlag::WithImm).then_some(self.imm),
-            by_rdma_write_imm: self.flags.contains(RecvFlag::RdmaWriteImm),
-            invalidated_rkey: (self.flags.contains(RecvFlag::Invalidated)).then_some(self.inv_rkey),
-            more: false,
-        }
-    }
-}
-
-/// A DTO taken out of its ring: what is left to do outside the lock.
-struct Finished {
-    report: Option<Report>,
-    lmrs: OneOrMore<Arc<Lmr>>,
-    rmr: Option<Arc<dyn KeepAlive>>,
-    /// A sink MR not to reuse (`super::iwarp::give_back`), freed outside the lock.
-    stale: Option<FrMr>,
-}
-
-impl RingShared {
-    /// Finishes, in order, every outstanding DTO up to sequence number `last` (or up to the
-    /// highest whose completion arrived, if higher), stopping before an iWARP RDMA READ still
-    /// waiting for its own completion ([`RingCore::late`]): a completion of `last` arrived, so
-    /// the ones before it are done too (RC completes a queue in order;
-    /// those without a completion of their own succeeded unsignalled, or were orphaned by a
-    /// failed post call). Each reports its event unless silent. Never with the lock held.
-    pub(super) fn finish_through(&self, last: u64) {
-        self.finish_locked(self.q.lock(), last);
-    }
-
-    /// [`RingShared::finish_through`] from the ring's state `q`, locked by the caller (a
-    /// completion that just recorded its arrival): no second lock for the first DTO, and none
-    /// after the last (each event is reported with the lock released).
-    fn finish_locked<'a>(&'a self, mut q: Guard<'a, RingState, SpinLockIrqBackend>, last: u64) {
-        // `u64::MAX`: the teardown's reaping, once the QP is drained, finishes everything.
-        let reap = last == u64::MAX;
-        loop {
-            let (f, more, hint) = {
-                let c = &mut q.core;
-                // Through later DTOs whose completions arrived while an earlier one (an iWARP
-                // RDMA READ) still waited for its own.
-                let last = last.max(c.done_seq);
-                if c.tail == c.head || c.tail > last {
-                    return;
-                }
-                let idx = c.tail_idx;
-                // An iWARP RDMA READ whose own completion has not arrived is not done, even if
-                // a later work request's has (`RingCore::late`); it and what follows it wait.
-                let waits = |s: &Slot| c.late(s.op) && !s.arrived && !s.silent;
-                if !reap && c.slots.get(idx as usize).is_some_and(waits) {
-                    return;
-                }
-                c.tail += 1;
-                c.tail_idx = c.next(idx);
-                let Some(s) = c.slots.get_mut(idx as usize) else {
-                    return;
-                };
-                let nwr = core::mem::replace(&mut s.nwr, 0);
-                let lmrs = core::mem::replace(&mut s.lmrs, OneOrMore::Empty);
-                let rmr = s.rmr.take();
-                let read_mr = s.read_mr.take();
-                let len = if s.status == DtoStatus::Success {
-                    s.len
-                } else {
-                    0
-                };
-                let (op, status, cookie) = (s.op, s.status, s.cookie);
-                let suppressed = s.suppress && status == DtoStatus::Success;
-                // A handler takes back the cookie of a suppressed DTO too; an EVD reports
-                // nothing for it.
-                let silent = s.silent || (suppressed && !self.sink.takes_suppressed());
-                let report = (!silent).then(|| Report {
-                    suppressed,
-                    op,
-                    status,
-                    cookie,
-                    len,
-                    imm: s.imm,
-                    flags: s.recv_flags,
-                    inv_rkey: s.inv_rkey,
-                });
-                c.wr_free += nwr;
-                let stale = read_mr
-                    .and_then(|m| super::iwarp::give_back(c, m, status == DtoStatus::Success));
-                c.stats.completed(op, status, len);
-                trace::completion(self.ep_id, op as u32, cookie, status as i32, len);
-                // Whether the next DTO may finish too. A completion arriving meanwhile
-                // finishes what it made finishable itself (`done`, the teardown's reaping).
-                let more = c.tail != c.head && c.tail <= last;
-                let hint = more && c.reports_next(last, reap, self.sink.takes_suppressed());
-                let f = Finished {
-                    report,
-                    lmrs,
-                    rmr,
-                    stale,
-                };
-                (f, more, hint)
-            };
-            drop(q);
-            for l in f.lmrs.as_slice() {
-                l.put();
-            }
-            // The references go outside the lock: the last one of an LMR or RMR the consumer
-            // freed meanwhile unmaps or deregisters, which may sleep.
-            drop(f.lmrs);
-            drop(f.rmr);
-            drop(f.stale);
-            if let Some(r) = f.report {
-                let ep = self.ep_handle.load(Ordering::Relaxed);
-                match &self.sink {
-                    DtoSink::Evd(evd) => evd.post_ref(&r.event(ep), hint),
-                    DtoSink::Handler(h) => {
-                        // Calls that must not be made from the completion context (freeing
-                        // the EP, waiting on an EVD) are refused or deferred meanwhile.
-                        let mark = crate::evd::in_upcall::Mark::enter();
-                        h.done(&r.dto_event(ep), r.suppressed, hint);
-                        drop(mark);
-                    }
-                }
-            }
-            if !more {
-                return;
-            }
-            q = self.q.lock();
-        }
-    }
 }
 
 impl RingShared {
@@ -515,63 +555,6 @@ impl RingShared {
         match &self.sink {
             DtoSink::Evd(evd) => evd.handle(),
             DtoSink::Handler(_) => 0,
-        }
-    }
-}
-
-impl WrCompletion for RingShared {
-    /// A work request of the DTO in slot `idx` completed: its last (`last`), which finishes it
-    /// and every DTO before it, or an earlier one, which completes only in error and records
-    /// it. Process context (the CQs poll on a workqueue).
-    fn done(&self, idx: u32, last: bool, wc: &Wc) {
-        if !last {
-            if !wc.is_ok() {
-                let mut q = self.q.lock();
-                if let Some(s) = q.core.slot(idx) {
-                    s.fail(wc, self.ep_id, matches!(self.sink, DtoSink::Evd(_)));
-                }
-            }
-            // Otherwise cannot happen: these work requests are unsignalled.
-            return;
-        }
-        // The flags of a failed completion are undefined (IB spec 11.4.2.1).
-        let inv_rkey = if wc.is_ok() {
-            wc.invalidated_rkey()
-        } else {
-            None
-        };
-        if let (Some(rkey), Some(pz)) = (inv_rkey, self.pz.as_ref()) {
-            // The device invalidated the rkey before completing the RECV; end the grant first,
-            // so that a consumer seeing the event finds the RMR unbound. Outside the ring's
-            // lock: the RMR's spinlock is taken before it (bind and unbind), never after.
-            if let Some(rmr) = pz.take_grant(rkey) {
-                rmr.remote_invalidated(rkey);
-            }
-        }
-        let mut q = self.q.lock();
-        let c = &mut q.core;
-        let Some(s) = c.slot(idx) else {
-            return;
-        };
-        if !wc.is_ok() {
-            s.fail(wc, self.ep_id, matches!(self.sink, DtoSink::Evd(_)));
-        } else if s.op == DtoOp::Recv {
-            // For an RDMA WRITE with immediate, the length the peer wrote to its grant.
-            s.len = u64::from(wc.byte_len());
-            s.imm = wc.imm_data().unwrap_or(0);
-            if wc.imm_data().is_some() {
-                s.recv_flags |= RecvFlag::WithImm;
-            }
-            if wc.opcode() == WcOpcode::RecvRdmaWithImm {
-                s.recv_flags |= RecvFlag::RdmaWriteImm;
-            }
-            if let Some(rkey) = inv_rkey {
-                s.recv_flags |= RecvFlag::Invalidated;
-                s.inv_rkey = rkey;
-            }
-        }
-        if let Some(seq) = c.arrived(idx) {
-            self.finish_locked(q, seq);
         }
     }
 }
@@ -596,7 +579,9 @@ pub(crate) struct DtoRing {
 impl DtoRing {
     /// `n` contexts for a queue of `depth` work requests of `max_sge` SGEs each, of EP number
     /// `ep_id`, whose completions go to `sink`. `pz` is given for a receive queue: completions
-    /// of SENDs with invalidate end the grant of that PZ they name. Process context.
+    /// of SENDs with invalidate end the grant of that PZ they name. `binding`: the binding of
+    /// the EP's device, so that the post calls may cache the QP (`None`: they ask the CM id
+    /// each time). Process context.
     ///
     /// # Errors
     ///
@@ -608,36 +593,55 @@ impl DtoRing {
         ep_id: u32,
         sink: DtoSink,
         pz: Option<Arc<Pz>>,
+        binding: Option<Arc<BoundDevice>>,
     ) -> Result<DtoRing> {
         let n = n.clamp(1, u32::from(u16::MAX));
         let mut slots = KVec::with_capacity(n as usize, GFP_KERNEL)?;
         for _ in 0..n {
-            slots.push(Slot::empty(), GFP_KERNEL)?;
+            slots.push(SlotCell(UnsafeCell::new(Slot::empty())), GFP_KERNEL)?;
         }
+        let ctx = Arc::new(
+            Contexts {
+                slots,
+                tail: AtomicU64::new(1),
+                wr_done: AtomicU64::new(0),
+                done: DoneStats::new(),
+                cons: UnsafeCell::new(Consumer {
+                    tail: 1,
+                    tail_idx: 0,
+                    done_seq: 0,
+                    late_reads: false,
+                }),
+            },
+            GFP_KERNEL,
+        )?;
         let pool = WrPool::new(
             try_pin_init!(RingShared {
                 q <- new_spinlock_irq!(
                     RingState {
-                        owner: None,
+                        target: Target {
+                            owner: None,
+                            qp: Cell::new(None),
+                            binding,
+                        },
                         connected: false,
                         max_inline: 0,
                         early: super::early::Early::new(),
                         core: RingCore {
-                            slots,
+                            ctx: ctx.clone(),
                             head: 1,
-                            tail: 1,
                             head_idx: 0,
-                            tail_idx: 0,
-                            wr_free: depth,
+                            wr_taken: 0,
+                            depth,
                             unsignalled_run: 0,
                             stats: DtoStats::default(),
                             read_mrs: KVec::new(),
                             late_reads: false,
-                            done_seq: 0,
                         },
                     },
                     "rkdapl_dto_ring"
                 ),
+                ctx,
                 sink,
                 pz,
                 ep_handle: AtomicUsize::new(0),
@@ -670,14 +674,28 @@ impl DtoRing {
         q.connected = connected && owner.is_some();
         q.max_inline = max_inline;
         q.early.allowed = early;
-        core::mem::replace(&mut q.owner, owner)
+        // INVARIANT: The cached QP goes with its owner (the next post asks the new one).
+        q.target.qp.set(None);
+        core::mem::replace(&mut q.target.owner, owner)
     }
 
     /// Finishes the DTOs still outstanding once the QP is drained: unsignalled ones that
     /// succeeded (a failed or flushed work request would have completed) and those a post call
     /// stopped inside of. Process context.
-    pub(crate) fn reap_all(&self) {
-        self.shared().finish_through(u64::MAX);
+    ///
+    /// # Safety
+    ///
+    /// No completion of the ring runs or can come (the caller is its consumer): its QP was
+    /// drained (`ib_drain_qp()` returns after the CQ's completion work handled every completion
+    /// of it), or every DTO it posted to a QP has finished; and no other call finishes DTOs
+    /// of the ring meanwhile.
+    pub(crate) unsafe fn reap_all(&self) {
+        // ORDERING: The posters' lock: every poster's writes to the contexts before `head`
+        // happen before the reads of the finish.
+        let head = self.shared().q.lock().core.head;
+        // SAFETY: As the caller guarantees; DTOs before `head` were taken (those not posted
+        // finish here too).
+        unsafe { self.shared().finish(head - 1, true) };
     }
 
     /// DTOs posted and not yet finished that will report an event: every outstanding one but
@@ -687,18 +705,23 @@ impl DtoRing {
     pub(crate) fn in_flight(&self) -> u32 {
         let q = self.shared().q.lock();
         let c = &q.core;
-        let (mut n, mut idx, mut seq) = (0, c.tail_idx, c.tail);
-        while seq < c.head {
-            if c.slots
-                .get(idx as usize)
-                .is_some_and(|s| !s.suppress && !s.silent)
-            {
-                n += 1;
+        let n = c.len();
+        let out = c.outstanding().min(u64::from(n)) as u32;
+        // (`checked_rem`, not `%`: see `DtoRing::post_early`.)
+        let mut idx = (c.head_idx + n - out).checked_rem(n).unwrap_or(0);
+        let mut k = 0;
+        for _ in 0..out {
+            if let Some(p) = c.ctx.cell(idx) {
+                // SAFETY: Outstanding: the consumer may be finishing it, but writes neither
+                // `suppress` nor `silent` (raw reads, no reference to the context); posters
+                // write them under the lock this holds.
+                if unsafe { !(*p).suppress && !(*p).silent } {
+                    k += 1;
+                }
             }
-            seq += 1;
             idx = c.next(idx);
         }
-        n
+        k
     }
 
     /// Records the C handle reported in this ring's events.
@@ -708,12 +731,42 @@ impl DtoRing {
 
     /// A copy of the ring's counters. Any context.
     pub(crate) fn stats(&self) -> DtoStats {
-        self.shared().q.lock().core.stats
+        let mut s = self.shared().q.lock().core.stats;
+        self.shared().ctx.done.add_to(&mut s);
+        s
+    }
+
+    /// Sets whether an RDMA READ finishes only with its own completion (iWARP,
+    /// [`RingCore::late`]), on both sides of the ring.
+    ///
+    /// # Safety
+    ///
+    /// No completion of the ring runs or can come meanwhile (as [`DtoRing::reap_all`]).
+    pub(super) unsafe fn set_late_reads(&self, late: bool) {
+        self.shared().q.lock().core.late_reads = late;
+        // SAFETY: As the caller guarantees, the caller is the consumer.
+        unsafe { self.shared().ctx.cons().late_reads = late };
     }
 
     /// The ring's state and completion handling.
     pub(super) fn shared(&self) -> &RingShared {
         self.pool.owner()
+    }
+}
+
+mod done;
+
+#[cfg(CONFIG_KUNIT = "y")]
+impl RingCore {
+    /// The consumer's `(tail, tail_idx)`, for the tests.
+    ///
+    /// # Safety
+    ///
+    /// No consumer of the ring runs meanwhile.
+    pub(super) unsafe fn consumer_view(&self) -> (u64, u32) {
+        // SAFETY: As the caller guarantees; read only.
+        let c = unsafe { &*self.ctx.cons.get() };
+        (c.tail, c.tail_idx)
     }
 }
 

@@ -28,10 +28,11 @@ fn with<T>(r: &DtoRing, depth: u32, f: impl FnOnce(&mut RingCore) -> T) -> Resul
     let mut q = r.shared().q.lock();
     let c = &mut q.core;
     let v = f(c);
-    let n = c.slots.len() as u64;
-    let (head, tail, head_idx, tail_idx, wr_free) =
-        (c.head, c.tail, c.head_idx, c.tail_idx, c.wr_free);
-    let mut ok = tail <= head && head - tail <= n;
+    let n = u64::from(c.len());
+    // SAFETY: The test is the ring's only consumer, and runs none meanwhile.
+    let (tail, tail_idx) = unsafe { c.consumer_view() };
+    let (head, head_idx, wr_free) = (c.head, c.head_idx, c.wr_free());
+    let mut ok = tail <= head && head - tail <= n && c.outstanding() == head - tail;
     let mut idx = tail_idx;
     let mut nwr = u64::from(wr_free);
     for seq in tail..head.min(tail + n) {
@@ -58,13 +59,41 @@ fn with<T>(r: &DtoRing, depth: u32, f: impl FnOnce(&mut RingCore) -> T) -> Resul
 fn state(r: &DtoRing) -> (u64, u64, u32, u32, u32) {
     let q = r.shared().q.lock();
     let c = &q.core;
-    (c.head, c.tail, c.head_idx, c.tail_idx, c.wr_free)
+    // SAFETY: The test is the ring's only consumer, and runs none meanwhile.
+    let (tail, tail_idx) = unsafe { c.consumer_view() };
+    (c.head, tail, c.head_idx, tail_idx, c.wr_free())
+}
+
+/// A completion of DTO `seq` (posted), as the CQ's completion work delivers it: finishes the
+/// DTOs through it.
+fn fin(r: &DtoRing, seq: u64) {
+    // SAFETY: The test is the ring's only consumer (no QP, no CQ).
+    unsafe { r.shared().finish_through(seq) }
+}
+
+/// The teardown's reaping once the QP is drained.
+fn reap(r: &DtoRing) {
+    // SAFETY: No QP: no completion can come; the test is the ring's only consumer.
+    unsafe { r.reap_all() }
+}
+
+/// The completion of the last work request of the DTO in context `idx` arrived: its sequence
+/// number.
+fn arrive(r: &DtoRing, idx: u32) -> Option<u64> {
+    // SAFETY: The test is the ring's only consumer; its DTOs are posted and not finished.
+    unsafe { r.shared().arrived(idx) }
+}
+
+/// iWARP's rule for RDMA READs on or off ([`RingCore::late`]).
+fn late(r: &DtoRing, on: bool) {
+    // SAFETY: No QP: no completion can come.
+    unsafe { r.set_late_reads(on) }
 }
 
 #[kunit_tests(rkdapl_ring)]
 mod tests {
     use super::super::{DtoRing, DtoSink, KeepAlive, Slot};
-    use super::{state, with};
+    use super::{arrive, fin, late, reap, state, with};
     use crate::{
         dto::{DtoOp, DtoStats, DtoStatus, RecvFlag, RecvFlags},
         evd::{AsyncSlot, Evd, Event, EventType, UpcallFn, UpcallPolicy},
@@ -82,7 +111,7 @@ mod tests {
     /// completions go to.
     fn ring(n: u32, depth: u32) -> Result<(DtoRing, Arc<Evd>)> {
         let evd = Evd::unlisted(64, AsyncSlot::new()?)?;
-        let r = DtoRing::new(n, depth, 4, 0, DtoSink::Evd(evd.clone()), None)?;
+        let r = DtoRing::new(n, depth, 4, 0, DtoSink::Evd(evd.clone()), None, None)?;
         r.set_ep_handle(EP);
         Ok((r, evd))
     }
@@ -204,13 +233,13 @@ mod tests {
         assert_eq!(send(&r, 64, 5).err(), Some(ENOSPC));
         assert_eq!(state(&r), (5, 1, 0, 0, 60));
         // Two finish; the next DTOs take contexts 0 and 1 again, with later numbers.
-        r.shared().finish_through(2);
+        fin(&r, 2);
         assert_eq!(state(&r), (5, 3, 0, 2, 62));
         assert_eq!(send(&r, 64, 5)?, (0, 5));
         assert_eq!(send(&r, 64, 6)?, (1, 6));
         assert_eq!(send(&r, 64, 7).err(), Some(ENOSPC));
         // The tail wraps as well; every event comes once, in posting order.
-        r.reap_all();
+        reap(&r);
         assert_eq!(state(&r), (7, 7, 2, 2, 64));
         assert_eq!(cookies(&e)?[..], [1, 2, 3, 4, 5, 6]);
         Ok(())
@@ -228,10 +257,10 @@ mod tests {
         assert_eq!(send(&r, 10, 5).err(), Some(ENOSPC));
         assert_eq!(state(&r).4, 0);
         // The first DTO's completion gives its four back.
-        r.shared().finish_through(a);
+        fin(&r, a);
         assert_eq!(state(&r).4, 4);
         post(&r, 10, DtoOp::RdmaWrite, 6, 4)?;
-        r.reap_all();
+        reap(&r);
         assert_eq!(state(&r), (5, 5, 4, 4, 10));
         assert_eq!(cookies(&e)?[..], [1, 2, 4, 6]);
         Ok(())
@@ -251,7 +280,7 @@ mod tests {
                 s.inv_rkey = 9;
             }
         })?;
-        r.shared().finish_through(seq);
+        fin(&r, seq);
         // Silent: no event for it.
         assert_eq!(cookies(&e)?.len(), 0);
         send(&r, 8, 2)?;
@@ -284,7 +313,7 @@ mod tests {
                 0
             ))
         );
-        r.reap_all();
+        reap(&r);
         assert_eq!(cookies(&e)?[..], [2, 3]);
         Ok(())
     }
@@ -319,7 +348,7 @@ mod tests {
         assert_eq!(state(&r), (3, 1, 2, 0, 5));
         assert_eq!(send(&r, 8, 5)?, (2, 3));
         // An untaken DTO never reports.
-        r.reap_all();
+        reap(&r);
         assert_eq!(cookies(&e)?[..], [1, 3, 5]);
         with(&r, 8, |c| c.untake_last())?;
         assert_eq!(state(&r), (4, 4, 0, 0, 8));
@@ -335,18 +364,18 @@ mod tests {
         }
         assert_eq!(r.stats().in_flight(), 5);
         // The third's completion: the first two completed before it, unsignalled.
-        r.shared().finish_through(seqs[2]);
+        fin(&r, seqs[2]);
         assert_eq!(cookies(&e)?[..], [1, 2, 3]);
         assert_eq!(r.stats().in_flight(), 2);
         // A number already finished finishes nothing more.
-        r.shared().finish_through(seqs[1]);
-        r.shared().finish_through(seqs[2]);
+        fin(&r, seqs[1]);
+        fin(&r, seqs[2]);
         assert_eq!(cookies(&e)?.len(), 0);
         assert_eq!(state(&r), (6, 4, 5, 3, 62));
-        r.shared().finish_through(seqs[4]);
+        fin(&r, seqs[4]);
         assert_eq!(cookies(&e)?[..], [4, 5]);
         // Nothing outstanding: the teardown's reaping finds nothing.
-        r.reap_all();
+        reap(&r);
         assert_eq!(cookies(&e)?.len(), 0);
         assert_eq!(r.stats().in_flight(), 0);
         Ok(())
@@ -388,7 +417,7 @@ mod tests {
         })?;
         let (f, _) = post(&r, 64, DtoOp::RdmaWrite, 6, 3)?;
         set(f, &|s| s.status = DtoStatus::RemoteAccess)?;
-        r.reap_all();
+        reap(&r);
         let mut got = KVec::new();
         while let Ok(ev) = e.dequeue() {
             // As a C consumer sees it.
@@ -445,9 +474,9 @@ mod tests {
             })?;
         }
         assert_eq!(dropped.load(Ordering::Relaxed), 0);
-        r.shared().finish_through(seqs[1]);
+        fin(&r, seqs[1]);
         assert_eq!(dropped.load(Ordering::Relaxed), 2);
-        r.reap_all();
+        reap(&r);
         assert_eq!(dropped.load(Ordering::Relaxed), 3);
         Ok(())
     }
@@ -533,7 +562,7 @@ mod tests {
             assert!(head - tail <= 4);
             if !unsignalled {
                 signalled += 1;
-                r.shared().finish_through(seq);
+                fin(&r, seq);
                 let (head, tail, ..) = state(&r);
                 assert_eq!(head, tail);
             }
@@ -547,7 +576,7 @@ mod tests {
             assert!(post_suppressed(&r, 8, cookie)?.2);
         }
         assert_eq!(r.stats().in_flight(), 3);
-        r.reap_all();
+        reap(&r);
         assert_eq!(state(&r), (24, 24, 7, 7, 8));
         assert_eq!(cookies(&e)?.len(), 0);
         assert_eq!(r.stats().in_flight(), 0);
@@ -559,30 +588,30 @@ mod tests {
         // siw completes an RDMA WRITE posted behind a READ when it is sent, before the READ's
         // response has arrived: the WRITE's completion must not finish the READ.
         let (r, e) = ring(8, 64)?;
-        with(&r, 64, |c| c.late_reads = true)?;
+        late(&r, true);
         let (read, _) = post(&r, 64, DtoOp::RdmaRead, 1, 1)?;
         let (write, _) = post(&r, 64, DtoOp::RdmaWrite, 2, 1)?;
         send(&r, 64, 3)?;
-        let seq = with(&r, 64, |c| c.arrived(write))?.ok_or(EINVAL)?;
-        r.shared().finish_through(seq);
+        let seq = arrive(&r, write).ok_or(EINVAL)?;
+        fin(&r, seq);
         assert_eq!(cookies(&e)?.len(), 0);
         assert_eq!(r.stats().in_flight(), 3);
         // The READ's own completion finishes it, then the WRITE, whose completion came first.
-        let seq = with(&r, 64, |c| c.arrived(read))?.ok_or(EINVAL)?;
-        r.shared().finish_through(seq);
+        let seq = arrive(&r, read).ok_or(EINVAL)?;
+        fin(&r, seq);
         assert_eq!(cookies(&e)?[..], [1, 2]);
         assert_eq!(r.stats().in_flight(), 1);
         // Without iWARP's rule (RoCE), a later completion finishes an earlier READ.
-        with(&r, 64, |c| c.late_reads = false)?;
+        late(&r, false);
         post(&r, 64, DtoOp::RdmaRead, 4, 1)?;
         let (write, _) = post(&r, 64, DtoOp::RdmaWrite, 5, 1)?;
-        let seq = with(&r, 64, |c| c.arrived(write))?.ok_or(EINVAL)?;
-        r.shared().finish_through(seq);
+        let seq = arrive(&r, write).ok_or(EINVAL)?;
+        fin(&r, seq);
         assert_eq!(cookies(&e)?[..], [3, 4, 5]);
         // The teardown's reaping finishes a READ still waiting, too.
-        with(&r, 64, |c| c.late_reads = true)?;
+        late(&r, true);
         post(&r, 64, DtoOp::RdmaRead, 6, 1)?;
-        r.reap_all();
+        reap(&r);
         assert_eq!(cookies(&e)?[..], [6]);
         assert_eq!(r.stats().in_flight(), 0);
         Ok(())
@@ -644,39 +673,39 @@ mod tests {
                 suppress(idx)?;
             }
         }
-        r.shared().finish_through(6);
+        fin(&r, 6);
         assert_eq!(h.take(), (bits(&[1, 2, 4, 5]), bits(&[1, 2, 4])));
         // A completion finishes only what it covers: no hint for a DTO after it.
         send(&r, 64, 7)?;
         send(&r, 64, 8)?;
-        r.shared().finish_through(7);
+        fin(&r, 7);
         assert_eq!(h.take(), (bits(&[7]), 0));
-        r.shared().finish_through(8);
+        fin(&r, 8);
         assert_eq!(h.take(), (bits(&[8]), 0));
         // iWARP: a SEND, then a READ still waiting for its own completion, then a SEND whose
         // completion arrived: the first SEND's event has no hint (the READ stops the finish).
-        with(&r, 64, |c| c.late_reads = true)?;
+        late(&r, true);
         send(&r, 64, 9)?;
         let (read, _) = post(&r, 64, DtoOp::RdmaRead, 10, 1)?;
         let (last, _) = send(&r, 64, 11)?;
-        let seq = with(&r, 64, |c| c.arrived(last))?.ok_or(EINVAL)?;
-        r.shared().finish_through(seq);
+        let seq = arrive(&r, last).ok_or(EINVAL)?;
+        fin(&r, seq);
         assert_eq!(h.take(), (bits(&[9]), 0));
         // The READ's completion finishes it and the SEND behind it: the READ's has the hint.
-        let seq = with(&r, 64, |c| c.arrived(read))?.ok_or(EINVAL)?;
-        r.shared().finish_through(seq);
+        let seq = arrive(&r, read).ok_or(EINVAL)?;
+        fin(&r, seq);
         assert_eq!(h.take(), (bits(&[10, 11]), bits(&[10])));
         // The teardown's reaping of what is left: the same rule.
         for cookie in 12..=14 {
             send(&r, 64, cookie)?;
         }
-        r.reap_all();
+        reap(&r);
         assert_eq!(h.take(), (bits(&[12, 13, 14]), bits(&[12, 13])));
         // Queued events never have it.
         e.modify_upcall(UpcallPolicy::Disable, None)?;
         send(&r, 64, 15)?;
         send(&r, 64, 16)?;
-        r.shared().finish_through(16);
+        fin(&r, 16);
         let mut more = 0;
         while let Ok(ev) = e.dequeue() {
             more += u32::from(matches!(ev, Event::Dto(d) if d.more));
@@ -729,7 +758,7 @@ mod tests {
         r.post_recv(&[], 11)?;
         r.flush_early();
         assert_eq!(recv_events(&e)?.len(), 0);
-        r.reap_all();
+        reap(&r);
         assert_eq!(&recv_events(&e)?[..], &[(10, ok), (11, flushed)]);
         assert_eq!(state(&r), (5, 5, 4, 4, 8));
         assert_eq!(r.stats().in_flight(), 0);

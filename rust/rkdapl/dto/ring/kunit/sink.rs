@@ -8,7 +8,7 @@ use kernel::prelude::kunit_tests;
 #[kunit_tests(rkdapl_ring_sink)]
 mod tests {
     use super::super::super::{DtoHandler, DtoRing, DtoSink};
-    use super::super::{state, with};
+    use super::super::{fin, reap, state, with};
     use crate::{dto::DtoOp, evd::DtoEvent};
     use core::{
         ffi::c_void,
@@ -77,7 +77,7 @@ mod tests {
     #[test]
     fn a_handler_takes_back_every_context_once() -> Result {
         let h = Arc::new(Boxes::default(), GFP_KERNEL)?;
-        let r = DtoRing::new(8, 64, 4, 0, DtoSink::Handler(h.clone()), None)?;
+        let r = DtoRing::new(8, 64, 4, 0, DtoSink::Handler(h.clone()), None, None)?;
         let drops = CTX_DROPS.load(Ordering::Relaxed);
         let silent = boxed(3)?;
         send_ctx(&r, boxed(1)?, false, false)?;
@@ -86,12 +86,12 @@ mod tests {
         send_ctx(&r, boxed(4)?, false, false)?;
         send_ctx(&r, boxed(5)?, false, false)?;
         // The completion of the signalled DTO after the suppressed one finishes both.
-        r.shared().finish_through(two);
+        fin(&r, two);
         assert_eq!(h.seen.load(Ordering::Relaxed), 0b110);
         assert_eq!(h.suppressed.load(Ordering::Relaxed), 0b100);
         assert_eq!(h.more.load(Ordering::Relaxed), 0b10);
         // The drain's reaping: the silent one reports nothing.
-        r.reap_all();
+        reap(&r);
         assert_eq!(h.seen.load(Ordering::Relaxed), 0b110110);
         assert_eq!(h.more.load(Ordering::Relaxed), 0b10010);
         // The four it reported were dropped by the handler.

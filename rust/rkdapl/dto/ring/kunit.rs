@@ -14,6 +14,7 @@ use super::{DtoRing, RingCore};
 use kernel::prelude::{kunit_tests, *};
 
 mod sink;
+mod split;
 
 /// Runs `f` on the ring's state under its lock, then checks the state's invariants:
 /// `tail <= head <= tail + n`, the outstanding DTOs in their slots from `tail_idx` on with

@@ -390,7 +390,7 @@ def targets(data, sizes, ceiling_both, worst):
               200, True, 0)
     t.note("IRQ-off lock round trips (C <= 1, Rust 0) and atomics (C <= 2, Rust <= 1) per DTO: "
            "not measured by make bench;")
-    t.note("  make profile's report counts calls of _raw_spin_lock_irqsave/_irq per DTO from "
+    t.note("  make profile's report counts calls of _raw_spin_lock_irqsave/_irq/_irq_disable per DTO from "
            "every caller (rxe's, ib_core's,")
     t.note("  the consumer's), not rkdapl's own; atomics are inline instructions it cannot count")
     for op in OPS:

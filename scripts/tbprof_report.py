@@ -14,7 +14,8 @@ table.
 
 Then calls per DTO of the kernel's lock functions (LOCKS): a block that starts at a function's
 own address is its entry, so its runs count the function's calls. The IRQ-off lock round trips
-are the calls of _raw_spin_lock_irqsave and _raw_spin_lock_irq, from every caller (rxe's,
+are the calls of _raw_spin_lock_irqsave, _raw_spin_lock_irq and _raw_spin_lock_irq_disable (Rust's
+SpinLockIrq, which rkdapl's own locks are), from every caller (rxe's,
 ib_core's, the scheduler's as much as rkdapl's; raw's run of the same op and size takes about
 as many, so the difference does not isolate rkdapl's own). Atomic instructions are inline and
 not counted.
@@ -27,8 +28,11 @@ import sys
 
 CLIENT_VCPU = 1
 USER_END = 0xffff800000000000
-# Functions whose calls per DTO the report counts; the first two are the IRQ-off lock round trips.
-LOCKS = ("_raw_spin_lock_irqsave", "_raw_spin_lock_irq", "_raw_spin_lock_bh", "_raw_spin_lock",
+# Functions whose calls per DTO the report counts; the first IRQ_LOCKS are the IRQ-off lock round
+# trips.
+IRQ_LOCKS = 3
+LOCKS = ("_raw_spin_lock_irqsave", "_raw_spin_lock_irq", "_raw_spin_lock_irq_disable",
+         "_raw_spin_lock_bh", "_raw_spin_lock",
          "_raw_spin_trylock", "_raw_read_lock_irqsave", "_raw_write_lock_irqsave")
 
 
@@ -99,10 +103,10 @@ def main():
     for fn in LOCKS:
         a = (k2.get(fn, 0) - k1.get(fn, 0)) / dtos
         c = (kc2.get(fn, 0) - kc1.get(fn, 0)) / dtos
-        if fn in LOCKS[:2]:
+        if fn in LOCKS[:IRQ_LOCKS]:
             irq = [irq[0] + a, irq[1] + c]
         print("%9.2f %9.2f  %s" % (a, c, fn))
-    print("%9.2f %9.2f  IRQ-off lock round trips (_raw_spin_lock_irqsave + _raw_spin_lock_irq)"
+    print("%9.2f %9.2f  IRQ-off lock round trips (_raw_spin_lock_irqsave + _irq + _irq_disable)"
           % tuple(irq))
 
 

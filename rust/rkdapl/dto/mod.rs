@@ -3,12 +3,13 @@
 //! DTOs: data transfer operations (DAT 2.0 section 6.5) and their completion contexts.
 //!
 //! Each EP has two rings of DTO contexts ([`DtoRing`]), one for its send queue (SEND, RDMA
-//! WRITE/READ, RMR bind) and one for RECVs, each with one lock that the post calls and the
-//! completion handler share, like a kernel ULP's per-queue lock (`drivers/nvme/host/rdma.c`).
-//! An RC QP completes each of its queues in posting order, so a ring hands out its contexts
-//! in posting order too and takes them back in that order: a completion for the DTO at
-//! sequence number `s` finishes every DTO before `s` that is still outstanding. That one rule
-//! replaces a free list, credits, per-context locks and a list of unsignalled DTOs.
+//! WRITE/READ, RMR bind) and one for RECVs. The post calls of a ring serialise on its lock;
+//! its completion side takes no lock of theirs, as the send contexts of the kernel's NFS/RDMA
+//! client (`ring`'s `# Locking`). An RC QP completes each of its queues in posting order, so
+//! a ring hands out its contexts in posting order too and takes them back in that order: a
+//! completion for the DTO at sequence number `s` finishes every DTO before `s` that is still
+//! outstanding. That one rule replaces a free list, credits, per-context locks and a list of
+//! unsignalled DTOs.
 //!
 //! A DTO is posted as one or more work requests. Only the last is signalled and points at the
 //! context's `ib_cqe` (as `rdma_rw` posts its contexts, `drivers/infiniband/core/rw.c`): its

@@ -38,6 +38,12 @@
 //! posters' lock. Both sides use raw field accesses for those, never a reference to the whole
 //! context.
 //!
+//! So a post call takes one lock (this one) and a completion none. The consumer takes the
+//! posters' lock in one case only: to give an iWARP RDMA READ's sink MR back to the pool the
+//! posters take it from (`super::iwarp`). The QP a post call uses is cached under the lock
+//! and checked for its device's removal with one load inside the call's RCU read-side
+//! critical section ([`Target::qp`]).
+//!
 //! Events are delivered and references dropped outside any lock (an upcall may post again);
 //! the consumer stores the tail before it delivers a DTO's event.
 
@@ -113,7 +119,7 @@ pub(super) struct Slot {
     /// iWARP RDMA READ: the sink MR it registered (`super::iwarp`), back to the pool when it
     /// finishes.
     pub(super) read_mr: Option<FrMr>,
-    /// The completion of its last work request arrived ([`RingCore::arrived`]).
+    /// The completion of its last work request arrived ([`RingShared::arrived`]).
     pub(super) arrived: bool,
 }
 

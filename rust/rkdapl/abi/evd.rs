@@ -242,11 +242,21 @@ pub(crate) unsafe extern "C" fn rkdapl_evd_wait(
         if event.is_null() {
             return Err(EINVAL);
         }
-        let e: Arc<Evd> = Handles::get::<Evd>(evd)?;
-        refuse_in_upcall()?;
         // SAFETY: `event` is not NULL (checked), so it is writable and aligned (this
         // function's `# Safety`); the conversion writes it in place, without sleeping.
         let write = |ev: &Event| unsafe { CEvent::write(event, ev, false) };
+        // An event already queued is taken within the handle's RCU read section, without a
+        // reference to the EVD (no atomic on its count): what `wait_with` would do first.
+        let first = Handles::with(evd, |e: &Arc<Evd>| {
+            refuse_in_upcall()?;
+            e.dequeue_with(write)
+        })?;
+        if first != Err(EAGAIN) {
+            return first.map(|()| 0);
+        }
+        // Nothing queued: wait, holding a reference (the handle may be freed meanwhile).
+        let e: Arc<Evd> = Handles::get::<Evd>(evd)?;
+        refuse_in_upcall()?;
         e.wait_with(timeout_ms, write)?;
         Ok(0)
     })

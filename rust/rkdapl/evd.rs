@@ -263,8 +263,8 @@ impl Evd {
                 return Err(EINVAL);
             }
             let old = st.gen;
-            // Release: a poster whose load sees it set sees the upcall made above (the lock
-            // orders the rest, see `post_with`).
+            // A poster that sees it set takes this lock and reads `up` under it; Release: one
+            // ordered after this call sees it set (see `post_with`).
             self.upcall_set.store(up.is_some(), Ordering::Release);
             let replaced = core::mem::replace(&mut st.up, up);
             st.gen = old.wrapping_add(1);

@@ -271,7 +271,8 @@ enum rkdapl_ep_state {
  * @flags: DTO completions: &enum rkdapl_event_flags (what consumed a RECV; the upcall's
  *	%RKDAPL_EVENT_MORE); 0 otherwise.
  * @invalidated_rkey: with %RKDAPL_EVENT_INVALIDATED in @flags, the rkey the peer invalidated.
- * @private_data_len: bytes valid in @private_data.
+ * @private_data_len: bytes valid in @private_data; the bytes past them are undefined (the
+ *	events without private data, DTO completions among them, do not write them).
  * @private_data: the peer's private data of a connection request, accept or reject.
  * @port: the port (1-based) of an asynchronous port event (%RKDAPL_ASYNC_PORT_ACTIVE ..
  *	%RKDAPL_ASYNC_SM_CHANGE); 0 for other events.

@@ -33,7 +33,7 @@ use kernel::{
 /// The consumer's upcall: the C ABI wraps the C function and its context (`abi::evd`).
 pub(crate) trait UpcallFn: Send + Sync {
     /// Hands `ev` to the consumer; `more`: another event follows right away (see
-    /// [`Evd::post_ref`]). Process context; in parallel for `Many`.
+    /// [`Evd::post_with`]). Process context; in parallel for `Many`.
     fn call(&self, ev: &Event, more: bool);
 }
 
@@ -167,6 +167,9 @@ pub(crate) struct Evd {
     /// The upcall, if enabled; read and `running` raised under this lock.
     #[pin]
     upcall: SpinLockIrq<UpcallState>,
+    /// Whether `upcall` holds one: set and cleared under its lock, read without it by
+    /// [`Evd::post_with`], which takes the lock only when it is set (see there).
+    upcall_set: AtomicBool,
     /// Upcalls in progress, per generation parity.
     running: [AtomicU32; 2],
     /// Serialises changes of the upcall.
@@ -211,6 +214,7 @@ impl Evd {
                 q <- new_spinlock_irq!(Queue { ring, head: 0, len: 0, lost: 0, lost_total: 0, waiters: 0 }, "rkdapl_evd"),
                 cv <- new_condvar!("rkdapl_evd_wait"),
                 upcall <- new_spinlock_irq!(UpcallState { up: None, gen: 0 }, "rkdapl_evd_upcall"),
+                upcall_set: AtomicBool::new(false),
                 running: [AtomicU32::new(0), AtomicU32::new(0)],
                 modify <- new_mutex!((), "rkdapl_evd_upcall_modify"),
                 closed: AtomicBool::new(false),
@@ -259,6 +263,9 @@ impl Evd {
                 return Err(EINVAL);
             }
             let old = st.gen;
+            // A poster that sees it set takes this lock and reads `up` under it; Release: one
+            // ordered after this call sees it set (see `post_with`).
+            self.upcall_set.store(up.is_some(), Ordering::Release);
             let replaced = core::mem::replace(&mut st.up, up);
             st.gen = old.wrapping_add(1);
             (old, replaced)
@@ -338,17 +345,42 @@ impl Evd {
     /// documentation), with no rkdapl lock held. A full queue counts the loss (reported as an
     /// overflow event).
     pub(crate) fn post(&self, ev: Event) {
-        self.post_ref(&ev, false)
+        self.post_with(false, || ev)
     }
 
-    /// [`Evd::post`] of an event the caller keeps (not moved on the way to the upcall).
-    /// `more`: the caller posts another event right after this one (a DTO completion that
-    /// finishes the next DTO of its queue too), which an upcall learns as kDAPL's "more events
-    /// follow" hint; a queued event does not keep it.
-    pub(crate) fn post_ref(&self, ev: &Event, more: bool) {
-        if self.try_upcall(ev, more) {
-            return;
+    /// [`Evd::post`] of the event `make` returns, made where it goes: without an upcall,
+    /// right in its entry of the queue, under the queue's lock (a DTO completion's event is
+    /// written once, and only its own fields: `make` must be cheap and must not sleep or
+    /// take a lock); with one, on the stack for the call. Without an upcall, not called if the
+    /// event is lost to a full queue. `more`: the caller posts another event right after this
+    /// one (a DTO completion that finishes the next DTO of its queue too), which an upcall
+    /// learns as kDAPL's "more events follow" hint; a queued event does not keep it. Process
+    /// context, no rkdapl lock held.
+    #[inline(always)]
+    pub(crate) fn post_with(&self, more: bool, make: impl FnOnce() -> Event) {
+        // Without an upcall (the common case) no upcall lock round trip: `upcall_set` is
+        // stored under the `upcall` lock by `modify_upcall`. A post that sees it clear while
+        // an upcall is being set raced with the setting, and queues the event as if it came
+        // first; a post ordered after `modify_upcall` returned (through a lock or an atomic,
+        // as a DTO posted after it and completed by the ring, whose lock is taken on both
+        // sides) sees it set (Release/Acquire). A post that sees it set takes the lock, and
+        // from there on is ordered as before: it finds the upcall, or none if it was cleared
+        // meanwhile (then it queues), and a clearing waits for the calls counted under it.
+        if self.upcall_set.load(Ordering::Acquire) {
+            let ev = make();
+            if self.try_upcall(&ev, more) {
+                return;
+            }
+            self.enqueue(|| ev);
+        } else {
+            self.enqueue(make);
         }
+    }
+
+    /// Queues the event `make` returns, made in its entry of the queue under the queue's lock,
+    /// and wakes a waiter; or counts it lost if the queue is full.
+    #[inline(always)]
+    fn enqueue(&self, make: impl FnOnce() -> Event) {
         let mut q = self.q.lock();
         // Read under the lock that `wait` holds from counting itself in until it is on the
         // condition variable's wait queue: a waiter is either counted here or sees the event.
@@ -359,34 +391,42 @@ impl Evd {
             q.lost_total += 1;
             let first = q.lost == 1;
             drop(q);
-            pr_warn_once!(
-                "an EVD of {} entries overflowed; losses are reported as overflow events\n",
-                cap
-            );
-            // The IA's async EVD learns of each overflow episode (not of its own: that one is
-            // reported in its queue only).
-            let is_async = self
-                .ia_slot
-                .evd
-                .lock()
-                .as_ref()
-                .is_some_and(|e| core::ptr::eq(&**e, self));
-            if first && !is_async {
-                self.ia_slot.post(Event::Overflow {
-                    evd: self.handle.load(Ordering::Relaxed),
-                    lost: 1,
-                });
-            }
+            self.overflowed(cap, first);
         } else {
             let tail = wrap(q.head + q.len, cap);
             if let Some(slot) = q.ring.get_mut(tail) {
-                *slot = *ev;
+                *slot = make();
                 q.len += 1;
             }
             drop(q);
         }
         if wake {
             self.cv.notify_all();
+        }
+    }
+
+    /// An event was lost to a full queue of `cap` entries: the first of an episode (`first`)
+    /// is reported on the IA's async EVD. No rkdapl lock held.
+    #[cold]
+    #[inline(never)]
+    fn overflowed(&self, cap: usize, first: bool) {
+        pr_warn_once!(
+            "an EVD of {} entries overflowed; losses are reported as overflow events\n",
+            cap
+        );
+        // The IA's async EVD learns of each overflow episode (not of its own: that one is
+        // reported in its queue only).
+        let is_async = self
+            .ia_slot
+            .evd
+            .lock()
+            .as_ref()
+            .is_some_and(|e| core::ptr::eq(&**e, self));
+        if first && !is_async {
+            self.ia_slot.post(Event::Overflow {
+                evd: self.handle.load(Ordering::Relaxed),
+                lost: 1,
+            });
         }
     }
 

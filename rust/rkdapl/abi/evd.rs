@@ -3,11 +3,13 @@
 //! C entry points of the EVD: create, dequeue, wait, upcalls, free.
 
 use super::{handle::Handles, publish, Object};
+use crate::dto::DtoOp;
 use crate::evd::refuse_in_upcall;
 use crate::{
     evd::{Evd, Event, EventType, UpcallFn, UpcallPolicy, MAX_PRIVATE_DATA},
     ia::Ia,
 };
+use core::{mem::MaybeUninit, ptr::addr_of_mut};
 use kernel::{error::from_result, prelude::*, sync::Arc};
 
 /// `RKDAPL_EVENT_WITH_IMM`: the RECV's completion carries immediate data.
@@ -52,85 +54,120 @@ const _: () = {
     assert!(core::mem::offset_of!(CEvent, port) == 124);
 };
 
-impl From<&Event> for CEvent {
-    fn from(ev: &Event) -> CEvent {
-        let mut c = CEvent {
-            kind: ev.kind(),
-            status: 0,
-            ep: 0,
-            cr: 0,
-            evd: 0,
-            cookie: 0,
-            transferred_length: 0,
-            op: 0,
-            immediate: 0,
-            flags: 0,
-            invalidated_rkey: 0,
-            private_data_len: 0,
-            private_data: [0; MAX_PRIVATE_DATA],
-            port: 0,
-        };
-        let pdata = match *ev {
+impl CEvent {
+    /// Writes `ev` into `*dst` as C consumers see it, with [`EVENT_MORE`] in a DTO event's
+    /// flags if `more`. Every field is written but the private data bytes past
+    /// `private_data_len` (`include/rkdapl.h`: "bytes valid in @private_data"), which it
+    /// leaves as they were: a DTO completion's event is written once, straight into the
+    /// caller's struct, without filling 56 bytes it does not have. Any context; no allocation.
+    ///
+    /// # Safety
+    ///
+    /// `dst` is valid for writes of a `CEvent` and aligned; it need not be initialised.
+    #[inline(always)]
+    pub(crate) unsafe fn write(dst: *mut CEvent, ev: &Event, more: bool) {
+        // (kind, status, ep, cr, evd, cookie, transferred_length, op, immediate, flags,
+        // invalidated_rkey, port), and the private data of the events that have it.
+        let (kind, status, ep, cr, evd, cookie, len, op, imm, flags, inv, port, pdata) = match *ev {
             Event::Dto(ref d) => {
-                c.ep = d.ep;
-                c.cookie = d.cookie;
-                c.status = d.status as i32;
-                c.op = d.op as u32;
-                c.transferred_length = d.len;
-                if let Some(imm) = d.immediate {
-                    c.immediate = imm;
-                    c.flags |= EVENT_WITH_IMM;
+                let kind = match d.op {
+                    DtoOp::RmrBind | DtoOp::RmrUnbind => EventType::RmrBindCompletion,
+                    _ => EventType::DtoCompletion,
+                };
+                let mut flags = 0;
+                if d.immediate.is_some() {
+                    flags |= EVENT_WITH_IMM;
                 }
                 if d.by_rdma_write_imm {
-                    c.flags |= EVENT_RDMA_WRITE_IMM;
+                    flags |= EVENT_RDMA_WRITE_IMM;
                 }
-                if let Some(rkey) = d.invalidated_rkey {
-                    c.invalidated_rkey = rkey;
-                    c.flags |= EVENT_INVALIDATED;
+                if d.invalidated_rkey.is_some() {
+                    flags |= EVENT_INVALIDATED;
                 }
-                if d.more {
-                    c.flags |= EVENT_MORE;
+                if d.more || more {
+                    flags |= EVENT_MORE;
                 }
-                None
+                let (imm, inv) = (d.immediate.unwrap_or(0), d.invalidated_rkey.unwrap_or(0));
+                let (status, op) = (d.status as i32, d.op as u32);
+                (
+                    kind, status, d.ep, 0, 0, d.cookie, d.len, op, imm, flags, inv, 0, None,
+                )
             }
             Event::Conn {
+                kind,
                 ep,
                 status,
                 ref private_data,
-                ..
-            } => {
-                c.ep = ep;
-                c.status = status;
-                Some(private_data)
-            }
+            } => (
+                kind,
+                status,
+                ep,
+                0,
+                0,
+                0,
+                0,
+                0,
+                0,
+                0,
+                0,
+                0,
+                Some(private_data),
+            ),
             Event::Cr {
                 cr,
                 ref private_data,
             } => {
-                c.cr = cr;
-                Some(private_data)
+                let kind = EventType::ConnectionRequest;
+                (kind, 0, 0, cr, 0, 0, 0, 0, 0, 0, 0, 0, Some(private_data))
             }
             Event::Overflow { evd, lost } => {
-                c.evd = evd;
-                c.transferred_length = lost;
-                c.status = EOVERFLOW.to_errno();
-                None
+                let (kind, status) = (EventType::AsyncEvdOverflow, EOVERFLOW.to_errno());
+                (kind, status, 0, 0, evd, 0, lost, 0, 0, 0, 0, 0, None)
             }
             Event::Async(ref a) => {
-                c.status = a.status;
-                c.ep = a.ep;
-                c.evd = a.evd;
-                c.cookie = a.cookie;
-                c.port = a.port;
-                None
+                let (kind, status) = (a.kind, a.status);
+                (
+                    kind, status, a.ep, 0, a.evd, a.cookie, 0, 0, 0, 0, 0, a.port, None,
+                )
             }
         };
-        if let Some(p) = pdata {
-            let b = p.as_bytes();
-            c.private_data[..b.len()].copy_from_slice(b);
-            c.private_data_len = b.len() as u32;
+        let pdata = pdata.map_or(&[][..], |p| p.as_bytes());
+        // SAFETY: `dst` is valid for writes of a `CEvent` and aligned (this function's
+        // `# Safety`), so each of its fields is; `pdata` has at most `MAX_PRIVATE_DATA` bytes
+        // (`PrivateData::as_bytes`), the length of `private_data`.
+        unsafe {
+            addr_of_mut!((*dst).kind).write(kind);
+            addr_of_mut!((*dst).status).write(status);
+            addr_of_mut!((*dst).ep).write(ep);
+            addr_of_mut!((*dst).cr).write(cr);
+            addr_of_mut!((*dst).evd).write(evd);
+            addr_of_mut!((*dst).cookie).write(cookie);
+            addr_of_mut!((*dst).transferred_length).write(len);
+            addr_of_mut!((*dst).op).write(op);
+            addr_of_mut!((*dst).immediate).write(imm);
+            addr_of_mut!((*dst).flags).write(flags);
+            addr_of_mut!((*dst).invalidated_rkey).write(inv);
+            addr_of_mut!((*dst).private_data_len).write(pdata.len() as u32);
+            addr_of_mut!((*dst).port).write(port);
+            if !pdata.is_empty() {
+                let to = addr_of_mut!((*dst).private_data).cast::<u8>();
+                core::ptr::copy_nonoverlapping(pdata.as_ptr(), to, pdata.len());
+            }
         }
-        c
+    }
+}
+
+impl From<&Event> for CEvent {
+    /// The C form of `ev`, with the private data past its length zeroed.
+    fn from(ev: &Event) -> CEvent {
+        let mut c = MaybeUninit::<CEvent>::zeroed();
+        // SAFETY: `c` is valid for writes of a `CEvent` and aligned; `write` initialises every
+        // field but the private data's bytes past its length, which are zeroed (an `u8`
+        // array: any value is valid).
+        unsafe {
+            CEvent::write(c.as_mut_ptr(), ev, false);
+            c.assume_init()
+        }
     }
 }
 
@@ -181,9 +218,9 @@ pub(crate) unsafe extern "C" fn rkdapl_evd_dequeue(evd: *mut c_void, event: *mut
         if event.is_null() {
             return Err(EINVAL);
         }
-        // SAFETY: `event` is not NULL (checked), so it is writable (this function's
-        // `# Safety`); the conversion writes it in place, without sleeping.
-        let write = |ev: &Event| unsafe { event.write(CEvent::from(ev)) };
+        // SAFETY: `event` is not NULL (checked), so it is writable and aligned (this
+        // function's `# Safety`); the conversion writes it in place, without sleeping.
+        let write = |ev: &Event| unsafe { CEvent::write(event, ev, false) };
         Handles::with(evd, |e: &Arc<Evd>| e.dequeue_with(write))??;
         Ok(0)
     })
@@ -205,11 +242,21 @@ pub(crate) unsafe extern "C" fn rkdapl_evd_wait(
         if event.is_null() {
             return Err(EINVAL);
         }
+        // SAFETY: `event` is not NULL (checked), so it is writable and aligned (this
+        // function's `# Safety`); the conversion writes it in place, without sleeping.
+        let write = |ev: &Event| unsafe { CEvent::write(event, ev, false) };
+        // An event already queued is taken within the handle's RCU read section, without a
+        // reference to the EVD (no atomic on its count): what `wait_with` would do first.
+        let first = Handles::with(evd, |e: &Arc<Evd>| {
+            refuse_in_upcall()?;
+            e.dequeue_with(write)
+        })?;
+        if first != Err(EAGAIN) {
+            return first.map(|()| 0);
+        }
+        // Nothing queued: wait, holding a reference (the handle may be freed meanwhile).
         let e: Arc<Evd> = Handles::get::<Evd>(evd)?;
         refuse_in_upcall()?;
-        // SAFETY: `event` is not NULL (checked), so it is writable (this function's
-        // `# Safety`); the conversion writes it in place, without sleeping.
-        let write = |ev: &Event| unsafe { event.write(CEvent::from(ev)) };
         e.wait_with(timeout_ms, write)?;
         Ok(0)
     })
@@ -251,15 +298,15 @@ unsafe impl Sync for CUpcall {}
 
 impl UpcallFn for CUpcall {
     fn call(&self, ev: &Event, more: bool) {
-        let mut c = CEvent::from(ev);
-        if more && matches!(ev, Event::Dto(_)) {
-            c.flags |= EVENT_MORE;
-        }
-        let ev = c;
+        let mut c = MaybeUninit::<CEvent>::uninit();
+        // SAFETY: `c` is valid for writes of a `CEvent` and aligned. The private data bytes past
+        // its length stay uninitialised: C reads only those valid (`include/rkdapl.h`), and
+        // Rust never reads `c`.
+        unsafe { CEvent::write(c.as_mut_ptr(), ev, more) };
         // SAFETY: By the type invariant the call is allowed while the upcall is set, and the
-        // EVD calls only a set upcall (disabling waits for calls in progress); `ev` is valid
-        // for the call.
-        unsafe { (self.f)(self.ctx, &ev) }
+        // EVD calls only a set upcall (disabling waits for calls in progress); `c` is valid
+        // for the call (written above but for the bytes C does not read).
+        unsafe { (self.f)(self.ctx, c.as_ptr()) }
     }
 }
 
@@ -335,6 +382,41 @@ mod tests {
             more: true,
         }));
         assert_eq!((c.flags, c.immediate), (EVENT_WITH_IMM | EVENT_MORE, 0x5e));
+        // Written in place over an earlier event: every field but the private data past its
+        // length (here all of it) is the new event's; the upcall's `more` sets the hint too.
+        let mut c = CEvent::from(&Event::conn(EventType::Established, 1, -5, &[0xee; 9]));
+        let bind = Event::Dto(DtoEvent {
+            ep: 8,
+            cookie: 4,
+            status: DtoStatus::Flushed,
+            op: DtoOp::RmrBind,
+            len: 0,
+            immediate: None,
+            by_rdma_write_imm: true,
+            invalidated_rkey: None,
+            more: false,
+        });
+        // SAFETY: `c` is a `CEvent`, valid for writes and aligned.
+        unsafe { CEvent::write(&mut c, &bind, true) };
+        assert_eq!(c.kind, EventType::RmrBindCompletion);
+        assert_eq!(
+            (c.ep, c.cookie, c.status, c.op, c.cr, c.evd),
+            (8, 4, DtoStatus::Flushed as i32, DtoOp::RmrBind as u32, 0, 0)
+        );
+        assert_eq!(
+            (c.flags, c.immediate, c.invalidated_rkey, c.port),
+            (EVENT_RDMA_WRITE_IMM | EVENT_MORE, 0, 0, 0)
+        );
+        assert_eq!((c.private_data_len, c.private_data[8]), (0, 0xee));
+        // A connection event's `more` is not a hint.
+        let mut c = CEvent::from(&bind);
+        // SAFETY: As above.
+        unsafe { CEvent::write(&mut c, &Event::conn(EventType::Broken, 2, -19, &[]), true) };
+        assert_eq!(
+            (c.kind, c.status, c.ep, c.flags),
+            (EventType::Broken, -19, 2, 0)
+        );
+        assert_eq!((c.cookie, c.op, c.private_data_len), (0, 0, 0));
         // Private data is cut at 56 bytes, the rest zeroed.
         let src = [0xa5u8; MAX_PRIVATE_DATA + 8];
         let c = CEvent::from(&Event::conn(EventType::Established, 1, 0, &src));

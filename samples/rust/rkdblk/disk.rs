@@ -6,7 +6,7 @@
 
 use crate::module_parameters as param;
 use crate::{
-    mq::{Disk, DiskParams},
+    block::mq::owned::{Disk, DiskParams},
     Device, Queue, MAX_IO, OWNER,
 };
 use core::{
@@ -201,6 +201,10 @@ impl Link {
             capacity: 0,
             max_io: MAX_IO,
             timeout_ms: o.timeout_ms,
+            // `Queue::submit` makes an LMR over the request's pages and binds an RMR, through
+            // rkdapl's mutexes.
+            blocking: true,
+            write_cache: true,
         };
         for i in 0..nq {
             let r = Queue::connect(&ia, &pz, &to, (index, i), want).and_then(|(q, acc)| {

@@ -26,13 +26,38 @@
 //! `EIO` and every later one: the connection is cut and the grants freed, so the requests end
 //! as soon as their pages are unmapped, without waiting for the peer.
 //!
-//! No `unsafe` here (`disk.rs` has one: the list of disks initialised once, at load): the
-//! blk-mq binding this kernel's `kernel::block::mq` lacks is in `mq.rs`.
+//! The disk is a `kernel::block::mq::owned` disk ([`block::mq::owned`]): the requests are
+//! tokens the driver ends with a status, whose pages it lends to an LMR without a copy.
 
 mod ctl;
 mod disk;
-mod mq;
 mod proto;
+
+/// The owned-request blk-mq binding (`kernel::block::mq::owned` upstream), compiled into this
+/// module.
+///
+/// Its source is `rust/kernel/block/mq/owned.rs` and `rust/kernel/block/mq/owned/`, written
+/// as part of the kernel crate, which `make patches` adds to Linux as a patch of its own. The
+/// kernel of this module has no such module, so rkdblk.ko carries it, as rkdapl.ko carries
+/// `kernel::rdma`; what it reaches through `crate::` in the kernel crate is re-exported at this
+/// crate's root (below), so its files need no change.
+#[path = "../../../rust/kernel/block"]
+pub mod block {
+    /// `kernel::block::mq`'s part this module carries.
+    pub mod mq {
+        pub mod owned;
+        // Declared by `owned.rs` under `CONFIG_INFINIBAND = "y"` in the kernel crate; this
+        // module has `kernel::rdma` as `rkdapl::rdma` whatever the kernel's configuration.
+        #[path = "owned/rdma.rs"]
+        mod owned_rdma;
+    }
+}
+
+// The kernel crate's modules and macros the binding uses as `crate::...`, and `kernel::rdma`.
+#[allow(unused_imports)]
+use kernel::{bindings, error, ffi, module, prelude, static_lock_class, sync};
+#[allow(unused_imports)]
+use rkdapl::rdma;
 
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use disk::Disks;
@@ -42,7 +67,7 @@ use kernel::{
     prelude::*,
     sync::{Arc, SpinLock},
 };
-use mq::{Driver, ReqOp, Rq};
+use block::mq::owned::{Driver, OwnedRequest, ReqOp, TimeoutReturn};
 use rkdapl::api::{
     Dto, DtoOp, DtoStatus, Ep, EpAttr, Evd, Event, EventType, Ia, Lmr, MemPriv, MemPrivs, Op, Pz,
     Rmr, SockAddr, UpcallPolicy,
@@ -91,6 +116,9 @@ const MAX_IO: u32 = 128 * 1024;
 const COOKIE_BIND: u64 = 1 << 32;
 const COOKIE_SEND: u64 = 2 << 32;
 const COOKIE_KIND: u64 = !0xffff_ffff;
+
+/// A request of a disk of this module.
+type Rq = OwnedRequest<Device>;
 
 /// The rkdapl objects of one tag: made at connect, reused by each request of the tag.
 ///
@@ -598,6 +626,9 @@ impl Device {
 }
 
 impl Driver for Device {
+    type Module = LocalModule;
+    type RequestData = ();
+
     fn queue_rq(&self, hctx: u32, rq: Rq) {
         match self.queue(hctx) {
             Some(q) => q.submit(rq),
@@ -607,14 +638,14 @@ impl Driver for Device {
 
     /// Fails the request's queue: every request in flight on it ends with `EIO`, the timed-out
     /// one among them (or it completed meanwhile), and the connection is disconnected.
-    fn timeout(&self, hctx: u32, tag: u32) -> bool {
+    fn timeout(&self, hctx: u32, tag: u32, _data: &()) -> TimeoutReturn {
         let Some(q) = self.queue(hctx) else {
-            return false;
+            return TimeoutReturn::ResetTimer;
         };
         if !q.holds(tag) {
             // Not a request of this queue: one of a queue a reconnect replaced, which ended it
             // or ends it as it fails (`fail`), or one whose request ended already.
-            return true;
+            return TimeoutReturn::Done;
         }
         pr_err!(
             "rkdblk{} queue {}: request of tag {} timed out\n",
@@ -624,7 +655,7 @@ impl Driver for Device {
         );
         // Process context (blk-mq's timeout work): the connection goes too (`fail`).
         q.fail("request timeout");
-        true
+        TimeoutReturn::Done
     }
 }
 

@@ -363,6 +363,23 @@ impl<D: Driver> Disk<D> {
         &self.driver
     }
 
+    /// Runs `f` with the disk's queue quiesced (`blk_mq_quiesce_queue()`, then
+    /// `blk_mq_unquiesce_queue()`): no [`Driver::queue_rq`] call is in progress while `f` runs,
+    /// and none starts; requests queued meanwhile are dispatched after it. For a driver that
+    /// replaces what `queue_rq` uses (its connections, say), as nvme-rdma does on a reconnect.
+    /// Process context; sleeps (for the `queue_rq` calls in progress).
+    pub fn quiesced<R>(&self, f: impl FnOnce() -> R) -> R {
+        // SAFETY: by the type invariants the disk was added, so its queue is live until it is
+        // deleted, in `drop`.
+        let q = unsafe { (*self.gendisk.as_ptr()).queue };
+        // SAFETY: `q` is live (above); quiescing nests, and is undone below.
+        unsafe { bindings::blk_mq_quiesce_queue(q) };
+        let r = f();
+        // SAFETY: `q` is live, and was quiesced above.
+        unsafe { bindings::blk_mq_unquiesce_queue(q) };
+        r
+    }
+
     /// Whether the disk is open (`disk_openers()`: mounted, or held by a process). A snapshot:
     /// it may be opened right after. Any context.
     pub fn is_open(&self) -> bool {

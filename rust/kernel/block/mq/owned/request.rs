@@ -177,7 +177,12 @@ impl<D: Driver> RequestPages<D> {
         let p = Pdu::<D::RequestData>::of(self.0);
         // SAFETY: the request is live (type invariant); `nents` is only read, and only the
         // address of `sg` is taken.
-        unsafe { ((&raw mut (*p).sg).cast::<bindings::scatterlist>(), (*p).nents as usize) }
+        unsafe {
+            (
+                (&raw mut (*p).sg).cast::<bindings::scatterlist>(),
+                (*p).nents as usize,
+            )
+        }
     }
 }
 
@@ -364,6 +369,32 @@ impl<D: Driver> OwnedRequest<D> {
         // SAFETY: `miter` was started above; this unmaps its last piece.
         unsafe { bindings::sg_miter_stop(&mut miter) };
         result
+    }
+
+    /// Gives the request back to blk-mq to be queued again later (`blk_mq_requeue_request`,
+    /// kicking the requeue list): for a resource the driver lacks for a moment, such as memory
+    /// it allocates without sleeping. It comes back through [`Driver::queue_rq`], started anew.
+    /// Any context.
+    ///
+    /// # Errors
+    ///
+    /// Gives the token back if the request's pages are lent ([`RequestPages`] still exists):
+    /// the request may not be requeued while a mapping may reach them.
+    pub fn requeue(self) -> Result<(), Self> {
+        // SAFETY: the token's hold keeps the request live.
+        let refs = unsafe { Pdu::<D::RequestData>::refs(self.0) };
+        // Only the token takes holds (`&mut self`), and it is here: if it is the one hold left,
+        // no other comes. Acquire: the last `RequestPages`' mapping is gone.
+        if refs.load(Ordering::Acquire) != 1 {
+            return Err(self);
+        }
+        refs.store(0, Ordering::Relaxed);
+        let rq = self.0;
+        core::mem::forget(self);
+        // SAFETY: the driver owns the started request (type invariant), and gives it back
+        // once: the token, its only hold, is forgotten.
+        unsafe { bindings::blk_mq_requeue_request(rq.as_ptr(), true) };
+        Ok(())
     }
 
     /// Ends the request: successfully, or with the block status of the errno

@@ -8,9 +8,12 @@
 # rust/kernel/rdma.rs, rust/kernel/rdma/**, rust/helpers/rdma.c, and the #include lines of
 # rust/rkdapl/rdma_bindings.h; its KUnit configuration, rust/kernel/rdma/.kunitconfig; and its
 # user, samples/rust/rust_rdma_loopback.rs (which reaches the layer as `kernel::rdma` in the
-# series, as `rkdapl::rdma` here). A throw-away git repository holds the pristine files the
+# series, as `rkdapl::rdma` here). A last patch adds kernel::block::mq::owned
+# (rust/kernel/block/mq/owned.rs, rust/kernel/block/mq/owned/), the blk-mq disks rkdblk.ko
+# compiles in, whose requests' pages the layer maps (its SgOwner). A throw-away git repository holds the pristine files the
 # series changes (MAINTAINERS, rust/bindings/bindings_helper.h, rust/helpers/helpers.c,
-# rust/kernel/lib.rs, samples/rust/Kconfig and Makefile, from Debian's linux-source-$KVER);
+# rust/kernel/lib.rs, rust/kernel/block/mq.rs, samples/rust/Kconfig and Makefile, from Debian's
+# linux-source-$KVER);
 # each patch below is a commit on it and `git format-patch` writes them. The split is listed
 # in SERIES. A module file with submodules (rust/kernel/rdma.rs, and PARENTS) grows with it: a
 # patch declares only the submodules the series has added so far (and keeps only the docs
@@ -41,7 +44,7 @@ if [ -z "$name" ] || [ -z "$email" ]; then
 	email="rkdapl-devel@lists.invalid"
 fi
 layer_paths=(rust/kernel/rdma.rs rust/kernel/rdma rust/helpers/rdma.c rust/rkdapl/rdma_bindings.h
-	scripts/patches.sh)
+	rust/kernel/block/mq/owned.rs rust/kernel/block/mq/owned scripts/patches.sh)
 when=$(git -C "$top" log -1 --format=%ad --date=raw -- "${layer_paths[@]}" 2> /dev/null || true)
 when=${when:-$(date +'%s +0000')}
 
@@ -68,7 +71,12 @@ SERIES=(
 	"kernel/rdma/srq.rs|bound client cm cq defer device event mr pd qp srq wr|1"
 	"kernel/rdma/kunit.rs kernel/rdma/.kunitconfig|bound client cm cq defer device event kunit mr pd qp srq wr|1"
 	"samples/rust/rust_rdma_loopback.rs|bound client cm cq defer device event kunit mr pd qp srq wr|1"
+	"kernel/block/mq/owned.rs kernel/block/mq/owned/request.rs kernel/block/mq/owned/rdma.rs|bound client cm cq defer device event kunit mr pd qp srq wr|1"
 )
+# The patch of SERIES that adds kernel::block::mq::owned (the last): it declares the module in
+# rust/kernel/block/mq.rs, and its files are the BLOCK LAYER DEVICE DRIVER API [RUST] entry's
+# (rust/kernel/block/); the RDMA entry gets the one that makes its requests' pages an SgOwner.
+BLOCK_PATCH=${#SERIES[@]}
 
 # Module files whose submodules come in several patches: each patch declares those whose
 # files the series has added so far.
@@ -457,6 +465,39 @@ It runs on Soft-RoCE, for example:
 EOF
 }
 
+msg_17() {
+	cat << 'EOF'
+rust: block: mq: add disks whose driver owns its requests
+
+The Operations and Request of kernel::block::mq give a request no
+driver data, no operation, sector or length, no data pages, end it only
+with success and have no timeout callback: enough for rnull, not for a
+driver that moves a request's data itself (a network or RDMA block
+device, as nvme-rdma, rnbd or nbd in C).
+
+Add kernel::block::mq::owned for those: a Disk owns its tag set and
+gendisk, and blk-mq hands each request to Driver::queue_rq() as an
+OwnedRequest, a token that ends the request exactly once, with a status
+(OwnedRequest::end(), from any context; an unended token fails the
+request with BLK_STS_IOERR when dropped). The token reads the request's
+operation, FUA flag, sector, length and tag; the driver's own typed
+data (Driver::RequestData) lives in blk-mq's PDU, made when blk-mq
+allocates the request (init_request) and dropped when it frees it
+(exit_request); Driver::timeout() gets it with the tag and returns
+TimeoutReturn::Done or ResetTimer. The disk may be BLK_MQ_F_BLOCKING
+or not, and may have a volatile write cache (flushes and FUA writes).
+
+The request's data is reached through a scatterlist in its PDU, mapped
+with blk_rq_map_sg() when first used: copy_out_with() hands its pieces,
+mapped with sg_miter, to a closure, and pages() lends the list and its
+pages (RequestPages), so that the request ends only once both its token
+was ended and the RequestPages dropped, whichever comes last (nvme-rdma
+keeps a request reference for the same reason). With CONFIG_INFINIBAND=y,
+RequestPages is a kernel::rdma::mr::SgOwner: an RDMA region maps the
+request's pages in place, with no copy and no unsafe code in the driver.
+EOF
+}
+
 cover() {
 	cat << EOF
 rust: add RDMA verbs and connection manager abstractions (kernel::rdma)
@@ -473,8 +514,11 @@ samples/rust/rust_rdma_loopback.rs, which connects to itself and moves
 data with RDMA WRITE, RDMA READ and SEND.
 
 Patch 1 adds the bindings and C helpers, patches 2 to $((n - 2)) the layer,
-one part each (listed below), patch $((n - 1)) a KUnit suite with its
-.kunitconfig, and patch $n the sample. The kernel crate can call into
+one part each (listed below), patch $((n - 2)) a KUnit suite with its
+.kunitconfig, patch $((n - 1)) the sample, and patch $n
+kernel::block::mq::owned, blk-mq disks whose driver owns its requests,
+ends them with a status and lends their pages to an RDMA region without
+a copy, for RDMA block devices. The kernel crate can call into
 ib_core only when it is built in, so the module is built with
 CONFIG_INFINIBAND=y.
 
@@ -499,6 +543,7 @@ EOF
 #   bindings INCFILE        bindings_helper.h + INCFILE's #include <rdma/...> lines
 #   helpers                 helpers.c + #include "rdma.c"
 #   lib                     lib.rs + #[cfg(CONFIG_INFINIBAND = "y")] pub mod rdma;
+#   blockmq                 block/mq.rs + pub mod owned;
 #   maintainers FILES       MAINTAINERS + the RUST [RDMA] entry listing FILES
 #   expect ITEMS            #[expect(dead_code)] above the crate-internal fn, trait, struct or
 #                           enum ITEMS
@@ -627,6 +672,8 @@ elif mode == "helpers":
 elif mode == "lib":
     lines = insert_sorted(lines, r"^pub mod (\w+);$", "rdma",
                           ['#[cfg(CONFIG_INFINIBAND = "y")]', "pub mod rdma;"], back=r"^#\[")
+elif mode == "blockmq":
+    lines = insert_sorted(lines, r"^(?:pub )?mod (\w+);$", "owned", ["pub mod owned;"])
 elif mode == "maintainers":
     name, files = args[0], sorted(args[1:])
     entry = ["RUST [RDMA]", f"M:\t{name}", "L:\tlinux-rdma@vger.kernel.org",
@@ -688,7 +735,8 @@ EOF
 
 # The layer's files, relative to the top directory.
 layer_files() {
-	(cd "$top" && find rust/kernel/rdma.rs rust/kernel/rdma rust/helpers/rdma.c -type f \
+	(cd "$top" && find rust/kernel/rdma.rs rust/kernel/rdma rust/helpers/rdma.c \
+		rust/kernel/block/mq/owned.rs rust/kernel/block/mq/owned -type f \
 		! -name ".*" ! -name "*~" | sort)
 }
 
@@ -708,9 +756,11 @@ while IFS= read -r f; do
 		die "$f is in no patch: add it to SERIES in scripts/patches.sh"
 done < <(layer_files)
 
-# The cover letter says: the KUnit suite second to last, the sample last.
-[[ ${SERIES[-1]} == "$SAMPLE|"* && ${SERIES[-2]} == kernel/rdma/kunit.rs\ * ]] ||
-	die "SERIES must end with the KUnit suite's patch, then the sample's (the cover letter says so)"
+# The cover letter says: the KUnit suite third to last, the sample second to last, the block
+# patch last.
+[[ ${SERIES[-2]} == "$SAMPLE|"* && ${SERIES[-3]} == kernel/rdma/kunit.rs\ * &&
+	${SERIES[-1]} == kernel/block/* ]] ||
+	die "SERIES must end with the KUnit suite's patch, the sample's, then the block one (the cover letter says so)"
 
 # --- the throw-away repository -------------------------------------------------------------------
 work=$(mktemp -d "${TMPDIR:-/tmp}/rkdapl-patches.XXXXXX")
@@ -721,7 +771,7 @@ export GIT_AUTHOR_NAME=$name GIT_AUTHOR_EMAIL=$email GIT_AUTHOR_DATE=$when
 export GIT_COMMITTER_NAME=$name GIT_COMMITTER_EMAIL=$email GIT_COMMITTER_DATE=$when
 g() { git -C "$repo" "$@"; }
 changed=(MAINTAINERS rust/bindings/bindings_helper.h rust/helpers/helpers.c rust/kernel/lib.rs
-	samples/rust/Kconfig samples/rust/Makefile)
+	rust/kernel/block/mq.rs samples/rust/Kconfig samples/rust/Makefile)
 mkdir -p "$repo"
 g init -q -b rdma
 for f in "${changed[@]}"; do
@@ -779,8 +829,12 @@ for entry in "${SERIES[@]}"; do
 		else
 			cp "$top/$path" "$repo/$path"
 		fi
-		maint_files+=("$path")
+		# Of the block patch, only the part that lends pages to kernel::rdma.
+		[ "$n" != "$BLOCK_PATCH" ] || [[ $path == */rdma.rs ]] && maint_files+=("$path")
 	done
+	if [ "$n" = "$BLOCK_PATCH" ]; then
+		shape "$pristine/rust/kernel/block/mq.rs" blockmq > "$repo/rust/kernel/block/mq.rs"
+	fi
 	if [ "$n" = 1 ]; then
 		shape "$pristine/rust/bindings/bindings_helper.h" bindings \
 			"$top/rust/rkdapl/rdma_bindings.h" > "$repo/rust/bindings/bindings_helper.h"

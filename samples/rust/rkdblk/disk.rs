@@ -6,7 +6,7 @@
 
 use crate::module_parameters as param;
 use crate::{
-    mq::{Disk, DiskParams},
+    block::mq::owned::{Disk, DiskParams},
     Device, Queue, MAX_IO, OWNER,
 };
 use core::{
@@ -201,6 +201,9 @@ impl Link {
             capacity: 0,
             max_io: MAX_IO,
             timeout_ms: o.timeout_ms,
+            // `Queue::submit` sleeps nowhere.
+            blocking: false,
+            write_cache: true,
         };
         for i in 0..nq {
             let r = Queue::connect(&ia, &pz, &to, (index, i), want).and_then(|(q, acc)| {
@@ -303,7 +306,8 @@ impl Connection {
     /// disk (another capacity, a smaller depth or request size); the errors of the connection
     /// (see `ctl.rs`). The disk stays as it was then.
     pub(crate) fn reconnect(&mut self) -> Result {
-        let dev = self.disk.as_ref().ok_or(ENODEV)?.driver().clone();
+        let disk = self.disk.as_ref().ok_or(ENODEV)?;
+        let dev = disk.driver().clone();
         if dev.live() {
             return Err(EISCONN);
         }
@@ -323,7 +327,9 @@ impl Connection {
             teardown(&l.queues);
             return Err(EPROTO);
         }
-        let old = dev.replace(l.queues);
+        // Quiesced: `queue_rq` uses a queue without the lock (and must never drop the last
+        // reference to one, which sleeps), so the old ones go only once none is in use there.
+        let old = disk.quiesced(|| dev.replace(l.queues));
         for q in old.iter() {
             q.fail("reconnected");
         }

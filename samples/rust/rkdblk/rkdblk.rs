@@ -17,7 +17,7 @@
 //!
 //! Each request is one command SENT to the server,
 //! which moves the data by RDMA WRITE or READ to or from a grant of the request's own pages
-//! (an LMR over them, [`Lmr::from_sg_owner`], and an FRWR grant made for that request alone:
+//! (an LMR over them, [`Lmr::from_sg_owner_gfp`], and an FRWR grant made for that request alone:
 //! no copy), and SENDs the completion with invalidate of the grant. A write no longer than the
 //! server's in-capsule limit (its accept's `inline_max`) carries its data in the command's
 //! SEND instead, copied into the tag's buffer, with no grant, as NVMe over Fabrics does. `rmmod`
@@ -26,14 +26,41 @@
 //! `EIO` and every later one: the connection is cut and the grants freed, so the requests end
 //! as soon as their pages are unmapped, without waiting for the peer.
 //!
-//! No `unsafe` here (`disk.rs` has one: the list of disks initialised once, at load): the
-//! blk-mq binding this kernel's `kernel::block::mq` lacks is in `mq.rs`.
+//! The disk is a `kernel::block::mq::owned` disk ([`block::mq::owned`]): the requests are
+//! tokens the driver ends with a status, whose pages it lends to an LMR without a copy.
+//! `queue_rq` does not sleep (the disk is not `BLK_MQ_F_BLOCKING`).
 
 mod ctl;
 mod disk;
-mod mq;
 mod proto;
 
+/// The owned-request blk-mq binding (`kernel::block::mq::owned` upstream), compiled into this
+/// module.
+///
+/// Its source is `rust/kernel/block/mq/owned.rs` and `rust/kernel/block/mq/owned/`, written
+/// as part of the kernel crate, which `make patches` adds to Linux as a patch of its own. The
+/// kernel of this module has no such module, so rkdblk.ko carries it, as rkdapl.ko carries
+/// `kernel::rdma`; what it reaches through `crate::` in the kernel crate is re-exported at this
+/// crate's root (below), so its files need no change.
+#[path = "../../../rust/kernel/block"]
+pub mod block {
+    /// `kernel::block::mq`'s part this module carries.
+    pub mod mq {
+        pub mod owned;
+        // Declared by `owned.rs` under `CONFIG_INFINIBAND = "y"` in the kernel crate; this
+        // module has `kernel::rdma` as `rkdapl::rdma` whatever the kernel's configuration.
+        #[path = "owned/rdma.rs"]
+        mod owned_rdma;
+    }
+}
+
+// The kernel crate's modules and macros the binding uses as `crate::...`, and `kernel::rdma`.
+#[allow(unused_imports)]
+use kernel::{bindings, error, ffi, module, prelude, static_lock_class, sync};
+#[allow(unused_imports)]
+use rkdapl::rdma;
+
+use block::mq::owned::{Driver, OwnedRequest, ReqOp, TimeoutReturn};
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use disk::Disks;
 use kernel::{
@@ -42,7 +69,6 @@ use kernel::{
     prelude::*,
     sync::{Arc, SpinLock},
 };
-use mq::{Driver, ReqOp, Rq};
 use rkdapl::api::{
     Dto, DtoOp, DtoStatus, Ep, EpAttr, Evd, Event, EventType, Ia, Lmr, MemPriv, MemPrivs, Op, Pz,
     Rmr, SockAddr, UpcallPolicy,
@@ -91,6 +117,9 @@ const MAX_IO: u32 = 128 * 1024;
 const COOKIE_BIND: u64 = 1 << 32;
 const COOKIE_SEND: u64 = 2 << 32;
 const COOKIE_KIND: u64 = !0xffff_ffff;
+
+/// A request of a disk of this module.
+type Rq = OwnedRequest<Device>;
 
 /// The rkdapl objects of one tag: made at connect, reused by each request of the tag.
 ///
@@ -379,9 +408,9 @@ impl Queue {
     /// Fails the queue: the connection is cut, every request in flight ends with `EIO`, and
     /// every later one. A request whose pages a grant still covers ends once that grant is
     /// gone: the tags' RMRs are freed here (their MRs deregistered, so no rkey reaches the
-    /// pages any more), and a request `submit` is preparing frees its own. Process context
-    /// (the upcall, blk-mq's timeout work, `queue_rq`); may sleep, briefly (the RMRs' and the
-    /// IA registry's mutexes).
+    /// pages any more), as is the RMR of a request `submit` was preparing. Process context
+    /// (the upcall, blk-mq's timeout work, a reconnect); may sleep, briefly
+    /// (the RMRs' and the IA registry's mutexes).
     fn fail(&self, why: &str) {
         if !self.dead.swap(true, Ordering::AcqRel) {
             pr_err!(
@@ -420,6 +449,22 @@ impl Queue {
         }
     }
 
+    /// Marks the queue failed, for `queue_rq`, which may not sleep: every later request fails
+    /// with `EIO`. The connection, the requests in flight and the tags' objects go with the
+    /// next [`Queue::fail`]: a failed completion or a lost connection, blk-mq's timeout of a
+    /// request of the queue ([`Device::timeout`]), a reconnect or the disk's removal. Any
+    /// context.
+    fn mark_failed(&self, why: &str) {
+        if !self.dead.swap(true, Ordering::AcqRel) {
+            pr_err!(
+                "rkdblk{} queue {}: {}: failing its requests\n",
+                self.disk,
+                self.index,
+                why
+            );
+        }
+    }
+
     /// Whether a request of `tag` is in flight on this queue (sent, or answered and waiting for
     /// its SEND's completion). Any context.
     fn holds(&self, tag: u32) -> bool {
@@ -429,8 +474,9 @@ impl Queue {
             .is_some_and(|s| matches!(s.state, State::InFlight { .. } | State::Answered { .. }))
     }
 
-    /// Sends `rq` to the server. Process context; may sleep (the LMR over the request's pages,
-    /// the grant).
+    /// Sends `rq` to the server. Any context: nothing here sleeps (the LMR over the request's
+    /// pages is made with `GFP_ATOMIC`, the grant's bind and the SEND only post), and a
+    /// failure here only marks the queue failed ([`Queue::mark_failed`]).
     fn submit(&self, mut rq: Rq) {
         let op = match rq.op() {
             ReqOp::Read => proto::OP_READ,
@@ -477,7 +523,9 @@ impl Queue {
                     )
                 };
                 let lent = rq.pages().ok_or(EIO)?;
-                let lmr = pages.insert(Lmr::from_sg_owner(&self.pz, lent, privileges)?);
+                let lmr = pages.insert(Lmr::from_sg_owner_gfp(
+                    &self.pz, lent, privileges, GFP_ATOMIC,
+                )?);
                 // No event when it succeeds: the command's SEND follows on the same EP, and
                 // its completion is the one this queue waits for (a failed bind still
                 // reports, and fails the queue).
@@ -507,22 +555,33 @@ impl Queue {
         })();
         let mut slots = self.slots.lock();
         let dead = self.dead.load(Ordering::Acquire);
-        let Some(slot) = slots.get_mut(tag).filter(|_| !dead) else {
-            drop(slots);
-            // The queue failed meanwhile: its tags' objects went (`fail`), this one's go too,
-            // and with the grant the pages.
-            drop(pages);
-            drop(res);
+        // Back in its slot even if the queue failed meanwhile: `fail` frees the tags' objects
+        // (an RMR's free sleeps), and with a grant's the pages.
+        let Some(slot) = slots.get_mut(tag) else {
             return rq.end(Err(EIO));
         };
         slot.res = Some(res);
+        if dead {
+            drop(slots);
+            drop(pages);
+            // If `fail` ran before this tag's objects were back, the next one frees them.
+            return rq.end(Err(EIO));
+        }
         if let Err(e) = prepared {
             drop(slots);
+            // The LMR goes now unless a grant keeps it; with it, the pages' hold on `rq`.
             drop(pages);
             if grant.is_some() {
                 // Bound but never sent: the RMR cannot be bound again; the queue is done (and
                 // frees the RMR, which lets the pages go).
-                self.fail("a request's grant left bound");
+                self.mark_failed("a request's grant left bound");
+            } else if e == ENOMEM {
+                // `GFP_ATOMIC` found no memory: the request comes back later, as nvme-rdma's
+                // `BLK_STS_RESOURCE` does.
+                return match rq.requeue() {
+                    Ok(()) => (),
+                    Err(rq) => rq.end(Err(ENOMEM)),
+                };
             }
             return rq.end(Err(e));
         }
@@ -555,7 +614,7 @@ impl Queue {
         };
         drop(slots);
         if posted.is_err() {
-            self.fail("a command not posted");
+            self.mark_failed("a command not posted");
         }
     }
 }
@@ -598,8 +657,15 @@ impl Device {
 }
 
 impl Driver for Device {
+    type Module = LocalModule;
+    type RequestData = ();
+
+    /// Any context (the disk is not `blocking`).
     fn queue_rq(&self, hctx: u32, rq: Rq) {
         match self.queue(hctx) {
+            // Not the queue's last reference: the disk's own goes only with the disk quiesced
+            // (a reconnect) or deleted (`disk.rs`), so no `queue_rq` drops a queue (which
+            // sleeps).
             Some(q) => q.submit(rq),
             None => rq.end(Err(EIO)),
         }
@@ -607,14 +673,21 @@ impl Driver for Device {
 
     /// Fails the request's queue: every request in flight on it ends with `EIO`, the timed-out
     /// one among them (or it completed meanwhile), and the connection is disconnected.
-    fn timeout(&self, hctx: u32, tag: u32) -> bool {
+    fn timeout(&self, hctx: u32, tag: u32, _data: &()) -> TimeoutReturn {
         let Some(q) = self.queue(hctx) else {
-            return false;
+            return TimeoutReturn::ResetTimer;
         };
+        if q.dead.load(Ordering::Acquire) {
+            // Marked failed by `queue_rq` (`mark_failed`), which could not sleep: the rest of
+            // the failure runs here. The request ends with it (or ended already, and the grant
+            // `fail` frees kept its pages).
+            q.fail("failed in queue_rq");
+            return TimeoutReturn::Done;
+        }
         if !q.holds(tag) {
             // Not a request of this queue: one of a queue a reconnect replaced, which ended it
             // or ends it as it fails (`fail`), or one whose request ended already.
-            return true;
+            return TimeoutReturn::Done;
         }
         pr_err!(
             "rkdblk{} queue {}: request of tag {} timed out\n",
@@ -624,7 +697,7 @@ impl Driver for Device {
         );
         // Process context (blk-mq's timeout work): the connection goes too (`fail`).
         q.fail("request timeout");
-        true
+        TimeoutReturn::Done
     }
 }
 

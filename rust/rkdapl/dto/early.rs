@@ -15,15 +15,15 @@
 //! hands out and takes back its contexts in posting order, and so must the QP.
 
 use super::{
-    post::{arm, sges},
+    post::{arm, sges, sges_of},
     ring::RingState,
-    DtoOp, DtoRing, DtoStatus, OneOrMore, Segment,
+    DtoOp, DtoRing, DtoStatus, Segment,
 };
-use crate::rdma::{qp::Qp, wr::Sge};
-use kernel::{
-    prelude::*,
-    sync::{rcu, Arc},
+use crate::{
+    lmr::LmrUse,
+    rdma::{qp::Qp, wr::Sge},
 };
+use kernel::{prelude::*, sync::rcu};
 
 /// The RECVs of a ring that wait for its QP (in [`RingState`], under the ring's lock).
 ///
@@ -141,25 +141,15 @@ impl DtoRing {
         &self,
         qp: &Qp,
         idx: u32,
-        lmrs: &[Arc<crate::lmr::Lmr>],
+        lmrs: &[LmrUse],
         ranges: &[(u64, u64)],
         g: &rcu::Guard,
     ) -> Result {
         if ranges.len() != lmrs.len() {
             return Err(EINVAL);
         }
-        let mut segs = OneOrMore::Empty;
-        for (lmr, &(offset, length)) in lmrs.iter().zip(ranges) {
-            segs.push(
-                Segment {
-                    lmr,
-                    offset,
-                    length,
-                },
-                GFP_ATOMIC,
-            )?;
-        }
-        let (sg, _) = sges(segs.as_slice(), true, g)?;
+        let segs = lmrs.iter().zip(ranges).map(|(l, &(o, n))| (&**l, o, n));
+        let (sg, _) = sges_of(segs, true, g)?;
         let sg: &[Sge<'_>] = sg.as_slice();
         self.pool.post_recv(qp, idx, sg)
     }
@@ -176,7 +166,9 @@ impl DtoRing {
                 return;
             }
             let n = c.slots.len() as u32;
-            let mut idx = (c.head_idx + n - e.unposted.min(n)).checked_rem(n).unwrap_or(0);
+            let mut idx = (c.head_idx + n - e.unposted.min(n))
+                .checked_rem(n)
+                .unwrap_or(0);
             for _ in 0..e.unposted {
                 if let Some(s) = c.slots.get_mut(idx as usize) {
                     s.status = DtoStatus::Flushed;

@@ -21,7 +21,7 @@ use crate::rdma::{
 };
 use crate::{
     evd::{DtoEvent, Evd, Event},
-    lmr::Lmr,
+    lmr::LmrUse,
     pz::Pz,
     trace,
 };
@@ -74,8 +74,8 @@ pub(super) struct Slot {
     pub(super) imm: u32,
     pub(super) recv_flags: RecvFlags,
     pub(super) inv_rkey: u32,
-    /// The LMRs its segments use, busy ([`Lmr::get`]) until it finishes.
-    pub(super) lmrs: OneOrMore<Arc<Lmr>>,
+    /// The LMRs its segments use, busy until it finishes.
+    pub(super) lmrs: OneOrMore<LmrUse>,
     /// RMR bind/unbind: the RMR, kept alive (it owns the MR the work request registers).
     pub(super) rmr: Option<Arc<dyn KeepAlive>>,
     /// iWARP RDMA READ: the sink MR it registered (`super::iwarp`), back to the pool when it
@@ -218,11 +218,10 @@ impl RingCore {
         if let Some(s) = self.slots.get_mut(idx as usize) {
             self.wr_free += s.nwr;
             s.nwr = 0;
-            for l in s.lmrs.as_slice() {
-                // Under the ring's lock; the post call's caller holds the LMRs.
-                l.put_held();
-            }
-            // Not the last references: the post call's caller holds its segments' LMRs.
+            // Under the ring's lock, but nothing leaves with these uses (`Lmr::put`): the
+            // post call's caller holds its segments' LMRs, and none was freed meanwhile (a free
+            // is refused while they are busy; device removal frees them only after this EP's
+            // teardown, which takes this lock).
             s.lmrs = OneOrMore::Empty;
             s.rmr = None;
             if let Some(m) = s.read_mr.take() {
@@ -388,7 +387,7 @@ impl Report {
 /// A DTO taken out of its ring: what is left to do outside the lock.
 struct Finished {
     report: Option<Report>,
-    lmrs: OneOrMore<Arc<Lmr>>,
+    lmrs: OneOrMore<LmrUse>,
     rmr: Option<Arc<dyn KeepAlive>>,
     /// A sink MR not to reuse (`super::iwarp::give_back`), freed outside the lock.
     stale: Option<FrMr>,
@@ -474,11 +473,8 @@ impl RingShared {
                 (f, more, hint)
             };
             drop(q);
-            for l in f.lmrs.as_slice() {
-                l.put();
-            }
-            // The references go outside the lock: the last one of an LMR or RMR the consumer
-            // freed meanwhile unmaps or deregisters, which may sleep.
+            // The LMRs' uses and the references go outside the lock: the last one of an LMR
+            // or RMR the consumer freed meanwhile unmaps or deregisters, which may sleep.
             drop(f.lmrs);
             drop(f.rmr);
             drop(f.stale);

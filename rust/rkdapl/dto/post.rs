@@ -69,6 +69,31 @@ pub(super) fn arm(
     Ok(())
 }
 
+/// [`arm`] for a DTO over at most one segment `seg` (`DtoRing::post_simple`): no list, built in
+/// place.
+///
+/// # Errors
+///
+/// `-EINVAL` for an LMR freed meanwhile ([`LmrUse::new`]).
+#[inline(always)]
+fn arm_one(
+    s: &mut Slot,
+    op: DtoOp,
+    cookie: u64,
+    seg: Option<&Segment<'_>>,
+    suppress: bool,
+) -> Result {
+    s.op = op;
+    s.cookie = cookie;
+    s.len = seg.map_or(0, |x| x.length);
+    s.suppress = suppress;
+    if let Some(x) = seg {
+        // A context taken holds no LMR (`RingCore::take`), so nothing is dropped here.
+        s.lmrs = OneOrMore::One(LmrUse::new(x.lmr)?);
+    }
+    Ok(())
+}
+
 /// The SGEs of `segs`, borrowing the regions for the RCU read section `g`. Allocates only
 /// for more than one SGE.
 pub(super) fn sges<'a>(
@@ -486,14 +511,7 @@ impl DtoRing {
             }
         };
         let armed = match c.slot(idx) {
-            Some(s) => arm(
-                s,
-                op,
-                d.cookie,
-                seg.map_or(0, |s| s.length),
-                d.segs,
-                d.flags.suppress,
-            ),
+            Some(s) => arm_one(s, op, d.cookie, seg, d.flags.suppress),
             None => Err(EINVAL),
         };
         if let Err(e) = armed {

@@ -20,8 +20,17 @@ use crate::{
     pz::Pz,
     registry::{Child, Rank, RegSlot},
 };
-use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use kernel::{bits::bit_u32, page::Page, prelude::*, revocable::Revocable, sync::Arc};
+use core::{
+    ptr::NonNull,
+    sync::atomic::{fence, AtomicU32, Ordering},
+};
+use kernel::{
+    bits::bit_u32,
+    page::Page,
+    prelude::*,
+    revocable::Revocable,
+    sync::{Arc, ArcBorrow},
+};
 
 kernel::impl_flags!(
     /// The privileges of an LMR, and those an RMR grants over it (DAT's memory privilege flags):
@@ -54,6 +63,10 @@ impl MemPrivs {
 /// Largest LMR [`Lmr::alloc`] makes, in bytes.
 pub const MAX_ALLOC: u64 = 1 << 30;
 
+/// The bit of [`Lmr`]'s count of users that says it was freed ([`Lmr::free`],
+/// [`Lmr::free_when_unused`]); the rest counts the users.
+const FREED: u32 = 1 << 31;
+
 /// A local memory region.
 ///
 /// The region (the DMA mapping) is revocable: device removal unmaps it after every EP of the
@@ -65,6 +78,12 @@ pub const MAX_ALLOC: u64 = 1 << 30;
 /// No lock is taken: the last reference may go where a DTO's does.
 ///
 /// # Invariants
+///
+/// The LMR is in its IA's registry, which holds a reference to it, from its creation until
+/// `users` first is exactly [`FREED`] (freed, and no user left); the one call that makes it
+/// so takes it out ([`Lmr::free`], [`Lmr::free_when_unused`], [`Lmr::put`]). Once `users` has
+/// [`FREED`], no [`LmrUse`] is made. So an [`LmrUse`], which holds no reference, may reach the
+/// LMR until it is given back.
 ///
 /// `cpu_addr` is the region's kernel virtual address ([`DmaRegion::addr`]) if it has one:
 /// memory that stays allocated while the region exists (its constructor's contract or its
@@ -89,12 +108,10 @@ pub(crate) struct Lmr {
     /// arrays and scatterlists.
     pub(crate) cpu_addr: Option<usize>,
     pub(crate) privileges: MemPrivs,
-    /// DTOs and RMR bindings currently using the region: taken with [`Lmr::get`], given back
-    /// with [`Lmr::put`].
-    inflight: AtomicU32,
-    /// The Rust API's owner dropped the LMR while it was busy ([`Lmr::free_when_unused`]):
-    /// it leaves its IA's registry with the last [`Lmr::put`].
-    orphaned: AtomicBool,
+    /// The DTOs and RMR bindings using the region (taken with [`Lmr::get`] or [`LmrUse::new`],
+    /// given back with [`Lmr::put`]), and [`FREED`]: the LMR was freed; it leaves its IA's
+    /// registry when the last user goes.
+    users: AtomicU32,
     pub(crate) pz: Arc<Pz>,
     /// Its place in its IA's registry.
     reg: RegSlot,
@@ -139,8 +156,7 @@ impl Lmr {
                 len,
                 cpu_addr,
                 privileges,
-                inflight: AtomicU32::new(0),
-                orphaned: AtomicBool::new(false),
+                users: AtomicU32::new(0),
                 reg: RegSlot::new(),
             }),
             flags,
@@ -160,44 +176,87 @@ impl Lmr {
     /// `-EBUSY` while a DTO or an RMR binding uses the region (nothing changes); not after
     /// device removal, which unmapped the region (no DTO reaches it any more).
     pub(crate) fn free(&self) -> Result {
-        if self.busy() && self.region.try_access().is_some() {
-            return Err(EBUSY);
+        // Acquire: the users that went before happen before the registry lets go of the LMR
+        // (paired with `put`'s Release). One RMW against the users' own: either a DTO took the
+        // LMR first and this sees it (-EBUSY), or this comes first and the DTO sees `FREED`
+        // and refuses the LMR (`LmrUse::new`).
+        match self
+            .users
+            .compare_exchange(0, FREED, Ordering::Acquire, Ordering::Relaxed)
+        {
+            Ok(_) => {
+                self.pz.ia.children.remove(self);
+                Ok(())
+            }
+            // Freed already (a second free, or device removal): nothing left to do here.
+            Err(v) if v & FREED != 0 => Ok(()),
+            Err(_) if self.region.try_access().is_some() => Err(EBUSY),
+            Err(_) => {
+                self.free_when_unused();
+                Ok(())
+            }
         }
-        self.pz.ia.children.remove(self);
-        Ok(())
     }
 
     /// Frees the LMR now, or, while DTOs or a binding use it, with the last of them
-    /// ([`Lmr::put`]): the Rust API's drop, which cannot be refused. Context as
-    /// [`Lmr::free`].
+    /// ([`Lmr::put`]): the Rust API's drop, which cannot be refused, and device removal's
+    /// release. Context as [`Lmr::free`].
     pub(crate) fn free_when_unused(&self) {
-        // SeqCst, paired with `put`'s: of the two, at least one sees the other's write, so
-        // the LMR leaves the registry here, in `put`, or in both (removing twice is harmless).
-        self.orphaned.store(true, Ordering::SeqCst);
-        let _ = self.free();
-    }
-
-    /// A DTO or an RMR binding starts using the region; [`Lmr::put`] ends it. Any context.
-    pub(crate) fn get(&self) {
-        self.inflight.fetch_add(1, Ordering::SeqCst);
-    }
-
-    /// A DTO or an RMR binding stops using the region; the last one of an LMR the Rust API
-    /// dropped meanwhile frees it ([`Lmr::free_when_unused`]). Any context (a completion on
-    /// the CQ's workqueue, an RMR's unbind), unless the IA was closed and this LMR is its last
-    /// object (see [`crate::registry::Children::remove`]).
-    pub(crate) fn put(&self) {
-        if self.inflight.fetch_sub(1, Ordering::SeqCst) == 1 && self.orphaned.load(Ordering::SeqCst)
-        {
+        // AcqRel: Acquire as in `free`; Release orders nothing but keeps this RMW and `put`'s
+        // in one order. Exactly one of this and the last `put` sees the LMR freed and unused,
+        // and only that one removes it.
+        if self.users.fetch_or(FREED, Ordering::AcqRel) == 0 {
             self.pz.ia.children.remove(self);
         }
     }
 
-    /// [`Lmr::put`] for an LMR that cannot be orphaned meanwhile: the caller of a post that
-    /// failed holds its segments' LMRs (a Rust consumer's through `&api::Lmr`; the C ABI never
-    /// orphans one). Any context; never leaves the registry.
-    pub(crate) fn put_held(&self) {
-        self.inflight.fetch_sub(1, Ordering::SeqCst);
+    /// An RMR binding, or an SRQ's RECV, starts using the region; [`Lmr::put`] ends it. The
+    /// caller holds a reference to the LMR until then (so this is taken even on a freed LMR).
+    /// Any context.
+    pub(crate) fn get(&self) {
+        // Relaxed: the count only decides when the registry lets go of the LMR, and the
+        // caller's reference keeps it meanwhile; `put` orders the uses.
+        self.users.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A user ([`Lmr::get`], [`LmrUse`]) stops using the region; the last one of a freed LMR
+    /// ([`Lmr::free_when_unused`]) takes it out of its IA's registry, whose reference may be the
+    /// last one (then the region is unmapped here). Any context where an LMR's last reference
+    /// may go (a completion on the CQ's workqueue, an RMR's unbind, a failed post call whose
+    /// caller holds the LMR), unless the IA was closed and this LMR is its last object (see
+    /// [`crate::registry::Children::remove`]).
+    pub(crate) fn put(&self) {
+        // SAFETY: `self` lives; the caller's use ends here. The caller holds a reference to
+        // the LMR (`Lmr::get`), so this is not its last one.
+        unsafe { Self::put_ptr(self) }
+    }
+
+    /// [`Lmr::put`] through a pointer: the LMR may be gone when this returns.
+    ///
+    /// # Safety
+    ///
+    /// `lmr` points to a live `Lmr` whose count of users counts the caller's use, which ends
+    /// here.
+    unsafe fn put_ptr(lmr: *const Lmr) {
+        // SAFETY: `lmr` lives (the caller's guarantee); the reference is not used after this
+        // statement.
+        let users = unsafe { &(*lmr).users };
+        // Release: this user's accesses to the LMR happen before whoever lets it go (`free`,
+        // `free_when_unused` or another `put`, with Acquire).
+        if users.fetch_sub(1, Ordering::Release) != FREED | 1 {
+            return;
+        }
+        fence(Ordering::Acquire);
+        // SAFETY: Every `Lmr` is made in an `Arc` (`Lmr::make`); no `UniqueArc` of one
+        // exists. The count does not hit zero before the clone is taken: the use ending here
+        // is an `LmrUse`, and the registry still holds the LMR (`Lmr`'s invariant: it lets go
+        // only once the LMR is freed and unused, and this call is the one that saw both), or
+        // it is a `Lmr::get`, whose caller holds a reference.
+        let b = unsafe { ArcBorrow::from_raw(lmr) };
+        // Held across the removal: the registry's reference may be the last one, and the IA
+        // whose registry this is may go with it.
+        let lmr: Arc<Lmr> = b.into();
+        lmr.pz.ia.children.remove(&*lmr);
     }
 
     /// Checks the length of an [`Lmr::alloc`] before anything is made.
@@ -371,10 +430,71 @@ impl Lmr {
     pub(crate) fn revoke(&self) {
         self.region.revoke();
     }
+}
 
-    /// Whether a DTO or binding still uses the region.
-    pub(crate) fn busy(&self) -> bool {
-        self.inflight.load(Ordering::SeqCst) != 0
+/// A DTO's use of an LMR: keeps it busy (`rkdapl_lmr_free` refuses it) and reachable until
+/// dropped, without a reference of its own, so that posting a segment costs one atomic
+/// operation on the LMR and its completion one more. What a DTO's context holds for each of
+/// its segments.
+///
+/// # Invariants
+///
+/// `lmr` points to an [`Lmr`] whose count of users counts this one: its registry keeps it
+/// alive meanwhile (see [`Lmr`]).
+pub(crate) struct LmrUse {
+    lmr: NonNull<Lmr>,
+}
+
+// SAFETY: An `LmrUse` gives only a shared reference to an `Lmr`, which is `Sync`, and gives the
+// use back with `Lmr::put`, which any thread may call.
+unsafe impl Send for LmrUse {}
+
+// SAFETY: A shared `LmrUse` gives only a shared reference to an `Lmr`, which is `Sync`.
+unsafe impl Sync for LmrUse {}
+
+impl LmrUse {
+    /// Starts a DTO's use of `lmr`, which the caller holds. Any context.
+    ///
+    /// # Errors
+    ///
+    /// `-EINVAL` if the LMR was freed meanwhile (a free racing the post call, as with a freed
+    /// handle).
+    #[inline]
+    pub(crate) fn new(lmr: &Lmr) -> Result<LmrUse> {
+        // Relaxed, as `Lmr::get`. Against `Lmr::free`'s compare-and-exchange, one of the two
+        // RMWs comes first in the count's order and the other sees it: either the free is
+        // refused, or this sees `FREED`.
+        if lmr.users.fetch_add(1, Ordering::Relaxed) & FREED != 0 {
+            // The caller's reference keeps the LMR through this.
+            lmr.put();
+            return Err(EINVAL);
+        }
+        // INVARIANT: The count counts this use, and the LMR was not freed, so its registry
+        // holds it until the use is given back.
+        Ok(LmrUse {
+            lmr: NonNull::from(lmr),
+        })
+    }
+}
+
+impl core::ops::Deref for LmrUse {
+    type Target = Lmr;
+
+    #[inline]
+    fn deref(&self) -> &Lmr {
+        // SAFETY: The LMR lives while its count counts this use (the type's invariant), which
+        // is until `self` is dropped.
+        unsafe { self.lmr.as_ref() }
+    }
+}
+
+impl Drop for LmrUse {
+    /// Gives the use back: the context is [`Lmr::put`]'s.
+    #[inline]
+    fn drop(&mut self) {
+        // SAFETY: The LMR lives and its count counts this use (the type's invariant), which
+        // ends here.
+        unsafe { Lmr::put_ptr(self.lmr.as_ptr()) };
     }
 }
 
@@ -387,9 +507,10 @@ impl Child for Lmr {
         Lmr::revoke(self)
     }
 
-    /// After [`Child::revoke`] (the region is unmapped), busy or not.
+    /// After [`Child::revoke`] (the region is unmapped): now, or with its last user (there is
+    /// none left: the EPs, SRQs and RMRs of the device were revoked first).
     fn release(&self) {
-        self.pz.ia.children.remove(self);
+        self.free_when_unused();
     }
 
     fn parent(&self) -> Option<Arc<dyn Child>> {

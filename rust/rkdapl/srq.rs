@@ -455,9 +455,9 @@ impl Srq {
             },
             |idx| {
                 if let Some((_, _, m)) = recvs.take(idx) {
-                    // Not posted; the caller holds the LMRs.
+                    // Not posted; the caller holds the LMRs (and `m` references to them).
                     for l in m.as_slice() {
-                        l.put_held();
+                        l.put();
                     }
                 }
             },

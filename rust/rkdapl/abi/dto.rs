@@ -101,44 +101,49 @@ unsafe fn segments<'g>(
     })
 }
 
-impl Dto {
-    /// A DTO of the single-DTO post calls; `remote` may be NULL for SENDs only.
-    ///
-    /// # Errors
-    ///
-    /// `-EINVAL` for a NULL `remote` of an RDMA operation.
-    ///
-    /// # Safety
-    ///
-    /// `remote` is NULL or points to a readable `struct rkdapl_rmr_triplet`.
-    unsafe fn new(
-        op: DtoOp,
-        iov: *const LmrTriplet,
-        num_iov: u32,
-        remote: *const RmrTriplet,
-        cookie: u64,
-        flags: u32,
-    ) -> Result<Dto> {
-        let remote = match op {
-            DtoOp::Send | DtoOp::SendImm | DtoOp::SendInvalidate => RmrTriplet::default(),
-            _ if remote.is_null() => return Err(EINVAL),
-            // SAFETY: `remote` is not NULL (checked), so it is readable (the caller's
-            // guarantee).
-            _ => unsafe { remote.read() },
-        };
-        Ok(Dto {
-            op: op as u32,
-            flags,
-            iov,
-            num_iov,
-            immediate: 0,
-            remote,
-            invalidate_rkey: 0,
-            reserved: 0,
-            cookie,
-        })
+/// The remote range of an RDMA post call.
+///
+/// # Errors
+///
+/// `-EINVAL` for a NULL `remote`.
+///
+/// # Safety
+///
+/// `remote` is NULL or points to a readable `struct rkdapl_rmr_triplet`.
+#[inline]
+unsafe fn remote_region(remote: *const RmrTriplet) -> Result<RemoteRegion> {
+    if remote.is_null() {
+        return Err(EINVAL);
     }
+    // SAFETY: `remote` is not NULL (checked), so it is readable (the caller's guarantee).
+    Ok(unsafe { remote.read() }.region())
+}
 
+/// The send-queue DTO `op` over `segs`, reported with `cookie`, with the completion flags
+/// `flags`: the one conversion of a post call's arguments (or of a `struct rkdapl_dto`) into
+/// the DTO the rings post.
+///
+/// # Errors
+///
+/// `-EINVAL` for an unknown completion flag, or for a remote range of nonzero length that is
+/// not the segments' total.
+#[inline]
+fn send_dto<'a>(op: Op, segs: &'a [Segment<'a>], cookie: u64, flags: u32) -> Result<dto::Dto<'a>> {
+    let flags = completion_flags(flags)?;
+    if let Some(r) = op.remote() {
+        if r.length != 0 && r.length != segs.iter().map(|s| s.length).sum::<u64>() {
+            return Err(EINVAL);
+        }
+    }
+    Ok(dto::Dto {
+        op,
+        segs,
+        cookie,
+        flags,
+    })
+}
+
+impl Dto {
     /// The DTO to post over `segs` (this DTO's segments, see [`segments`]). Atomics are not
     /// among the ops of `struct rkdapl_dto` (their operands have no field there): they are
     /// posted alone ([`post_atomic`]).
@@ -158,18 +163,7 @@ impl Dto {
             x if x == DtoOp::RdmaWriteImm as u32 => Op::RdmaWriteImm(r, self.immediate),
             _ => return Err(EINVAL),
         };
-        if op.remote().is_some() {
-            let total: u64 = segs.iter().map(|s| s.length).sum();
-            if r.length != 0 && r.length != total {
-                return Err(EINVAL);
-            }
-        }
-        Ok(dto::Dto {
-            op,
-            segs,
-            cookie: self.cookie,
-            flags: completion_flags(self.flags)?,
-        })
+        send_dto(op, segs, self.cookie, self.flags)
     }
 }
 
@@ -189,7 +183,10 @@ fn completion_flags(flags: u32) -> Result<DtoFlags> {
     })
 }
 
-/// Posts the one send-queue DTO `d` of a single-DTO post call.
+/// Posts the send-queue DTO `op` of a single-DTO post call, over the `num_iov` triplets at
+/// `iov`. A DTO over one triplet (the common case) goes from the call's arguments to the ring
+/// directly: its segment is checked and handed on from the stack, with no list of segments
+/// and no `struct rkdapl_dto`. The checks and their order are the same either way.
 ///
 /// # Errors
 ///
@@ -197,17 +194,35 @@ fn completion_flags(flags: u32) -> Result<DtoFlags> {
 ///
 /// # Safety
 ///
-/// `d.iov` is NULL or valid for reads of `d.num_iov` triplets.
-unsafe fn post_one(ep: *mut c_void, d: Dto) -> Result<c_int> {
+/// `iov` is NULL or valid for reads of `num_iov` triplets.
+#[inline(always)]
+unsafe fn post_one(
+    ep: *mut c_void,
+    op: Op,
+    iov: *const LmrTriplet,
+    num_iov: u32,
+    cookie: u64,
+    flags: u32,
+) -> Result<c_int> {
     // The EP and the LMRs are borrowed under one RCU read section: a concurrent free of any of
     // them (a caller bug) then waits for this call.
     let g = rcu::read_lock();
     let e = Handles::borrow::<Ep>(ep, &g)?;
-    let segs = || {
-        // SAFETY: `d.iov` is NULL or `d.num_iov` readable triplets (the caller's guarantee).
-        unsafe { segments(e, d.iov, d.num_iov, &g) }
+    let post = |segs: &[Segment<'_>]| {
+        let d = send_dto(op, segs, cookie, flags)?;
+        e.post_chain(core::slice::from_ref(&d)).map_err(|(e, _)| e)
     };
-    e.post_one(segs, |s| d.to_send(s))?;
+    if num_iov == 1 && !iov.is_null() {
+        // SAFETY: `iov` is not NULL (checked), so it points to one readable triplet (the
+        // caller's guarantee).
+        let t = unsafe { iov.read() };
+        let lmr = Handles::borrow::<Lmr>(t.lmr, &g)?;
+        post(&[Segment::new(lmr, t.offset, t.length, &e.pz)?])?;
+    } else {
+        // SAFETY: `iov` is NULL or `num_iov` readable triplets (the caller's guarantee).
+        let segs = unsafe { segments(e, iov, num_iov, &g) }?;
+        post(segs.as_slice())?;
+    }
     Ok(0)
 }
 
@@ -225,12 +240,8 @@ pub(crate) unsafe extern "C" fn rkdapl_post_send(
     cookie: u64,
     flags: u32,
 ) -> c_int {
-    from_result(|| {
-        let (op, null) = (DtoOp::Send, core::ptr::null());
-        // SAFETY: `iov` is NULL or `num_iov` readable triplets (this function's `# Safety`);
-        // `remote` is NULL.
-        unsafe { post_one(ep, Dto::new(op, iov, num_iov, null, cookie, flags)?) }
-    })
+    // SAFETY: `iov` is NULL or `num_iov` readable triplets (this function's `# Safety`).
+    from_result(|| unsafe { post_one(ep, Op::Send, iov, num_iov, cookie, flags) })
 }
 
 /// See `rkdapl_post_send_with_invalidate` in `include/rkdapl.h`.
@@ -247,18 +258,9 @@ pub(crate) unsafe extern "C" fn rkdapl_post_send_with_invalidate(
     cookie: u64,
     flags: u32,
 ) -> c_int {
-    from_result(|| {
-        let (op, null) = (DtoOp::SendInvalidate, core::ptr::null());
-        // SAFETY: `iov` is NULL or `num_iov` readable triplets (this function's `# Safety`);
-        // `remote` is NULL.
-        let d = unsafe { Dto::new(op, iov, num_iov, null, cookie, flags) }?;
-        let d = Dto {
-            invalidate_rkey: rkey,
-            ..d
-        };
-        // SAFETY: As above.
-        unsafe { post_one(ep, d) }
-    })
+    let op = Op::SendInvalidate { rkey };
+    // SAFETY: `iov` is NULL or `num_iov` readable triplets (this function's `# Safety`).
+    from_result(|| unsafe { post_one(ep, op, iov, num_iov, cookie, flags) })
 }
 
 /// See `rkdapl_post_send_imm` in `include/rkdapl.h`.
@@ -275,14 +277,9 @@ pub(crate) unsafe extern "C" fn rkdapl_post_send_imm(
     cookie: u64,
     flags: u32,
 ) -> c_int {
-    from_result(|| {
-        let (op, null) = (DtoOp::SendImm, core::ptr::null());
-        // SAFETY: `iov` is NULL or `num_iov` readable triplets (this function's `# Safety`);
-        // `remote` is NULL.
-        let d = unsafe { Dto::new(op, iov, num_iov, null, cookie, flags) }?;
-        // SAFETY: As above.
-        unsafe { post_one(ep, Dto { immediate, ..d }) }
-    })
+    let op = Op::SendImm(immediate);
+    // SAFETY: `iov` is NULL or `num_iov` readable triplets (this function's `# Safety`).
+    from_result(|| unsafe { post_one(ep, op, iov, num_iov, cookie, flags) })
 }
 
 /// See `rkdapl_post_recv` in `include/rkdapl.h`.
@@ -305,6 +302,15 @@ pub(crate) unsafe extern "C" fn rkdapl_post_recv(
         }
         let g = rcu::read_lock();
         let e = Handles::borrow::<Ep>(ep, &g)?;
+        // One triplet goes from the stack, as in `post_one`.
+        if num_iov == 1 && !iov.is_null() {
+            // SAFETY: `iov` is not NULL (checked), so it points to one readable triplet (this
+            // function's `# Safety`).
+            let t = unsafe { iov.read() };
+            let lmr = Handles::borrow::<Lmr>(t.lmr, &g)?;
+            e.post_recv(&[Segment::new(lmr, t.offset, t.length, &e.pz)?], cookie)?;
+            return Ok(0);
+        }
         // SAFETY: `iov` is NULL or `num_iov` readable triplets (this function's `# Safety`).
         let segs = unsafe { segments(e, iov, num_iov, &g) }?;
         e.post_recv(segs.as_slice(), cookie)?;
@@ -328,10 +334,10 @@ pub(crate) unsafe extern "C" fn rkdapl_post_rdma_write(
     cookie: u64,
     flags: u32,
 ) -> c_int {
-    from_result(|| {
-        let op = DtoOp::RdmaWrite;
-        // SAFETY: `iov` and `remote` are as this function's `# Safety` says.
-        unsafe { post_one(ep, Dto::new(op, iov, num_iov, remote, cookie, flags)?) }
+    // SAFETY: `iov` and `remote` are as this function's `# Safety` says.
+    from_result(|| unsafe {
+        let op = Op::RdmaWrite(remote_region(remote)?);
+        post_one(ep, op, iov, num_iov, cookie, flags)
     })
 }
 
@@ -350,12 +356,10 @@ pub(crate) unsafe extern "C" fn rkdapl_post_rdma_write_imm(
     cookie: u64,
     flags: u32,
 ) -> c_int {
-    from_result(|| {
-        let op = DtoOp::RdmaWriteImm;
-        // SAFETY: `iov` and `remote` are as this function's `# Safety` says.
-        let d = unsafe { Dto::new(op, iov, num_iov, remote, cookie, flags) }?;
-        // SAFETY: As above.
-        unsafe { post_one(ep, Dto { immediate, ..d }) }
+    // SAFETY: `iov` and `remote` are as this function's `# Safety` says.
+    from_result(|| unsafe {
+        let op = Op::RdmaWriteImm(remote_region(remote)?, immediate);
+        post_one(ep, op, iov, num_iov, cookie, flags)
     })
 }
 
@@ -373,10 +377,10 @@ pub(crate) unsafe extern "C" fn rkdapl_post_rdma_read(
     cookie: u64,
     flags: u32,
 ) -> c_int {
-    from_result(|| {
-        let op = DtoOp::RdmaRead;
-        // SAFETY: `iov` and `remote` are as this function's `# Safety` says.
-        unsafe { post_one(ep, Dto::new(op, iov, num_iov, remote, cookie, flags)?) }
+    // SAFETY: `iov` and `remote` are as this function's `# Safety` says.
+    from_result(|| unsafe {
+        let op = Op::RdmaRead(remote_region(remote)?);
+        post_one(ep, op, iov, num_iov, cookie, flags)
     })
 }
 
@@ -404,12 +408,11 @@ unsafe fn post_atomic(
         return Err(EINVAL);
     }
     // SAFETY: `remote` is NULL (refused) or readable (the caller's guarantee).
-    let d = unsafe { Dto::new(op, local, 1, remote, cookie, flags) }?;
-    if d.remote.length != 0 && d.remote.length != 8 {
+    let r = unsafe { remote_region(remote) }?;
+    if r.length != 0 && r.length != 8 {
         return Err(EINVAL);
     }
-    let flags = completion_flags(d.flags)?;
-    let r = d.remote.region();
+    let flags = completion_flags(flags)?;
     let op = match (op, atomic) {
         (DtoOp::CmpSwap, (compare, swap)) => Op::CmpSwap(r, compare, swap),
         (_, (add, _)) => Op::FetchAdd(r, add),
@@ -693,38 +696,41 @@ mod tests {
     }
 
     #[test]
-    fn new_reads_the_remote_triplet_of_rdma_operations() -> Result {
-        let (iov, null) = (core::ptr::null(), core::ptr::null());
+    fn single_posts_read_the_remote_triplet() -> Result {
         let remote = RmrTriplet {
             address: 0x2000,
             rkey: 7,
             reserved: 0,
+            length: 24,
+        };
+        // SAFETY: NULL is not read; `remote` is a live triplet.
+        let (null, r) = unsafe { (remote_region(core::ptr::null()), remote_region(&remote)?) };
+        assert_eq!(null.err(), Some(EINVAL));
+        assert_eq!((r.address, r.rkey, r.length), (0x2000, 7, 24));
+        Ok(())
+    }
+
+    #[test]
+    fn single_posts_convert_once() -> Result {
+        let r = RemoteRegion {
+            address: 0x3000,
+            rkey: 9,
             length: 0,
         };
-        // SAFETY: `remote` is NULL (not read) for every call but the last, where it points to
-        // a live triplet; no IOV.
-        unsafe {
-            assert_eq!(
-                Dto::new(DtoOp::RdmaRead, iov, 0, null, 1, 0).err(),
-                Some(EINVAL)
-            );
-            assert_eq!(
-                Dto::new(DtoOp::RdmaWrite, iov, 0, null, 1, 0).err(),
-                Some(EINVAL)
-            );
-            let d = Dto::new(DtoOp::SendImm, iov, 0, null, 5, 0)?;
-            assert_eq!((d.op, d.remote.rkey), (DtoOp::SendImm as u32, 0));
-            let d = Dto::new(DtoOp::Send, iov, 0, null, 3, 2)?;
-            assert_eq!(
-                (d.op, d.flags, d.cookie, d.remote.address),
-                (DtoOp::Send as u32, 2, 3, 0)
-            );
-            let d = Dto::new(DtoOp::RdmaWriteImm, iov, 0, &remote, 4, 0)?;
-            assert_eq!(
-                (d.remote.address, d.remote.rkey, d.immediate),
-                (0x2000, 7, 0)
-            );
-        }
+        let d = send_dto(Op::RdmaWriteImm(r, 0xab), &[], 4, COMPLETION_SOLICITED_WAIT)?;
+        assert_eq!(
+            (d.op, d.cookie, d.segs.len()),
+            (Op::RdmaWriteImm(r, 0xab), 4, 0)
+        );
+        assert_eq!(
+            (d.flags.suppress, d.flags.solicited, d.flags.fence),
+            (false, true, false)
+        );
+        assert_eq!(send_dto(Op::Send, &[], 1, 1 << 3).err(), Some(EINVAL));
+        // A nonzero remote length must be the segments' total (here 0 bytes); a SEND has none.
+        let long = RemoteRegion { length: 1, ..r };
+        assert_eq!(send_dto(Op::RdmaRead(long), &[], 1, 0).err(), Some(EINVAL));
+        assert!(send_dto(Op::SendImm(3), &[], 1, 0).is_ok());
         Ok(())
     }
 }

@@ -15,15 +15,15 @@
 //! hands out and takes back its contexts in posting order, and so must the QP.
 
 use super::{
-    post::{arm, sges},
+    post::{arm, sges, sges_of},
     ring::RingState,
     DtoOp, DtoRing, DtoStatus, OneOrMore, Segment,
 };
-use crate::rdma::{qp::Qp, wr::Sge};
-use kernel::{
-    prelude::*,
-    sync::{rcu, Arc},
+use crate::{
+    lmr::LmrUse,
+    rdma::{qp::Qp, wr::Sge},
 };
+use kernel::{prelude::*, sync::rcu};
 
 /// The RECVs of a ring that wait for its QP (in [`RingState`], under the ring's lock).
 ///
@@ -124,14 +124,15 @@ impl DtoRing {
             let Some(s) = c.slot(idx) else {
                 break;
             };
-            // The LMRs, held for the post: once posted, the context is the consumer's (the
-            // ring's `# Locking`), which may finish the RECV (a flush) before the post returns.
+            // The LMRs, used for the post too: once posted, the context is the consumer's (the
+            // ring's `# Locking`), which may finish the RECV (a flush) before the post returns;
+            // these uses keep them from being freed meanwhile (`Lmr::free` refuses a busy LMR).
             let mut lmrs = OneOrMore::Empty;
             let held = s
                 .lmrs
                 .as_slice()
                 .iter()
-                .try_for_each(|l| lmrs.push(l.clone(), GFP_ATOMIC));
+                .try_for_each(|l| lmrs.push(LmrUse::new(l)?, GFP_ATOMIC));
             let lmrs = lmrs.as_slice();
             let ranges = e.ranges.get(at..at + lmrs.len()).unwrap_or(&[]);
             at += lmrs.len();
@@ -153,25 +154,15 @@ impl DtoRing {
         &self,
         qp: &Qp,
         idx: u32,
-        lmrs: &[Arc<crate::lmr::Lmr>],
+        lmrs: &[LmrUse],
         ranges: &[(u64, u64)],
         g: &rcu::Guard,
     ) -> Result {
         if ranges.len() != lmrs.len() {
             return Err(EINVAL);
         }
-        let mut segs = OneOrMore::Empty;
-        for (lmr, &(offset, length)) in lmrs.iter().zip(ranges) {
-            segs.push(
-                Segment {
-                    lmr,
-                    offset,
-                    length,
-                },
-                GFP_ATOMIC,
-            )?;
-        }
-        let (sg, _) = sges(segs.as_slice(), true, g)?;
+        let segs = lmrs.iter().zip(ranges).map(|(l, &(o, n))| (&**l, o, n));
+        let (sg, _) = sges_of(segs, true, g)?;
         let sg: &[Sge<'_>] = sg.as_slice();
         self.pool.post_recv(qp, idx, sg)
     }

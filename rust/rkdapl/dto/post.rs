@@ -20,7 +20,10 @@ use crate::rdma::{
     wr::Sge,
     Access,
 };
-use crate::trace;
+use crate::{
+    lmr::{Lmr, LmrUse},
+    trace,
+};
 use kernel::{
     prelude::*,
     sync::{rcu, Arc},
@@ -40,7 +43,14 @@ struct Prepared<'a> {
     synced: bool,
 }
 
-/// Fills slot `s` for a DTO: what its completion reports, and the LMRs it keeps busy.
+/// Fills slot `s` for a DTO: what its completion reports, and the LMRs it keeps busy: one
+/// [`LmrUse`] per segment, one atomic operation on the LMR and no reference of its own.
+///
+/// # Errors
+///
+/// `-EINVAL` for an LMR freed meanwhile ([`LmrUse::new`]), `-ENOMEM` from the third segment
+/// on.
+#[inline]
 pub(super) fn arm(
     s: &mut Slot,
     op: DtoOp,
@@ -54,8 +64,32 @@ pub(super) fn arm(
     s.len = len;
     s.suppress = suppress;
     for seg in segs {
-        s.lmrs.push(seg.lmr.clone(), GFP_ATOMIC)?;
-        seg.lmr.get();
+        s.lmrs.push(LmrUse::new(seg.lmr)?, GFP_ATOMIC)?;
+    }
+    Ok(())
+}
+
+/// [`arm`] for a DTO over at most one segment `seg` (`DtoRing::post_simple`): no list, built in
+/// place.
+///
+/// # Errors
+///
+/// `-EINVAL` for an LMR freed meanwhile ([`LmrUse::new`]).
+#[inline(always)]
+fn arm_one(
+    s: &mut Slot,
+    op: DtoOp,
+    cookie: u64,
+    seg: Option<&Segment<'_>>,
+    suppress: bool,
+) -> Result {
+    s.op = op;
+    s.cookie = cookie;
+    s.len = seg.map_or(0, |x| x.length);
+    s.suppress = suppress;
+    if let Some(x) = seg {
+        // A context taken holds no LMR (`RingCore::take`), so nothing is dropped here.
+        s.lmrs = OneOrMore::One(LmrUse::new(x.lmr)?);
     }
     Ok(())
 }
@@ -67,22 +101,29 @@ pub(super) fn sges<'a>(
     need_write: bool,
     g: &'a rcu::Guard,
 ) -> Result<(OneOrMore<Sge<'a>>, u64)> {
+    let segs = segs.iter().map(|s| (&**s.lmr, s.offset, s.length));
+    sges_of(segs, need_write, g)
+}
+
+/// [`sges`] of segments given as an LMR, an offset and a length each.
+pub(super) fn sges_of<'a>(
+    segs: impl Iterator<Item = (&'a Lmr, u64, u64)>,
+    need_write: bool,
+    g: &'a rcu::Guard,
+) -> Result<(OneOrMore<Sge<'a>>, u64)> {
     let mut sges = OneOrMore::Empty;
     let mut total = 0u64;
-    for s in segs {
-        if need_write && !s.lmr.privileges.contains(crate::lmr::MemPriv::LocalWrite) {
+    for (lmr, offset, length) in segs {
+        if need_write && !lmr.privileges.contains(crate::lmr::MemPriv::LocalWrite) {
             return Err(EACCES);
         }
         // The region stays mapped while the DTO runs: device removal unmaps it only after
         // draining every EP of the device.
-        s.lmr
-            .region
+        lmr.region
             .try_access_with_guard(g)
             .ok_or(ENODEV)?
-            .for_each_sge(s.offset, s.length, s.lmr.lkey(), |sge| {
-                sges.push(sge, GFP_ATOMIC)
-            })?;
-        total = total.checked_add(s.length).ok_or(EINVAL)?;
+            .for_each_sge(offset, length, lmr.lkey(), |sge| sges.push(sge, GFP_ATOMIC))?;
+        total = total.checked_add(length).ok_or(EINVAL)?;
     }
     if total > u64::from(u32::MAX) {
         return Err(EMSGSIZE);
@@ -470,14 +511,7 @@ impl DtoRing {
             }
         };
         let armed = match c.slot(idx) {
-            Some(s) => arm(
-                s,
-                op,
-                d.cookie,
-                seg.map_or(0, |s| s.length),
-                d.segs,
-                d.flags.suppress,
-            ),
+            Some(s) => arm_one(s, op, d.cookie, seg, d.flags.suppress),
             None => Err(EINVAL),
         };
         if let Err(e) = armed {

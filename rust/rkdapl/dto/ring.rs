@@ -58,7 +58,7 @@ use crate::rdma::{
 };
 use crate::{
     evd::{DtoEvent, Evd},
-    lmr::Lmr,
+    lmr::LmrUse,
     pz::Pz,
     trace,
 };
@@ -112,8 +112,8 @@ pub(super) struct Slot {
     pub(super) imm: u32,
     pub(super) recv_flags: RecvFlags,
     pub(super) inv_rkey: u32,
-    /// The LMRs its segments use, busy ([`Lmr::get`]) until it finishes.
-    pub(super) lmrs: OneOrMore<Arc<Lmr>>,
+    /// The LMRs its segments use, busy until it finishes.
+    pub(super) lmrs: OneOrMore<LmrUse>,
     /// RMR bind/unbind: the RMR, kept alive (it owns the MR the work request registers).
     pub(super) rmr: Option<Arc<dyn KeepAlive>>,
     /// iWARP RDMA READ: the sink MR it registered (`super::iwarp`), back to the pool when it
@@ -428,11 +428,10 @@ impl RingCore {
             let s = unsafe { &mut *p };
             self.wr_taken -= u64::from(s.nwr);
             s.nwr = 0;
-            for l in s.lmrs.as_slice() {
-                // Under the ring's lock; the post call's caller holds the LMRs.
-                l.put_held();
-            }
-            // Not the last references: the post call's caller holds its segments' LMRs.
+            // Under the ring's lock, but nothing leaves with these uses (`Lmr::put`): the
+            // post call's caller holds its segments' LMRs, and none was freed meanwhile (a free
+            // is refused while they are busy; device removal frees them only after this EP's
+            // teardown, which takes this lock).
             s.lmrs = OneOrMore::Empty;
             s.rmr = None;
             if let Some(m) = s.read_mr.take() {

@@ -12,7 +12,7 @@ use crate::rdma::{
 };
 use crate::{
     evd::{DtoEvent, Event},
-    lmr::Lmr,
+    lmr::LmrUse,
     trace,
 };
 use core::sync::atomic::Ordering;
@@ -61,7 +61,7 @@ impl Report {
 /// A DTO taken out of its ring: what is left to do once its context is given back.
 struct Finished {
     report: Option<Report>,
-    lmrs: OneOrMore<Arc<Lmr>>,
+    lmrs: OneOrMore<LmrUse>,
     rmr: Option<Arc<dyn KeepAlive>>,
     /// iWARP: the sink MR of its RDMA READ (`crate::dto::iwarp::give_back`).
     read_mr: Option<FrMr>,
@@ -253,11 +253,8 @@ impl RingShared {
     /// What is left of a finished DTO once its context is given back: its references go and
     /// its event is reported (with the hint `hint`). No lock held.
     fn deliver(&self, f: Finished, hint: bool) {
-        for l in f.lmrs.as_slice() {
-            l.put();
-        }
-        // The references go outside any lock: the last one of an LMR or RMR the consumer
-        // freed meanwhile unmaps or deregisters, which may sleep.
+        // The LMRs' uses and the references go outside any lock: the last one of an LMR or
+        // RMR the consumer freed meanwhile unmaps or deregisters, which may sleep.
         drop(f.lmrs);
         drop(f.rmr);
         drop(f.read_mr);

@@ -53,6 +53,7 @@ mod segs;
 mod sge;
 pub use crate::dma::DataDirection;
 pub use frmr::{FrMr, MrRef};
+pub(crate) use frmr::{MapLimits, MrKeys};
 pub use owned::CpuAccess;
 use segs::{Seg, Segs};
 pub use sge::Sge;

@@ -176,9 +176,10 @@ impl<T: CmHandler> CmId<T> {
     ///
     /// # Errors
     ///
-    /// `-EINVAL` for an id without a QP, `nr` of 0 or over [`MR_POOL_MAX`](super::super::qp::MR_POOL_MAX) or a page count the
-    /// device refuses, `-EBUSY` if the QP has a pool already, `-ENODEV` once the device was
-    /// removed, `-ENOMEM`, or the driver's error.
+    /// `-EINVAL` for an id without a QP, `nr` of 0 or over
+    /// [`MR_POOL_MAX`](super::super::qp::MR_POOL_MAX) or a page count the device refuses,
+    /// `-EBUSY` if the QP has a pool already, `-ENODEV` once the device was removed,
+    /// `-ENOMEM`, or the driver's error.
     pub fn create_mr_pool(&self, nr: u32, max_pages: u32) -> Result<Arc<MrPool>> {
         // Held until the pool is recorded: the revocation waits for it, then finds the pool.
         let id = self.id()?;

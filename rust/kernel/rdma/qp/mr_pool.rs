@@ -274,7 +274,7 @@ unsafe impl Sync for PoolMr {}
 impl PoolMr {
     /// Maps `[off, off + len)` of `region` into the MR's page list with a fresh key, as
     /// [`crate::rdma::mr::FrMr::map_gfp`]: valid once an `IB_WR_REG_MR` of it
-    /// ([`crate::rdma::wr::WrPool::post_reg_pool_mr`]) has been executed. Any context with
+    /// (`WrPool::post_reg_pool_mr`) has been executed. Any context with
     /// `GFP_ATOMIC` (a span of more than a few DMA segments allocates its scatterlist with
     /// `gfp`); the MR must not be registered (valid) at the time.
     ///

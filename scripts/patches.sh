@@ -374,8 +374,8 @@ connection requests are adopted as new CmIds. A CmId owns the queue
 pair it creates (next patch) together with the QP's CQs and context
 pools, and its drop drains the QP, destroys the MR pool on it (if any),
 the id, then the QP, and only then releases the pools and the CQs, so
-that no completion
-reaches a freed context and no handler runs afterwards. Dropped inside
+that no completion reaches a freed context and no handler runs
+afterwards. Dropped inside
 one of its own handlers (where rdma_destroy_id() would wait for the
 handler under rdma_cm's handler lock) or in its CQs' completion work,
 it is released on the deferral workqueue.

@@ -120,8 +120,9 @@ rust: rdma: add bindings and C helpers for ib_core and rdma_cm
 
 Make the RDMA verbs and the RDMA connection manager visible to the
 kernel crate: bindgen gets <rdma/ib_verbs.h>, <rdma/rdma_cm.h>,
-<rdma/rw.h> and <rdma/mr_pool.h>, and rust/helpers/rdma.c wraps the static inline functions
-of those headers that the abstractions in the following patches call:
+<rdma/rw.h> and <rdma/mr_pool.h>, and rust/helpers/rdma.c wraps the
+static inline functions of those headers that the abstractions in the
+following patches call:
 posting and polling (ib_post_send(), ib_post_recv(), ib_poll_cq(),
 ib_req_notify_cq()), DMA mapping through the RDMA device
 (ib_dma_map_sg() and friends), fast registration keys, and a few

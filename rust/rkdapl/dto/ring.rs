@@ -16,6 +16,7 @@ use crate::rdma::{
     cm::{CmHandler, CmId},
     cq::{Wc, WcOpcode},
     mr::FrMr,
+    qp::PoolMr,
     qp::Qp,
     wr::{WrCompletion, WrPool},
 };
@@ -81,6 +82,9 @@ pub(super) struct Slot {
     /// iWARP RDMA READ: the sink MR it registered (`super::iwarp`), back to the pool when it
     /// finishes.
     pub(super) read_mr: Option<FrMr>,
+    /// Pooled RMR unbind: the MR (`super::post::PooledWr::Inv`), back to its pool when it
+    /// finishes.
+    pub(super) pool_mr: Option<PoolMr>,
     /// The completion of its last work request arrived ([`RingCore::arrived`]).
     pub(super) arrived: bool,
 }
@@ -102,6 +106,7 @@ impl Slot {
             lmrs: OneOrMore::Empty,
             rmr: None,
             read_mr: None,
+            pool_mr: None,
             arrived: false,
         }
     }
@@ -436,6 +441,8 @@ impl RingShared {
                 let lmrs = core::mem::replace(&mut s.lmrs, OneOrMore::Empty);
                 let rmr = s.rmr.take();
                 let read_mr = s.read_mr.take();
+                // Back to the pool (`ib_mr_pool_put`: the QP's `mr_lock`, inside this one).
+                drop(s.pool_mr.take());
                 let len = if s.status == DtoStatus::Success {
                     s.len
                 } else {

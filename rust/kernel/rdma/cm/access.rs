@@ -217,8 +217,9 @@ impl Adoption {
 /// # Invariants
 ///
 /// `id` is a live `rdma_cm_id` whose context's `users` is `*users` and `mr_pool` is
-/// `*mr_pool`, and `qp` its live QP, unless the id was given back to rdma_cm inside the connect-request callback `adoption`
-/// (`given_back`), which the owner's `Drop` sets before it lets `users` go.
+/// `*mr_pool`, and `qp` its live QP, unless the id was given back to rdma_cm inside the
+/// connect-request callback `adoption` (`given_back`), which the owner's `Drop` sets before it
+/// lets `users` go.
 pub(super) struct CmIdRes {
     pub(super) id: NonNull<bindings::rdma_cm_id>,
     pub(super) qp: NonNull<bindings::ib_qp>,

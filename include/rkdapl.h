@@ -909,7 +909,8 @@ int rkdapl_rmr_free(struct rkdapl_rmr *rmr);
  * sleeps nowhere. The grant is valid once the bind completion arrives (or for any DTO posted
  * after this call on @ep) and ends with rkdapl_ep_pooled_rmr_unbind(), or with @ep's
  * connection (disconnect, rkdapl_ep_free(), device removal), after which its rkey is refused.
- * The LMR is busy (rkdapl_lmr_free() returns -EBUSY) while the grant lasts.
+ * The LMR is busy (rkdapl_lmr_free() returns -EBUSY) while the grant lasts. A peer's SEND
+ * with invalidate does not end a pooled grant (unlike an RMR's): unbind it here.
  *
  * Context: any context.
  * Return: 0; -EINVAL for a bad handle, NULL @rkey/@address, zero @length or other privilege

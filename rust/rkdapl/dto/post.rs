@@ -16,7 +16,7 @@ use super::{
 };
 use crate::rdma::{
     mr::FrMr,
-    qp::{PoolMr, Qp, SendFlag, SendFlags, SendOp, SendWr},
+    qp::{Qp, SendFlag, SendFlags, SendOp, SendWr},
     wr::Sge,
     Access,
 };
@@ -25,6 +25,9 @@ use kernel::{
     prelude::*,
     sync::{rcu, Arc},
 };
+
+mod pooled;
+pub(crate) use pooled::PooledWr;
 
 /// A DTO whose context is taken and armed, ready for its work requests.
 struct Prepared<'a> {
@@ -753,80 +756,6 @@ impl DtoRing {
             let r = armed.and_then(|()| match access {
                 Some(a) => self.pool.post_reg_mr(qp, idx, mr, a),
                 None => self.pool.post_local_inv(qp, idx, mr.rkey()),
-            });
-            if r.is_err() {
-                c.untake_last();
-            }
-            r.map(|()| (len, 1))
-        })();
-        self.account(c, op, cookie, r)
-    }
-}
-
-/// The work request of a pooled RMR ([`DtoRing::post_pooled_rmr`]).
-pub(crate) enum PooledWr<'a> {
-    /// Its REG_MR with the access rights of the grant; the grant keeps the MR.
-    Reg(&'a PoolMr, Access),
-    /// Its LOCAL_INV; once posted, the DTO's context has the MR (taken from here) until it
-    /// finishes.
-    Inv(&'a mut Option<PoolMr>),
-}
-
-impl DtoRing {
-    /// Posts the REG_MR of a pooled RMR mapped over `lmr`, or its LOCAL_INV (`wr`), signalled,
-    /// the LMR busy until it finishes; reported as `done` says. Any context.
-    ///
-    /// # Errors
-    ///
-    /// `-ENOTCONN` without a QP or after disconnect, `-EINVAL` for an `Inv` without an MR or
-    /// an MR of another QP's pool, `-ENOSPC` if the send queue is full, or the driver's error.
-    pub(crate) fn post_pooled_rmr(
-        &self,
-        wr: PooledWr<'_>,
-        lmr: Segment<'_>,
-        done: Completion,
-    ) -> Result {
-        let cookie = done.cookie;
-        let (op, len) = match &wr {
-            PooledWr::Reg(mr, _) => (DtoOp::RmrBind, mr.length()),
-            PooledWr::Inv(_) => (DtoOp::RmrUnbind, 0),
-        };
-        let mut guard = self.shared().q.lock();
-        let st = &mut *guard;
-        let g = rcu::read_lock();
-        let Some(qp) = st.owner.as_deref().and_then(|o| o.qp(&g)) else {
-            return Err(ENOTCONN);
-        };
-        let c = &mut st.core;
-        let r = (|| {
-            let idx = c.take(1)?;
-            let s = c.slot(idx).ok_or(EINVAL);
-            let armed = s.and_then(|s| {
-                arm(
-                    s,
-                    op,
-                    cookie,
-                    len,
-                    core::slice::from_ref(&lmr),
-                    done.suppress,
-                )
-            });
-            let r = armed.and_then(|()| match wr {
-                PooledWr::Reg(mr, a) => self.pool.post_reg_pool_mr(qp, idx, mr, a, true),
-                PooledWr::Inv(mr) => {
-                    let rkey = mr.as_ref().ok_or(EINVAL)?.rkey();
-                    // In the context before the post, so that its completion finds it.
-                    if let Some(s) = c.slot(idx) {
-                        s.pool_mr = mr.take();
-                    }
-                    let r = self.pool.post_local_inv(qp, idx, rkey);
-                    if r.is_err() {
-                        if let Some(s) = c.slot(idx) {
-                            *mr = s.pool_mr.take();
-                        }
-                    }
-                    r
-                }
             });
             if r.is_err() {
                 c.untake_last();

@@ -169,6 +169,38 @@ impl Ep {
         })
     }
 
+    /// [`Ep::bind_pooled_rmr`] with DAT's `DAT_COMPLETION_SUPPRESS_FLAG`: a bind that succeeds
+    /// reports no event, and its REG_MR is posted unsignalled (as nvme-rdma posts it) unless
+    /// too many DTOs in a row were: the completion of a later signalled DTO on the EP (a SEND
+    /// carrying the rkey, say) covers it. One that fails reports its
+    /// [`super::EventType::RmrBindCompletion`] with `cookie` and the error. Any context.
+    ///
+    /// # Errors
+    ///
+    /// As [`Ep::bind_pooled_rmr`].
+    #[inline(never)]
+    pub fn bind_pooled_rmr_suppressed(
+        &self,
+        lmr: &super::Lmr,
+        off: u64,
+        len: u64,
+        privileges: impl Into<super::MemPrivs>,
+        cookie: u64,
+    ) -> Result<super::RemoteRegion> {
+        let done = crate::dto::Completion {
+            cookie,
+            suppress: true,
+        };
+        let (rkey, address) =
+            self.0
+                .bind_pooled_rmr(lmr.0.lmr(), off, len, privileges.into(), done)?;
+        Ok(super::RemoteRegion {
+            address,
+            rkey,
+            length: len,
+        })
+    }
+
     /// Revokes the pooled grant of `rkey` with a LOCAL_INV posted on the EP
     /// (`rkdapl_ep_pooled_rmr_unbind`); an [`super::EventType::RmrBindCompletion`] of op
     /// [`super::DtoOp::RmrUnbind`] with `cookie` follows, and the pooled RMR is back in the

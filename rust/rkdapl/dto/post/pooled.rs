@@ -18,8 +18,10 @@ pub(crate) enum PooledWr<'a> {
 }
 
 impl DtoRing {
-    /// Posts the REG_MR of a pooled RMR mapped over `lmr`, or its LOCAL_INV (`wr`), signalled,
-    /// the LMR busy until it finishes; reported as `done` says. Any context.
+    /// Posts the REG_MR of a pooled RMR mapped over `lmr`, or its LOCAL_INV (`wr`), the LMR
+    /// busy until it finishes; reported as `done` says. A REG_MR whose success reports nothing
+    /// (`done.suppress`) is posted unsignalled, as the ring allows
+    /// (`RingCore::unsignalled`); the rest signalled. Any context.
     ///
     /// # Errors
     ///
@@ -57,7 +59,13 @@ impl DtoRing {
                 )
             });
             let r = armed.and_then(|()| match wr {
-                PooledWr::Reg(mr, a) => self.pool.post_reg_pool_mr(qp, idx, mr, a, true),
+                PooledWr::Reg(mr, a) => {
+                    // A bind that reports nothing on success goes unsignalled (its context
+                    // holds nothing to let go of: the grant keeps the MR): a later signalled
+                    // DTO's completion finishes it.
+                    let unsignalled = c.unsignalled(done.suppress && !c.late(op), 1);
+                    self.pool.post_reg_pool_mr(qp, idx, mr, a, !unsignalled)
+                }
                 PooledWr::Inv(mr) => {
                     let rkey = mr.as_ref().ok_or(EINVAL)?.rkey();
                     // In the context before the post, so that its completion finds it.

@@ -59,7 +59,7 @@ SERIES=(
 	"kernel/rdma/pd.rs kernel/rdma/cq.rs kernel/rdma/cq/events.rs|bound client cq defer device event pd|0"
 	"kernel/rdma/mr.rs kernel/rdma/mr/segs.rs kernel/rdma/mr/sge.rs|bound client cq defer device event mr pd|0"
 	"kernel/rdma/mr/owned.rs kernel/rdma/mr/lent.rs kernel/rdma/mr/frmr.rs|bound client cq defer device event mr pd|1"
-	"kernel/rdma/qp.rs kernel/rdma/qp/mr_pool.rs|bound client cq defer device event mr pd qp|1"
+	"kernel/rdma/qp.rs kernel/rdma/mr/pool.rs|bound client cq defer device event mr pd qp|1"
 	"kernel/rdma/wr.rs kernel/rdma/wr/read_mr.rs|bound client cq defer device event mr pd qp wr|1"
 	"kernel/rdma/cm.rs kernel/rdma/cm/sockaddr.rs kernel/rdma/cm/event.rs|bound client cm cq defer device event mr pd qp wr|1"
 	"kernel/rdma/cm/id_ref.rs kernel/rdma/cm/access.rs kernel/rdma/cm/qp_state.rs|bound client cm cq defer device event mr pd qp wr|1"
@@ -98,8 +98,8 @@ UNUSED_UNTIL=(
 	"kernel/rdma/mr/frmr.rs shared|9"
 	"kernel/rdma/qp.rs post_send_raw SendWr|9"
 	"kernel/rdma/qp.rs from_c|13"
-	"kernel/rdma/qp/mr_pool.rs destroy|12"
-	"kernel/rdma/qp/mr_pool.rs create_on|13"
+	"kernel/rdma/mr/pool.rs destroy|12"
+	"kernel/rdma/mr/pool.rs create_on|13"
 	"kernel/rdma/wr.rs AttachedPool|13"
 	"kernel/rdma/cm/event.rs to_c|11"
 	"kernel/rdma/cm/id_ref.rs from_raw|12"
@@ -284,7 +284,7 @@ work requests (SEND, with immediate or invalidate, RDMA WRITE, with
 immediate, RDMA READ, atomics), SendWr over SGEs that borrow their
 memory, the path MTU the QP got, and ib_drain_qp(). Sge's raw view (mr/sge)
 is used now and loses its expectation of dead code.
-qp/mr_pool adds MrPool, a pool of FRWR MRs on a QP's lists
+mr/pool adds MrPool, a pool of FRWR MRs on a QP's lists
 (ib_mr_pool_init(), ib_mr_pool_get(), ib_mr_pool_put(),
 ib_mr_pool_destroy()), from which one I/O takes an MR (PoolMr) and
 maps it in any context, without sleeping or allocating, as nvme-rdma

@@ -27,14 +27,7 @@
 //! listener, so the layer keeps a copy of the name, shared by the listener and the ids adopted
 //! from it, until the last of them is destroyed.
 
-use super::{
-    bound::Slot,
-    cq::Cq,
-    event::EventKind,
-    pd::Pd,
-    qp::{MrPool, Qp},
-    wr::AttachedPool,
-};
+use super::{bound::Slot, cq::Cq, event::EventKind, mr::MrPool, pd::Pd, qp::Qp, wr::AttachedPool};
 use crate::{
     bindings,
     error::from_err_ptr,

@@ -8,15 +8,12 @@
 //! keeps it attached to the connection, together with its CQs and the
 //! [`super::wr::WrPool`]s whose contexts its work requests complete to. Work requests are
 //! posted through those pools ([`super::wr::WrPool::post_send`]), which is safe: see
-//! [`super::wr`]. A QP may carry a pool of FRWR MRs ([`MrPool`], `mr_pool.rs`), taken and given
+//! [`super::wr`]. A QP may carry a pool of FRWR MRs ([`super::mr::MrPool`]), taken and given
 //! back per I/O in any context.
 
 use super::mr::Sge;
 use crate::{bindings, prelude::*, types::Opaque};
 use core::marker::PhantomData;
-
-mod mr_pool;
-pub use mr_pool::{MrPool, PoolMr, MR_POOL_MAX};
 
 /// Capacities asked for when a QP is created (`struct ib_qp_cap`), all in entries.
 #[derive(Clone, Copy, Debug, Default)]

@@ -33,8 +33,8 @@
 pub use super::mr::Sge;
 use super::{
     cq::{Cqe, Wc},
-    mr::{FrMr, MrRef},
-    qp::{PoolMr, Qp, SendFlag, SendFlags, SendWr},
+    mr::{FrMr, MrRef, PoolMr},
+    qp::{Qp, SendFlag, SendFlags, SendWr},
     Access,
 };
 use crate::{bindings, error::to_result, prelude::*, sync::Arc};
@@ -286,7 +286,7 @@ impl<T: WrCompletion> WrPool<T> {
     }
 
     /// Posts `IB_WR_REG_MR` of context `ctx` for `mr`, an MR taken out of the QP's
-    /// [`MrPool`](super::qp::MrPool) (as last mapped by [`PoolMr::map_gfp`]), with `access` on the
+    /// [`MrPool`](super::mr::MrPool) (as last mapped by [`PoolMr::map_gfp`]), with `access` on the
     /// send queue of `qp`; signalled if `signaled`, otherwise a later signalled work request
     /// of the queue covers it (its completion tells the REG_MR was executed, and a failed
     /// REG_MR fails the QP, which flushes that one). The rkey is valid for the peer once it was

@@ -15,8 +15,7 @@ use super::{DtoOp, DtoStats, DtoStatus, OneOrMore, RecvFlag, RecvFlags};
 use crate::rdma::{
     cm::{CmHandler, CmId},
     cq::{Wc, WcOpcode},
-    mr::FrMr,
-    qp::PoolMr,
+    mr::{FrMr, PoolMr},
     qp::Qp,
     wr::{WrCompletion, WrPool},
 };

@@ -69,7 +69,7 @@ impl EpAttr {
             || self.max_recv_iov > a.max_recv_sge
             || self.retry_count > 7
             || self.rnr_retry_count > 7
-            || self.max_pooled_rmrs > crate::rdma::qp::MR_POOL_MAX
+            || self.max_pooled_rmrs > crate::rdma::mr::MR_POOL_MAX
         {
             return Err(EINVAL);
         }

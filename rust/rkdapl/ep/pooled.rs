@@ -15,7 +15,7 @@
 //! (their LMRs are no longer busy).
 
 use super::Ep;
-use crate::rdma::qp::{MrPool, PoolMr};
+use crate::rdma::mr::{MrPool, PoolMr};
 use crate::rdma::{Access, AccessFlag};
 use crate::{
     cm::EpCmId,

@@ -11,7 +11,8 @@
 
 use super::super::{
     bound::{Rank, Release},
-    qp::{MrPool, Qp},
+    mr::MrPool,
+    qp::Qp,
     wr::AttachedPool,
 };
 use super::CmIdRef;

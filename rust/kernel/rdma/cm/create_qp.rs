@@ -14,8 +14,9 @@ use super::super::{
     bound::BoundDevice,
     cq::Cq,
     device::Transport,
+    mr::MrPool,
     pd::Pd,
-    qp::{MrPool, QpCap},
+    qp::QpCap,
     wr::{WrCompletion, WrPool},
 };
 use super::{qp_events::QpEvents, CmHandler, CmId, CmIdRes, QpParts};
@@ -177,7 +178,7 @@ impl<T: CmHandler> CmId<T> {
     /// # Errors
     ///
     /// `-EINVAL` for an id without a QP, `nr` of 0 or over
-    /// [`MR_POOL_MAX`](super::super::qp::MR_POOL_MAX) or a page count the device refuses,
+    /// [`MR_POOL_MAX`](super::super::mr::MR_POOL_MAX) or a page count the device refuses,
     /// `-EBUSY` if the QP has a pool already, `-ENODEV` once the device was removed,
     /// `-ENOMEM`, or the driver's error.
     pub fn create_mr_pool(&self, nr: u32, max_pages: u32) -> Result<Arc<MrPool>> {

@@ -90,11 +90,11 @@ pub struct FrMr {
 /// What the last mapping of an FRWR MR made of it (read then, so that it stays readable after
 /// the MR was deregistered).
 #[derive(Clone, Copy, Default)]
-pub(crate) struct MrKeys {
-    pub(crate) lkey: u32,
-    pub(crate) rkey: u32,
-    pub(crate) iova: u64,
-    pub(crate) length: u64,
+pub(super) struct MrKeys {
+    pub(super) lkey: u32,
+    pub(super) rkey: u32,
+    pub(super) iova: u64,
+    pub(super) length: u64,
 }
 
 impl MrKeys {
@@ -103,7 +103,7 @@ impl MrKeys {
     /// # Safety
     ///
     /// `mr` is a live MR.
-    pub(crate) unsafe fn of(mr: *mut bindings::ib_mr) -> MrKeys {
+    pub(super) unsafe fn of(mr: *mut bindings::ib_mr) -> MrKeys {
         // SAFETY: The caller guarantees `mr`.
         unsafe {
             MrKeys {
@@ -258,10 +258,10 @@ impl FrMr {
 /// How [`DmaRegion::map_mr`] maps: into a page list of at most `max_pages` pages of the sizes
 /// in `page_size_cap`, allocating a long span's scatterlist with `gfp`.
 #[derive(Clone, Copy)]
-pub(crate) struct MapLimits {
-    pub(crate) max_pages: u32,
-    pub(crate) page_size_cap: u64,
-    pub(crate) gfp: crate::alloc::Flags,
+pub(super) struct MapLimits {
+    pub(super) max_pages: u32,
+    pub(super) page_size_cap: u64,
+    pub(super) gfp: crate::alloc::Flags,
 }
 
 impl DmaRegion {
@@ -281,7 +281,7 @@ impl DmaRegion {
     /// `mr` is an MR of type `IB_MR_TYPE_MEM_REG` of the region's device able to hold
     /// `lim.max_pages` pages, which nothing else changes or registers meanwhile; it is live
     /// during the RCU read-side critical section passed to `live` if `live` returns true.
-    pub(crate) unsafe fn map_mr(
+    pub(super) unsafe fn map_mr(
         &self,
         mr: *mut bindings::ib_mr,
         lim: MapLimits,

@@ -5,7 +5,7 @@
 
 use super::arm;
 use crate::dto::{Completion, DtoOp, DtoRing, Segment};
-use crate::rdma::{qp::PoolMr, Access};
+use crate::rdma::{mr::PoolMr, Access};
 use kernel::{prelude::*, sync::rcu};
 
 /// The work request of a pooled RMR ([`DtoRing::post_pooled_rmr`]).

@@ -15,15 +15,15 @@
 //! is 0 when it goes. A [`PoolMr`] held past that point keeps its keys readable, refuses to map
 //! with `-ENODEV` and is given back to nothing.
 
+use super::{
+    frmr::{MapLimits, MrKeys},
+    DmaRegion, Sge,
+};
 use crate::{
     bindings,
     error::to_result,
     prelude::*,
-    rdma::{
-        bound::BoundDevice,
-        mr::{DmaRegion, MapLimits, MrKeys, Sge},
-        pd::Pd,
-    },
+    rdma::{bound::BoundDevice, pd::Pd},
     sync::{rcu, Arc, UniqueArc},
     types::Opaque,
 };

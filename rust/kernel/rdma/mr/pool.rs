@@ -246,6 +246,20 @@ impl MrPool {
     }
 }
 
+impl Drop for MrPool {
+    /// Drop order: the pool's MRs go in [`MrPool::destroy`], which the owner of its QP calls
+    /// before destroying the QP (a [`super::super::cm::CmId`] after draining it, on drop or at
+    /// its device's removal), so the last reference to a pool (its CM id's, or that of a
+    /// [`PoolMr`] held past it) finds it destroyed and frees only memory: the list head, the
+    /// MR table and a reference to the PD, which thus outlives the pool's MRs. A pool still
+    /// live here (never the case for one [`super::super::cm::CmId::create_mr_pool`] made: the
+    /// id holds a reference until it destroyed it) is destroyed now, its QP being live while it
+    /// is (type invariant).
+    fn drop(&mut self) {
+        self.destroy();
+    }
+}
+
 /// The MR whose `qp_entry` is `entry` (the entry of an MR on an `ib_mr_pool` list).
 fn mr_of(entry: *mut bindings::list_head) -> *mut bindings::ib_mr {
     // `qp_entry` is a member of the union `__bindgen_anon_1`: at its offset.

@@ -98,7 +98,6 @@ UNUSED_UNTIL=(
 	"kernel/rdma/mr/frmr.rs shared|9"
 	"kernel/rdma/qp.rs post_send_raw SendWr|9"
 	"kernel/rdma/qp.rs from_c|13"
-	"kernel/rdma/mr/pool.rs destroy|11"
 	"kernel/rdma/mr/pool.rs create_on|13"
 	"kernel/rdma/wr.rs AttachedPool|13"
 	"kernel/rdma/cm/event.rs to_c|11"
@@ -290,9 +289,8 @@ ib_mr_pool_destroy()), from which one I/O takes an MR (PoolMr) and
 maps it in any context, without sleeping or allocating, as nvme-rdma
 does; the QP's owner destroys the pool after draining the QP and before
 destroying it, putting back the MRs still taken out first, so that the
-QP counts none in use. Until the CM id patches create and destroy
-pools, MrPool::create_on() and MrPool::destroy() carry an expectation
-of dead code.
+QP counts none in use. Until the CM id patches create pools,
+MrPool::create_on() carries an expectation of dead code.
 Until the work request pools of the next patch use the crate-internal
 posting path (Qp::post_send_raw() and SendWr's internals), it carries
 an expectation of dead code, as QpCap::from_c() does until QP creation.

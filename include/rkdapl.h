@@ -427,6 +427,10 @@ enum rkdapl_caps {
  *	peer's DTO completes with %RKDAPL_DTO_RECEIVER_NOT_READY. The IB CM carries each side's
  *	value to the other side's QP (REQ and REP), so it is set by the receiving EP. No effect
  *	on iWARP, which has no RNR (%RKDAPL_CAP_RNR_RETRY).
+ * @max_pooled_rmrs: RMRs in the EP's pool (default 0: none, at most 4096): FRWR MRs
+ *	allocated with the EP's QP (at rkdapl_ep_connect() or rkdapl_cr_accept(), each able to
+ *	grant up to the device's FRWR page list length), which rkdapl_ep_pooled_rmr_bind() takes
+ *	one of per I/O in any context, and which go with the QP.
  * @remote_addr: rkdapl_ep_query() only (rkdapl_ep_create() ignores it): the peer's address
  *	and port (network order, as in a &struct sockaddr_in or, for an IPv6 peer, a &struct
  *	sockaddr_in6) once the EP connects or accepted a CR; %AF_UNSPEC (zeroes) before. DAT's
@@ -447,6 +451,7 @@ struct rkdapl_ep_attr {
 	__u32 max_rdma_read_out;
 	__u32 retry_count;
 	__u32 rnr_retry_count;
+	__u32 max_pooled_rmrs;
 	struct __kernel_sockaddr_storage remote_addr;
 	__u32 path_mtu;
 };
@@ -886,6 +891,54 @@ int rkdapl_rmr_unbind(struct rkdapl_rmr *rmr, struct rkdapl_ep *ep, __u64 cookie
  * Return: 0; -EINVAL for a bad handle.
  */
 int rkdapl_rmr_free(struct rkdapl_rmr *rmr);
+
+/**
+ * rkdapl_ep_pooled_rmr_bind() - grant a peer access to part of an LMR with a pooled RMR
+ * @ep: an EP created with &rkdapl_ep_attr.max_pooled_rmrs, with a QP (connected or
+ *	connecting); it posts the registration.
+ * @lmr: the LMR, of @ep's PZ; it must have the privileges granted.
+ * @offset: bytes from the LMR's start.
+ * @length: bytes, at least 1; at most &rkdapl_ia_attr.max_rmr_pages pages.
+ * @privileges: %RKDAPL_MEM_REMOTE_READ, %RKDAPL_MEM_REMOTE_WRITE and/or
+ *	%RKDAPL_MEM_REMOTE_ATOMIC.
+ * @cookie: reported with the %RKDAPL_RMR_BIND_COMPLETION_EVENT on @ep's DTO EVD.
+ * @rkey: the key to give the peer; it names the grant for rkdapl_ep_pooled_rmr_unbind().
+ * @address: the address to give the peer.
+ *
+ * rkdapl_rmr_bind() without an RMR object: the FRWR MR is taken from @ep's pool
+ * (ib_mr_pool_get() on its QP), allocated with the QP, so a grant per I/O allocates and
+ * sleeps nowhere. The grant is valid once the bind completion arrives (or for any DTO posted
+ * after this call on @ep) and ends with rkdapl_ep_pooled_rmr_unbind(), or with @ep's
+ * connection (disconnect, rkdapl_ep_free(), device removal), after which its rkey is refused.
+ * The LMR is busy (rkdapl_lmr_free() returns -EBUSY) while the grant lasts. A peer's SEND
+ * with invalidate does not end a pooled grant (unlike an RMR's): unbind it here.
+ *
+ * Context: any context.
+ * Return: 0; -EINVAL for a bad handle, NULL @rkey/@address, zero @length or other privilege
+ * bits; -ERANGE if the range leaves the LMR; -EACCES if the LMR lacks a privilege; -EXDEV for
+ * an LMR of another PZ; -E2BIG if the range needs too many pages; -EAGAIN if every pooled RMR
+ * of @ep is bound (or its unbind not completed yet); -ENOTCONN if @ep has no pool (no QP yet
+ * or any more, or created without pooled RMRs); -ENODEV after device removal; -ENOSPC if @ep's
+ * send queue is full; -ENOMEM.
+ */
+int rkdapl_ep_pooled_rmr_bind(struct rkdapl_ep *ep, struct rkdapl_lmr *lmr, __u64 offset,
+			      __u64 length, __u32 privileges, __u64 cookie, __u32 *rkey,
+			      __u64 *address);
+
+/**
+ * rkdapl_ep_pooled_rmr_unbind() - revoke a pooled grant (LOCAL_INV posted on @ep)
+ * @ep: the EP that bound it.
+ * @rkey: the grant's rkey, as rkdapl_ep_pooled_rmr_bind() returned it.
+ * @cookie: reported with the %RKDAPL_RMR_BIND_COMPLETION_EVENT (op %RKDAPL_DTO_RMR_UNBIND).
+ *
+ * The pooled RMR goes back to @ep's pool when the invalidation completes. Linear in the
+ * number of @ep's bound pooled grants.
+ *
+ * Context: any context.
+ * Return: 0; -EINVAL for a bad handle or an @rkey no bound pooled grant of @ep has; -ENOTCONN
+ * if @ep has no QP any more; -ENOSPC if @ep's send queue is full (the grant stays bound).
+ */
+int rkdapl_ep_pooled_rmr_unbind(struct rkdapl_ep *ep, __u32 rkey, __u64 cookie);
 
 /**
  * rkdapl_evd_create() - create an event dispatcher

@@ -62,7 +62,7 @@ SERIES=(
 	"kernel/rdma/pd.rs kernel/rdma/cq.rs kernel/rdma/cq/events.rs|bound client cq defer device event pd|0"
 	"kernel/rdma/mr.rs kernel/rdma/mr/segs.rs kernel/rdma/mr/sge.rs|bound client cq defer device event mr pd|0"
 	"kernel/rdma/mr/owned.rs kernel/rdma/mr/lent.rs kernel/rdma/mr/frmr.rs|bound client cq defer device event mr pd|1"
-	"kernel/rdma/qp.rs|bound client cq defer device event mr pd qp|1"
+	"kernel/rdma/qp.rs kernel/rdma/mr/pool.rs|bound client cq defer device event mr pd qp|1"
 	"kernel/rdma/wr.rs kernel/rdma/wr/read_mr.rs|bound client cq defer device event mr pd qp wr|1"
 	"kernel/rdma/cm.rs kernel/rdma/cm/sockaddr.rs kernel/rdma/cm/event.rs|bound client cm cq defer device event mr pd qp wr|1"
 	"kernel/rdma/cm/id_ref.rs kernel/rdma/cm/access.rs kernel/rdma/cm/qp_state.rs|bound client cm cq defer device event mr pd qp wr|1"
@@ -106,10 +106,11 @@ UNUSED_UNTIL=(
 	"kernel/rdma/mr/frmr.rs shared|9"
 	"kernel/rdma/qp.rs post_send_raw SendWr|9"
 	"kernel/rdma/qp.rs from_c|13"
+	"kernel/rdma/mr/pool.rs create_on|13"
 	"kernel/rdma/wr.rs AttachedPool|13"
 	"kernel/rdma/cm/event.rs to_c|11"
 	"kernel/rdma/cm/id_ref.rs from_raw|12"
-	"kernel/rdma/cm/access.rs CmIdRes revoke destroy_id_and_qp adoption_class new wait_destroyed device_removal enter live inside|12"
+	"kernel/rdma/cm/access.rs CmIdRes revoke destroy_id_and_qp adoption_class new wait_destroyed device_removal enter live inside mr_pool|12"
 	"kernel/rdma/cm/qp_state.rs new accept_locked before_event|12"
 	"kernel/rdma/cm/qp_state.rs OwnQp|13"
 	"kernel/rdma/cm/qp_events.rs new callback context|13"
@@ -125,9 +126,10 @@ msg_1() {
 rust: rdma: add bindings and C helpers for ib_core and rdma_cm
 
 Make the RDMA verbs and the RDMA connection manager visible to the
-kernel crate: bindgen gets <rdma/ib_verbs.h>, <rdma/rdma_cm.h> and
-<rdma/rw.h>, and rust/helpers/rdma.c wraps the static inline functions
-of those headers that the abstractions in the following patches call:
+kernel crate: bindgen gets <rdma/ib_verbs.h>, <rdma/rdma_cm.h>,
+<rdma/rw.h> and <rdma/mr_pool.h>, and rust/helpers/rdma.c wraps the
+static inline functions of those headers that the abstractions in the
+following patches call:
 posting and polling (ib_post_send(), ib_post_recv(), ib_poll_cq(),
 ib_req_notify_cq()), DMA mapping through the RDMA device
 (ib_dma_map_sg() and friends), fast registration keys, and a few
@@ -289,6 +291,14 @@ work requests (SEND, with immediate or invalidate, RDMA WRITE, with
 immediate, RDMA READ, atomics), SendWr over SGEs that borrow their
 memory, the path MTU the QP got, and ib_drain_qp(). Sge's raw view (mr/sge)
 is used now and loses its expectation of dead code.
+mr/pool adds MrPool, a pool of FRWR MRs on a QP's lists
+(ib_mr_pool_init(), ib_mr_pool_get(), ib_mr_pool_put(),
+ib_mr_pool_destroy()), from which one I/O takes an MR (PoolMr) and
+maps it in any context, without sleeping or allocating, as nvme-rdma
+does; the QP's owner destroys the pool after draining the QP and before
+destroying it, putting back the MRs still taken out first, so that the
+QP counts none in use. Until the CM id patches create pools,
+MrPool::create_on() carries an expectation of dead code.
 Until the work request pools of the next patch use the crate-internal
 posting path (Qp::post_send_raw() and SendWr's internals), it carries
 an expectation of dead code, as QpCap::from_c() does until QP creation.
@@ -305,7 +315,9 @@ REG_MR and LOCAL_INV are posted without unsafe code: the ib_cqe of each
 context stays valid until its completion, flushed ones included,
 because a pool is attached to one QP, which is drained before the pool
 is released; the owner's WrCompletion gets each completion with its
-context number. wr/read_mr adds the RDMA READ into a fast-registered
+context number. The REG_MR of a pooled MR (post_reg_pool_mr()) may be
+unsignalled, as nvme-rdma posts it, when a later signalled work request
+covers it. wr/read_mr adds the RDMA READ into a fast-registered
 sink that iWARP wants (rdma_rw's way: REG_MR, READ, LOCAL_INV).
 
 Wc::from_raw(), Cqe::from_fn(), the shared MrRef and the posting path
@@ -367,9 +379,10 @@ Add CmId, an rdma_cm_id of the TCP port space whose events reach a
 CmHandler as typed events, with accept and reject; a listener's
 connection requests are adopted as new CmIds. A CmId owns the queue
 pair it creates (next patch) together with the QP's CQs and context
-pools, and its drop drains the QP, destroys the id, then the QP, and
-only then releases the pools and the CQs, so that no completion
-reaches a freed context and no handler runs afterwards. Dropped inside
+pools, and its drop drains the QP, destroys the MR pool on it (if any),
+the id, then the QP, and only then releases the pools and the CQs, so
+that no completion reaches a freed context and no handler runs
+afterwards. Dropped inside
 one of its own handlers (where rdma_destroy_id() would wait for the
 handler under rdma_cm's handler lock) or in its CQs' completion work,
 it is released on the deferral workqueue.
@@ -395,7 +408,9 @@ rust: rdma: create QPs on CM ids, and CM ids in a network namespace
   that installs the QP's event handler and attaches the pools (the SRQ
   patch creates QPs on an SRQ through it too): with rdma_create_qp(),
   or, after CmId::own_qp_transitions(), as a QP its consumer moves
-  (ib_create_qp(), then INIT). QpCap::from_c() and the parts of the
+  (ib_create_qp(), then INIT). CmId::create_mr_pool() creates an
+  MrPool on the id's QP, which the id destroys before the QP, on drop
+  and at its device's removal. QpCap::from_c() and the parts of the
   previous patches that QP creation uses lose their expectation of
   dead code.
 - cm/net: NetNs, a network namespace held as ARef<NetNs> (get_net(),

@@ -121,9 +121,12 @@ rust_typed_removal() {
 # kernel::rdma alone (no rkdapl object): its ib_client sees the device; a loopback connection
 # through rdma_cm (a listener adopting and accepting the request), a REG_MR granting 64 KiB, an
 # RDMA WRITE into it and an RDMA READ back, a 64-byte SEND into a RECV, every byte compared in
-# the module (insmod fails otherwise); nothing of it left in rdma res; rmmod (the client's
-# remove runs). Then size=0 is refused with EINVAL, and leak=1 creates one object of each kind
-# (PD, CQ, QP, FRWR MR, CM ids, SRQ), kept in the module until rmmod, which frees them all.
+# the module (insmod fails otherwise); a pool of 4 FRWR MRs on a QP emptied (the 5th take is
+# EAGAIN) and refilled, and a grant through a pooled MR mapped and posted with interrupts off
+# (CONFIG_DEBUG_ATOMIC_SLEEP splats on a sleep there), WRITE and READ back through it; nothing
+# of it left in rdma res; rmmod (the client's remove runs). Then size=0 is refused with EINVAL,
+# and leak=1 creates one object of each kind (PD, CQ, QP, FRWR MR, an MR pool with an MR taken
+# out, CM ids, SRQ), kept in the module until rmmod, which frees them all.
 rust_layer_suite() {
 	local rc=0 line ip n0 kinds
 	ip=$(rkdapl_ip_int "$RKDAPL_IP")
@@ -131,8 +134,8 @@ rust_layer_suite() {
 	_log "rust: insmod rust_rdma_loopback.ko addr=$RKDAPL_IP"
 	timeout -k 10 300 insmod "$KO/rust_rdma_loopback.ko" addr="$ip" port=7520 || rc=$?
 	line=$(dmesg | tail -n +$((n0 + 1)) | grep 'rust_rdma_loopback: ' | grep -v ': client: ' | tail -n 1)
-	[ $rc = 0 ] && [[ $line == *"rust_rdma_loopback: $RKDAPL_DEV: 65536 bytes RDMA WRITE and READ back, a 64-byte SEND, every byte compared, path MTU "[1-9]*", ok" ]]
-	t_check $? "rust: the layer's sample (kernel::rdma alone): rdma_cm loopback connection, REG_MR, 64 KiB RDMA WRITE and READ back, SEND/RECV; bytes compared" \
+	[ $rc = 0 ] && [[ $line == *"rust_rdma_loopback: $RKDAPL_DEV: 65536 bytes RDMA WRITE and READ back, a 64-byte SEND, a pool of 4 MRs emptied (EAGAIN) and refilled, 65536 bytes through a pooled MR bound with interrupts off, every byte compared, path MTU "[1-9]*", ok" ]]
+	t_check $? "rust: the layer's sample (kernel::rdma alone): rdma_cm loopback connection, REG_MR, 64 KiB RDMA WRITE and READ back, SEND/RECV, an MR pool emptied (EAGAIN) and refilled, 64 KiB WRITE and READ back through a pooled MR bound with interrupts off; bytes compared" \
 		"insmod exit $rc; ${line:-no line from the module}"
 	dmesg | tail -n +$((n0 + 1)) | grep -q "rust_rdma_loopback: client: $RKDAPL_DEV added"
 	t_check $? "rust: the layer's sample's ib_client was told of $RKDAPL_DEV (add)"
@@ -165,8 +168,8 @@ rust_layer_suite() {
 	kinds=$REPLY
 	# Its QPs are rdma_cm's (the sample does not move them itself): restrack names them after
 	# rdma_cm, not the sample.
-	[ $rc = 0 ] && [ -n "$line" ] && [[ $kinds == "pd:1 cq:5 mr:1 cm_id:3 srq:1" ]]
-	t_check $? "rust: the layer's sample with leak=1 keeps a PD, 5 CQs, an FRWR MR, 3 CM ids (2 with a QP) and an SRQ" \
+	[ $rc = 0 ] && [ -n "$line" ] && [[ $kinds == "pd:1 cq:5 mr:5 cm_id:3 srq:1" ]]
+	t_check $? "rust: the layer's sample with leak=1 keeps a PD, 5 CQs, an FRWR MR and a pool of 4 (one taken out), 3 CM ids (2 with a QP) and an SRQ" \
 		"insmod exit $rc; ${line:-no line}; rdma res: $kinds"
 	rc=0
 	module_loaded rust_rdma_loopback && { timeout -k 10 120 rmmod rust_rdma_loopback || rc=$?; }

@@ -45,6 +45,7 @@ use kernel::{
 
 mod attr;
 mod connect;
+mod pooled;
 mod srq;
 pub use attr::EpAttr;
 mod qp_events;
@@ -148,6 +149,10 @@ pub(crate) struct Ep {
     ending: Mutex<()>,
     /// The SRQ the EP takes its RECVs from, if created on one (`ep/srq.rs`).
     srq: SetOnce<Arc<crate::srq::Srq>>,
+    /// The pool of its pooled RMRs and the grants bound from it (`ep/pooled.rs`), while it
+    /// has a QP.
+    #[pin]
+    pooled: SpinLockIrq<pooled::Pooled>,
 }
 
 struct Pending {
@@ -282,6 +287,7 @@ impl Ep {
                 accepting <- new_mutex!((), "rkdapl_ep_accepting"),
                 ending <- new_mutex!((), "rkdapl_ep_ending"),
                 srq: SetOnce::new(),
+                pooled <- new_spinlock_irq!(pooled::Pooled::default(), "rkdapl_ep_pooled"),
             }),
             GFP_KERNEL,
         )?;
@@ -339,6 +345,7 @@ impl Ep {
         // iWARP: the RDMA READ sink MRs of this QP (none on other transports).
         let pages = crate::dto::READ_MR_PAGES.min(self.ia.attrs().max_fast_reg_page_list_len);
         self.sq.fill_read_mrs(&pd, pages)?;
+        self.create_rmr_pool(id)?;
         self.conn_mut().max_inline = cap.max_inline_data;
         // RECVs posted before the QP existed, before rdma_cm connects or accepts on it.
         self.rq.post_early();
@@ -470,6 +477,8 @@ impl Ep {
         }
         id.handler().set(None);
         drop(id);
+        // The pool went with the QP: the grants still bound end.
+        self.end_pooled_rmrs();
         // The QP is drained and gone, or (its id's last reference held by a CM handler in
         // progress) drained and released with the id once the handler returns: no work
         // request uses the iWARP READ sink MRs any more.

@@ -462,6 +462,7 @@ impl<'a> Client<'a> {
             max_rdma_read_out: 16,
             retry_count: 6,
             rnr_retry_count: 7,
+            max_pooled_rmrs: 0,
         };
         let to = SockAddr::ipv4(self.a.addr, self.a.port);
         for attempt in 1.. {

@@ -24,7 +24,7 @@ use rkdapl::api::{
     Cr, Dto, DtoOp, DtoStatus, Ep, Evd, Event, EventType, Ia, Lmr, Op, Psp, Pz, RemoteRegion, Rmr,
     SgOwner, SockAddr, UpcallPolicy,
 };
-use rkdapl::api::{MemPriv, MemPrivs};
+use rkdapl::api::{EpAttr, MemPriv, MemPrivs};
 
 module! {
     type: RustSample,
@@ -532,11 +532,25 @@ fn lent_lmr_in_atomic_context(pz: &Pz) -> Result {
 /// A grant made with [`Rmr::bind_suppressed`] works like any other (the client writes a page
 /// through it) and reports nothing when it succeeds: the server's first event after it is the
 /// completion of a SEND posted after it, and the one after the client's WRITE its unbind's.
-fn suppressed_bind(pz: &Pz, client: &Ep, server: &Ep, c_evd: &Evd, s_evd: &Evd) -> Result {
+/// With `pooled`, the grant is one of the server's pooled RMRs
+/// ([`Ep::bind_pooled_rmr_suppressed`]), whose REG_MR is posted unsignalled: the SEND's
+/// completion covers it.
+fn suppressed_bind(
+    pz: &Pz,
+    client: &Ep,
+    server: &Ep,
+    c_evd: &Evd,
+    s_evd: &Evd,
+    pooled: bool,
+) -> Result {
     let sink = Lmr::alloc(pz, 4096, MemPriv::LocalWrite | MemPriv::RemoteWrite)?;
     let mut src = Lmr::alloc(pz, 4096, MemPriv::LocalWrite)?;
     let rmr = Rmr::new(pz)?;
-    let grant = rmr.bind_suppressed(&sink, 0, 4096, MemPriv::RemoteWrite, server, 14)?;
+    let grant = if pooled {
+        server.bind_pooled_rmr_suppressed(&sink, 0, 4096, MemPriv::RemoteWrite, 14)?
+    } else {
+        rmr.bind_suppressed(&sink, 0, 4096, MemPriv::RemoteWrite, server, 14)?
+    };
     // The grant is valid for the peer once the REG_MR has executed: a SEND the server posts
     // after it, on the same send queue, arriving at the client says so (as rkdblk's command
     // SEND carries its grant's rkey). Without an event of the bind's own, nothing else does.
@@ -584,7 +598,11 @@ fn suppressed_bind(pz: &Pz, client: &Ep, server: &Ep, c_evd: &Evd, s_evd: &Evd) 
         pr_err!("the page written through a suppressed grant differs\n");
         return Err(EIO);
     }
-    rmr.unbind(server, 15)?;
+    if pooled {
+        server.unbind_pooled_rmr(grant.rkey, 15)?;
+    } else {
+        rmr.unbind(server, 15)?;
+    }
     let ev = expect(
         s_evd,
         EventType::RmrBindCompletion,
@@ -619,7 +637,15 @@ fn run() -> Result {
     let psp = Psp::new(&ia, port.value(), 4, &psp_evd)?;
 
     // Connect the client to the PSP; the server accepts on its own EP.
-    let (client, server) = (Ep::new(&pz, &c_evd, &c_evd)?, Ep::new(&pz, &s_evd, &s_evd)?);
+    // The server's EP has 2 pooled RMRs (`suppressed_bind`).
+    let pooled = EpAttr {
+        max_pooled_rmrs: 2,
+        ..EpAttr::default()
+    };
+    let (client, server) = (
+        Ep::new(&pz, &c_evd, &c_evd)?,
+        Ep::with_attr(&pz, &s_evd, &s_evd, &pooled)?,
+    );
     client.connect(&here, TIMEOUT_MS, b"rust client")?;
     let mut req = expect(&psp_evd, EventType::ConnectionRequest, "connection request")?;
     // The IB CM pads private data to its fixed size: compare the start.
@@ -728,7 +754,8 @@ fn run() -> Result {
     let netdev = open_by_netdev(&ia)?;
 
     dropped_while_granted(&pz, &server, &s_evd)?;
-    suppressed_bind(&pz, &client, &server, &c_evd, &s_evd)?;
+    suppressed_bind(&pz, &client, &server, &c_evd, &s_evd, false)?;
+    suppressed_bind(&pz, &client, &server, &c_evd, &s_evd, true)?;
     grant_in_atomic_context(&pz, &server, &s_evd)?;
     lent_lmr_in_atomic_context(&pz)?;
 

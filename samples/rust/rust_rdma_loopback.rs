@@ -11,12 +11,17 @@
 //! route and connects; each side's QP has its own CQs and work request pools. The passive side
 //! registers a buffer for remote access with a fast registration MR (REG_MR); the active side
 //! RDMA WRITEs `size` bytes into it and RDMA READs them back into another buffer, then SENDs a
-//! message into a RECV the passive side posted. Every byte is compared, the transfer's target
+//! message into a RECV the passive side posted. Then the passive side takes a pool of
+//! [`POOL_MRS`] FRWR MRs on its QP: every MR is taken out (one more is refused with `EAGAIN`)
+//! and given back, and one MR is mapped over the buffer and its REG_MR posted with interrupts
+//! off (under a spinlock: nothing in it may sleep); the active side RDMA WRITEs another
+//! pattern through that grant and READs it back. Every byte is compared, the transfers' target
 //! included. Loading returns 0 and logs a line ending in "ok" when all of that worked, or
 //! logs the step that failed and returns its negative errno.
 //!
 //! With `leak=1` the module also creates a CQ and an SRQ (with a RECV posted), and keeps every
-//! object it made (PD, CQs, the QPs of the connected pair, the FRWR MR, the DMA regions, the
+//! object it made (PD, CQs, the QPs of the connected pair, the FRWR MR, the MR pool with one MR
+//! taken out, the DMA regions, the
 //! listening and the connected CM ids, the SRQ) in its module state instead of releasing them,
 //! also when the client's `remove` callback says that their device is going away; they are
 //! dropped when the module is unloaded. A test uses this to remove the device under objects a
@@ -26,7 +31,7 @@ use crate::module_parameters::size as size_param;
 use crate::module_parameters::{addr as addr_param, leak as leak_param, port as port_param};
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::{
-    new_condvar, new_mutex,
+    new_condvar, new_mutex, new_spinlock_irq,
     page::PAGE_SIZE,
     prelude::*,
     sync::{rcu, Arc, ArcBorrow, CondVar, CondVarTimeoutResult, Mutex},
@@ -45,7 +50,7 @@ use rdma::{
     },
     cq::{Cq, PollContext, Wc},
     device::Device,
-    mr::{CpuAccess, DmaRegion, FrMr},
+    mr::{CpuAccess, DmaRegion, FrMr, MrPool, PoolMr},
     pd::Pd,
     qp::{Qp, QpCap, SendFlag, SendOp, SendWr},
     srq::{Srq, SrqAttr, SrqEvent, SrqOwner},
@@ -87,6 +92,8 @@ const TIMEOUT_MS: u32 = 30_000;
 const MSG: usize = 64;
 /// SGEs per work request: a buffer of the module is one DMA segment or a few.
 const MAX_SGE: u32 = 4;
+/// The MRs of the passive side's MR pool.
+const POOL_MRS: u32 = 4;
 
 /// Devices the client was told about (`add`) and not yet told are going away (`remove`).
 static DEVICES: AtomicU32 = AtomicU32::new(0);
@@ -447,12 +454,65 @@ fn pattern(i: usize) -> u8 {
     (i.wrapping_mul(131) % 251) as u8
 }
 
+/// What the active side writes through the grant of a pooled MR.
+fn pattern2(i: usize) -> u8 {
+    pattern(i) ^ 0x5a
+}
+
+/// Takes a pool of [`POOL_MRS`] MRs on `server`'s QP: takes every MR out, checks that one more
+/// is refused with `EAGAIN`, gives them back, then takes one and grants the first `size`
+/// bytes of `target` with it, mapped and posted (REG_MR, context 1 of `pool`) under a spinlock
+/// with interrupts off, as a completion handler or a block driver's `queue_rq` would.
+/// Returns the pool and the MR, which the caller holds until the grant's use is over.
+fn pool_grant(
+    server: &CmId<Peer>,
+    pool: &WrPool<Done>,
+    target: &DmaRegion,
+    size: usize,
+) -> Result<(Arc<MrPool>, PoolMr)> {
+    let mrs = server.create_mr_pool(POOL_MRS, (size.div_ceil(PAGE_SIZE) + 1) as u32)?;
+    let mut taken = KVec::with_capacity(POOL_MRS as usize, GFP_KERNEL)?;
+    for _ in 0..POOL_MRS {
+        taken.push(mrs.get()?, GFP_KERNEL)?;
+    }
+    match mrs.get() {
+        Err(e) if e == EAGAIN => {}
+        Err(e) => {
+            pr_err!("MR pool: taking from an empty pool: {e:?}, not EAGAIN\n");
+            return Err(EBADMSG);
+        }
+        Ok(_) => {
+            pr_err!(
+                "MR pool: took {} MRs from a pool of {POOL_MRS}\n",
+                POOL_MRS + 1
+            );
+            return Err(EBADMSG);
+        }
+    }
+    drop(taken);
+    let irq_off = KBox::pin_init(
+        new_spinlock_irq!((), "rust_rdma_loopback_grant"),
+        GFP_KERNEL,
+    )?;
+    let mut mr = mrs.get()?;
+    {
+        let _g = irq_off.lock();
+        mr.map_gfp(target, 0, size as u64, GFP_ATOMIC)?;
+        let access = AccessFlag::RemoteWrite | AccessFlag::RemoteRead;
+        with_qp(server, |qp| pool.post_reg_pool_mr(qp, 1, &mr, access, true))?;
+    }
+    Ok((mrs, mr))
+}
+
 /// What `leak=1` keeps until the module is unloaded, dropped in this order.
 struct Leaked {
     _client: Arc<CmId<Peer>>,
     _server: CmId<Peer>,
     _listener: CmId<Peer>,
     _mr: FrMr,
+    _mr_pool: Arc<MrPool>,
+    /// Held after the CM ids went (and destroyed the pool): a pooled MR outliving its pool.
+    _pooled: PoolMr,
     _regions: KVec<(DmaRegion, CpuAccess)>,
     _cq: Cq,
     _srq: Arc<Srq<Sink>>,
@@ -556,13 +616,47 @@ fn run(addr: u32, port: u16, size: usize, leak: bool) -> Result<Option<Leaked>> 
         return Err(EBADMSG);
     }
     same("RECV", &inbox, &inbox_cpu, MSG, pattern)?;
+
+    // A grant from the passive side's MR pool: the active side WRITEs through it, READs back.
+    let (mr_pool, pooled) = pool_grant(&server, &spools.0, &target, size)?;
+    wait_done(&spools.0, 2, "REG_MR of a pooled MR")?;
+    let (src2, src2_cpu) = region(&dev, size, pattern2)?;
+    let (iova, rkey) = (pooled.iova(), pooled.rkey());
+    let write = SendOp::Write {
+        remote_addr: iova,
+        rkey,
+    };
+    post(&cpools.0, &client, write, &sges(&src2, size, lkey)?)?;
+    wait_done(&cpools.0, 4, "RDMA WRITE through a pooled MR")?;
+    let read = SendOp::Read {
+        remote_addr: iova,
+        rkey,
+    };
+    post(&cpools.0, &client, read, &sges(&back, size, lkey)?)?;
+    wait_done(&cpools.0, 5, "RDMA READ through a pooled MR")?;
+    same(
+        "RDMA WRITE target (pooled MR)",
+        &target,
+        &target_cpu,
+        size,
+        pattern2,
+    )?;
+    same(
+        "RDMA READ back (pooled MR)",
+        &back,
+        &back_cpu,
+        size,
+        pattern2,
+    )?;
+    drop((src2, src2_cpu));
     // `src` and `src_cpu` are kept with the others for `leak`.
     drop(src_cpu);
     // A query that may sleep holds the QP through a counted access, not an RCU section.
     let mtu = client.qp().ok_or(ENODEV)?.path_mtu()?;
     pr_info!(
-        "{}: {size} bytes RDMA WRITE and READ back, a {MSG}-byte SEND, every byte compared, \
-         path MTU {mtu}, ok\n",
+        "{}: {size} bytes RDMA WRITE and READ back, a {MSG}-byte SEND, a pool of {POOL_MRS} \
+         MRs emptied (EAGAIN) and refilled, {size} bytes through a pooled MR bound with \
+         interrupts off, every byte compared, path MTU {mtu}, ok\n",
         dev.name()
     );
 
@@ -570,9 +664,11 @@ fn run(addr: u32, port: u16, size: usize, leak: bool) -> Result<Option<Leaked>> 
         client.id()?.disconnect()?;
         cpeer.wait("client: disconnect", |s| s.disconnected)?;
         speer.wait("server: disconnect", |s| s.disconnected)?;
-        // Dropped in this order: the connection (each id drains and destroys its QP, then
-        // lets its CQs and pools go), the listener, the MR, the regions, the PD.
-        drop((client, server, listener, mr));
+        // Dropped in this order: the connection (each id drains its QP, destroys the MR pool
+        // on it, the pooled MR still taken out included, then the QP, then lets its CQs and
+        // pools go), the listener, the MR, the pooled MR (given back to no pool), the regions,
+        // the PD.
+        drop((client, server, listener, mr, mr_pool, pooled));
         return Ok(None);
     }
     let cq = Cq::new(&dev, 4, 0, PollContext::Softirq, OWNER)?;
@@ -593,6 +689,8 @@ fn run(addr: u32, port: u16, size: usize, leak: bool) -> Result<Option<Leaked>> 
         _server: server,
         _listener: listener,
         _mr: mr,
+        _mr_pool: mr_pool,
+        _pooled: pooled,
         _regions: regions,
         _cq: cq,
         _srq: srq,
@@ -623,7 +721,8 @@ impl kernel::Module for RdmaLoopback {
         if leak {
             pr_info!(
                 "leak=1: keeping a PD, CQs, a connected pair of CM ids and their QPs, a \
-                 listener, an FRWR MR, DMA regions and an SRQ until rmmod ({} device(s) known)\n",
+                 listener, an FRWR MR, a pool of {POOL_MRS} MRs with one taken out, DMA regions \
+                 and an SRQ until rmmod ({} device(s) known)\n",
                 DEVICES.load(Ordering::Relaxed)
             );
         }

@@ -9,6 +9,8 @@
  *
  * module_init opens one IA, connects a loopback pair of EPs (client -> PSP -> server), then:
  *   - posts one RECV on the server and one SEND of SEND_BYTES from the client;
+ *   - grants a page of the server's buffer with a pooled RMR of the server's EP (left bound:
+ *     the EP's end ends it);
  *   - grants the server's buffer with an RMR and RDMA WRITEs WRITE_BYTES into it @writes
  *     times from the client, OBS_BATCH DTOs in flight at a time (more DTOs than the EP's
  *     send queue has slots: the slots of completed DTOs must come back);
@@ -165,6 +167,8 @@ static int obs_free(void)
 static int obs_connect(void)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(port) };
+	/* The server's EP has a pool of 2 RMRs, one of them left bound (obs_transfer()). */
+	struct rkdapl_ep_attr s_attr = { .max_pooled_rmrs = 2 };
 	struct rkdapl_event ev;
 	int r;
 
@@ -176,7 +180,7 @@ static int obs_connect(void)
 	if (!r)
 		r = rkdapl_ep_create(o.pz, o.c_dto, o.c_conn, NULL, &o.c_ep);
 	if (!r)
-		r = rkdapl_ep_create(o.pz, o.s_dto, o.s_conn, NULL, &o.s_ep);
+		r = rkdapl_ep_create(o.pz, o.s_dto, o.s_conn, &s_attr, &o.s_ep);
 	if (!r)
 		r = rkdapl_ep_connect(o.c_ep, (struct sockaddr *)&sin, OBS_TIMEOUT_MS, NULL, 0);
 	if (r) {
@@ -202,8 +206,8 @@ static int obs_transfer(void)
 {
 	struct rkdapl_lmr_triplet t;
 	struct rkdapl_rmr_triplet rt = { .length = WRITE_BYTES };
-	u64 cookie = 1, first;
-	u32 done = 0, n, i;
+	u64 cookie = 1, first, pooled_addr;
+	u32 done = 0, n, i, pooled_rkey;
 	int r;
 
 	/* One SEND into one RECV. */
@@ -230,6 +234,16 @@ static int obs_transfer(void)
 			    &rt.rkey, &rt.address);
 	if (!r)
 		r = expect(o.s_dto, RKDAPL_RMR_BIND_COMPLETION_EVENT, 102, "rmr bind");
+	if (r)
+		return r;
+	/*
+	 * A pooled grant too, left bound: the EP's free, the device's removal (traffic=1) or
+	 * rkdapl's cleanup at unload (leak=1) ends it with the QP, its MR taken out of the pool.
+	 */
+	r = rkdapl_ep_pooled_rmr_bind(o.s_ep, o.s_lmr, 0, 4096, RKDAPL_MEM_REMOTE_WRITE, 103,
+				      &pooled_rkey, &pooled_addr);
+	if (!r)
+		r = expect(o.s_dto, RKDAPL_RMR_BIND_COMPLETION_EVENT, 103, "pooled rmr bind");
 	if (r)
 		return r;
 	t = (struct rkdapl_lmr_triplet){ o.c_lmr, 0, WRITE_BYTES };

@@ -27,7 +27,7 @@
 //! listener, so the layer keeps a copy of the name, shared by the listener and the ids adopted
 //! from it, until the last of them is destroyed.
 
-use super::{bound::Slot, cq::Cq, event::EventKind, pd::Pd, qp::Qp, wr::AttachedPool};
+use super::{bound::Slot, cq::Cq, event::EventKind, mr::MrPool, pd::Pd, qp::Qp, wr::AttachedPool};
 use crate::{
     bindings,
     error::from_err_ptr,
@@ -115,6 +115,9 @@ struct Ctx<T> {
     handlers: AtomicUsize,
     /// The owner's calls in progress, which revocation waits for.
     users: Users,
+    /// The pool of FRWR MRs on the id's QP ([`CmId::create_mr_pool`]), destroyed right before
+    /// the QP (after its drain), by the owner's `Drop` or the revocation.
+    mr_pool: SetOnce<Arc<MrPool>>,
 }
 
 impl<T> Ctx<T> {
@@ -125,6 +128,7 @@ impl<T> Ctx<T> {
             name,
             handlers: AtomicUsize::new(0),
             users: Users::new(),
+            mr_pool: SetOnce::new(),
         }
     }
 
@@ -522,6 +526,10 @@ impl<T: CmHandler> Drop for CmId<T> {
                     if !qp.is_null() && posted {
                         bindings::ib_drain_qp(qp);
                     }
+                    // Its MRs before the QP, whose lists they are on.
+                    if let Some(p) = self.ctx.mr_pool.as_ref() {
+                        p.destroy();
+                    }
                     let rdma_cm_qp = !(*id).qp.is_null();
                     (*id).context = core::ptr::null_mut();
                     match (qp.is_null(), rdma_cm_qp) {
@@ -540,7 +548,7 @@ impl<T: CmHandler> Drop for CmId<T> {
                     Some(r) => {
                         // SAFETY: `r` holds the live id and QP, owned by `self`; this is not
                         // inside the id's handler (`must_defer`).
-                        unsafe { destroy_id_and_qp(id, r.qp.as_ptr(), &r.pools) };
+                        unsafe { destroy_id_and_qp(id, r.qp.as_ptr(), &r.pools, r.mr_pool()) };
                         s.released();
                     }
                     None => s.wait_released(),
@@ -554,7 +562,7 @@ impl<T: CmHandler> Drop for CmId<T> {
                     // SAFETY: `id` is live and owned by `self` (never tracked, and the claim
                     // above keeps the device removal's release off), and this is not inside
                     // its handler.
-                    unsafe { destroy_id_and_qp(id, qp, pools) };
+                    unsafe { destroy_id_and_qp(id, qp, pools, self.ctx.mr_pool.as_ref()) };
                 }
                 None => self.ctx.users.wait_destroyed(),
             },

@@ -24,7 +24,9 @@
 //! A [`FrMr`] is a fast registration memory region (`IB_MR_TYPE_MEM_REG`, "FRWR"): a page list
 //! mapped with `ib_map_mr_sg` over part of a `DmaRegion`, made valid by posting an
 //! `IB_WR_REG_MR` work request ([`super::wr::WrPool::post_reg_mr`]) and revoked by
-//! `IB_WR_LOCAL_INV`. Each registration gets a fresh key so a stale rkey is refused.
+//! `IB_WR_LOCAL_INV`. Each registration gets a fresh key so a stale rkey is refused. A
+//! [`MrPool`] keeps such MRs on a QP's lists (`ib_mr_pool_*`), for one I/O to take and map in
+//! any context ([`PoolMr`]).
 //!
 //! # DMA and the CPU
 //!
@@ -49,11 +51,13 @@ use core::ptr::NonNull;
 mod frmr;
 mod lent;
 mod owned;
+mod pool;
 mod segs;
 mod sge;
 pub use crate::dma::DataDirection;
 pub use frmr::{FrMr, MrRef};
 pub use owned::CpuAccess;
+pub use pool::{MrPool, PoolMr, MR_POOL_MAX};
 use segs::{Seg, Segs};
 pub use sge::Sge;
 

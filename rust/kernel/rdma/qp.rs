@@ -8,7 +8,8 @@
 //! keeps it attached to the connection, together with its CQs and the
 //! [`super::wr::WrPool`]s whose contexts its work requests complete to. Work requests are
 //! posted through those pools ([`super::wr::WrPool::post_send`]), which is safe: see
-//! [`super::wr`].
+//! [`super::wr`]. A QP may carry a pool of FRWR MRs ([`super::mr::MrPool`]), taken and given
+//! back per I/O in any context.
 
 use super::mr::Sge;
 use crate::{bindings, prelude::*, types::Opaque};

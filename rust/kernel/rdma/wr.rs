@@ -33,7 +33,7 @@
 pub use super::mr::Sge;
 use super::{
     cq::{Cqe, Wc},
-    mr::{FrMr, MrRef},
+    mr::{FrMr, MrRef, PoolMr},
     qp::{Qp, SendFlag, SendFlags, SendWr},
     Access,
 };
@@ -277,22 +277,78 @@ impl<T: WrCompletion> WrPool<T> {
             drop(unsafe { Arc::from_raw(raw) });
             return Err(EINVAL);
         }
-        let mut wr = bindings::ib_reg_wr::default();
-        wr.wr.__bindgen_anon_1.wr_cqe = c.last.as_raw();
-        wr.wr.opcode = bindings::ib_wr_opcode_IB_WR_REG_MR;
-        wr.wr.send_flags = SendFlags::from(SendFlag::Signaled).bits() as i32;
-        wr.mr = mr.as_raw();
-        wr.key = mr.rkey();
-        wr.access = FrMr::reg_access(access).bits();
-        // SAFETY: `wr` is well formed and carries an entry of this pool, attached to `qp` (see
-        // `post_send`); the context holds the `ib_mr` until the completion.
-        let r = to_result(unsafe {
-            bindings::ib_post_send(qp.as_raw(), &wr.wr, core::ptr::null_mut())
-        });
+        // SAFETY: The context holds the `ib_mr` until the completion.
+        let r = unsafe { self.post_reg(qp, c, mr.as_raw(), mr.rkey(), access, true) };
         if r.is_err() {
             c.release_mr();
         }
         r
+    }
+
+    /// Posts `IB_WR_REG_MR` of context `ctx` for `mr`, an MR taken out of the QP's
+    /// [`MrPool`](super::mr::MrPool) (as last mapped by [`PoolMr::map_gfp`]), with `access` on the
+    /// send queue of `qp`; signalled if `signaled`, otherwise a later signalled work request
+    /// of the queue covers it (its completion tells the REG_MR was executed, and a failed
+    /// REG_MR fails the QP, which flushes that one). The rkey is valid for the peer once it was
+    /// executed. Keep `mr` out of the pool until then: given back earlier, it may be mapped
+    /// again under the device (the MR itself stays allocated until the QP was drained). Any
+    /// context.
+    ///
+    /// # Errors
+    ///
+    /// `-EINVAL` if the pool is not attached to `qp`, `mr` is of another QP's pool or `ctx`
+    /// is out of range, `-ENODEV` once `mr`'s pool was destroyed, `-ENOMEM` if the send queue
+    /// is full, or the driver's error.
+    pub fn post_reg_pool_mr(
+        &self,
+        qp: &Qp,
+        ctx: u32,
+        mr: &PoolMr,
+        access: Access,
+        signaled: bool,
+    ) -> Result {
+        self.check(qp)?;
+        let c = self.ctx(ctx)?;
+        if !mr.pool().is_of(qp.as_raw()) {
+            return Err(EINVAL);
+        }
+        // The pool is destroyed only after its QP was drained, which cannot end before this
+        // post does: a post that finds it live is flushed by that drain.
+        if !mr.pool().is_live() {
+            return Err(ENODEV);
+        }
+        // SAFETY: `mr` is an MR of the QP's pool, live until the QP was drained, which waits
+        // for the completion of what is posted here.
+        unsafe { self.post_reg(qp, c, mr.as_raw(), mr.rkey(), access, signaled) }
+    }
+
+    /// Posts `IB_WR_REG_MR` of `mr` under `key` on `qp` with the entry of context `c`.
+    ///
+    /// # Safety
+    ///
+    /// `mr` is an FRWR MR of `qp`'s PD that stays allocated until the work request completed;
+    /// the pool is attached to `qp` (checked by the caller) and `c` is one of its contexts.
+    unsafe fn post_reg(
+        &self,
+        qp: &Qp,
+        c: &WrCtx<T>,
+        mr: *mut bindings::ib_mr,
+        key: u32,
+        access: Access,
+        signaled: bool,
+    ) -> Result {
+        let mut wr = bindings::ib_reg_wr::default();
+        wr.wr.__bindgen_anon_1.wr_cqe = c.last.as_raw();
+        wr.wr.opcode = bindings::ib_wr_opcode_IB_WR_REG_MR;
+        if signaled {
+            wr.wr.send_flags = SendFlags::from(SendFlag::Signaled).bits() as i32;
+        }
+        wr.mr = mr;
+        wr.key = key;
+        wr.access = FrMr::reg_access(access).bits();
+        // SAFETY: `wr` is well formed and carries an entry of this pool, attached to `qp` (see
+        // `post_send`); `mr` stays allocated until the completion (the caller's promise).
+        to_result(unsafe { bindings::ib_post_send(qp.as_raw(), &wr.wr, core::ptr::null_mut()) })
     }
 
     /// Posts `IB_WR_LOCAL_INV` of context `ctx` for `rkey` on the send queue of `qp`,

@@ -123,6 +123,7 @@ pub(crate) struct CEpAttr {
     max_rdma_read_out: u32,
     retry_count: u32,
     rnr_retry_count: u32,
+    max_pooled_rmrs: u32,
 }
 
 /// `struct rkdapl_ep_attr` as a whole: the attributes [`rkdapl_ep_create`] reads (the first
@@ -136,12 +137,13 @@ pub(crate) struct CEpAttrQuery {
 
 // The C side checks the same size and offsets (`exports.c`).
 const _: () = {
-    assert!(core::mem::size_of::<CEpAttr>() == 32);
+    assert!(core::mem::size_of::<CEpAttr>() == 36);
     assert!(core::mem::offset_of!(CEpAttr, max_rdma_read_in) == 16);
     assert!(core::mem::offset_of!(CEpAttr, rnr_retry_count) == 28);
-    assert!(core::mem::offset_of!(CEpAttrQuery, remote_addr) == 32);
-    assert!(core::mem::offset_of!(CEpAttrQuery, path_mtu) == 160);
-    assert!(core::mem::size_of::<CEpAttrQuery>() == 168);
+    assert!(core::mem::offset_of!(CEpAttr, max_pooled_rmrs) == 32);
+    assert!(core::mem::offset_of!(CEpAttrQuery, remote_addr) == 40);
+    assert!(core::mem::offset_of!(CEpAttrQuery, path_mtu) == 168);
+    assert!(core::mem::size_of::<CEpAttrQuery>() == 176);
 };
 
 impl From<&CEpAttr> for EpAttr {
@@ -155,6 +157,7 @@ impl From<&CEpAttr> for EpAttr {
             max_rdma_read_out: c.max_rdma_read_out,
             retry_count: c.retry_count,
             rnr_retry_count: c.rnr_retry_count,
+            max_pooled_rmrs: c.max_pooled_rmrs,
         }
     }
 }
@@ -170,6 +173,7 @@ impl From<&EpAttr> for CEpAttr {
             max_rdma_read_out: a.max_rdma_read_out,
             retry_count: a.retry_count,
             rnr_retry_count: a.rnr_retry_count,
+            max_pooled_rmrs: a.max_pooled_rmrs,
         }
     }
 }
@@ -272,6 +276,7 @@ mod tests {
             max_rdma_read_out: 6,
             retry_count: 7,
             rnr_retry_count: 8,
+            max_pooled_rmrs: 9,
         }
     }
 
@@ -287,8 +292,9 @@ mod tests {
             c.max_rdma_read_out,
             c.retry_count,
             c.rnr_retry_count,
+            c.max_pooled_rmrs,
         ];
-        assert_eq!(fields, [1, 2, 3, 4, 5, 6, 7, 8]);
+        assert_eq!(fields, [1, 2, 3, 4, 5, 6, 7, 8, 9]);
         assert_eq!(EpAttr::from(&c), distinct());
     }
 

@@ -129,6 +129,91 @@ impl Ep {
             path_mtu: self.0.path_mtu(),
         }
     }
+
+    /// Grants `privileges` (remote read, write, atomics: [`super::MemPriv`]) on
+    /// `[off, off + len)` of `lmr` with an RMR of the EP's pool
+    /// (`rkdapl_ep_pooled_rmr_bind`): an FRWR MR taken from the pool the EP's QP was created
+    /// with ([`EpAttr::max_pooled_rmrs`]) is registered over the range with a fresh key by a
+    /// REG_MR posted on the EP, valid once the [`super::EventType::RmrBindCompletion`] with
+    /// `cookie` arrives (or for any DTO posted on the EP after this call). The grant ends
+    /// with [`Ep::unbind_pooled_rmr`] of its rkey, or with the connection.
+    ///
+    /// Any context: nothing sleeps or allocates (per I/O, under a spinlock or in a block
+    /// request's `queue_rq` without `BLK_MQ_F_BLOCKING`).
+    ///
+    /// # Errors
+    ///
+    /// `EINVAL` for a zero length, no privilege or [`super::MemPriv::LocalWrite`], `ERANGE` if
+    /// the range leaves the LMR, `EACCES` if the LMR lacks a privilege, `EXDEV` for an LMR of
+    /// another PZ, `E2BIG` if the range needs too many pages, `EAGAIN` if every pooled RMR is
+    /// bound (or its unbind not completed yet), `ENOTCONN` if the EP has no pool (no QP yet or
+    /// any more, or none asked for), `ENODEV` after device removal, `ENOSPC` if the send queue
+    /// is full, `ENOMEM`.
+    #[inline(never)]
+    pub fn bind_pooled_rmr(
+        &self,
+        lmr: &super::Lmr,
+        off: u64,
+        len: u64,
+        privileges: impl Into<super::MemPrivs>,
+        cookie: u64,
+    ) -> Result<super::RemoteRegion> {
+        let done = crate::dto::Completion::reported(cookie);
+        let (rkey, address) =
+            self.0
+                .bind_pooled_rmr(lmr.0.lmr(), off, len, privileges.into(), done)?;
+        Ok(super::RemoteRegion {
+            address,
+            rkey,
+            length: len,
+        })
+    }
+
+    /// [`Ep::bind_pooled_rmr`] with DAT's `DAT_COMPLETION_SUPPRESS_FLAG`: a bind that succeeds
+    /// reports no event, and its REG_MR is posted unsignalled (as nvme-rdma posts it) unless
+    /// too many DTOs in a row were: the completion of a later signalled DTO on the EP (a SEND
+    /// carrying the rkey, say) covers it. One that fails reports its
+    /// [`super::EventType::RmrBindCompletion`] with `cookie` and the error. Any context.
+    ///
+    /// # Errors
+    ///
+    /// As [`Ep::bind_pooled_rmr`].
+    #[inline(never)]
+    pub fn bind_pooled_rmr_suppressed(
+        &self,
+        lmr: &super::Lmr,
+        off: u64,
+        len: u64,
+        privileges: impl Into<super::MemPrivs>,
+        cookie: u64,
+    ) -> Result<super::RemoteRegion> {
+        let done = crate::dto::Completion {
+            cookie,
+            suppress: true,
+        };
+        let (rkey, address) =
+            self.0
+                .bind_pooled_rmr(lmr.0.lmr(), off, len, privileges.into(), done)?;
+        Ok(super::RemoteRegion {
+            address,
+            rkey,
+            length: len,
+        })
+    }
+
+    /// Revokes the pooled grant of `rkey` with a LOCAL_INV posted on the EP
+    /// (`rkdapl_ep_pooled_rmr_unbind`); an [`super::EventType::RmrBindCompletion`] of op
+    /// [`super::DtoOp::RmrUnbind`] with `cookie` follows, and the pooled RMR is back in the
+    /// pool then. Any context.
+    ///
+    /// # Errors
+    ///
+    /// `EINVAL` if no pooled grant of the EP has `rkey`, `ENOTCONN` if the EP has no QP any
+    /// more, `ENOSPC` if its send queue is full (the grant stays bound).
+    #[inline(never)]
+    pub fn unbind_pooled_rmr(&self, rkey: u32, cookie: u64) -> Result {
+        self.0.unbind_pooled_rmr(rkey, cookie)
+    }
 }
 
 impl Drop for Ep {

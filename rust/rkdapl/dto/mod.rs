@@ -42,6 +42,7 @@ pub(crate) const MAX_WR_PER_DTO: u32 = 8;
 pub(crate) use inline_vec::{InlineVec, CHAIN_IN_PLACE};
 pub(crate) use iwarp::{READ_MRS, READ_MR_PAGES};
 
+pub(crate) use post::PooledWr;
 pub(crate) use ring::{DtoHandler, DtoRing, DtoSink, KeepAlive, QpOwner, RingShared};
 pub(crate) use stats::DtoStats;
 

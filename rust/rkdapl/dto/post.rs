@@ -29,6 +29,9 @@ use kernel::{
     sync::{rcu, Arc},
 };
 
+mod pooled;
+pub(crate) use pooled::PooledWr;
+
 /// A DTO whose context is taken and armed, ready for its work requests.
 struct Prepared<'a> {
     idx: u32,

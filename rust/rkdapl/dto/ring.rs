@@ -52,7 +52,7 @@ use crate::rdma::{
     bound::BoundDevice,
     cm::{CmHandler, CmId},
     cq::Wc,
-    mr::FrMr,
+    mr::{FrMr, PoolMr},
     qp::Qp,
     wr::WrPool,
 };
@@ -119,6 +119,9 @@ pub(super) struct Slot {
     /// iWARP RDMA READ: the sink MR it registered (`super::iwarp`), back to the pool when it
     /// finishes.
     pub(super) read_mr: Option<FrMr>,
+    /// Pooled RMR unbind: the MR (`super::post::PooledWr::Inv`), back to its pool when it
+    /// finishes.
+    pub(super) pool_mr: Option<PoolMr>,
     /// The completion of its last work request arrived ([`RingShared::arrived`]).
     pub(super) arrived: bool,
 }
@@ -140,6 +143,7 @@ impl Slot {
             lmrs: OneOrMore::Empty,
             rmr: None,
             read_mr: None,
+            pool_mr: None,
             arrived: false,
         }
     }

@@ -30,6 +30,9 @@ pub struct EpAttr {
     /// How often the peer retries a SEND that finds no RECV posted here, 1..7, 7 = forever
     /// (default 7).
     pub rnr_retry_count: u32,
+    /// RMRs of the EP's pool (default 0: none, at most 4096): FRWR MRs allocated with the EP's
+    /// QP, each bound per I/O by [`crate::api::Ep::bind_pooled_rmr`] in any context.
+    pub max_pooled_rmrs: u32,
 }
 
 pub(super) const DEFAULT_DTOS: u32 = 64;
@@ -44,7 +47,7 @@ impl EpAttr {
     ///
     /// `-EINVAL` for more than 4096 DTOs per queue, more RECVs than the device's QP or CQ
     /// holds, more than 256 segments per send-queue DTO, more RECV segments than the device
-    /// takes, or a retry count over 7.
+    /// takes, a retry count over 7, or more than 4096 pooled RMRs.
     pub(super) fn resolve(mut self, a: &DeviceAttrs) -> Result<EpAttr> {
         let def = |v: u32, d: u32| if v == 0 { d } else { v };
         self.max_request_dtos = def(self.max_request_dtos, DEFAULT_DTOS);
@@ -66,6 +69,7 @@ impl EpAttr {
             || self.max_recv_iov > a.max_recv_sge
             || self.retry_count > 7
             || self.rnr_retry_count > 7
+            || self.max_pooled_rmrs > crate::rdma::mr::MR_POOL_MAX
         {
             return Err(EINVAL);
         }

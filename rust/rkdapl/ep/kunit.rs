@@ -46,6 +46,7 @@ mod tests {
             max_rdma_read_out: rd,
             retry_count: retry,
             rnr_retry_count: retry,
+            max_pooled_rmrs: 0,
         }
     }
 
@@ -82,6 +83,7 @@ mod tests {
             max_rdma_read_out: 3,
             retry_count: 1,
             rnr_retry_count: 6,
+            max_pooled_rmrs: 0,
         };
         assert_eq!(fields(&a.resolve(&dev())?), [100, 200, 8, 16, 2, 3, 1, 6]);
         Ok(())
@@ -186,6 +188,7 @@ mod tests {
             max_rdma_read_out: ia.max_rdma_read_out,
             retry_count: 7,
             rnr_retry_count: 7,
+            max_pooled_rmrs: 0,
         };
         let mut d = dev();
         let ia = IaAttr::of_device(&d, b"rxe0", Transport::Roce);

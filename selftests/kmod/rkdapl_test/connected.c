@@ -227,6 +227,7 @@ void badarg_connected(struct bctx *b)
 	       "post_rdma_read(flags 8)");
 
 	rmr_tests(b);
+	pooled_rmr_tests(b);
 	completion_tests(b);
 	dto_forms(b);
 	upcall_tests(b);

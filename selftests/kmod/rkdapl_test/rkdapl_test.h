@@ -273,6 +273,7 @@ int write_status(struct bctx *b, u64 loff, u64 len, struct rkdapl_rmr_triplet rt
 void badarg_connected(struct bctx *b);
 int badarg_connected_free(struct bctx *b);
 void rmr_tests(struct bctx *b);
+void pooled_rmr_tests(struct bctx *b);
 void completion_tests(struct bctx *b);
 void dto_forms(struct bctx *b);
 void upcall_tests(struct bctx *b);

@@ -11,6 +11,7 @@
 
 use super::super::{
     bound::{Rank, Release},
+    mr::MrPool,
     qp::Qp,
     wr::AttachedPool,
 };
@@ -18,7 +19,7 @@ use super::CmIdRef;
 use crate::{
     bindings,
     prelude::*,
-    sync::{rcu, Arc, LockClassKey, Mutex},
+    sync::{rcu, Arc, LockClassKey, Mutex, SetOnce},
     task::Task,
     time::{delay::fsleep, Delta},
 };
@@ -216,22 +217,35 @@ impl Adoption {
 ///
 /// # Invariants
 ///
-/// `id` is a live `rdma_cm_id` whose context's `users` is `*users`, and `qp` its live QP,
-/// unless the id was given back to rdma_cm inside the connect-request callback `adoption`
-/// (`given_back`), which the owner's `Drop` sets before it lets `users` go.
+/// `id` is a live `rdma_cm_id` whose context's `users` is `*users` and `mr_pool` is
+/// `*mr_pool`, and `qp` its live QP, unless the id was given back to rdma_cm inside the
+/// connect-request callback `adoption` (`given_back`), which the owner's `Drop` sets before it
+/// lets `users` go.
 pub(super) struct CmIdRes {
     pub(super) id: NonNull<bindings::rdma_cm_id>,
     pub(super) qp: NonNull<bindings::ib_qp>,
     pub(super) users: NonNull<Users>,
     pub(super) pools: [Arc<dyn AttachedPool>; 2],
+    /// The pool of FRWR MRs on the QP, once there is one.
+    pub(super) mr_pool: NonNull<SetOnce<Arc<MrPool>>>,
     pub(super) adoption: Option<Arc<Adoption>>,
+}
+
+impl CmIdRes {
+    /// The pool of FRWR MRs on the QP, if there is one.
+    pub(super) fn mr_pool(&self) -> Option<&Arc<MrPool>> {
+        // SAFETY: The context `mr_pool` points into is live while the id is (type invariant),
+        // which its holder's caller ensures (not given back).
+        unsafe { self.mr_pool.as_ref() }.as_ref()
+    }
 }
 
 // SAFETY: rdma_cm and QP verbs may be called from any thread; `users` is atomics.
 unsafe impl Send for CmIdRes {}
 
-/// Drains the QP of a CM id if anything was posted to it, destroys the id (after which no handler
-/// runs), then the QP (if any): for [`CmIdRes`]'s release and the owner's `Drop`.
+/// Drains the QP of a CM id if anything was posted to it, destroys the pool of FRWR MRs on it
+/// (if any), then the id (after which no handler runs), then the QP (if any): for
+/// [`CmIdRes`]'s release and the owner's `Drop`.
 ///
 /// # Safety
 ///
@@ -240,6 +254,7 @@ pub(super) unsafe fn destroy_id_and_qp(
     id: *mut bindings::rdma_cm_id,
     qp: *mut bindings::ib_qp,
     pools: &[Arc<dyn AttachedPool>],
+    mr_pool: Option<&Arc<MrPool>>,
 ) {
     if !qp.is_null() && pools.iter().any(|p| p.used()) {
         // Every posted work request completes (flushed if need be) before the pools its
@@ -247,6 +262,11 @@ pub(super) unsafe fn destroy_id_and_qp(
         // for.
         // SAFETY: `qp` is the id's live QP.
         unsafe { bindings::ib_drain_qp(qp) };
+    }
+    // No work request uses the pool's MRs any more; they are on the QP's lists, so they go
+    // before it (the MRs taken out are put back first: the QP then counts none in use).
+    if let Some(p) = mr_pool {
+        p.destroy();
     }
     // SAFETY: `id` is live and owned by the caller, which is not inside its handler.
     // rdma_destroy_id waits for a running handler and no handler runs after it; only then
@@ -275,6 +295,13 @@ impl Release for CmIdRes {
         unsafe { self.users.as_ref() }.revoke();
         // SAFETY: The id and its QP are live (type invariant); revocation runs in the client's
         // `remove` callback, not in a handler of the id.
-        unsafe { destroy_id_and_qp(self.id.as_ptr(), self.qp.as_ptr(), &self.pools) };
+        unsafe {
+            destroy_id_and_qp(
+                self.id.as_ptr(),
+                self.qp.as_ptr(),
+                &self.pools,
+                self.mr_pool(),
+            )
+        };
     }
 }

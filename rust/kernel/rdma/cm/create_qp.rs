@@ -14,6 +14,7 @@ use super::super::{
     bound::BoundDevice,
     cq::Cq,
     device::Transport,
+    mr::MrPool,
     pd::Pd,
     qp::QpCap,
     wr::{WrCompletion, WrPool},
@@ -146,6 +147,7 @@ impl<T: CmHandler> CmId<T> {
             id: self.id,
             qp: NonNull::new(qp).ok_or(EINVAL)?,
             users: NonNull::from(&self.ctx.users),
+            mr_pool: NonNull::from(&self.ctx.mr_pool),
             pools: [parts.pools[0].clone(), parts.pools[1].clone()],
             adoption: self.adoption.clone(),
         };
@@ -166,6 +168,38 @@ impl<T: CmHandler> CmId<T> {
 }
 
 impl<T: CmHandler> CmId<T> {
+    /// Creates a pool of `nr` FRWR MRs of `max_pages` pages each (at most the device's
+    /// `max_fast_reg_page_list_len`) on the id's QP, in the QP's PD ([`MrPool`]): MRs taken
+    /// out of it with [`MrPool::get`] and given back per I/O, in any context. The id keeps the
+    /// pool and destroys it (deregisters every MR, those taken out too) after the QP was
+    /// drained and before it is destroyed, when the id is dropped or its device removed; an
+    /// MR still held then maps no more (`-ENODEV`). One pool per QP. Process context; sleeps.
+    ///
+    /// # Errors
+    ///
+    /// `-EINVAL` for an id without a QP, `nr` of 0 or over
+    /// [`MR_POOL_MAX`](super::super::mr::MR_POOL_MAX) or a page count the device refuses,
+    /// `-EBUSY` if the QP has a pool already, `-ENODEV` once the device was removed,
+    /// `-ENOMEM`, or the driver's error.
+    pub fn create_mr_pool(&self, nr: u32, max_pages: u32) -> Result<Arc<MrPool>> {
+        // Held until the pool is recorded: the revocation waits for it, then finds the pool.
+        let id = self.id()?;
+        let qp = id.qp().ok_or(EINVAL)?;
+        let pd = &self.qp_parts.as_ref().ok_or(EINVAL)?._pd;
+        if self.ctx.mr_pool.as_ref().is_some() {
+            return Err(EBUSY);
+        }
+        // SAFETY: `qp` is the id's live QP, of `pd`; it is destroyed only after the pool is
+        // (`Drop` and the revocation destroy the pool recorded below first; a pool not
+        // recorded is destroyed here).
+        let pool = unsafe { MrPool::create_on(qp.as_raw(), pd, nr, max_pages) }?;
+        if !self.ctx.mr_pool.populate(pool.clone()) {
+            pool.destroy();
+            return Err(EBUSY);
+        }
+        Ok(pool)
+    }
+
     /// Makes the QP that [`CmId::create_qp`] (or `CmId::create_qp_on_srq`) creates next one
     /// its consumer moves through its states, with the layer's help (`cm/qp_state.rs`): the
     /// handler must then answer [`CmEventKind::ConnectResponse`] with [`CmIdRef::establish`],

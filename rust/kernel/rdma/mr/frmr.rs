@@ -87,13 +87,14 @@ pub struct FrMr {
     page_size_cap: u64,
 }
 
-/// What an [`FrMr`]'s last mapping made of it.
+/// What the last mapping of an FRWR MR made of it (read then, so that it stays readable after
+/// the MR was deregistered).
 #[derive(Clone, Copy, Default)]
-struct MrKeys {
-    lkey: u32,
-    rkey: u32,
-    iova: u64,
-    length: u64,
+pub(super) struct MrKeys {
+    pub(super) lkey: u32,
+    pub(super) rkey: u32,
+    pub(super) iova: u64,
+    pub(super) length: u64,
 }
 
 impl MrKeys {
@@ -102,7 +103,7 @@ impl MrKeys {
     /// # Safety
     ///
     /// `mr` is a live MR.
-    unsafe fn of(mr: *mut bindings::ib_mr) -> MrKeys {
+    pub(super) unsafe fn of(mr: *mut bindings::ib_mr) -> MrKeys {
         // SAFETY: The caller guarantees `mr`.
         unsafe {
             MrKeys {
@@ -210,76 +211,30 @@ impl FrMr {
         len: u64,
         gfp: crate::alloc::Flags,
     ) -> Result {
-        let end = off.checked_add(len).ok_or(EINVAL)?;
-        if len == 0 || end > region.len as u64 {
-            return Err(EINVAL);
-        }
         if !core::ptr::eq(
             Arc::as_ptr(region.binding()),
             Arc::as_ptr(self.mr.slot.bound()),
         ) {
             return Err(EINVAL);
         }
-        let page_size = region
-            .page_size_for(off, len, self.page_size_cap, u64::from(self.max_pages))
-            .ok_or(E2BIG)?;
-        let first = region.seg_index(off);
-        let last = region.seg_index(end - 1);
-        let nents = last - first + 1;
-        // A scatterlist of exactly the span: `ib_map_mr_sg` maps whole entries, and an entry of
-        // the region may reach far beyond the span (physically contiguous pages are merged).
-        // On the stack for a span of a few entries (a contiguous buffer's is one), which the
-        // data path binds per I/O; allocated for a longer one.
-        let mut stack: [bindings::scatterlist; SGL_ON_STACK] =
-            core::array::from_fn(|_| bindings::scatterlist::default());
-        let mut heap;
-        let sgl: &mut [bindings::scatterlist] = if nents <= SGL_ON_STACK {
-            &mut stack[..nents]
-        } else {
-            heap = KVec::with_capacity(nents, gfp)?;
-            for _ in 0..nents {
-                heap.push(bindings::scatterlist::default(), gfp)?;
-            }
-            &mut heap[..]
-        };
-        // SAFETY: `sgl` holds `nents` entries; `sg_init_table` zeroes them and marks the end.
-        unsafe { bindings::sg_init_table(sgl.as_mut_ptr(), nents as u32) };
-        let segs = region.segs.get(first..=last).ok_or(EINVAL)?;
-        for (sg, s) in sgl.iter_mut().zip(segs) {
-            let start = s.off.max(off);
-            let stop = (s.off + u64::from(s.len)).min(end);
-            // SAFETY: `sg` is an initialized entry of `sgl`.
-            unsafe { bindings::sg_set_dma(sg, s.dma + (start - s.off), (stop - start) as u32) };
+        let slot = &self.mr.slot;
+        // SAFETY: `mr` is an FRWR MR of the region's device (checked above) holding
+        // `max_pages` pages, changed only through `&mut self` (type invariant), and live while
+        // its device is bound, which `live` checks.
+        unsafe {
+            region.map_mr(
+                self.mr.ptr.as_ptr(),
+                MapLimits {
+                    max_pages: self.max_pages,
+                    page_size_cap: self.page_size_cap,
+                    gfp,
+                },
+                off,
+                len,
+                |rcu| slot.bound().live(rcu),
+                &mut self.keys,
+            )
         }
-        let rcu = rcu::read_lock();
-        if !self.mr.slot.bound().live(&rcu) {
-            return Err(ENODEV);
-        }
-        // SAFETY: `ptr` is a live MR: its device is bound during the RCU section `rcu`
-        // (checked above); `sgl` describes DMA addresses mapped on the MR's device (invariant
-        // of `DmaRegion`, checked to be the same device) and is only read during the call.
-        let (n, keys) = unsafe {
-            let mr = self.as_raw();
-            let key = bindings::ib_inc_rkey((*mr).rkey) as u8;
-            bindings::ib_update_fast_reg_key(mr, key);
-            let n = bindings::ib_map_mr_sg(
-                mr,
-                sgl.as_mut_ptr(),
-                nents as i32,
-                core::ptr::null_mut(),
-                page_size as u32,
-            );
-            (n, MrKeys::of(mr))
-        };
-        drop(rcu);
-        self.keys = keys;
-        if n < 0 {
-            return Err(Error::from_errno(n));
-        }
-        if n != nents as i32 {
-            return Err(E2BIG);
-        }
-        Ok(())
     }
 
     /// The SGE of the whole mapped range under the MR's lkey (its I/O virtual address and
@@ -300,7 +255,106 @@ impl FrMr {
     }
 }
 
+/// How [`DmaRegion::map_mr`] maps: into a page list of at most `max_pages` pages of the sizes
+/// in `page_size_cap`, allocating a long span's scatterlist with `gfp`.
+#[derive(Clone, Copy)]
+pub(super) struct MapLimits {
+    pub(super) max_pages: u32,
+    pub(super) page_size_cap: u64,
+    pub(super) gfp: crate::alloc::Flags,
+}
+
 impl DmaRegion {
+    /// Maps `[off, off + len)` of the region into the page list of `mr` and gives the MR a
+    /// fresh key (the low 8 bits of lkey/rkey advance), writing the MR's keys to `keys` once
+    /// the driver has mapped: [`FrMr::map_gfp`], for the layer's MRs (`ib_mr_pool_get` ones
+    /// too). Any context with `GFP_ATOMIC` in `lim` (the span's scatterlist is allocated with
+    /// it if it has more than a few entries).
+    ///
+    /// # Errors
+    ///
+    /// `-EINVAL` for an empty or out-of-range span, `-E2BIG` if the span needs more pages than
+    /// `lim` allows, `-ENODEV` if `live` says the MR is gone, `-ENOMEM`, or the driver's error.
+    ///
+    /// # Safety
+    ///
+    /// `mr` is an MR of type `IB_MR_TYPE_MEM_REG` of the region's device able to hold
+    /// `lim.max_pages` pages, which nothing else changes or registers meanwhile; it is live
+    /// during the RCU read-side critical section passed to `live` if `live` returns true.
+    pub(super) unsafe fn map_mr(
+        &self,
+        mr: *mut bindings::ib_mr,
+        lim: MapLimits,
+        off: u64,
+        len: u64,
+        live: impl FnOnce(&rcu::Guard) -> bool,
+        keys: &mut MrKeys,
+    ) -> Result {
+        let end = off.checked_add(len).ok_or(EINVAL)?;
+        if len == 0 || end > self.len as u64 {
+            return Err(EINVAL);
+        }
+        let page_size = self
+            .page_size_for(off, len, lim.page_size_cap, u64::from(lim.max_pages))
+            .ok_or(E2BIG)?;
+        let first = self.seg_index(off);
+        let last = self.seg_index(end - 1);
+        let nents = last - first + 1;
+        // A scatterlist of exactly the span: `ib_map_mr_sg` maps whole entries, and an entry of
+        // the region may reach far beyond the span (physically contiguous pages are merged).
+        // On the stack for a span of a few entries (a contiguous buffer's is one), which the
+        // data path binds per I/O; allocated for a longer one.
+        let mut stack: [bindings::scatterlist; SGL_ON_STACK] =
+            core::array::from_fn(|_| bindings::scatterlist::default());
+        let mut heap;
+        let sgl: &mut [bindings::scatterlist] = if nents <= SGL_ON_STACK {
+            &mut stack[..nents]
+        } else {
+            heap = KVec::with_capacity(nents, lim.gfp)?;
+            for _ in 0..nents {
+                heap.push(bindings::scatterlist::default(), lim.gfp)?;
+            }
+            &mut heap[..]
+        };
+        // SAFETY: `sgl` holds `nents` entries; `sg_init_table` zeroes them and marks the end.
+        unsafe { bindings::sg_init_table(sgl.as_mut_ptr(), nents as u32) };
+        let segs = self.segs.get(first..=last).ok_or(EINVAL)?;
+        for (sg, s) in sgl.iter_mut().zip(segs) {
+            let start = s.off.max(off);
+            let stop = (s.off + u64::from(s.len)).min(end);
+            // SAFETY: `sg` is an initialized entry of `sgl`.
+            unsafe { bindings::sg_set_dma(sg, s.dma + (start - s.off), (stop - start) as u32) };
+        }
+        let rcu = rcu::read_lock();
+        if !live(&rcu) {
+            return Err(ENODEV);
+        }
+        // SAFETY: `mr` is a live MR during the RCU section `rcu` (checked above, the caller's
+        // promise); `sgl` describes DMA addresses mapped on the MR's device (invariant of
+        // `DmaRegion`, and the caller's promise) and is only read during the call.
+        let (n, new_keys) = unsafe {
+            let key = bindings::ib_inc_rkey((*mr).rkey) as u8;
+            bindings::ib_update_fast_reg_key(mr, key);
+            let n = bindings::ib_map_mr_sg(
+                mr,
+                sgl.as_mut_ptr(),
+                nents as i32,
+                core::ptr::null_mut(),
+                page_size as u32,
+            );
+            (n, MrKeys::of(mr))
+        };
+        drop(rcu);
+        *keys = new_keys;
+        if n < 0 {
+            return Err(Error::from_errno(n));
+        }
+        if n != nents as i32 {
+            return Err(E2BIG);
+        }
+        Ok(())
+    }
+
     /// The page size for a page list of at most `max_pages` entries describing
     /// `[off, off + len)`: the smallest power of two (at least `PAGE_SIZE`, allowed by the
     /// device's `cap`) to which every inner segment boundary is aligned and that needs no more

@@ -181,6 +181,8 @@ impl RingShared {
                 let lmrs = core::mem::replace(&mut (*p).lmrs, OneOrMore::Empty);
                 let rmr = (*p).rmr.take();
                 let read_mr = (*p).read_mr.take();
+                // Back to the pool (`ib_mr_pool_put`: the QP's `mr_lock`, any context).
+                drop((*p).pool_mr.take());
                 // A DTO a post call stopped inside of (`RingCore::orphan`) failed.
                 let status = if (*p).silent {
                     DtoStatus::Generic

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0
 # rkdapl: a kDAPL-style RDMA provider in Rust for Linux.
 #
 #   make demo    set everything up, build, boot two QEMU guests and move verified bytes

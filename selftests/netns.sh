@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # Sourced INSIDE a guest by selftests/guest-b.sh after guest-lib.sh: rkdapl across two network
 # namespaces in one guest, set up as the kernel's
 # tools/testing/selftests/rdma/rxe_rping_between_netns.sh does: namespaces rkdapl-a and

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # Sourced by selftests/guest-a.sh and guest-b.sh (after guest-lib.sh): observability of a live
 # rkdapl consumer (guest B needs only its helpers, for removal.sh).
 #

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # Sourced by selftests/guest-a.sh and guest-b.sh (after guest-lib.sh): the scale test.
 #
 #   scale_guest_a   rkdapl_scale.ko role=server: $SCALE_EPS EPs accepted on 4 PSPs, spread

@@ -8,8 +8,8 @@
 #     qemu/kernel-patches/ (git-am input), the kernel config fragments qemu/*.config and
 #     .kunitconfig files (their bytes key the kernel build cache, and the kernel's own
 #     .kunitconfig files carry none) and the generated data of docs/bench/ (CSV, report, plot);
-#   - no committed file names a build machine's paths (/work/, /root/, /home/<user>/, and /tmp/
-#     in documentation);
+#   - no committed file names a build machine's paths (under /work, /root or /home/<user>, and
+#     under /tmp in documentation);
 #   - no committed file refers to an issue by number (no tracker is public).
 #
 # NEWS.md, the history, may name what it likes and is left out of the last two, and so are the

@@ -10,7 +10,10 @@
 #     .kunitconfig files carry none) and the generated data of docs/bench/ (CSV, report, plot);
 #   - no committed file names a build machine's paths (under /work, /root or /home/<user>, and
 #     under /tmp in documentation);
-#   - no committed file refers to an issue by number (no tracker is public).
+#   - no committed file refers to an issue by number (no tracker is public);
+#   - every export of rkdapl.ko (rust/rkdapl/exports.c) is in the symbol namespace RKDAPL
+#     (EXPORT_SYMBOL_NS_GPL(sym, "RKDAPL")): a plain export would work for every consumer
+#     and so would not be noticed otherwise.
 #
 # NEWS.md, the history, may name what it likes and is left out of the last two, and so are the
 # kernel config fragments qemu/*.config, whose every byte keys the kernel build cache (a
@@ -73,4 +76,14 @@ while IFS= read -r l; do
 	bad+=("$l")
 done < <(grep -HnEi '\b(issue|bug|ticket)s? ?#?[0-9]+\b|\bissues? [0-9]+(,| and) [0-9]+' "${text[@]}" | cut -c1-120)
 report "no issue numbers in ${#text[@]} committed text files (NEWS.md, qemu/*.config aside)" "${bad[@]+"${bad[@]}"}"
+
+bad=()
+if [ -f rust/rkdapl/exports.c ]; then
+	while IFS= read -r l; do
+		bad+=("$l")
+	done < <(grep -nE '^[^*/]*EXPORT_SYMBOL' rust/rkdapl/exports.c | grep -vE 'EXPORT_SYMBOL_NS_GPL\([A-Za-z0-9_]+, "RKDAPL"\)' |
+		grep -v '^[0-9]*:#define EXPORT_SYMBOL_RUST_GPL(sym) extern int sym; EXPORT_SYMBOL_NS_GPL(sym, "RKDAPL")$')
+	n=$(grep -c 'EXPORT_SYMBOL_NS_GPL([A-Za-z0-9_]*, "RKDAPL")' rust/rkdapl/exports.c)
+	report "rkdapl's $n exports in rust/rkdapl/exports.c are in namespace RKDAPL" "${bad[@]+"${bad[@]}"}"
+fi
 exit 0

@@ -1,10 +1,11 @@
+# SPDX-License-Identifier: GPL-2.0
 # rkdapl: a kDAPL-style RDMA provider in Rust for Linux.
 #
 #   make demo    set everything up, build, boot two QEMU guests and move verified bytes
 #   make check   the same set-up, then the selftests (KTAP); ends with "N passed, N failed"
 #                (T=<suite>[,<suite>] runs only those, in one boot: T=fuzz SEED=N replays a seed;
 #                the suites: docs/testing.md)
-#   make check-quick  the inner loop: KUnit, layout, badarg, loopback, netns, removal (~5 min)
+#   make check-quick  the inner loop: KUnit, layout, badarg, loopback, netns, removal (~4 min)
 #   make fuzz    the API fuzzer with new seeds for 30 minutes (FUZZ_MINUTES=), in one guest
 #   make bench   rkdapl vs raw verbs vs perftest in one guest under QEMU -icount (deterministic:
 #                virtual-time rates, instructions per post and per DTO), in out/bench-<ts>

@@ -23,13 +23,27 @@
  * Build a consumer against the kernel build directory rkdapl.ko was built for (the path in
  * <rkdapl>/out/kdir), with LLVM=-19 (that kernel is built with clang 19) and
  * KBUILD_EXTRA_SYMBOLS=<rkdapl>/Module.symvers; docs/guide.md has the make line. The module
- * must be GPL-compatible (symbols are EXPORT_SYMBOL_GPL).
+ * must be GPL-compatible and import rkdapl's symbol namespace: the symbols are
+ * EXPORT_SYMBOL_NS_GPL(sym, "RKDAPL"), so a consumer has MODULE_IMPORT_NS("RKDAPL"), or modpost
+ * fails its build and the kernel refuses to load it.
  */
 #ifndef _RKDAPL_H
 #define _RKDAPL_H
 
 #include <linux/types.h>
 #include <linux/socket.h>
+
+/*
+ * RKDAPL_VERSION: the release of rkdapl these declarations come from; rkdapl.ko carries the
+ * same string as its modinfo "version" (modinfo -F version rkdapl).
+ *
+ * RKDAPL_API_VERSION: the C API's version, an integer that grows by one with every release
+ * that adds to or changes this header (a consumer can test for a feature with
+ * "#if RKDAPL_API_VERSION >= N"). A change that breaks source compatibility also changes
+ * RKDAPL_VERSION's major number.
+ */
+#define RKDAPL_VERSION "0.1.0"
+#define RKDAPL_API_VERSION 1
 
 struct rkdapl_ia;
 struct rkdapl_pz;

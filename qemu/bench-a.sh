@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # Runs INSIDE guest A (10.77.0.1) of `make bench` (scripts/bench.sh -> qemu/run-guests.sh):
 # the serving side. Loads rkdapl.ko, samples/rkdapl_perf.ko and samples/raw_perf.ko, starts
 # both kernel servers (ports 7700 and 7710; they serve guest B's clients one after the other

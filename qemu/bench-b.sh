@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # Runs INSIDE guest B (10.77.0.2) of `make bench` (scripts/bench.sh -> qemu/run-guests.sh):
 # the measuring side. For every size: rkdapl_perf and raw_perf clients (write/read/send
 # bandwidth, write/read latency) against guest A's kernel servers, then perftest (ib_write_bw,

@@ -1,7 +1,8 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # Runs INSIDE the one guest of `make bench-blk` (scripts/bench.sh blk -> qemu/run-guests.sh
 # --one), under QEMU's -icount shift=0,sleep=off like `make bench` (qemu/bench-det.sh): guest
-# time counts instructions, so the figures repeat. Issue 17's comparison: the same fio jobs
+# time counts instructions, so the figures repeat. The comparison: the same fio jobs
 # on rkdapl's block device and on NVMe over Fabrics, in one boot, over the same rxe loopback
 # and the same kind of backing store:
 #

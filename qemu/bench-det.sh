@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # Runs INSIDE the one guest of `make bench` (scripts/bench.sh -> qemu/run-guests.sh --one),
 # which QEMU runs with -icount shift=0,sleep=off: every guest instruction advances the virtual
 # clock by 1 ns, idle time is skipped, and ktime in the guest counts instructions executed

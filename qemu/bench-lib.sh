@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # Sourced inside the guests by qemu/bench-det.sh (make bench) and qemu/bench-a.sh and
 # qemu/bench-b.sh (make bench-wall).
 

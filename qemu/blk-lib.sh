@@ -1,6 +1,7 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # Sourced inside the one guest of `make bench-blk` (qemu/bench-blk.sh) and of `make profile`
-# with RKDAPL_PROF_TOOL=rkdblk|nvme (qemu/profile-blk.sh): the two block devices of issue 17's
+# with RKDAPL_PROF_TOOL=rkdblk|nvme (qemu/profile-blk.sh): the two block devices of the
 # comparison over the rxe loopback, and the fio jobs. The caller sources qemu/bench-lib.sh
 # first.
 #

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # Runs INSIDE each guest of `make demo` (qemu/demo.sh -> run-guests.sh): guest A loads
 # samples/rkdapl_sample.ko as the server, guest B as the client of A. Each insmod returns only
 # once the transfer is verified (or failed), then both modules are unloaded. The guest's

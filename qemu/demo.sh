@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # `make demo`: builds rkdapl.ko and the sample consumer, boots two QEMU guests wired together
 # (A 10.77.0.1, B 10.77.0.2, Soft-RoCE rxe0 on each) and has the sample move a verified
 # payload: B RDMA WRITEs it into A's memory, READs it back, and both sides check it.

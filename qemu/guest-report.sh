@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # Runs INSIDE a guest: records a test script's exit status in $RKDAPL_SYNC/rc-<role> and dumps
 # dmesg plus a kmemleak report (and, on a KCSAN kernel, KCSAN's counters) into
 # $RKDAPL_SYNC/dmesg-<role>.txt, which run-guests.sh reads.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # Runs INSIDE a guest as its whole job, started by run-guests.sh:
 #   guest-run.sh <env-file> <test-script>
 # Loads the RKDAPL_* environment, runs guest-setup.sh and then the test script,

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # Runs INSIDE a guest: brings up the test NIC (found by $RKDAPL_MAC) with
 # $RKDAPL_IP/24, loads Soft-RoCE from $RKDAPL_MODROOT, creates rxe0 on the NIC
 # and waits until rxe0/1 is ACTIVE. Executed once by guest-run.sh; a test

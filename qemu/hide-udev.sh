@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # hide-udev.sh <empty-dir> <command...>: run inside a private mount namespace (unshare -m):
 # covers /usr/lib/systemd with <empty-dir> so a virtme-ng guest sharing the host root finds no
 # systemd-udevd and skips udev, then runs the command.

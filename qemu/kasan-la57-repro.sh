@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # Reproduces, on demand, the boot-time KASAN false positive of debug kernels under 5-level
 # paging (docs/testing.md, "Boot-time KASAN false positive"): an interrupt that lands while
 # the boot CPU's identify_cpu() has cleared boot_cpu_data's feature bits (X86_FEATURE_LA57

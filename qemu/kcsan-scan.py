@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
 """KCSAN reports in guest logs, as findings (`FLAVOUR=kcsan make check`, selftests/run.sh).
 
     qemu/kcsan-scan.py [--top DIR] [--summary FILE] ROLE=LOG[,LOG...]...

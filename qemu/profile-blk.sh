@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # Runs INSIDE the guest of `make profile` with RKDAPL_PROF_TOOL=rkdblk or nvme
 # (scripts/profile.sh -> qemu/run-guests.sh --one, under -icount with the tbprof plugin): one
 # fio job of `make bench-blk` on one of its two block devices, fio pinned to CPU 1 as there,

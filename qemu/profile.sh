@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # Runs INSIDE the guest of `make profile` (scripts/profile.sh -> qemu/run-guests.sh --one,
 # under -icount with the tbprof plugin): one bandwidth run of one tool, client pinned to CPU 1
 # and server to CPU 2 as in qemu/bench-det.sh, then the guest's symbols (/proc/kallsyms,

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # Host side: boots guest A (10.77.0.1) and, unless --one, guest B (10.77.0.2)
 # with virtme-ng over the host root (TCG), wired together by a QEMU socket
 # netdev. Each guest runs qemu/guest-run.sh: guest-setup.sh, then its script.

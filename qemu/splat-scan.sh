@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # Scans guest dmesg dumps for kernel splats (WARN, BUG, KASAN, lockdep,
 # kmemleak, hung tasks, UBSAN, debugobjects, list/refcount corruption...).
 # Prints TAP: one test per file, a "# file:line: text" diagnostic per splat.

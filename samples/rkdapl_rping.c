@@ -643,4 +643,5 @@ module_init(rkdapl_rping_init);
 module_exit(rkdapl_rping_exit);
 
 MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS("RKDAPL");
 MODULE_DESCRIPTION("rkdapl rping: rdma-core rping's ping-pong protocol over the rkdapl API");

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # `make bench`: rkdapl against raw verbs and perftest over Soft-RoCE, in QEMU guests.
 #
 #   scripts/bench.sh [det|blk|wall]  (FLAVOUR=release|debug; default release, built if missing)
@@ -12,7 +13,7 @@
 # are virtual-time rates and instruction counts, and they repeat (the report shows max/min
 # over the passes). See qemu/bench-det.sh.
 #
-# blk (`make bench-blk`, and `make bench` after det): issue 17's block device against
+# blk (`make bench-blk`, and `make bench` after det): rkdapl's block device against
 # nvme-rdma. One guest under the same -icount: fio's jobs (4 KiB random read/write at QD1 and
 # QD16, 128 KiB sequential at QD16) on /dev/rkdblk0 (rkdapl) and /dev/nvme0n1 (nvme-rdma to
 # nvmet-rdma), both over rxe loopback onto a brd RAM disk, interleaved passes; see

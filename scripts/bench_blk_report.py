@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
 """The ratio table of `make bench-blk` (qemu/bench-blk.sh): rkdapl's block device against
 nvme-rdma, the same fio jobs in one boot.
 
@@ -7,7 +8,7 @@ nvme-rdma, the same fio jobs in one boot.
 reads OUT_DIR/sync/blk/<dev>-<job>-<pass>.json (fio's JSON), writes OUT_DIR/blk-results.csv
 and prints one row per job: each device's median over the passes with its spread
 (max/min - 1), the ratio rkdblk / nvme of each pass (median, min and max) and the target of
-issue 17. A ratio is IOPS for the 4 KiB jobs, MB/s for the 128 KiB ones (the same thing at a
+each job (docs/blockdev.md). A ratio is IOPS for the 4 KiB jobs, MB/s for the 128 KiB ones (the same thing at a
 fixed size, but the target is written that way). Exit status 1 if a run is missing or failed.
 """
 

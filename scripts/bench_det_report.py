@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
 """The report of the deterministic `make bench` (qemu/bench-det.sh): results.csv, plot.png and
 the tables, with every target of the benchmark marked met or MISSED.
 
@@ -231,7 +232,7 @@ def main():
     ceiling = read_ceiling(sync)
     print(f"=== rkdapl deterministic bench (release kernel, one guest, QEMU -icount shift=0,"
           f"sleep=off, rxe loopback): {len(rows)} results over {nrep} passes, "
-          f"{len(kfails) + len(pfails)} failed runs; {out}/results.csv ===")
+          f"{len(kfails) + len(pfails)} failed runs; results.csv beside this report ===")
     print("    virtual time: 1 ns = 1 guest instruction (all vCPUs); medians over the passes;")
     print("    rk: rkdapl_perf (C API), rust: rkdapl_rust_perf (Rust API), raw: raw_perf "
           "(ib_core),")
@@ -350,7 +351,7 @@ def main():
 
     try:
         plot(data, sizes, os.path.join(out, "plot.png"), nrep)
-        print(f"plot: {out}/plot.png")
+        print("plot: plot.png beside this report")
     except ImportError as e:
         print(f"no plot: {e} (make deps installs python3-matplotlib)")
     # perftest's runs may hang spinning under -icount (qemu/bench-det.sh): listed above, they

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
 """Turns a `make bench-wall` run directory (the indicative two-guest wall-clock matrix) into
 results.csv, plot.png and the printed tables; its row parsers also serve
 scripts/bench_det_report.py (`make bench`).
@@ -148,7 +149,7 @@ def ratio_cell(rows, other, op, kind, size, col=None):
 
 
 def targets(med, ceiling):
-    """The targets of issue 5, each against figures of this run."""
+    """The wall-clock targets (docs/benchmarks.md), each against figures of this run."""
     def get(tool, op, kind, size, col):
         v = med.get((tool, op, kind, size), {}).get(col)
         if v is not None and tool == "perftest" and op == "write" and col == "lat_med_us":
@@ -165,7 +166,7 @@ def targets(med, ceiling):
               f"{'>=' if better_high else '<='} {want})")
 
     print()
-    print("=== issue 5 targets (medians of this run; indicative) ===")
+    print("=== targets (medians of this run; indicative) ===")
     line("WRITE bandwidth at 64 KiB, rkdapl / ib_write_bw",
          get("rkdapl", "write", "bw", 65536, "MBps"),
          get("perftest", "write", "bw", 65536, "MBps"), 1.0, True)

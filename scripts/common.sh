@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0
 # Shared settings for rkdapl's host scripts (sourced, not run).
 RKDAPL_CACHE=${RKDAPL_CACHE:-$HOME/.cache/rkdapl}
 TOOLS=$RKDAPL_CACHE/tools

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # rkdapl for Debian's stock kernel: the pinned linux-image 7.3.4+deb13-amd64 of trixie-backports.
 #
 #   scripts/debian.sh kernel          fetch the pinned .debs, make the trixie toolchain chroot and

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # Install the host packages and tools rkdapl needs. Idempotent: a second run
 # only checks. Uses sudo only when not root.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # Build rkdapl's documentation under out/docs/ (`make docs`):
 #
 #   out/docs/index.html       links to everything below

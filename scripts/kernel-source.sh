@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # Fetch Debian's linux-source-$KVER (trixie-backports) with a private apt
 # state directory (the system's apt sources stay untouched) and unpack it
 # once into $RKDAPL_CACHE/src/linux-source-$KVER. Prints the tree's path.

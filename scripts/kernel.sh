@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # Prepare and build the guest kernel rkdapl runs on.
 #
 #   scripts/kernel.sh [debug|release|kcsan]     prints the build directory (O=) on stdout

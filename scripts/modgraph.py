@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
 # Used by make check (selftests/run.sh) to keep the provider acyclic: exits 1 on a cycle.
 """Module import graph of rust/rkdapl: which top-level provider module uses which (crate:: paths).
 

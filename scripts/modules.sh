@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # Build rkdapl.ko, the sample consumer and the selftest module against the prepared kernel.
 #   scripts/modules.sh [debug|release|kcsan]   prints the kernel build directory on stdout
 # The sample and selftest modules are built as separate external modules that only see

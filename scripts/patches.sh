@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # make patches: the Rust RDMA layer in its upstream form, a `git am`-able patch series that adds
 # `kernel::rdma` to Linux $KVER, written to out/patches/ (0000-cover-letter.patch, 0001-...).
 #
@@ -120,6 +121,8 @@ UNUSED_UNTIL=(
 SAMPLE=samples/rust/rust_rdma_loopback.rs
 SAMPLE_USE_HERE="use rkdapl::rdma;"
 SAMPLE_USE_SERIES="use kernel::rdma;"
+# The sample's import of rkdapl's symbol namespace, which the kernel crate's layer has not.
+SAMPLE_IMPORT_HERE='    imports_ns: ["RKDAPL"],'
 
 msg_1() {
 	cat << 'EOF'
@@ -562,8 +565,9 @@ EOF
 #   maintainers FILES       MAINTAINERS + the RUST [RDMA] entry listing FILES
 #   expect ITEMS            #[expect(dead_code)] above the crate-internal fn, trait, struct or
 #                           enum ITEMS
-#   sample HERE SERIES      the sample with its line HERE (and the comment above it) replaced
-#                           by SERIES
+#   sample HERE SERIES [DROP...]
+#                           the sample with its line HERE (and the comment above it) replaced
+#                           by SERIES, and its lines DROP (and the comments above them) left out
 #   kconfig                 samples/rust/Kconfig + SAMPLE_RUST_RDMA_LOOPBACK
 #   makefile                samples/rust/Makefile + rust_rdma_loopback.o
 shape() {
@@ -710,7 +714,7 @@ elif mode == "expect":
         at = hits[0]
         lines.insert(at, re.match(pat, lines[at]).group(1) + "#[expect(dead_code)]")
 elif mode == "sample":
-    here, series = args
+    here, series, *drops = args
     hits = [i for i, l in enumerate(lines) if l == here]
     if len(hits) != 1:
         fail(f"{len(hits)} lines '{here}'")
@@ -718,6 +722,14 @@ elif mode == "sample":
     while at > 0 and lines[at - 1].startswith("//"):
         at -= 1
     lines = lines[:at] + [series] + lines[hits[0] + 1 :]
+    for drop in drops:
+        hits = [i for i, l in enumerate(lines) if l == drop]
+        if len(hits) != 1:
+            fail(f"{len(hits)} lines '{drop}'")
+        at = hits[0]
+        while at > 0 and lines[at - 1].lstrip().startswith("//"):
+            at -= 1
+        lines = lines[:at] + lines[hits[0] + 1 :]
 elif mode == "kconfig":
     entry = """config SAMPLE_RUST_RDMA_LOOPBACK
 \ttristate "RDMA loopback"
@@ -838,7 +850,8 @@ for entry in "${SERIES[@]}"; do
 		path=$(series_path "$f")
 		mkdir -p "$(dirname "$repo/$path")"
 		if [ "$path" = "$SAMPLE" ]; then
-			shape "$top/$path" sample "$SAMPLE_USE_HERE" "$SAMPLE_USE_SERIES" > "$repo/$path"
+			shape "$top/$path" sample "$SAMPLE_USE_HERE" "$SAMPLE_USE_SERIES" \
+				"$SAMPLE_IMPORT_HERE" > "$repo/$path"
 			shape "$pristine/samples/rust/Kconfig" kconfig > "$repo/samples/rust/Kconfig"
 			shape "$pristine/samples/rust/Makefile" makefile > "$repo/samples/rust/Makefile"
 		else

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # `make profile`: where the instructions of a data-path run go, per kernel function.
 #
 #   scripts/profile.sh        (FLAVOUR=release|debug; default release, built if missing)

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # Sourced by a guest script (after guest-lib.sh): the rkdblk remote block device
 # (docs/blockdev.md), server and client in one guest over rxe0's loopback.
 #

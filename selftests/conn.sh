@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # Sourced by selftests/guest-a.sh and guest-b.sh (after guest-lib.sh): connection robustness,
 # with selftests/kmod/rkdapl_conn.ko (its header comment has the cycle kinds).
 #

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # Sourced by selftests/guest-b.sh (after guest-lib.sh and soak.sh): connection faults, with
 # rkdapl_soak.ko as the consumer (guest A's soak server is still listening when these run).
 #

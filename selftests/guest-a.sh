@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # Guest A of `make check` (selftests/run.sh -> qemu/run-guests.sh), 10.77.0.1: loads rkdapl.ko,
 # checks that rmmod is refused while a consumer holds it, runs guest A's steps of the suites in
 # selftests/suites.sh (all of them, or those of RKDAPL_T: make check T=...), unloads rkdapl.ko.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # Guest B of `make check` (selftests/run.sh -> qemu/run-guests.sh), 10.77.0.2: loads rkdapl.ko,
 # runs guest B's steps of the suites in selftests/suites.sh (its single-guest steps while guest A
 # runs its own, then the client side of the two-guest steps), unloads rkdapl.ko and reports. When

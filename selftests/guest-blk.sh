@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # One guest (qemu/run-guests.sh --one): the rkdblk block device suite alone
 # (selftests/blockdev.sh: blockdev_suite, blockdev_send_queue, blockdev_timeout,
 # blockdev_removal), between loading and unloading rkdapl.ko.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # Sourced INSIDE a guest by selftests/guest-{a,b}.sh (run by qemu/run-guests.sh).
 # Records TAP lines "ok N - <suite>: <name>" / "not ok N - <suite>: <name> # <reason>" in
 # $RKDAPL_SYNC/tap-<role>.txt (numbered per guest) and echoes them.

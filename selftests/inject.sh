@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # Sourced by selftests/guest-b.sh (after guest-lib.sh and soak.sh): allocation-failure
 # injection (failslab and fail_page_alloc) in rkdapl's operations.
 #

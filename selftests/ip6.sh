@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # Sourced INSIDE a guest by selftests/guest-{a,b}.sh after guest-lib.sh and rping.sh: the
 # two-guest suites over IPv6.
 #

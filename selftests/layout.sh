@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # The layout selftest's result as one TAP line (host side; nothing is booted).
 #
 #   selftests/layout.sh DIR LABEL

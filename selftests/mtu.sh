@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # Sourced by selftests/guest-a.sh and guest-b.sh (after guest-lib.sh and rping.sh): peers whose
 # netdev MTUs differ. Cases 1 and 2 with selftests/kmod/rkdapl_mtu.ko (server on guest A,
 # client on guest B): one connection each way round, the path MTU both EPs report

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # Sourced INSIDE a guest by selftests/guest-b.sh after guest-lib.sh: rkdapl across two network
 # namespaces in one guest, set up as the kernel's
 # tools/testing/selftests/rdma/rxe_rping_between_netns.sh does: namespaces rkdapl-a and
@@ -11,8 +12,8 @@
 #                 address, the client role's data tests from B to a server thread in A; then
 #                 takes it all down again
 #
-# Test names start with "netns: ". Needs CONFIG_NET_NS and veth (the debug kernel since
-# 6d7f5a6; Debian's kernel); without them the suite reports one skipped test.
+# Test names start with "netns: ". Needs CONFIG_NET_NS and veth (the debug kernel and Debian's
+# kernel have both); without them the suite reports one skipped test.
 
 NETNS_A=rkdapl-a NETNS_B=rkdapl-b
 NETNS_ADDR_A=10.88.0.1 NETNS_ADDR_B=10.88.0.2

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # Sourced by selftests/guest-a.sh and guest-b.sh (after guest-lib.sh): observability of a live
 # rkdapl consumer (guest B needs only its helpers, for removal.sh).
 #
@@ -11,7 +12,7 @@
 #                    (named after the listener by ib_core) still shows the name. Unloading the
 #                    consumer removes all of it.
 #
-# Copies of the outputs go to $RKDAPL_SYNC/observe-*.txt (the README quotes them).
+# Copies of the outputs go to $RKDAPL_SYNC/observe-*.txt (docs/observability.md quotes them).
 
 OBS_KO=$KO/selftests/kmod/rkdapl_observe.ko
 OBS_WRITES=640	# more than one EP's 512 send-queue slots

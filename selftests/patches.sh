@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # Host-side test of `make patches`: the series applies to the pristine linux-source-$KVER with
 # `git am`, is checkpatch.pl --strict clean, and builds the kernel crate with kernel::rdma.
 #

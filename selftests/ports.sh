@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # Sourced by selftests/guest-a.sh (after guest-lib.sh): asynchronous port events and EP reuse.
 #
 #   reset_suite   rkdapl_test role=reset: EPs disconnected, reset and connected again, several

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # Sourced by selftests/guest-a.sh and guest-b.sh (after guest-lib.sh and observe.sh): device
 # removal (guest B runs it over siw0 in the siw phase, selftests/transport.sh).
 #

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # Sourced INSIDE a guest by selftests/guest-{a,b}.sh after guest-lib.sh: the kernel rping
 # (samples/rkdapl_rping.ko, on guest A) against rdma-core's rping (on guest B), both ways.
 #

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # `make check`: rkdapl's selftests in QEMU guests, as one KTAP stream on stdout.
 #
 #   [T=<suite>[,<suite>...]] [SEED=N] [KERNEL=debian] selftests/run.sh [--one]
@@ -14,7 +15,7 @@
 # stock kernel out, RKDAPL_PATCHES_CHECK=0 the test of make patches (both run only with
 # FLAVOUR=debug).
 #
-# T= runs only the suites named (guest suites and the host-side layout and patches), in one
+# T= runs only the suites named (guest suites and the host-side hygiene, layout and patches), in one
 # boot: one guest, or two if a chosen suite has a two-guest step; with KERNEL=debian on the
 # stock kernel instead of the debug one. SEED=N is the fuzz suite's seed.
 #
@@ -42,12 +43,11 @@ one=0
 flavour=${FLAVOUR:-debug}
 # T=<suite>[,<suite>...] (make check T=fuzz SEED=N): only those suites (selftests/suites.sh),
 # in one boot: one guest, or two if one of them has a two-guest step; on the debug kernel, or
-# with KERNEL=debian on the stock one. The host-side checks are suites too: layout (the module
-# graph and the C/Rust struct layouts) and patches (make patches and its build). SEED=N gives
-# the fuzz suite its seed.
+# with KERNEL=debian on the stock one. The host-side checks are suites too (HOST_SUITES in
+# selftests/suites.sh): hygiene, layout and patches. SEED=N gives the fuzz suite its seed.
 . "$top/selftests/suites.sh"
 suite_names
-host_suites="layout patches"
+host_suites=$HOST_SUITES
 all_suites="$REPLY $host_suites"
 export RKDAPL_T=${T:-}
 [ -n "${SEED:-}" ] && export RKDAPL_FUZZ_SEEDS=$SEED
@@ -73,9 +73,17 @@ stock=0
 [ -n "${T:-}" ] && [ "${KERNEL:-}" = debian ] && stock=1
 debug=1
 [ -n "${T:-}" ] && [ "${KERNEL:-}" = debian ] && debug=0
-# A run of host-side suites only boots nothing.
+# A run of host-side suites only boots nothing; a run of the hygiene check alone builds nothing.
 boot=1
 [ -n "${T:-}" ] && [ -z "$guest_t" ] && boot=0
+[ "${T:-}" = hygiene ] && debug=0 stock=0
+lines=() diag=()
+# The committed files' SPDX lines, paths and issue numbers (selftests/hygiene.sh), first: seconds.
+if host_selected hygiene; then
+	while IFS= read -r l; do
+		lines+=("$l")
+	done < <("$top/selftests/hygiene.sh" "$top")
+fi
 # The stock kernel's set-up (Debian's packages downloaded and unpacked, a trixie debootstrap,
 # the tree prepared) runs while the debug kernel builds, and is waited for after it. Its
 # downloads overlap the build; its modules_prepare competes with it for the CPU. On a warm
@@ -117,7 +125,6 @@ out=$RKDAPL_OUT
 mkdir -p "$out"
 roles="a b"
 [ $one = 1 ] && roles=a
-lines=() diag=()
 st=0
 
 # guests <name prefix> <log dir>: one boot of the guests (the kernel comes from the environment,

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # Sourced by selftests/guest-a.sh (after guest-lib.sh): the Rust consumer.
 #
 #   rust_suite   loads samples/rust/rkdapl_rust_sample.ko, a Rust module built against rkdapl's

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # Sourced by selftests/guest-a.sh and guest-b.sh (after guest-lib.sh): the scale test.
 #
 #   scale_guest_a   rkdapl_scale.ko role=server: $SCALE_EPS EPs accepted on 4 PSPs, spread
@@ -26,10 +27,10 @@
 # refused (send_err) to the error state without an async event, and the test then sees only
 # FLUSHED completions (docs/testing.md, "Scale at 1024 EPs"); with it, send_err still counts
 # the packet and RC resends it.
-# RKDAPL_SCALE_EPS overrides the number of EPs (default 1024: make check's, and the README's
-# figures, see docs/testing.md), RKDAPL_SCALE_BYTES the bytes per EP (default 16384: at 64 KiB
+# RKDAPL_SCALE_EPS overrides the number of EPs (default 1024: make check's, and the figures
+# of docs/testing.md), RKDAPL_SCALE_BYTES the bytes per EP (default 16384: at 64 KiB
 # the 1024 EPs' data took 2 of the suite's 8 minutes, on both guests, and showed nothing 16 KiB
-# does not; the README's memory-per-EP figures were measured at 64 KiB).
+# does not; docs/testing.md's memory-per-EP figures were measured at 64 KiB).
 
 SCALE_KO=$KO/selftests/kmod/rkdapl_scale.ko
 SCALE_EPS=${RKDAPL_SCALE_EPS:-1024}

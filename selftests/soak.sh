@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # Sourced by selftests/guest-a.sh and guest-b.sh (after guest-lib.sh): the two-guest soak.
 #
 #   soak_guest_a   rkdapl_soak.ko role=server: accepts $SOAK_CYCLES connections one after the

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # Shared receive queues: selftests/kmod/rkdapl_srq.ko (rkdapl_srq/main.c says what each role checks).
 # Sourced by guest-a.sh / guest-b.sh after guest-lib.sh (and removal.sh, for rm_rxe_up).
 #   srq_guest_a:   badarg; loopback (8 EPs over the guest's own address)

@@ -58,6 +58,13 @@ SUITE_ROWS=(
 	"unload       one   yes    unload_suite          -"
 )
 
+# The host-side suites: selftests/run.sh runs them on the host, not in a guest, and they are
+# named in T= like the others. hygiene (selftests/hygiene.sh: SPDX lines, no build-machine paths,
+# no issue numbers in the committed files) runs first, before anything is built; layout (the
+# module graph and the C/Rust struct layouts) after the guests; patches (make patches and its
+# build) beside the debug guests.
+HOST_SUITES="hygiene layout patches"
+
 # The steps that are more than one function call.
 suite_badarg() { run_kmod badarg 1200 -- role=badarg dev=$RKDAPL_DEV peer="$RKDAPL_IP" port=7490; }
 suite_loopback() { run_kmod loopback 1200 -- role=loopback dev=$RKDAPL_DEV peer="$RKDAPL_IP" port=7500; }

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # Sourced by selftests/guest-a.sh and guest-b.sh (after guest-lib.sh and the suites' files):
 # the second transport. rxe0 (RoCEv2) gives way to siw0 (iWARP, drivers/infiniband/sw/siw) on
 # the same NIC, and the suites whose behaviour depends on the transport run again over it,

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # Guest A of the harness smoke test: userspace rping server on rxe0 (-S must
 # match the client's: the server RDMA READs the client's size into its buffer),
 # signals a.ready once its rdma_cm id is listening.

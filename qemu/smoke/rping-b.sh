@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # Guest B of the harness smoke test: rping client to guest A once A is ready.
 . "$RKDAPL_TOP/qemu/guest-setup.sh" || exit 1
 rkdapl_wait a.ready || exit 1

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # Single-guest (--one) smoke test: rping over rxe0 to the guest's own IP.
 . "$RKDAPL_TOP/qemu/guest-setup.sh" || exit 1
 rping -s -a "$RKDAPL_IP" -C 3 -v -S 1024 &

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # Host side: checks the harness itself. A pair rping and a --one loopback rping
 # must pass; a failing script, a fake kernel WARNING and a fake "Disabling lock debugging"
 # must make run-guests.sh fail. Prints the wall-clock time of each run.

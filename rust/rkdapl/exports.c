@@ -2,72 +2,78 @@
 /*
  * Exports rkdapl's C ABI (the Rust `extern "C"` functions of rust/rkdapl/abi) to other
  * modules. Declarations and documentation: include/rkdapl.h.
+ *
+ * Every symbol is exported in the symbol namespace "RKDAPL": a consumer module declares
+ * MODULE_IMPORT_NS("RKDAPL") (C) or `imports_ns: ["RKDAPL"]` in its module! (Rust), or modpost
+ * refuses to link it and the kernel refuses to load it.
  */
 #include <linux/export.h>
 #include <linux/module.h>
 #include "../../include/rkdapl.h"
 
-EXPORT_SYMBOL_GPL(__rkdapl_ia_open);
-EXPORT_SYMBOL_GPL(rkdapl_ia_close);
-EXPORT_SYMBOL_GPL(rkdapl_ia_query);
-EXPORT_SYMBOL_GPL(__rkdapl_ia_open_addr);
-EXPORT_SYMBOL_GPL(__rkdapl_ia_open_netdev);
+MODULE_VERSION(RKDAPL_VERSION);
+
+EXPORT_SYMBOL_NS_GPL(__rkdapl_ia_open, "RKDAPL");
+EXPORT_SYMBOL_NS_GPL(rkdapl_ia_close, "RKDAPL");
+EXPORT_SYMBOL_NS_GPL(rkdapl_ia_query, "RKDAPL");
+EXPORT_SYMBOL_NS_GPL(__rkdapl_ia_open_addr, "RKDAPL");
+EXPORT_SYMBOL_NS_GPL(__rkdapl_ia_open_netdev, "RKDAPL");
 /* IAs in a given network namespace */
-EXPORT_SYMBOL_GPL(__rkdapl_ia_open_net);
-EXPORT_SYMBOL_GPL(__rkdapl_ia_open_addr_net);
-EXPORT_SYMBOL_GPL(rkdapl_ia_query_port);
-EXPORT_SYMBOL_GPL(rkdapl_ia_set_async_evd);
-EXPORT_SYMBOL_GPL(rkdapl_pz_create);
-EXPORT_SYMBOL_GPL(rkdapl_pz_free);
-EXPORT_SYMBOL_GPL(rkdapl_lmr_create);
-EXPORT_SYMBOL_GPL(rkdapl_lmr_free);
-EXPORT_SYMBOL_GPL(rkdapl_lmr_create_pages);
-EXPORT_SYMBOL_GPL(rkdapl_lmr_create_sg);
-EXPORT_SYMBOL_GPL(rkdapl_lmr_alloc);
-EXPORT_SYMBOL_GPL(rkdapl_lmr_sync_rdma_read);
-EXPORT_SYMBOL_GPL(rkdapl_lmr_sync_rdma_write);
-EXPORT_SYMBOL_GPL(rkdapl_rmr_create);
-EXPORT_SYMBOL_GPL(rkdapl_rmr_bind);
-EXPORT_SYMBOL_GPL(rkdapl_rmr_unbind);
-EXPORT_SYMBOL_GPL(rkdapl_rmr_free);
-EXPORT_SYMBOL_GPL(rkdapl_ep_pooled_rmr_bind);
-EXPORT_SYMBOL_GPL(rkdapl_ep_pooled_rmr_unbind);
-EXPORT_SYMBOL_GPL(rkdapl_evd_create);
-EXPORT_SYMBOL_GPL(rkdapl_evd_dequeue);
-EXPORT_SYMBOL_GPL(rkdapl_evd_wait);
-EXPORT_SYMBOL_GPL(rkdapl_evd_free);
-EXPORT_SYMBOL_GPL(rkdapl_evd_modify_upcall);
-EXPORT_SYMBOL_GPL(rkdapl_ep_create);
-EXPORT_SYMBOL_GPL(rkdapl_ep_connect);
-EXPORT_SYMBOL_GPL(rkdapl_ep_disconnect);
-EXPORT_SYMBOL_GPL(rkdapl_ep_get_state);
-EXPORT_SYMBOL_GPL(rkdapl_ep_query);
-EXPORT_SYMBOL_GPL(rkdapl_ep_free);
-EXPORT_SYMBOL_GPL(rkdapl_ep_reset);
-EXPORT_SYMBOL_GPL(rkdapl_psp_create);
-EXPORT_SYMBOL_GPL(rkdapl_psp_free);
-EXPORT_SYMBOL_GPL(rkdapl_cr_accept);
-EXPORT_SYMBOL_GPL(rkdapl_cr_reject);
-EXPORT_SYMBOL_GPL(rkdapl_cr_query);
-EXPORT_SYMBOL_GPL(rkdapl_post_send);
-EXPORT_SYMBOL_GPL(rkdapl_post_recv);
-EXPORT_SYMBOL_GPL(rkdapl_post_rdma_write);
-EXPORT_SYMBOL_GPL(rkdapl_post_rdma_read);
-EXPORT_SYMBOL_GPL(rkdapl_post_fetch_add);
-EXPORT_SYMBOL_GPL(rkdapl_post_cmp_swap);
-EXPORT_SYMBOL_GPL(rkdapl_post_rdma_write_imm);
-EXPORT_SYMBOL_GPL(rkdapl_post_send_with_invalidate);
-EXPORT_SYMBOL_GPL(rkdapl_post_send_imm);
-EXPORT_SYMBOL_GPL(rkdapl_post_chain);
-EXPORT_SYMBOL_GPL(rkdapl_srq_create);
-EXPORT_SYMBOL_GPL(rkdapl_srq_post_recv);
-EXPORT_SYMBOL_GPL(rkdapl_srq_set_lw);
-EXPORT_SYMBOL_GPL(rkdapl_srq_query);
-EXPORT_SYMBOL_GPL(rkdapl_srq_free);
-EXPORT_SYMBOL_GPL(rkdapl_ep_create_with_srq);
+EXPORT_SYMBOL_NS_GPL(__rkdapl_ia_open_net, "RKDAPL");
+EXPORT_SYMBOL_NS_GPL(__rkdapl_ia_open_addr_net, "RKDAPL");
+EXPORT_SYMBOL_NS_GPL(rkdapl_ia_query_port, "RKDAPL");
+EXPORT_SYMBOL_NS_GPL(rkdapl_ia_set_async_evd, "RKDAPL");
+EXPORT_SYMBOL_NS_GPL(rkdapl_pz_create, "RKDAPL");
+EXPORT_SYMBOL_NS_GPL(rkdapl_pz_free, "RKDAPL");
+EXPORT_SYMBOL_NS_GPL(rkdapl_lmr_create, "RKDAPL");
+EXPORT_SYMBOL_NS_GPL(rkdapl_lmr_free, "RKDAPL");
+EXPORT_SYMBOL_NS_GPL(rkdapl_lmr_create_pages, "RKDAPL");
+EXPORT_SYMBOL_NS_GPL(rkdapl_lmr_create_sg, "RKDAPL");
+EXPORT_SYMBOL_NS_GPL(rkdapl_lmr_alloc, "RKDAPL");
+EXPORT_SYMBOL_NS_GPL(rkdapl_lmr_sync_rdma_read, "RKDAPL");
+EXPORT_SYMBOL_NS_GPL(rkdapl_lmr_sync_rdma_write, "RKDAPL");
+EXPORT_SYMBOL_NS_GPL(rkdapl_rmr_create, "RKDAPL");
+EXPORT_SYMBOL_NS_GPL(rkdapl_rmr_bind, "RKDAPL");
+EXPORT_SYMBOL_NS_GPL(rkdapl_rmr_unbind, "RKDAPL");
+EXPORT_SYMBOL_NS_GPL(rkdapl_rmr_free, "RKDAPL");
+EXPORT_SYMBOL_NS_GPL(rkdapl_ep_pooled_rmr_bind, "RKDAPL");
+EXPORT_SYMBOL_NS_GPL(rkdapl_ep_pooled_rmr_unbind, "RKDAPL");
+EXPORT_SYMBOL_NS_GPL(rkdapl_evd_create, "RKDAPL");
+EXPORT_SYMBOL_NS_GPL(rkdapl_evd_dequeue, "RKDAPL");
+EXPORT_SYMBOL_NS_GPL(rkdapl_evd_wait, "RKDAPL");
+EXPORT_SYMBOL_NS_GPL(rkdapl_evd_free, "RKDAPL");
+EXPORT_SYMBOL_NS_GPL(rkdapl_evd_modify_upcall, "RKDAPL");
+EXPORT_SYMBOL_NS_GPL(rkdapl_ep_create, "RKDAPL");
+EXPORT_SYMBOL_NS_GPL(rkdapl_ep_connect, "RKDAPL");
+EXPORT_SYMBOL_NS_GPL(rkdapl_ep_disconnect, "RKDAPL");
+EXPORT_SYMBOL_NS_GPL(rkdapl_ep_get_state, "RKDAPL");
+EXPORT_SYMBOL_NS_GPL(rkdapl_ep_query, "RKDAPL");
+EXPORT_SYMBOL_NS_GPL(rkdapl_ep_free, "RKDAPL");
+EXPORT_SYMBOL_NS_GPL(rkdapl_ep_reset, "RKDAPL");
+EXPORT_SYMBOL_NS_GPL(rkdapl_psp_create, "RKDAPL");
+EXPORT_SYMBOL_NS_GPL(rkdapl_psp_free, "RKDAPL");
+EXPORT_SYMBOL_NS_GPL(rkdapl_cr_accept, "RKDAPL");
+EXPORT_SYMBOL_NS_GPL(rkdapl_cr_reject, "RKDAPL");
+EXPORT_SYMBOL_NS_GPL(rkdapl_cr_query, "RKDAPL");
+EXPORT_SYMBOL_NS_GPL(rkdapl_post_send, "RKDAPL");
+EXPORT_SYMBOL_NS_GPL(rkdapl_post_recv, "RKDAPL");
+EXPORT_SYMBOL_NS_GPL(rkdapl_post_rdma_write, "RKDAPL");
+EXPORT_SYMBOL_NS_GPL(rkdapl_post_rdma_read, "RKDAPL");
+EXPORT_SYMBOL_NS_GPL(rkdapl_post_fetch_add, "RKDAPL");
+EXPORT_SYMBOL_NS_GPL(rkdapl_post_cmp_swap, "RKDAPL");
+EXPORT_SYMBOL_NS_GPL(rkdapl_post_rdma_write_imm, "RKDAPL");
+EXPORT_SYMBOL_NS_GPL(rkdapl_post_send_with_invalidate, "RKDAPL");
+EXPORT_SYMBOL_NS_GPL(rkdapl_post_send_imm, "RKDAPL");
+EXPORT_SYMBOL_NS_GPL(rkdapl_post_chain, "RKDAPL");
+EXPORT_SYMBOL_NS_GPL(rkdapl_srq_create, "RKDAPL");
+EXPORT_SYMBOL_NS_GPL(rkdapl_srq_post_recv, "RKDAPL");
+EXPORT_SYMBOL_NS_GPL(rkdapl_srq_set_lw, "RKDAPL");
+EXPORT_SYMBOL_NS_GPL(rkdapl_srq_query, "RKDAPL");
+EXPORT_SYMBOL_NS_GPL(rkdapl_srq_free, "RKDAPL");
+EXPORT_SYMBOL_NS_GPL(rkdapl_ep_create_with_srq, "RKDAPL");
 
 /* The Rust API (rust/rkdapl/api/) for Rust consumer modules: rkdapl's Rust symbols, listed at build. */
-#define EXPORT_SYMBOL_RUST_GPL(sym) extern int sym; EXPORT_SYMBOL_GPL(sym)
+#define EXPORT_SYMBOL_RUST_GPL(sym) extern int sym; EXPORT_SYMBOL_NS_GPL(sym, "RKDAPL")
 #include "exports_rkdapl_generated.h"
 
 /*

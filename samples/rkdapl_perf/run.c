@@ -411,4 +411,5 @@ module_init(rkdapl_perf_init);
 module_exit(rkdapl_perf_exit);
 
 MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS("RKDAPL");
 MODULE_DESCRIPTION("rkdapl perf: RDMA WRITE/READ/SEND bandwidth and latency over the rkdapl API");

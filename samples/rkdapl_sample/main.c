@@ -395,5 +395,6 @@ module_init(rkdapl_sample_init);
 module_exit(rkdapl_sample_exit);
 
 MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS("RKDAPL");
 MODULE_DESCRIPTION("rkdapl sample consumer: verified RDMA WRITE/READ between two hosts");
 

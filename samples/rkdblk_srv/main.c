@@ -704,3 +704,4 @@ module_init(srv_init);
 module_exit(srv_exit);
 MODULE_DESCRIPTION("rkdblk server: a block device exported over rkdapl");
 MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS("RKDAPL");

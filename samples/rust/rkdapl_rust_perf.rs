@@ -59,6 +59,7 @@ module! {
     authors: ["rkdapl developers"],
     description: "rkdapl perf: RDMA WRITE/READ/SEND bandwidth and latency over rkdapl's Rust API",
     license: "GPL",
+    imports_ns: ["RKDAPL"],
 }
 
 const OWNER: &CStr = c"rkdapl_rust_perf";

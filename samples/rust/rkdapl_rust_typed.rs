@@ -37,6 +37,7 @@ module! {
     authors: ["rkdapl developers"],
     description: "A Rust consumer of rkdapl's typed EPs",
     license: "GPL",
+    imports_ns: ["RKDAPL"],
     params: {
         addr: u32 {
             default: 0x0a4d0001,

@@ -64,6 +64,8 @@ module! {
     authors: ["rkdapl developers"],
     description: "Rust RDMA loopback sample (kernel::rdma)",
     license: "GPL",
+    // rkdapl.ko exports the layer in its symbol namespace (the kernel crate would not).
+    imports_ns: ["RKDAPL"],
     params: {
         addr: u32 {
             default: 0x0a4d0001,

@@ -418,4 +418,5 @@ static void __exit rkdapl_conn_exit(void)
 module_init(rkdapl_conn_init);
 module_exit(rkdapl_conn_exit);
 MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS("RKDAPL");
 MODULE_DESCRIPTION("rkdapl selftest: fast connect/disconnect cycles, every EP ending exactly once");

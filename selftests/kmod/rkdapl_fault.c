@@ -396,4 +396,5 @@ static void __exit rkdapl_fault_exit(void)
 module_init(rkdapl_fault_init);
 module_exit(rkdapl_fault_exit);
 MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS("RKDAPL");
 MODULE_DESCRIPTION("rkdapl selftest: rkdapl operations on demand, for fault-injection sweeps");

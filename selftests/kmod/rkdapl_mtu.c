@@ -300,4 +300,5 @@ static void __exit rkdapl_mtu_exit(void)
 module_init(rkdapl_mtu_init);
 module_exit(rkdapl_mtu_exit);
 MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS("RKDAPL");
 MODULE_DESCRIPTION("rkdapl selftest: the path MTU two peers settle on, and transfers through it");

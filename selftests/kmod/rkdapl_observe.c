@@ -469,4 +469,5 @@ static void __exit rkdapl_observe_exit(void)
 module_init(rkdapl_observe_init);
 module_exit(rkdapl_observe_exit);
 MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS("RKDAPL");
 MODULE_DESCRIPTION("rkdapl selftest: a consumer holding a live connection for rdma res, debugfs and tracing");

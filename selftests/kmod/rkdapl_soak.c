@@ -461,4 +461,5 @@ static void __exit rkdapl_soak_exit(void)
 module_init(rkdapl_soak_init);
 module_exit(rkdapl_soak_exit);
 MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS("RKDAPL");
 MODULE_DESCRIPTION("rkdapl selftest: many connect/register/write/read/disconnect/free cycles");

@@ -161,4 +161,5 @@ static void __exit rkdblk_peer_exit(void)
 module_init(rkdblk_peer_init);
 module_exit(rkdblk_peer_exit);
 MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS("RKDAPL");
 MODULE_DESCRIPTION("rkdapl selftest: an rkdblk client that reuses a busy tag, which the server must disconnect");

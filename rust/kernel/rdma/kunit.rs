@@ -49,7 +49,7 @@ mod tests {
         assert!(unsafe { SockAddr::from_raw(core::ptr::null()) }.is_err());
     }
 
-    // IPv6 and network namespaces (issue 16).
+    // IPv6 and network namespaces.
     #[test]
     fn sockaddr_ipv6() {
         let mut ip = [0u8; 16];

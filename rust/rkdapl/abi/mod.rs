@@ -23,7 +23,7 @@ pub(crate) mod evd;
 pub(crate) mod handle;
 pub(crate) mod ia;
 pub(crate) mod lmr;
-// IAs in a given network namespace (issue 16, item 4).
+// IAs in a given network namespace.
 pub(crate) mod netns;
 pub(crate) mod psp;
 pub(crate) mod pz;

@@ -53,7 +53,7 @@ mod evd;
 mod event;
 mod ia;
 mod lmr;
-// IAs in a given network namespace (issue 16, item 4).
+// IAs in a given network namespace.
 mod netns;
 mod post;
 mod psp;

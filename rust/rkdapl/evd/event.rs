@@ -48,7 +48,7 @@ pub enum EventType {
     AsyncSrqLimitReached = 13,
     /// On the IA's async EVD: an SRQ failed (`IB_EVENT_SRQ_ERR`); `cookie` is the SRQ.
     AsyncSrqError = 14,
-    // Asynchronous events of ib_core (issue 16 item 3; `ia/events.rs`, `ep/qp_events.rs`), on
+    // Asynchronous events of ib_core (`ia/events.rs`, `ep/qp_events.rs`), on
     // the IA's async EVD. Port events name the port in the event's `port`.
     /// A port of the IA's device became ACTIVE (`IB_EVENT_PORT_ACTIVE`): connections can be
     /// made through it again. Status 0.

@@ -80,6 +80,7 @@ module! {
     authors: ["rkdapl developers"],
     description: "rkdblk: a remote block device over rkdapl (client)",
     license: "GPL",
+    imports_ns: ["RKDAPL"],
     params: {
         server: u32 {
             default: 0,

@@ -724,4 +724,5 @@ static void __exit rkdapl_scale_exit(void)
 module_init(rkdapl_scale_init);
 module_exit(rkdapl_scale_exit);
 MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS("RKDAPL");
 MODULE_DESCRIPTION("rkdapl selftest: many EPs at once over several PSPs, EVDs and PZs");

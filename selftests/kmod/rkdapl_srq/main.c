@@ -165,5 +165,6 @@ static void __exit rkdapl_srq_exit(void)
 module_init(rkdapl_srq_init);
 module_exit(rkdapl_srq_exit);
 MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS("RKDAPL");
 MODULE_DESCRIPTION("rkdapl shared receive queue selftests (TAP)");
 

@@ -85,8 +85,9 @@ out:
 }
 
 /*
- * RDMA READ limits settled between the two sides: the client asks to serve 2 and issue 3,
- * the server to serve 5 and issue 1; each side ends up issuing no more than the other serves.
+ * RDMA READ limits settled between the two sides: the client asks to serve 2 READs and to have
+ * 3 of its own in flight, the server to serve 5 and to have 1 in flight; each side ends up
+ * with no more in flight than the other serves.
  */
 void rd_negotiation_test(struct bctx *b)
 {

@@ -133,4 +133,5 @@ static void __exit rkdapl_test_exit(void)
 module_init(rkdapl_test_init);
 module_exit(rkdapl_test_exit);
 MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS("RKDAPL");
 MODULE_DESCRIPTION("rkdapl selftests (TAP): data transfers, bad arguments");

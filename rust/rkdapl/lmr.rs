@@ -81,9 +81,9 @@ const FREED: u32 = 1 << 31;
 ///
 /// The LMR is in its IA's registry, which holds a reference to it, from its creation until
 /// `users` first is exactly [`FREED`] (freed, and no user left); the one call that makes it
-/// so takes it out ([`Lmr::free`], [`Lmr::free_when_unused`], [`Lmr::put`]). Once `users` has
-/// [`FREED`], no [`LmrUse`] is made. So an [`LmrUse`], which holds no reference, may reach the
-/// LMR until it is given back.
+/// so takes it out ([`Lmr::free`], [`Lmr::free_when_unused`], [`Lmr::put`]). An [`LmrUse`]
+/// is made only while `users` is not exactly [`FREED`] (so the registry holds the LMR until
+/// this use too is given back): it may reach the LMR without a reference of its own.
 ///
 /// `cpu_addr` is the region's kernel virtual address ([`DmaRegion::addr`]) if it has one:
 /// memory that stays allocated while the region exists (its constructor's contract or its
@@ -457,14 +457,16 @@ impl LmrUse {
     ///
     /// # Errors
     ///
-    /// `-EINVAL` if the LMR was freed meanwhile (a free racing the post call, as with a freed
-    /// handle).
+    /// `-EINVAL` if the LMR was freed and is unused (a free racing the post call, as with a
+    /// freed handle).
     #[inline]
     pub(crate) fn new(lmr: &Lmr) -> Result<LmrUse> {
         // Relaxed, as `Lmr::get`. Against `Lmr::free`'s compare-and-exchange, one of the two
         // RMWs comes first in the count's order and the other sees it: either the free is
-        // refused, or this sees `FREED`.
-        if lmr.users.fetch_add(1, Ordering::Relaxed) & FREED != 0 {
+        // refused, or this sees the LMR freed and unused. A freed LMR that still has users
+        // (the Rust API dropped it under a grant, whose unbind is posted now) stays in its
+        // registry until the last of them, this one included, is given back.
+        if lmr.users.fetch_add(1, Ordering::Relaxed) == FREED {
             // The caller's reference keeps the LMR through this.
             lmr.put();
             return Err(EINVAL);

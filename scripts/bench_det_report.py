@@ -4,6 +4,7 @@
 the tables, with every target of the benchmark marked met or MISSED.
 
     scripts/bench_det_report.py out/bench-<ts> [--baseline FILE] [--save-baseline FILE]
+    scripts/bench_det_report.py --plot results.csv plot.png   (only the plot, from a CSV)
 
 The guest ran under QEMU's -icount shift=0,sleep=off: one guest instruction is one virtual
 nanosecond, idle time is skipped, and the guest's clock counts the instructions all its vCPUs
@@ -55,6 +56,12 @@ BASELINE = os.path.join(TOP, "docs", "bench", "baseline.csv")
 # Figures where a higher value is worse (instructions); for the others (rates) lower is worse.
 HIGHER_WORSE = ("bw_dto_instr", "dto_instr", "post_instr")
 REGRESSION = 0.01
+# Bandwidth targets, rkdapl / raw verbs (the targets table and the plot): at 64 B (C and Rust),
+# and at every larger size (C).
+BW_TARGET_64 = 0.97
+BW_TARGET = 0.95
+# Instructions per DTO end to end at 64 B (lat runs), rkdapl / raw verbs, at most.
+LAT_TARGET_64 = 1.03
 # (figure, column or function of a row, kinds it applies to)
 FIGURES = {
     "MBps": lambda r: num(r["MBps"]) if r["kind"] == "bw" else None,
@@ -212,10 +219,16 @@ def compare_baseline(data, path):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("out")
+    ap.add_argument("out", nargs="?")
     ap.add_argument("--baseline", default=os.environ.get("RKDAPL_BENCH_BASELINE_CSV", BASELINE))
     ap.add_argument("--save-baseline", metavar="FILE")
+    ap.add_argument("--plot", nargs=2, metavar=("CSV", "PNG"),
+                    help="only draw the plot of a results.csv")
     args = ap.parse_args()
+    if args.plot:
+        return replot(*args.plot)
+    if not args.out:
+        ap.error("the run directory is required")
     out = args.out
     sync = os.path.join(out, "sync")
     krows, kfails = kernel_rows(os.path.join(sync, "kresults.txt"), base_mode="event")
@@ -367,12 +380,13 @@ def targets(data, sizes, ceiling_both, worst):
     for tool, label in (("rkdapl", "C"), (RUST, "Rust")):
         for op in OPS:
             t.add(f"bandwidth at 64 B, {op.upper()}, {label} rkdapl / raw",
-                  ratio(m(tool, op, "bw", 64, "MBps"), m("raw", op, "bw", 64, "MBps")), 0.97, True)
+                  ratio(m(tool, op, "bw", 64, "MBps"), m("raw", op, "bw", 64, "MBps")), BW_TARGET_64,
+                  True)
     for tool, label in (("rkdapl", "C"), (RUST, "Rust")):
         for op in OPS:
             t.add(f"instructions per DTO end to end at 64 B (lat), {op.upper()}, {label} / raw",
                   ratio(m(tool, op, "lat", 64, "dto_instr"), m("raw", op, "lat", 64, "dto_instr")),
-                  1.03, False)
+                  LAT_TARGET_64, False)
     t.add("post call at 64 B WRITE, C (rkdapl_post_rdma_write), instructions",
           m("rkdapl", "write", "bw", 64, "post_instr"), 450, False, 0)
     t.add("post call at 64 B WRITE, Rust (Ep::post of one DTO), instructions",
@@ -400,7 +414,7 @@ def targets(data, sizes, ceiling_both, worst):
                 continue
             t.add(f"bandwidth {op.upper()} {size} B, rkdapl / raw",
                   ratio(m("rkdapl", op, "bw", size, "MBps"), m("raw", op, "bw", size, "MBps")),
-                  0.95, True)
+                  BW_TARGET, True)
     t.add("WRITE bandwidth at 64 KiB, rkdapl / ib_write_bw",
           ratio(m("rkdapl", "write", "bw", 65536, "MBps"),
                 m("perftest", "write", "bw", 65536, "MBps")), 1.0, True)
@@ -470,43 +484,91 @@ def traces(sync):
 
 
 def plot(data, sizes, path, nrep):
+    """plot.png: per op, the bandwidth of rkdapl (C and Rust) over raw verbs' against size,
+    with the targets; and the instructions per DTO end to end at 64 B over raw's (lat runs)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 3, figsize=(19, 5.5))
-    styles = {"rkdapl": "-o", RUST: "-.D", "raw": "--s", "perftest": ":^"}
-    colours = {"write": "C0", "read": "C1", "send": "C2"}
-    for tool, style in styles.items():
-        for op in OPS:
-            for ax, fig_name in ((axes[0], "MBps"), (axes[1], "bw_dto_instr")):
-                pts = [(s, med(data, tool, op, "bw", s, fig_name)) for s in sizes]
-                pts = [p for p in pts if p[1]]
-                if pts:
-                    ax.plot(*zip(*pts), style, color=colours[op], label=f"{tool} {op}")
-            if tool == "raw":
+    tools = (("rkdapl", "C API (rkdapl_perf)", "C0", "-o"),
+             (RUST, "Rust API (rkdapl_rust_perf)", "C1", "-D"))
+    fig, axes = plt.subplots(2, 2, figsize=(13, 9.5))
+    for ax, op in zip(axes.flat, OPS):
+        lo = 1.0
+        vals = {tool: {s: ratio(med(data, tool, op, "bw", s, "MBps"),
+                                med(data, "raw", op, "bw", s, "MBps")) for s in sizes}
+                for tool, *_ in tools}
+        for tool, label, colour, style in tools:
+            pts = [(s, v) for s, v in vals[tool].items() if v]
+            if not pts:
                 continue
-            pts = [(s, ratio(med(data, tool, op, "bw", s, "bw_dto_instr"),
-                             med(data, "raw", op, "bw", s, "bw_dto_instr"))) for s in sizes]
-            pts = [p for p in pts if p[1]]
-            if pts:
-                axes[2].plot(*zip(*pts), style, color=colours[op], label=f"{tool} {op}")
-    for ax, label in ((axes[0], "bandwidth [MB/s of virtual time]"),
-                      (axes[1], "instructions per DTO (bw runs, 16 in flight)"),
-                      (axes[2], "instructions per DTO / raw verbs'")):
+            ax.plot(*zip(*pts), style, color=colour, label=label, ms=6)
+            for s, v in pts:
+                lo = min(lo, v)
+                # the higher of the two tools' values labelled above its point, the other below
+                other = [vals[t][s] for t, *_ in tools if t != tool and vals[t][s]]
+                below = bool(other) and v < other[0]
+                ax.annotate(f"{v:.3f}", (s, v), textcoords="offset points", fontsize=8,
+                            xytext=(7, -13 if below else 5), color=colour)
+        # a target is drawn only at the sizes it applies to, as a short bar around the size
+        for s in sizes:
+            want = BW_TARGET_64 if s == 64 else BW_TARGET
+            ax.hlines(want, s / 1.4, s * 1.4, color="C3", lw=2.5,
+                      label="target" if s == sizes[0] else None)
+            lo = min(lo, want)
+        ax.axhline(1.0, color="grey", lw=0.8, ls="--")
         ax.set_xscale("log", base=2)
-        if ax is not axes[2]:
-            ax.set_yscale("log")
-        ax.set_xlabel("message size [bytes]")
-        ax.set_ylabel(label)
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8)
-    axes[2].axhline(1.0, color="grey", lw=0.8)
-    axes[0].set_title(f"bandwidth (QEMU -icount, rxe loopback, median of {nrep} passes)")
-    axes[1].set_title("instructions per DTO, all vCPUs (lower is better)")
-    axes[2].set_title("against raw verbs (1.0: as cheap; lower is better)")
+        ax.set_xticks(sizes, [size_label(s) for s in sizes])
+        ax.minorticks_off()
+        ax.set_ylim(min(lo - 0.03, 0.9), 1.03)
+        ax.set_xlabel("message size")
+        ax.set_ylabel("bandwidth / raw verbs' (1.0: as fast)")
+        ax.set_title(f"{op.upper()}: bandwidth against raw verbs (higher is better)")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8, loc="lower right")
+    # the fourth panel: instructions per DTO end to end at 64 B, one in flight
+    ax = axes.flat[3]
+    width = 0.38
+    for k, (tool, label, colour, _) in enumerate(tools):
+        vals = [ratio(med(data, tool, op, "lat", 64, "dto_instr"),
+                      med(data, "raw", op, "lat", 64, "dto_instr")) for op in OPS]
+        xs = [i + (k - 0.5) * width for i in range(len(OPS))]
+        if not any(vals):
+            continue
+        bars = ax.bar([x for x, v in zip(xs, vals) if v], [v for v in vals if v], width,
+                      color=colour, label=label)
+        ax.bar_label(bars, fmt="%.3f", fontsize=8)
+    ax.axhline(LAT_TARGET_64, color="C3", lw=2.5, label=f"target (<= {LAT_TARGET_64})")
+    ax.axhline(1.0, color="grey", lw=0.8, ls="--")
+    ax.set_xticks(range(len(OPS)), [op.upper() for op in OPS])
+    heights = [b.get_height() for b in ax.patches]
+    ax.set_ylim(min([0.95] + [h - 0.03 for h in heights]),
+                max([LAT_TARGET_64 + 0.05] + [h + 0.03 for h in heights]))
+    ax.set_ylabel("instructions per DTO / raw verbs' (1.0: as cheap)")
+    ax.set_title("64 B, one DTO in flight: instructions per DTO\nend to end against raw verbs "
+                 "(lower is better)")
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left")
+    fig.suptitle(f"rkdapl against raw verbs (ib_core): QEMU -icount, rxe loopback, median of "
+                 f"{nrep} passes")
     fig.tight_layout()
     fig.savefig(path, dpi=90)
+
+
+def size_label(size):
+    for unit, n in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size >= n and size % n == 0:
+            return f"{size // n} {unit}"
+    return f"{size} B"
+
+
+def replot(csv_path, png):
+    """Draws plot.png from a results.csv (a run's or docs/bench/results.csv)."""
+    rows = list(csv.DictReader(open(csv_path)))
+    data = collect(rows)
+    sizes = sorted({k[3] for k in data if k[0] in ("rkdapl", "raw")})
+    plot(data, sizes, png, max((int(r["rep"]) for r in rows if r["rep"].isdigit()), default=0))
+    return 0
 
 
 if __name__ == "__main__":

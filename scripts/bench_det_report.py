@@ -507,7 +507,7 @@ def plot(data, sizes, path, nrep):
                 lo = min(lo, v)
                 # the higher of the two tools' values labelled above its point, the other below
                 other = [vals[t][s] for t, *_ in tools if t != tool and vals[t][s]]
-                below = bool(other) and v < other[0]
+                below = not other or v < other[0]
                 ax.annotate(f"{v:.3f}", (s, v), textcoords="offset points", fontsize=8,
                             xytext=(7, -13 if below else 5), color=colour)
         # a target is drawn only at the sizes it applies to, as a short bar around the size
@@ -519,6 +519,7 @@ def plot(data, sizes, path, nrep):
         ax.axhline(1.0, color="grey", lw=0.8, ls="--")
         ax.set_xscale("log", base=2)
         ax.set_xticks(sizes, [size_label(s) for s in sizes])
+        ax.set_xlim(sizes[0] / 2, sizes[-1] * 4)
         ax.minorticks_off()
         ax.set_ylim(min(lo - 0.03, 0.9), 1.03)
         ax.set_xlabel("message size")

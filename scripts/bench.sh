@@ -17,7 +17,7 @@
 # nvme-rdma. One guest under the same -icount: fio's jobs (4 KiB random read/write at QD1 and
 # QD16, 128 KiB sequential at QD16) on /dev/rkdblk0 (rkdapl) and /dev/nvme0n1 (nvme-rdma to
 # nvmet-rdma), both over rxe loopback onto a brd RAM disk, interleaved passes; see
-# qemu/bench-blk.sh. scripts/bench_blk_report.py prints the ratio table.
+# qemu/bench-blk.sh. scripts/bench_blk_report.py prints the ratio table and draws blk-plot.png.
 #
 # wall (`make bench-wall`): the indicative two-guest wall-clock matrix (guest A serves,
 # guest B measures; qemu/bench-a.sh, qemu/bench-b.sh). Under TCG its figures move 1.6-3.7x

@@ -147,9 +147,9 @@ observe_suite() {
 	obs_file "$s_ep/counters"
 	l=$REPLY
 	[[ $l == *"recv       posted 1 completed 1 bytes 1000"* &&
-		$l == *"rmr_bind   posted 1 completed 1"* &&
+		$l == *"rmr_bind   posted 2 completed 2"* &&
 		$l == *"recv queue: in_flight 0 errors 0"* ]]
-	t_check $? "observe: debugfs server counters: 1 recv (1000 B), 1 rmr_bind" \
+	t_check $? "observe: debugfs server counters: 1 recv (1000 B), 2 rmr_bind (an RMR, a pooled grant)" \
 		"counters: ${l//$'\n'/ | }"
 	obs_file "$c_ep/evd"
 	[[ $REPLY == *"dto_evd: queued 0 size 1024 overflows 0"* && $REPLY == *"conn_evd: queued 0 size 16 overflows 0"* ]]

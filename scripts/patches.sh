@@ -111,7 +111,7 @@ UNUSED_UNTIL=(
 	"kernel/rdma/wr.rs AttachedPool|13"
 	"kernel/rdma/cm/event.rs to_c|11"
 	"kernel/rdma/cm/id_ref.rs from_raw|12"
-	"kernel/rdma/cm/access.rs adoption_class new wait_destroyed device_removal enter live inside|12"
+	"kernel/rdma/cm/access.rs CmIdRes revoke destroy_id_and_qp adoption_class new wait_destroyed device_removal enter live inside mr_pool|12"
 	"kernel/rdma/cm/qp_state.rs new accept_locked before_event|12"
 	"kernel/rdma/cm/qp_state.rs OwnQp|13"
 	"kernel/rdma/cm/qp_events.rs new callback context|13"

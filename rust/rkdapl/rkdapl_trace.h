@@ -63,8 +63,8 @@ TRACE_EVENT(rkdapl_post,
 		__entry->ret = ret;
 	),
 	TP_printk("ep%u qpn=%u %s cookie=0x%llx len=%llu wrs=%u ret=%d", __entry->ep,
-		  __entry->qpn, rkdapl_show_op(__entry->op), __entry->cookie, __entry->len, __entry->nwr,
-		  __entry->ret)
+		  __entry->qpn, rkdapl_show_op(__entry->op), __entry->cookie, __entry->len,
+		  __entry->nwr, __entry->ret)
 );
 
 TRACE_EVENT(rkdapl_completion,

@@ -129,7 +129,8 @@ static void sample_dto_event(struct sconn *c, const struct rkdapl_event *ev)
 		s->sq_inflight--;
 	if (!ok) {
 		pr_err("%s: %s (cookie %#llx) completed with status %d (%s)\n", s->c.who,
-		       rkdapl_op_msg(ev->op), ev->cookie, ev->status, rkdapl_status_msg(ev->status));
+		       rkdapl_op_msg(ev->op), ev->cookie, ev->status,
+		       rkdapl_status_msg(ev->status));
 		sconn_fail(&s->c, -EIO);
 		return;
 	}

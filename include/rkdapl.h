@@ -1742,8 +1742,9 @@ const char *rkdapl_status_msg(int status);
  * rkdapl_event_msg() - the name of an event type, for messages
  * @type: an &enum rkdapl_event_type (&struct rkdapl_event.type).
  *
- * The enumerator's name without "RKDAPL_", "RKDAPL_CONNECTION_EVENT_" or "RKDAPL_ASYNC_":
- * "DTO_COMPLETION", "ESTABLISHED", "PEER_REJECTED", "EVD_OVERFLOW", "PORT_ACTIVE", ...
+ * The enumerator's name without "RKDAPL_CONNECTION_EVENT_" or "RKDAPL_ASYNC_", and the first
+ * three without "RKDAPL_" and "_EVENT": "DTO_COMPLETION", "CONNECTION_REQUEST", "ESTABLISHED",
+ * "PEER_REJECTED", "EVD_OVERFLOW", "PORT_ACTIVE", ...
  * Context: any.
  * Return: a static string; "UNKNOWN_EVENT" for a value the enum does not have.
  */

@@ -2,9 +2,9 @@
 
 //! The names of the C API's values, for messages: `rkdapl_status_msg`, `rkdapl_event_msg`
 //! and `rkdapl_op_msg` (as ib_core's `ib_wc_status_msg` and `rdma_event_msg`). Each name is
-//! the enumerator of `include/rkdapl.h` without its prefix (`RKDAPL_DTO_`, `RKDAPL_`,
-//! `RKDAPL_CONNECTION_EVENT_`, `RKDAPL_ASYNC_`), so that a message can be searched for in the
-//! header; a value the header does not define gets a string that says so. rkdapl's own log
+//! the enumerator of `include/rkdapl.h` without its prefix (`RKDAPL_DTO_`,
+//! `RKDAPL_CONNECTION_EVENT_`, `RKDAPL_ASYNC_`; the first three event types without `RKDAPL_`
+//! and `_EVENT`), so that a message can be searched for in the header; a value the header does not define gets a string that says so. rkdapl's own log
 //! line for a failed DTO (`rkdapl_trace.c`) uses them too.
 
 use kernel::{

@@ -1726,4 +1726,38 @@ int rkdapl_ep_create_with_srq(struct rkdapl_pz *pz, struct rkdapl_evd *dto_evd,
 			      struct rkdapl_evd *conn_evd, struct rkdapl_srq *srq,
 			      const struct rkdapl_ep_attr *attr, struct rkdapl_ep **ep);
 
+/**
+ * rkdapl_status_msg() - the name of a DTO completion status, for messages
+ * @status: an &enum rkdapl_dto_status (&struct rkdapl_event.status of a DTO or RMR bind
+ *	completion; a connection event's status is an errno or a reject reason instead).
+ *
+ * The enumerator's name without "RKDAPL_DTO_": rkdapl_status_msg(RKDAPL_DTO_REMOTE_ACCESS_ERROR)
+ * is "REMOTE_ACCESS_ERROR". rkdapl's own log lines use the same names.
+ * Context: any.
+ * Return: a static string; "UNKNOWN_DTO_STATUS" for a value the enum does not have.
+ */
+const char *rkdapl_status_msg(int status);
+
+/**
+ * rkdapl_event_msg() - the name of an event type, for messages
+ * @type: an &enum rkdapl_event_type (&struct rkdapl_event.type).
+ *
+ * The enumerator's name without "RKDAPL_CONNECTION_EVENT_" or "RKDAPL_ASYNC_", and the first
+ * three without "RKDAPL_" and "_EVENT": "DTO_COMPLETION", "CONNECTION_REQUEST", "ESTABLISHED",
+ * "PEER_REJECTED", "EVD_OVERFLOW", "PORT_ACTIVE", ...
+ * Context: any.
+ * Return: a static string; "UNKNOWN_EVENT" for a value the enum does not have.
+ */
+const char *rkdapl_event_msg(__u32 type);
+
+/**
+ * rkdapl_op_msg() - the name of a DTO operation, for messages
+ * @op: an &enum rkdapl_dto_op (&struct rkdapl_event.op).
+ *
+ * The enumerator's name without "RKDAPL_DTO_": "SEND", "RDMA_WRITE", "RMR_BIND", ...
+ * Context: any.
+ * Return: a static string; "UNKNOWN_DTO_OP" for a value the enum does not have.
+ */
+const char *rkdapl_op_msg(__u32 op);
+
 #endif /* _RKDAPL_H */

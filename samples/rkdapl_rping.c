@@ -173,17 +173,17 @@ static void rping_dto_event(struct sconn *c, const struct rkdapl_event *ev)
 
 	if (ev->ep != r->c.ep) {
 		pr_warn("%s: %s completion of another EP, ignored\n", r->c.who,
-			op_name(ev->op));
+			rkdapl_op_msg(ev->op));
 		return;
 	}
 	if (!kind || kind != COOKIE_KIND(ev->cookie)) {
 		pr_err("%s: %s completion with cookie %#llx of another operation\n", r->c.who,
-		       op_name(ev->op), ev->cookie);
+		       rkdapl_op_msg(ev->op), ev->cookie);
 		sconn_fail(&r->c, -EPROTO);
 		return;
 	}
 	if (r->done[kind] >= r->posted[kind]) {
-		pr_err("%s: more %s completions than posted\n", r->c.who, op_name(ev->op));
+		pr_err("%s: more %s completions than posted\n", r->c.who, rkdapl_op_msg(ev->op));
 		sconn_fail(&r->c, -EPROTO);
 		return;
 	}
@@ -195,7 +195,7 @@ static void rping_dto_event(struct sconn *c, const struct rkdapl_event *ev)
 	}
 	if (ev->status != RKDAPL_DTO_SUCCESS) {
 		pr_err("%s: %s (cookie %#llx) completed with status %d\n", r->c.who,
-		       op_name(ev->op), ev->cookie, ev->status);
+		       rkdapl_op_msg(ev->op), ev->cookie, ev->status);
 		sconn_fail(&r->c, -EIO);
 		return;
 	}

@@ -99,7 +99,7 @@ static inline void sconn_event(struct sconn *c, const struct rkdapl_event *ev)
 	case RKDAPL_CONNECTION_EVENT_BROKEN:
 		if (!ev->ep || ev->ep != c->ep) {
 			pr_info("%s: %s event (status %d) of an earlier EP, ignored\n", c->who,
-				event_name(ev->type), ev->status);
+				rkdapl_event_msg(ev->type), ev->status);
 			return;
 		}
 		break;
@@ -140,7 +140,7 @@ static inline void sconn_event(struct sconn *c, const struct rkdapl_event *ev)
 	default:	/* the connect failed */
 		if (c->established) {
 			pr_err("%s: %s event (status %d) on an established EP\n", c->who,
-			       event_name(ev->type), ev->status);
+			       rkdapl_event_msg(ev->type), ev->status);
 			sconn_fail(c, -EPROTO);
 		}
 		c->conn_failed = true;
@@ -231,7 +231,7 @@ static inline void sconn_drain(struct sconn *c)
 			flushed++;
 		} else if (ev.type != RKDAPL_CONNECTION_EVENT_DISCONNECTED) {
 			pr_info("%s: discarding a late %s event (op %s, status %d)\n", c->who,
-				event_name(ev.type), op_name(ev.op), ev.status);
+				rkdapl_event_msg(ev.type), rkdapl_op_msg(ev.op), ev.status);
 		}
 	}
 	if (flushed)
@@ -408,13 +408,13 @@ static inline int sconn_connect(struct sconn *c, const struct sockaddr_storage *
 			}
 			if (!connect_retryable(c->conn_fail_type)) {
 				pr_err("client: connect to %pISpc: %s (status %d)\n",
-				       sin, event_name(c->conn_fail_type),
+				       sin, rkdapl_event_msg(c->conn_fail_type),
 				       c->conn_fail_status);
 				return -ECONNREFUSED;
 			}
 			if (attempt == 1 || !(attempt % 20))
 				pr_info("client: connect attempt %u: %s (status %d), retrying\n",
-					attempt, event_name(c->conn_fail_type),
+					attempt, rkdapl_event_msg(c->conn_fail_type),
 					c->conn_fail_status);
 		} else if (ret == -ENETUNREACH || ret == -EHOSTUNREACH || ret == -ETIMEDOUT ||
 			   ret == -ECONNREFUSED) {

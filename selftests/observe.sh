@@ -43,15 +43,15 @@ observe_suite() {
 	mapfile -t lines < <(dmesg)
 	n=0
 	for l in "${lines[@]}"; do
-		[[ $l =~ \]\ rkdapl:\ ep[0-9]+:\ DTO\ op\ [0-9]+\ cookie\ 0x[0-9a-f]+\ failed:\ status\ 6\ \(remote\ access\ error\) ]] &&
+		[[ $l =~ \]\ rkdapl:\ [a-z0-9_]+\ ep[0-9]+\ qpn\ [1-9][0-9]*:\ [A-Z_]+\ cookie\ 0x[0-9a-f]+\ failed:\ REMOTE_ACCESS_ERROR\ \(remote\ access\ error\) ]] &&
 			n=$((n + 1))
 	done
 	if suite_selected badarg; then
 		[ "$n" -ge 1 ]
-		t_check $? "observe: a DTO failed by the badarg suite is logged as 'rkdapl: ep<M>: DTO ... failed'" \
+		t_check $? "observe: a DTO failed by the badarg suite is logged as 'rkdapl: <device> ep<M> qpn <N>: <OP> cookie ... failed: REMOTE_ACCESS_ERROR'" \
 			"no such line in dmesg"
 	else
-		t_skip "observe: a DTO failed by the badarg suite is logged as 'rkdapl: ep<M>: DTO ... failed'" \
+		t_skip "observe: a DTO failed by the badarg suite is logged as 'rkdapl: <device> ep<M> qpn <N>: <OP> cookie ... failed: REMOTE_ACCESS_ERROR'" \
 			"the badarg suite did not run in this boot"
 	fi
 	mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
@@ -134,6 +134,21 @@ observe_suite() {
 	[ $n = 2 ]
 	t_check $? "observe: debugfs ep<M>/state of both EPs is CONNECTED" \
 		"client ep '${c_ep##*/}', server ep '${s_ep##*/}', $n CONNECTED"
+	# debugfs ep<M>/qp: the device and the QP number, which rdma res lists (lqpn).
+	local qpns=() q
+	rdma res show qp > /tmp/obs-res.txt 2>&1
+	n=0
+	for ep in "$c_ep" "$s_ep"; do
+		[ -n "$ep" ] || continue
+		obs_file "$ep/qp"
+		q=
+		[[ $REPLY =~ ^device\ ([a-z0-9_]+)\ qpn\ ([1-9][0-9]*)$ ]] && q=${BASH_REMATCH[2]}
+		qpns+=("${q:-none}")
+		[ -n "$q" ] && grep -qE "lqpn $q .*rkdapl_observe" /tmp/obs-res.txt && n=$((n + 1))
+	done
+	[ $n = 2 ]
+	t_check $? "observe: debugfs ep<M>/qp names the device and a QP number rdma res show qp lists (lqpn)" \
+		"qpn client ${qpns[0]:-?}, server ${qpns[1]:-?}; rdma res: $(tr '\n' '|' < /tmp/obs-res.txt | cut -c1-300)"
 	obs_file "$c_ep/peer"
 	[[ $REPLY == "$RKDAPL_IP:$OBS_PORT" ]]
 	t_check $? "observe: debugfs ep<M>/peer of the client is $RKDAPL_IP:$OBS_PORT" "peer '$REPLY'"
@@ -158,14 +173,16 @@ observe_suite() {
 	# Trace events: one post and one completion per DTO, the CM events of both EPs.
 	if [ -r $OBS_TR/trace ]; then
 		cp $OBS_TR/trace /tmp/obs-trace.txt
-		obs_count 'rkdapl_post: ep[0-9]+ RDMA_WRITE .* ret=0' /tmp/obs-trace.txt
+		# Every RDMA WRITE is the client's: its trace events carry the QP number of its
+		# debugfs qp file.
+		obs_count "rkdapl_post: ${c_ep##*/} qpn=${qpns[0]:-none} RDMA_WRITE .* ret=0" /tmp/obs-trace.txt
 		local posts=$REPLY
-		obs_count 'rkdapl_completion: ep[0-9]+ RDMA_WRITE .* SUCCESS len=64' /tmp/obs-trace.txt
+		obs_count "rkdapl_completion: ${c_ep##*/} qpn=${qpns[0]:-none} RDMA_WRITE .* SUCCESS len=64" /tmp/obs-trace.txt
 		local comps=$REPLY
 		[ "$posts" = $OBS_WRITES ] && [ "$comps" = $OBS_WRITES ]
-		t_check $? "observe: trace rkdapl_post and rkdapl_completion once per RDMA WRITE ($OBS_WRITES each)" \
+		t_check $? "observe: trace rkdapl_post and rkdapl_completion once per RDMA WRITE ($OBS_WRITES each), with the client's EP and QP number" \
 			"$posts posts, $comps completions traced"
-		obs_count 'rkdapl_cm_event: ep[0-9]+ established status=0' /tmp/obs-trace.txt
+		obs_count 'rkdapl_cm_event: ep[0-9]+ qpn=[1-9][0-9]* established status=0' /tmp/obs-trace.txt
 		[ "$REPLY" = 2 ]
 		t_check $? "observe: trace rkdapl_cm_event ESTABLISHED on both EPs" "$REPLY traced"
 		{

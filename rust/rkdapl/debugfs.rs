@@ -8,12 +8,14 @@
 //!     info               device, owning module, ports, device limits
 //!     ep<M>/             one per EP of the IA, from rkdapl_ep_create to rkdapl_ep_free
 //!       state            DAT state (UNCONNECTED, CONNECTED, ...)
+//!       qp               device and QP number ("device rxe0 qpn 17"; qpn 0: no QP yet)
 //!       peer             the peer's address and port, once connecting
 //!       counters         per DTO kind posted, completed, bytes; in flight, errors, flushed
 //!       evd              entries queued, size and overflows of the EP's DTO and connection EVDs
 //! ```
 //!
-//! The numbers `N` and `M` are also the `ep` field of rkdapl's trace events and log lines.
+//! The numbers `N` and `M` are also the `ep` field of rkdapl's trace events and log lines; the
+//! QP number is their `qpn`, and the `lqpn` of `rdma res show qp`.
 //! The files use the kernel's Rust debugfs abstraction: a file's data (an `Arc` of its object)
 //! lives as long as the file, and removing a directory waits for readers to finish.
 
@@ -33,6 +35,8 @@ pub(crate) type EpDir<T> = Pin<KBox<Scope<Arc<T>>>>;
 pub(crate) trait EpView: Send + Sync + 'static {
     /// `state`: the DAT state.
     fn show_state(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result;
+    /// `qp`: the device and the number of the EP's QP.
+    fn show_qp(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result;
     /// `peer`: the peer's address, once connecting.
     fn peer(&self) -> Option<crate::rdma::cm::SockAddr>;
     /// `counters`: the DTO counters of both queues.
@@ -83,6 +87,9 @@ pub(crate) fn ep_dir<T: EpView>(parent: &Dir, id: u32, ep: Arc<T>) -> Result<EpD
         parent.scope(ep, &name, |ep, d| {
             d.read_callback_file(c"state", ep, &|ep: &Arc<T>, f: &mut fmt::Formatter<'_>| {
                 ep.show_state(f)
+            });
+            d.read_callback_file(c"qp", ep, &|ep: &Arc<T>, f: &mut fmt::Formatter<'_>| {
+                ep.show_qp(f)
             });
             d.read_callback_file(c"peer", ep, &ep_peer::<T>);
             d.read_callback_file(

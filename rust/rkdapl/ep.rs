@@ -342,6 +342,10 @@ impl Ep {
             Some(srq) => self.create_qp_on_srq(id, &pd, srq, send_cq, recv_cq)?,
             None => id.create_qp(&pd, self.qp_init(send_cq, recv_cq))?,
         };
+        // The QP's number, for the trace events and debugfs (`rdma res show qp`'s `lqpn`).
+        let qpn = id.qp().map_or(0, |qp| qp.qp_num());
+        self.sq.set_qpn(qpn);
+        self.rq.set_qpn(qpn);
         // iWARP: the RDMA READ sink MRs of this QP (none on other transports).
         let pages = crate::dto::READ_MR_PAGES.min(self.ia.attrs().max_fast_reg_page_list_len);
         self.sq.fill_read_mrs(&pd, pages)?;
@@ -594,6 +598,11 @@ impl Ep {
 impl EpView for Ep {
     fn show_state(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         writeln!(f, "{}", self.state().name())
+    }
+
+    fn show_qp(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let dev = self.ia.dev_name.to_str().unwrap_or("?");
+        writeln!(f, "device {dev} qpn {}", self.sq.qpn())
     }
 
     fn peer(&self) -> Option<SockAddr> {

@@ -71,6 +71,10 @@ EXPORT_SYMBOL_NS_GPL(rkdapl_srq_set_lw, "RKDAPL");
 EXPORT_SYMBOL_NS_GPL(rkdapl_srq_query, "RKDAPL");
 EXPORT_SYMBOL_NS_GPL(rkdapl_srq_free, "RKDAPL");
 EXPORT_SYMBOL_NS_GPL(rkdapl_ep_create_with_srq, "RKDAPL");
+/* Names of the API's values, for messages */
+EXPORT_SYMBOL_NS_GPL(rkdapl_status_msg, "RKDAPL");
+EXPORT_SYMBOL_NS_GPL(rkdapl_event_msg, "RKDAPL");
+EXPORT_SYMBOL_NS_GPL(rkdapl_op_msg, "RKDAPL");
 
 /* The Rust API (rust/rkdapl/api/) for Rust consumer modules: rkdapl's Rust symbols, listed at build. */
 #define EXPORT_SYMBOL_RUST_GPL(sym) extern int sym; EXPORT_SYMBOL_NS_GPL(sym, "RKDAPL")

@@ -66,7 +66,7 @@ pub(crate) struct Cr {
 impl CmTarget for Cr {
     /// Events of a CR's id before it is accepted: the peer gave up.
     fn cm_event(&self, _id: &CmIdRef, ev: &CmEvent<'_>) {
-        trace::cm_event(0, ev.name(), ev.status());
+        trace::cm_event(0, 0, ev.name(), ev.status());
         if matches!(
             ev.kind(),
             CmEventKind::Rejected
@@ -317,7 +317,7 @@ impl Psp {
 
     /// A peer asks to connect (called in the listening id's handler).
     fn on_connect_request(self: Arc<Self>, req: ConnRequest<'_, CmCtx>, ev: &CmEvent<'_>) {
-        trace::cm_event(0, ev.name(), ev.status());
+        trace::cm_event(0, 0, ev.name(), ev.status());
         if req.id().device().is_none_or(|d| !self.ia.same_device(d)) {
             // Arrived on another device than this PSP's IA: leave it to rdma_cm to refuse.
             return;
@@ -426,7 +426,7 @@ impl Psp {
 
 impl CmTarget for Psp {
     fn cm_event(&self, _id: &CmIdRef, ev: &CmEvent<'_>) {
-        trace::cm_event(0, ev.name(), ev.status());
+        trace::cm_event(0, 0, ev.name(), ev.status());
     }
 
     fn connect_request(self: Arc<Self>, req: ConnRequest<'_, CmCtx>, ev: &CmEvent<'_>) {

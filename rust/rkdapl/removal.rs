@@ -143,7 +143,10 @@ fn revoke_device(dev: &Device) {
     let ias = match Objects::ias(|ia| ia.is_on(dev)) {
         Ok(ias) => ias,
         Err(_) => {
-            pr_err!("device removal: out of memory, objects on the device are not revoked\n");
+            pr_err!(
+                "device {}: removal: out of memory, objects on the device are not revoked\n",
+                dev.name().to_str().unwrap_or("?")
+            );
             return;
         }
     };
@@ -159,7 +162,10 @@ fn revoke_device(dev: &Device) {
     let o = match Objects::collect(ias) {
         Ok(o) => o,
         Err(_) => {
-            pr_err!("device removal: out of memory, objects on the device are not revoked\n");
+            pr_err!(
+                "device {}: removal: out of memory, objects on the device are not revoked\n",
+                dev.name().to_str().unwrap_or("?")
+            );
             return;
         }
     };

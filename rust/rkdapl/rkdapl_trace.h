@@ -6,9 +6,12 @@
  *   echo 1 > /sys/kernel/tracing/events/rkdapl/enable; cat /sys/kernel/tracing/trace_pipe
  *
  * @ep is the EP's number, the name of its directory under /sys/kernel/debug/rkdapl/ (0 for a
- * PSP's events), @op an enum rkdapl_dto_op, @status an enum rkdapl_dto_status, @cookie the
- * consumer's DTO cookie, @event an rdma_cm event name (rdma_event_msg()). The events are raised from Rust through the rust_do_trace_*()
- * helpers made by CREATE_RUST_TRACE_POINTS (see rkdapl_trace.c and trace.rs).
+ * PSP's events), @qpn the number of the EP's QP (0 before it has one, and for a PSP's events):
+ * the lqpn of `rdma res show qp`, the qpn of the EP's debugfs file "qp" and of rkdapl's log
+ * line for a failed DTO. @op is an enum rkdapl_dto_op, @status an enum
+ * rkdapl_dto_status, @cookie the consumer's DTO cookie, @event an rdma_cm event name
+ * (rdma_event_msg()). The events are raised from Rust through the rust_do_trace_*() helpers
+ * made by CREATE_RUST_TRACE_POINTS (see rkdapl_trace.c and trace.rs).
  */
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM rkdapl
@@ -39,10 +42,11 @@
 			 { 10, "RMR_OPERATION_FAILED" }, { 11, "GENERIC" })
 
 TRACE_EVENT(rkdapl_post,
-	TP_PROTO(u32 ep, u32 op, u64 cookie, u64 len, u32 nwr, int ret),
-	TP_ARGS(ep, op, cookie, len, nwr, ret),
+	TP_PROTO(u32 ep, u32 qpn, u32 op, u64 cookie, u64 len, u32 nwr, int ret),
+	TP_ARGS(ep, qpn, op, cookie, len, nwr, ret),
 	TP_STRUCT__entry(
 		__field(u32, ep)
+		__field(u32, qpn)
 		__field(u32, op)
 		__field(u64, cookie)
 		__field(u64, len)
@@ -51,22 +55,24 @@ TRACE_EVENT(rkdapl_post,
 	),
 	TP_fast_assign(
 		__entry->ep = ep;
+		__entry->qpn = qpn;
 		__entry->op = op;
 		__entry->cookie = cookie;
 		__entry->len = len;
 		__entry->nwr = nwr;
 		__entry->ret = ret;
 	),
-	TP_printk("ep%u %s cookie=0x%llx len=%llu wrs=%u ret=%d", __entry->ep,
-		  rkdapl_show_op(__entry->op), __entry->cookie, __entry->len, __entry->nwr,
-		  __entry->ret)
+	TP_printk("ep%u qpn=%u %s cookie=0x%llx len=%llu wrs=%u ret=%d", __entry->ep,
+		  __entry->qpn, rkdapl_show_op(__entry->op), __entry->cookie, __entry->len,
+		  __entry->nwr, __entry->ret)
 );
 
 TRACE_EVENT(rkdapl_completion,
-	TP_PROTO(u32 ep, u32 op, u64 cookie, int status, u64 len),
-	TP_ARGS(ep, op, cookie, status, len),
+	TP_PROTO(u32 ep, u32 qpn, u32 op, u64 cookie, int status, u64 len),
+	TP_ARGS(ep, qpn, op, cookie, status, len),
 	TP_STRUCT__entry(
 		__field(u32, ep)
+		__field(u32, qpn)
 		__field(u32, op)
 		__field(u64, cookie)
 		__field(int, status)
@@ -74,30 +80,34 @@ TRACE_EVENT(rkdapl_completion,
 	),
 	TP_fast_assign(
 		__entry->ep = ep;
+		__entry->qpn = qpn;
 		__entry->op = op;
 		__entry->cookie = cookie;
 		__entry->status = status;
 		__entry->len = len;
 	),
-	TP_printk("ep%u %s cookie=0x%llx %s len=%llu", __entry->ep,
+	TP_printk("ep%u qpn=%u %s cookie=0x%llx %s len=%llu", __entry->ep, __entry->qpn,
 		  rkdapl_show_op(__entry->op), __entry->cookie,
 		  rkdapl_show_status(__entry->status), __entry->len)
 );
 
 TRACE_EVENT(rkdapl_cm_event,
-	TP_PROTO(u32 ep, const char *event, int status),
-	TP_ARGS(ep, event, status),
+	TP_PROTO(u32 ep, u32 qpn, const char *event, int status),
+	TP_ARGS(ep, qpn, event, status),
 	TP_STRUCT__entry(
 		__field(u32, ep)
+		__field(u32, qpn)
 		__string(event, event)
 		__field(int, status)
 	),
 	TP_fast_assign(
 		__entry->ep = ep;
+		__entry->qpn = qpn;
 		__assign_str(event);
 		__entry->status = status;
 	),
-	TP_printk("ep%u %s status=%d", __entry->ep, __get_str(event), __entry->status)
+	TP_printk("ep%u qpn=%u %s status=%d", __entry->ep, __entry->qpn, __get_str(event),
+		  __entry->status)
 );
 
 #endif /* _RKDAPL_TRACE_H */

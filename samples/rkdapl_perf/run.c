@@ -212,7 +212,7 @@ static int client_connect(struct perf *p)
 			return 0;
 		if (!connect_retryable(p->conn_fail_type)) {
 			pr_err("client: connect to %pI4:%u: %s\n", &p->a.sin.sin_addr,
-			       ntohs(p->a.sin.sin_port), event_name(p->conn_fail_type));
+			       ntohs(p->a.sin.sin_port), rkdapl_event_msg(p->conn_fail_type));
 			return -ECONNREFUSED;
 		}
 		ret = perf_end_session(p);

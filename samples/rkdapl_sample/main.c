@@ -122,14 +122,15 @@ static void sample_dto_event(struct sconn *c, const struct rkdapl_event *ev)
 
 	if (ev->ep != s->c.ep) {
 		pr_warn("%s: %s completion (cookie %#llx) of another EP %p, ignored\n", s->c.who,
-			op_name(ev->op), ev->cookie, ev->ep);
+			rkdapl_op_msg(ev->op), ev->cookie, ev->ep);
 		return;
 	}
 	if (sq && s->sq_inflight)
 		s->sq_inflight--;
 	if (!ok) {
 		pr_err("%s: %s (cookie %#llx) completed with status %d (%s)\n", s->c.who,
-		       op_name(ev->op), ev->cookie, ev->status, status_name(ev->status));
+		       rkdapl_op_msg(ev->op), ev->cookie, ev->status,
+		       rkdapl_status_msg(ev->status));
 		sconn_fail(&s->c, -EIO);
 		return;
 	}
@@ -159,7 +160,7 @@ static void sample_dto_event(struct sconn *c, const struct rkdapl_event *ev)
 	if (kind != want_kind ||
 	    (ev->type == RKDAPL_RMR_BIND_COMPLETION_EVENT) != (want_kind == K_BIND)) {
 		pr_err("%s: %s event with op %s carries cookie %#llx of another operation\n",
-		       s->c.who, event_name(ev->type), op_name(ev->op), ev->cookie);
+		       s->c.who, rkdapl_event_msg(ev->type), rkdapl_op_msg(ev->op), ev->cookie);
 		sconn_fail(&s->c, -EPROTO);
 		return;
 	}
@@ -192,7 +193,7 @@ static void sample_dto_event(struct sconn *c, const struct rkdapl_event *ev)
 
 bad_cookie:
 	pr_err("%s: %s completion with unexpected cookie %#llx\n", s->c.who,
-	       op_name(ev->op), ev->cookie);
+	       rkdapl_op_msg(ev->op), ev->cookie);
 	sconn_fail(&s->c, -EPROTO);
 }
 

@@ -23,6 +23,8 @@ pub(crate) mod evd;
 pub(crate) mod handle;
 pub(crate) mod ia;
 pub(crate) mod lmr;
+// The names of the C API's values, for messages.
+pub(crate) mod msg;
 // IAs in a given network namespace.
 pub(crate) mod netns;
 pub(crate) mod psp;

@@ -229,7 +229,8 @@ impl DtoRing {
                 (0, 0, e.to_errno())
             }
         };
-        trace::post(self.shared().ep_id, op as u32, cookie, len, nwr, ret);
+        let s = self.shared();
+        trace::post(s.ep_id, || s.qpn(), op as u32, cookie, len, nwr, ret);
         r.map(|_| ())
     }
 

@@ -65,7 +65,7 @@ use crate::{
 use core::{
     cell::{Cell, UnsafeCell},
     ptr::NonNull,
-    sync::atomic::{AtomicU64, AtomicUsize, Ordering},
+    sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering},
 };
 use kernel::{
     new_spinlock_irq,
@@ -168,13 +168,7 @@ impl Slot {
             ((*s).op, (*s).cookie)
         };
         if status != DtoStatus::Flushed {
-            trace::log_dto_error(
-                ep_id,
-                op as u32,
-                if show_cookie { cookie } else { 0 },
-                status as i32,
-                wc.status_raw(),
-            );
+            trace::log_dto_error(wc, ep_id, op, if show_cookie { cookie } else { 0 }, status);
         }
     }
 }
@@ -550,12 +544,20 @@ pub(crate) struct RingShared {
     ep_handle: AtomicUsize,
     /// The EP's number (debugfs directory, trace events, log lines).
     pub(super) ep_id: u32,
+    /// The number of the EP's latest QP (0 before its first), for the trace events.
+    qpn: AtomicU32,
 }
 
 impl RingShared {
     /// The value events of this ring name their EP by. Any context.
     pub(crate) fn ep_handle(&self) -> usize {
         self.ep_handle.load(Ordering::Relaxed)
+    }
+
+    /// The number of the QP the ring posts to, or posted to last (0: none yet), as `rdma res
+    /// show qp` shows it (`lqpn`). Any context.
+    pub(crate) fn qpn(&self) -> u32 {
+        self.qpn.load(Ordering::Relaxed)
     }
 
     /// The C handle of the EVD this ring's completions go to (0 for the Rust API's, and for
@@ -655,6 +657,7 @@ impl DtoRing {
                 pz,
                 ep_handle: AtomicUsize::new(0),
                 ep_id,
+                qpn: AtomicU32::new(0),
             }),
             n,
         )?;
@@ -731,6 +734,16 @@ impl DtoRing {
             idx = c.next(idx);
         }
         k
+    }
+
+    /// Records the number of the QP the ring posts to from now on ([`RingShared::qpn`]).
+    pub(crate) fn set_qpn(&self, qpn: u32) {
+        self.shared().qpn.store(qpn, Ordering::Relaxed);
+    }
+
+    /// As [`RingShared::qpn`].
+    pub(crate) fn qpn(&self) -> u32 {
+        self.shared().qpn()
     }
 
     /// Records the C handle reported in this ring's events.

@@ -129,7 +129,7 @@ impl Ep {
             .clone()
             .filter(|own| core::ptr::eq(own.as_raw(), id.as_raw()));
         let status = ev.status();
-        trace::cm_event(self.id, ev.name(), status);
+        trace::cm_event(self.id, self.sq.qpn(), ev.name(), status);
         match ev.kind() {
             CmEventKind::AddrResolved => {
                 let same = id.device().is_some_and(|d| self.ia.same_device(d));
@@ -161,7 +161,7 @@ impl Ep {
                     Ok(()) => {
                         // The connection is established here (rdma_cm reports no
                         // ESTABLISHED on this side for a QP it does not move).
-                        trace::cm_event(self.id, c"established", 0);
+                        trace::cm_event(self.id, self.sq.qpn(), c"established", 0);
                         self.on_established(id, ev)
                     }
                     Err(e) => self.fail(

@@ -40,7 +40,7 @@ pub(crate) fn broken_status(kind: EventKind) -> Option<i32> {
 impl Ep {
     /// An asynchronous event of the EP's QP. Process context (the system workqueue).
     pub(super) fn on_qp_event(&self, kind: EventKind) {
-        crate::trace::cm_event(self.id, c"QP_EVENT", kind_code(kind));
+        crate::trace::cm_event(self.id, self.sq.qpn(), c"QP_EVENT", kind_code(kind));
         let Some(status) = broken_status(kind) else {
             return;
         };

@@ -111,6 +111,91 @@ static void unconnected_recv(struct bctx *b, struct rkdapl_lmr *lmr)
 	    ename(r), n, bad, ev.type, ev.op, ev.status, ev.cookie);
 }
 
+/*
+ * rkdapl_status_msg(), rkdapl_event_msg(), rkdapl_op_msg(): each enumerator of the header gets
+ * its own spelling without the prefix (the tables stringize the enumerators), a value that is
+ * none the "UNKNOWN_..." string.
+ */
+struct value_name {
+	s64 v;
+	const char *name;
+};
+
+#define VN(prefix, x) { prefix##x, #x }
+
+static int names_wrong(const char *(*msg)(s64), const struct value_name *t, int n,
+		       const s64 *bad, int nbad, const char *unknown, const char *what)
+{
+	int i, wrong = 0;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(msg(t[i].v), t[i].name) && wrong++ < 3)
+			pr_info("rkdapl_test: # %s(%lld) is '%s', want '%s'\n", what, t[i].v,
+				msg(t[i].v), t[i].name);
+	for (i = 0; i < nbad; i++)
+		if (strcmp(msg(bad[i]), unknown) && wrong++ < 3)
+			pr_info("rkdapl_test: # %s(%lld) is '%s', want '%s'\n", what, bad[i],
+				msg(bad[i]), unknown);
+	return wrong;
+}
+
+static const char *status_msg(s64 v) { return rkdapl_status_msg(v); }
+static const char *event_msg(s64 v) { return rkdapl_event_msg(v); }
+static const char *op_msg(s64 v) { return rkdapl_op_msg(v); }
+
+static void value_names(void)
+{
+	static const struct value_name st[] = {
+		VN(RKDAPL_DTO_, SUCCESS), VN(RKDAPL_DTO_, FLUSHED),
+		VN(RKDAPL_DTO_, LOCAL_LENGTH_ERROR), VN(RKDAPL_DTO_, LOCAL_EP_ERROR),
+		VN(RKDAPL_DTO_, LOCAL_PROTECTION_ERROR), VN(RKDAPL_DTO_, BAD_RESPONSE),
+		VN(RKDAPL_DTO_, REMOTE_ACCESS_ERROR), VN(RKDAPL_DTO_, REMOTE_RESPONDER_ERROR),
+		VN(RKDAPL_DTO_, TRANSPORT_ERROR), VN(RKDAPL_DTO_, RECEIVER_NOT_READY),
+		VN(RKDAPL_DTO_, RMR_OPERATION_FAILED), VN(RKDAPL_DTO_, GENERIC_ERROR),
+	};
+	static const struct value_name ev[] = {
+		/* The first three without their _EVENT. */
+		{ RKDAPL_DTO_COMPLETION_EVENT, "DTO_COMPLETION" },
+		{ RKDAPL_RMR_BIND_COMPLETION_EVENT, "RMR_BIND_COMPLETION" },
+		{ RKDAPL_CONNECTION_REQUEST_EVENT, "CONNECTION_REQUEST" },
+		VN(RKDAPL_CONNECTION_EVENT_, ESTABLISHED),
+		VN(RKDAPL_CONNECTION_EVENT_, PEER_REJECTED),
+		VN(RKDAPL_CONNECTION_EVENT_, NON_PEER_REJECTED),
+		VN(RKDAPL_CONNECTION_EVENT_, UNREACHABLE), VN(RKDAPL_CONNECTION_EVENT_, TIMED_OUT),
+		VN(RKDAPL_CONNECTION_EVENT_, DISCONNECTED), VN(RKDAPL_CONNECTION_EVENT_, BROKEN),
+		VN(RKDAPL_ASYNC_, EVD_OVERFLOW), VN(RKDAPL_ASYNC_, IA_CATASTROPHIC),
+		VN(RKDAPL_ASYNC_, SRQ_LIMIT_REACHED), VN(RKDAPL_ASYNC_, SRQ_ERROR),
+		VN(RKDAPL_ASYNC_, PORT_ACTIVE), VN(RKDAPL_ASYNC_, PORT_ERROR),
+		VN(RKDAPL_ASYNC_, GID_CHANGE), VN(RKDAPL_ASYNC_, LID_CHANGE),
+		VN(RKDAPL_ASYNC_, CLIENT_REREGISTER), VN(RKDAPL_ASYNC_, PKEY_CHANGE),
+		VN(RKDAPL_ASYNC_, SM_CHANGE), VN(RKDAPL_ASYNC_, EP_BROKEN),
+		VN(RKDAPL_ASYNC_, CQ_ERROR),
+	};
+	static const struct value_name op[] = {
+		VN(RKDAPL_DTO_, SEND), VN(RKDAPL_DTO_, RECV), VN(RKDAPL_DTO_, RDMA_WRITE),
+		VN(RKDAPL_DTO_, RDMA_READ), VN(RKDAPL_DTO_, RMR_BIND), VN(RKDAPL_DTO_, RMR_UNBIND),
+		VN(RKDAPL_DTO_, RDMA_WRITE_IMM), VN(RKDAPL_DTO_, SEND_INVALIDATE),
+		VN(RKDAPL_DTO_, FETCH_ADD), VN(RKDAPL_DTO_, CMP_SWAP), VN(RKDAPL_DTO_, SEND_IMM),
+	};
+	static const s64 st_bad[] = { -1, 12, -EIO, S32_MAX };
+	static const s64 ev_bad[] = { 0, 15, 19, 29, U32_MAX };
+	static const s64 op_bad[] = { 0, 12, U32_MAX };
+	int w;
+
+	w = names_wrong(status_msg, st, ARRAY_SIZE(st), st_bad, ARRAY_SIZE(st_bad),
+			"UNKNOWN_DTO_STATUS", "rkdapl_status_msg");
+	tap(!w, "rkdapl_status_msg() names the 12 DTO statuses, others UNKNOWN_DTO_STATUS",
+	    "%d wrong", w);
+	w = names_wrong(event_msg, ev, ARRAY_SIZE(ev), ev_bad, ARRAY_SIZE(ev_bad),
+			"UNKNOWN_EVENT", "rkdapl_event_msg");
+	tap(!w, "rkdapl_event_msg() names all 23 event types as the header, others UNKNOWN_EVENT",
+	    "%d wrong", w);
+	w = names_wrong(op_msg, op, ARRAY_SIZE(op), op_bad, ARRAY_SIZE(op_bad),
+			"UNKNOWN_DTO_OP", "rkdapl_op_msg");
+	tap(!w, "rkdapl_op_msg() names all 11 DTO ops as the header, others UNKNOWN_DTO_OP",
+	    "%d wrong", w);
+}
+
 int badarg_run(void)
 {
 	struct bctx *b = kzalloc(sizeof(*b), GFP_KERNEL);
@@ -134,6 +219,7 @@ int badarg_run(void)
 	u64 addr;
 	int r, bad;
 
+	value_names();
 	if (b)
 		b->foreign = kzalloc(512, GFP_KERNEL);
 	if (!b || !b->foreign) {

@@ -75,9 +75,10 @@ void tap_skip(const char *name, const char *reason);
 int tap_finish(void);
 const char *ename(int e);
 bool expect(int got, int want, const char *what);
-const char *evname(u32 t);
-const char *stname(s32 s);
-const char *opname(u32 op);
+/* Names of event types, DTO statuses and DTO ops: rkdapl's own (include/rkdapl.h). */
+#define evname(t) rkdapl_event_msg(t)
+#define stname(s) rkdapl_status_msg(s)
+#define opname(op) rkdapl_op_msg(op)
 
 /* Test patterns: a byte stream per 32-bit seed; position i of the stream is byte i. */
 static inline u32 mix32(u32 x)

@@ -105,43 +105,6 @@ bool expect(int got, int want, const char *what)
 	return tap(got == want, name, "returned %d (%s)", got, ename(got));
 }
 
-const char *evname(u32 t)
-{
-	static const char *const n[] = {
-		"?", "DTO_COMPLETION", "RMR_BIND_COMPLETION", "CONNECTION_REQUEST", "ESTABLISHED",
-		"PEER_REJECTED", "NON_PEER_REJECTED", "UNREACHABLE", "TIMED_OUT", "DISCONNECTED",
-		"BROKEN", "EVD_OVERFLOW", "IA_CATASTROPHIC",
-	};
-	/* 20..: asynchronous events of ib_core */
-	static const char *const a[] = {
-		"PORT_ACTIVE", "PORT_ERROR", "GID_CHANGE", "LID_CHANGE", "CLIENT_REREGISTER",
-		"PKEY_CHANGE", "SM_CHANGE", "EP_BROKEN", "CQ_ERROR",
-	};
-	if (t >= 20 && t - 20 < ARRAY_SIZE(a))
-		return a[t - 20];
-	return t < ARRAY_SIZE(n) ? n[t] : "?";
-}
-
-const char *stname(s32 s)
-{
-	static const char *const n[] = {
-		"SUCCESS", "FLUSHED", "LOCAL_LENGTH_ERROR", "LOCAL_EP_ERROR",
-		"LOCAL_PROTECTION_ERROR", "BAD_RESPONSE", "REMOTE_ACCESS_ERROR",
-		"REMOTE_RESPONDER_ERROR", "TRANSPORT_ERROR", "RECEIVER_NOT_READY",
-		"RMR_OPERATION_FAILED", "GENERIC_ERROR",
-	};
-	return s >= 0 && s < ARRAY_SIZE(n) ? n[s] : "?";
-}
-
-const char *opname(u32 op)
-{
-	static const char *const n[] = {
-		"?", "SEND", "RECV", "RDMA_WRITE", "RDMA_READ", "RMR_BIND", "RMR_UNBIND",
-		"RDMA_WRITE_IMM", "SEND_INVALIDATE", "FETCH_ADD", "CMP_SWAP", "SEND_IMM",
-	};
-	return op < ARRAY_SIZE(n) ? n[op] : "?";
-}
-
 /* ------------------------------------------------------------------------------------------ */
 /* Test patterns: a byte stream per 32-bit seed; position i of the stream is byte i. */
 

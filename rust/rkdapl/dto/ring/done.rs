@@ -244,7 +244,14 @@ impl RingShared {
             // access above to the DTO's context happens before a poster reuses it.
             x.tail.store(c.tail, Ordering::Release);
             x.done.completed(op, status, len);
-            trace::completion(self.ep_id, op as u32, cookie, status as i32, len);
+            trace::completion(
+                self.ep_id,
+                || self.qpn(),
+                op as u32,
+                cookie,
+                status as i32,
+                len,
+            );
             self.deliver(f, hint);
             if !more {
                 return;

@@ -16,7 +16,6 @@
 
 use super::Ep;
 use crate::rdma::mr::{MrPool, PoolMr};
-use crate::rdma::{Access, AccessFlag};
 use crate::{
     cm::EpCmId,
     dto::{Completion, PooledWr, Segment},
@@ -129,16 +128,7 @@ impl Ep {
         if !Arc::ptr_eq(&lmr.pz, &self.pz) {
             return Err(EXDEV);
         }
-        let mut access = Access::empty();
-        for (p, a) in [
-            (MemPriv::RemoteRead, AccessFlag::RemoteRead),
-            (MemPriv::RemoteWrite, AccessFlag::RemoteWrite),
-            (MemPriv::RemoteAtomic, AccessFlag::RemoteAtomic),
-        ] {
-            if privileges.contains(p) {
-                access |= a;
-            }
-        }
+        let access = crate::rmr::remote_access(privileges);
         // Live: no device removal (which revokes the LMR's region and the pool) until this
         // section ends; nothing below sleeps.
         let rcu = rcu::read_lock();

@@ -64,9 +64,10 @@ peerkill_guest_a() {
 	soak_res
 	[ "$REPLY" = "$res0" ]
 	t_check $? "peerkill: nothing left in rdma res afterwards" "before '$res0', after '$REPLY'"
-	n=$(dmesg | grep -c 'rkdapl: ep[0-9]*: DTO op .* failed: status [0-9]* (transport retry counter exceeded)')
+	n=$(dmesg | grep -cE 'rkdapl: [a-z0-9_]+ ep[0-9]+ qpn [1-9][0-9]*: [A-Z_]+ cookie 0x[0-9a-f]+ failed: TRANSPORT_ERROR \(transport retry counter exceeded\)')
 	[ "$n" -ge 1 ]
-	t_check $? "peerkill: the failed DTO is logged with its IB status" "no 'DTO ... failed: ... (transport retry counter exceeded)' line"
+	t_check $? "peerkill: the failed DTO is logged with its device, QP number, operation and status names" \
+		"no '<device> ep<M> qpn <N>: <OP> cookie ... failed: TRANSPORT_ERROR (transport retry counter exceeded)' line"
 }
 
 # Never returns if the kill comes; returns after 15 minutes if it does not.

@@ -15,6 +15,7 @@
 use crate::rdma::{
     bound::Bound,
     mr::{CpuAccess, DataDirection, DmaRegion, SgOwner},
+    Access, AccessFlag,
 };
 use crate::{
     pz::Pz,
@@ -57,6 +58,22 @@ impl MemPrivs {
     /// The privileges that let the device write the memory.
     pub(crate) fn device_writes(self) -> bool {
         self.contains_any(MemPriv::LocalWrite | MemPriv::RemoteWrite | MemPriv::RemoteAtomic)
+    }
+
+    /// The access rights of a remote grant (an RMR, bound or pooled) with these privileges:
+    /// their remote part. Any context.
+    pub(crate) fn remote_access(self) -> Access {
+        let mut access = Access::empty();
+        for (p, a) in [
+            (MemPriv::RemoteRead, AccessFlag::RemoteRead),
+            (MemPriv::RemoteWrite, AccessFlag::RemoteWrite),
+            (MemPriv::RemoteAtomic, AccessFlag::RemoteAtomic),
+        ] {
+            if self.contains(p) {
+                access |= a;
+            }
+        }
+        access
     }
 }
 

@@ -11,7 +11,7 @@
 //! 10.6.5): the device invalidates the MR before completing the RECV, and the RECV's
 //! completion ends the binding here (`Pz::take_grant`, [`Rmr::remote_invalidated`]).
 
-use crate::rdma::{mr::FrMr, Access, AccessFlag};
+use crate::rdma::mr::FrMr;
 use crate::{
     dto::Completion,
     ep::Ep,
@@ -130,7 +130,7 @@ impl Rmr {
         if !Arc::ptr_eq(&lmr.pz, &self.pz) || !Arc::ptr_eq(&ep.pz, &self.pz) {
             return Err(EXDEV);
         }
-        let access = remote_access(privileges);
+        let access = privileges.remote_access();
         // Live: no device removal (which revokes the LMR's region and the MR) until this
         // section ends (`Ia::revoke` waits for it); nothing below sleeps.
         let rcu = rcu::read_lock();
@@ -252,20 +252,4 @@ impl Child for Rmr {
     fn slot(&self) -> Option<&RegSlot> {
         Some(&self.reg)
     }
-}
-
-/// The access rights of a remote grant (an RMR, bound or pooled) with the LMR privileges
-/// `privileges`: their remote part. Any context.
-pub(crate) fn remote_access(privileges: MemPrivs) -> Access {
-    let mut access = Access::empty();
-    for (p, a) in [
-        (MemPriv::RemoteRead, AccessFlag::RemoteRead),
-        (MemPriv::RemoteWrite, AccessFlag::RemoteWrite),
-        (MemPriv::RemoteAtomic, AccessFlag::RemoteAtomic),
-    ] {
-        if privileges.contains(p) {
-            access |= a;
-        }
-    }
-    access
 }

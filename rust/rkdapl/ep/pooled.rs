@@ -128,7 +128,7 @@ impl Ep {
         if !Arc::ptr_eq(&lmr.pz, &self.pz) {
             return Err(EXDEV);
         }
-        let access = crate::rmr::remote_access(privileges);
+        let access = privileges.remote_access();
         // Live: no device removal (which revokes the LMR's region and the pool) until this
         // section ends; nothing below sleeps.
         let rcu = rcu::read_lock();

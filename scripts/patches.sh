@@ -355,9 +355,9 @@ Add what the CM ids of the next patch are reached through:
   resolution, bind, listen, connect, reject and disconnect.
 - cm/access: CmIdAccess and QpAccess, an owner's access to its CM id
   and the id's QP that the device's removal waits for, after which the
-  owner's calls fail with -ENODEV; the revocation that destroys the id
-  and its QP then (CmIdRes), waiting for a connect-request callback the
-  id was adopted in (Adoption).
+  owner's calls fail with -ENODEV; what the device's binding keeps of
+  an id with a QP (CmIdRes) and of a connect-request callback the id
+  was adopted in (Adoption).
 - cm/qp_state: a consumer may own its QP's transitions, as rdma_cm
   allows ULPs (and librdmacm does for every user-space QP): the layer
   moves such a QP with rdma_init_qp_attr()'s attributes (INIT at
@@ -385,10 +385,13 @@ pair it creates (next patch) together with the QP's CQs and context
 pools, and its drop drains the QP, destroys the MR pool on it (if any),
 the id, then the QP, and only then releases the pools and the CQs, so
 that no completion reaches a freed context and no handler runs
-afterwards. Dropped inside
-one of its own handlers (where rdma_destroy_id() would wait for the
-handler under rdma_cm's handler lock) or in its CQs' completion work,
-it is released on the deferral workqueue.
+afterwards. Dropped inside one of its own handlers (where
+rdma_destroy_id() would wait for the handler under rdma_cm's handler
+lock) or in its CQs' completion work, it is released on the deferral
+workqueue. At the device's removal, the
+binding releases an id that has a QP (CmIdRes): it waits for the
+connect-request callback the id was adopted in, revokes the owner's
+access, then destroys the MR pool, the id and the QP.
 
 - cm/qp_events: the QP's asynchronous events (QP fatal, request and
   access errors, COMM_EST, ...), which drivers report in any context,

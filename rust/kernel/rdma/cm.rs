@@ -27,7 +27,15 @@
 //! listener, so the layer keeps a copy of the name, shared by the listener and the ids adopted
 //! from it, until the last of them is destroyed.
 
-use super::{bound::Slot, cq::Cq, event::EventKind, mr::MrPool, pd::Pd, qp::Qp, wr::AttachedPool};
+use super::{
+    bound::{Rank, Release, Slot},
+    cq::Cq,
+    event::EventKind,
+    mr::MrPool,
+    pd::Pd,
+    qp::Qp,
+    wr::AttachedPool,
+};
 use crate::{
     bindings,
     error::from_err_ptr,
@@ -583,6 +591,37 @@ impl<T: CmHandler> Drop for CmId<T> {
         // is dropped once, here.
         unsafe { ManuallyDrop::drop(&mut self.ctx) };
         // `qp_parts` (the pools, then the CQs) go after this.
+    }
+}
+
+/// At its device's removal, the binding revokes a CM id that has a QP: it waits for the
+/// connect-request callback the id was adopted in, stops new calls and waits for those in
+/// progress (`Users::revoke`), then destroys the MR pool, the id and the QP; the owner's
+/// `Drop` then frees only memory.
+impl Release for CmIdRes {
+    const RANK: Rank = Rank::CmId;
+
+    fn release(self) {
+        if let Some(a) = self.adoption.as_ref() {
+            // Waits for the connect-request callback the id was adopted in, if it still runs:
+            // dropped there, the id was given back to rdma_cm, which destroyed it.
+            let _cb = a.callback.lock();
+            if a.given_back.load(Ordering::Acquire) {
+                return;
+            }
+        }
+        // SAFETY: Not given back: `users` is the live context's (`CmIdRes`'s invariant).
+        unsafe { self.users.as_ref() }.revoke();
+        // SAFETY: The id and its QP are live (`CmIdRes`'s invariant); revocation runs in the
+        // client's `remove` callback, not in a handler of the id.
+        unsafe {
+            destroy_id_and_qp(
+                self.id.as_ptr(),
+                self.qp.as_ptr(),
+                &self.pools,
+                self.mr_pool(),
+            )
+        };
     }
 }
 

@@ -10,7 +10,6 @@
 //! calls fail with `-ENODEV` and the [`super::CmId`]'s `Drop` frees only memory.
 
 use super::super::{
-    bound::{Rank, Release},
     mr::MrPool,
     qp::Qp,
     wr::AttachedPool,
@@ -127,7 +126,7 @@ impl Users {
 
     /// No new call from now on; waits for the calls in progress, counted ones and RCU
     /// read-side critical sections that saw the id [`Users::live`]. Process context; sleeps.
-    fn revoke(&self) {
+    pub(super) fn revoke(&self) {
         self.revoked.store(true, Ordering::SeqCst);
         rcu::synchronize_rcu();
         while self.n.load(Ordering::SeqCst) != 0 {
@@ -276,32 +275,5 @@ pub(super) unsafe fn destroy_id_and_qp(
         if !qp.is_null() {
             bindings::ib_destroy_qp(qp);
         }
-    }
-}
-
-impl Release for CmIdRes {
-    const RANK: Rank = Rank::CmId;
-
-    fn release(self) {
-        if let Some(a) = self.adoption.as_ref() {
-            // Waits for the connect-request callback the id was adopted in, if it still runs:
-            // dropped there, the id was given back to rdma_cm, which destroyed it.
-            let _cb = a.callback.lock();
-            if a.given_back.load(Ordering::Acquire) {
-                return;
-            }
-        }
-        // SAFETY: Not given back: `users` is the live context's (type invariant).
-        unsafe { self.users.as_ref() }.revoke();
-        // SAFETY: The id and its QP are live (type invariant); revocation runs in the client's
-        // `remove` callback, not in a handler of the id.
-        unsafe {
-            destroy_id_and_qp(
-                self.id.as_ptr(),
-                self.qp.as_ptr(),
-                &self.pools,
-                self.mr_pool(),
-            )
-        };
     }
 }

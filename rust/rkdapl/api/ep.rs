@@ -158,15 +158,13 @@ impl Ep {
         privileges: impl Into<super::MemPrivs>,
         cookie: u64,
     ) -> Result<super::RemoteRegion> {
-        let done = crate::dto::Completion::reported(cookie);
-        let (rkey, address) =
-            self.0
-                .bind_pooled_rmr(lmr.0.lmr(), off, len, privileges.into(), done)?;
-        Ok(super::RemoteRegion {
-            address,
-            rkey,
-            length: len,
-        })
+        self.bind_pooled(
+            lmr,
+            off,
+            len,
+            privileges.into(),
+            crate::dto::Completion::reported(cookie),
+        )
     }
 
     /// [`Ep::bind_pooled_rmr`] with DAT's `DAT_COMPLETION_SUPPRESS_FLAG`: a bind that succeeds
@@ -191,9 +189,21 @@ impl Ep {
             cookie,
             suppress: true,
         };
-        let (rkey, address) =
-            self.0
-                .bind_pooled_rmr(lmr.0.lmr(), off, len, privileges.into(), done)?;
+        self.bind_pooled(lmr, off, len, privileges.into(), done)
+    }
+
+    /// The two pooled binds, which differ only in how their completion is reported.
+    fn bind_pooled(
+        &self,
+        lmr: &super::Lmr,
+        off: u64,
+        len: u64,
+        privileges: super::MemPrivs,
+        done: crate::dto::Completion,
+    ) -> Result<super::RemoteRegion> {
+        let (rkey, address) = self
+            .0
+            .bind_pooled_rmr(lmr.0.lmr(), off, len, privileges, done)?;
         Ok(super::RemoteRegion {
             address,
             rkey,

@@ -202,7 +202,7 @@ ship_build() {
 	local src
 	src=$("$top/scripts/dkms-src.sh" "$top/out/debian/ship")
 	log "building rkdapl.ko, rkdblk.ko, rkdblk_srv.ko for $KREL (RKDAPL_MODULES=shipped)"
-	MOUNT_M=$src in_chroot "${MK[@]}" -s M=/build/m RKDAPL_MODULES=shipped modules >&2 ||
+	MOUNT_M=$src in_chroot "${MK[@]}" -s -j"$(( $(nproc) + 1 ))" M=/build/m RKDAPL_MODULES=shipped modules >&2 ||
 		die "building the shipped modules for $KREL failed"
 	echo "$src"
 }
@@ -247,9 +247,10 @@ install_modules() {
 	(cd "$src" && mkdir -p "$top/out/debian/ship-files" &&
 		cp Module.symvers rust/rkdapl/librkdapl.rmeta "$top/out/debian/ship-files/" &&
 		$SUDO env DESTDIR="$root" scripts/devfiles.sh install "$KREL" "$top/out/debian/ship-files") >&2
+	# depmod where the kernel is installed (a package's staging DESTDIR leaves it to the package).
 	if [ -z "$root" ]; then
 		$SUDO depmod "$KREL"
-	else
+	elif [ -e "$root/lib/modules/$KREL/modules.dep" ]; then
 		depmod -b "$root" "$KREL"
 	fi
 	log "installed ${m//$'\n'/, } under ${root:-/}, consumer files in ${root}/usr/src/rkdapl/$KREL"

@@ -13,9 +13,10 @@
 #   3. dkms remove: nothing of rkdapl left;
 #   4. make install / make uninstall (scripts/debian.sh install, uninstall) with a DESTDIR.
 #
-# /usr/src, /var/lib/dkms and /usr/lib/modules/$KREL of the chroot are bound from
-# out/debian/dkms/root for these commands only: the shared chroot keeps none of it. The chroot
-# gets DKMS itself once, with apt (DKMS_TOOLS), recorded apart from the build toolchain.
+# /usr/src/rkdapl-<version>, /usr/src/rkdapl, /var/lib/dkms and /usr/lib/modules/$KREL of the
+# chroot are bound from out/debian/dkms/root for these commands only: the shared chroot keeps
+# none of it. The chroot gets DKMS itself once, with apt (DKMS_TOOLS), recorded apart from the
+# build toolchain.
 
 DKMS_TOOLS=(dkms)
 
@@ -37,7 +38,10 @@ tap() {
 
 dkms_test() {
 	local w=$top/out/debian/dkms r ver src arch=x86_64 t0 rc mods want got lib dk cons g f
-	kernel >/dev/null
+	# Each check below is a TAP line, pass or fail: no exit on the first failure.
+	set +e
+	kernel >/dev/null || die "the stock kernel's set-up failed"
+
 	exec 9>"$RKDAPL_CACHE/debian.lock"
 	flock 9
 	dkms_tools
@@ -47,10 +51,13 @@ dkms_test() {
 	dk=$r/var/lib/dkms/rkdapl/$ver/$KREL/$arch/module
 	rm -rf "$w"
 	mkdir -p "$r/usr/src" "$r/var/lib/dkms" "$r/lib/modules"
-	src=$("$top/scripts/dkms-src.sh" "$r")
+	src=$("$top/scripts/dkms-src.sh" "$r") || die "scripts/dkms-src.sh failed"
 	cp -al "$D/img/usr/lib/modules/$KREL" "$lib" 2>/dev/null || cp -a "$D/img/usr/lib/modules/$KREL" "$lib"
 	rm -f "$lib/build" "$lib/source"
-	local binds="$r/usr/src=/usr/src $r/var/lib/dkms=/var/lib/dkms $lib=/usr/lib/modules/$KREL"
+	mkdir -p "$r/usr/src/rkdapl"
+	# (/usr/src itself stays the chroot's: Debian's rust-src lives there.)
+	local binds="$src=/usr/src/rkdapl-$ver $r/usr/src/rkdapl=/usr/src/rkdapl"
+	binds+=" $r/var/lib/dkms=/var/lib/dkms $lib=/usr/lib/modules/$KREL"
 
 	# 1. dkms add, build, install.
 	t0=$(date +%s) rc=0
@@ -121,19 +128,23 @@ dkms_test() {
 
 	# 4. make install / make uninstall, into a DESTDIR.
 	flock -u 9
+	# The DESTDIR holds the stock kernel's modules (hard links), so that depmod resolves rkdapl's.
 	local dd=$w/destdir
+	mkdir -p "$dd/lib/modules"
+	cp -al "$D/img/usr/lib/modules/$KREL" "$dd/lib/modules/" 2>/dev/null ||
+		cp -a "$D/img/usr/lib/modules/$KREL" "$dd/lib/modules/"
 	t0=$(date +%s) rc=0
 	DESTDIR=$dd install_modules >> "$w/install.log" 2>&1 || rc=$?
-	mods=$(cd "$dd" 2>/dev/null && find . -name '*.ko*' | sort | tr '\n' ' ')
+	mods=$(cd "$dd" 2>/dev/null && find . -name 'rkd*.ko*' | sort | tr '\n' ' ')
 	[ $rc = 0 ] && [[ $mods == *"/$KREL/extra/rkdapl.ko.xz ./"*"/$KREL/extra/rkdblk.ko.xz ./"*"/$KREL/extra/rkdblk_srv.ko.xz " ]] &&
 		[ "$(wc -w <<< "$mods")" = 3 ] && [ -f "$dd/usr/src/rkdapl/$KREL/librkdapl.rmeta" ] &&
-		grep -q 'extra/rkdapl.ko.xz: ' "$dd"/lib/modules/"$KREL"/modules.dep
+		grep -q '^extra/rkdapl.ko.xz: .*kernel/drivers/infiniband/core/rdma_cm.ko' "$dd/lib/modules/$KREL/modules.dep"
 	tap $? "make install KERNEL=debian DESTDIR=...: modules_install put rkdapl, rkdblk, rkdblk_srv (only those) in extra/, depmod, consumer files; $(( $(date +%s) - t0 )) s" \
 		"exit $rc (see $w/install.log); installed: ${mods:-none}"
 	rc=0
 	DESTDIR=$dd uninstall_modules >> "$w/install.log" 2>&1 || rc=$?
-	mods=$(cd "$dd" && find . -name '*.ko*' -o -path '*/usr/src/rkdapl*' | tr '\n' ' ')
-	[ $rc = 0 ] && [ -z "$mods" ] && ! grep -q rkdapl "$dd"/lib/modules/"$KREL"/modules.dep
+	mods=$(cd "$dd" && find . -name 'rkd*.ko*' -o -path '*/usr/src/rkdapl*' | tr '\n' ' ')
+	[ $rc = 0 ] && [ -z "$mods" ] && ! grep -qE "rkdapl|rkdblk" "$dd/lib/modules/$KREL/modules.dep"
 	tap $? "make uninstall KERNEL=debian DESTDIR=...: no module, no consumer files, nothing in modules.dep" \
 		"exit $rc; left: $mods"
 	[ -f "$g/$KREL/updates/dkms/rkdapl.ko.xz" ] && echo "# install: module root for the stock guests: $w/guest" >&2
@@ -163,6 +174,7 @@ dkms_consumers() {
 		return 0;
 	}
 	module_init(consumer_init);
+	MODULE_DESCRIPTION("a C consumer of rkdapl built against /usr/src/rkdapl/<kernel>");
 	MODULE_LICENSE("GPL");
 	MODULE_IMPORT_NS("RKDAPL");
 	EOF

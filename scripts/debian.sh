@@ -216,7 +216,7 @@ install_root() {
 }
 
 install_modules() {
-	local root src stage m n
+	local root src stage m n f
 	root=$(install_root)
 	if [ -z "$root" ]; then
 		local run
@@ -243,7 +243,10 @@ install_modules() {
 	m=$(cd "$stage" && find . -path "*/modules/$KREL/extra/*.ko*" | sort)
 	n=$(wc -l <<< "$m")
 	[ "$n" = 3 ] || die "modules_install installed $n modules, not 3: $m"
-	$SUDO cp -r --no-preserve=ownership "$stage/." "${root:-/}"
+	# File by file: on a merged-/usr system /lib is a link, which cp -r of a lib/ would not follow.
+	for f in $m; do
+		$SUDO install -D -m 644 "$stage/$f" "$root/$f"
+	done
 	(cd "$src" && mkdir -p "$top/out/debian/ship-files" &&
 		cp Module.symvers rust/rkdapl/librkdapl.rmeta "$top/out/debian/ship-files/" &&
 		$SUDO env DESTDIR="$root" scripts/devfiles.sh install "$KREL" "$top/out/debian/ship-files") >&2

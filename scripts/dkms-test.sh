@@ -128,18 +128,20 @@ dkms_test() {
 
 	# 4. make install / make uninstall, into a DESTDIR.
 	flock -u 9
-	# The DESTDIR holds the stock kernel's modules (hard links), so that depmod resolves rkdapl's.
+	# The DESTDIR is laid out as a Debian root (merged /usr: lib is a link to usr/lib) with the
+	# stock kernel's modules (hard links), so that depmod resolves rkdapl's.
 	local dd=$w/destdir
-	mkdir -p "$dd/lib/modules"
-	cp -al "$D/img/usr/lib/modules/$KREL" "$dd/lib/modules/" 2>/dev/null ||
-		cp -a "$D/img/usr/lib/modules/$KREL" "$dd/lib/modules/"
+	mkdir -p "$dd/usr/lib/modules"
+	ln -s usr/lib "$dd/lib"
+	cp -al "$D/img/usr/lib/modules/$KREL" "$dd/usr/lib/modules/" 2>/dev/null ||
+		cp -a "$D/img/usr/lib/modules/$KREL" "$dd/usr/lib/modules/"
 	t0=$(date +%s) rc=0
 	DESTDIR=$dd install_modules >> "$w/install.log" 2>&1 || rc=$?
 	mods=$(cd "$dd" 2>/dev/null && find . -name 'rkd*.ko*' | sort | tr '\n' ' ')
 	[ $rc = 0 ] && [[ $mods == *"/$KREL/extra/rkdapl.ko.xz ./"*"/$KREL/extra/rkdblk.ko.xz ./"*"/$KREL/extra/rkdblk_srv.ko.xz " ]] &&
 		[ "$(wc -w <<< "$mods")" = 3 ] && [ -f "$dd/usr/src/rkdapl/$KREL/librkdapl.rmeta" ] &&
 		grep -q '^extra/rkdapl.ko.xz: .*kernel/drivers/infiniband/core/rdma_cm.ko' "$dd/lib/modules/$KREL/modules.dep"
-	tap $? "make install KERNEL=debian DESTDIR=...: modules_install put rkdapl, rkdblk, rkdblk_srv (only those) in extra/, depmod, consumer files; $(( $(date +%s) - t0 )) s" \
+	tap $? "make install KERNEL=debian DESTDIR=... (merged /usr): modules_install put rkdapl, rkdblk, rkdblk_srv (only those) in extra/, depmod, consumer files; $(( $(date +%s) - t0 )) s" \
 		"exit $rc (see $w/install.log); installed: ${mods:-none}"
 	rc=0
 	DESTDIR=$dd uninstall_modules >> "$w/install.log" 2>&1 || rc=$?

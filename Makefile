@@ -17,7 +17,15 @@
 #
 #   make KERNEL=debian           rkdapl.ko, the samples and the selftest modules for Debian's stock
 #                                kernel 7.3.4+deb13-amd64 (trixie-backports), in out/debian
-#   make install KERNEL=debian   install those into /lib/modules/7.3.4+deb13-amd64/extra, depmod
+#   make install KERNEL=debian   the shipped modules (rkdapl, rkdblk, rkdblk_srv) built for it and
+#                                installed by modules_install into /lib/modules/<kernel>/extra, the
+#                                header, Module.symvers and the Rust metadata into
+#                                /usr/src/rkdapl/<kernel>, depmod (DESTDIR=dir: under dir)
+#   make uninstall KERNEL=debian remove them again
+#   make dkms-src                the DKMS source tree, $(DESTDIR)/usr/src/rkdapl-<version>
+#                                (then: dkms install rkdapl/<version>; docs/install.md)
+#
+# The packager's build is kbuild's: make -C $KDIR M=$PWD RKDAPL_MODULES=shipped (docs/install.md).
 #
 # FLAVOUR picks the guest kernel: debug (the default: KASAN, lockdep, kmemleak, ...), release (no
 # debug checks, -O2) or kcsan (the debug kernel with KCSAN, the data-race detector, instead of
@@ -36,7 +44,7 @@ ifneq ($(KERNELRELEASE),)
 include $(src)/Kbuild
 else
 
-.PHONY: all deps kernel modules install demo check check-quick fuzz bench bench-blk bench-wall profile docs patches clean
+.PHONY: all deps kernel modules install uninstall dkms-src demo check check-quick fuzz bench bench-blk bench-wall profile docs patches clean
 all: modules
 
 deps:
@@ -51,6 +59,9 @@ modules: deps
 
 install:
 	scripts/debian.sh install
+
+uninstall:
+	scripts/debian.sh uninstall
 else ifeq ($(KERNEL),)
 kernel: deps
 	scripts/kernel.sh $(FLAVOUR) >/dev/null
@@ -58,11 +69,15 @@ kernel: deps
 modules: deps
 	scripts/modules.sh $(FLAVOUR) >/dev/null
 
-install:
-	@echo "make install is for a distribution kernel: make install KERNEL=debian" >&2; exit 1
+install uninstall:
+	@echo "make $@ is for a distribution kernel: make $@ KERNEL=debian (others: docs/install.md)" >&2; exit 1
 else
 $(error KERNEL=$(KERNEL): the kernels rkdapl builds for are the project's own (no KERNEL) and debian)
 endif
+
+DESTDIR ?=
+dkms-src:
+	scripts/dkms-src.sh "$(if $(DESTDIR),$(DESTDIR),/)"
 
 demo: modules
 	qemu/demo.sh

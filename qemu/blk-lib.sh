@@ -40,7 +40,7 @@ wait_for() {
 
 setup_rkdblk() {
 	insmod "$KO/rkdapl.ko" &&
-		insmod "$KO/samples/rkdblk_srv.ko" path=/dev/ram0 dev=rxe0 inline_data_size="$INLINE" \
+		insmod "$KO/rkdblk_srv.ko" path=/dev/ram0 dev=rxe0 inline_data_size="$INLINE" \
 			direct="$DIRECT" &&
 		insmod "$KO/rkdblk.ko" server="$(rkdapl_ip_int "$RKDAPL_IP")" queues="$QUEUES" depth="$DEPTH" &&
 		wait_for /dev/rkdblk0 10

@@ -12,7 +12,9 @@
 # Env: RKDAPL_BUILD  kernel build dir (required), or
 #      RKDAPL_STOCK  an unpacked distribution kernel (scripts/debian.sh: its usr/lib/modules/<ver>/
 #                    holds vmlinuz and the modules) with RKDAPL_KO, the tree of modules built
-#                    for it (out/debian/build)
+#                    for it (out/debian/build); RKDAPL_STOCK_MODROOT, another module root for
+#                    the guests' modprobe (selftests/run.sh: the stock modules with rkdapl's
+#                    that DKMS installed, scripts/dkms-test.sh)
 #      RKDAPL_OUT    log dir (default out/run-<timestamp>)
 #      RKDAPL_MEM (1G), RKDAPL_CPUS (2), RKDAPL_TIMEOUT (900 s per guest),
 #      RKDAPL_BOOT_TIMEOUT (300 s for a guest to reach its harness; see below)
@@ -36,7 +38,7 @@ if [ -n "${RKDAPL_STOCK:-}" ]; then
 	# as the guest's /lib/modules/<ver>.
 	build=$RKDAPL_STOCK
 	kernel=$(ls "$build"/usr/lib/modules/*/vmlinuz 2>/dev/null | head -n1)
-	modroot=$build/usr
+	modroot=${RKDAPL_STOCK_MODROOT:-$build/usr}
 	config=$(ls "$build"/usr/src/linux-headers-*/.config 2>/dev/null | head -n1)
 	vng_mods=()
 	: "${RKDAPL_KO:?RKDAPL_KO must name the modules built for $build}"

@@ -42,7 +42,7 @@ case "$kind" in det|blk|wall) ;; *) die "usage: $0 [det|blk|wall]" ;; esac
 flavour=${FLAVOUR:-release}
 kdir=$("$top/scripts/modules.sh" "$flavour")
 for f in rkdapl.ko samples/rkdapl_perf.ko samples/raw_perf.ko rkdapl_rust_perf.ko rkdblk.ko \
-	samples/rkdblk_srv.ko; do
+	rkdblk_srv.ko; do
 	[ -f "$top/$f" ] || die "no $f after scripts/modules.sh"
 done
 

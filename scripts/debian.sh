@@ -6,8 +6,18 @@
 #                                     the prepared source tree (modules_prepare); print the cache dir
 #   scripts/debian.sh modules         build rkdapl.ko, the samples and the selftest modules of this
 #                                     worktree for that kernel, into out/debian/ (prints that dir)
-#   scripts/debian.sh install         copy out/debian/*.ko to /lib/modules/$KREL/extra and depmod
-#                                     (on that kernel, at the pinned version; FORCE=1 skips the checks)
+#   scripts/debian.sh install         build the shipped modules (rkdapl, rkdblk, rkdblk_srv) from
+#                                     the tree `make dkms-src` writes, install them with kbuild's
+#                                     modules_install into /lib/modules/$KREL/extra, the consumer
+#                                     files into /usr/src/rkdapl/$KREL, depmod (on that kernel, at the
+#                                     pinned version; FORCE=1 skips the checks; DESTDIR=dir installs
+#                                     under dir instead, without them)
+#   scripts/debian.sh uninstall       remove what install installed, depmod
+#   scripts/debian.sh dkms-test       make check's install suite: DKMS in the chroot builds and
+#                                     installs rkdapl for $KREL, the results checked, and make
+#                                     install/uninstall into a DESTDIR; TAP lines on stdout. Leaves
+#                                     out/debian/dkms/guest, a module root with the stock modules
+#                                     and DKMS's, for the stock guests' modprobe
 #
 # Debian built this kernel with trixie's rustc 1.85.1. A Rust module must be compiled by the same
 # rustc build (the `core` and `kernel` crate hashes in the kernel's Rust symbol names depend on the
@@ -41,14 +51,17 @@ MK=(make -C $K ARCH=x86 CROSS_COMPILE=x86_64-linux-gnu- CC=x86_64-linux-gnu-gcc-
 mirror=$(debian_mirror)
 
 # Run a command in the chroot with /proc and /dev mounted in a private mount namespace (the
-# mounts vanish with the command) and the module build directory bound to /build/m.
+# mounts vanish with the command) and the module build directory bound to /build/m. BINDS, a
+# space-separated list of HOSTDIR=CHROOTDIR, binds more directories (the DKMS test's /usr/src,
+# /var/lib/dkms and /usr/lib/modules/$KREL: nothing of it stays in the shared chroot).
 in_chroot() {
 	unshare -m --propagation private sh -euc '
-		C=$1; M=$2; shift 2
+		C=$1; M=$2; B=$3; shift 3
 		mount -t proc proc "$C/proc"; mount --bind /dev "$C/dev"
 		if [ -n "$M" ]; then mkdir -p "$C/build/m"; mount --bind "$M" "$C/build/m"; fi
+		for b in $B; do mkdir -p "$C${b#*=}"; mount --bind "${b%%=*}" "$C${b#*=}"; done
 		exec chroot "$C" /usr/bin/env -i PATH=/usr/bin:/bin:/usr/sbin:/sbin HOME=/root \
-			DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8 "$@"' sh "$C" "${MOUNT_M:-}" "$@"
+			DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8 "$@"' sh "$C" "${MOUNT_M:-}" "${BINDS:-}" "$@"
 }
 
 # --- the pinned packages ----------------------------------------------------------------------
@@ -182,24 +195,93 @@ modules() {
 	echo "$out"
 }
 
+# The shipped modules, built by kbuild from the tree DKMS gets (scripts/dkms-src.sh: what the
+# packager's `make -C $KDIR M=$PWD RKDAPL_MODULES=shipped` sees), in out/debian/ship; the
+# source tree's path on stdout.
+ship_build() {
+	local src
+	src=$("$top/scripts/dkms-src.sh" "$top/out/debian/ship")
+	log "building rkdapl.ko, rkdblk.ko, rkdblk_srv.ko for $KREL (RKDAPL_MODULES=shipped)"
+	MOUNT_M=$src in_chroot "${MK[@]}" -s -j"$(( $(nproc) + 1 ))" M=/build/m RKDAPL_MODULES=shipped modules >&2 ||
+		die "building the shipped modules for $KREL failed"
+	echo "$src"
+}
+
+# The root install and uninstall work on: DESTDIR, or the system.
+install_root() {
+	local r=${DESTDIR:-/}
+	[ "$r" = / ] && return 0
+	mkdir -p "$r"
+	(cd "$r" && pwd)
+}
+
 install_modules() {
-	local out=$top/out/debian run
-	compgen -G "$out/*.ko" >/dev/null || die "no modules in $out: run make KERNEL=debian first"
-	run=$(uname -r)
-	[ -d "/lib/modules/$KREL" ] || die "/lib/modules/$KREL does not exist: install linux-image-$KREL ($PKGVER) first"
-	[ "$run" = "$KREL" ] || [ "${FORCE:-0}" = 1 ] || die "the running kernel is $run, these modules are for $KREL
+	local root src stage m n f
+	root=$(install_root)
+	if [ -z "$root" ]; then
+		local run
+		run=$(uname -r)
+		[ -d "/lib/modules/$KREL" ] || die "/lib/modules/$KREL does not exist: install linux-image-$KREL ($PKGVER) first"
+		[ "$run" = "$KREL" ] || [ "${FORCE:-0}" = 1 ] || die "the running kernel is $run, these modules are for $KREL
 		only: boot $KREL ($PKGVER) first, or FORCE=1 to install them for it anyway"
-	[ "$(dpkg-query -W -f='${Version}' "linux-image-$KREL" 2>/dev/null)" = "$PKGVER" ] || [ "${FORCE:-0}" = 1 ] ||
-		die "linux-image-$KREL is not installed at version $PKGVER, the build these modules match
+		[ "$(dpkg-query -W -f='${Version}' "linux-image-$KREL" 2>/dev/null)" = "$PKGVER" ] || [ "${FORCE:-0}" = 1 ] ||
+			die "linux-image-$KREL is not installed at version $PKGVER, the build these modules match
 		(no MODVERSIONS: another build of the same release would not load them); FORCE=1 to install anyway"
-	$SUDO install -D -m 644 -t "/lib/modules/$KREL/extra" "$out"/*.ko
-	$SUDO depmod "$KREL"
-	log "installed $(ls "$out"/*.ko | wc -l) modules into /lib/modules/$KREL/extra"
+	fi
+	kernel >/dev/null
+	exec 9>"$RKDAPL_CACHE/debian.lock"
+	flock 9
+	src=$(ship_build)
+	# kbuild's modules_install (compressed as the kernel's own, signing skipped without the
+	# kernel's key; no System.map, so no depmod) into a staging root, then copied.
+	stage=$top/out/debian/ship-root
+	rm -rf "$stage"
+	mkdir -p "$stage"
+	MOUNT_M=$src BINDS="$stage=/build/dest" in_chroot "${MK[@]}" -s M=/build/m RKDAPL_MODULES=shipped \
+		INSTALL_MOD_PATH=/build/dest INSTALL_MOD_DIR=extra modules_install >&2 ||
+		die "modules_install failed"
+	m=$(cd "$stage" && find . -path "*/modules/$KREL/extra/*.ko*" | sort)
+	n=$(wc -l <<< "$m")
+	[ "$n" = 3 ] || die "modules_install installed $n modules, not 3: $m"
+	# File by file: on a merged-/usr system /lib is a link, which cp -r of a lib/ would not follow.
+	for f in $m; do
+		$SUDO install -D -m 644 "$stage/$f" "$root/$f"
+	done
+	(cd "$src" && mkdir -p "$top/out/debian/ship-files" &&
+		cp Module.symvers rust/rkdapl/librkdapl.rmeta "$top/out/debian/ship-files/" &&
+		$SUDO env DESTDIR="$root" scripts/devfiles.sh install "$KREL" "$top/out/debian/ship-files") >&2
+	# depmod where the kernel is installed (a package's staging DESTDIR leaves it to the package).
+	if [ -z "$root" ]; then
+		$SUDO depmod "$KREL"
+	elif [ -e "$root/lib/modules/$KREL/modules.dep" ]; then
+		depmod -b "$root" "$KREL"
+	fi
+	log "installed ${m//$'\n'/, } under ${root:-/}, consumer files in ${root}/usr/src/rkdapl/$KREL"
+}
+
+uninstall_modules() {
+	local root d f n=0
+	root=$(install_root)
+	for d in "$root/lib/modules/$KREL/extra" "$root/usr/lib/modules/$KREL/extra"; do
+		for f in "$d"/{rkdapl,rkdblk,rkdblk_srv}.ko{,.xz,.gz,.zst}; do
+			[ -e "$f" ] || continue
+			$SUDO rm -f "$f"
+			n=$((n + 1))
+		done
+		[ -d "$d" ] && $SUDO rmdir --ignore-fail-on-non-empty "$d"
+	done
+	$SUDO env DESTDIR="$root" "$top/scripts/devfiles.sh" remove "$KREL"
+	if [ -e "$root/lib/modules/$KREL/modules.dep" ]; then
+		if [ -z "$root" ]; then $SUDO depmod "$KREL"; else depmod -b "$root" "$KREL"; fi
+	fi
+	log "removed $n modules of rkdapl for $KREL and ${root}/usr/src/rkdapl/$KREL"
 }
 
 case "${1:-}" in
 kernel) kernel ;;
 modules) modules ;;
 install) install_modules ;;
-*) die "usage: $0 kernel|modules|install" ;;
+uninstall) uninstall_modules ;;
+dkms-test) . "$top/scripts/dkms-test.sh"; dkms_test ;;
+*) die "usage: $0 kernel|modules|install|uninstall|dkms-test" ;;
 esac

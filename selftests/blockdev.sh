@@ -137,7 +137,7 @@ blk_fio() {
 # EINVAL (kmod's "Invalid parameters"); the TAP line reads "refuses WHAT".
 blk_srv_refuses() {
 	local rc=0
-	insmod "$KO/samples/rkdblk_srv.ko" path=$BLK_IMG dev=$RKDAPL_DEV "$1" \
+	insmod "$KO/rkdblk_srv.ko" path=$BLK_IMG dev=$RKDAPL_DEV "$1" \
 		2> /tmp/blk-badarg.txt && rc=1 && rmmod rkdblk_srv
 	grep -q "Invalid parameters" /tmp/blk-badarg.txt || rc=${rc/#0/2}
 	t_check $rc "blockdev: rkdblk_srv.ko refuses $2" \
@@ -152,7 +152,7 @@ blockdev_suite() {
 		"inline_data_size=1000 (not a multiple of 512) with EINVAL (kmod: Invalid parameters)"
 	rc=0
 	_log "blockdev: insmod rkdblk_srv.ko path=$BLK_IMG"
-	insmod "$KO/samples/rkdblk_srv.ko" path=$BLK_IMG dev=$RKDAPL_DEV || rc=$?
+	insmod "$KO/rkdblk_srv.ko" path=$BLK_IMG dev=$RKDAPL_DEV || rc=$?
 	t_check $rc "blockdev: the server exports a 16 MiB $BLK_KIND (rkdblk_srv.ko)" "insmod exit $rc"
 	[ $rc = 0 ] || return
 	rc=0
@@ -239,7 +239,7 @@ blockdev_suite() {
 	blk_ctl_refuses "reconnect rkdblk0" "Connection refused" "the server is gone"
 	# The server back on the same store: the disk reconnects, its data and name kept.
 	rc=0
-	insmod "$KO/samples/rkdblk_srv.ko" path=$BLK_IMG dev=$RKDAPL_DEV || rc=$?
+	insmod "$KO/rkdblk_srv.ko" path=$BLK_IMG dev=$RKDAPL_DEV || rc=$?
 	[ $rc = 0 ] && { blk_ctl reconnect rkdblk0 || rc=$?; }
 	[ $rc = 0 ] && [[ $(blk_ctl_line rkdblk0) == *" state=live" ]] || rc=${rc/#0/99}
 	t_check $rc "blockdev: the server back, reconnect rkdblk0 (echo reconnect rkdblk0 > /dev/rkdblk-ctl): state=live again" \
@@ -334,7 +334,7 @@ blockdev_send_queue() {
 	local rc=0 n
 	blk_store
 	blk_srv_refuses max_request_dtos=1 "max_request_dtos=1 (a READ's completion is 2 DTOs) with EINVAL"
-	insmod "$KO/samples/rkdblk_srv.ko" path=$BLK_IMG dev=$RKDAPL_DEV max_request_dtos=4 &&
+	insmod "$KO/rkdblk_srv.ko" path=$BLK_IMG dev=$RKDAPL_DEV max_request_dtos=4 &&
 		blk_connect || rc=$?
 	t_check $rc "blockdev: server (a send queue of 4 DTOs per connection) and client (16 commands per queue) up" \
 		"insmod exit $rc"
@@ -354,7 +354,7 @@ blockdev_send_queue() {
 blockdev_timeout() {
 	local rc=0 t0 secs line
 	blk_store
-	insmod "$KO/samples/rkdblk_srv.ko" path=$BLK_IMG dev=$RKDAPL_DEV &&
+	insmod "$KO/rkdblk_srv.ko" path=$BLK_IMG dev=$RKDAPL_DEV &&
 		BLK_TIMEOUT_MS=5000 blk_connect || rc=$?
 	t_check $rc "blockdev: server and client (5 s request timeout) up for the timeout case" \
 		"insmod exit $rc"
@@ -394,7 +394,7 @@ blockdev_timeout() {
 blockdev_removal() {
 	local rc=0 i t0 secs
 	blk_store
-	insmod "$KO/samples/rkdblk_srv.ko" path=$BLK_IMG dev=$RKDAPL_DEV && blk_connect || rc=$?
+	insmod "$KO/rkdblk_srv.ko" path=$BLK_IMG dev=$RKDAPL_DEV && blk_connect || rc=$?
 	t_check $rc "blockdev: server and client up again for the removal case" "insmod exit $rc"
 	[ $rc = 0 ] || { rmmod rkdblk_srv 2>/dev/null; return; }
 	dd if=/dev/urandom of=/dev/rkdblk0 bs=64k oflag=direct count=100000 status=none 2> /tmp/blk-dd.txt &
@@ -424,7 +424,7 @@ blockdev_removal() {
 	# The disk survives the device's removal: the server on the new device, the disk reconnects
 	# (a new IA on it) and reads what the server has.
 	rc=0
-	insmod "$KO/samples/rkdblk_srv.ko" path=$BLK_IMG dev=$RKDAPL_DEV && blk_ctl reconnect rkdblk0 || rc=$?
+	insmod "$KO/rkdblk_srv.ko" path=$BLK_IMG dev=$RKDAPL_DEV && blk_ctl reconnect rkdblk0 || rc=$?
 	[ $rc = 0 ] && timeout 120 cmp <(dd if=/dev/rkdblk0 bs=64k count=32 iflag=direct status=none) \
 		<(dd if="$BLK_IMG" bs=64k count=32 status=none) || rc=${rc/#0/99}
 	t_check $rc "blockdev: after $RKDAPL_DEV came back, reconnect rkdblk0 and its first 2 MiB equal the server's" \

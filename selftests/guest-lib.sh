@@ -146,11 +146,24 @@ kunit_suite() {
 		"$got of rkdapl.ko's suite(s) in $dir, $want in its .kunit_test_suites"
 }
 
+# rkdapl.ko from the tree under test (insmod), or, with RKDAPL_PROVIDER=modprobe, the one
+# installed in the module root (make check's install suite: DKMS's updates/dkms/rkdapl.ko.xz,
+# loaded by modprobe with the stock modules it depends on).
 load_provider() {
-	local rc=0
-	insmod "$KO/rkdapl.ko" || rc=$?
-	[ $rc = 0 ] && ! module_loaded rkdapl && rc=99
-	t_check $rc "module: load rkdapl.ko" "insmod exit $rc"
+	local rc=0 dep
+	if [ "${RKDAPL_PROVIDER:-}" = modprobe ]; then
+		dep=$(modprobe -d "$RKDAPL_MODROOT" --show-depends rkdapl 2>&1)
+		dep=${dep##*$'\n'}
+		[[ $dep == "insmod "*/updates/dkms/rkdapl.ko* ]] || rc=98
+		[ $rc = 0 ] && { rkdapl_modprobe rkdapl || rc=$?; }
+		[ $rc = 0 ] && ! module_loaded rkdapl && rc=99
+		t_check $rc "module: modprobe rkdapl loads the installed updates/dkms/rkdapl.ko" \
+			"rc $rc, modprobe --show-depends: ${dep:-nothing}"
+	else
+		insmod "$KO/rkdapl.ko" || rc=$?
+		[ $rc = 0 ] && ! module_loaded rkdapl && rc=99
+		t_check $rc "module: load rkdapl.ko" "insmod exit $rc"
+	fi
 	[ $rc = 0 ]
 }
 

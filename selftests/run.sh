@@ -15,9 +15,14 @@
 # stock kernel out, RKDAPL_PATCHES_CHECK=0 the test of make patches (both run only with
 # FLAVOUR=debug).
 #
-# T= runs only the suites named (guest suites and the host-side hygiene, layout and patches), in one
-# boot: one guest, or two if a chosen suite has a two-guest step; with KERNEL=debian on the
-# stock kernel instead of the debug one. SEED=N is the fuzz suite's seed.
+# T= runs only the suites named (guest suites and the host-side hygiene, layout, patches and
+# install), in one boot: one guest, or two if a chosen suite has a two-guest step; with
+# KERNEL=debian on the stock kernel instead of the debug one. SEED=N is the fuzz suite's seed.
+#
+# The install suite (with the stock kernel: a whole run, or T=install,... KERNEL=debian) installs
+# rkdapl with DKMS for the stock kernel in its chroot (scripts/dkms-test.sh, beside the debug
+# guests); the stock guests then load rkdapl with modprobe from that install
+# (RKDAPL_PROVIDER=modprobe, RKDAPL_STOCK_MODROOT) instead of insmod from out/debian/build.
 #
 # Adds one test per guest for the kernel splat scan of its dmesg and one for the guest run
 # itself, and the KUnit cases each guest copied out, parsed by the kernel's KTAP parser
@@ -60,6 +65,8 @@ if [ -n "$RKDAPL_T" ]; then
 		[[ " $host_suites " == *" $s "* ]] || guest_t+="${guest_t:+,}$s"
 	done
 	export RKDAPL_T=$guest_t
+	[[ ",$T," == *,install,* ]] && [ "${KERNEL:-}" != debian ] &&
+		die "T=$T: the install suite installs rkdapl for Debian's stock kernel: add KERNEL=debian"
 	# Two guests only if a chosen suite has a two-guest step.
 	one=1
 	suite_pair "$guest_t" && one=0
@@ -88,9 +95,9 @@ fi
 # the tree prepared) runs while the debug kernel builds, and is waited for after it. Its
 # downloads overlap the build; its modules_prepare competes with it for the CPU. On a warm
 # cache it returns at once.
-stock_pid= patches_pid=
+stock_pid= patches_pid= install_pid=
 # Background jobs do not outlive the run.
-trap 'kill $stock_pid $patches_pid 2>/dev/null' EXIT
+trap 'kill $stock_pid $patches_pid $install_pid 2>/dev/null' EXIT
 if [ $stock = 1 ]; then
 	stock_out=$(mktemp)
 	"$top/scripts/debian.sh" kernel > "$stock_out" &
@@ -202,6 +209,13 @@ guests() {
 	fi
 }
 
+# The install suite (host-side: DKMS and make install in the stock kernel's chroot) beside the
+# debug guests, at the lowest priority; its module root is then the stock guests'.
+if [ $stock = 1 ] && host_selected install; then
+	log "check: install (DKMS, make install) for the stock kernel, beside the guests (scripts/debian.sh dkms-test, log in $out/install.log)"
+	nice -n 19 "$top/scripts/debian.sh" dkms-test > "$out/install.tap" 2> "$out/install.log" &
+	install_pid=$!
+fi
 # make patches and its build (host-side, CPU-bound) runs beside the debug guests, at the lowest
 # priority: the TCG guests leave about a third of the host's CPU time idle (they wait on the
 # network and on each other), and the build takes it. With the debug flavour only.
@@ -219,8 +233,25 @@ if [ "$flavour" = kcsan ]; then
 		[ -n "$l" ] && lines+=("$l")
 	done < <(python3 "$top/qemu/kcsan-scan.py" --top "$top" --summary "$out/kcsan.txt" "${specs[@]}")
 fi
+stock_provider= stock_modroot=
+if [ -n "$install_pid" ]; then
+	wait "$install_pid"
+	install_pid=
+	ni=0
+	while IFS= read -r l; do
+		case $l in
+		"ok "* | "not ok "*) lines+=("$l") ni=$((ni + 1)) ;;
+		esac
+	done < "$out/install.tap"
+	[ $ni -gt 0 ] || lines+=("not ok - install: scripts/debian.sh dkms-test reported # see $out/install.log")
+	# The stock guests modprobe rkdapl from what DKMS installed (and the stock modules).
+	if compgen -G "$top/out/debian/dkms/guest/lib/modules/*/updates/dkms/rkdapl.ko*" > /dev/null; then
+		stock_provider=modprobe stock_modroot=$top/out/debian/dkms/guest
+	fi
+fi
 if [ $stock = 1 ] && [ $boot = 1 ]; then
-	RKDAPL_STOCK=$stockdir/img RKDAPL_KO=$top/out/debian/build RKDAPL_SUITES=stock RKDAPL_KUNIT=0 \
+	RKDAPL_PROVIDER=$stock_provider RKDAPL_STOCK_MODROOT=$stock_modroot \
+		RKDAPL_STOCK=$stockdir/img RKDAPL_KO=$top/out/debian/build RKDAPL_SUITES=stock RKDAPL_KUNIT=0 \
 		RKDAPL_TIMES=$RKDAPL_CACHE/times/stock guests stock "$out/stock"
 fi
 # The host-side checks.

@@ -62,8 +62,10 @@ SUITE_ROWS=(
 # named in T= like the others. hygiene (selftests/hygiene.sh: SPDX lines, no build-machine paths,
 # no issue numbers in the committed files) runs first, before anything is built; layout (the
 # module graph and the C/Rust struct layouts) after the guests; patches (make patches and its
-# build) beside the debug guests.
-HOST_SUITES="hygiene layout patches"
+# build) beside the debug guests; install (scripts/dkms-test.sh: DKMS, make install and make
+# uninstall for Debian's stock kernel, in its toolchain chroot) beside the debug guests too, and
+# the stock guests then modprobe the rkdapl.ko DKMS installed (T=install needs KERNEL=debian).
+HOST_SUITES="hygiene layout patches install"
 
 # The steps that are more than one function call.
 suite_badarg() { run_kmod badarg 1200 -- role=badarg dev=$RKDAPL_DEV peer="$RKDAPL_IP" port=7490; }

@@ -21,9 +21,9 @@ module! {
     license: "GPL",
     imports_ns: ["RKDAPL"],
     params: {
-        addr: u32 { default: 0x0a4d0001, description: "local IPv4 address, host order" },
-        port: u16 { default: 7461, description: "PSP port" },
-        size: u32 { default: 65536, description: "bytes to write and read back" },
+        addr: u32 { default: 0x0a4d0001, description: "local IPv4 address, host order", },
+        port: u16 { default: 7461, description: "PSP port", },
+        size: u32 { default: 65536, description: "bytes to write and read back", },
     },
 }
 

@@ -18,6 +18,10 @@
 #                                     install/uninstall into a DESTDIR; TAP lines on stdout. Leaves
 #                                     out/debian/dkms/guest, a module root with the stock modules
 #                                     and DKMS's, for the stock guests' modprobe
+#   scripts/debian.sh make DIR [TARGET...]
+#                                     an rkdapl consumer's own Makefile in DIR (samples/first/c,
+#                                     samples/first/rust), run in the chroot for that kernel:
+#                                     make KERNEL=debian KDIR=<the prepared tree> RKDAPL=<out/debian/build>
 #
 # Debian built this kernel with trixie's rustc 1.85.1. A Rust module must be compiled by the same
 # rustc build (the `core` and `kernel` crate hashes in the kernel's Rust symbol names depend on the
@@ -51,17 +55,19 @@ MK=(make -C $K ARCH=x86 CROSS_COMPILE=x86_64-linux-gnu- CC=x86_64-linux-gnu-gcc-
 mirror=$(debian_mirror)
 
 # Run a command in the chroot with /proc and /dev mounted in a private mount namespace (the
-# mounts vanish with the command) and the module build directory bound to /build/m. BINDS, a
-# space-separated list of HOSTDIR=CHROOTDIR, binds more directories (the DKMS test's /usr/src,
-# /var/lib/dkms and /usr/lib/modules/$KREL: nothing of it stays in the shared chroot).
+# mounts vanish with the command), the module build directory MOUNT_M bound to /build/m and a
+# consumer's directory MOUNT_X to /build/x. BINDS, a space-separated list of HOSTDIR=CHROOTDIR,
+# binds more directories (the DKMS test's /usr/src, /var/lib/dkms and /usr/lib/modules/$KREL:
+# nothing of it stays in the shared chroot).
 in_chroot() {
 	unshare -m --propagation private sh -euc '
-		C=$1; M=$2; B=$3; shift 3
+		C=$1; M=$2; X=$3; B=$4; shift 4
 		mount -t proc proc "$C/proc"; mount --bind /dev "$C/dev"
 		if [ -n "$M" ]; then mkdir -p "$C/build/m"; mount --bind "$M" "$C/build/m"; fi
+		if [ -n "$X" ]; then mkdir -p "$C/build/x"; mount --bind "$X" "$C/build/x"; fi
 		for b in $B; do mkdir -p "$C${b#*=}"; mount --bind "${b%%=*}" "$C${b#*=}"; done
 		exec chroot "$C" /usr/bin/env -i PATH=/usr/bin:/bin:/usr/sbin:/sbin HOME=/root \
-			DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8 "$@"' sh "$C" "${MOUNT_M:-}" "${BINDS:-}" "$@"
+			DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8 "$@"' sh "$C" "${MOUNT_M:-}" "${MOUNT_X:-}" "${BINDS:-}" "$@"
 }
 
 # --- the pinned packages ----------------------------------------------------------------------
@@ -190,9 +196,29 @@ modules() {
 		MOUNT_M=$m in_chroot "${MK[@]}" -s M=/build/m/$d "${flags[@]}" modules >&2 ||
 			die "building $d for $KREL failed"
 	done
-	# The modules a user installs (not the layout check's rkdapl_layout.ko, which does nothing).
-	find "$m" -name '*.ko' ! -name rkdapl_layout.ko -exec cp -t "$out" {} +
+	# The modules a user installs (not the layout check's rkdapl_layout.ko, which does nothing,
+	# nor the first consumers of samples/first/, which `make check` builds with their own
+	# Makefiles: scripts/debian.sh make).
+	find "$m" -path "$m/samples/first" -prune -o -name '*.ko' ! -name rkdapl_layout.ko \
+		-exec cp -t "$out" {} +
 	echo "$out"
+}
+
+# A consumer built out of tree for the stock kernel, as a user builds it: its own Makefile, run
+# in the chroot (gcc-14, trixie's rustc) with KERNEL=debian, the prepared tree as KDIR and
+# rkdapl's build for the kernel (out/debian/build: Module.symvers, include/, the crate metadata
+# rust/rkdapl/librkdapl.rmeta) as RKDAPL. The objects land in DIR.
+ext_make() {
+	local dir
+	dir=$(cd "${1:?usage: $0 make DIR [TARGET...]}" && pwd) || die "no directory $1"
+	shift
+	[ -f "$top/out/debian/build/Module.symvers" ] ||
+		die "no rkdapl build for $KREL in out/debian/build: run make KERNEL=debian first"
+	kernel >/dev/null
+	exec 9>"$RKDAPL_CACHE/debian.lock"
+	flock 9
+	MOUNT_M=$top/out/debian/build MOUNT_X=$dir in_chroot make -s -C /build/x KERNEL=debian \
+		KDIR=$K RKDAPL=/build/m "$@" >&2
 }
 
 # The shipped modules, built by kbuild from the tree DKMS gets (scripts/dkms-src.sh: what the
@@ -283,5 +309,6 @@ modules) modules ;;
 install) install_modules ;;
 uninstall) uninstall_modules ;;
 dkms-test) . "$top/scripts/dkms-test.sh"; dkms_test ;;
-*) die "usage: $0 kernel|modules|install|uninstall|dkms-test" ;;
+make) shift; ext_make "$@" ;;
+*) die "usage: $0 kernel|modules|install|uninstall|dkms-test|make DIR [TARGET...]" ;;
 esac

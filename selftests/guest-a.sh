@@ -15,6 +15,7 @@ set -u
 . "$RKDAPL_TOP/selftests/rping.sh" || exit 1
 . "$RKDAPL_TOP/selftests/peerkill.sh" || exit 1
 . "$RKDAPL_TOP/selftests/rust.sh" || exit 1
+. "$RKDAPL_TOP/selftests/first.sh" || exit 1
 . "$RKDAPL_TOP/selftests/transport.sh" || exit 1
 . "$RKDAPL_TOP/selftests/srq.sh" || exit 1
 . "$RKDAPL_TOP/selftests/ports.sh" || exit 1

@@ -35,6 +35,7 @@ SUITE_ROWS=(
 	"rust         one   yes    rust_layer_leak       -"
 	"rust         one   yes    rust_typed_suite      -"
 	"rust         one   yes    rust_typed_removal    -"
+	"first        one   yes    first_suite           -"
 	"blockdev     one   yes    suite_blockdev        -"
 	"inject       b     no     inject_suite          inject_suite"
 	"netns        b     yes    netns_suite           netns_suite"

@@ -153,40 +153,26 @@ dkms_test() {
 	return 0
 }
 
-# dkms_consumers DIR BINDS: a C module calling rkdapl's C API and rkdapl's Rust sample consumer
-# (samples/rust/rkdapl_rust_sample.rs), built as an out-of-tree module against the prepared
-# kernel tree and /usr/src/rkdapl/$KREL alone (KBUILD_EXTRA_SYMBOLS, -I, --extern rkdapl).
+# dkms_consumers DIR BINDS: the first consumers of docs/getting-started.md (samples/first/c and
+# samples/first/rust: their Kbuild files and sources as a user copies them), built as
+# out-of-tree modules against the prepared kernel tree and /usr/src/rkdapl/$KREL alone
+# (RKDAPL=/usr/src/rkdapl/$KREL: -I its include/, --extern rkdapl from its librkdapl.rmeta,
+# KBUILD_EXTRA_SYMBOLS its Module.symvers).
 dkms_consumers() {
-	local d=$1 rc=0 dep
-	mkdir -p "$d"
-	cp "$top/samples/rust/rkdapl_rust_sample.rs" "$d/"
-	cat > "$d/Kbuild" <<-'EOF'
-	obj-m := rkdapl_c_consumer.o rkdapl_rust_sample.o
-	rkdapl := /usr/src/rkdapl/$(KERNELRELEASE)
-	ccflags-y := -I$(rkdapl)/include
-	RUSTFLAGS_rkdapl_rust_sample.o := -L $(rkdapl) --extern rkdapl -Zshare-generics=n
-	EOF
-	cat > "$d/rkdapl_c_consumer.c" <<-'EOF'
-	#include <linux/module.h>
-	#include <rkdapl.h>
-
-	static int __init consumer_init(void)
-	{
-		pr_info("rkdapl %s: %s\n", RKDAPL_VERSION, rkdapl_status_msg(RKDAPL_DTO_SUCCESS));
-		return 0;
-	}
-	module_init(consumer_init);
-	MODULE_DESCRIPTION("a C consumer of rkdapl built against /usr/src/rkdapl/<kernel>");
-	MODULE_LICENSE("GPL");
-	MODULE_IMPORT_NS("RKDAPL");
-	EOF
-	MOUNT_M=$d BINDS=$2 in_chroot "${MK[@]}" -s M=/build/m \
-		KBUILD_EXTRA_SYMBOLS=/usr/src/rkdapl/$KREL/Module.symvers modules > "$d/build.log" 2>&1 || rc=$?
+	local d=$1 rc=0 dep x
+	rm -rf "$d"
+	mkdir -p "$d/c" "$d/rust"
+	cp "$top/samples/first/c/Kbuild" "$top/samples/first/c/rkdapl_first.c" "$d/c/"
+	cp "$top/samples/first/rust/Kbuild" "$top/samples/first/rust/rkdapl_first_rust.rs" "$d/rust/"
+	for x in c rust; do
+		MOUNT_M=$d BINDS=$2 in_chroot "${MK[@]}" -s M=/build/m/$x RKDAPL=/usr/src/rkdapl/$KREL \
+			KBUILD_EXTRA_SYMBOLS=/usr/src/rkdapl/$KREL/Module.symvers modules >> "$d/build.log" 2>&1 || rc=$?
+	done
 	local c r
-	c=$(modinfo -F depends "$d/rkdapl_c_consumer.ko" 2>&1)
-	r=$(modinfo -F depends "$d/rkdapl_rust_sample.ko" 2>&1)
+	c=$(modinfo -F depends "$d/c/rkdapl_first.ko" 2>&1)
+	r=$(modinfo -F depends "$d/rust/rkdapl_first_rust.ko" 2>&1)
 	dep="$c; $r"
 	[ $rc = 0 ] && [[ ,$c, == *,rkdapl,* ]] && [[ ,$r, == *,rkdapl,* ]]
-	tap $? "a C consumer and a Rust consumer (rkdapl_rust_sample) build against /usr/src/rkdapl/$KREL alone, and depend on rkdapl" \
+	tap $? "the first consumers (samples/first/c and samples/first/rust) build against /usr/src/rkdapl/$KREL alone, and depend on rkdapl" \
 		"make exit $rc, depends '$dep' (see $d/build.log)"
 }

@@ -538,8 +538,10 @@ impl Disks {
             .lock()
             .disks
             .reserve(MAX_DISKS as usize, GFP_KERNEL)?;
+        // From here on a failed init drops it, which frees the list's buffer.
+        let disks = Disks;
         if crate::server.value().is_empty() {
-            return Ok(Disks);
+            return Ok(disks);
         }
         let o = Opts {
             server: param_address("server", crate::server.value())?,
@@ -557,7 +559,8 @@ impl Disks {
         l.taken |= 1;
         // Cannot fail: reserved above.
         l.disks.push_within_capacity(c).map_err(|_| ENOMEM)?;
-        Ok(Disks)
+        drop(l);
+        Ok(disks)
     }
 }
 

@@ -249,8 +249,9 @@ pub struct DiskParams {
     /// The device has a volatile write cache: flushes and FUA writes reach the driver
     /// (`BLK_FEAT_WRITE_CACHE | BLK_FEAT_FUA`).
     pub write_cache: bool,
-    /// The disk is read-only (`set_disk_ro()`: its `ro` attribute reads 1, and the block
-    /// layer refuses to open it for writing); [`Disk::set_read_only`] changes it later.
+    /// The disk is read-only (`set_disk_ro()`: its `ro` attribute reads 1, the block layer
+    /// fails writes to it with `-EPERM` and opens for writing from the kernel, a mount's,
+    /// with `-EACCES`); [`Disk::set_read_only`] changes it later.
     pub read_only: bool,
 }
 
@@ -419,9 +420,10 @@ impl<D: Driver> Disk<D> {
     }
 
     /// Makes the disk read-only or writable (`set_disk_ro()`, which sends a change uevent):
-    /// an open for writing is refused while it is read-only, and so are writes through a
-    /// file opened before (`-EPERM`). Writes already submitted still reach the driver. Process
-    /// context; may sleep.
+    /// while it is read-only the block layer fails writes to it with `-EPERM` (also through
+    /// a file opened before) and opens for writing from the kernel (a mount's) with `-EACCES`.
+    /// Writes already submitted, and a filesystem's writeback, still reach the driver.
+    /// Process context; may sleep.
     pub fn set_read_only(&self, read_only: bool) {
         // SAFETY: by the type invariants the disk was added and is live until `drop`.
         unsafe { bindings::set_disk_ro(self.gendisk.as_ptr(), read_only) };

@@ -251,8 +251,13 @@ pub(crate) fn reconnect(name: &str) -> Result {
     };
     let r = c.reconnect();
     // Cannot fail: the list holds `MAX_DISKS` ([`Disks::init`]) and its number is still taken.
-    if DEVICES.lock().disks.push_within_capacity(c).is_err() {
+    let back = DEVICES.lock().disks.push_within_capacity(c);
+    if let Err(kernel::alloc::kvec::PushError(c)) = back {
         pr_err!("{}: no room in the list of disks\n", name);
+        // The disk goes, and its number with it (the module's unload waits for the numbers).
+        let index = c.index;
+        drop(c);
+        DEVICES.lock().taken &= !(1 << index);
     }
     r
 }

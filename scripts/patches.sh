@@ -509,10 +509,9 @@ TimeoutReturn::Done or ResetTimer. The disk may be BLK_MQ_F_BLOCKING
 or not, may have a volatile write cache (flushes and FUA writes), and
 may be read-only (set_disk_ro(), at creation or later).
 
-A driver may give the disk an attribute group of its own in sysfs
-(Driver::ATTRIBUTE_GROUP and ATTRIBUTES, filled by Driver::show() and
-taken by Driver::store()), added with the disk and removed when it is
-deleted; a store may delete the very disk its file belongs to, after
+A driver may give the disk files of its own in its sysfs directory
+(Driver::ATTRIBUTES, filled by Driver::show() and taken by
+Driver::store()), added with the disk and removed when it is deleted; a store may delete the very disk its file belongs to, after
 AttrFile::remove_self() (device_remove_file_self()), as nvme's
 delete_controller does.
 

@@ -73,9 +73,9 @@ blk_ctl_disks() {
 	grep -c '^rkdblk' /dev/rkdblk-ctl
 }
 
-# blk_attr N FILE: rkdblkN's sysfs file FILE (/sys/block/rkdblkN/rkdblk/FILE).
+# blk_attr N FILE: rkdblkN's sysfs file FILE (/sys/block/rkdblkN/FILE).
 blk_attr() {
-	cat "/sys/block/rkdblk$1/rkdblk/$2" 2>&1
+	cat "/sys/block/rkdblk$1/$2" 2>&1
 }
 
 # rkdblk.ko's KUnit suite (the control device's parser) ran at its insmod: every case passed.
@@ -207,10 +207,10 @@ blockdev_suite() {
 		t_check $rc "blockdev: rmmod rkdblk refused while mounted" "rmmod succeeded"
 		blk_ctl_refuses "disconnect rkdblk0" "Device or resource busy" "the disk is mounted"
 		rc=0
-		echo 1 2> /tmp/blk-del.txt > /sys/block/rkdblk0/rkdblk/delete && rc=1
-		grep -q "Device or resource busy" /tmp/blk-del.txt && [ -e /sys/block/rkdblk0/rkdblk/delete ] ||
+		echo 1 2> /tmp/blk-del.txt > /sys/block/rkdblk0/delete && rc=1
+		grep -q "Device or resource busy" /tmp/blk-del.txt && [ -e /sys/block/rkdblk0/delete ] ||
 			rc=${rc/#0/2}
-		t_check $rc "blockdev: /sys/block/rkdblk0/rkdblk/delete refuses while mounted (Device or resource busy), the file stays" \
+		t_check $rc "blockdev: /sys/block/rkdblk0/delete refuses while mounted (Device or resource busy), the file stays" \
 			"rc $rc (1: accepted): $(head -c 200 /tmp/blk-del.txt)"
 		rc=0
 		umount "$BLK_MNT" || rc=$?
@@ -261,7 +261,7 @@ blockdev_suite() {
 	t_check $rc "blockdev: a new read on the dead device fails at once" "it succeeded"
 	line=$(blk_ctl_line rkdblk0)
 	[[ $line == "rkdblk0 transport=rdma traddr="*" state=failed" ]] && [ "$(blk_attr 0 state)" = failed ]
-	t_check $? "blockdev: /dev/rkdblk-ctl lists the dead disk as state=failed, /sys/block/rkdblk0/rkdblk/state says failed" \
+	t_check $? "blockdev: /dev/rkdblk-ctl lists the dead disk as state=failed, /sys/block/rkdblk0/state says failed" \
 		"listed: '${line:-nothing}'; state '$(blk_attr 0 state)'"
 	blk_ctl_refuses "reconnect rkdblk0" "Connection refused" "the server is gone"
 	# The server back on the same store: the disk reconnects, its data and name kept.
@@ -343,13 +343,13 @@ blk_ctl_cycle() {
 	rc=0
 	[ "$(blk_attr 1 state)" = live ] && [ "$(blk_attr 1 address)" = "traddr=$RKDAPL_IP,trsvcid=4421" ] &&
 		[ "$(blk_attr 1 transport)" = rdma ] || rc=1
-	t_check $rc "blockdev: /sys/block/rkdblk1/rkdblk/: state live, address traddr=$RKDAPL_IP,trsvcid=4421, transport rdma" \
+	t_check $rc "blockdev: /sys/block/rkdblk1/: state live, address traddr=$RKDAPL_IP,trsvcid=4421, transport rdma" \
 		"state '$(blk_attr 1 state)', address '$(blk_attr 1 address)', transport '$(blk_attr 1 transport)'"
 	rc=0
-	echo 1 2> /tmp/blk-del.txt > /sys/block/rkdblk1/rkdblk/delete || rc=$?
+	echo 1 2> /tmp/blk-del.txt > /sys/block/rkdblk1/delete || rc=$?
 	! [ -e /dev/rkdblk1 ] && ! [ -e /sys/block/rkdblk1 ] && [ -b /dev/rkdblk0 ] && [ "$(blk_ctl_disks)" = 1 ] ||
 		rc=${rc/#0/97}
-	t_check $rc "blockdev: echo 1 > /sys/block/rkdblk1/rkdblk/delete deletes rkdblk1 and leaves rkdblk0" \
+	t_check $rc "blockdev: echo 1 > /sys/block/rkdblk1/delete deletes rkdblk1 and leaves rkdblk0" \
 		"rc $rc: $(head -c 200 /tmp/blk-del.txt); listing '$(cat /dev/rkdblk-ctl | tr '\n' '|')'"
 }
 

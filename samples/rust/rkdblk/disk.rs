@@ -393,7 +393,7 @@ impl Connection {
     }
 }
 
-/// The files of a disk's attribute group, `/sys/block/rkdblkN/rkdblk/` (nvme's controllers
+/// The disk's own files in its sysfs directory, `/sys/block/rkdblkN/` (nvme's controllers
 /// have the same, and `delete_controller` for `delete`): `state` (`live` or `failed`, as the
 /// listing of `/dev/rkdblk-ctl`), `address` (`traddr=<address>,trsvcid=<port>`, and
 /// `,host_traddr=<address>` if the connect gave one), `transport` (`rdma`); a write to `delete`

@@ -694,9 +694,8 @@ impl Driver for Device {
     type Module = LocalModule;
     type RequestData = ();
 
-    /// `/sys/block/rkdblkN/rkdblk/`: `state`, `address`, `transport` (read) and `delete`
-    /// (written), as nvme's controllers have them (`disk.rs`).
-    const ATTRIBUTE_GROUP: &'static CStr = c"rkdblk";
+    /// `/sys/block/rkdblkN/`: `state`, `address`, `transport` (read) and `delete` (written),
+    /// as nvme's controllers have them (`disk.rs`).
     const ATTRIBUTES: &'static [Attribute] = &disk::ATTRIBUTES;
 
     fn show(&self, index: usize, f: &mut kernel::str::Formatter<'_>) -> Result {

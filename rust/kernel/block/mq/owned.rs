@@ -110,12 +110,9 @@ pub trait Driver: Send + Sync + Sized + 'static {
     /// not wait for the request to end.
     fn timeout(&self, hctx: u32, tag: u32, data: &Self::RequestData) -> TimeoutReturn;
 
-    /// The name of the disk's attribute group in sysfs, a directory of the disk's
-    /// (`/sys/block/<disk>/<name>/`) with the files [`Driver::ATTRIBUTES`].
-    const ATTRIBUTE_GROUP: &'static CStr = c"";
-
-    /// The files of the disk's attribute group, at most [`MAX_ATTRIBUTES`]; none (the
-    /// default): no group.
+    /// The disk's own files in its sysfs directory (`/sys/block/<disk>/<name>`, beside the
+    /// block layer's), at most [`MAX_ATTRIBUTES`]; none by default. Their names must differ
+    /// from the block layer's (`size`, `ro`, `stat`, ...): adding the disk fails otherwise.
     const ATTRIBUTES: &'static [Attribute] = &[];
 
     /// Fills the read file `ATTRIBUTES[index]` (a page at most). Process context (a read of

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! A [`Disk`]'s own files in sysfs: an attribute group of its driver's, in the disk's
-//! directory (`/sys/block/<disk>/<group>/<file>`), as nvme has `state`, `address`,
-//! `transport` and `delete_controller` on its controllers.
+//! directory (`/sys/block/<disk>/<file>`), as nvme has `state`, `address`, `transport` and
+//! `delete_controller` on its controllers.
+//!
+//! The group has no name (no directory of its own): `device_remove_file_self()`, which a file
+//! that deletes its disk needs, finds only files in the device's own directory.
 //!
 //! C header: [`include/linux/sysfs.h`](srctree/include/linux/sysfs.h)
 //!
@@ -102,7 +105,7 @@ impl Table {
             }
             t_ref.ptrs[i] = &raw mut da.attr;
         }
-        t_ref.group.name = D::ATTRIBUTE_GROUP.as_char_ptr();
+        // No name: the files are in the disk's directory (see the module's documentation).
         t_ref.group.__bindgen_anon_2.attrs = t_ref.ptrs.as_mut_ptr();
         t_ref.groups[0] = &raw const t_ref.group;
         Ok(Some(t))

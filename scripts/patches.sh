@@ -511,7 +511,8 @@ may be read-only (set_disk_ro(), at creation or later).
 
 A driver may give the disk files of its own in its sysfs directory
 (Driver::ATTRIBUTES, filled by Driver::show() and taken by
-Driver::store()), added with the disk and removed when it is deleted; a store may delete the very disk its file belongs to, after
+Driver::store()), added with the disk and removed when it is deleted;
+a store may delete the very disk its file belongs to, after
 AttrFile::remove_self() (device_remove_file_self()), as nvme's
 delete_controller does.
 

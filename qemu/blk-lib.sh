@@ -25,7 +25,7 @@ blk_env() {
 	DIRECT=${RKDAPL_BENCH_BLK_DIRECT:-1}
 }
 
-# rkdapl_ip_int (qemu/guest-setup.sh).
+# The guest's set-up helpers (qemu/guest-setup.sh).
 . "$RKDAPL_TOP/qemu/guest-setup.sh" || exit 1
 
 # wait_for PATH SECONDS: PATH exists within SECONDS.
@@ -42,7 +42,7 @@ setup_rkdblk() {
 	insmod "$KO/rkdapl.ko" &&
 		insmod "$KO/rkdblk_srv.ko" path=/dev/ram0 dev=rxe0 inline_data_size="$INLINE" \
 			direct="$DIRECT" &&
-		insmod "$KO/rkdblk.ko" server="$(rkdapl_ip_int "$RKDAPL_IP")" queues="$QUEUES" depth="$DEPTH" &&
+		insmod "$KO/rkdblk.ko" server="$RKDAPL_IP" queues="$QUEUES" depth="$DEPTH" &&
 		wait_for /dev/rkdblk0 10
 }
 

@@ -10,7 +10,7 @@
 #                               at once if the other guest's script has ended)
 #   rkdapl_modprobe ARGS...     modprobe from $RKDAPL_MODROOT
 #   rkdapl_ip_int A.B.C.D       the address as one integer, host order (the IPv4 address
-#                               parameters of rkdapl's modules: rkdblk's server=, ...)
+#                               parameters of the Rust samples: addr=, ...)
 
 # RKDAPL_SYNC_PREFIX: a second round of the same suites (selftests/transport.sh) uses barriers
 # of its own.

@@ -72,7 +72,7 @@ SERIES=(
 	"kernel/rdma/srq.rs|bound client cm cq defer device event mr pd qp srq wr|1"
 	"kernel/rdma/kunit.rs kernel/rdma/.kunitconfig|bound client cm cq defer device event kunit mr pd qp srq wr|1"
 	"samples/rust/rust_rdma_loopback.rs|bound client cm cq defer device event kunit mr pd qp srq wr|1"
-	"kernel/block/mq/owned.rs kernel/block/mq/owned/request.rs kernel/block/mq/owned/rdma.rs|bound client cm cq defer device event kunit mr pd qp srq wr|1"
+	"kernel/block/mq/owned.rs kernel/block/mq/owned/request.rs kernel/block/mq/owned/rdma.rs kernel/block/mq/owned/attr.rs|bound client cm cq defer device event kunit mr pd qp srq wr|1"
 )
 # The patch of SERIES that adds kernel::block::mq::owned (the last): it declares the module in
 # rust/kernel/block/mq.rs, and its files are the BLOCK LAYER DEVICE DRIVER API [RUST] entry's
@@ -506,7 +506,15 @@ data (Driver::RequestData) lives in blk-mq's PDU, made when blk-mq
 allocates the request (init_request) and dropped when it frees it
 (exit_request); Driver::timeout() gets it with the tag and returns
 TimeoutReturn::Done or ResetTimer. The disk may be BLK_MQ_F_BLOCKING
-or not, and may have a volatile write cache (flushes and FUA writes).
+or not, may have a volatile write cache (flushes and FUA writes), and
+may be read-only (set_disk_ro(), at creation or later).
+
+A driver may give the disk files of its own in its sysfs directory
+(Driver::ATTRIBUTES, filled by Driver::show() and taken by
+Driver::store()), added with the disk and removed when it is deleted;
+a store may delete the very disk its file belongs to, after
+AttrFile::remove_self() (device_remove_file_self()), as nvme's
+delete_controller does.
 
 The request's data is reached through a scatterlist in its PDU, mapped
 with blk_rq_map_sg() when first used: copy_out_with() hands its pieces,

@@ -20,11 +20,21 @@
 #                    commands in flight per queue: fio with crc32c verify at QD16, 4 KiB and
 #                    128 KiB; the server's RDMA READs and responses wait for send-queue slots
 #                    (the unload line counts them) and every block verifies. max_request_dtos=1 is refused.
-#   blockdev_timeout the server stops answering (its `stall` hook): a read fails with an I/O
-#                    error once the client's 5 s request timeout fails its queue. Then
+#   blockdev_timeout the server stops answering (its `stall` hook, a debugfs file): a read
+#                    fails with an I/O error once the client's 5 s request timeout fails its
+#                    queue. Then
 #                    selftests/kmod/rkdblk_peer.ko sends two commands for one tag, the second
 #                    while the first is in flight (stalled): the server disconnects it (and
 #                    counts it in its unload line). Both unload.
+#   blockdev_access  the server for real use: its test hook is no module parameter (modinfo);
+#                    rkdblk.ko's addresses are text; an allow-list (allow=) without the guest's
+#                    address refuses its client with the reject reason (-EACCES at the client)
+#                    and one log line naming the address; one with it (a /24 prefix) lets the
+#                    same client connect; a read-only
+#                    export (read_only=1): the disk is read-only (its ro attribute, a write
+#                    refused), reads equal the store, rkdblk_peer.ko's WRITE gets -EROFS on the
+#                    wire; read_only set at run time: a write through a writable disk fails
+#                    with an I/O error, reads go on; the store is unchanged by all of it.
 #   blockdev_removal `rdma link delete` of the RDMA device under a writer (server and client
 #                    both lose it in the loopback): the removal completes, the writer gets I/O
 #                    errors, both modules unload, the device is added again (rm_rxe_up of
@@ -58,6 +68,16 @@ blk_ctl_line() {
 	grep "^$1 " /dev/rkdblk-ctl
 }
 
+# The number of disks the listing has (its first line is the usage line).
+blk_ctl_disks() {
+	grep -c '^rkdblk' /dev/rkdblk-ctl
+}
+
+# blk_attr N FILE: rkdblkN's sysfs file FILE (/sys/block/rkdblkN/FILE).
+blk_attr() {
+	cat "/sys/block/rkdblk$1/$2" 2>&1
+}
+
 # rkdblk.ko's KUnit suite (the control device's parser) ran at its insmod: every case passed.
 blk_kunit() {
 	local f=/sys/kernel/debug/kunit/rkdblk_ctl/results n bad cmd
@@ -78,7 +98,7 @@ blk_kunit() {
 }
 
 blk_connect() {
-	timeout -k 10 120 insmod "$KO/rkdblk.ko" server=$(rkdapl_ip_int "$RKDAPL_IP") queues=$BLK_QUEUES depth=16 \
+	timeout -k 10 120 insmod "$KO/rkdblk.ko" server="$RKDAPL_IP" queues=$BLK_QUEUES depth=16 \
 		timeout_ms=${BLK_TIMEOUT_MS:-20000}
 }
 
@@ -187,6 +207,12 @@ blockdev_suite() {
 		t_check $rc "blockdev: rmmod rkdblk refused while mounted" "rmmod succeeded"
 		blk_ctl_refuses "disconnect rkdblk0" "Device or resource busy" "the disk is mounted"
 		rc=0
+		echo 1 2> /tmp/blk-del.txt > /sys/block/rkdblk0/delete && rc=1
+		grep -q "Device or resource busy" /tmp/blk-del.txt && [ -e /sys/block/rkdblk0/delete ] ||
+			rc=${rc/#0/2}
+		t_check $rc "blockdev: /sys/block/rkdblk0/delete refuses while mounted (Device or resource busy), the file stays" \
+			"rc $rc (1: accepted): $(head -c 200 /tmp/blk-del.txt)"
+		rc=0
 		umount "$BLK_MNT" || rc=$?
 		t_check $rc "blockdev: unmount" "umount exit $rc"
 	fi
@@ -234,14 +260,16 @@ blockdev_suite() {
 	dd if=/dev/rkdblk0 of=/dev/null bs=4k count=1 iflag=direct status=none 2>/dev/null && rc=1
 	t_check $rc "blockdev: a new read on the dead device fails at once" "it succeeded"
 	line=$(blk_ctl_line rkdblk0)
-	[[ $line == "rkdblk0 server="*" state=failed" ]]
-	t_check $? "blockdev: /dev/rkdblk-ctl lists the dead disk as state=failed" "listed: '${line:-nothing}'"
+	[[ $line == "rkdblk0 transport=rdma traddr="*" state=failed" ]] && [ "$(blk_attr 0 state)" = failed ]
+	t_check $? "blockdev: /dev/rkdblk-ctl lists the dead disk as state=failed, /sys/block/rkdblk0/state says failed" \
+		"listed: '${line:-nothing}'; state '$(blk_attr 0 state)'"
 	blk_ctl_refuses "reconnect rkdblk0" "Connection refused" "the server is gone"
 	# The server back on the same store: the disk reconnects, its data and name kept.
 	rc=0
 	insmod "$KO/rkdblk_srv.ko" path=$BLK_IMG dev=$RKDAPL_DEV || rc=$?
 	[ $rc = 0 ] && { blk_ctl reconnect rkdblk0 || rc=$?; }
-	[ $rc = 0 ] && [[ $(blk_ctl_line rkdblk0) == *" state=live" ]] || rc=${rc/#0/99}
+	[ $rc = 0 ] && [[ $(blk_ctl_line rkdblk0) == *" state=live" ]] && [ "$(blk_attr 0 state)" = live ] ||
+		rc=${rc/#0/99}
 	t_check $rc "blockdev: the server back, reconnect rkdblk0 (echo reconnect rkdblk0 > /dev/rkdblk-ctl): state=live again" \
 		"rc $rc: $(head -c 200 /tmp/blk-ctl.txt); listed '$(blk_ctl_line rkdblk0)'"
 	blk_ctl_refuses "reconnect rkdblk0" "Transport endpoint is already connected" "the disk did not fail"
@@ -265,48 +293,64 @@ blockdev_suite() {
 # parameters goes, and comes back from a connect command), bad commands refused on the way,
 # and a second disk of the same server.
 blk_ctl_cycle() {
-	local rc=0 line want
-	want="rkdblk0 server=$RKDAPL_IP port=4421 queues=$BLK_QUEUES depth=16 state=live"
+	local rc=0 line want usage
+	want="rkdblk0 transport=rdma traddr=$RKDAPL_IP trsvcid=4421 nr_io_queues=$BLK_QUEUES queue_size=16 state=live"
 	line=$(blk_ctl_line rkdblk0)
 	[ "$line" = "$want" ]
 	t_check $? "blockdev: /dev/rkdblk-ctl lists '$want'" "listed: '${line:-nothing}'"
+	usage="usage: [connect] transport=rdma,traddr=ADDR[,trsvcid=4421][,host_traddr=ADDR][,nr_io_queues=1][,queue_size=16][,timeout_ms=30000] | disconnect rkdblkN | reconnect rkdblkN"
+	line=$(head -n 1 /dev/rkdblk-ctl)
+	[ "$line" = "$usage" ]
+	t_check $? "blockdev: a read of /dev/rkdblk-ctl starts with the usage line '$usage'" "first line: '${line:-nothing}'"
 	blk_kunit
 	rc=0
 	blk_ctl disconnect rkdblk0 || rc=$?
-	! [ -e /dev/rkdblk0 ] && [ -z "$(cat /dev/rkdblk-ctl)" ] || rc=${rc/#0/97}
+	! [ -e /dev/rkdblk0 ] && [ "$(blk_ctl_disks)" = 0 ] || rc=${rc/#0/97}
 	t_check $rc "blockdev: disconnect (echo disconnect rkdblk0 > /dev/rkdblk-ctl): the disk is gone and the listing empty" \
 		"rc $rc: $(head -c 200 /tmp/blk-ctl.txt); listing '$(cat /dev/rkdblk-ctl | tr '\n' '|')'"
 	blk_ctl_refuses "connect" "Invalid argument" "no server"
 	blk_ctl_refuses "connect server=10.77.0.300" "Invalid argument" "not an address"
 	blk_ctl_refuses "connect server=$RKDAPL_IP queues=17" "Invalid argument" "more than 16 queues"
 	blk_ctl_refuses "connect server=$RKDAPL_IP colour=blue" "Invalid argument" "an unknown option"
+	blk_ctl_refuses "transport=tcp,traddr=$RKDAPL_IP" "Invalid argument" "a transport other than rdma"
+	blk_ctl_refuses "transport=rdma,trsvcid=4421" "Invalid argument" "no traddr"
 	blk_ctl_refuses "frobnicate rkdblk0" "Invalid argument" "an unknown command"
 	blk_ctl_refuses "connect server=$RKDAPL_IP $(printf 'queues=1 %.0s' {1..60})" "Argument list too long" \
 		"a command over 512 bytes" "connect server=$RKDAPL_IP queues=1 queues=1 ... (600 bytes)"
 	blk_ctl_refuses "disconnect rkdblk0" "No such device" "no such disk"
 	blk_ctl_refuses "connect server=$RKDAPL_IP port=4999" "Connection refused" "no PSP on that port"
 	rc=0
-	[ -z "$(cat /dev/rkdblk-ctl)" ] && ! [ -e /dev/rkdblk0 ] || rc=1
+	[ "$(blk_ctl_disks)" = 0 ] && ! [ -e /dev/rkdblk0 ] || rc=1
 	t_check $rc "blockdev: after the refused commands no disk is listed or added" \
 		"listing '$(cat /dev/rkdblk-ctl | tr '\n' '|')'"
 	rc=0
-	blk_ctl connect server=$RKDAPL_IP queues=$BLK_QUEUES depth=16 timeout_ms=${BLK_TIMEOUT_MS:-20000} || rc=$?
+	# nvme-fabrics' form: the options alone, comma-separated, their names.
+	line="transport=rdma,traddr=$RKDAPL_IP,trsvcid=4421,nr_io_queues=$BLK_QUEUES,queue_size=16,timeout_ms=${BLK_TIMEOUT_MS:-20000}"
+	blk_ctl "$line" || rc=$?
 	[ $rc = 0 ] && [ -b /dev/rkdblk0 ] && [ "$(blockdev --getsz /dev/rkdblk0)" = 32768 ] &&
 		[ "$(blk_ctl_line rkdblk0)" = "$want" ] || rc=${rc/#0/99}
-	t_check $rc "blockdev: reconnect (echo connect server=$RKDAPL_IP queues=$BLK_QUEUES depth=16 > /dev/rkdblk-ctl): /dev/rkdblk0 is back, 32768 sectors" \
-		"rc $rc: $(head -c 200 /tmp/blk-ctl.txt); $(dmesg | grep 'rkdblk: ' | tail -n 2 | tr '\n' '|')"
+	t_check $rc "blockdev: reconnect with nvme-fabrics' option names (echo $line > /dev/rkdblk-ctl): /dev/rkdblk0 is back, 32768 sectors, listed as '$want'" \
+		"rc $rc: $(head -c 200 /tmp/blk-ctl.txt); $(dmesg | grep 'rkdblk: ' | tail -n 2 | tr '\n' '|'); listed '$(blk_ctl_line rkdblk0)'"
 	rc=0
+	# The names of earlier versions still work.
 	blk_ctl connect server=$RKDAPL_IP || rc=$?
 	[ $rc = 0 ] && [ -b /dev/rkdblk1 ] &&
-		[ "$(blk_ctl_line rkdblk1)" = "rkdblk1 server=$RKDAPL_IP port=4421 queues=1 depth=16 state=live" ] &&
+		[ "$(blk_ctl_line rkdblk1)" = "rkdblk1 transport=rdma traddr=$RKDAPL_IP trsvcid=4421 nr_io_queues=1 queue_size=16 state=live" ] &&
 		timeout 120 cmp <(dd if=/dev/rkdblk1 bs=64k count=16 iflag=direct status=none) \
 			<(dd if=/dev/rkdblk0 bs=64k count=16 iflag=direct status=none) || rc=${rc/#0/99}
-	t_check $rc "blockdev: a second disk of the same server (connect with the defaults): /dev/rkdblk1 reads the same first 1 MiB as /dev/rkdblk0" \
+	t_check $rc "blockdev: a second disk of the same server (connect server=$RKDAPL_IP, the earlier option name, the defaults): /dev/rkdblk1 reads the same first 1 MiB as /dev/rkdblk0" \
 		"rc $rc: $(head -c 200 /tmp/blk-ctl.txt); listing '$(cat /dev/rkdblk-ctl | tr '\n' '|')'"
 	rc=0
-	blk_ctl disconnect rkdblk1 || rc=$?
-	! [ -e /dev/rkdblk1 ] && [ -b /dev/rkdblk0 ] || rc=${rc/#0/97}
-	t_check $rc "blockdev: disconnect rkdblk1 leaves rkdblk0" "rc $rc: $(head -c 200 /tmp/blk-ctl.txt)"
+	[ "$(blk_attr 1 state)" = live ] && [ "$(blk_attr 1 address)" = "traddr=$RKDAPL_IP,trsvcid=4421" ] &&
+		[ "$(blk_attr 1 transport)" = rdma ] || rc=1
+	t_check $rc "blockdev: /sys/block/rkdblk1/: state live, address traddr=$RKDAPL_IP,trsvcid=4421, transport rdma" \
+		"state '$(blk_attr 1 state)', address '$(blk_attr 1 address)', transport '$(blk_attr 1 transport)'"
+	rc=0
+	echo 1 2> /tmp/blk-del.txt > /sys/block/rkdblk1/delete || rc=$?
+	! [ -e /dev/rkdblk1 ] && ! [ -e /sys/block/rkdblk1 ] && [ -b /dev/rkdblk0 ] && [ "$(blk_ctl_disks)" = 1 ] ||
+		rc=${rc/#0/97}
+	t_check $rc "blockdev: echo 1 > /sys/block/rkdblk1/delete deletes rkdblk1 and leaves rkdblk0" \
+		"rc $rc: $(head -c 200 /tmp/blk-del.txt); listing '$(cat /dev/rkdblk-ctl | tr '\n' '|')'"
 }
 
 # A zeroed 16 MiB backing store: brd's /dev/ram0 where the kernel has brd, else a file on
@@ -359,7 +403,7 @@ blockdev_timeout() {
 	t_check $rc "blockdev: server and client (5 s request timeout) up for the timeout case" \
 		"insmod exit $rc"
 	[ $rc = 0 ] || { rmmod rkdblk_srv 2>/dev/null; return; }
-	echo 1 > /sys/module/rkdblk_srv/parameters/stall
+	echo 1 > /sys/kernel/debug/rkdblk_srv/stall
 	t0=$SECONDS
 	timeout -k 5 120 dd if=/dev/rkdblk0 of=/dev/null bs=4k skip=1000 count=1 iflag=direct \
 		status=none 2> /tmp/blk-dd.txt
@@ -380,7 +424,7 @@ blockdev_timeout() {
 	t_check $? "blockdev: a client that sends a command for a busy tag is disconnected by the server" \
 		"insmod exit $rc; ${line:-no line from rkdblk_peer}; $(dmesg | grep 'rkdblk_srv: .*busy tag' | tail -n 1)"
 	module_loaded rkdblk_peer && rmmod rkdblk_peer
-	echo 0 > /sys/module/rkdblk_srv/parameters/stall
+	echo 0 > /sys/kernel/debug/rkdblk_srv/stall
 	rc=0
 	rmmod rkdblk_srv || rc=$?
 	t_check $rc "blockdev: rmmod rkdblk_srv after the timeout" "rmmod exit $rc"
@@ -388,6 +432,114 @@ blockdev_timeout() {
 	[[ $line == *"; 1 clients disconnected for breaking the protocol"* ]]
 	t_check $? "blockdev: the server's unload line counts the client it disconnected" \
 		"${line:-no unload line}"
+	blk_store_down
+}
+
+# The server for real use (blockdev_access in the header): the test hook's place, text
+# parameters, the allow-list and a read-only export.
+blockdev_access() {
+	local rc=0 line n sum0 sum1 net=${RKDAPL_IP%.*}.0/24
+	n=$(modinfo -F parm "$KO/rkdblk_srv.ko" | cut -d: -f1 | tr '\n' ' ')
+	[[ " $n " != *" stall "* && " $n " == *" read_only "* && " $n " == *" allow "* ]]
+	t_check $? "blockdev: modinfo rkdblk_srv.ko: its test hook stall is no module parameter (a debugfs file), read_only and allow are (parameters: $n)" \
+		"parameters: $n"
+	line=$(modinfo -F parmtype "$KO/rkdblk.ko" | tr '\n' ' ')
+	[[ $line == *"server:string"* && $line == *"local:string"* ]]
+	t_check $? "blockdev: modinfo rkdblk.ko: server and local are text (parmtype string)" "parmtype: $line"
+	rc=0
+	insmod "$KO/rkdblk.ko" server="$(rkdapl_ip_int "$RKDAPL_IP")" 2> /tmp/blk-badarg.txt && rc=1 && rmmod rkdblk
+	grep -q "Invalid parameters" /tmp/blk-badarg.txt &&
+		dmesg | grep -q "rkdblk: server=$(rkdapl_ip_int "$RKDAPL_IP"): not an IPv4 or IPv6 address" || rc=${rc/#0/2}
+	t_check $rc "blockdev: rkdblk.ko refuses server=$(rkdapl_ip_int "$RKDAPL_IP") (the earlier host-order number) with EINVAL and a line saying the address is text" \
+		"rc $rc (1: loaded): $(head -c 200 /tmp/blk-badarg.txt); $(dmesg | grep 'rkdblk: server=' | tail -n 1)"
+	blk_store
+	blk_srv_refuses allow=10.77.0.300 "allow=10.77.0.300 (not an address) with EINVAL (kmod: Invalid parameters)"
+	dd if=/dev/urandom of="$BLK_IMG" bs=1M count=16 conv=fsync status=none
+	sum0=$(sha256sum < "$BLK_IMG")
+	# An allow-list without this guest's address: its client is refused.
+	rc=0
+	insmod "$KO/rkdblk_srv.ko" path=$BLK_IMG dev=$RKDAPL_DEV \
+		allow="10.77.0.99,fd00:77::/64" && insmod "$KO/rkdblk.ko" || rc=$?
+	t_check $rc "blockdev: an export for 10.77.0.99 and fd00:77::/64 only (allow=), and the client, loaded" \
+		"insmod exit $rc; $(dmesg | grep 'rkdblk_srv: ' | tail -n 2 | tr '\n' '|')"
+	if [ $rc != 0 ]; then
+		rmmod rkdblk rkdblk_srv 2>/dev/null
+		blk_store_down
+		return
+	fi
+	blk_ctl_refuses "transport=rdma,traddr=$RKDAPL_IP" "Permission denied" \
+		"from $RKDAPL_IP, which is not on the server's allow-list"
+	n=$(dmesg | grep -c "rkdblk_srv: refused $RKDAPL_IP: not on the allow-list")
+	[ "$n" = 1 ] && [ "$(blk_ctl_disks)" = 0 ] &&
+		dmesg | grep -q "rkdblk: rkdblk0 queue 0: the server refused the connection: this address is not on its allow-list"
+	t_check $? "blockdev: the server logs one line naming $RKDAPL_IP (refused $RKDAPL_IP: not on the allow-list), the client the reject's reason, and no disk is added" \
+		"$n server lines; client: $(dmesg | grep 'the server refused' | tail -n 1); $(blk_ctl_disks) disks"
+	rc=0
+	rmmod rkdblk_srv || rc=$?
+	line=$(dmesg | grep 'rkdblk_srv: served' | tail -n 1)
+	[ $rc = 0 ] && [[ $line == *"; 0 WRITEs refused (read-only); 1 connections refused (allow-list)" ]]
+	t_check $? "blockdev: the server's unload line counts the refused connection" \
+		"rmmod exit $rc; ${line:-no unload line}"
+	# A read-only export, its allow-list with this guest's network: the same client connects.
+	rc=0
+	insmod "$KO/rkdblk_srv.ko" path=$BLK_IMG dev=$RKDAPL_DEV read_only=1 \
+		allow="10.77.0.99,$net,fd00:77::/64" || rc=$?
+	t_check $rc "blockdev: a read-only export (read_only=1) for 10.77.0.99, $net and fd00:77::/64 (allow=) loaded" \
+		"insmod exit $rc; $(dmesg | grep 'rkdblk_srv: ' | tail -n 2 | tr '\n' '|')"
+	rc=0
+	blk_ctl "transport=rdma,traddr=$RKDAPL_IP,nr_io_queues=2" || rc=$?
+	[ $rc = 0 ] && [ -b /dev/rkdblk0 ] && [ "$(cat /sys/block/rkdblk0/ro)" = 1 ] &&
+		[ "$(blockdev --getro /dev/rkdblk0)" = 1 ] || rc=${rc/#0/99}
+	t_check $rc "blockdev: from $RKDAPL_IP, in $net on the allow-list, the connect succeeds, and the read-only export's disk is read-only (/sys/block/rkdblk0/ro 1, blockdev --getro 1)" \
+		"rc $rc: $(head -c 200 /tmp/blk-ctl.txt); ro '$(cat /sys/block/rkdblk0/ro 2>&1)'"
+	rc=0
+	dd if=/dev/zero of=/dev/rkdblk0 bs=4k count=1 oflag=direct status=none 2> /tmp/blk-dd.txt && rc=1
+	grep -qE "Permission denied|Read-only file system|Operation not permitted" /tmp/blk-dd.txt || rc=${rc/#0/2}
+	t_check $rc "blockdev: a write to the read-only disk is refused ($(head -n 1 /tmp/blk-dd.txt | cut -c1-80))" \
+		"rc $rc (1: written): $(head -c 200 /tmp/blk-dd.txt)"
+	rc=0
+	timeout 300 cmp <(dd if=/dev/rkdblk0 bs=128k iflag=direct status=none) "$BLK_IMG" || rc=$?
+	t_check $rc "blockdev: the read-only disk reads the server's $BLK_KIND, all of it equal" "cmp exit $rc"
+	rc=0
+	timeout -k 5 60 insmod "$KO/selftests/kmod/rkdblk_peer.ko" peer=$RKDAPL_IP port=4421 \
+		dev=$RKDAPL_DEV mode=readonly || rc=$?
+	line=$(dmesg | grep 'rkdblk_peer: ' | tail -n 1)
+	[ $rc = 0 ] && [[ $line == *"a WRITE got -30 (-EROFS), a FLUSH after it 0"* ]]
+	t_check $? "blockdev: on the wire (rkdblk_peer.ko): the read-only export's accept says so, a WRITE is answered -EROFS, a FLUSH after it 0" \
+		"insmod exit $rc; ${line:-no line from rkdblk_peer}"
+	module_loaded rkdblk_peer && rmmod rkdblk_peer
+	rc=0
+	rmmod rkdblk && rmmod rkdblk_srv || rc=$?
+	line=$(dmesg | grep 'rkdblk_srv: served' | tail -n 1)
+	[ $rc = 0 ] && [[ $line == *"; 1 WRITEs refused (read-only); 0 connections refused (allow-list)" ]]
+	t_check $? "blockdev: both unload; the server's unload line counts the refused WRITE" \
+		"rmmod exit $rc; ${line:-no unload line}"
+	# read_only set at run time on a writable export: the disk is writable, the server refuses.
+	rc=0
+	insmod "$KO/rkdblk_srv.ko" path=$BLK_IMG dev=$RKDAPL_DEV && blk_connect || rc=$?
+	[ $rc = 0 ] && [ "$(cat /sys/block/rkdblk0/ro)" = 0 ] || rc=${rc/#0/99}
+	t_check $rc "blockdev: a writable export (no allow-list) and its disk (ro 0)" "insmod exit $rc"
+	if [ $rc = 0 ]; then
+		echo 1 > /sys/module/rkdblk_srv/parameters/read_only
+		rc=0
+		dd if=/dev/urandom of=/dev/rkdblk0 bs=4k count=1 seek=100 oflag=direct status=none \
+			2> /tmp/blk-dd.txt && rc=1
+		grep -q "Input/output error" /tmp/blk-dd.txt || rc=${rc/#0/2}
+		t_check $rc "blockdev: read_only=1 set at run time: a write fails with an I/O error (the server's -EROFS, BLK_STS_IOERR at the client)" \
+			"rc $rc (1: written): $(head -c 200 /tmp/blk-dd.txt)"
+		rc=0
+		timeout 300 cmp <(dd if=/dev/rkdblk0 bs=128k iflag=direct status=none) "$BLK_IMG" || rc=$?
+		[ $rc = 0 ] && [ "$(blk_attr 0 state)" = live ] || rc=${rc/#0/99}
+		t_check $rc "blockdev: after the refused write the disk is live and reads the server's $BLK_KIND, all of it equal" \
+			"cmp exit $rc; state '$(blk_attr 0 state)'"
+		echo 0 > /sys/module/rkdblk_srv/parameters/read_only
+	fi
+	rmmod rkdblk 2>/dev/null
+	rmmod rkdblk_srv 2>/dev/null
+	sum1=$(sha256sum < "$BLK_IMG")
+	[ "$sum0" = "$sum1" ]
+	t_check $? "blockdev: the server's $BLK_KIND is unchanged by every refused write (sha256)" \
+		"before ${sum0:0:16}, after ${sum1:0:16}"
 	blk_store_down
 }
 

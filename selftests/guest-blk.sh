@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # One guest (qemu/run-guests.sh --one): the rkdblk block device suite alone
 # (selftests/blockdev.sh: blockdev_suite, blockdev_send_queue, blockdev_timeout,
-# blockdev_removal), between loading and unloading rkdapl.ko.
+# blockdev_access, blockdev_removal), between loading and unloading rkdapl.ko.
 set -u
 . "$RKDAPL_TOP/selftests/guest-lib.sh" || exit 1
 . "$RKDAPL_TOP/selftests/blockdev.sh" || exit 1
@@ -11,6 +11,7 @@ load_provider || { finish; exit 1; }
 blockdev_suite
 blockdev_send_queue
 blockdev_timeout
+blockdev_access
 blockdev_removal
 unload_provider
 finish

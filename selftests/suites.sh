@@ -76,6 +76,7 @@ suite_blockdev() {
 	blockdev_suite
 	blockdev_send_queue
 	blockdev_timeout
+	blockdev_access
 	blockdev_removal
 }
 suite_scale_a() {

@@ -4,9 +4,12 @@
  * include/rkdapl.h. It exports the block device or file @path to rkdblk.ko clients:
  *
  *   insmod rkdblk_srv.ko path=/dev/ram0 [dev=rxe0] [port=4421] [max_depth=32]
- *         [direct=1] [inline_data_size=4096] [max_request_dtos=0]
+ *         [direct=1] [inline_data_size=4096] [max_request_dtos=0] [read_only=0]
+ *         [allow=10.77.0.2,fd00:77::/64]
  *
- * (and the test hook stall; modinfo rkdblk_srv.ko describes each).
+ * (modinfo rkdblk_srv.ko describes each). Who may connect and what they get: the trust model
+ * in docs/blockdev.md; the allow-list and the rejects are in access.c. The one test hook,
+ * stall, is a debugfs file (below), not a module parameter.
  *
  * A kthread waits on the PSP's EVD, which is also every connection's connection EVD: it
  * accepts each request (one connection per client hardware queue) and frees a connection when
@@ -30,6 +33,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/atomic.h>
+#include <linux/debugfs.h>
 #include <linux/fs.h>
 #include <linux/delay.h>
 #include <linux/kthread.h>
@@ -40,6 +44,7 @@
 #include "../../include/rkdapl.h"
 
 #include "proto.h"
+#include "srv.h"
 
 static char *path;
 module_param(path, charp, 0444);
@@ -60,9 +65,19 @@ static uint inline_data_size = 4096;
 module_param(inline_data_size, uint, 0444);
 MODULE_PARM_DESC(inline_data_size,
 		 "bytes of write data a command may carry in-capsule (default 4096, 0 none, at most 16384)");
-static uint stall;
-module_param(stall, uint, 0644);
-MODULE_PARM_DESC(stall, "test hook: while nonzero, commands are taken (their tags busy) but never answered");
+static bool read_only;
+module_param(read_only, bool, 0644);
+MODULE_PARM_DESC(read_only,
+		 "export path read-only (default 0): WRITE commands fail with -EROFS and clients see a read-only disk; 1 at load opens path read-only, and a later 0 does not make that export writable");
+static char *allow;
+module_param(allow, charp, 0444);
+MODULE_PARM_DESC(allow,
+		 "the client addresses that may connect, comma-separated IPv4 or IPv6 addresses or prefixes (10.77.0.2,fd00:77::/64); default: any client that reaches the port");
+/*
+ * Test hook, in debugfs only (/sys/kernel/debug/rkdblk_srv/stall, root's, mode 0600): while
+ * nonzero, commands are taken (their tags busy) but never answered.
+ */
+static u32 stall;
 static uint max_request_dtos;
 module_param(max_request_dtos, uint, 0444);
 MODULE_PARM_DESC(max_request_dtos,
@@ -146,7 +161,18 @@ static struct {
 	atomic64_t waited;
 	/* Connections disconnected for breaking the protocol (conn_drop()). */
 	atomic64_t dropped;
+	/* WRITE commands refused because the export is read-only. */
+	atomic64_t refused_writes;
+	/* path was opened read-only (read_only=1 at load). */
+	bool file_ro;
+	struct dentry *debugfs;
 } srv;
+
+/* Whether the export is read-only now. Any context. */
+static bool srv_read_only(void)
+{
+	return srv.file_ro || READ_ONCE(read_only);
+}
 
 static u64 recv_off(struct srv_conn *c, u32 i)
 {
@@ -451,6 +477,12 @@ post:
 		 (!io || io > SRV_MAX_IO || io & 511 || (!cmd.rkey && !inline_data) ||
 		  end > srv.capacity))
 		sc->status = -EINVAL;
+	else if (cmd.op == RKDBLK_OP_WRITE && srv_read_only())
+		/* Refused before its data is fetched; the client's grant ends with the response. */
+		sc->status = -EROFS;
+	if (sc->status == -EROFS && atomic64_inc_return(&srv.refused_writes) == 1)
+		pr_info("queue %u: a WRITE refused with -EROFS: the export is read-only\n",
+			c->queue);
 	queue_work(srv.wq, &sc->work);
 }
 
@@ -516,15 +548,18 @@ static void accept_one(struct rkdapl_cr *cr, const struct rkdapl_event *ev)
 	u32 i;
 	int ret;
 
+	/* Who asks comes first: a client off the allow-list learns nothing else. */
+	if (!srv_admit(cr))
+		return;
 	if (ev->private_data_len < sizeof(*req) || le32_to_cpu(req->magic) != RKDBLK_MAGIC ||
 	    le16_to_cpu(req->version) != RKDBLK_VERSION || !req->depth) {
 		pr_warn("connection request without an rkdblk header, rejected\n");
-		rkdapl_cr_reject(cr, NULL, 0);
+		srv_reject(cr, RKDBLK_REJ_BAD_REQUEST);
 		return;
 	}
 	c = kzalloc(sizeof(*c), GFP_KERNEL);
 	if (!c) {
-		rkdapl_cr_reject(cr, NULL, 0);
+		srv_reject(cr, RKDBLK_REJ_NO_RESOURCES);
 		return;
 	}
 	INIT_LIST_HEAD(&c->node);
@@ -573,6 +608,7 @@ static void accept_one(struct rkdapl_cr *cr, const struct rkdapl_event *ev)
 	acc.block_size = cpu_to_le32(512);
 	acc.capacity = cpu_to_le64(srv.capacity);
 	acc.inline_max = cpu_to_le32(inline_data_size);
+	acc.flags = cpu_to_le32(srv_read_only() ? RKDBLK_ACCEPT_READ_ONLY : 0);
 	ret = rkdapl_cr_accept(cr, c->ep, &acc, sizeof(acc));
 	cr = NULL;
 	if (ret)
@@ -587,7 +623,7 @@ static void accept_one(struct rkdapl_cr *cr, const struct rkdapl_event *ev)
 fail:
 	pr_warn("queue %u: not accepted: %d\n", c->queue, ret);
 	if (cr)
-		rkdapl_cr_reject(cr, NULL, 0);
+		srv_reject(cr, RKDBLK_REJ_NO_RESOURCES);
 	conn_free(c);
 }
 
@@ -640,11 +676,16 @@ static int __init srv_init(void)
 	if (max_depth < 1 || max_depth > 1024 || inline_data_size > SRV_MAX_INLINE ||
 	    inline_data_size & 511 || max_request_dtos == 1 || max_request_dtos > 4096)
 		return -EINVAL;
-	srv.file = filp_open(path, O_RDWR | O_LARGEFILE | (direct ? O_DIRECT : 0), 0);
+	ret = srv_allow_parse(allow);
+	if (ret)
+		return ret;
+	srv.file_ro = read_only;
+	srv.file = filp_open(path, (srv.file_ro ? O_RDONLY : O_RDWR) | O_LARGEFILE |
+			     (direct ? O_DIRECT : 0), 0);
 	if (IS_ERR(srv.file)) {
 		ret = PTR_ERR(srv.file);
 		pr_err("cannot open %s: %d\n", path, ret);
-		return ret;
+		goto out_allow;
 	}
 	srv.capacity = i_size_read(srv.file->f_mapping->host) >> 9;
 	ret = -ENOMEM;
@@ -668,7 +709,12 @@ static int __init srv_init(void)
 		ret = PTR_ERR(srv.thread);
 		goto out_psp;
 	}
-	pr_info("serving %s (%llu sectors) on %s port %u\n", path, srv.capacity, dev, port);
+	/* Test hook only: no module parameter a production set-up could leave on. */
+	srv.debugfs = debugfs_create_dir("rkdblk_srv", NULL);
+	debugfs_create_u32("stall", 0600, srv.debugfs, &stall);
+	pr_info("serving %s (%llu sectors%s) on %s port %u to %s\n", path, srv.capacity,
+		srv_read_only() ? ", read-only" : "", dev, port,
+		allow && *allow ? allow : "any client (no allow-list)");
 	return 0;
 out_psp:
 	rkdapl_psp_free(srv.psp);
@@ -682,11 +728,14 @@ out_wq:
 	destroy_workqueue(srv.wq);
 out_file:
 	filp_close(srv.file, NULL);
+out_allow:
+	srv_allow_free();
 	return ret;
 }
 
 static void __exit srv_exit(void)
 {
+	debugfs_remove(srv.debugfs);
 	/* The thread frees the connections as it stops; then the PSP rejects what waits. */
 	kthread_stop(srv.thread);
 	rkdapl_psp_free(srv.psp);
@@ -695,9 +744,11 @@ static void __exit srv_exit(void)
 	rkdapl_ia_close(srv.ia);
 	destroy_workqueue(srv.wq);
 	filp_close(srv.file, NULL);
-	pr_info("served %lld commands, %lld of them WRITEs with in-capsule data; %lld posts waited for send-queue slots; %lld clients disconnected for breaking the protocol\n",
+	srv_allow_free();
+	pr_info("served %lld commands, %lld of them WRITEs with in-capsule data; %lld posts waited for send-queue slots; %lld clients disconnected for breaking the protocol; %lld WRITEs refused (read-only); %lld connections refused (allow-list)\n",
 		(long long)atomic64_read(&srv.served), (long long)atomic64_read(&srv.inlined),
-		(long long)atomic64_read(&srv.waited), (long long)atomic64_read(&srv.dropped));
+		(long long)atomic64_read(&srv.waited), (long long)atomic64_read(&srv.dropped),
+		(long long)atomic64_read(&srv.refused_writes), srv_refused());
 }
 
 module_init(srv_init);

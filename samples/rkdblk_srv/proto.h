@@ -32,7 +32,27 @@ struct rkdblk_accept {
 	__le32 block_size;
 	__le64 capacity;	/* 512-byte sectors */
 	__le32 inline_max;	/* bytes of write data a command may carry in-capsule (0: none) */
-	__u8 reserved[4];
+	__le32 flags;	/* RKDBLK_ACCEPT_* */
+};
+
+/* The export is read-only: the server refuses WRITE commands with -EROFS. */
+#define RKDBLK_ACCEPT_READ_ONLY BIT(0)
+
+/* Reject private data, server to client: why the connection was refused. */
+struct rkdblk_reject {
+	__le32 magic;
+	__le16 version;
+	__le16 reason;	/* enum rkdblk_reject_reason */
+	__u8 reserved[8];
+};
+
+enum rkdblk_reject_reason {
+	/* The client's address is not on the server's allow-list. */
+	RKDBLK_REJ_NOT_ALLOWED = 1,
+	/* The request's private data is not an rkdblk connect of this version. */
+	RKDBLK_REJ_BAD_REQUEST = 2,
+	/* The server could not set the connection up (memory, the RDMA device). */
+	RKDBLK_REJ_NO_RESOURCES = 3,
 };
 
 enum rkdblk_op {
@@ -68,6 +88,7 @@ struct rkdblk_resp {
 
 static_assert(sizeof(struct rkdblk_connect) == 16);
 static_assert(sizeof(struct rkdblk_accept) == 32);
+static_assert(sizeof(struct rkdblk_reject) == 16);
 static_assert(sizeof(struct rkdblk_cmd) == 32);
 static_assert(sizeof(struct rkdblk_resp) == 16);
 

@@ -3,12 +3,21 @@
 //! `/dev/rkdblk-ctl`: connects and disconnects rkdblk disks at run time, as
 //! `/dev/nvme-fabrics` does for NVMe over Fabrics (`drivers/nvme/host/fabrics.c`).
 //!
-//! One write is one command, its words separated by blanks or commas:
+//! One write is one command, its words separated by blanks or commas. A connect takes
+//! `/dev/nvme-fabrics`' option names (nvme-cli's `connect`), with or without the word
+//! `connect` in front:
 //!
-//!   connect server=<address> [port=4421] [local=<address>] [queues=1] [depth=16]
-//!           [timeout_ms=30000]
+//!   [connect] transport=rdma,traddr=<address>[,trsvcid=4421][,host_traddr=<address>]
+//!             [,nr_io_queues=1][,queue_size=16][,timeout_ms=30000]
 //!   disconnect <name>
 //!   reconnect <name>
+//!
+//! `transport` may be left out (`rdma` is the only one); `traddr` is the server's address,
+//! `trsvcid` its port, `host_traddr` this machine's address on the RDMA device (default
+//! `traddr`, a loopback), `nr_io_queues` the hardware queues (1..16), `queue_size` the commands
+//! in flight per queue asked for (1..1024), `timeout_ms` the request timeout. The names of
+//! earlier versions, `server`, `port`, `local`, `queues` and `depth`, are still taken for the
+//! same options. An option given twice takes the last value.
 //!
 //! Addresses are IPv4 (`10.77.0.1`) or IPv6 (`fd00::1`) text. `connect` connects one EP per
 //! hardware queue and adds the disk under the lowest free name `rkdblkN`; it returns once the
@@ -16,19 +25,21 @@
 //! `disconnect` deletes the disk and disconnects it; it is refused with `-EBUSY` while the disk
 //! is open (mounted, say). `reconnect` connects a failed disk again (a new IA, PZ and queues,
 //! as its `connect` said), keeping the disk, its name and its mounts: after a server restart,
-//! say, or `rdma link delete` and `add`. A read lists the disks, one line each:
+//! say, or `rdma link delete` and `add`. A read gives a usage line ([`USAGE`]), then the
+//! disks, one line each, in the connect's own option names:
 //!
-//!   rkdblk0 server=10.77.0.1 port=4421 queues=2 depth=16 state=live
+//!   rkdblk0 transport=rdma traddr=10.77.0.1 trsvcid=4421 nr_io_queues=2 queue_size=16 state=live
 //!
-//! `depth` is the depth the server granted. `state=failed` once a queue failed (a lost
+//! (`host_traddr=` after `trsvcid` when the connect gave it). `queue_size` is the depth the
+//! server granted. `state=failed` once a queue failed (a lost
 //! connection, a timeout): its requests end with `EIO` until it is reconnected.
 //! Commands on different disks run side by side; the listing shows a disk once it is added.
 //! The device node is root's only (mode 0600).
 //!
 //! # Errors of a write
 //!
-//! `-EINVAL` for an unknown command or option, a malformed value or a `connect` without
-//! `server`; `-E2BIG` for a write longer than 512 bytes; `-EFAULT` if it cannot be read;
+//! `-EINVAL` for an unknown command or option, a malformed value, a transport other than
+//! `rdma` or a `connect` without `traddr`; `-E2BIG` for a write longer than 512 bytes; `-EFAULT` if it cannot be read;
 //! `-ENODEV` for a `disconnect` or `reconnect` of no such disk; `-EBUSY` if it is open;
 //! `-EISCONN` for a `reconnect` of a disk that did not fail; `-EPROTO` if the server's accept
 //! no longer fits the disk (another capacity, a smaller depth or request size); `-ENOSPC` with
@@ -46,8 +57,12 @@ use kernel::{
 
 /// Bytes of one command at most.
 const MAX_WRITE: usize = 512;
-/// Bytes of one line of the listing at most (about 100 with an IPv6 address of 39 characters).
-const MAX_LINE: usize = 128;
+/// Bytes of one line of the listing at most (about 180 with two IPv6 addresses of 39
+/// characters).
+const MAX_LINE: usize = 192;
+
+/// The first line a read gives.
+pub(crate) const USAGE: &str = "usage: [connect] transport=rdma,traddr=ADDR[,trsvcid=4421][,host_traddr=ADDR][,nr_io_queues=1][,queue_size=16][,timeout_ms=30000] | disconnect rkdblkN | reconnect rkdblkN\n";
 
 /// An open `/dev/rkdblk-ctl`: nothing of its own, every command acts on the module's list.
 pub(crate) struct Ctl;
@@ -93,36 +108,14 @@ fn address(key: &str, value: &str) -> Result<IpAddr> {
 pub(crate) fn parse(text: &str) -> Result<Command<'_>> {
     let mut words = text
         .split(|c: char| c.is_ascii_whitespace() || c == ',')
-        .filter(|w| !w.is_empty());
+        .filter(|w| !w.is_empty())
+        .peekable();
+    // `/dev/nvme-fabrics`' form: the options alone are a connect.
+    if words.peek().is_some_and(|w| w.contains('=')) {
+        return connect(words);
+    }
     match words.next() {
-        Some("connect") => {
-            let mut server = None;
-            let mut o = Opts::default();
-            for w in words {
-                let Some((key, value)) = w.split_once('=') else {
-                    pr_warn!("rkdblk-ctl: {}: not key=value\n", w);
-                    return Err(EINVAL);
-                };
-                match key {
-                    "server" => server = Some(address(key, value)?),
-                    "local" => o.local = Some(address(key, value)?),
-                    "port" => o.port = number(key, value, 1..=u16::MAX)?,
-                    "queues" => o.queues = number(key, value, 1..=16)?,
-                    "depth" => o.depth = number(key, value, 1..=1024)?,
-                    "timeout_ms" => o.timeout_ms = number(key, value, 1..=3_600_000)?,
-                    _ => {
-                        pr_warn!("rkdblk-ctl: unknown option {}\n", key);
-                        return Err(EINVAL);
-                    }
-                }
-            }
-            let Some(server) = server else {
-                pr_warn!("rkdblk-ctl: connect needs server=<address>\n");
-                return Err(EINVAL);
-            };
-            o.server = server;
-            Ok(Command::Connect(o))
-        }
+        Some("connect") => connect(words),
         Some(verb @ ("disconnect" | "reconnect")) => match (words.next(), words.next()) {
             (Some(name), None) if verb == "disconnect" => Ok(Command::Disconnect(name)),
             (Some(name), None) => Ok(Command::Reconnect(name)),
@@ -136,6 +129,44 @@ pub(crate) fn parse(text: &str) -> Result<Command<'_>> {
             Err(EINVAL)
         }
     }
+}
+
+/// Parses a connect's options, `words`.
+fn connect<'a>(words: impl Iterator<Item = &'a str>) -> Result<Command<'a>> {
+    let mut server = None;
+    let mut o = Opts::default();
+    for w in words {
+        let Some((key, value)) = w.split_once('=') else {
+            pr_warn!("rkdblk-ctl: {}: not key=value\n", w);
+            return Err(EINVAL);
+        };
+        match key {
+            "transport" if value == "rdma" => {}
+            "transport" => {
+                pr_warn!(
+                    "rkdblk-ctl: transport={}: rkdblk has transport=rdma only\n",
+                    value
+                );
+                return Err(EINVAL);
+            }
+            "traddr" | "server" => server = Some(address(key, value)?),
+            "host_traddr" | "local" => o.local = Some(address(key, value)?),
+            "trsvcid" | "port" => o.port = number(key, value, 1..=u16::MAX)?,
+            "nr_io_queues" | "queues" => o.queues = number(key, value, 1..=16)?,
+            "queue_size" | "depth" => o.depth = number(key, value, 1..=1024)?,
+            "timeout_ms" => o.timeout_ms = number(key, value, 1..=3_600_000)?,
+            _ => {
+                pr_warn!("rkdblk-ctl: unknown option {}\n", key);
+                return Err(EINVAL);
+            }
+        }
+    }
+    let Some(server) = server else {
+        pr_warn!("rkdblk-ctl: connect needs traddr=<address>\n");
+        return Err(EINVAL);
+    };
+    o.server = server;
+    Ok(Command::Connect(o))
 }
 
 #[vtable]
@@ -165,8 +196,11 @@ impl MiscDevice for Ctl {
     }
 
     fn read_iter(mut kiocb: Kiocb<'_, Self::Ptr>, iov: &mut IovIterDest<'_>) -> Result<usize> {
-        let mut page = KVec::from_elem(0u8, MAX_DISKS as usize * MAX_LINE, GFP_KERNEL)?;
+        let mut page =
+            KVec::from_elem(0u8, USAGE.len() + MAX_DISKS as usize * MAX_LINE, GFP_KERNEL)?;
         let mut f = kernel::str::Formatter::new(&mut page);
+        // Cannot fail: the page has room for it.
+        let _ = f.write_str(USAGE);
         for c in DEVICES.lock().disks.iter() {
             // Cannot fail: every disk's line fits.
             if c.describe(&mut f).is_err() {
@@ -188,12 +222,19 @@ pub(crate) fn describe_line(
     depth: u32,
     live: bool,
 ) -> core::fmt::Result {
-    writeln!(
+    write!(
         f,
-        "{} server={} port={} queues={} depth={} state={}",
+        "{} transport=rdma traddr={} trsvcid={}",
         core::str::from_utf8(name).map_err(|_| core::fmt::Error)?,
         o.server,
-        o.port,
+        o.port
+    )?;
+    if let Some(local) = o.local {
+        write!(f, " host_traddr={}", local)?;
+    }
+    writeln!(
+        f,
+        " nr_io_queues={} queue_size={} state={}",
         o.queues,
         depth,
         if live { "live" } else { "failed" }
@@ -237,6 +278,46 @@ mod tests {
     }
 
     #[test]
+    fn nvme_fabrics_option_names() -> Result {
+        for text in [
+            "transport=rdma,traddr=fd00::1,trsvcid=4420,host_traddr=fd00::2,nr_io_queues=4,queue_size=64,timeout_ms=5\n",
+            "connect transport=rdma traddr=fd00::1 trsvcid=4420 host_traddr=fd00::2 nr_io_queues=4 queue_size=64 timeout_ms=5",
+            "connect server=fd00::1 port=4420 local=fd00::2 queues=4 depth=64 timeout_ms=5",
+            "traddr=fd00::9,trsvcid=4420,host_traddr=fd00::2,nr_io_queues=4,queue_size=64,timeout_ms=5,traddr=fd00::1",
+        ] {
+            let Command::Connect(o) = parse(text)? else {
+                return Err(EINVAL);
+            };
+            assert_eq!(
+                o.server,
+                IpAddr::V6(Ipv6Addr::new(0xfd00, 0, 0, 0, 0, 0, 0, 1))
+            );
+            assert_eq!(
+                o.local,
+                Some(IpAddr::V6(Ipv6Addr::new(0xfd00, 0, 0, 0, 0, 0, 0, 2)))
+            );
+            assert_eq!((o.port, o.queues, o.depth, o.timeout_ms), (4420, 4, 64, 5));
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn listing_line_uses_the_option_names() -> Result {
+        let Command::Connect(o) = parse("traddr=10.77.0.1,nr_io_queues=2")? else {
+            return Err(EINVAL);
+        };
+        let mut buf = [0u8; MAX_LINE];
+        let mut f = kernel::str::Formatter::new(&mut buf);
+        describe_line(&mut f, b"rkdblk3", &o, 8, false).map_err(|_| EINVAL)?;
+        let n = f.bytes_written();
+        assert_eq!(
+            &buf[..n],
+            b"rkdblk3 transport=rdma traddr=10.77.0.1 trsvcid=4421 nr_io_queues=2 queue_size=8 state=failed\n"
+        );
+        Ok(())
+    }
+
+    #[test]
     fn disconnect_and_reconnect_take_one_name() -> Result {
         assert_eq!(
             parse(" disconnect rkdblk3 \n")?,
@@ -266,6 +347,12 @@ mod tests {
             "connect server=10.77.0.1 speed=9",
             "connect server=10.77.0.1 queues",
             "connect server=host.example",
+            "transport=tcp,traddr=10.77.0.1",
+            "transport=rdma",
+            "transport=rdma,traddr=10.77.0.1,nqn=nqn.2014-08.org.example:disk",
+            "traddr=10.77.0.1,nr_io_queues=17",
+            "traddr=10.77.0.1,queue_size=0",
+            "traddr=10.77.0.1,trsvcid=http",
             "frobnicate rkdblk0",
             "Connect server=10.77.0.1",
         ] {

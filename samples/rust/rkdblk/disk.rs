@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! A disk and its connections ([`Connection`]), and the module's list of disks ([`DEVICES`]):
-//! [`connect`] and [`disconnect`] for `/dev/rkdblk-ctl` (`ctl.rs`), [`Disks`] for the module
-//! (its parameters' disk, and every disk's end at unload).
+//! [`connect`] and [`disconnect`] for `/dev/rkdblk-ctl` (`ctl.rs`), the disk's files in sysfs
+//! ([`ATTRIBUTES`]), [`Disks`] for the module (its parameters' disk, and every disk's end at
+//! unload).
 
 use crate::module_parameters as param;
 use crate::{
-    block::mq::owned::{Disk, DiskParams},
+    block::mq::owned::{AttrFile, Attribute, Disk, DiskParams},
     Device, Queue, MAX_IO, OWNER,
 };
+use core::fmt::Write;
 use core::{
     net::{IpAddr, Ipv4Addr},
     sync::atomic::{AtomicU64, Ordering},
@@ -83,6 +85,8 @@ pub(crate) struct List {
     /// Bit `N`: the number of `rkdblkN` is taken, by a disk of `disks` or by one being
     /// connected or deleted with the lock released.
     taken: u64,
+    /// The module is going: no disk leaves the list any more but by [`Disks`]' drop.
+    closing: bool,
 }
 
 impl List {
@@ -104,6 +108,7 @@ kernel::sync::global_lock! {
     pub(crate) unsafe(uninit) static DEVICES: Mutex<List> = List {
         disks: KVec::new(),
         taken: 0,
+        closing: false,
     };
 }
 
@@ -204,12 +209,15 @@ impl Link {
             // `Queue::submit` sleeps nowhere.
             blocking: false,
             write_cache: true,
+            read_only: false,
         };
         for i in 0..nq {
             let r = Queue::connect(&ia, &pz, &to, (index, i), want).and_then(|(q, acc)| {
                 params.depth = params.depth.min(acc.depth.into());
                 params.max_io = params.max_io.min(acc.max_io);
                 params.capacity = acc.capacity;
+                // The server's one export: its queues all say the same.
+                params.read_only |= acc.read_only;
                 // Cannot fail: the capacity is `nq`.
                 queues.push_within_capacity(q).map_err(|_| ENOMEM)
             });
@@ -243,8 +251,13 @@ pub(crate) fn reconnect(name: &str) -> Result {
     };
     let r = c.reconnect();
     // Cannot fail: the list holds `MAX_DISKS` ([`Disks::init`]) and its number is still taken.
-    if DEVICES.lock().disks.push_within_capacity(c).is_err() {
+    let back = DEVICES.lock().disks.push_within_capacity(c);
+    if let Err(kernel::alloc::kvec::PushError(c)) = back {
         pr_err!("{}: no room in the list of disks\n", name);
+        // The disk goes, and its number with it (the module's unload waits for the numbers).
+        let index = c.index;
+        drop(c);
+        DEVICES.lock().taken &= !(1 << index);
     }
     r
 }
@@ -259,7 +272,7 @@ impl Connection {
     /// every queue connected so far then disconnected.
     pub(crate) fn new(index: u32, o: &Opts) -> Result<Connection> {
         let name = CString::try_from_fmt(fmt!("rkdblk{index}"))?;
-        let dev = Device::new(KVec::new())?;
+        let dev = Device::new(index, *o)?;
         let Link {
             queues,
             params,
@@ -275,9 +288,10 @@ impl Connection {
             }
         };
         pr_info!(
-            "rkdblk{}: {} sectors, {} queue(s) of depth {}, {} KiB per request at most, server {} port {}\n",
+            "rkdblk{}: {} sectors{}, {} queue(s) of depth {}, {} KiB per request at most, server {} port {}\n",
             index,
             params.capacity,
+            if params.read_only { " (read-only)" } else { "" },
             params.queues,
             params.depth,
             params.max_io / 1024,
@@ -333,6 +347,20 @@ impl Connection {
         for q in old.iter() {
             q.fail("reconnected");
         }
+        // The server's export may have become read-only, or writable again, meanwhile.
+        if now.read_only != was.read_only {
+            disk.set_read_only(now.read_only);
+            self.params.read_only = now.read_only;
+            pr_info!(
+                "rkdblk{}: the server exports it {} now\n",
+                self.index,
+                if now.read_only {
+                    "read-only"
+                } else {
+                    "writable"
+                }
+            );
+        }
         teardown(&old);
         drop(old);
         // The old IA and PZ go once the old queues' objects are gone (each keeps them).
@@ -363,6 +391,88 @@ impl Connection {
         let live = self.disk.as_ref().is_some_and(|d| d.driver().live());
         crate::ctl::describe_line(f, self.name(), &self.opts, self.params.depth, live)
     }
+}
+
+/// The disk's own files in its sysfs directory, `/sys/block/rkdblkN/` (nvme's controllers
+/// have the same, and `delete_controller` for `delete`): `state` (`live` or `failed`, as the
+/// listing of `/dev/rkdblk-ctl`), `address` (`traddr=<address>,trsvcid=<port>`, and
+/// `,host_traddr=<address>` if the connect gave one), `transport` (`rdma`); a write to `delete`
+/// deletes and disconnects the disk, as `disconnect rkdblkN` does ([`store`]).
+pub(crate) const ATTRIBUTES: [Attribute; 4] = [
+    Attribute {
+        name: c"state",
+        write: false,
+    },
+    Attribute {
+        name: c"address",
+        write: false,
+    },
+    Attribute {
+        name: c"transport",
+        write: false,
+    },
+    Attribute {
+        name: c"delete",
+        write: true,
+    },
+];
+const ATTR_DELETE: usize = 3;
+
+/// Fills the file `ATTRIBUTES[index]` of the disk of `dev`. Process context.
+///
+/// # Errors
+///
+/// `-EINVAL` for no such file (or a line that does not fit a page).
+pub(crate) fn show(dev: &Device, index: usize, f: &mut impl Write) -> Result {
+    let o = &dev.opts;
+    match index {
+        0 => writeln!(f, "{}", if dev.live() { "live" } else { "failed" }),
+        1 => write!(f, "traddr={},trsvcid={}", o.server, o.port)
+            .and_then(|()| match o.local {
+                Some(local) => write!(f, ",host_traddr={}", local),
+                None => Ok(()),
+            })
+            .and_then(|()| writeln!(f)),
+        2 => writeln!(f, "rdma"),
+        _ => return Err(EINVAL),
+    }
+    .map_err(|_| EINVAL)
+}
+
+/// A write to the file `ATTRIBUTES[index]` of the disk number `disk`: `delete` deletes and
+/// disconnects it (whatever was written), as [`disconnect`] does; the file is removed first
+/// (`file`), since deleting the disk waits for every call on its files but this one. Process
+/// context; sleeps (for the requests in flight: at most their timeout).
+///
+/// # Errors
+///
+/// `-EINVAL` for a file that is not written; `-EBUSY` if the disk is open; `-ENODEV` if it is
+/// being deleted or reconnected, or the module is going.
+pub(crate) fn store(disk: u32, index: usize, file: AttrFile<'_>) -> Result {
+    if index != ATTR_DELETE {
+        return Err(EINVAL);
+    }
+    let c = {
+        let mut l = DEVICES.lock();
+        if l.closing {
+            return Err(ENODEV);
+        }
+        let at = l.disks.iter().position(|c| c.index == disk).ok_or(ENODEV)?;
+        if l.disks[at].is_open() {
+            return Err(EBUSY);
+        }
+        // Its number stays taken until the disk is gone; the module's unload waits for that.
+        l.disks.remove(at).map_err(|_| ENODEV)?
+    };
+    if !file.remove_self() {
+        // Someone else is removing the file: deleting the disk here would wait for this call.
+        // Cannot fail: the list holds `MAX_DISKS` ([`Disks::init`]) and its number is taken.
+        let _ = DEVICES.lock().disks.push_within_capacity(c);
+        return Err(ENODEV);
+    }
+    drop(c);
+    DEVICES.lock().taken &= !(1 << disk);
+    Ok(())
 }
 
 /// Stops the queues' upcalls (each holds its queue) and disconnects them. Process context.
@@ -397,6 +507,25 @@ impl Drop for Connection {
     }
 }
 
+/// Parses the module parameter `name`'s `text` as an address.
+///
+/// # Errors
+///
+/// `-EINVAL` (logged) if it is not IPv4 or IPv6 text.
+fn param_address(name: &str, text: &[u8]) -> Result<IpAddr> {
+    core::str::from_utf8(text)
+        .ok()
+        .and_then(|t| t.parse::<IpAddr>().ok())
+        .ok_or_else(|| {
+            pr_err!(
+                "{}={}: not an IPv4 or IPv6 address (text, as 10.77.0.1 or fd00::1)\n",
+                name,
+                kernel::str::BStr::from_bytes(text)
+            );
+            EINVAL
+        })
+}
+
 /// The module's list of disks ([`DEVICES`]), emptied (every disk deleted and disconnected)
 /// when the module goes.
 pub(crate) struct Disks;
@@ -414,13 +543,17 @@ impl Disks {
             .lock()
             .disks
             .reserve(MAX_DISKS as usize, GFP_KERNEL)?;
-        if param::server.value() == 0 {
-            return Ok(Disks);
+        // From here on a failed init drops it, which frees the list's buffer.
+        let disks = Disks;
+        if crate::server.value().is_empty() {
+            return Ok(disks);
         }
-        let ip = |a: u32| IpAddr::V4(Ipv4Addr::from(a));
         let o = Opts {
-            server: ip(param::server.value()),
-            local: (param::local.value() != 0).then(|| ip(param::local.value())),
+            server: param_address("server", crate::server.value())?,
+            local: match crate::local.value() {
+                [] => None,
+                text => Some(param_address("local", text)?),
+            },
             port: param::port.value(),
             queues: param::queues.value(),
             depth: param::depth.value(),
@@ -431,7 +564,8 @@ impl Disks {
         l.taken |= 1;
         // Cannot fail: reserved above.
         l.disks.push_within_capacity(c).map_err(|_| ENOMEM)?;
-        Ok(Disks)
+        drop(l);
+        Ok(disks)
     }
 }
 
@@ -440,12 +574,19 @@ impl Drop for Disks {
         // The vector's buffer too: nothing else would free it.
         let mut list = {
             let mut l = DEVICES.lock();
-            l.taken = 0;
+            l.closing = true;
             core::mem::replace(&mut l.disks, KVec::new())
         };
         // The last disk first. No disk is open: each holds the module while it is.
         while let Some(c) = list.pop() {
+            let index = c.index;
             drop(c);
+            DEVICES.lock().taken &= !(1 << index);
+        }
+        // A delete through sysfs in progress ([`store`]) holds no reference to the module:
+        // wait until it let go of its disk's number, its last step.
+        while DEVICES.lock().taken != 0 {
+            kernel::time::delay::fsleep(kernel::time::Delta::from_millis(10));
         }
     }
 }

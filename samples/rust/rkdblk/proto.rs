@@ -24,6 +24,10 @@ pub(crate) const CONNECT_LEN: usize = 16;
 pub(crate) const ACCEPT_LEN: usize = 32;
 pub(crate) const CMD_LEN: usize = 32;
 pub(crate) const RESP_LEN: usize = 16;
+pub(crate) const REJECT_LEN: usize = 16;
+
+/// Accept flag: the export is read-only (the server refuses WRITEs with `-EROFS`).
+pub(crate) const ACCEPT_READ_ONLY: u32 = 1;
 
 fn put16(b: &mut [u8], at: usize, v: u16) {
     b[at..at + 2].copy_from_slice(&v.to_le_bytes());
@@ -72,6 +76,8 @@ pub(crate) struct Accept {
     pub(crate) capacity: u64,
     /// Bytes of write data a command may carry in-capsule (0: none).
     pub(crate) inline_max: u32,
+    /// The export is read-only.
+    pub(crate) read_only: bool,
 }
 
 /// Decodes the server's accept private data; `None` if it is not an rkdblk accept.
@@ -84,8 +90,57 @@ pub(crate) fn accept(b: &[u8]) -> Option<Accept> {
         max_io: get32(b, 8),
         capacity: get64(b, 16),
         inline_max: get32(b, 24),
+        read_only: get32(b, 28) & ACCEPT_READ_ONLY != 0,
     };
     (a.depth > 0 && a.max_io >= 4096 && get32(b, 12) == 512).then_some(a)
+}
+
+/// Why a server refused a connection: the reason of its reject's private data.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Reject {
+    /// This machine's address is not on the server's allow-list.
+    NotAllowed,
+    /// The server did not take the connect's private data (another protocol version).
+    BadRequest,
+    /// The server could not set the connection up.
+    NoResources,
+    /// A reason this client does not know.
+    Other(u16),
+}
+
+impl Reject {
+    /// What the reason says, for a log line.
+    pub(crate) fn text(self) -> &'static str {
+        match self {
+            Reject::NotAllowed => "this address is not on its allow-list",
+            Reject::BadRequest => "it does not take this client's connect (protocol version?)",
+            Reject::NoResources => "it could not set the connection up",
+            Reject::Other(_) => "a reason this client does not know",
+        }
+    }
+
+    /// The errno a refused connect returns.
+    pub(crate) fn errno(self) -> kernel::error::Error {
+        use kernel::error::code::*;
+        match self {
+            Reject::NotAllowed => EACCES,
+            Reject::BadRequest => EPROTO,
+            Reject::NoResources | Reject::Other(_) => ECONNREFUSED,
+        }
+    }
+}
+
+/// Decodes the private data of a server's reject; `None` if it carries no rkdblk reason.
+pub(crate) fn reject(b: &[u8]) -> Option<Reject> {
+    if b.len() < REJECT_LEN || get32(b, 0) != MAGIC || get16(b, 4) != VERSION {
+        return None;
+    }
+    Some(match get16(b, 6) {
+        1 => Reject::NotAllowed,
+        2 => Reject::BadRequest,
+        3 => Reject::NoResources,
+        n => Reject::Other(n),
+    })
 }
 
 /// One command.

@@ -10,9 +10,10 @@
 //!
 //! (`ctl.rs` has the commands.) A disk connects one EP per blk-mq hardware queue to the
 //! server's PSP; its size and depth are the server's accept's. The module parameters connect
-//! one disk, `rkdblk0`, at load, for scripts:
+//! one disk, `rkdblk0`, at load, for scripts (`server` and `local` are IPv4 or IPv6 text, as
+//! the control device's `traddr` and `host_traddr`):
 //!
-//!   insmod rkdblk.ko server=<ipv4, host order> [local=<ipv4>] [port=4421] [queues=1]
+//!   insmod rkdblk.ko server=<address> [local=<address>] [port=4421] [queues=1]
 //!                    [depth=16] [timeout_ms=30000]
 //!
 //! Each request is one command SENT to the server,
@@ -54,13 +55,23 @@ pub mod block {
     }
 }
 
+/// Text module parameters (`kernel::module_param::text` in the kernel crate's form), compiled
+/// into this module: the `module!` macro's parameters are numbers, and `server` and `local`
+/// are addresses as text. What the file reaches as `crate::module_param` of the kernel crate
+/// is re-exported here.
+#[path = "../../../rust/kernel/module_param"]
+pub mod module_param {
+    pub use kernel::module_param::KernelParam;
+    pub mod text;
+}
+
 // The kernel crate's modules and macros the binding uses as `crate::...`, and `kernel::rdma`.
 #[allow(unused_imports)]
-use kernel::{bindings, error, ffi, module, prelude, static_lock_class, sync};
+use kernel::{bindings, error, ffi, module, prelude, static_lock_class, str, sync};
 #[allow(unused_imports)]
 use rkdapl::rdma;
 
-use block::mq::owned::{Driver, OwnedRequest, ReqOp, TimeoutReturn};
+use block::mq::owned::{AttrFile, Attribute, Driver, OwnedRequest, ReqOp, TimeoutReturn};
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use disk::Disks;
 use kernel::{
@@ -82,14 +93,6 @@ module! {
     license: "GPL",
     imports_ns: ["RKDAPL"],
     params: {
-        server: u32 {
-            default: 0,
-            description: "connect rkdblk0 at load to this IPv4 address, host order (default 0: none; see /dev/rkdblk-ctl)",
-        },
-        local: u32 {
-            default: 0,
-            description: "this machine's IPv4 address on the RDMA device, host order (default: server, a loopback)",
-        },
         port: u16 {
             default: 4421,
             description: "the server's PSP port (default 4421)",
@@ -108,6 +111,17 @@ module! {
         },
     },
 }
+
+crate::module_param_text!(
+    server,
+    64,
+    "connect rkdblk0 at load to the server at this IPv4 or IPv6 address (default: none; see /dev/rkdblk-ctl)"
+);
+crate::module_param_text!(
+    local,
+    64,
+    "this machine's IPv4 or IPv6 address on the RDMA device (default: server, a loopback)"
+);
 
 const OWNER: &CStr = c"rkdblk";
 const CONNECT_TIMEOUT_MS: u32 = 15_000;
@@ -222,6 +236,18 @@ impl Queue {
             &proto::connect(index as u16, want as u16),
         )?;
         let ev = evd.wait(CONNECT_TIMEOUT_MS)?;
+        if let Some(why) = ev
+            .reject_reason()
+            .and_then(|_| proto::reject(ev.private_data()))
+        {
+            pr_err!(
+                "rkdblk{} queue {}: the server refused the connection: {}\n",
+                disk,
+                index,
+                why.text()
+            );
+            return Err(why.errno());
+        }
         if ev.kind() != EventType::Established {
             pr_err!(
                 "rkdblk{} queue {}: connect: event {:?} status {}\n",
@@ -300,6 +326,7 @@ impl Queue {
                 max_io,
                 capacity: acc.capacity,
                 inline_max,
+                read_only: acc.read_only,
             },
         ))
     }
@@ -621,18 +648,24 @@ impl Queue {
 }
 
 /// The disk's driver: its queues, one per hardware queue, all replaced at once by a
-/// reconnect (`disk.rs`).
+/// reconnect (`disk.rs`), and what its sysfs files show.
 #[pin_data]
 struct Device {
+    /// `N` of `rkdblkN`.
+    index: u32,
+    /// What the disk connects to.
+    opts: disk::Opts,
     #[pin]
     queues: SpinLock<KVec<Arc<Queue>>>,
 }
 
 impl Device {
-    fn new(queues: KVec<Arc<Queue>>) -> Result<Arc<Device>> {
+    fn new(index: u32, opts: disk::Opts) -> Result<Arc<Device>> {
         Ok(Arc::pin_init(
             pin_init!(Device {
-                queues <- new_spinlock!(queues, "rkdblk_queues"),
+                index,
+                opts,
+                queues <- new_spinlock!(KVec::new(), "rkdblk_queues"),
             }),
             GFP_KERNEL,
         )?)
@@ -660,6 +693,18 @@ impl Device {
 impl Driver for Device {
     type Module = LocalModule;
     type RequestData = ();
+
+    /// `/sys/block/rkdblkN/`: `state`, `address`, `transport` (read) and `delete` (written),
+    /// as nvme's controllers have them (`disk.rs`).
+    const ATTRIBUTES: &'static [Attribute] = &disk::ATTRIBUTES;
+
+    fn show(&self, index: usize, f: &mut kernel::str::Formatter<'_>) -> Result {
+        disk::show(self, index, f)
+    }
+
+    fn store(&self, index: usize, _input: &[u8], file: AttrFile<'_>) -> Result {
+        disk::store(self.index, index, file)
+    }
 
     /// Any context (the disk is not `blocking`).
     fn queue_rq(&self, hctx: u32, rq: Rq) {

@@ -54,6 +54,7 @@
 //!         timeout_ms: 30_000,
 //!         blocking: false,
 //!         write_cache: false,
+//!         read_only: false,
 //!     };
 //!     Disk::new(c"rnull_owned0", &params, Arc::new(Null, GFP_KERNEL)?)
 //! }
@@ -68,8 +69,10 @@ use crate::{
 };
 use core::{marker::PhantomData, ptr::NonNull};
 
+mod attr;
 mod request;
 
+pub use attr::{AttrFile, Attribute, MAX_ATTRIBUTES};
 pub use request::{OwnedRequest, ReqOp, RequestPages};
 use request::{Pdu, MAX_SEGS};
 
@@ -106,6 +109,24 @@ pub trait Driver: Send + Sync + Sized + 'static {
     /// Process context (blk-mq's timeout work, which holds a reference on the request); must
     /// not wait for the request to end.
     fn timeout(&self, hctx: u32, tag: u32, data: &Self::RequestData) -> TimeoutReturn;
+
+    /// The disk's own files in its sysfs directory (`/sys/block/<disk>/<name>`, beside the
+    /// block layer's), at most [`MAX_ATTRIBUTES`]; none by default. Their names must differ
+    /// from the block layer's (`size`, `ro`, `stat`, ...): adding the disk fails otherwise.
+    const ATTRIBUTES: &'static [Attribute] = &[];
+
+    /// Fills the read file `ATTRIBUTES[index]` (a page at most). Process context (a read of
+    /// the file); the disk is not deleted before it returns.
+    fn show(&self, _index: usize, _f: &mut crate::str::Formatter<'_>) -> Result {
+        Err(EINVAL)
+    }
+
+    /// Takes what was written to the file `ATTRIBUTES[index]`: `Ok` consumes all of it, an
+    /// error fails the write. Process context (a write of the file); a store that deletes the
+    /// disk removes `file` first ([`AttrFile::remove_self`]).
+    fn store(&self, _index: usize, _input: &[u8], _file: AttrFile<'_>) -> Result {
+        Err(EINVAL)
+    }
 }
 
 /// The `blk_mq_ops` of a [`Disk`] of `D`.
@@ -225,6 +246,10 @@ pub struct DiskParams {
     /// The device has a volatile write cache: flushes and FUA writes reach the driver
     /// (`BLK_FEAT_WRITE_CACHE | BLK_FEAT_FUA`).
     pub write_cache: bool,
+    /// The disk is read-only (`set_disk_ro()`: its `ro` attribute reads 1, the block layer
+    /// fails writes to it with `-EPERM` and opens for writing from the kernel, a mount's,
+    /// with `-EACCES`); [`Disk::set_read_only`] changes it later.
+    pub read_only: bool,
 }
 
 /// `BLK_FEAT_WRITE_CACHE` and `BLK_FEAT_FUA` (`include/linux/blkdev.h`; bindgen does not
@@ -240,20 +265,27 @@ const BLK_FEAT_FUA: u32 = 1 << 1;
 /// segments (`virt_boundary_mask`), so that one page list (an RDMA fast registration) covers
 /// any request.
 ///
+/// The driver's attribute group ([`Driver::ATTRIBUTES`]), if it has one, is added with the
+/// disk and removed when it is deleted.
+///
 /// # Invariants
 ///
-/// `gendisk` was allocated on `set` with `driver`'s `D` as `queuedata` and added; `set` was
-/// allocated with `blk_mq_alloc_tag_set` and `Ops::<D>::OPS` and does not move (it is boxed).
+/// `gendisk` was allocated on `set` with `driver`'s `D` as `queuedata` and added, with
+/// `attrs`' group; `set` was allocated with `blk_mq_alloc_tag_set` and `Ops::<D>::OPS` and does
+/// not move (it is boxed).
 pub struct Disk<D: Driver> {
     gendisk: NonNull<bindings::gendisk>,
     set: KBox<bindings::blk_mq_tag_set>,
     driver: Arc<D>,
+    /// Dropped after the disk's deletion (`Drop`), which removes its files.
+    _attrs: Option<KBox<attr::Table>>,
 }
 
-// SAFETY: the gendisk and tag set are owned by the `Disk`; the C side locks its own state, and
-// `D` is `Send + Sync`.
+// SAFETY: the gendisk, tag set and attribute group are owned by the `Disk` (the group's
+// pointers point into its own box); the C side locks its own state, and `D` is `Send + Sync`.
 unsafe impl<D: Driver> Send for Disk<D> {}
-// SAFETY: `&Disk` only reads the disk's openers count, an atomic.
+// SAFETY: `&Disk` only reads the disk's openers count, an atomic, and calls what the block
+// layer serialises itself (`set_disk_ro()`'s atomic bit, quiescing, which nests).
 unsafe impl<D: Driver> Sync for Disk<D> {}
 
 impl<D: Driver> Disk<D> {
@@ -276,6 +308,8 @@ impl<D: Driver> Disk<D> {
         if params.queues == 0 || params.depth == 0 {
             return Err(EINVAL);
         }
+        let mut attrs = attr::Table::new::<D>()?;
+        let groups = attrs.as_mut().map_or(core::ptr::null_mut(), |t| t.groups());
         let data = core::ptr::from_ref::<D>(&*driver)
             .cast_mut()
             .cast::<crate::ffi::c_void>();
@@ -336,11 +370,12 @@ impl<D: Driver> Disk<D> {
             }
             dst[len] = 0;
             bindings::set_capacity(gendisk, params.capacity);
+            bindings::set_disk_ro(gendisk, params.read_only);
         }
-        // SAFETY: `gendisk` is allocated and named, not added.
-        let added = to_result(unsafe {
-            bindings::device_add_disk(core::ptr::null_mut(), gendisk, core::ptr::null_mut())
-        });
+        // SAFETY: `gendisk` is allocated and named, not added; `groups` is null or the
+        // null-terminated list of `attrs`, which the `Disk` keeps until after the deletion.
+        let added =
+            to_result(unsafe { bindings::device_add_disk(core::ptr::null_mut(), gendisk, groups) });
         if let Err(e) = added {
             // SAFETY: the disk was allocated and not added; then the tag set is unused.
             unsafe {
@@ -355,6 +390,7 @@ impl<D: Driver> Disk<D> {
             gendisk: unsafe { NonNull::new_unchecked(gendisk) },
             set,
             driver,
+            _attrs: attrs,
         })
     }
 
@@ -378,6 +414,16 @@ impl<D: Driver> Disk<D> {
         // SAFETY: `q` is live, and was quiesced above.
         unsafe { bindings::blk_mq_unquiesce_queue(q) };
         r
+    }
+
+    /// Makes the disk read-only or writable (`set_disk_ro()`, which sends a change uevent):
+    /// while it is read-only the block layer fails writes to it with `-EPERM` (also through
+    /// a file opened before) and opens for writing from the kernel (a mount's) with `-EACCES`.
+    /// Writes already submitted, and a filesystem's writeback, still reach the driver.
+    /// Process context; may sleep.
+    pub fn set_read_only(&self, read_only: bool) {
+        // SAFETY: by the type invariants the disk was added and is live until `drop`.
+        unsafe { bindings::set_disk_ro(self.gendisk.as_ptr(), read_only) };
     }
 
     /// Whether the disk is open (`disk_openers()`: mounted, or held by a process). A snapshot:

@@ -33,7 +33,8 @@ use crate::rdma::{
     cm::{CmIdRef, MAX_ACCEPT_PRIVATE_DATA},
     device::{mtu_enum, Transport},
 };
-use kernel::prelude::*;
+#[cfg(CONFIG_KUNIT = "y")]
+use kernel::prelude::kunit_tests;
 
 /// Bytes of the trailer at the end of a REP's private data.
 const TRAILER_LEN: usize = 8;

@@ -181,7 +181,7 @@ kernel() {
 modules() {
 	kernel >/dev/null
 	exec 9>"$RKDAPL_CACHE/debian.lock"
-	flock 9
+	flock -n 9 || { log "another run holds $RKDAPL_CACHE/debian.lock (a build for the stock kernel), waiting"; flock 9; }
 	# The build happens in a copy of the worktree's files (its own objects, next to the sources
 	# as Kbuild wants them), so the debug kernel's objects in the worktree stay untouched.
 	local m=$top/out/debian/build out=$top/out/debian
@@ -216,7 +216,7 @@ ext_make() {
 		die "no rkdapl build for $KREL in out/debian/build: run make KERNEL=debian first"
 	kernel >/dev/null
 	exec 9>"$RKDAPL_CACHE/debian.lock"
-	flock 9
+	flock -n 9 || { log "another run holds $RKDAPL_CACHE/debian.lock (a build for the stock kernel), waiting"; flock 9; }
 	MOUNT_M=$top/out/debian/build MOUNT_X=$dir in_chroot make -s -C /build/x KERNEL=debian \
 		KDIR=$K RKDAPL=/build/m "$@" >&2
 }
@@ -256,7 +256,7 @@ install_modules() {
 	fi
 	kernel >/dev/null
 	exec 9>"$RKDAPL_CACHE/debian.lock"
-	flock 9
+	flock -n 9 || { log "another run holds $RKDAPL_CACHE/debian.lock (a build for the stock kernel), waiting"; flock 9; }
 	src=$(ship_build)
 	# kbuild's modules_install (compressed as the kernel's own, signing skipped without the
 	# kernel's key; no System.map, so no depmod) into a staging root, then copied.

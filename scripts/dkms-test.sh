@@ -43,7 +43,7 @@ dkms_test() {
 	kernel >/dev/null || die "the stock kernel's set-up failed"
 
 	exec 9>"$RKDAPL_CACHE/debian.lock"
-	flock 9
+	flock -n 9 || { log "another run holds $RKDAPL_CACHE/debian.lock (a build for the stock kernel), waiting"; flock 9; }
 	dkms_tools
 	ver=$("$top/scripts/dkms-src.sh" version)
 	r=$w/root

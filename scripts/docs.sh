@@ -29,7 +29,7 @@ py=/usr/bin/python3   # Debian's, which has python3-docutils and python3-markdow
 # kernel's build directory.
 kdir=$("$top/scripts/modules.sh" "${1:-debug}" | tail -n 1)
 exec 9>"$RKDAPL_CACHE/modules.lock"
-flock 9
+flock -n 9 || { log "another run holds $RKDAPL_CACHE/modules.lock (a module build), waiting"; flock 9; }
 cd "$top"   # kernel-doc names the file as given: include/rkdapl.h
 ksrc=$kdir
 [ -e "$kdir/source/scripts/kernel-doc" ] && ksrc=$(readlink -f "$kdir/source")

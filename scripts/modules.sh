@@ -10,7 +10,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 # One build at a time: kernel.sh may copy this tree's Rust layer into the shared kernel tree and
 # rebuild it, and Kbuild regenerates files there (include/generated/compile.h).
 exec 9>"$RKDAPL_CACHE/modules.lock"
-flock 9
+flock -n 9 || { log "another run holds $RKDAPL_CACHE/modules.lock (a module build), waiting"; flock 9; }
 kdir=$("$top/scripts/kernel.sh" "${1:-debug}")
 # Modules of this worktree built against another kernel tree (the other flavour: make bench
 # builds for release, make check for debug) are rebuilt from scratch.

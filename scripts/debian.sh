@@ -217,8 +217,12 @@ ext_make() {
 	kernel >/dev/null
 	exec 9>"$RKDAPL_CACHE/debian.lock"
 	flock -n 9 || { log "another run holds $RKDAPL_CACHE/debian.lock (a build for the stock kernel), waiting"; flock 9; }
+	log "make $* in $dir for $KREL (in the toolchain chroot)"
 	MOUNT_M=$top/out/debian/build MOUNT_X=$dir in_chroot make -s -C /build/x KERNEL=debian \
-		KDIR=$K RKDAPL=/build/m "$@" >&2
+		KDIR=$K RKDAPL=/build/m "$@" >&2 || die "make in $dir failed"
+	local ko
+	ko=$(cd "$dir" && find . -maxdepth 1 -name '*.ko' | sort | tr '\n' ' ')
+	log "done; modules in $dir: ${ko:-none}"
 }
 
 # The shipped modules, built by kbuild from the tree DKMS gets (scripts/dkms-src.sh: what the

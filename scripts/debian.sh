@@ -120,14 +120,21 @@ make_chroot() {
 		printf 'deb %s trixie main\n' "$mirror" > "$C/etc/apt/sources.list"
 		touch "$C/.rkdapl-debootstrap"
 	fi
-	# The installed toolchain is recorded (package and version); a changed list is installed anew.
-	[ "$(cut -f1 "$C/.rkdapl-toolchain" 2>/dev/null | sed 's/:amd64$//' | sort)" = \
-		"$(printf '%s\n' "${TOOLCHAIN[@]}" | sort)" ] && return 0
-	log "installing the toolchain in the chroot (apt: ~1-3 min)"
+	chroot_packages "the toolchain (apt: ~1-3 min)" toolchain "${TOOLCHAIN[@]}"
+}
+
+# chroot_packages WHAT NAME PKG...: PKG installed in the chroot with apt, once. The installed
+# list (package and version) is recorded in $C/.rkdapl-NAME; a changed list is installed anew.
+chroot_packages() {
+	local what=$1 name=$2
+	shift 2
+	[ "$(cut -f1 "$C/.rkdapl-$name" 2>/dev/null | sed 's/:amd64$//' | sort)" = \
+		"$(printf '%s\n' "$@" | sort)" ] && return 0
+	log "installing $what in the chroot"
 	cp /etc/resolv.conf "$C/etc/resolv.conf"
-	{ in_chroot apt-get update -q && in_chroot apt-get install -y -q --no-install-recommends "${TOOLCHAIN[@]}"
-	} > "$D/apt.log" 2>&1 || die "installing the toolchain in the chroot failed, see $D/apt.log"
-	in_chroot dpkg-query -W "${TOOLCHAIN[@]}" > "$C/.rkdapl-toolchain"
+	{ in_chroot apt-get update -q && in_chroot apt-get install -y -q --no-install-recommends "$@"
+	} > "$D/apt-$name.log" 2>&1 || die "installing $what in the chroot failed, see $D/apt-$name.log"
+	in_chroot dpkg-query -W "$@" > "$C/.rkdapl-$name"
 }
 
 # The Rust compiler must be the very build the kernel was made with (its version text is in the

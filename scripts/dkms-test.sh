@@ -22,13 +22,7 @@ DKMS_TOOLS=(dkms)
 
 # dkms_tools: DKMS in the chroot (apt, once; its version recorded in $C/.rkdapl-dkms).
 dkms_tools() {
-	[ "$(cut -f1 "$C/.rkdapl-dkms" 2>/dev/null | sort)" = "$(printf '%s\n' "${DKMS_TOOLS[@]}" | sort)" ] &&
-		return 0
-	log "installing ${DKMS_TOOLS[*]} in the chroot (apt)"
-	cp /etc/resolv.conf "$C/etc/resolv.conf"
-	{ in_chroot apt-get update -q && in_chroot apt-get install -y -q --no-install-recommends "${DKMS_TOOLS[@]}"
-	} > "$D/apt-dkms.log" 2>&1 || die "installing ${DKMS_TOOLS[*]} in the chroot failed, see $D/apt-dkms.log"
-	in_chroot dpkg-query -W "${DKMS_TOOLS[@]}" > "$C/.rkdapl-dkms"
+	chroot_packages "${DKMS_TOOLS[*]}" dkms "${DKMS_TOOLS[@]}"
 }
 
 # tap OK NAME [REASON]: one result line.

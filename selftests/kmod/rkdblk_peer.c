@@ -62,39 +62,40 @@ static struct {
 
 #define FAIL(fmt, ...) ({ snprintf(s.why, sizeof(s.why), fmt, ##__VA_ARGS__); -EIO; })
 
+/* The next event on the EVD, or -ETIMEDOUT once jiffies pass @end. */
+static int wait_until(unsigned long end, struct rkdapl_event *ev)
+{
+	long left = (long)(end - jiffies);
+
+	if (left <= 0)
+		return -ETIMEDOUT;
+	return rkdapl_evd_wait(s.evd, jiffies_to_msecs(left) + 1, ev);
+}
+
 /* The next connection event on the EVD, skipping DTO completions (the flushes included). */
 static int next_conn_event(struct rkdapl_event *ev)
 {
 	unsigned long end = jiffies + msecs_to_jiffies(timeout_ms);
-	long left;
 	int r;
 
 	for (;;) {
-		left = (long)(end - jiffies);
-		if (left <= 0)
-			break;
-		r = rkdapl_evd_wait(s.evd, jiffies_to_msecs(left) + 1, ev);
+		r = wait_until(end, ev);
 		if (r)
 			return r;
 		if (ev->type != RKDAPL_DTO_COMPLETION_EVENT &&
 		    ev->type != RKDAPL_RMR_BIND_COMPLETION_EVENT)
 			return 0;
 	}
-	return -ETIMEDOUT;
 }
 
 /* The next RECV completion on the EVD (a response), skipping SEND completions. */
 static int next_response(struct rkdapl_event *ev)
 {
 	unsigned long end = jiffies + msecs_to_jiffies(timeout_ms);
-	long left;
 	int r;
 
 	for (;;) {
-		left = (long)(end - jiffies);
-		if (left <= 0)
-			return -ETIMEDOUT;
-		r = rkdapl_evd_wait(s.evd, jiffies_to_msecs(left) + 1, ev);
+		r = wait_until(end, ev);
 		if (r)
 			return r;
 		if (ev->type != RKDAPL_DTO_COMPLETION_EVENT)

@@ -8,7 +8,8 @@
 use crate::module_parameters as param;
 use crate::{
     block::mq::owned::{AttrFile, Attribute, Disk, DiskParams},
-    Device, Queue, MAX_IO, OWNER,
+    queue::{Queue, MAX_IO},
+    Device, OWNER,
 };
 use core::fmt::Write;
 use core::{
@@ -478,9 +479,7 @@ pub(crate) fn store(disk: u32, index: usize, file: AttrFile<'_>) -> Result {
 /// Stops the queues' upcalls (each holds its queue) and disconnects them. Process context.
 pub(crate) fn teardown(qs: &[Arc<Queue>]) {
     for q in qs {
-        q.dead.store(true, Ordering::Release);
-        let _ = q.evd.clear_upcall();
-        let _ = q.ep.disconnect();
+        q.stop();
     }
 }
 

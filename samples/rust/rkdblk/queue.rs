@@ -1,0 +1,549 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! One hardware queue of a disk: its connection to the server ([`Queue::connect`]), the
+//! commands it sends ([`Queue::submit`]), the completions and connection events of its EVD
+//! ([`Queue::on_event`]), and its failure ([`Queue::fail`]).
+
+use crate::block::mq::owned::{OwnedRequest, ReqOp};
+use crate::{proto, Device};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use kernel::{
+    new_spinlock,
+    prelude::*,
+    sync::{Arc, SpinLock},
+};
+use rkdapl::api::{
+    Dto, DtoOp, DtoStatus, Ep, EpAttr, Evd, Event, EventType, Ia, Lmr, MemPriv, MemPrivs, Op, Pz,
+    Rmr, SockAddr, UpcallPolicy,
+};
+
+const CONNECT_TIMEOUT_MS: u32 = 15_000;
+/// Bytes per request at most, whatever the server allows.
+pub(crate) const MAX_IO: u32 = 128 * 1024;
+/// Cookies of the send queue's DTOs: a bind's completion matters only when it fails; a
+/// SEND's (`COOKIE_SEND | tag`) also lets its request end.
+const COOKIE_BIND: u64 = 1 << 32;
+const COOKIE_SEND: u64 = 2 << 32;
+const COOKIE_KIND: u64 = !0xffff_ffff;
+
+/// A request of a disk of this module.
+pub(crate) type Rq = OwnedRequest<Device>;
+
+/// The rkdapl objects of one tag: made at connect, reused by each request of the tag.
+///
+/// A failed queue drops them ([`Queue::fail`]): `rmr` then ends a grant a failed request left
+/// bound, which lets that request's pages go.
+struct TagRes {
+    /// Granted anew for each request over its pages, invalidated by the server's completion.
+    rmr: Rmr,
+    /// An in-capsule write's data, copied (`inline_max` bytes; `None` if the server takes no
+    /// in-capsule data).
+    inline: Option<Lmr>,
+    /// The command's bytes for the SEND.
+    cmd: Lmr,
+}
+
+/// Where a tag's request is.
+///
+/// A request ends once both its response and its SEND's completion arrived, in either order
+/// (as nvme-rdma's requests do): blk-mq reuses the tag only then, so a queue never has more
+/// than two send-queue DTOs (a bind and a SEND) per tag outstanding, however late the send
+/// completions are polled.
+enum State {
+    Idle,
+    InFlight {
+        rq: Rq,
+        cid: u32,
+        /// The request's grant (0: none, a FLUSH or an in-capsule write).
+        rkey: u32,
+        /// The LMR over the request's pages that `rkey` grants; dropped when the response
+        /// arrives (the server's invalidation ended the grant), which unmaps them.
+        pages: Option<Lmr>,
+        /// Its SEND's completion arrived.
+        sent: bool,
+    },
+    /// The response arrived (and a READ's data is in the request's pages); the request ends
+    /// with `result` when its SEND's completion arrives.
+    Answered {
+        rq: Rq,
+        result: Result,
+    },
+}
+
+struct Slot {
+    generation: u16,
+    state: State,
+    /// `None` while `submit` prepares a request, and once the queue failed.
+    res: Option<KBox<TagRes>>,
+}
+
+/// One hardware queue: one connection.
+#[pin_data]
+pub(crate) struct Queue {
+    /// The disk's number (`rkdblkN`), for log lines.
+    pub(crate) disk: u32,
+    pub(crate) index: u32,
+    /// The PZ of the per-request LMRs (every queue's).
+    pz: Arc<Pz>,
+    ep: Ep,
+    evd: Evd,
+    /// `depth` completion buffers, one RECV each.
+    resp: Lmr,
+    max_io: u32,
+    /// Writes of at most this many bytes go in-capsule (0: none).
+    inline_max: u32,
+    /// Set once the queue failed: every request from then on fails.
+    pub(crate) dead: AtomicBool,
+    pub(crate) completed: AtomicU64,
+    /// Requests whose own pages were granted (zero copy).
+    pub(crate) granted: AtomicU64,
+    #[pin]
+    slots: SpinLock<KVec<Slot>>,
+}
+
+impl Queue {
+    /// Connects queue `index` of disk number `disk` to the server at `to` asking for `want`
+    /// credits; returns the queue (its RECVs posted, its upcall set) and the server's accept.
+    pub(crate) fn connect(
+        ia: &Ia,
+        pz: &Arc<Pz>,
+        to: &SockAddr,
+        (disk, index): (u32, u32),
+        want: u32,
+    ) -> Result<(Arc<Queue>, proto::Accept)> {
+        let evd = Evd::new(ia, 4 * want + 16)?;
+        let attr = EpAttr {
+            // A request takes an RMR bind and a SEND and ends only once the SEND completed
+            // (`State`): at most 2 per tag outstanding; 3 as nvme-rdma sizes its send queue.
+            max_request_dtos: (3 * want).min(4096),
+            max_recv_dtos: want,
+            // An in-capsule write's SEND: the command, then the data.
+            max_request_iov: 2,
+            max_recv_iov: 1,
+            ..EpAttr::default()
+        };
+        let ep = Ep::with_attr(pz, &evd, &evd, &attr)?;
+        ep.connect(
+            to,
+            CONNECT_TIMEOUT_MS,
+            &proto::connect(index as u16, want as u16),
+        )?;
+        let ev = evd.wait(CONNECT_TIMEOUT_MS)?;
+        if let Some(why) = ev
+            .reject_reason()
+            .and_then(|_| proto::reject(ev.private_data()))
+        {
+            pr_err!(
+                "rkdblk{} queue {}: the server refused the connection: {}\n",
+                disk,
+                index,
+                why.text()
+            );
+            return Err(why.errno());
+        }
+        if ev.kind() != EventType::Established {
+            pr_err!(
+                "rkdblk{} queue {}: connect: event {:?} status {}\n",
+                disk,
+                index,
+                ev.kind(),
+                ev.status()
+            );
+            return Err(ECONNREFUSED);
+        }
+        let acc = proto::accept(ev.private_data()).ok_or_else(|| {
+            pr_err!(
+                "rkdblk{} queue {}: the server's accept is not rkdblk's\n",
+                disk,
+                index
+            );
+            EPROTO
+        })?;
+        let qdepth = u32::from(acc.depth).min(want);
+        let max_io = acc.max_io.min(MAX_IO);
+        let inline_max = acc.inline_max.min(max_io);
+        let resp = Lmr::alloc(pz, qdepth as usize * proto::RESP_LEN, MemPriv::LocalWrite)?;
+        let mut slots = KVec::with_capacity(qdepth as usize, GFP_KERNEL)?;
+        for _ in 0..qdepth {
+            let inline = match inline_max {
+                0 => None,
+                n => Some(Lmr::alloc(pz, n as usize, MemPrivs::empty())?),
+            };
+            let res = TagRes {
+                rmr: Rmr::new(pz)?,
+                inline,
+                cmd: Lmr::alloc(pz, proto::CMD_LEN, MemPriv::LocalWrite)?,
+            };
+            slots.push(
+                Slot {
+                    generation: 0,
+                    state: State::Idle,
+                    res: Some(KBox::new(res, GFP_KERNEL)?),
+                },
+                GFP_KERNEL,
+            )?;
+        }
+        for i in 0..qdepth {
+            let seg = resp.segment(
+                u64::from(i) * proto::RESP_LEN as u64,
+                proto::RESP_LEN as u64,
+            );
+            ep.post_recv(&[seg], u64::from(i))?;
+        }
+        let q = Arc::pin_init(
+            pin_init!(Queue {
+                disk,
+                index,
+                pz: pz.clone(),
+                ep,
+                evd,
+                resp,
+                max_io,
+                inline_max,
+                dead: AtomicBool::new(false),
+                completed: AtomicU64::new(0),
+                granted: AtomicU64::new(0),
+                slots <- new_spinlock!(slots, "rkdblk_slots"),
+            }),
+            GFP_KERNEL,
+        )?;
+        let me = q.clone();
+        q.evd
+            .set_upcall(UpcallPolicy::SingleInstance, move |ev: &mut Event| {
+                me.on_event(ev)
+            })?;
+        Ok((
+            q,
+            proto::Accept {
+                depth: qdepth as u16,
+                max_io,
+                capacity: acc.capacity,
+                inline_max,
+                read_only: acc.read_only,
+            },
+        ))
+    }
+
+    /// The EVD's upcall: completions and connection events. Process context (the CQ's work,
+    /// rdma_cm's handler); sleeps only briefly: dropping a request's LMR (and, when the queue
+    /// fails, its RMRs) takes rkdapl's mutexes and unmaps; nothing here waits for the peer.
+    pub(crate) fn on_event(&self, ev: &Event) {
+        match ev.kind() {
+            EventType::DtoCompletion | EventType::RmrBindCompletion => {
+                if ev.dto_status() != Some(DtoStatus::Success) {
+                    self.fail("a DTO failed or was flushed");
+                } else if ev.op() == Some(DtoOp::Recv) {
+                    self.on_resp(ev);
+                } else if ev.cookie() & COOKIE_KIND == COOKIE_SEND {
+                    self.on_sent((ev.cookie() & !COOKIE_KIND) as usize);
+                }
+            }
+            EventType::Disconnected | EventType::Broken => self.fail("connection lost"),
+            _ => {}
+        }
+    }
+
+    /// A completion arrived in RECV `ev.cookie()`: post the RECV again, match the command and
+    /// end its request, or leave that to [`Queue::on_sent`] if its SEND's completion has not
+    /// arrived yet ([`State::Answered`]).
+    fn on_resp(&self, ev: &Event) {
+        let i = ev.cookie();
+        let off = i * proto::RESP_LEN as u64;
+        let mut b = [0u8; proto::RESP_LEN];
+        if ev.transferred_length() != proto::RESP_LEN as u64
+            || self.resp.read(off as usize, &mut b).is_err()
+        {
+            return self.fail("malformed completion");
+        }
+        let seg = self.resp.segment(off, proto::RESP_LEN as u64);
+        if self.ep.post_recv(&[seg], i).is_err() {
+            return self.fail("RECV not posted again");
+        }
+        let (cid, status) = proto::resp(&b);
+        let tag = (cid & 0xffff) as usize;
+        let taken = {
+            let mut slots = self.slots.lock();
+            match slots.get_mut(tag) {
+                Some(slot) => match &slot.state {
+                    State::InFlight { cid: c, rkey, .. } if *c == cid => {
+                        if *rkey != 0 && ev.invalidated_rkey() != Some(*rkey) {
+                            None
+                        } else {
+                            Some(core::mem::replace(&mut slot.state, State::Idle))
+                        }
+                    }
+                    _ => None,
+                },
+                None => None,
+            }
+        };
+        let Some(State::InFlight {
+            rq, pages, sent, ..
+        }) = taken
+        else {
+            return self.fail("a completion of no command in flight, or without its invalidation");
+        };
+        // The server's invalidation ended the grant: the LMR goes now, unmapping the pages
+        // (a READ's data is in them), and with it their hold on the request (`RqPages`).
+        drop(pages);
+        let result = if status == 0 {
+            Ok(())
+        } else {
+            Err(Error::from_errno(status))
+        };
+        let mut slots = self.slots.lock();
+        if let Some(slot) = slots.get_mut(tag) {
+            if !sent {
+                slot.state = State::Answered { rq, result };
+                return;
+            }
+        }
+        drop(slots);
+        self.completed.fetch_add(1, Ordering::Relaxed);
+        rq.end(result);
+    }
+
+    /// The SEND of the request of `tag` completed: the request ends if its response arrived.
+    fn on_sent(&self, tag: usize) {
+        let answered = {
+            let mut slots = self.slots.lock();
+            let Some(slot) = slots.get_mut(tag) else {
+                return;
+            };
+            match &mut slot.state {
+                State::InFlight { sent, .. } => {
+                    *sent = true;
+                    return;
+                }
+                State::Answered { .. } => core::mem::replace(&mut slot.state, State::Idle),
+                // Failed meanwhile (`fail` ended it).
+                State::Idle => return,
+            }
+        };
+        if let State::Answered { rq, result } = answered {
+            self.completed.fetch_add(1, Ordering::Relaxed);
+            rq.end(result);
+        }
+    }
+
+    /// Fails the queue: the connection is cut, every request in flight ends with `EIO`, and
+    /// every later one. A request whose pages a grant still covers ends once that grant is
+    /// gone: the tags' RMRs are freed here (their MRs deregistered, so no rkey reaches the
+    /// pages any more), as is the RMR of a request `submit` was preparing. Process context
+    /// (the upcall, blk-mq's timeout work, a reconnect); may sleep, briefly
+    /// (the RMRs' and the IA registry's mutexes).
+    pub(crate) fn fail(&self, why: &str) {
+        if !self.dead.swap(true, Ordering::AcqRel) {
+            pr_err!(
+                "rkdblk{} queue {}: {}: failing its requests\n",
+                self.disk,
+                self.index,
+                why
+            );
+        }
+        // A connected QP goes to the error state first (`rdma_disconnect`): it executes no more
+        // of the peer's RDMA. (A QP that failed or lost its connection is there already.) What
+        // keeps a request's pages from the peer for good is below: freeing an RMR deregisters
+        // its MR before it lets go of the LMR (`rkdapl`'s `Rmr` drop order), and only then are
+        // the pages unmapped and the request ended.
+        let _ = self.ep.disconnect();
+        // One at a time, each ended outside the lock (ending may submit new I/O, and the
+        // objects' drops sleep).
+        loop {
+            let taken = self.slots.lock().iter_mut().find_map(|slot| {
+                let res = slot.res.take();
+                match core::mem::replace(&mut slot.state, State::Idle) {
+                    State::InFlight { rq, pages, .. } => Some((Some(rq), pages, res)),
+                    State::Answered { rq, .. } => Some((Some(rq), None, res)),
+                    State::Idle => res.map(|r| (None, None, Some(r))),
+                }
+            });
+            let Some((rq, pages, res)) = taken else {
+                break;
+            };
+            if let Some(rq) = rq {
+                rq.end(Err(EIO));
+            }
+            // The LMR first (it goes with the grant's end), then the RMR, whose free ends it.
+            drop(pages);
+            drop(res);
+        }
+    }
+
+    /// Stops the queue's upcall (which holds the queue) and disconnects it; every later request
+    /// fails. Process context.
+    pub(crate) fn stop(&self) {
+        self.dead.store(true, Ordering::Release);
+        let _ = self.evd.clear_upcall();
+        let _ = self.ep.disconnect();
+    }
+
+    /// Marks the queue failed, for `queue_rq`, which may not sleep: every later request fails
+    /// with `EIO`. The connection, the requests in flight and the tags' objects go with the
+    /// next [`Queue::fail`]: a failed completion or a lost connection, blk-mq's timeout of a
+    /// request of the queue ([`Device::timeout`]), a reconnect or the disk's removal. Any
+    /// context.
+    pub(crate) fn mark_failed(&self, why: &str) {
+        if !self.dead.swap(true, Ordering::AcqRel) {
+            pr_err!(
+                "rkdblk{} queue {}: {}: failing its requests\n",
+                self.disk,
+                self.index,
+                why
+            );
+        }
+    }
+
+    /// Whether a request of `tag` is in flight on this queue (sent, or answered and waiting for
+    /// its SEND's completion). Any context.
+    pub(crate) fn holds(&self, tag: u32) -> bool {
+        self.slots
+            .lock()
+            .get(tag as usize)
+            .is_some_and(|s| matches!(s.state, State::InFlight { .. } | State::Answered { .. }))
+    }
+
+    /// Sends `rq` to the server. Any context: nothing here sleeps (the LMR over the request's
+    /// pages is made with `GFP_ATOMIC`, the grant's bind and the SEND only post), and a
+    /// failure here only marks the queue failed ([`Queue::mark_failed`]).
+    pub(crate) fn submit(&self, mut rq: Rq) {
+        let op = match rq.op() {
+            ReqOp::Read => proto::OP_READ,
+            ReqOp::Write => proto::OP_WRITE,
+            ReqOp::Flush => proto::OP_FLUSH,
+            ReqOp::Other => return rq.end(Err(EOPNOTSUPP)),
+        };
+        let len = if op == proto::OP_FLUSH { 0 } else { rq.bytes() };
+        let tag = rq.tag() as usize;
+        if self.dead.load(Ordering::Acquire) || len > self.max_io {
+            return rq.end(Err(EIO));
+        }
+        let (res, generation) = match self.slots.lock().get_mut(tag) {
+            Some(slot) => {
+                slot.generation = slot.generation.wrapping_add(1);
+                (slot.res.take(), slot.generation)
+            }
+            None => (None, 0),
+        };
+        let Some(mut res) = res else {
+            return rq.end(Err(EIO));
+        };
+        let cid = proto::cid(tag as u32, generation);
+        let inline = op == proto::OP_WRITE && len <= self.inline_max;
+        let mut grant = None;
+        let mut pages = None;
+        let r = &mut *res;
+        let prepared: Result = (|| {
+            if inline {
+                // Straight from the request's pages into the tag's buffer, piece by piece.
+                let buf = r.inline.as_mut().ok_or(EIO)?;
+                rq.copy_out_with(|done, piece| buf.write(done, piece))?;
+            } else if op != proto::OP_FLUSH {
+                // The server writes a READ's data into the pages, and reads a WRITE's.
+                let (privileges, rights) = if op == proto::OP_READ {
+                    (
+                        MemPriv::LocalWrite | MemPriv::RemoteWrite,
+                        MemPrivs::from(MemPriv::RemoteWrite),
+                    )
+                } else {
+                    (
+                        MemPrivs::from(MemPriv::RemoteRead),
+                        MemPrivs::from(MemPriv::RemoteRead),
+                    )
+                };
+                let lent = rq.pages().ok_or(EIO)?;
+                let lmr = pages.insert(Lmr::from_sg_owner_gfp(
+                    &self.pz, lent, privileges, GFP_ATOMIC,
+                )?);
+                // No event when it succeeds: the command's SEND follows on the same EP, and
+                // its completion is the one this queue waits for (a failed bind still
+                // reports, and fails the queue).
+                grant = Some(r.rmr.bind_suppressed(
+                    lmr,
+                    0,
+                    len.into(),
+                    rights,
+                    &self.ep,
+                    COOKIE_BIND,
+                )?);
+            }
+            let mut flags = if rq.fua() { proto::FLAG_FUA } else { 0 };
+            if inline {
+                flags |= proto::FLAG_INLINE;
+            }
+            let cmd = proto::Cmd {
+                op,
+                flags,
+                cid,
+                sector: rq.sector(),
+                length: len,
+                rkey: grant.map_or(0, |g| g.rkey),
+                address: grant.map_or(0, |g| g.address),
+            };
+            r.cmd.write(0, &cmd.encode())
+        })();
+        let mut slots = self.slots.lock();
+        let dead = self.dead.load(Ordering::Acquire);
+        // Back in its slot even if the queue failed meanwhile: `fail` frees the tags' objects
+        // (an RMR's free sleeps), and with a grant's the pages.
+        let Some(slot) = slots.get_mut(tag) else {
+            return rq.end(Err(EIO));
+        };
+        slot.res = Some(res);
+        if dead {
+            drop(slots);
+            drop(pages);
+            // If `fail` ran before this tag's objects were back, the next one frees them.
+            return rq.end(Err(EIO));
+        }
+        if let Err(e) = prepared {
+            drop(slots);
+            // The LMR goes now unless a grant keeps it; with it, the pages' hold on `rq`.
+            drop(pages);
+            if grant.is_some() {
+                // Bound but never sent: the RMR cannot be bound again; the queue is done (and
+                // frees the RMR, which lets the pages go).
+                self.mark_failed("a request's grant left bound");
+            } else if e == ENOMEM {
+                // `GFP_ATOMIC` found no memory: the request comes back later, as nvme-rdma's
+                // `BLK_STS_RESOURCE` does.
+                return match rq.requeue() {
+                    Ok(()) => (),
+                    Err(rq) => rq.end(Err(ENOMEM)),
+                };
+            }
+            return rq.end(Err(e));
+        }
+        slot.state = State::InFlight {
+            rq,
+            cid,
+            rkey: grant.map_or(0, |g| g.rkey),
+            pages,
+            sent: false,
+        };
+        if grant.is_some() {
+            self.granted.fetch_add(1, Ordering::Relaxed);
+        }
+        // Posted under the lock: the completion cannot be matched before the slot is filled.
+        let posted = match slot.res.as_deref() {
+            Some(r) => {
+                let cmd = r.cmd.segment(0, proto::CMD_LEN as u64);
+                let (segs, n) = match (&r.inline, inline) {
+                    (Some(b), true) => ([cmd, b.segment(0, len.into())], 2),
+                    _ => ([cmd, cmd], 1),
+                };
+                // Signalled: suppressed SENDs would hold the send queue's slots until a DTO
+                // rkdapl signals every half queue completes, and in-capsule writes (a SEND
+                // each, no bind) can fill the queue first (see rkdblk_srv's responses).
+                self.ep
+                    .post(&[Dto::new(Op::Send, &segs[..n], COOKIE_SEND | tag as u64)])
+                    .map_err(|(e, _)| e)
+            }
+            None => Err(EIO),
+        };
+        drop(slots);
+        if posted.is_err() {
+            self.mark_failed("a command not posted");
+        }
+    }
+}

@@ -1120,6 +1120,33 @@ int rkdapl_ep_connect(struct rkdapl_ep *ep, const struct sockaddr *remote, __u32
 		      const void *private_data, __u32 private_data_len);
 
 /**
+ * rkdapl_ep_connect_from() - connect to a PSP of a peer from a given local address
+ * @ep: an UNCONNECTED EP.
+ * @local: the connection's source: a &struct sockaddr_in or &struct sockaddr_in6 of the same
+ *	family as @remote, an address of the EP's IA's RDMA device; its port (network byte
+ *	order) 0 for any, or the port to leave from. NULL: as rkdapl_ep_connect().
+ * @remote: as for rkdapl_ep_connect().
+ * @timeout_ms: as for rkdapl_ep_connect().
+ * @private_data: as for rkdapl_ep_connect().
+ * @private_data_len: as for rkdapl_ep_connect().
+ *
+ * rkdapl_ep_connect() with a source address, as rdma_resolve_addr() takes one: it picks the
+ * path when this machine has several addresses or RDMA devices towards @remote (nvme-rdma's
+ * host_traddr, a multipath consumer's second path). The peer's CR reports @local as its
+ * remote address. A @local on another RDMA device than the IA's ends in UNREACHABLE on the
+ * connection EVD, as a @remote routed there does.
+ *
+ * Context: process context, may sleep.
+ * Return: 0 if the attempt started; rkdapl_ep_connect()'s errors; -EINVAL also for a @local
+ * of another family than @remote; -EAFNOSUPPORT for a @local that is neither IPv4 nor
+ * IPv6; -EADDRNOTAVAIL for a @local that is no address of this machine (in the IA's
+ * network namespace); -EADDRINUSE for a @local port in use.
+ */
+int rkdapl_ep_connect_from(struct rkdapl_ep *ep, const struct sockaddr *local,
+			   const struct sockaddr *remote, __u32 timeout_ms,
+			   const void *private_data, __u32 private_data_len);
+
+/**
  * rkdapl_ep_disconnect() - start a graceful disconnect
  * @ep: a CONNECTED EP.
  *

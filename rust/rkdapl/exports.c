@@ -45,6 +45,7 @@ EXPORT_SYMBOL_NS_GPL(rkdapl_evd_free, "RKDAPL");
 EXPORT_SYMBOL_NS_GPL(rkdapl_evd_modify_upcall, "RKDAPL");
 EXPORT_SYMBOL_NS_GPL(rkdapl_ep_create, "RKDAPL");
 EXPORT_SYMBOL_NS_GPL(rkdapl_ep_connect, "RKDAPL");
+EXPORT_SYMBOL_NS_GPL(rkdapl_ep_connect_from, "RKDAPL");
 EXPORT_SYMBOL_NS_GPL(rkdapl_ep_disconnect, "RKDAPL");
 EXPORT_SYMBOL_NS_GPL(rkdapl_ep_get_state, "RKDAPL");
 EXPORT_SYMBOL_NS_GPL(rkdapl_ep_query, "RKDAPL");

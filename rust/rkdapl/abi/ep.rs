@@ -75,7 +75,42 @@ pub(crate) unsafe extern "C" fn rkdapl_ep_connect(
         let dst = unsafe { SockAddr::from_raw(remote) }?;
         // SAFETY: `pdata` is NULL or `pdata_len` readable bytes (this function's `# Safety`).
         let pdata = unsafe { private_data(pdata, pdata_len) }?;
-        e.connect(&dst, timeout_ms, &pdata)?;
+        e.connect(None, &dst, timeout_ms, &pdata)?;
+        Ok(0)
+    })
+}
+
+/// See `rkdapl_ep_connect_from` in `include/rkdapl.h`.
+///
+/// # Safety
+///
+/// `local` and `remote` are each NULL or point to a readable `struct sockaddr` whose family
+/// field is readable and, if it says `AF_INET` or `AF_INET6`, to a whole readable
+/// `sockaddr_in` or `sockaddr_in6`; `pdata` is NULL or valid for reads of `pdata_len` bytes.
+/// `ep` may be any value: one that is not a live EP handle is refused with `-EINVAL`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rkdapl_ep_connect_from(
+    ep: *mut c_void,
+    local: *const bindings::sockaddr,
+    remote: *const bindings::sockaddr,
+    timeout_ms: u32,
+    pdata: *const c_void,
+    pdata_len: u32,
+) -> c_int {
+    from_result(|| {
+        let e: Arc<Ep> = Handles::get::<Ep>(ep)?;
+        // SAFETY: A non-NULL `remote` points to a `sockaddr_in` or `sockaddr_in6`, as its
+        // family says (this function's `# Safety`); `from_raw` refuses NULL and other families.
+        let dst = unsafe { SockAddr::from_raw(remote) }?;
+        let src = if local.is_null() {
+            None
+        } else {
+            // SAFETY: As `remote` above, for `local` (this function's `# Safety`).
+            Some(unsafe { SockAddr::from_raw(local) }?)
+        };
+        // SAFETY: `pdata` is NULL or `pdata_len` readable bytes (this function's `# Safety`).
+        let pdata = unsafe { private_data(pdata, pdata_len) }?;
+        e.connect(src.as_ref(), &dst, timeout_ms, &pdata)?;
         Ok(0)
     })
 }

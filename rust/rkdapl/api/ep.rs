@@ -77,7 +77,32 @@ impl Ep {
     /// UNCONNECTED, `ENODEV` after device removal, rdma_cm's errors (e.g. `ENETUNREACH`).
     #[inline(never)]
     pub fn connect(&self, remote: &SockAddr, timeout_ms: u32, private_data: &[u8]) -> Result {
-        self.0.connect(remote, timeout_ms, private_data)
+        self.0.connect(None, remote, timeout_ms, private_data)
+    }
+
+    /// As [`Ep::connect`], from the source address `local` (`rkdapl_ep_connect_from`): the
+    /// connection leaves from that address (its port, if not 0, too), which picks the path when
+    /// the machine has several addresses or RDMA devices towards `remote`, as nvme-rdma's
+    /// `host_traddr` does. `local` must be an address of the EP's IA's RDMA device, or
+    /// UNREACHABLE follows.
+    ///
+    /// Process context; may sleep.
+    ///
+    /// # Errors
+    ///
+    /// As [`Ep::connect`], and `EINVAL` if `local` and `remote` are of different families,
+    /// `EADDRNOTAVAIL` if `local` is no address of this machine, `EADDRINUSE` if its port is
+    /// taken.
+    #[inline(never)]
+    pub fn connect_from(
+        &self,
+        local: &SockAddr,
+        remote: &SockAddr,
+        timeout_ms: u32,
+        private_data: &[u8],
+    ) -> Result {
+        self.0
+            .connect(Some(local), remote, timeout_ms, private_data)
     }
 
     /// Starts a graceful disconnect (`rkdapl_ep_disconnect`);

@@ -309,7 +309,23 @@ impl<H: EpHandler> TypedEp<H> {
     ///
     /// As [`super::Ep::connect`].
     pub fn connect(&self, remote: &SockAddr, timeout_ms: u32, private_data: &[u8]) -> Result {
-        self.ep.connect(remote, timeout_ms, private_data)
+        self.ep.connect(None, remote, timeout_ms, private_data)
+    }
+
+    /// As [`super::Ep::connect_from`]. Process context; may sleep.
+    ///
+    /// # Errors
+    ///
+    /// As [`super::Ep::connect_from`].
+    pub fn connect_from(
+        &self,
+        local: &SockAddr,
+        remote: &SockAddr,
+        timeout_ms: u32,
+        private_data: &[u8],
+    ) -> Result {
+        self.ep
+            .connect(Some(local), remote, timeout_ms, private_data)
     }
 
     /// As [`super::Ep::disconnect`]; the DTOs still queued complete flushed, to the handler.

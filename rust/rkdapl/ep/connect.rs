@@ -39,20 +39,27 @@ impl Ep {
         self.conn_evd.post(ev);
     }
 
-    /// Active connect to `dst` with `private_data`, giving up after `timeout_ms`. The outcome
-    /// arrives on the connection EVD. May sleep.
+    /// Active connect to `dst` with `private_data`, giving up after `timeout_ms`, from the
+    /// source address `src` (its port 0: any) if given, as `rdma_resolve_addr()` takes one. The
+    /// outcome arrives on the connection EVD. May sleep.
     ///
     /// # Errors
     ///
-    /// `-EINVAL` for a zero timeout or private data over 56 bytes, `-EISCONN` unless the EP is
-    /// UNCONNECTED, `-ENOMEM`, or rdma_cm's immediate errors.
+    /// `-EINVAL` for a zero timeout, private data over 56 bytes or a `src` of another family
+    /// than `dst`, `-EISCONN` unless the EP is UNCONNECTED, `-ENOMEM`, or rdma_cm's immediate
+    /// errors (`-EADDRNOTAVAIL` for a `src` that is no address of this machine,
+    /// `-EADDRINUSE` for its port in use).
     pub(crate) fn connect(
         self: &Arc<Self>,
+        src: Option<&SockAddr>,
         dst: &SockAddr,
         timeout_ms: u32,
         private_data: &[u8],
     ) -> Result {
-        if timeout_ms == 0 || private_data.len() > crate::evd::MAX_PRIVATE_DATA {
+        if timeout_ms == 0
+            || private_data.len() > crate::evd::MAX_PRIVATE_DATA
+            || src.is_some_and(|s| s.family() != dst.family())
+        {
             return Err(EINVAL);
         }
         let ctx = CmCtx::new(self.clone())?;
@@ -78,7 +85,7 @@ impl Ep {
             timeout_ms,
             private_data: pdata,
         });
-        if let Err(e) = id.id().and_then(|g| g.resolve_addr(None, dst, timeout_ms)) {
+        if let Err(e) = id.id().and_then(|g| g.resolve_addr(src, dst, timeout_ms)) {
             // Not inside a CM handler: the id may be dropped here.
             let id = {
                 let mut c = self.conn_mut();
@@ -255,11 +262,7 @@ impl Ep {
         if private_data.len() > crate::evd::MAX_PRIVATE_DATA {
             return Err(EINVAL);
         }
-        if !id
-            .id()?
-            .device()
-            .is_some_and(|d| self.ia.same_device(d))
-        {
+        if !id.id()?.device().is_some_and(|d| self.ia.same_device(d)) {
             return Err(EXDEV);
         }
         // A device removal waits for the accept: from a thread, it holds the IA live; inside

@@ -509,6 +509,26 @@ int badarg_run(void)
 	       "ep_connect(timeout 0)");
 	expect(rkdapl_ep_connect(ep, (struct sockaddr *)&sin, 1000, big, sizeof(big)), -EINVAL,
 	       "ep_connect(57 bytes of private data)");
+	{
+		/* rkdapl_ep_connect_from(): its source address checked before anything starts. */
+		struct sockaddr_in nowhere = { .sin_family = AF_INET };
+		struct sockaddr_in6 six = { .sin6_family = AF_INET6 };
+
+		nowhere.sin_addr.s_addr = htonl(0xc0000201);	/* 192.0.2.1, TEST-NET-1 */
+		expect(rkdapl_ep_connect_from(NULL, (struct sockaddr *)&sin, (struct sockaddr *)&sin,
+					      1000, NULL, 0), -EINVAL, "ep_connect_from(NULL ep)");
+		expect(rkdapl_ep_connect_from(ep, (struct sockaddr *)&sun, (struct sockaddr *)&sin,
+					      1000, NULL, 0), -EAFNOSUPPORT,
+		       "ep_connect_from(AF_UNIX local address)");
+		expect(rkdapl_ep_connect_from(ep, (struct sockaddr *)&six, (struct sockaddr *)&sin,
+					      1000, NULL, 0), -EINVAL,
+		       "ep_connect_from(IPv6 local address, IPv4 remote)");
+		expect(rkdapl_ep_connect_from(ep, (struct sockaddr *)&sin, NULL, 1000, NULL, 0),
+		       -EINVAL, "ep_connect_from(NULL remote address)");
+		expect(rkdapl_ep_connect_from(ep, (struct sockaddr *)&nowhere,
+					      (struct sockaddr *)&sin, 1000, NULL, 0),
+		       -EADDRNOTAVAIL, "ep_connect_from(local address not on this machine)");
+	}
 	r = rkdapl_ep_get_state(ep, &st);
 	tap(!r && st == RKDAPL_EP_STATE_UNCONNECTED,
 	    "ep_get_state: UNCONNECTED (also after the refused connects)", "returned %d, state %u",

@@ -113,7 +113,10 @@ void rd_negotiation_test(struct bctx *b)
 	expect(rkdapl_ep_query(b->foreign, &q), -EINVAL, "ep_query(foreign object)");
 	if (e)
 		rkdapl_ep_free(e);
+	/* From a source port of our choosing (rkdapl_ep_connect_from()), checked in the CR below. */
+	b->from_port = get_random_u32_inclusive(40000, 59999);
 	r = pair_connect_attr(b, &ca, &sa, why);
+	b->from_port = 0;
 	r = r ?: rkdapl_ep_query(b->c->ep, &cq);
 	r = r ?: rkdapl_ep_query(b->s->ep, &sq);
 	tap(!r && cq.max_rdma_read_out == 3 && sq.max_rdma_read_in == 3 &&
@@ -128,12 +131,14 @@ void rd_negotiation_test(struct bctx *b)
 		struct sockaddr_in *speer = (struct sockaddr_in *)&sq.remote_addr;
 
 		tap(!r && !b->crq && crp->sin_family == AF_INET &&
-		    crp->sin_addr.s_addr == b->self.sin_addr.s_addr && crp->sin_port &&
+		    crp->sin_addr.s_addr == b->self.sin_addr.s_addr &&
+		    crp->sin_port == b->from.sin_port &&
 		    b->crp.local_port == ntohs(b->self.sin_port) && !b->crp.reserved[0],
-		    "cr_query: the connecting peer's IPv4 address and port, and the PSP's port",
-		    "%d %s: family %u, %pI4:%u, local port %u (want %pI4, port %u)", b->crq,
+		    "cr_query: the connecting peer's IPv4 address and the port it connected from (rkdapl_ep_connect_from()), and the PSP's port",
+		    "%d %s: family %u, %pI4:%u, local port %u (want %pI4:%u, port %u)", b->crq,
 		    ename(b->crq), crp->sin_family, &crp->sin_addr, ntohs(crp->sin_port),
-		    b->crp.local_port, &b->self.sin_addr, ntohs(b->self.sin_port));
+		    b->crp.local_port, &b->self.sin_addr, ntohs(b->from.sin_port),
+		    ntohs(b->self.sin_port));
 		tap(!r && cpeer->sin_family == AF_INET &&
 		    cpeer->sin_addr.s_addr == b->self.sin_addr.s_addr &&
 		    cpeer->sin_port == b->self.sin_port && speer->sin_family == AF_INET &&

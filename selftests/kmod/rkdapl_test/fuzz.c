@@ -77,6 +77,8 @@ static const struct doc docs[] = {
 	{ "ep_create", { EINVAL, ENOMEM, ENODEV } },
 	{ "ep_connect", { EINVAL, EAFNOSUPPORT, EISCONN, ENETUNREACH, EADDRNOTAVAIL, ENOMEM,
 			  ENODEV } },
+	{ "ep_connect_from", { EINVAL, EAFNOSUPPORT, EISCONN, ENETUNREACH, EADDRNOTAVAIL,
+			       EADDRINUSE, ENOMEM, ENODEV } },
 	{ "ep_disconnect", { EINVAL, ENOTCONN } },
 	{ "ep_get_state", { EINVAL } },
 	{ "ep_query", { EINVAL } },
@@ -408,12 +410,26 @@ static void fz_call(struct fz *f)
 		if (!r)
 			fz_put(f, K_PSP, h, free_psp);
 		break;
-	case 6: case 7: case 29:
+	case 6: case 7:
 		dst = f->self;
 		dst.sin_port = htons(f->pport + rnd(&f->rnd, 3));
 		fz_ret(f, "ep_connect", rkdapl_ep_connect(fz_pick(f, K_EP), (struct sockaddr *)&dst,
 							  1 + rnd(&f->rnd, 3000), NULL, 0));
 		break;
+	case 29: {
+		/* From this machine's address (any port, or a PSP's: in use), or from none. */
+		struct sockaddr_in src = f->self;
+
+		dst = f->self;
+		dst.sin_port = htons(f->pport + rnd(&f->rnd, 3));
+		src.sin_port = rnd(&f->rnd, 2) ? htons(f->pport) : 0;
+		fz_ret(f, "ep_connect_from",
+		       rkdapl_ep_connect_from(fz_pick(f, K_EP),
+					      rnd(&f->rnd, 4) ? (struct sockaddr *)&src : NULL,
+					      (struct sockaddr *)&dst, 1 + rnd(&f->rnd, 3000), NULL,
+					      0));
+		break;
+	}
 	case 8:
 		fz_ret(f, "ep_disconnect", rkdapl_ep_disconnect(fz_pick(f, K_EP)));
 		break;

@@ -55,9 +55,17 @@ int pair_connect_attr(struct bctx *b, struct rkdapl_ep_attr *cattr,
 		snprintf(why, WHY, "ep_create = %d %s", r, ename(r));
 		return r;
 	}
-	r = rkdapl_ep_connect(b->c->ep, (struct sockaddr *)&b->self, 5000, NULL, 0);
+	/*
+	 * From the IA's address given as the source, and the port b->from_port (0: any): the
+	 * server's CR reports it as the client's address (ep_attr checks it in b->crp).
+	 */
+	b->from = b->self;
+	b->from.sin_port = htons(b->from_port);
+	r = rkdapl_ep_connect_from(b->c->ep, (struct sockaddr *)&b->from,
+				   (struct sockaddr *)&b->self, 5000, NULL, 0);
 	if (r) {
-		snprintf(why, WHY, "ep_connect(%pI4:%u) = %d %s", &b->self.sin_addr,
+		snprintf(why, WHY, "ep_connect_from(%pI4:%u -> %pI4:%u) = %d %s",
+			 &b->from.sin_addr, b->from_port, &b->self.sin_addr,
 			 ntohs(b->self.sin_port), r, ename(r));
 		return r;
 	}

@@ -38,6 +38,7 @@
 #include <linux/completion.h>
 #include <linux/mutex.h>
 #include <linux/jiffies.h>
+#include <linux/random.h>
 #include <linux/delay.h>
 #include <linux/random.h>
 #include <linux/inet.h>
@@ -228,6 +229,9 @@ struct bctx {
 	struct rkdapl_psp *psp;
 	void *foreign;
 	struct sockaddr_in self;
+	/* pair_connect_attr()'s source: self's address, port from_port (0: any) */
+	struct sockaddr_in from;
+	u16 from_port;
 	/* connected part */
 	struct side *c, *s;
 	u8 *bufa, *bufb, *bufx;

@@ -549,8 +549,8 @@ queue:
 	if (cmd.op < RKDBLK_OP_READ || cmd.op > RKDBLK_OP_FLUSH)
 		sc->status = -EOPNOTSUPP;
 	else if (cmd.op != RKDBLK_OP_FLUSH &&
-		 (!io || io > SRV_MAX_IO || io & 511 || (!cmd.rkey && !inline_data) ||
-		  end > srv.capacity))
+		 (!io || io > SRV_MAX_IO || io & 511 ||
+		  (!cmd.rkey && !(cmd.flags & RKDBLK_FLAG_INLINE)) || end > srv.capacity))
 		sc->status = -EINVAL;
 	else if (cmd.op == RKDBLK_OP_WRITE && srv_read_only())
 		/* Refused before its data is fetched; the client's grant ends with the response. */

@@ -11,8 +11,10 @@
 #                    /dev/rkdblk-ctl: the listing, disconnect, bad commands refused with their
 #                    errnos, reconnect, a second disk on the same server read back equal to the
 #                    first; mount, every checksum verified; fio with crc32c
-#                    verify at 4 KiB and 128 KiB, QD1 and QD16 (blk_fio); then the server
-#                    unloaded under a reader (its unload line must count in-capsule WRITEs):
+#                    verify at 4 KiB and 128 KiB, QD1 and QD16 (blk_fio); the device read
+#                    with 4 KiB and 1536-byte reads (in-capsule) equal to the store; then the
+#                    server unloaded under a reader (its unload line must count in-capsule
+#                    WRITEs, written from its RECV buffers, and in-capsule READs):
 #                    the reader gets I/O errors, nothing hangs, the client unloads. First,
 #                    inline_data_size=1000 is refused.
 #   blockdev_send_queue
@@ -219,6 +221,14 @@ blockdev_suite() {
 	rc=0
 	timeout 300 cmp <(dd if=/dev/rkdblk0 bs=128k iflag=direct status=none) "$BLK_IMG" || rc=$?
 	t_check $rc "blockdev: /dev/rkdblk0 read with O_DIRECT equals the server's $BLK_KIND" "cmp exit $rc"
+	# Reads of at most 4 KiB come back in-capsule (in the response's SEND, copied from the
+	# client's RECV buffer): every byte compared, at 4 KiB and at 1536 bytes (off the page size).
+	rc=0
+	timeout 300 cmp <(dd if=/dev/rkdblk0 bs=4k iflag=direct status=none) "$BLK_IMG" || rc=$?
+	timeout 300 cmp <(dd if=/dev/rkdblk0 bs=1536 skip=5 count=700 iflag=direct status=none) \
+		<(dd if="$BLK_IMG" bs=1536 skip=5 count=700 status=none) || rc=$((rc + 10))
+	t_check $rc "blockdev: /dev/rkdblk0 read in-capsule (O_DIRECT, 4 KiB and 1536-byte reads) equals the server's $BLK_KIND" \
+		"cmp exit $rc (10 and up: the 1536-byte reads)"
 
 	blk_ctl_cycle
 	rc=0
@@ -241,10 +251,15 @@ blockdev_suite() {
 	sleep 3
 	rmmod rkdblk_srv || rc=$?
 	t_check $rc "blockdev: rmmod rkdblk_srv under a reader" "rmmod exit $rc"
-	# The 4 KiB fio writes went in-capsule (inline_data_size 4096), the 128 KiB ones by RDMA READ.
-	n=$(dmesg | sed -n 's/.*rkdblk_srv: served [0-9]* commands, \([0-9]*\) of them WRITEs with in-capsule data.*/\1/p' | tail -n 1)
+	# The 4 KiB fio writes went in-capsule (inline_data_size 4096), written from the server's
+	# RECV buffers; the 128 KiB ones by RDMA READ. The 4 KiB reads came back in-capsule.
+	n=$(dmesg | sed -n 's/.*rkdblk_srv: served [0-9]* commands, \([0-9]*\) of them WRITEs with in-capsule data (written from their RECV buffers).*/\1/p' | tail -n 1)
 	[ "${n:-0}" -gt 0 ]
-	t_check $? "blockdev: the server saw WRITEs with in-capsule data (${n:-none})" \
+	t_check $? "blockdev: the server saw WRITEs with in-capsule data and wrote them from their RECV buffers (${n:-none})" \
+		"$(dmesg | grep 'rkdblk_srv: served' | tail -n 1)"
+	n=$(dmesg | sed -n 's/.*rkdblk_srv: served .*, \([0-9]*\) READs answered in-capsule;.*/\1/p' | tail -n 1)
+	[ "${n:-0}" -gt 4096 ]
+	t_check $? "blockdev: the server answered READs in-capsule, the 4096 reads of 4 KiB among them (${n:-none})" \
 		"$(dmesg | grep 'rkdblk_srv: served' | tail -n 1)"
 	rc=0
 	for ((i = 0; i < 60; i++)); do kill -0 $dd_pid 2>/dev/null || break; sleep 1; done

@@ -16,9 +16,12 @@
  * it ends. Commands arrive by RECV on the connection's DTO EVD, whose upcall copies the
  * command out, re-posts the RECV and queues the command's work; the work reads or writes
  * @path and moves the data by RDMA WRITE (reads) or RDMA READ (writes) to or from the
- * client's grant, then SENDs the completion with invalidate of that grant. A write of at most
- * @inline_data_size bytes may carry its data in the command's SEND instead (in-capsule data,
- * as in NVMe over Fabrics): no grant, no RDMA READ, a plain SEND back.
+ * client's grant, then SENDs the completion with invalidate of that grant. In-capsule data,
+ * as in NVMe over Fabrics, up to @inline_data_size bytes, without a grant: a WRITE's data
+ * comes in the command's SEND, into the RECV's second buffer, which the work writes to @path
+ * from where it landed (the RECV is posted again after that, before the response); a READ's
+ * goes back as the response itself, a SEND with immediate data (the command's id) from the
+ * tag's buffer, when the client's connect asked for it.
  *
  * A client that breaks the protocol by sending a command for a tag whose command is still in
  * flight is disconnected (nvmet-rdma's answer to a protocol error); malformed commands are
@@ -64,7 +67,7 @@ MODULE_PARM_DESC(direct, "open path with O_DIRECT, bypassing the page cache (def
 static uint inline_data_size = 4096;
 module_param(inline_data_size, uint, 0444);
 MODULE_PARM_DESC(inline_data_size,
-		 "bytes of write data a command may carry in-capsule (default 4096, 0 none, at most 16384)");
+		 "bytes of data a command may carry in-capsule, a WRITE's in its SEND or a READ's in its response (default 4096, 0 none, at most 16384)");
 static bool read_only;
 module_param(read_only, bool, 0644);
 MODULE_PARM_DESC(read_only,
@@ -106,6 +109,11 @@ struct srv_cmd {
 	int status;
 	/* 1 once its RDMA READ (a WRITE command's data) completed. */
 	int fetched;
+	/*
+	 * The RECV an in-capsule WRITE's data is in, posted again once the data is written
+	 * (respond()); -1: none.
+	 */
+	int recv;
 	/* P_FETCH or P_RESPOND, and the first DTO of the completion's chain not yet posted. */
 	u8 pending;
 	u8 next;
@@ -120,11 +128,17 @@ struct srv_conn {
 	struct rkdapl_ep *ep;
 	struct rkdapl_evd *evd;
 	struct rkdapl_lmr *lmr;
-	/* depth RECV buffers of recv_len, depth completions, depth data buffers of SRV_MAX_IO. */
+	/*
+	 * depth command buffers and depth completions, then (page-aligned) depth in-capsule
+	 * buffers of inline_len, each the second buffer of its RECV, and depth data buffers of
+	 * SRV_MAX_IO.
+	 */
 	void *mem;
 	u32 depth;
-	/* Bytes of a RECV buffer: a command and inline_data_size bytes of in-capsule data. */
-	u32 recv_len;
+	/* In-capsule bytes per command: inline_data_size at accept (0: RECVs of a command only). */
+	u32 inline_len;
+	/* READs with RKDBLK_FLAG_INLINE are answered in-capsule (the accept said so). */
+	bool inline_reads;
 	u32 queue;
 	atomic_t dead;
 	struct srv_cmd *cmds;
@@ -153,11 +167,12 @@ static struct {
 	struct workqueue_struct *wq;
 	struct list_head conns;
 	/*
-	 * Commands served, WRITEs of them with in-capsule data, and posts that waited for
-	 * send-queue slots, for the unload line.
+	 * Commands served, WRITEs of them with in-capsule data, READs answered in-capsule, and
+	 * posts that waited for send-queue slots, for the unload line.
 	 */
 	atomic64_t served;
 	atomic64_t inlined;
+	atomic64_t inline_reads;
 	atomic64_t waited;
 	/* Connections disconnected for breaking the protocol (conn_drop()). */
 	atomic64_t dropped;
@@ -165,6 +180,8 @@ static struct {
 	atomic64_t refused_writes;
 	/* path was opened read-only (read_only=1 at load). */
 	bool file_ro;
+	/* The device has SEND with immediate data (not iWARP): in-capsule READs are offered. */
+	bool imm;
 	struct dentry *debugfs;
 } srv;
 
@@ -174,28 +191,59 @@ static bool srv_read_only(void)
 	return srv.file_ro || READ_ONCE(read_only);
 }
 
-static u64 recv_off(struct srv_conn *c, u32 i)
+static u64 cmd_off(struct srv_conn *c, u32 i)
 {
-	return (u64)i * c->recv_len;
+	return (u64)i * sizeof(struct rkdblk_cmd);
 }
 
 static u64 resp_off(struct srv_conn *c, u32 tag)
 {
-	return (u64)c->depth * c->recv_len + (u64)tag * sizeof(struct rkdblk_resp);
+	return (u64)c->depth * sizeof(struct rkdblk_cmd) + (u64)tag * sizeof(struct rkdblk_resp);
 }
 
-/* The data buffers start on a page boundary: O_DIRECT needs them aligned to the block size. */
+/*
+ * The in-capsule and data buffers start on a page boundary, and are multiples of 512 bytes
+ * long: O_DIRECT needs them aligned to the block size.
+ */
+static u64 inline_off(struct srv_conn *c, u32 i)
+{
+	return round_up((u64)c->depth * (sizeof(struct rkdblk_cmd) + sizeof(struct rkdblk_resp)),
+			PAGE_SIZE) +
+	       (u64)i * c->inline_len;
+}
+
 static u64 data_off(struct srv_conn *c, u32 tag)
 {
-	return round_up((u64)c->depth * (c->recv_len + sizeof(struct rkdblk_resp)), PAGE_SIZE) +
-	       (u64)tag * SRV_MAX_IO;
+	return round_up(inline_off(c, c->depth), PAGE_SIZE) + (u64)tag * SRV_MAX_IO;
 }
 
+/* RECV @i: the command into its buffer, in-capsule data (if any) into its own. */
 static int post_recv(struct srv_conn *c, u32 i)
 {
-	struct rkdapl_lmr_triplet t = { c->lmr, recv_off(c, i), c->recv_len };
+	struct rkdapl_lmr_triplet t[2] = {
+		{ c->lmr, cmd_off(c, i), sizeof(struct rkdblk_cmd) },
+		{ c->lmr, inline_off(c, i), c->inline_len },
+	};
 
-	return rkdapl_post_recv(c->ep, &t, 1, COOKIE(K_RECV, i), 0);
+	return rkdapl_post_recv(c->ep, t, c->inline_len ? 2 : 1, COOKIE(K_RECV, i), 0);
+}
+
+/*
+ * Posts again the RECV whose in-capsule data @sc's WRITE held. Before the command's response
+ * is posted: the client sends its next command only after a response, so it always finds a
+ * RECV (docs/blockdev.md, "Credits"). Process context (the command's work).
+ */
+static void release_recv(struct srv_cmd *sc)
+{
+	struct srv_conn *c = sc->c;
+	int ret;
+
+	if (sc->recv < 0)
+		return;
+	ret = post_recv(c, sc->recv);
+	if (ret && !atomic_read(&c->dead))
+		pr_warn("queue %u: RECV %d not posted again: %d\n", c->queue, sc->recv, ret);
+	sc->recv = -1;
 }
 
 /* Writes the completion of the command in @sc with @status, to post next. Any context. */
@@ -215,13 +263,16 @@ static void prepare_response(struct srv_cmd *sc, int status)
 	sc->pending = P_RESPOND;
 	sc->next = 0;
 	atomic64_inc(&srv.served);
+	if (!status && sc->cmd.op == RKDBLK_OP_READ && (sc->cmd.flags & RKDBLK_FLAG_INLINE))
+		atomic64_inc(&srv.inline_reads);
 }
 
 /*
  * Posts what @sc has pending (sc->pending): its RDMA READ, or its completion from DTO
  * sc->next of the chain on. The completion is a SEND with invalidate of the client's grant
  * when the command had one, with the data's RDMA WRITE chained before it for a successful
- * READ. The tag is free again before the post, as the client may reuse it as soon as the
+ * READ; a successful in-capsule READ's is the data itself, a SEND with immediate data (the
+ * cid). The tag is free again before the post, as the client may reuse it as soon as the
  * completion arrives, and busy again if the send queue is full. Under the connection's lock.
  */
 static int post_pending(struct srv_cmd *sc)
@@ -242,6 +293,16 @@ static int post_pending(struct srv_cmd *sc)
 	lockdep_assert_held(&c->lock);
 	if (sc->pending == P_FETCH)
 		return rkdapl_post_rdma_read(c->ep, &data, 1, &remote, COOKIE(K_READ, tag), 0);
+	if (!sc->status && sc->cmd.op == RKDBLK_OP_READ && (sc->cmd.flags & RKDBLK_FLAG_INLINE)) {
+		/* Signalled, as the response SEND below. */
+		dtos[n].op = RKDAPL_DTO_SEND_IMM;
+		dtos[n].immediate = le32_to_cpu(sc->cmd.cid);
+		dtos[n].iov = &data;
+		dtos[n].num_iov = 1;
+		dtos[n].cookie = COOKIE(K_SEND, tag);
+		n++;
+		goto post;
+	}
 	if (!sc->status && sc->cmd.op == RKDBLK_OP_READ && len) {
 		dtos[n].op = RKDAPL_DTO_RDMA_WRITE;
 		dtos[n].flags = RKDAPL_COMPLETION_SUPPRESS;
@@ -262,6 +323,7 @@ static int post_pending(struct srv_cmd *sc)
 	dtos[n].num_iov = 1;
 	dtos[n].cookie = COOKIE(K_SEND, tag);
 	n++;
+post:
 	sc->busy = false;
 	ret = rkdapl_post_chain(c->ep, dtos + sc->next, n - sc->next, &posted);
 	if (ret == -ENOSPC) {
@@ -315,9 +377,13 @@ static void submit(struct srv_cmd *sc)
 	spin_unlock(&c->lock);
 }
 
-/* Sends the completion of the command in @sc with @status. Process context. */
+/*
+ * Sends the completion of the command in @sc with @status, after posting again the RECV its
+ * in-capsule data held. Process context.
+ */
 static void respond(struct srv_cmd *sc, int status)
 {
+	release_recv(sc);
 	prepare_response(sc, status);
 	submit(sc);
 }
@@ -345,7 +411,9 @@ static void cmd_work(struct work_struct *w)
 	struct srv_conn *c = sc->c;
 	u32 tag = sc - c->cmds, len = le32_to_cpu(sc->cmd.length);
 	loff_t pos = (loff_t)le64_to_cpu(sc->cmd.sector) << 9;
-	void *buf = c->mem + data_off(c, tag);
+	/* An in-capsule WRITE's data is written from its RECV's buffer, where it landed. */
+	u64 off = sc->recv >= 0 ? inline_off(c, sc->recv) : data_off(c, tag);
+	void *buf = c->mem + off;
 	ssize_t n;
 	int ret;
 
@@ -361,7 +429,7 @@ static void cmd_work(struct work_struct *w)
 			sc->pending = P_FETCH;
 			return submit(sc);
 		}
-		rkdapl_lmr_sync_rdma_write(c->lmr, data_off(c, tag), len);
+		rkdapl_lmr_sync_rdma_write(c->lmr, off, len);
 		n = kernel_write(srv.file, buf, len, &pos);
 		ret = n == len ? 0 : n < 0 ? (int)n : -EIO;
 		if (!ret && (sc->cmd.flags & RKDBLK_FLAG_FUA))
@@ -408,8 +476,8 @@ static void conn_drop(struct srv_conn *c, const char *why, u32 tag)
 }
 
 /*
- * A new command arrived in RECV @i (@len bytes): the command copied out (with its in-capsule
- * data, into its tag's data buffer), the RECV posted again, the work queued.
+ * A new command arrived in RECV @i (@len bytes): the command copied out, the RECV posted again
+ * (an in-capsule WRITE's only once its data is written: cmd_work()), the work queued.
  */
 static void on_command(struct srv_conn *c, u32 i, u64 len)
 {
@@ -420,18 +488,22 @@ static void on_command(struct srv_conn *c, u32 i, u64 len)
 	u64 end;
 	int ret;
 
-	if (len < sizeof(cmd) || len > c->recv_len || atomic_read(&c->dropped))
+	if (len < sizeof(cmd) || len > sizeof(cmd) + c->inline_len || atomic_read(&c->dropped))
 		goto post;
-	rkdapl_lmr_sync_rdma_write(c->lmr, recv_off(c, i), len);
-	memcpy(&cmd, c->mem + recv_off(c, i), sizeof(cmd));
+	rkdapl_lmr_sync_rdma_write(c->lmr, cmd_off(c, i), sizeof(cmd));
+	memcpy(&cmd, c->mem + cmd_off(c, i), sizeof(cmd));
 	tag = RKDBLK_TAG(le32_to_cpu(cmd.cid));
 	io = le32_to_cpu(cmd.length);
-	inline_data = cmd.flags & RKDBLK_FLAG_INLINE;
-	/* In-capsule data: a WRITE's, no grant, exactly the command's length after it. */
+	/*
+	 * In-capsule data, no grant: a WRITE's, exactly the command's length after it; a READ's
+	 * (to come back in the response), if the accept offered it, within inline_len.
+	 */
+	inline_data = cmd.flags & RKDBLK_FLAG_INLINE && cmd.op == RKDBLK_OP_WRITE;
 	if (tag >= c->depth ||
-	    (inline_data ? cmd.op != RKDBLK_OP_WRITE || cmd.rkey || !io ||
-				   io > c->recv_len - sizeof(cmd) || len != sizeof(cmd) + io
-			 : len != sizeof(cmd))) {
+	    (cmd.flags & RKDBLK_FLAG_INLINE &&
+	     (cmd.rkey || !io || io > c->inline_len ||
+	      (cmd.op != RKDBLK_OP_WRITE && (cmd.op != RKDBLK_OP_READ || !c->inline_reads)))) ||
+	    len != sizeof(cmd) + (inline_data ? io : 0)) {
 		pr_warn("queue %u: malformed command (%llu bytes, tag %u, flags %#x), ignored\n",
 			c->queue, len, tag, cmd.flags);
 		goto post;
@@ -457,9 +529,10 @@ static void on_command(struct srv_conn *c, u32 i, u64 len)
 		sc = NULL;
 		goto post;
 	}
+	/* The data stays where it landed: the RECV is posted again once it is written. */
 	if (inline_data) {
-		memcpy(c->mem + data_off(c, tag), c->mem + recv_off(c, i) + sizeof(cmd), io);
 		atomic64_inc(&srv.inlined);
+		goto queue;
 	}
 post:
 	ret = post_recv(c, i);
@@ -467,15 +540,17 @@ post:
 		pr_warn("queue %u: RECV %u not posted again: %d\n", c->queue, i, ret);
 	if (!sc)
 		return;
+queue:
 	sc->cmd = cmd;
+	sc->recv = inline_data ? i : -1;
 	sc->fetched = inline_data;
 	sc->status = 0;
 	end = le64_to_cpu(cmd.sector) + (io >> 9);
 	if (cmd.op < RKDBLK_OP_READ || cmd.op > RKDBLK_OP_FLUSH)
 		sc->status = -EOPNOTSUPP;
 	else if (cmd.op != RKDBLK_OP_FLUSH &&
-		 (!io || io > SRV_MAX_IO || io & 511 || (!cmd.rkey && !inline_data) ||
-		  end > srv.capacity))
+		 (!io || io > SRV_MAX_IO || io & 511 ||
+		  (!cmd.rkey && !(cmd.flags & RKDBLK_FLAG_INLINE)) || end > srv.capacity))
 		sc->status = -EINVAL;
 	else if (cmd.op == RKDBLK_OP_WRITE && srv_read_only())
 		/* Refused before its data is fetched; the client's grant ends with the response. */
@@ -569,7 +644,9 @@ static void accept_one(struct rkdapl_cr *cr, const struct rkdapl_event *ev)
 	INIT_WORK(&c->drop, drop_work);
 	c->queue = le16_to_cpu(req->queue);
 	c->depth = min_t(u32, le16_to_cpu(req->depth), max_depth);
-	c->recv_len = sizeof(struct rkdblk_cmd) + inline_data_size;
+	c->inline_len = inline_data_size;
+	c->inline_reads = srv.imm && inline_data_size &&
+			  (le16_to_cpu(req->flags) & RKDBLK_CONNECT_INLINE_READ);
 	c->cmds = kvcalloc(c->depth, sizeof(*c->cmds), GFP_KERNEL);
 	ret = -ENOMEM;
 	if (!c->cmds)
@@ -578,6 +655,7 @@ static void accept_one(struct rkdapl_cr *cr, const struct rkdapl_event *ev)
 		c->cmds[i].c = c;
 		INIT_WORK(&c->cmds[i].work, cmd_work);
 		INIT_LIST_HEAD(&c->cmds[i].wait);
+		c->cmds[i].recv = -1;
 	}
 	ret = rkdapl_evd_create(srv.ia, 4 * c->depth + 16, &c->evd);
 	if (ret)
@@ -596,7 +674,8 @@ static void accept_one(struct rkdapl_cr *cr, const struct rkdapl_event *ev)
 	attr.max_request_dtos = max_request_dtos ?: min_t(u32, 4 * c->depth, 4096);
 	attr.max_recv_dtos = c->depth;
 	attr.max_request_iov = 1;
-	attr.max_recv_iov = 1;
+	/* The command, and in-capsule data in a buffer of its own. */
+	attr.max_recv_iov = 2;
 	attr.max_rdma_read_out = 16;
 	ret = rkdapl_ep_create(srv.pz, c->evd, srv.psp_evd, &attr, &c->ep);
 	if (ret)
@@ -608,7 +687,8 @@ static void accept_one(struct rkdapl_cr *cr, const struct rkdapl_event *ev)
 	acc.block_size = cpu_to_le32(512);
 	acc.capacity = cpu_to_le64(srv.capacity);
 	acc.inline_max = cpu_to_le32(inline_data_size);
-	acc.flags = cpu_to_le32(srv_read_only() ? RKDBLK_ACCEPT_READ_ONLY : 0);
+	acc.flags = cpu_to_le32((srv_read_only() ? RKDBLK_ACCEPT_READ_ONLY : 0) |
+				(c->inline_reads ? RKDBLK_ACCEPT_INLINE_READ : 0));
 	ret = rkdapl_cr_accept(cr, c->ep, &acc, sizeof(acc));
 	cr = NULL;
 	if (ret)
@@ -668,6 +748,7 @@ static int srv_thread(void *unused)
 
 static int __init srv_init(void)
 {
+	struct rkdapl_ia_attr ia_attr;
 	int ret;
 
 	INIT_LIST_HEAD(&srv.conns);
@@ -695,6 +776,10 @@ static int __init srv_init(void)
 	ret = rkdapl_ia_open(dev, &srv.ia);
 	if (ret)
 		goto out_wq;
+	ret = rkdapl_ia_query(srv.ia, &ia_attr);
+	if (ret)
+		goto out_ia;
+	srv.imm = ia_attr.caps & RKDAPL_CAP_RDMA_WRITE_IMM;
 	ret = rkdapl_pz_create(srv.ia, &srv.pz);
 	if (ret)
 		goto out_ia;
@@ -745,8 +830,9 @@ static void __exit srv_exit(void)
 	destroy_workqueue(srv.wq);
 	filp_close(srv.file, NULL);
 	srv_allow_free();
-	pr_info("served %lld commands, %lld of them WRITEs with in-capsule data; %lld posts waited for send-queue slots; %lld clients disconnected for breaking the protocol; %lld WRITEs refused (read-only); %lld connections refused (allow-list)\n",
+	pr_info("served %lld commands, %lld of them WRITEs with in-capsule data (written from their RECV buffers), %lld READs answered in-capsule; %lld posts waited for send-queue slots; %lld clients disconnected for breaking the protocol; %lld WRITEs refused (read-only); %lld connections refused (allow-list)\n",
 		(long long)atomic64_read(&srv.served), (long long)atomic64_read(&srv.inlined),
+		(long long)atomic64_read(&srv.inline_reads),
 		(long long)atomic64_read(&srv.waited), (long long)atomic64_read(&srv.dropped),
 		(long long)atomic64_read(&srv.refused_writes), srv_refused());
 }

@@ -20,8 +20,12 @@ struct rkdblk_connect {
 	__le16 version;
 	__le16 queue;	/* the client's hardware queue index */
 	__le16 depth;	/* commands the client wants in flight */
-	__u8 reserved[6];
+	__le16 flags;	/* RKDBLK_CONNECT_*; earlier clients sent 0 */
+	__u8 reserved[4];
 };
+
+/* The client's RECV buffers take inline_max bytes of READ data (in-capsule READs). */
+#define RKDBLK_CONNECT_INLINE_READ BIT(0)
 
 /* Accept private data, server to client. */
 struct rkdblk_accept {
@@ -37,6 +41,11 @@ struct rkdblk_accept {
 
 /* The export is read-only: the server refuses WRITE commands with -EROFS. */
 #define RKDBLK_ACCEPT_READ_ONLY BIT(0)
+/*
+ * READs of at most inline_max bytes with RKDBLK_FLAG_INLINE are answered in-capsule (set only
+ * when the connect had RKDBLK_CONNECT_INLINE_READ).
+ */
+#define RKDBLK_ACCEPT_INLINE_READ BIT(1)
 
 /* Reject private data, server to client: why the connection was refused. */
 struct rkdblk_reject {
@@ -62,10 +71,14 @@ enum rkdblk_op {
 };
 
 #define RKDBLK_FLAG_FUA BIT(0)
-/* The write's data follows the command in the same SEND (no grant: rkey and address 0). */
+/*
+ * In-capsule data, no grant (rkey and address 0): a WRITE's data follows the command in the
+ * same SEND; a READ's comes back as the response, a SEND with immediate data (the cid) of
+ * exactly the command's length, meaning success (an error is a plain 16-byte response).
+ */
 #define RKDBLK_FLAG_INLINE BIT(1)
 
-/* Command, client to server (SEND; with RKDBLK_FLAG_INLINE, followed by the data). */
+/* Command, client to server (SEND; with RKDBLK_FLAG_INLINE on a WRITE, followed by the data). */
 struct rkdblk_cmd {
 	__u8 op;
 	__u8 flags;

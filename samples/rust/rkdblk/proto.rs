@@ -15,8 +15,9 @@ pub(crate) const OP_WRITE: u8 = 2;
 pub(crate) const OP_FLUSH: u8 = 3;
 /// Command flag: the write is durable before it completes.
 pub(crate) const FLAG_FUA: u8 = 1;
-/// Command flag: the write's data follows the command in the same SEND (in-capsule data, as
-/// NVMe over Fabrics calls it); the command has no grant (`rkey` and `address` 0).
+/// Command flag: in-capsule data (NVMe over Fabrics' term); the command has no grant (`rkey`
+/// and `address` 0). A WRITE's data follows the command in the same SEND; a READ's comes back
+/// in the response's SEND with immediate data (the `cid`), into the client's RECV buffer.
 pub(crate) const FLAG_INLINE: u8 = 2;
 
 /// Sizes of the messages.
@@ -28,6 +29,12 @@ pub(crate) const REJECT_LEN: usize = 16;
 
 /// Accept flag: the export is read-only (the server refuses WRITEs with `-EROFS`).
 pub(crate) const ACCEPT_READ_ONLY: u32 = 1;
+/// Accept flag: READs of at most `inline_max` bytes with [`FLAG_INLINE`] are answered
+/// in-capsule (only if the connect asked for it with [`CONNECT_INLINE_READ`]).
+pub(crate) const ACCEPT_INLINE_READ: u32 = 2;
+/// Connect flag: this client's RECV buffers take `inline_max` bytes of READ data, if the
+/// server offers in-capsule READs.
+pub(crate) const CONNECT_INLINE_READ: u16 = 1;
 
 fn put16(b: &mut [u8], at: usize, v: u16) {
     b[at..at + 2].copy_from_slice(&v.to_le_bytes());
@@ -55,13 +62,15 @@ fn get64(b: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(v)
 }
 
-/// The connect private data of hardware queue `queue` asking for `depth` credits.
-pub(crate) fn connect(queue: u16, depth: u16) -> [u8; CONNECT_LEN] {
+/// The connect private data of hardware queue `queue` asking for `depth` credits, with
+/// `flags` (`CONNECT_*`).
+pub(crate) fn connect(queue: u16, depth: u16, flags: u16) -> [u8; CONNECT_LEN] {
     let mut b = [0u8; CONNECT_LEN];
     put32(&mut b, 0, MAGIC);
     put16(&mut b, 4, VERSION);
     put16(&mut b, 6, queue);
     put16(&mut b, 8, depth);
+    put16(&mut b, 10, flags);
     b
 }
 
@@ -78,6 +87,8 @@ pub(crate) struct Accept {
     pub(crate) inline_max: u32,
     /// The export is read-only.
     pub(crate) read_only: bool,
+    /// READs of at most `inline_max` bytes may ask for their data in-capsule.
+    pub(crate) inline_read: bool,
 }
 
 /// Decodes the server's accept private data; `None` if it is not an rkdblk accept.
@@ -91,6 +102,7 @@ pub(crate) fn accept(b: &[u8]) -> Option<Accept> {
         capacity: get64(b, 16),
         inline_max: get32(b, 24),
         read_only: get32(b, 28) & ACCEPT_READ_ONLY != 0,
+        inline_read: get32(b, 28) & ACCEPT_INLINE_READ != 0,
     };
     (a.depth > 0 && a.max_io >= 4096 && get32(b, 12) == 512).then_some(a)
 }

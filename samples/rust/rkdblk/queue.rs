@@ -20,6 +20,8 @@ use rkdapl::api::{
 const CONNECT_TIMEOUT_MS: u32 = 15_000;
 /// Bytes per request at most, whatever the server allows.
 pub(crate) const MAX_IO: u32 = 128 * 1024;
+/// In-capsule bytes per request at most, whatever the server allows (rkdblk_srv's own limit).
+const MAX_INLINE: u32 = 16 * 1024;
 /// Cookies of the send queue's DTOs: a bind's completion matters only when it fails; a
 /// SEND's (`COOKIE_SEND | tag`) also lets its request end.
 const COOKIE_BIND: u64 = 1 << 32;
@@ -36,9 +38,6 @@ pub(crate) type Rq = OwnedRequest<Device>;
 struct TagRes {
     /// Granted anew for each request over its pages, invalidated by the server's completion.
     rmr: Rmr,
-    /// An in-capsule write's data, copied (`inline_max` bytes; `None` if the server takes no
-    /// in-capsule data).
-    inline: Option<Lmr>,
     /// The command's bytes for the SEND.
     cmd: Lmr,
 }
@@ -54,10 +53,14 @@ enum State {
     InFlight {
         rq: Rq,
         cid: u32,
-        /// The request's grant (0: none, a FLUSH or an in-capsule write).
+        /// The request's grant (0: none, a FLUSH or an in-capsule READ or WRITE).
         rkey: u32,
-        /// The LMR over the request's pages that `rkey` grants; dropped when the response
-        /// arrives (the server's invalidation ended the grant), which unmaps them.
+        /// A READ whose data comes back in-capsule, in the response's RECV buffer.
+        inline_read: bool,
+        /// The LMR over the request's pages that `rkey` grants, or that an in-capsule WRITE's
+        /// SEND sends from (local access only); dropped when the response arrives (the
+        /// server's invalidation ended the grant; the server has the data), which unmaps them
+        /// once no DTO uses them any more.
         pages: Option<Lmr>,
         /// Its SEND's completion arrived.
         sent: bool,
@@ -87,11 +90,14 @@ pub(crate) struct Queue {
     pz: Arc<Pz>,
     ep: Ep,
     evd: Evd,
-    /// `depth` completion buffers, one RECV each.
+    /// `depth` RECV buffers of `recv_len` bytes: completions, and in-capsule READs' data.
     resp: Lmr,
+    recv_len: u32,
     max_io: u32,
     /// Writes of at most this many bytes go in-capsule (0: none).
     inline_max: u32,
+    /// READs of at most this many bytes come back in-capsule (0: none).
+    inline_read_max: u32,
     /// Set once the queue failed: every request from then on fails.
     pub(crate) dead: AtomicBool,
     pub(crate) completed: AtomicU64,
@@ -117,8 +123,9 @@ impl Queue {
             // (`State`): at most 2 per tag outstanding; 3 as nvme-rdma sizes its send queue.
             max_request_dtos: (3 * want).min(4096),
             max_recv_dtos: want,
-            // An in-capsule write's SEND: the command, then the data.
-            max_request_iov: 2,
+            // An in-capsule write's SEND: the command, then the request's pages, at most one
+            // piece per page the data touches (no gaps inside a page: `Disk`).
+            max_request_iov: 2 + MAX_INLINE.div_ceil(4096),
             max_recv_iov: 1,
             ..EpAttr::default()
         };
@@ -126,7 +133,7 @@ impl Queue {
         ep.connect(
             to,
             CONNECT_TIMEOUT_MS,
-            &proto::connect(index as u16, want as u16),
+            &proto::connect(index as u16, want as u16, proto::CONNECT_INLINE_READ),
         )?;
         let ev = evd.wait(CONNECT_TIMEOUT_MS)?;
         if let Some(why) = ev
@@ -161,17 +168,15 @@ impl Queue {
         })?;
         let qdepth = u32::from(acc.depth).min(want);
         let max_io = acc.max_io.min(MAX_IO);
-        let inline_max = acc.inline_max.min(max_io);
-        let resp = Lmr::alloc(pz, qdepth as usize * proto::RESP_LEN, MemPriv::LocalWrite)?;
+        let inline_max = acc.inline_max.min(max_io).min(MAX_INLINE);
+        let inline_read_max = if acc.inline_read { inline_max } else { 0 };
+        // Every RECV takes a completion, or an in-capsule READ's data.
+        let recv_len = inline_read_max.max(proto::RESP_LEN as u32);
+        let resp = Lmr::alloc(pz, (qdepth * recv_len) as usize, MemPriv::LocalWrite)?;
         let mut slots = KVec::with_capacity(qdepth as usize, GFP_KERNEL)?;
         for _ in 0..qdepth {
-            let inline = match inline_max {
-                0 => None,
-                n => Some(Lmr::alloc(pz, n as usize, MemPrivs::empty())?),
-            };
             let res = TagRes {
                 rmr: Rmr::new(pz)?,
-                inline,
                 cmd: Lmr::alloc(pz, proto::CMD_LEN, MemPriv::LocalWrite)?,
             };
             slots.push(
@@ -184,10 +189,7 @@ impl Queue {
             )?;
         }
         for i in 0..qdepth {
-            let seg = resp.segment(
-                u64::from(i) * proto::RESP_LEN as u64,
-                proto::RESP_LEN as u64,
-            );
+            let seg = resp.segment(u64::from(i * recv_len), recv_len.into());
             ep.post_recv(&[seg], u64::from(i))?;
         }
         let q = Arc::pin_init(
@@ -198,8 +200,10 @@ impl Queue {
                 ep,
                 evd,
                 resp,
+                recv_len,
                 max_io,
                 inline_max,
+                inline_read_max,
                 dead: AtomicBool::new(false),
                 completed: AtomicU64::new(0),
                 granted: AtomicU64::new(0),
@@ -220,6 +224,7 @@ impl Queue {
                 capacity: acc.capacity,
                 inline_max,
                 read_only: acc.read_only,
+                inline_read: inline_read_max != 0,
             },
         ))
     }
@@ -243,34 +248,48 @@ impl Queue {
         }
     }
 
-    /// A completion arrived in RECV `ev.cookie()`: post the RECV again, match the command and
-    /// end its request, or leave that to [`Queue::on_sent`] if its SEND's completion has not
-    /// arrived yet ([`State::Answered`]).
+    /// RECV `ev.cookie()` completed: a completion, or an in-capsule READ's data (a SEND with
+    /// immediate data, the READ's cid, which means success). The data is copied into the
+    /// request's pages, then the RECV is posted again and the request ends, or that is left
+    /// to [`Queue::on_sent`] if its SEND's completion has not arrived yet
+    /// ([`State::Answered`]).
     fn on_resp(&self, ev: &Event) {
         let i = ev.cookie();
-        let off = i * proto::RESP_LEN as u64;
-        let mut b = [0u8; proto::RESP_LEN];
-        if ev.transferred_length() != proto::RESP_LEN as u64
-            || self.resp.read(off as usize, &mut b).is_err()
-        {
-            return self.fail("malformed completion");
-        }
-        let seg = self.resp.segment(off, proto::RESP_LEN as u64);
-        if self.ep.post_recv(&[seg], i).is_err() {
-            return self.fail("RECV not posted again");
-        }
-        let (cid, status) = proto::resp(&b);
+        let off = i * u64::from(self.recv_len);
+        let len = ev.transferred_length();
+        let data = ev.immediate();
+        let (cid, status) = match data {
+            Some(cid) => (cid, 0),
+            None => {
+                let mut b = [0u8; proto::RESP_LEN];
+                if len != proto::RESP_LEN as u64 || self.resp.read(off as usize, &mut b).is_err() {
+                    return self.fail("malformed completion");
+                }
+                proto::resp(&b)
+            }
+        };
         let tag = (cid & 0xffff) as usize;
         let taken = {
             let mut slots = self.slots.lock();
             match slots.get_mut(tag) {
                 Some(slot) => match &slot.state {
-                    State::InFlight { cid: c, rkey, .. } if *c == cid => {
-                        if *rkey != 0 && ev.invalidated_rkey() != Some(*rkey) {
-                            None
+                    State::InFlight {
+                        rq,
+                        cid: c,
+                        rkey,
+                        inline_read,
+                        ..
+                    } if *c == cid => {
+                        let whole = if data.is_some() {
+                            // Its data, all of it.
+                            *inline_read && len == u64::from(rq.bytes())
+                        } else if *rkey != 0 {
+                            ev.invalidated_rkey() == Some(*rkey)
                         } else {
-                            Some(core::mem::replace(&mut slot.state, State::Idle))
-                        }
+                            // An in-capsule READ's plain completion can only be an error.
+                            !*inline_read || status != 0
+                        };
+                        whole.then(|| core::mem::replace(&mut slot.state, State::Idle))
                     }
                     _ => None,
                 },
@@ -278,19 +297,33 @@ impl Queue {
             }
         };
         let Some(State::InFlight {
-            rq, pages, sent, ..
+            mut rq,
+            pages,
+            sent,
+            ..
         }) = taken
         else {
-            return self.fail("a completion of no command in flight, or without its invalidation");
+            return self.fail("a completion of no command in flight, or without its data");
         };
-        // The server's invalidation ended the grant: the LMR goes now, unmapping the pages
-        // (a READ's data is in them), and with it their hold on the request (`RqPages`).
+        // The server's invalidation ended the grant (or an in-capsule WRITE's data reached
+        // it): the LMR goes now, unmapping the pages (a READ's data is in them), and with it
+        // their hold on the request (`RqPages`).
         drop(pages);
-        let result = if status == 0 {
+        let mut result = if status == 0 {
             Ok(())
         } else {
             Err(Error::from_errno(status))
         };
+        if data.is_some() {
+            // The one copy of an in-capsule READ, before its buffer takes the next RECV.
+            let at = off as usize;
+            result = rq.copy_in_with(|done, piece| self.resp.read(at + done, piece));
+        }
+        let seg = self.resp.segment(off, self.recv_len.into());
+        if self.ep.post_recv(&[seg], i).is_err() {
+            rq.end(Err(EIO));
+            return self.fail("RECV not posted again");
+        }
         let mut slots = self.slots.lock();
         if let Some(slot) = slots.get_mut(tag) {
             if !sent {
@@ -429,16 +462,25 @@ impl Queue {
             return rq.end(Err(EIO));
         };
         let cid = proto::cid(tag as u32, generation);
+        // In-capsule, no grant: a WRITE's data goes in its SEND, a READ's comes back in the
+        // response.
         let inline = op == proto::OP_WRITE && len <= self.inline_max;
+        let inline_read = op == proto::OP_READ && len <= self.inline_read_max;
         let mut grant = None;
         let mut pages = None;
         let r = &mut *res;
         let prepared: Result = (|| {
             if inline {
-                // Straight from the request's pages into the tag's buffer, piece by piece.
-                let buf = r.inline.as_mut().ok_or(EIO)?;
-                rq.copy_out_with(|done, piece| buf.write(done, piece))?;
-            } else if op != proto::OP_FLUSH {
+                // The SEND sends from the request's own pages: lent, local access only (mapped
+                // for the device to read), no grant.
+                let lent = rq.pages().ok_or(EIO)?;
+                pages = Some(Lmr::from_sg_owner_gfp(
+                    &self.pz,
+                    lent,
+                    MemPrivs::empty(),
+                    GFP_ATOMIC,
+                )?);
+            } else if op != proto::OP_FLUSH && !inline_read {
                 // The server writes a READ's data into the pages, and reads a WRITE's.
                 let (privileges, rights) = if op == proto::OP_READ {
                     (
@@ -468,7 +510,7 @@ impl Queue {
                 )?);
             }
             let mut flags = if rq.fua() { proto::FLAG_FUA } else { 0 };
-            if inline {
+            if inline || inline_read {
                 flags |= proto::FLAG_INLINE;
             }
             let cmd = proto::Cmd {
@@ -518,6 +560,7 @@ impl Queue {
             rq,
             cid,
             rkey: grant.map_or(0, |g| g.rkey),
+            inline_read,
             pages,
             sent: false,
         };
@@ -525,12 +568,20 @@ impl Queue {
             self.granted.fetch_add(1, Ordering::Relaxed);
         }
         // Posted under the lock: the completion cannot be matched before the slot is filled.
+        let lent = match &slot.state {
+            State::InFlight {
+                pages: Some(p),
+                rkey: 0,
+                ..
+            } => Some(p),
+            _ => None,
+        };
         let posted = match slot.res.as_deref() {
             Some(r) => {
                 let cmd = r.cmd.segment(0, proto::CMD_LEN as u64);
-                let (segs, n) = match (&r.inline, inline) {
-                    (Some(b), true) => ([cmd, b.segment(0, len.into())], 2),
-                    _ => ([cmd, cmd], 1),
+                let (segs, n) = match lent {
+                    Some(p) => ([cmd, p.segment(0, len.into())], 2),
+                    None => ([cmd, cmd], 1),
                 };
                 // Signalled: suppressed SENDs would hold the send queue's slots until a DTO
                 // rkdapl signals every half queue completes, and in-capsule writes (a SEND

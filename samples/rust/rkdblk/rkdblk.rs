@@ -19,9 +19,10 @@
 //! Each request is one command SENT to the server,
 //! which moves the data by RDMA WRITE or READ to or from a grant of the request's own pages
 //! (an LMR over them, [`Lmr::from_sg_owner_gfp`], and an FRWR grant made for that request alone:
-//! no copy), and SENDs the completion with invalidate of the grant. A write no longer than the
-//! server's in-capsule limit (its accept's `inline_max`) carries its data in the command's
-//! SEND instead, copied into the tag's buffer, with no grant, as NVMe over Fabrics does. `rmmod`
+//! no copy), and SENDs the completion with invalidate of the grant. I/O no longer than the
+//! server's in-capsule limit (its accept's `inline_max`) needs no grant, as in NVMe over
+//! Fabrics: a write's data goes in the command's SEND, from the request's own pages; a read's
+//! comes back in the response's SEND, copied once from the RECV buffer. `rmmod`
 //! deletes the disks and disconnects; it is refused while a disk is open. A lost connection, a
 //! failed DTO, a protocol error or a timed-out request fails the requests of its queue with
 //! `EIO` and every later one: the connection is cut and the grants freed, so the requests end

@@ -12,8 +12,9 @@
 //! A [`Disk`] owns its tag set and gendisk; blk-mq hands each request to
 //! [`Driver::queue_rq`] as an [`OwnedRequest`], a token that ends the request exactly once
 //! ([`OwnedRequest::end`], or `BLK_STS_IOERR` when dropped). The request's data is reached
-//! through a scatterlist kept in its PDU: [`OwnedRequest::copy_out_with`] hands its pieces,
-//! mapped, to a closure, and [`OwnedRequest::pages`] lends them ([`RequestPages`]; with
+//! through a scatterlist kept in its PDU: [`OwnedRequest::copy_out_with`] and
+//! [`OwnedRequest::copy_in_with`] hand its pieces, mapped, to a closure that copies from or
+//! into them, and [`OwnedRequest::pages`] lends them ([`RequestPages`]; with
 //! `CONFIG_INFINIBAND=y` an `rdma::mr::SgOwner`, mapped in place by an RDMA region).
 //!
 //! A lent request ends when both its [`OwnedRequest`] was ended and its [`RequestPages`]

@@ -339,15 +339,47 @@ impl<D: Driver> OwnedRequest<D> {
     /// `-EINVAL` once the pages were lent ([`OwnedRequest::pages`]); `f`'s first error (the
     /// pieces after it are not visited).
     pub fn copy_out_with(&mut self, mut f: impl FnMut(usize, &[u8]) -> Result) -> Result {
+        self.walk(bindings::SG_MITER_FROM_SG, |done, addr, len| {
+            // SAFETY: `addr` maps `len` bytes of the request's pages (`walk`), which nothing
+            // writes while the driver holds a write request.
+            f(done, unsafe { core::slice::from_raw_parts(addr, len) })
+        })
+    }
+
+    /// Calls `f(done, piece)` for each piece of the request's data pages (a read's), in
+    /// order: `piece` is where the data from byte `done` on goes, mapped (`kmap_local`, a page
+    /// at most). The caller fills it. Any context; `f` must not sleep.
+    ///
+    /// # Errors
+    ///
+    /// `-EINVAL` once the pages were lent ([`OwnedRequest::pages`]); `f`'s first error (the
+    /// pieces after it are not visited, and keep what they held).
+    pub fn copy_in_with(&mut self, mut f: impl FnMut(usize, &mut [u8]) -> Result) -> Result {
+        self.walk(bindings::SG_MITER_TO_SG, |done, addr, len| {
+            // SAFETY: `addr` maps `len` bytes of the request's pages (`walk`), which are the
+            // driver's to fill while it holds a read request: the block layer reads them only
+            // once the request ended, and no device reaches them (the list is not lent).
+            f(done, unsafe { core::slice::from_raw_parts_mut(addr, len) })
+        })
+    }
+
+    /// Maps the request's data pages piece by piece with `sg_miter` (`direction`:
+    /// `SG_MITER_FROM_SG` or `SG_MITER_TO_SG`) and calls `f(done, addr, len)` for each: `len`
+    /// bytes at `addr`, mapped until `f` returns, are the data from byte `done` on.
+    fn walk(
+        &mut self,
+        direction: u32,
+        mut f: impl FnMut(usize, *mut u8, usize) -> Result,
+    ) -> Result {
         if *self.lent() {
             // Lent to a mapping, which maps it in place (with an IOMMU, mapping rewrites the
-            // entries' offsets and lengths for a while): not ours to read any more.
+            // entries' offsets and lengths for a while): not ours to touch any more.
             return Err(EINVAL);
         }
         let n = self.map();
         let (sg, _) = self.sg();
         let mut miter = bindings::sg_mapping_iter::default();
-        let flags = bindings::SG_MITER_LOCAL | bindings::SG_MITER_FROM_SG;
+        let flags = bindings::SG_MITER_LOCAL | direction;
         // SAFETY: `sg` holds the `n` mapped entries of the request's pages, which stay
         // allocated while we own the request; `miter` is ours until `sg_miter_stop`.
         unsafe { bindings::sg_miter_start(&mut miter, sg, n, flags) };
@@ -356,17 +388,14 @@ impl<D: Driver> OwnedRequest<D> {
         // SAFETY: `miter` was started above and is not stopped yet; each piece it maps
         // (`length` bytes at `addr`, kmap_local) stays mapped until the next call or the stop.
         while unsafe { bindings::sg_miter_next(&mut miter) } {
-            // SAFETY: `addr` maps `length` bytes of the request's pages, which nothing writes
-            // while the driver holds a write request.
-            let piece =
-                unsafe { core::slice::from_raw_parts(miter.addr.cast::<u8>(), miter.length) };
-            if let Err(e) = f(done, piece) {
+            if let Err(e) = f(done, miter.addr.cast::<u8>(), miter.length) {
                 result = Err(e);
                 break;
             }
             done += miter.length;
         }
-        // SAFETY: `miter` was started above; this unmaps its last piece.
+        // SAFETY: `miter` was started above; this unmaps its last piece (and, for
+        // `SG_MITER_TO_SG`, flushes the dcache of the pages written).
         unsafe { bindings::sg_miter_stop(&mut miter) };
         result
     }

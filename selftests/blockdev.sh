@@ -246,7 +246,11 @@ blockdev_suite() {
 	[ "${RKDAPL_BLK_SPEED:-0}" = 1 ] && blk_speed
 	# The server goes away under a reader: I/O errors, no hang.
 	rc=0
-	dd if=/dev/rkdblk0 of=/dev/null bs=4k iflag=direct count=1000000 status=none 2> /tmp/blk-dd.txt &
+	# The device read over and over until a read fails: a fast kernel reads all 16 MiB in
+	# less than the 3 s before the unload (the subshell ends 1 on the first failure, 0 never).
+	(while dd if=/dev/rkdblk0 of=/dev/null bs=4k iflag=direct status=none 2> /tmp/blk-dd.txt; do
+		:
+	done; exit 1) &
 	local dd_pid=$!
 	sleep 3
 	rmmod rkdblk_srv || rc=$?
@@ -265,6 +269,7 @@ blockdev_suite() {
 	for ((i = 0; i < 60; i++)); do kill -0 $dd_pid 2>/dev/null || break; sleep 1; done
 	if kill -0 $dd_pid 2>/dev/null; then
 		rc=1
+		pkill -9 -P $dd_pid
 		kill -9 $dd_pid
 	else
 		wait $dd_pid && rc=2

@@ -97,9 +97,11 @@ blk_kunit() {
 		"${bad:-$n cases passed}"
 }
 
+# ctrl_loss_tmo=0: a lost server fails the I/O at once, as these cases expect (blkreconn.sh
+# has the reconnects by themselves).
 blk_connect() {
 	timeout -k 10 120 insmod "$KO/rkdblk.ko" server="$RKDAPL_IP" queues=$BLK_QUEUES depth=16 \
-		timeout_ms=${BLK_TIMEOUT_MS:-20000}
+		timeout_ms=${BLK_TIMEOUT_MS:-20000} ctrl_loss_tmo=0
 }
 
 # Indicative figures (a log line, not a test): dd with O_DIRECT, queue depth 1, on the debug
@@ -294,11 +296,11 @@ blockdev_suite() {
 # and a second disk of the same server.
 blk_ctl_cycle() {
 	local rc=0 line want usage
-	want="rkdblk0 transport=rdma traddr=$RKDAPL_IP trsvcid=4421 nr_io_queues=$BLK_QUEUES queue_size=16 state=live"
+	want="rkdblk0 transport=rdma traddr=$RKDAPL_IP trsvcid=4421 nr_io_queues=$BLK_QUEUES queue_size=16 reconnect_delay=10 ctrl_loss_tmo=0 state=live"
 	line=$(blk_ctl_line rkdblk0)
 	[ "$line" = "$want" ]
 	t_check $? "blockdev: /dev/rkdblk-ctl lists '$want'" "listed: '${line:-nothing}'"
-	usage="usage: [connect] transport=rdma,traddr=ADDR[,trsvcid=4421][,host_traddr=ADDR][,nr_io_queues=1][,queue_size=16][,timeout_ms=30000] | disconnect rkdblkN | reconnect rkdblkN"
+	usage="usage: [connect] transport=rdma,traddr=ADDR[,trsvcid=4421][,host_traddr=ADDR][,nr_io_queues=1][,queue_size=16][,timeout_ms=30000][,reconnect_delay=10][,ctrl_loss_tmo=600] | disconnect rkdblkN | reconnect rkdblkN"
 	line=$(head -n 1 /dev/rkdblk-ctl)
 	[ "$line" = "$usage" ]
 	t_check $? "blockdev: a read of /dev/rkdblk-ctl starts with the usage line '$usage'" "first line: '${line:-nothing}'"
@@ -325,7 +327,7 @@ blk_ctl_cycle() {
 		"listing '$(cat /dev/rkdblk-ctl | tr '\n' '|')'"
 	rc=0
 	# nvme-fabrics' form: the options alone, comma-separated, their names.
-	line="transport=rdma,traddr=$RKDAPL_IP,trsvcid=4421,nr_io_queues=$BLK_QUEUES,queue_size=16,timeout_ms=${BLK_TIMEOUT_MS:-20000}"
+	line="transport=rdma,traddr=$RKDAPL_IP,trsvcid=4421,nr_io_queues=$BLK_QUEUES,queue_size=16,timeout_ms=${BLK_TIMEOUT_MS:-20000},ctrl_loss_tmo=0"
 	blk_ctl "$line" || rc=$?
 	[ $rc = 0 ] && [ -b /dev/rkdblk0 ] && [ "$(blockdev --getsz /dev/rkdblk0)" = 32768 ] &&
 		[ "$(blk_ctl_line rkdblk0)" = "$want" ] || rc=${rc/#0/99}

@@ -20,6 +20,11 @@
  * @inline_data_size bytes may carry its data in the command's SEND instead (in-capsule data,
  * as in NVMe over Fabrics): no grant, no RDMA READ, a plain SEND back.
  *
+ * When the RDMA device goes away (`rdma link delete`, its driver unloaded) the IA's async EVD,
+ * the PSP's EVD, reports it: the thread frees the connections and everything on the IA, then
+ * opens the device again every second until it is back and listens on it anew (nvmet-rdma's
+ * port repair), so that clients reconnect.
+ *
  * A client that breaks the protocol by sending a command for a tag whose command is still in
  * flight is disconnected (nvmet-rdma's answer to a protocol error); malformed commands are
  * logged and ignored.
@@ -163,6 +168,8 @@ static struct {
 	atomic64_t dropped;
 	/* WRITE commands refused because the export is read-only. */
 	atomic64_t refused_writes;
+	/* Times the PSP was made again after the device came back. */
+	unsigned int relistened;
 	/* path was opened read-only (read_only=1 at load). */
 	bool file_ro;
 	struct dentry *debugfs;
@@ -637,19 +644,101 @@ static struct srv_conn *conn_of(struct rkdapl_ep *ep)
 	return NULL;
 }
 
+/*
+ * Opens the IA on @dev, its PZ and the PSP's EVD, which is also the IA's async EVD (the
+ * device's removal is reported there), and makes the PSP. Nothing is left open on an error.
+ * Process context (init, the thread).
+ */
+static int srv_listen(void)
+{
+	int ret;
+
+	ret = rkdapl_ia_open(dev, &srv.ia);
+	if (ret)
+		return ret;
+	ret = rkdapl_pz_create(srv.ia, &srv.pz);
+	if (ret)
+		goto out_ia;
+	ret = rkdapl_evd_create(srv.ia, 256, &srv.psp_evd);
+	if (ret)
+		goto out_pz;
+	ret = rkdapl_ia_set_async_evd(srv.ia, srv.psp_evd);
+	if (ret)
+		goto out_evd;
+	ret = rkdapl_psp_create(srv.ia, port, 64, srv.psp_evd, &srv.psp);
+	if (ret)
+		goto out_evd;
+	return 0;
+out_evd:
+	rkdapl_evd_free(srv.psp_evd);
+out_pz:
+	rkdapl_pz_free(srv.pz);
+out_ia:
+	rkdapl_ia_close(srv.ia);
+	srv.ia = NULL;
+	srv.psp = NULL;
+	return ret;
+}
+
+/*
+ * Frees the connections, the PSP, its EVD, the PZ and the IA (after the device's removal, or
+ * at unload). Process context (the thread, or exit once the thread stopped).
+ */
+static void srv_unlisten(void)
+{
+	struct srv_conn *c, *tmp;
+
+	list_for_each_entry_safe(c, tmp, &srv.conns, node)
+		conn_free(c);
+	if (!srv.ia)
+		return;
+	rkdapl_psp_free(srv.psp);
+	rkdapl_evd_free(srv.psp_evd);
+	rkdapl_pz_free(srv.pz);
+	rkdapl_ia_close(srv.ia);
+	srv.ia = NULL;
+	srv.psp = NULL;
+}
+
 static int srv_thread(void *unused)
 {
 	struct rkdapl_event ev;
-	struct srv_conn *c, *tmp;
+	struct srv_conn *c;
+	int ret;
 
 	while (!kthread_should_stop()) {
-		if (rkdapl_evd_wait(srv.psp_evd, 200, &ev))
+		if (!srv.ia) {
+			/* The device went away: listen again once it is back, every second. */
+			if (srv_listen()) {
+				schedule_timeout_interruptible(HZ);
+				continue;
+			}
+			srv.relistened++;
+			pr_info("%s is back: listening on port %u again\n", dev, port);
 			continue;
+		}
+		ret = rkdapl_evd_wait(srv.psp_evd, 200, &ev);
+		if (ret == -ETIMEDOUT || ret == -EINTR)
+			continue;
+		if (ret) {
+			pr_warn("waiting on the PSP's EVD failed (%d): listening again\n", ret);
+			srv_unlisten();
+			continue;
+		}
 		switch (ev.type) {
 		case RKDAPL_CONNECTION_REQUEST_EVENT:
 			accept_one(ev.cr, &ev);
 			break;
 		case RKDAPL_CONNECTION_EVENT_ESTABLISHED:
+			break;
+		case RKDAPL_ASYNC_IA_CATASTROPHIC:
+			pr_warn("%s went away (%d): its connections closed; listening again once it is back\n",
+				dev, ev.status);
+			srv_unlisten();
+			break;
+		case RKDAPL_ASYNC_EVD_OVERFLOW:
+		case RKDAPL_ASYNC_SRQ_LIMIT_REACHED ... RKDAPL_ASYNC_CQ_ERROR:
+			/* The connections' own events follow (BROKEN); the rest is not ours. */
 			break;
 		default:
 			/* DISCONNECTED, BROKEN, or a failed accept's outcome. */
@@ -661,8 +750,7 @@ static int srv_thread(void *unused)
 			}
 		}
 	}
-	list_for_each_entry_safe(c, tmp, &srv.conns, node)
-		conn_free(c);
+	srv_unlisten();
 	return 0;
 }
 
@@ -692,22 +780,14 @@ static int __init srv_init(void)
 	srv.wq = alloc_workqueue("rkdblk_srv", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
 	if (!srv.wq)
 		goto out_file;
-	ret = rkdapl_ia_open(dev, &srv.ia);
+	ret = srv_listen();
 	if (ret)
 		goto out_wq;
-	ret = rkdapl_pz_create(srv.ia, &srv.pz);
-	if (ret)
-		goto out_ia;
-	ret = rkdapl_evd_create(srv.ia, 256, &srv.psp_evd);
-	if (ret)
-		goto out_pz;
-	ret = rkdapl_psp_create(srv.ia, port, 64, srv.psp_evd, &srv.psp);
-	if (ret)
-		goto out_evd;
 	srv.thread = kthread_run(srv_thread, NULL, "rkdblk_srv");
 	if (IS_ERR(srv.thread)) {
 		ret = PTR_ERR(srv.thread);
-		goto out_psp;
+		srv_unlisten();
+		goto out_wq;
 	}
 	/* Test hook only: no module parameter a production set-up could leave on. */
 	srv.debugfs = debugfs_create_dir("rkdblk_srv", NULL);
@@ -716,14 +796,6 @@ static int __init srv_init(void)
 		srv_read_only() ? ", read-only" : "", dev, port,
 		allow && *allow ? allow : "any client (no allow-list)");
 	return 0;
-out_psp:
-	rkdapl_psp_free(srv.psp);
-out_evd:
-	rkdapl_evd_free(srv.psp_evd);
-out_pz:
-	rkdapl_pz_free(srv.pz);
-out_ia:
-	rkdapl_ia_close(srv.ia);
 out_wq:
 	destroy_workqueue(srv.wq);
 out_file:
@@ -736,15 +808,13 @@ out_allow:
 static void __exit srv_exit(void)
 {
 	debugfs_remove(srv.debugfs);
-	/* The thread frees the connections as it stops; then the PSP rejects what waits. */
+	/* The thread frees the connections and the PSP (which rejects what waits) as it stops. */
 	kthread_stop(srv.thread);
-	rkdapl_psp_free(srv.psp);
-	rkdapl_evd_free(srv.psp_evd);
-	rkdapl_pz_free(srv.pz);
-	rkdapl_ia_close(srv.ia);
 	destroy_workqueue(srv.wq);
 	filp_close(srv.file, NULL);
 	srv_allow_free();
+	if (srv.relistened)
+		pr_info("listened again %u time(s) after %s went away\n", srv.relistened, dev);
 	pr_info("served %lld commands, %lld of them WRITEs with in-capsule data; %lld posts waited for send-queue slots; %lld clients disconnected for breaking the protocol; %lld WRITEs refused (read-only); %lld connections refused (allow-list)\n",
 		(long long)atomic64_read(&srv.served), (long long)atomic64_read(&srv.inlined),
 		(long long)atomic64_read(&srv.waited), (long long)atomic64_read(&srv.dropped),

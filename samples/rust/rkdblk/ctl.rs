@@ -57,12 +57,12 @@ use kernel::{
 
 /// Bytes of one command at most.
 const MAX_WRITE: usize = 512;
-/// Bytes of one line of the listing at most (about 180 with two IPv6 addresses of 39
-/// characters).
-const MAX_LINE: usize = 192;
+/// Bytes of one line of the listing at most (about 220 with two IPv6 addresses of 39
+/// characters and every option).
+const MAX_LINE: usize = 256;
 
 /// The first line a read gives.
-pub(crate) const USAGE: &str = "usage: [connect] transport=rdma,traddr=ADDR[,trsvcid=4421][,host_traddr=ADDR][,nr_io_queues=1][,queue_size=16][,timeout_ms=30000] | disconnect rkdblkN | reconnect rkdblkN\n";
+pub(crate) const USAGE: &str = "usage: [connect] transport=rdma,traddr=ADDR[,trsvcid=4421][,host_traddr=ADDR][,nr_io_queues=1][,queue_size=16][,timeout_ms=30000][,reconnect_delay=10][,ctrl_loss_tmo=600] | disconnect rkdblkN | reconnect rkdblkN\n";
 
 /// An open `/dev/rkdblk-ctl`: nothing of its own, every command acts on the module's list.
 pub(crate) struct Ctl;
@@ -155,6 +155,9 @@ fn connect<'a>(words: impl Iterator<Item = &'a str>) -> Result<Command<'a>> {
             "nr_io_queues" | "queues" => o.queues = number(key, value, 1..=16)?,
             "queue_size" | "depth" => o.depth = number(key, value, 1..=1024)?,
             "timeout_ms" => o.timeout_ms = number(key, value, 1..=3_600_000)?,
+            "reconnect_delay" => o.reconnect_delay = number(key, value, 1..=86_400)?,
+            // nvme-fabrics takes any negative value for "forever"; -1 is the one it documents.
+            "ctrl_loss_tmo" => o.ctrl_loss_tmo = number(key, value, -1..=i32::MAX)?,
             _ => {
                 pr_warn!("rkdblk-ctl: unknown option {}\n", key);
                 return Err(EINVAL);
@@ -220,7 +223,7 @@ pub(crate) fn describe_line(
     name: &[u8],
     o: &Opts,
     depth: u32,
-    live: bool,
+    state: &str,
 ) -> core::fmt::Result {
     write!(
         f,
@@ -232,13 +235,16 @@ pub(crate) fn describe_line(
     if let Some(local) = o.local {
         write!(f, " host_traddr={}", local)?;
     }
-    writeln!(
-        f,
-        " nr_io_queues={} queue_size={} state={}",
-        o.queues,
-        depth,
-        if live { "live" } else { "failed" }
-    )
+    write!(f, " nr_io_queues={} queue_size={}", o.queues, depth)?;
+    // Shown when the connect gave other values than nvme-fabrics' defaults.
+    if o.reconnect_delay != disk::RECONNECT_DELAY || o.ctrl_loss_tmo != disk::CTRL_LOSS_TMO {
+        write!(
+            f,
+            " reconnect_delay={} ctrl_loss_tmo={}",
+            o.reconnect_delay, o.ctrl_loss_tmo
+        )?;
+    }
+    writeln!(f, " state={}", state)
 }
 
 #[cfg(CONFIG_KUNIT = "y")]
@@ -292,12 +298,41 @@ mod tests {
         };
         let mut buf = [0u8; MAX_LINE];
         let mut f = kernel::str::Formatter::new(&mut buf);
-        describe_line(&mut f, b"rkdblk3", &o, 8, false).map_err(|_| EINVAL)?;
+        describe_line(&mut f, b"rkdblk3", &o, 8, "failed").map_err(|_| EINVAL)?;
         let n = f.bytes_written();
         assert_eq!(
             &buf[..n],
             b"rkdblk3 transport=rdma traddr=10.77.0.1 trsvcid=4421 nr_io_queues=2 queue_size=8 state=failed\n"
         );
+        Ok(())
+    }
+
+    #[test]
+    fn reconnect_options() -> Result {
+        let Command::Connect(o) = parse("traddr=10.77.0.1")? else {
+            return Err(EINVAL);
+        };
+        assert_eq!((o.reconnect_delay, o.ctrl_loss_tmo), (10, 600));
+        let Command::Connect(o) = parse("traddr=10.77.0.1,reconnect_delay=2,ctrl_loss_tmo=-1")?
+        else {
+            return Err(EINVAL);
+        };
+        assert_eq!((o.reconnect_delay, o.ctrl_loss_tmo), (2, -1));
+        let mut buf = [0u8; MAX_LINE];
+        let mut f = kernel::str::Formatter::new(&mut buf);
+        describe_line(&mut f, b"rkdblk0", &o, 16, "connecting").map_err(|_| EINVAL)?;
+        let n = f.bytes_written();
+        assert_eq!(
+            &buf[..n],
+            b"rkdblk0 transport=rdma traddr=10.77.0.1 trsvcid=4421 nr_io_queues=1 queue_size=16 reconnect_delay=2 ctrl_loss_tmo=-1 state=connecting\n"
+        );
+        for bad in [
+            "traddr=10.77.0.1,reconnect_delay=0",
+            "traddr=10.77.0.1,ctrl_loss_tmo=-2",
+            "traddr=10.77.0.1,ctrl_loss_tmo=x",
+        ] {
+            assert_eq!(parse(bad), Err(EINVAL));
+        }
         Ok(())
     }
 

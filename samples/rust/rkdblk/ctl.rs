@@ -9,13 +9,16 @@
 //!
 //!   [connect] transport=rdma,traddr=<address>[,trsvcid=4421][,host_traddr=<address>]
 //!             [,nr_io_queues=1][,queue_size=16][,timeout_ms=30000]
+//!             [,reconnect_delay=10][,ctrl_loss_tmo=600]
 //!   disconnect <name>
 //!   reconnect <name>
 //!
 //! `transport` may be left out (`rdma` is the only one); `traddr` is the server's address,
 //! `trsvcid` its port, `host_traddr` this machine's address on the RDMA device (default
 //! `traddr`, a loopback), `nr_io_queues` the hardware queues (1..16), `queue_size` the commands
-//! in flight per queue asked for (1..1024), `timeout_ms` the request timeout. The names of
+//! in flight per queue asked for (1..1024), `timeout_ms` the request timeout, `reconnect_delay`
+//! the seconds between attempts to reconnect a failed disk (1..86400) and `ctrl_loss_tmo` the
+//! seconds of attempts before its I/O fails (-1: forever, 0: at once). The names of
 //! earlier versions, `server`, `port`, `local`, `queues` and `depth`, are still taken for the
 //! same options. An option given twice takes the last value.
 //!
@@ -23,16 +26,19 @@
 //! hardware queue and adds the disk under the lowest free name `rkdblkN`; it returns once the
 //! disk is added (or with the error that stopped it, every queue then disconnected).
 //! `disconnect` deletes the disk and disconnects it; it is refused with `-EBUSY` while the disk
-//! is open (mounted, say). `reconnect` connects a failed disk again (a new IA, PZ and queues,
-//! as its `connect` said), keeping the disk, its name and its mounts: after a server restart,
-//! say, or `rdma link delete` and `add`. A read gives a usage line ([`USAGE`]), then the
+//! is open (mounted, say). `reconnect` connects a failed or connecting disk now (a new IA, PZ
+//! and queues, as its `connect` said), keeping the disk, its name and its mounts: after a
+//! server restart, say, or `rdma link delete` and `add`; a disk also reconnects by itself
+//! (`recover.rs`). A read gives a usage line ([`USAGE`]), then the
 //! disks, one line each, in the connect's own option names:
 //!
 //!   rkdblk0 transport=rdma traddr=10.77.0.1 trsvcid=4421 nr_io_queues=2 queue_size=16 state=live
 //!
-//! (`host_traddr=` after `trsvcid` when the connect gave it). `queue_size` is the depth the
-//! server granted. `state=failed` once a queue failed (a lost
-//! connection, a timeout): its requests end with `EIO` until it is reconnected.
+//! (`host_traddr=` after `trsvcid` when the connect gave it; `reconnect_delay=` and
+//! `ctrl_loss_tmo=` before `state=` when either is not the default). `queue_size` is the depth
+//! the server granted. `state=connecting` once a queue failed (a lost connection, a timeout)
+//! while it reconnects, `state=failed` once it gave up: its requests end with `EIO` until it
+//! is reconnected.
 //! Commands on different disks run side by side; the listing shows a disk once it is added.
 //! The device node is root's only (mode 0600).
 //!
@@ -41,7 +47,7 @@
 //! `-EINVAL` for an unknown command or option, a malformed value, a transport other than
 //! `rdma` or a `connect` without `traddr`; `-E2BIG` for a write longer than 512 bytes; `-EFAULT` if it cannot be read;
 //! `-ENODEV` for a `disconnect` or `reconnect` of no such disk; `-EBUSY` if it is open;
-//! `-EISCONN` for a `reconnect` of a disk that did not fail; `-EPROTO` if the server's accept
+//! `-EISCONN` for a `reconnect` of a live disk; `-EPROTO` if the server's accept
 //! no longer fits the disk (another capacity, a smaller depth or request size); `-ENOSPC` with
 //! [`MAX_DISKS`] disks; otherwise the error of the connection (`-ECONNREFUSED` if the server refused or is not there, `-ETIMEDOUT`,
 //! `-EPROTO` for a peer that is not an rkdblk server, the errors of rkdapl's calls).

@@ -418,8 +418,8 @@ impl Connection {
 }
 
 /// The disk's own files in its sysfs directory, `/sys/block/rkdblkN/` (nvme's controllers
-/// have the same, and `delete_controller` for `delete`): `state` (`live` or `failed`, as the
-/// listing of `/dev/rkdblk-ctl`), `address` (`traddr=<address>,trsvcid=<port>`, and
+/// have the same, and `delete_controller` for `delete`): `state` (`live`, `connecting`,
+/// `failed` or `deleting`, as the listing of `/dev/rkdblk-ctl`), `address` (`traddr=<address>,trsvcid=<port>`, and
 /// `,host_traddr=<address>` if the connect gave one), `transport` (`rdma`); a write to `delete`
 /// deletes and disconnects the disk, as `disconnect rkdblkN` does ([`store`]).
 pub(crate) const ATTRIBUTES: [Attribute; 4] = [

@@ -14,7 +14,7 @@
 //! the control device's `traddr` and `host_traddr`):
 //!
 //!   insmod rkdblk.ko server=<address> [local=<address>] [port=4421] [queues=1]
-//!                    [depth=16] [timeout_ms=30000]
+//!                    [depth=16] [timeout_ms=30000] [reconnect_delay=10] [ctrl_loss_tmo=600]
 //!
 //! Each request is one command SENT to the server,
 //! which moves the data by RDMA WRITE or READ to or from a grant of the request's own pages
@@ -23,9 +23,11 @@
 //! server's in-capsule limit (its accept's `inline_max`) carries its data in the command's
 //! SEND instead, copied into the tag's buffer, with no grant, as NVMe over Fabrics does. `rmmod`
 //! deletes the disks and disconnects; it is refused while a disk is open. A lost connection, a
-//! failed DTO, a protocol error or a timed-out request fails the requests of its queue with
-//! `EIO` and every later one: the connection is cut and the grants freed, so the requests end
-//! as soon as their pages are unmapped, without waiting for the peer.
+//! failed DTO, a protocol error or a timed-out request fails its queue: the connection is cut
+//! and the grants freed, and the requests in flight are requeued as soon as their pages are
+//! unmapped, without waiting for the peer; the disk then reconnects by itself every
+//! `reconnect_delay` seconds until `ctrl_loss_tmo`, as nvme-rdma does, and fails its I/O with
+//! `EIO` only after that (`recover.rs`).
 //!
 //! The disk is a `kernel::block::mq::owned` disk ([`block::mq::owned`]): the requests are
 //! tokens the driver ends with a status, whose pages it lends to an LMR without a copy.

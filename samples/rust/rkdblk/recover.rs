@@ -142,15 +142,15 @@ impl Device {
                     q.fail("reconnecting the disk");
                     i += 1;
                 }
+                if self.opts.ctrl_loss_tmo == 0 {
+                    return self.give_up(r, rq);
+                }
                 pr_warn!(
-                    "rkdblk{}: connection lost: reconnecting every {} s, giving up after {} s (ctrl_loss_tmo)\n",
+                    "rkdblk{}: connection lost: reconnecting every {} s, giving up after {} s (ctrl_loss_tmo; -1: never)\n",
                     self.index,
                     self.opts.reconnect_delay,
                     self.opts.ctrl_loss_tmo
                 );
-                if self.opts.ctrl_loss_tmo == 0 {
-                    return self.give_up(r, rq);
-                }
             }
             CONNECTING => {}
             _ => return,
@@ -195,10 +195,10 @@ impl Device {
                 let elapsed = since.elapsed().as_millis();
                 r.due_ms = elapsed + i64::from(delay_ms(self));
                 pr_info!(
-                    "rkdblk{}: reconnect attempt {} failed ({:?}); next in {} s\n",
+                    "rkdblk{}: reconnect attempt {} failed ({}); next in {} s\n",
                     self.index,
                     r.attempts,
-                    e,
+                    e.to_errno(),
                     self.opts.reconnect_delay
                 );
                 let wait = if tmo >= 0 {

@@ -144,7 +144,7 @@ blkreconn_suite() {
 	timeout -k 10 120 insmod "$KO/rkdblk.ko" server="$RKDAPL_IP" reconnect_delay=1 ctrl_loss_tmo=4 || rc=$?
 	t_check $rc "blkreconn: client with ctrl_loss_tmo=4 up" "insmod exit $rc"
 	if [ $rc = 0 ]; then
-		dd if=/dev/rkdblk0 of=/dev/null bs=4k iflag=direct count=1000000 status=none 2> /tmp/blk-dd.txt &
+		blk_reader &
 		dd_pid=$!
 		sleep 2
 		t0=$SECONDS

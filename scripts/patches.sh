@@ -72,7 +72,7 @@ SERIES=(
 	"kernel/rdma/srq.rs|bound client cm cq defer device event mr pd qp srq wr|1"
 	"kernel/rdma/kunit.rs kernel/rdma/.kunitconfig|bound client cm cq defer device event kunit mr pd qp srq wr|1"
 	"samples/rust/rust_rdma_loopback.rs|bound client cm cq defer device event kunit mr pd qp srq wr|1"
-	"kernel/block/mq/owned.rs kernel/block/mq/owned/request.rs kernel/block/mq/owned/rdma.rs kernel/block/mq/owned/attr.rs|bound client cm cq defer device event kunit mr pd qp srq wr|1"
+	"kernel/block/mq/owned.rs kernel/block/mq/owned/request.rs kernel/block/mq/owned/rdma.rs kernel/block/mq/owned/attr.rs kernel/block/mq/owned/work.rs|bound client cm cq defer device event kunit mr pd qp srq wr|1"
 )
 # The patch of SERIES that adds kernel::block::mq::owned (the last): it declares the module in
 # rust/kernel/block/mq.rs, and its files are the BLOCK LAYER DEVICE DRIVER API [RUST] entry's
@@ -524,6 +524,16 @@ was ended and the RequestPages dropped, whichever comes last (nvme-rdma
 keeps a request reference for the same reason). With CONFIG_INFINIBAND=y,
 RequestPages is a kernel::rdma::mr::SgOwner: an RDMA region maps the
 request's pages in place, with no copy and no unsafe code in the driver.
+
+For a driver that recovers from a lost connection by itself, as
+nvme-rdma's error recovery does: RequestQueue stops and restarts
+dispatch (blk_mq_quiesce_queue(), blk_mq_unquiesce_queue(), each call on
+its own) and kicks the requeue list; OwnedRequest::requeue_later() gives
+the request back to blk-mq's requeue list once its RequestPages went
+too; and each Disk has a delayed work (DiskWork, on system_long_wq) that
+runs Driver::work() with the disk's RequestQueue, scheduled from any
+context through a handle the driver keeps, and disabled
+(disable_delayed_work_sync()) before the disk is deleted.
 EOF
 }
 

@@ -99,9 +99,11 @@ blk_kunit() {
 		"${bad:-$n cases passed}"
 }
 
+# ctrl_loss_tmo=0: a lost server fails the I/O at once, as these cases expect (blkreconn.sh
+# has the reconnects by themselves).
 blk_connect() {
 	timeout -k 10 120 insmod "$KO/rkdblk.ko" server="$RKDAPL_IP" queues=$BLK_QUEUES depth=16 \
-		timeout_ms=${BLK_TIMEOUT_MS:-20000}
+		timeout_ms=${BLK_TIMEOUT_MS:-20000} ctrl_loss_tmo=0
 }
 
 # Indicative figures (a log line, not a test): dd with O_DIRECT, queue depth 1, on the debug
@@ -153,6 +155,15 @@ blk_fio() {
 		! grep -q "verify:" "$out" || rc=${rc/#0/99}
 	t_check $rc "blockdev: fio random writes of $bs at queue depth $qd over $size, every block read back and its crc32c verified ($((SECONDS - t0)) s: ${wkb:-?} KiB written, ${rkb:-?} KiB verified)" \
 		"fio exit $rc: $(grep -v '^3;' "$out" | tail -n 3 | tr '\n' ' ')"
+}
+
+# blk_reader [N]: reads /dev/rkdblkN (default 0) with O_DIRECT from start to end, again and
+# again, until a read fails (dd's error in /tmp/blk-dd.txt): exits 1 then, never 0.
+blk_reader() {
+	while dd if=/dev/rkdblk${1:-0} of=/dev/null bs=4k iflag=direct status=none 2> /tmp/blk-dd.txt; do
+		:
+	done
+	return 1
 }
 
 # blk_srv_refuses PARAM=VALUE WHAT: insmod rkdblk_srv.ko with PARAM=VALUE must fail with
@@ -244,13 +255,11 @@ blockdev_suite() {
 	blk_fio 128k 16 2m
 	# Indicative figures only with RKDAPL_BLK_SPEED=1 (a benchmark, not a test).
 	[ "${RKDAPL_BLK_SPEED:-0}" = 1 ] && blk_speed
-	# The server goes away under a reader: I/O errors, no hang.
+	# The server goes away under a reader: I/O errors, no hang. The reader reads the device
+	# again and again (a fast kernel reads its 16 MiB in less than the 3 s below), and ends
+	# only with a failed read (its exit status then 1; 0 is never reached).
 	rc=0
-	# The device read over and over until a read fails: a fast kernel reads all 16 MiB in
-	# less than the 3 s before the unload (the subshell ends 1 on the first failure, 0 never).
-	(while dd if=/dev/rkdblk0 of=/dev/null bs=4k iflag=direct status=none 2> /tmp/blk-dd.txt; do
-		:
-	done; exit 1) &
+	blk_reader &
 	local dd_pid=$!
 	sleep 3
 	rmmod rkdblk_srv || rc=$?
@@ -314,11 +323,11 @@ blockdev_suite() {
 # and a second disk of the same server.
 blk_ctl_cycle() {
 	local rc=0 line want usage
-	want="rkdblk0 transport=rdma traddr=$RKDAPL_IP trsvcid=4421 nr_io_queues=$BLK_QUEUES queue_size=16 state=live"
+	want="rkdblk0 transport=rdma traddr=$RKDAPL_IP trsvcid=4421 nr_io_queues=$BLK_QUEUES queue_size=16 reconnect_delay=10 ctrl_loss_tmo=0 state=live"
 	line=$(blk_ctl_line rkdblk0)
 	[ "$line" = "$want" ]
 	t_check $? "blockdev: /dev/rkdblk-ctl lists '$want'" "listed: '${line:-nothing}'"
-	usage="usage: [connect] transport=rdma,traddr=ADDR[,trsvcid=4421][,host_traddr=ADDR][,nr_io_queues=1][,queue_size=16][,timeout_ms=30000] | disconnect rkdblkN | reconnect rkdblkN"
+	usage="usage: [connect] transport=rdma,traddr=ADDR[,trsvcid=4421][,host_traddr=ADDR][,nr_io_queues=1][,queue_size=16][,timeout_ms=30000][,reconnect_delay=10][,ctrl_loss_tmo=600] | disconnect rkdblkN | reconnect rkdblkN"
 	line=$(head -n 1 /dev/rkdblk-ctl)
 	[ "$line" = "$usage" ]
 	t_check $? "blockdev: a read of /dev/rkdblk-ctl starts with the usage line '$usage'" "first line: '${line:-nothing}'"
@@ -345,7 +354,7 @@ blk_ctl_cycle() {
 		"listing '$(cat /dev/rkdblk-ctl | tr '\n' '|')'"
 	rc=0
 	# nvme-fabrics' form: the options alone, comma-separated, their names.
-	line="transport=rdma,traddr=$RKDAPL_IP,trsvcid=4421,nr_io_queues=$BLK_QUEUES,queue_size=16,timeout_ms=${BLK_TIMEOUT_MS:-20000}"
+	line="transport=rdma,traddr=$RKDAPL_IP,trsvcid=4421,nr_io_queues=$BLK_QUEUES,queue_size=16,timeout_ms=${BLK_TIMEOUT_MS:-20000},ctrl_loss_tmo=0"
 	blk_ctl "$line" || rc=$?
 	[ $rc = 0 ] && [ -b /dev/rkdblk0 ] && [ "$(blockdev --getsz /dev/rkdblk0)" = 32768 ] &&
 		[ "$(blk_ctl_line rkdblk0)" = "$want" ] || rc=${rc/#0/99}

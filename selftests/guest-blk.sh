@@ -2,16 +2,19 @@
 # SPDX-License-Identifier: GPL-2.0
 # One guest (qemu/run-guests.sh --one): the rkdblk block device suite alone
 # (selftests/blockdev.sh: blockdev_suite, blockdev_send_queue, blockdev_timeout,
-# blockdev_access, blockdev_removal), between loading and unloading rkdapl.ko.
+# blockdev_access, blockdev_removal) and its reconnects (selftests/blkreconn.sh), between
+# loading and unloading rkdapl.ko.
 set -u
 . "$RKDAPL_TOP/selftests/guest-lib.sh" || exit 1
 . "$RKDAPL_TOP/selftests/blockdev.sh" || exit 1
 . "$RKDAPL_TOP/selftests/removal.sh" || exit 1
+. "$RKDAPL_TOP/selftests/blkreconn.sh" || exit 1
 load_provider || { finish; exit 1; }
 blockdev_suite
 blockdev_send_queue
 blockdev_timeout
 blockdev_access
 blockdev_removal
+blkreconn_suite
 unload_provider
 finish

@@ -37,6 +37,7 @@ SUITE_ROWS=(
 	"rust         one   yes    rust_typed_removal    -"
 	"first        one   yes    first_suite           -"
 	"blockdev     one   yes    suite_blockdev        -"
+	"blkreconn    one   yes    blkreconn_suite       -"
 	"inject       b     no     inject_suite          inject_suite"
 	"netns        b     yes    netns_suite           netns_suite"
 	"observe      one   yes    observe_suite         -"

@@ -1,15 +1,144 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What rkdblk_srv's files share: access.c's allow-list and rejects, used by main.c's
- * connection handling.
+ * What rkdblk_srv's files share: the server's state and its connections (main.c: module
+ * parameters, the PSP, accepting and freeing connections, the device's removal), the commands
+ * (cmd.c: RECVs, the file I/O, RDMA READ of a WRITE's data, completions, send-queue flow
+ * control), and access.c's allow-list and rejects.
  */
 #ifndef RKDBLK_SRV_H
 #define RKDBLK_SRV_H
 
+#include <linux/atomic.h>
+#include <linux/list.h>
+#include <linux/spinlock.h>
 #include <linux/types.h>
+#include <linux/workqueue.h>
+
+#include "proto.h"
 
 struct rkdapl_cr;
+struct rkdapl_event;
 
+/* Bytes per command at most. */
+#define SRV_MAX_IO (128 * 1024)
+/* In-capsule bytes per command at most. */
+#define SRV_MAX_INLINE (16 * 1024)
+
+/* Cookies: the kind in the top 32 bits, the RECV index or the tag below. */
+enum { K_RECV = 1, K_READ, K_SEND, K_WRITE };
+#define COOKIE(k, i) (((u64)(k) << 32) | (i))
+
+struct srv_conn;
+
+/* What a command posts next: its RDMA READ (a WRITE command's data) or its completion. */
+enum { P_FETCH = 1, P_RESPOND };
+
+/* One command slot, picked by the command's tag. */
+struct srv_cmd {
+	struct work_struct work;
+	struct srv_conn *c;
+	struct rkdblk_cmd cmd;
+	/* Set by the upcall for a command refused before any I/O; then the completion's status. */
+	int status;
+	/* 1 once its RDMA READ (a WRITE command's data) completed. */
+	int fetched;
+	/*
+	 * The RECV an in-capsule WRITE's data is in, posted again once the data is written
+	 * (respond()); -1: none.
+	 */
+	int recv;
+	/* P_FETCH or P_RESPOND, and the first DTO of the completion's chain not yet posted. */
+	u8 pending;
+	u8 next;
+	/* Under the connection's lock: a command of this tag is being served. */
+	bool busy;
+	/* Under the connection's lock: on its wait list (empty when not). */
+	struct list_head wait;
+};
+
+struct srv_conn {
+	struct list_head node;
+	struct rkdapl_ep *ep;
+	struct rkdapl_evd *evd;
+	struct rkdapl_lmr *lmr;
+	/*
+	 * depth command buffers and depth completions, then (page-aligned) depth in-capsule
+	 * buffers of inline_len, each the second buffer of its RECV, and depth data buffers of
+	 * SRV_MAX_IO.
+	 */
+	void *mem;
+	u32 depth;
+	/* In-capsule bytes per command: inline_data_size at accept (0: RECVs of a command only). */
+	u32 inline_len;
+	/* READs with RKDBLK_FLAG_INLINE are answered in-capsule (the accept said so). */
+	bool inline_reads;
+	u32 queue;
+	atomic_t dead;
+	struct srv_cmd *cmds;
+	/*
+	 * Guards each command's busy and wait, and the posts in wait-list order. Taken in
+	 * process context only (the commands' work and the DTO upcall, which runs in the CQ's
+	 * completion work), as nvmet-rdma takes its wait list's lock.
+	 */
+	spinlock_t lock;
+	/* Commands waiting for send-queue slots, oldest first. */
+	struct list_head waiting;
+	/* Set once the client broke the protocol: nothing more is served (conn_drop()). */
+	atomic_t dropped;
+	/* Disconnects a client that broke the protocol. */
+	struct work_struct drop;
+};
+
+/* The server: one export, one IA, its PSP and connections. */
+struct srv_state {
+	struct file *file;
+	u64 capacity;
+	struct rkdapl_ia *ia;
+	struct rkdapl_pz *pz;
+	struct rkdapl_evd *psp_evd;
+	struct rkdapl_psp *psp;
+	struct task_struct *thread;
+	struct workqueue_struct *wq;
+	struct list_head conns;
+	/*
+	 * Commands served, WRITEs of them with in-capsule data, READs answered in-capsule, and
+	 * posts that waited for send-queue slots, for the unload line.
+	 */
+	atomic64_t served;
+	atomic64_t inlined;
+	atomic64_t inline_reads;
+	atomic64_t waited;
+	/* Connections disconnected for breaking the protocol (conn_drop()). */
+	atomic64_t dropped;
+	/* WRITE commands refused because the export is read-only. */
+	atomic64_t refused_writes;
+	/* Times the PSP was made again after the device came back. */
+	unsigned int relistened;
+	/* path was opened read-only (read_only=1 at load). */
+	bool file_ro;
+	/* The device has SEND with immediate data (not iWARP): in-capsule READs are offered. */
+	bool imm;
+	struct dentry *debugfs;
+	/*
+	 * Test hook, in debugfs only (/sys/kernel/debug/rkdblk_srv/stall, root's, mode 0600):
+	 * while nonzero, commands are taken (their tags busy) but never answered.
+	 */
+	u32 stall;
+};
+
+extern struct srv_state srv;
+
+/* main.c */
+bool srv_read_only(void);
+
+/* cmd.c */
+u64 data_off(struct srv_conn *c, u32 tag);
+int post_recv(struct srv_conn *c, u32 i);
+void cmd_work(struct work_struct *w);
+void drop_work(struct work_struct *w);
+void dto_upcall(void *ctx, const struct rkdapl_event *ev);
+
+/* access.c */
 int srv_allow_parse(const char *list);
 void srv_allow_free(void);
 bool srv_admit(struct rkdapl_cr *cr);

@@ -9,13 +9,16 @@
 //!
 //!   [connect] transport=rdma,traddr=<address>[,trsvcid=4421][,host_traddr=<address>]
 //!             [,nr_io_queues=1][,queue_size=16][,timeout_ms=30000]
+//!             [,reconnect_delay=10][,ctrl_loss_tmo=600]
 //!   disconnect <name>
 //!   reconnect <name>
 //!
 //! `transport` may be left out (`rdma` is the only one); `traddr` is the server's address,
 //! `trsvcid` its port, `host_traddr` this machine's address on the RDMA device (default
 //! `traddr`, a loopback), `nr_io_queues` the hardware queues (1..16), `queue_size` the commands
-//! in flight per queue asked for (1..1024), `timeout_ms` the request timeout. The names of
+//! in flight per queue asked for (1..1024), `timeout_ms` the request timeout, `reconnect_delay`
+//! the seconds between attempts to reconnect a failed disk (1..86400) and `ctrl_loss_tmo` the
+//! seconds of attempts before its I/O fails (-1: forever, 0: at once). The names of
 //! earlier versions, `server`, `port`, `local`, `queues` and `depth`, are still taken for the
 //! same options. An option given twice takes the last value.
 //!
@@ -23,16 +26,19 @@
 //! hardware queue and adds the disk under the lowest free name `rkdblkN`; it returns once the
 //! disk is added (or with the error that stopped it, every queue then disconnected).
 //! `disconnect` deletes the disk and disconnects it; it is refused with `-EBUSY` while the disk
-//! is open (mounted, say). `reconnect` connects a failed disk again (a new IA, PZ and queues,
-//! as its `connect` said), keeping the disk, its name and its mounts: after a server restart,
-//! say, or `rdma link delete` and `add`. A read gives a usage line ([`USAGE`]), then the
+//! is open (mounted, say). `reconnect` connects a failed or connecting disk now (a new IA, PZ
+//! and queues, as its `connect` said), keeping the disk, its name and its mounts: after a
+//! server restart, say, or `rdma link delete` and `add`; a disk also reconnects by itself
+//! (`recover.rs`). A read gives a usage line ([`USAGE`]), then the
 //! disks, one line each, in the connect's own option names:
 //!
 //!   rkdblk0 transport=rdma traddr=10.77.0.1 trsvcid=4421 nr_io_queues=2 queue_size=16 state=live
 //!
-//! (`host_traddr=` after `trsvcid` when the connect gave it). `queue_size` is the depth the
-//! server granted. `state=failed` once a queue failed (a lost
-//! connection, a timeout): its requests end with `EIO` until it is reconnected.
+//! (`host_traddr=` after `trsvcid` when the connect gave it; `reconnect_delay=` and
+//! `ctrl_loss_tmo=` before `state=` when either is not the default). `queue_size` is the depth
+//! the server granted. `state=connecting` once a queue failed (a lost connection, a timeout)
+//! while it reconnects, `state=failed` once it gave up: its requests end with `EIO` until it
+//! is reconnected.
 //! Commands on different disks run side by side; the listing shows a disk once it is added.
 //! The device node is root's only (mode 0600).
 //!
@@ -41,7 +47,7 @@
 //! `-EINVAL` for an unknown command or option, a malformed value, a transport other than
 //! `rdma` or a `connect` without `traddr`; `-E2BIG` for a write longer than 512 bytes; `-EFAULT` if it cannot be read;
 //! `-ENODEV` for a `disconnect` or `reconnect` of no such disk; `-EBUSY` if it is open;
-//! `-EISCONN` for a `reconnect` of a disk that did not fail; `-EPROTO` if the server's accept
+//! `-EISCONN` for a `reconnect` of a live disk; `-EPROTO` if the server's accept
 //! no longer fits the disk (another capacity, a smaller depth or request size); `-ENOSPC` with
 //! [`MAX_DISKS`] disks; otherwise the error of the connection (`-ECONNREFUSED` if the server refused or is not there, `-ETIMEDOUT`,
 //! `-EPROTO` for a peer that is not an rkdblk server, the errors of rkdapl's calls).
@@ -57,12 +63,12 @@ use kernel::{
 
 /// Bytes of one command at most.
 const MAX_WRITE: usize = 512;
-/// Bytes of one line of the listing at most (about 180 with two IPv6 addresses of 39
-/// characters).
-const MAX_LINE: usize = 192;
+/// Bytes of one line of the listing at most (about 220 with two IPv6 addresses of 39
+/// characters and every option).
+const MAX_LINE: usize = 256;
 
 /// The first line a read gives.
-pub(crate) const USAGE: &str = "usage: [connect] transport=rdma,traddr=ADDR[,trsvcid=4421][,host_traddr=ADDR][,nr_io_queues=1][,queue_size=16][,timeout_ms=30000] | disconnect rkdblkN | reconnect rkdblkN\n";
+pub(crate) const USAGE: &str = "usage: [connect] transport=rdma,traddr=ADDR[,trsvcid=4421][,host_traddr=ADDR][,nr_io_queues=1][,queue_size=16][,timeout_ms=30000][,reconnect_delay=10][,ctrl_loss_tmo=600] | disconnect rkdblkN | reconnect rkdblkN\n";
 
 /// An open `/dev/rkdblk-ctl`: nothing of its own, every command acts on the module's list.
 pub(crate) struct Ctl;
@@ -155,6 +161,9 @@ fn connect<'a>(words: impl Iterator<Item = &'a str>) -> Result<Command<'a>> {
             "nr_io_queues" | "queues" => o.queues = number(key, value, 1..=16)?,
             "queue_size" | "depth" => o.depth = number(key, value, 1..=1024)?,
             "timeout_ms" => o.timeout_ms = number(key, value, 1..=3_600_000)?,
+            "reconnect_delay" => o.reconnect_delay = number(key, value, 1..=86_400)?,
+            // nvme-fabrics takes any negative value for "forever"; -1 is the one it documents.
+            "ctrl_loss_tmo" => o.ctrl_loss_tmo = number(key, value, -1..=i32::MAX)?,
             _ => {
                 pr_warn!("rkdblk-ctl: unknown option {}\n", key);
                 return Err(EINVAL);
@@ -220,7 +229,7 @@ pub(crate) fn describe_line(
     name: &[u8],
     o: &Opts,
     depth: u32,
-    live: bool,
+    state: &str,
 ) -> core::fmt::Result {
     write!(
         f,
@@ -232,13 +241,16 @@ pub(crate) fn describe_line(
     if let Some(local) = o.local {
         write!(f, " host_traddr={}", local)?;
     }
-    writeln!(
-        f,
-        " nr_io_queues={} queue_size={} state={}",
-        o.queues,
-        depth,
-        if live { "live" } else { "failed" }
-    )
+    write!(f, " nr_io_queues={} queue_size={}", o.queues, depth)?;
+    // Shown when the connect gave other values than nvme-fabrics' defaults.
+    if o.reconnect_delay != disk::RECONNECT_DELAY || o.ctrl_loss_tmo != disk::CTRL_LOSS_TMO {
+        write!(
+            f,
+            " reconnect_delay={} ctrl_loss_tmo={}",
+            o.reconnect_delay, o.ctrl_loss_tmo
+        )?;
+    }
+    writeln!(f, " state={}", state)
 }
 
 #[cfg(CONFIG_KUNIT = "y")]
@@ -292,12 +304,41 @@ mod tests {
         };
         let mut buf = [0u8; MAX_LINE];
         let mut f = kernel::str::Formatter::new(&mut buf);
-        describe_line(&mut f, b"rkdblk3", &o, 8, false).map_err(|_| EINVAL)?;
+        describe_line(&mut f, b"rkdblk3", &o, 8, "failed").map_err(|_| EINVAL)?;
         let n = f.bytes_written();
         assert_eq!(
             &buf[..n],
             b"rkdblk3 transport=rdma traddr=10.77.0.1 trsvcid=4421 nr_io_queues=2 queue_size=8 state=failed\n"
         );
+        Ok(())
+    }
+
+    #[test]
+    fn reconnect_options() -> Result {
+        let Command::Connect(o) = parse("traddr=10.77.0.1")? else {
+            return Err(EINVAL);
+        };
+        assert_eq!((o.reconnect_delay, o.ctrl_loss_tmo), (10, 600));
+        let Command::Connect(o) = parse("traddr=10.77.0.1,reconnect_delay=2,ctrl_loss_tmo=-1")?
+        else {
+            return Err(EINVAL);
+        };
+        assert_eq!((o.reconnect_delay, o.ctrl_loss_tmo), (2, -1));
+        let mut buf = [0u8; MAX_LINE];
+        let mut f = kernel::str::Formatter::new(&mut buf);
+        describe_line(&mut f, b"rkdblk0", &o, 16, "connecting").map_err(|_| EINVAL)?;
+        let n = f.bytes_written();
+        assert_eq!(
+            &buf[..n],
+            b"rkdblk0 transport=rdma traddr=10.77.0.1 trsvcid=4421 nr_io_queues=1 queue_size=16 reconnect_delay=2 ctrl_loss_tmo=-1 state=connecting\n"
+        );
+        for bad in [
+            "traddr=10.77.0.1,reconnect_delay=0",
+            "traddr=10.77.0.1,ctrl_loss_tmo=-2",
+            "traddr=10.77.0.1,ctrl_loss_tmo=x",
+        ] {
+            assert_eq!(parse(bad), Err(EINVAL));
+        }
         Ok(())
     }
 

@@ -9,6 +9,7 @@ use crate::module_parameters as param;
 use crate::{
     block::mq::owned::{AttrFile, Attribute, Disk, DiskParams},
     queue::{Queue, MAX_IO},
+    recover::{self, Recovery},
     Device, OWNER,
 };
 use core::fmt::Write;
@@ -30,7 +31,15 @@ pub(crate) struct Opts {
     /// Commands in flight per queue asked for.
     pub(crate) depth: u32,
     pub(crate) timeout_ms: u32,
+    /// Seconds between attempts to reconnect (`recover.rs`).
+    pub(crate) reconnect_delay: u32,
+    /// Seconds of attempts before the disk's I/O fails (-1: forever).
+    pub(crate) ctrl_loss_tmo: i32,
 }
+
+/// nvme-fabrics' defaults.
+pub(crate) const RECONNECT_DELAY: u32 = 10;
+pub(crate) const CTRL_LOSS_TMO: i32 = 600;
 
 impl Default for Opts {
     fn default() -> Opts {
@@ -41,6 +50,8 @@ impl Default for Opts {
             queues: 1,
             depth: 16,
             timeout_ms: 30_000,
+            reconnect_delay: RECONNECT_DELAY,
+            ctrl_loss_tmo: CTRL_LOSS_TMO,
         }
     }
 }
@@ -53,7 +64,7 @@ fn sockaddr(ip: IpAddr, at: u16) -> SockAddr {
 }
 
 /// An address in a log line, in `core::net`'s text form.
-struct Ip(IpAddr);
+pub(crate) struct Ip(pub(crate) IpAddr);
 
 impl fmt::Display for Ip {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -72,9 +83,6 @@ pub(crate) struct Connection {
     /// request size, which a reconnect must offer again.
     params: DiskParams,
     disk: Option<Disk<Device>>,
-    // Dropped after the disk: the queues' upcalls are cleared first (see `Drop`).
-    _ia: Ia,
-    _pz: Arc<Pz>,
 }
 
 /// Disks at most, over every server (`N` of `rkdblkN` is below it).
@@ -169,11 +177,11 @@ pub(crate) fn disconnect(name: &str) -> Result {
 
 /// A disk's connections: an IA, a PZ and one queue per hardware queue, and what the
 /// server's accepts allow. Dropped in declaration order.
-struct Link {
-    queues: KVec<Arc<Queue>>,
-    params: DiskParams,
-    ia: Ia,
-    pz: Arc<Pz>,
+pub(crate) struct Link {
+    pub(crate) queues: KVec<Arc<Queue>>,
+    pub(crate) params: DiskParams,
+    pub(crate) ia: Ia,
+    pub(crate) pz: Arc<Pz>,
 }
 
 impl Link {
@@ -184,7 +192,7 @@ impl Link {
     ///
     /// `-EINVAL` for queues or depth out of range; the errors of the connection (see
     /// `ctl.rs`), every queue connected so far then disconnected.
-    fn connect(index: u32, o: &Opts) -> Result<Link> {
+    pub(crate) fn connect(index: u32, o: &Opts) -> Result<Link> {
         let (nq, want) = (o.queues, o.depth);
         if !(1..=16).contains(&nq) || !(1..=1024).contains(&want) {
             return Err(EINVAL);
@@ -288,6 +296,14 @@ impl Connection {
                 return Err(e);
             }
         };
+        // From here on a failed queue requeues its requests and the disk reconnects.
+        *dev.link.lock() = Some(Recovery::new(params, ia, pz));
+        *dev.work.lock() = Some(disk.work().clone());
+        dev.arm_all();
+        if !dev.live() {
+            // A queue failed before it was armed: the work recovers it.
+            disk.work().schedule(0);
+        }
         pr_info!(
             "rkdblk{}: {} sectors{}, {} queue(s) of depth {}, {} KiB per request at most, server {} port {}\n",
             index,
@@ -305,52 +321,57 @@ impl Connection {
             opts: *o,
             params,
             disk: Some(disk),
-            _ia: ia,
-            _pz: pz,
         })
     }
 
     /// Connects a failed disk again: a new IA, PZ and queues, with the options of its
-    /// `connect`, take the place of the old ones, whose requests had ended with `EIO` (a queue
-    /// that had not failed fails now); the disk, its name and its mounts stay. Process
-    /// context; sleeps (for the server, up to 15 s per queue).
+    /// `connect`, take the place of the old ones, whose requests in flight are requeued and
+    /// run on the new ones (or had ended with `EIO` if the disk had given up); the disk, its
+    /// name and its mounts stay. A disk that is connecting by itself (`recover.rs`) is
+    /// connected now. Process context; sleeps (for the server, up to 15 s per queue).
     ///
     /// # Errors
     ///
     /// `-EISCONN` if no queue failed; `-EPROTO` if the server's accepts no longer fit the
     /// disk (another capacity, a smaller depth or request size); the errors of the connection
-    /// (see `ctl.rs`). The disk stays as it was then.
+    /// (see `ctl.rs`). The disk stays as it was then (a connecting disk goes on trying).
     pub(crate) fn reconnect(&mut self) -> Result {
         let disk = self.disk.as_ref().ok_or(ENODEV)?;
         let dev = disk.driver().clone();
-        if dev.live() {
+        // Serialises with the work.
+        let mut g = dev.link.lock();
+        let r = (*g).as_mut().ok_or(ENODEV)?;
+        if dev.state() == recover::LIVE && dev.live() {
             return Err(EISCONN);
         }
         let l = Link::connect(self.index, &self.opts)?;
-        let (was, now) = (self.params, l.params);
-        if now.capacity != was.capacity || now.depth < was.depth || now.max_io < was.max_io {
-            pr_err!(
-                "rkdblk{}: the server now offers {} sectors, depth {}, {} bytes per request: the disk has {}, {}, {}\n",
-                self.index,
-                now.capacity,
-                now.depth,
-                now.max_io,
-                was.capacity,
-                was.depth,
-                was.max_io
-            );
+        let now = l.params;
+        if !r.fits(self.index, &now) {
             teardown(&l.queues);
             return Err(EPROTO);
         }
+        dev.arm(&l.queues);
+        let rq = disk.request_queue();
         // Quiesced: `queue_rq` uses a queue without the lock (and must never drop the last
         // reference to one, which sleeps), so the old ones go only once none is in use there.
-        let old = disk.quiesced(|| dev.replace(l.queues));
+        let old = if r.quiesced {
+            dev.replace(l.queues)
+        } else {
+            disk.quiesced(|| dev.replace(l.queues))
+        };
+        // Their requests in flight are requeued, and run on the new queues.
         for q in old.iter() {
             q.fail("reconnected");
         }
+        dev.state.store(recover::LIVE, Ordering::Release);
+        if core::mem::replace(&mut r.quiesced, false) {
+            rq.unquiesce();
+        }
+        rq.kick_requeue_list();
         // The server's export may have become read-only, or writable again, meanwhile.
-        if now.read_only != was.read_only {
+        if now.read_only != r.params.read_only {
             disk.set_read_only(now.read_only);
+            r.params.read_only = now.read_only;
             self.params.read_only = now.read_only;
             pr_info!(
                 "rkdblk{}: the server exports it {} now\n",
@@ -365,8 +386,7 @@ impl Connection {
         teardown(&old);
         drop(old);
         // The old IA and PZ go once the old queues' objects are gone (each keeps them).
-        self._ia = l.ia;
-        self._pz = l.pz;
+        r.take_link(l.ia, l.pz);
         pr_info!(
             "rkdblk{}: reconnected {} queue(s) to server {} port {}\n",
             self.index,
@@ -389,14 +409,17 @@ impl Connection {
 
     /// Writes its line of `/dev/rkdblk-ctl`'s listing.
     pub(crate) fn describe(&self, f: &mut impl core::fmt::Write) -> core::fmt::Result {
-        let live = self.disk.as_ref().is_some_and(|d| d.driver().live());
-        crate::ctl::describe_line(f, self.name(), &self.opts, self.params.depth, live)
+        let state = self
+            .disk
+            .as_ref()
+            .map_or("deleting", |d| d.driver().state_name());
+        crate::ctl::describe_line(f, self.name(), &self.opts, self.params.depth, state)
     }
 }
 
 /// The disk's own files in its sysfs directory, `/sys/block/rkdblkN/` (nvme's controllers
-/// have the same, and `delete_controller` for `delete`): `state` (`live` or `failed`, as the
-/// listing of `/dev/rkdblk-ctl`), `address` (`traddr=<address>,trsvcid=<port>`, and
+/// have the same, and `delete_controller` for `delete`): `state` (`live`, `connecting`,
+/// `failed` or `deleting`, as the listing of `/dev/rkdblk-ctl`), `address` (`traddr=<address>,trsvcid=<port>`, and
 /// `,host_traddr=<address>` if the connect gave one), `transport` (`rdma`); a write to `delete`
 /// deletes and disconnects the disk, as `disconnect rkdblkN` does ([`store`]).
 pub(crate) const ATTRIBUTES: [Attribute; 4] = [
@@ -427,7 +450,7 @@ const ATTR_DELETE: usize = 3;
 pub(crate) fn show(dev: &Device, index: usize, f: &mut impl Write) -> Result {
     let o = &dev.opts;
     match index {
-        0 => writeln!(f, "{}", if dev.live() { "live" } else { "failed" }),
+        0 => writeln!(f, "{}", dev.state_name()),
         1 => write!(f, "traddr={},trsvcid={}", o.server, o.port)
             .and_then(|()| match o.local {
                 Some(local) => write!(f, ",host_traddr={}", local),
@@ -487,6 +510,12 @@ impl Drop for Connection {
     fn drop(&mut self) {
         if let Some(disk) = self.disk.take() {
             let dev = disk.driver().clone();
+            // No reconnecting any more: the work stopped, what waits for it fails.
+            dev.state.store(recover::DELETING, Ordering::Release);
+            disk.stop_work();
+            if let Some(r) = &mut *dev.link.lock() {
+                dev.fail_waiting(r, &disk.request_queue());
+            }
             // Deleting the disk waits for its requests: they complete, or fail with the
             // queue.
             drop(disk);
@@ -557,7 +586,13 @@ impl Disks {
             queues: param::queues.value(),
             depth: param::depth.value(),
             timeout_ms: param::timeout_ms.value(),
+            reconnect_delay: param::reconnect_delay.value(),
+            ctrl_loss_tmo: param::ctrl_loss_tmo.value(),
         };
+        if !(1..=86_400).contains(&o.reconnect_delay) || o.ctrl_loss_tmo < -1 {
+            pr_err!("reconnect_delay is 1..86400 and ctrl_loss_tmo -1 or more\n");
+            return Err(EINVAL);
+        }
         let c = Connection::new(0, &o)?;
         let mut l = DEVICES.lock();
         l.taken |= 1;

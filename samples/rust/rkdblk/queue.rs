@@ -4,7 +4,7 @@
 //! commands it sends ([`Queue::submit`]), the completions and connection events of its EVD
 //! ([`Queue::on_event`]), and its failure ([`Queue::fail`]).
 
-use crate::block::mq::owned::{OwnedRequest, ReqOp};
+use crate::block::mq::owned::{DiskWork, OwnedRequest, ReqOp};
 use crate::{proto, Device};
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use kernel::{
@@ -98,8 +98,15 @@ pub(crate) struct Queue {
     inline_max: u32,
     /// READs of at most this many bytes come back in-capsule (0: none).
     inline_read_max: u32,
-    /// Set once the queue failed: every request from then on fails.
+    /// Set once the queue failed: every request from then on fails (or is requeued).
     pub(crate) dead: AtomicBool,
+    /// A failure requeues the requests ([`Queue::abort`]) instead of failing them with `EIO`:
+    /// the disk reconnects by itself (`recover.rs`).
+    pub(crate) requeue: AtomicBool,
+    /// The disk's work, scheduled when the queue fails (`recover.rs`); `None` until the disk
+    /// is added.
+    #[pin]
+    recovery: SpinLock<Option<Arc<DiskWork>>>,
     pub(crate) completed: AtomicU64,
     /// Requests whose own pages were granted (zero copy).
     pub(crate) granted: AtomicU64,
@@ -205,6 +212,8 @@ impl Queue {
                 inline_max,
                 inline_read_max,
                 dead: AtomicBool::new(false),
+                requeue: AtomicBool::new(false),
+                recovery <- new_spinlock!(None, "rkdblk_recovery"),
                 completed: AtomicU64::new(0),
                 granted: AtomicU64::new(0),
                 slots <- new_spinlock!(slots, "rkdblk_slots"),
@@ -395,18 +404,46 @@ impl Queue {
                 break;
             };
             if let Some(rq) = rq {
-                rq.end(Err(EIO));
+                // Back to blk-mq (or ended) once the drops below let its pages go.
+                self.abort(rq);
             }
             // The LMR first (it goes with the grant's end), then the RMR, whose free ends it.
             drop(pages);
             drop(res);
         }
+        self.recover();
+    }
+
+    /// Ends `rq` with `EIO`, or requeues it (once its pages are let go) if the disk reconnects
+    /// by itself ([`Queue::requeue`]). Any context.
+    fn abort(&self, rq: Rq) {
+        if self.requeue.load(Ordering::Acquire) {
+            rq.requeue_later();
+        } else {
+            rq.end(Err(EIO));
+        }
+    }
+
+    /// Lets a failure of this queue requeue its requests and schedule the disk's `work`,
+    /// which reconnects it (`recover.rs`). Any context.
+    pub(crate) fn arm(&self, work: &Arc<DiskWork>) {
+        *self.recovery.lock() = Some(work.clone());
+        self.requeue.store(true, Ordering::Release);
+    }
+
+    /// Schedules the disk's recovery work, if the queue is armed ([`Queue::arm`]). Any context.
+    fn recover(&self) {
+        if let Some(w) = self.recovery.lock().as_ref() {
+            w.schedule(0);
+        }
     }
 
     /// Stops the queue's upcall (which holds the queue) and disconnects it; every later request
-    /// fails. Process context.
+    /// fails (none is requeued any more). Process context.
     pub(crate) fn stop(&self) {
         self.dead.store(true, Ordering::Release);
+        self.requeue.store(false, Ordering::Release);
+        *self.recovery.lock() = None;
         let _ = self.evd.clear_upcall();
         let _ = self.ep.disconnect();
     }
@@ -425,6 +462,7 @@ impl Queue {
                 why
             );
         }
+        self.recover();
     }
 
     /// Whether a request of `tag` is in flight on this queue (sent, or answered and waiting for
@@ -448,8 +486,11 @@ impl Queue {
         };
         let len = if op == proto::OP_FLUSH { 0 } else { rq.bytes() };
         let tag = rq.tag() as usize;
-        if self.dead.load(Ordering::Acquire) || len > self.max_io {
+        if len > self.max_io {
             return rq.end(Err(EIO));
+        }
+        if self.dead.load(Ordering::Acquire) {
+            return self.abort(rq);
         }
         let (res, generation) = match self.slots.lock().get_mut(tag) {
             Some(slot) => {
@@ -459,7 +500,7 @@ impl Queue {
             None => (None, 0),
         };
         let Some(mut res) = res else {
-            return rq.end(Err(EIO));
+            return self.abort(rq);
         };
         let cid = proto::cid(tag as u32, generation);
         // In-capsule, no grant: a WRITE's data goes in its SEND, a READ's comes back in the
@@ -536,7 +577,7 @@ impl Queue {
             drop(slots);
             drop(pages);
             // If `fail` ran before this tag's objects were back, the next one frees them.
-            return rq.end(Err(EIO));
+            return self.abort(rq);
         }
         if let Err(e) = prepared {
             drop(slots);
@@ -546,6 +587,7 @@ impl Queue {
                 // Bound but never sent: the RMR cannot be bound again; the queue is done (and
                 // frees the RMR, which lets the pages go).
                 self.mark_failed("a request's grant left bound");
+                return self.abort(rq);
             } else if e == ENOMEM {
                 // `GFP_ATOMIC` found no memory: the request comes back later, as nvme-rdma's
                 // `BLK_STS_RESOURCE` does.

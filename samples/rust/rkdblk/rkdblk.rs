@@ -14,7 +14,7 @@
 //! the control device's `traddr` and `host_traddr`):
 //!
 //!   insmod rkdblk.ko server=<address> [local=<address>] [port=4421] [queues=1]
-//!                    [depth=16] [timeout_ms=30000]
+//!                    [depth=16] [timeout_ms=30000] [reconnect_delay=10] [ctrl_loss_tmo=600]
 //!
 //! Each request is one command SENT to the server,
 //! which moves the data by RDMA WRITE or READ to or from a grant of the request's own pages
@@ -24,9 +24,11 @@
 //! Fabrics: a write's data goes in the command's SEND, from the request's own pages; a read's
 //! comes back in the response's SEND, copied once from the RECV buffer. `rmmod`
 //! deletes the disks and disconnects; it is refused while a disk is open. A lost connection, a
-//! failed DTO, a protocol error or a timed-out request fails the requests of its queue with
-//! `EIO` and every later one: the connection is cut and the grants freed, so the requests end
-//! as soon as their pages are unmapped, without waiting for the peer.
+//! failed DTO, a protocol error or a timed-out request fails its queue: the connection is cut
+//! and the grants freed, and the requests in flight are requeued as soon as their pages are
+//! unmapped, without waiting for the peer; the disk then reconnects by itself every
+//! `reconnect_delay` seconds until `ctrl_loss_tmo`, as nvme-rdma does, and fails its I/O with
+//! `EIO` only after that (`recover.rs`).
 //!
 //! The disk is a `kernel::block::mq::owned` disk ([`block::mq::owned`]): the requests are
 //! tokens the driver ends with a status, whose pages it lends to an LMR without a copy.
@@ -36,6 +38,7 @@ mod ctl;
 mod disk;
 mod proto;
 mod queue;
+mod recover;
 
 /// The owned-request blk-mq binding (`kernel::block::mq::owned` upstream), compiled into this
 /// module.
@@ -69,18 +72,18 @@ pub mod module_param {
 
 // The kernel crate's modules and macros the binding uses as `crate::...`, and `kernel::rdma`.
 #[allow(unused_imports)]
-use kernel::{bindings, error, ffi, module, prelude, static_lock_class, str, sync};
+use kernel::{bindings, error, ffi, module, prelude, static_lock_class, str, sync, types};
 #[allow(unused_imports)]
 use rkdapl::rdma;
 
-use block::mq::owned::{AttrFile, Attribute, Driver, TimeoutReturn};
-use core::sync::atomic::Ordering;
+use block::mq::owned::{AttrFile, Attribute, DiskWork, Driver, RequestQueue, TimeoutReturn};
+use core::sync::atomic::{AtomicU8, Ordering};
 use disk::Disks;
 use kernel::{
     miscdevice::{MiscDeviceOptions, MiscDeviceRegistration},
-    new_spinlock,
+    new_mutex, new_spinlock,
     prelude::*,
-    sync::{Arc, SpinLock},
+    sync::{Arc, Mutex, SpinLock},
 };
 use queue::{Queue, Rq};
 
@@ -108,6 +111,14 @@ module! {
             default: 30000,
             description: "request timeout in ms (default 30000)",
         },
+        reconnect_delay: u32 {
+            default: 10,
+            description: "seconds between attempts to reconnect a failed disk (1..86400, default 10)",
+        },
+        ctrl_loss_tmo: i32 {
+            default: 600,
+            description: "seconds a failed disk tries to reconnect before its I/O fails (-1: forever, 0: at once; default 600)",
+        },
     },
 }
 
@@ -133,6 +144,15 @@ struct Device {
     opts: disk::Opts,
     #[pin]
     queues: SpinLock<KVec<Arc<Queue>>>,
+    /// `recover::LIVE`, `CONNECTING`, `FAILED` or `DELETING`.
+    state: AtomicU8,
+    /// The disk's work (`recover.rs`), once the disk is added.
+    #[pin]
+    work: SpinLock<Option<Arc<DiskWork>>>,
+    /// The connection's IA, PZ and what the disk needs of a new one: taken by the work and by
+    /// a `reconnect` (which it serialises). `None` until the disk is added.
+    #[pin]
+    link: Mutex<Option<recover::Recovery>>,
 }
 
 impl Device {
@@ -142,6 +162,9 @@ impl Device {
                 index,
                 opts,
                 queues <- new_spinlock!(KVec::new(), "rkdblk_queues"),
+                state: AtomicU8::new(recover::LIVE),
+                work <- new_spinlock!(None, "rkdblk_work"),
+                link <- new_mutex!(None, "rkdblk_link"),
             }),
             GFP_KERNEL,
         )?)
@@ -182,6 +205,11 @@ impl Driver for Device {
         disk::store(self.index, index, file)
     }
 
+    /// Recovers from a failed queue: reconnects, or gives up (`recover.rs`).
+    fn work(&self, queue: &RequestQueue<'_>) {
+        self.recover(queue)
+    }
+
     /// Any context (the disk is not `blocking`).
     fn queue_rq(&self, hctx: u32, rq: Rq) {
         match self.queue(hctx) {
@@ -193,8 +221,9 @@ impl Driver for Device {
         }
     }
 
-    /// Fails the request's queue: every request in flight on it ends with `EIO`, the timed-out
-    /// one among them (or it completed meanwhile), and the connection is disconnected.
+    /// Fails the request's queue: every request in flight on it is requeued (or ends with `EIO`
+    /// once the disk gave up), the timed-out one among them (or it completed meanwhile), the
+    /// connection is disconnected and the disk reconnects (`recover.rs`).
     fn timeout(&self, hctx: u32, tag: u32, _data: &()) -> TimeoutReturn {
         let Some(q) = self.queue(hctx) else {
             return TimeoutReturn::ResetTimer;

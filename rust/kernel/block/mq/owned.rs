@@ -72,10 +72,12 @@ use core::{marker::PhantomData, ptr::NonNull};
 
 mod attr;
 mod request;
+mod work;
 
 pub use attr::{AttrFile, Attribute, MAX_ATTRIBUTES};
 pub use request::{OwnedRequest, ReqOp, RequestPages};
 use request::{Pdu, MAX_SEGS};
+pub use work::{DiskWork, RequestQueue};
 
 #[cfg(CONFIG_INFINIBAND = "y")]
 mod rdma;
@@ -128,6 +130,12 @@ pub trait Driver: Send + Sync + Sized + 'static {
     fn store(&self, _index: usize, _input: &[u8], _file: AttrFile<'_>) -> Result {
         Err(EINVAL)
     }
+
+    /// The disk's delayed work ran ([`DiskWork::schedule`]): `queue` is the disk's request
+    /// queue, to stop and restart dispatch around a recovery. Process context
+    /// (`system_long_wq`); may sleep. It never runs once the disk's deletion began
+    /// ([`Disk::stop_work`]), and runs once at a time.
+    fn work(&self, _queue: &RequestQueue<'_>) {}
 }
 
 /// The `blk_mq_ops` of a [`Disk`] of `D`.
@@ -278,6 +286,8 @@ pub struct Disk<D: Driver> {
     gendisk: NonNull<bindings::gendisk>,
     set: KBox<bindings::blk_mq_tag_set>,
     driver: Arc<D>,
+    /// Disabled before the disk is deleted.
+    work: Arc<DiskWork>,
     /// Dropped after the disk's deletion (`Drop`), which removes its files.
     _attrs: Option<KBox<attr::Table>>,
 }
@@ -373,6 +383,25 @@ impl<D: Driver> Disk<D> {
             bindings::set_capacity(gendisk, params.capacity);
             bindings::set_disk_ro(gendisk, params.read_only);
         }
+        // SAFETY: `gendisk`'s queue, whose `queuedata` is `driver`'s `D`; the `Disk` disables
+        // the work before it deletes the disk (`drop`), and on the error paths below it was
+        // never queued (only the `Disk` hands it out).
+        let work = unsafe {
+            NonNull::new((*gendisk).queue)
+                .ok_or(EINVAL)
+                .and_then(|q| DiskWork::new::<D>(q))
+        };
+        let work = match work {
+            Ok(w) => w,
+            Err(e) => {
+                // SAFETY: the disk was allocated and not added; then the tag set is unused.
+                unsafe {
+                    bindings::put_disk(gendisk);
+                    bindings::blk_mq_free_tag_set(&mut *set);
+                }
+                return Err(e);
+            }
+        };
         // SAFETY: `gendisk` is allocated and named, not added; `groups` is null or the
         // null-terminated list of `attrs`, which the `Disk` keeps until after the deletion.
         let added =
@@ -391,6 +420,7 @@ impl<D: Driver> Disk<D> {
             gendisk: unsafe { NonNull::new_unchecked(gendisk) },
             set,
             driver,
+            work,
             _attrs: attrs,
         })
     }
@@ -415,6 +445,27 @@ impl<D: Driver> Disk<D> {
         // SAFETY: `q` is live, and was quiesced above.
         unsafe { bindings::blk_mq_unquiesce_queue(q) };
         r
+    }
+
+    /// The disk's request queue, to stop and restart dispatch ([`RequestQueue::quiesce`]).
+    pub fn request_queue(&self) -> RequestQueue<'_> {
+        // SAFETY: by the type invariants the disk was added, and it is deleted only in `drop`,
+        // which the borrow excludes.
+        unsafe { RequestQueue::new((*self.gendisk.as_ptr()).queue) }
+    }
+
+    /// The disk's delayed work, which runs [`Driver::work`]: a handle the driver may keep and
+    /// schedule from any context. Any context.
+    pub fn work(&self) -> &Arc<DiskWork> {
+        &self.work
+    }
+
+    /// Disables the disk's work for good and waits for a run in progress: from then on
+    /// [`DiskWork::schedule`] does nothing. The disk's deletion does it too; a driver calls
+    /// it first when it must undo what the work left (a quiesced queue) before the deletion.
+    /// Process context; sleeps (for the run in progress).
+    pub fn stop_work(&self) {
+        self.work.disable();
     }
 
     /// Makes the disk read-only or writable (`set_disk_ro()`, which sends a change uevent):
@@ -445,6 +496,8 @@ impl<D: Driver> Drop for Disk<D> {
     /// Deletes the disk (blk-mq waits for the requests in flight: the driver must end them),
     /// then frees it and its tag set. Process context; sleeps.
     fn drop(&mut self) {
+        // First: the work reaches the disk's queue and driver.
+        self.work.disable();
         // SAFETY: by the type invariants the disk was added on `set` and is deleted and put
         // once, here; the tag set is freed after its only disk.
         unsafe {

@@ -125,6 +125,9 @@ impl<T: Default> Pdu<T> {
     }
 }
 
+/// The `errno` of a request [`OwnedRequest::requeue_later`] gave up: not an errno.
+const REQUEUE_LATER: i32 = i32::MIN;
+
 /// Lets go of one hold on `rq` (its [`OwnedRequest`]'s or a [`RequestPages`]'); the last ends
 /// the request with the errno its `OwnedRequest` stored. Any context.
 ///
@@ -137,6 +140,12 @@ unsafe fn put<T: Default>(rq: NonNull<bindings::request>) {
     // AcqRel: the last one sees the errno the `OwnedRequest` stored before its own decrement.
     if refs.fetch_sub(1, Ordering::AcqRel) == 1 {
         let e = errno.load(Ordering::Relaxed);
+        if e == REQUEUE_LATER {
+            // SAFETY: the last hold on the live, started request is gone: the driver gives it
+            // back once, to the requeue list, which is kicked.
+            unsafe { bindings::blk_mq_requeue_request(rq.as_ptr(), true) };
+            return;
+        }
         // SAFETY: the last hold on the live request is gone: the driver gives it back once;
         // `errno_to_blk_status` only converts.
         unsafe { bindings::blk_mq_end_request(rq.as_ptr(), bindings::errno_to_blk_status(e)) };
@@ -424,6 +433,19 @@ impl<D: Driver> OwnedRequest<D> {
         // once: the token, its only hold, is forgotten.
         unsafe { bindings::blk_mq_requeue_request(rq.as_ptr(), true) };
         Ok(())
+    }
+
+    /// Gives the request back to blk-mq to be queued again (`blk_mq_requeue_request`, kicking
+    /// the requeue list) once its [`RequestPages`] went too, if they are lent (at once
+    /// otherwise): it comes back through [`Driver::queue_rq`], started anew, when the disk's
+    /// queue is not quiesced ([`super::RequestQueue::quiesce`]). For the requests in flight on
+    /// a lost connection, which run again once the driver connected anew, as nvme requeues
+    /// them on a reset. Any context.
+    pub fn requeue_later(self) {
+        let rq = self.0;
+        core::mem::forget(self);
+        // SAFETY: the token's hold (type invariant), given up once: the token is forgotten.
+        unsafe { end_with::<D::RequestData>(rq, REQUEUE_LATER) };
     }
 
     /// Ends the request: successfully, or with the block status of the errno

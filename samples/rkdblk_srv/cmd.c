@@ -1,0 +1,421 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rkdblk_srv's commands (docs/blockdev.md): a connection's RECVs, each command's file I/O, the
+ * RDMA READ of a WRITE's data from the client's grant, the completion (a SEND with invalidate,
+ * a plain SEND, or an in-capsule READ's SEND with immediate data), and the send queue's flow
+ * control (the wait list). The connections themselves are main.c's.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/delay.h>
+#include <linux/fs.h>
+#include <linux/slab.h>
+#include "../../include/rkdapl.h"
+
+#include "srv.h"
+
+static u64 cmd_off(struct srv_conn *c, u32 i)
+{
+	return (u64)i * sizeof(struct rkdblk_cmd);
+}
+
+static u64 resp_off(struct srv_conn *c, u32 tag)
+{
+	return (u64)c->depth * sizeof(struct rkdblk_cmd) + (u64)tag * sizeof(struct rkdblk_resp);
+}
+
+/*
+ * The in-capsule and data buffers start on a page boundary, and are multiples of 512 bytes
+ * long: O_DIRECT needs them aligned to the block size.
+ */
+static u64 inline_off(struct srv_conn *c, u32 i)
+{
+	return round_up((u64)c->depth * (sizeof(struct rkdblk_cmd) + sizeof(struct rkdblk_resp)),
+			PAGE_SIZE) +
+	       (u64)i * c->inline_len;
+}
+
+u64 data_off(struct srv_conn *c, u32 tag)
+{
+	return round_up(inline_off(c, c->depth), PAGE_SIZE) + (u64)tag * SRV_MAX_IO;
+}
+
+/* RECV @i: the command into its buffer, in-capsule data (if any) into its own. */
+int post_recv(struct srv_conn *c, u32 i)
+{
+	struct rkdapl_lmr_triplet t[2] = {
+		{ c->lmr, cmd_off(c, i), sizeof(struct rkdblk_cmd) },
+		{ c->lmr, inline_off(c, i), c->inline_len },
+	};
+
+	return rkdapl_post_recv(c->ep, t, c->inline_len ? 2 : 1, COOKIE(K_RECV, i), 0);
+}
+
+/*
+ * Posts again the RECV whose in-capsule data @sc's WRITE held. Before the command's response
+ * is posted: the client sends its next command only after a response, so it always finds a
+ * RECV (docs/blockdev.md, "Credits"). Process context (the command's work).
+ */
+static void release_recv(struct srv_cmd *sc)
+{
+	struct srv_conn *c = sc->c;
+	int ret;
+
+	if (sc->recv < 0)
+		return;
+	ret = post_recv(c, sc->recv);
+	if (ret && !atomic_read(&c->dead))
+		pr_warn("queue %u: RECV %d not posted again: %d\n", c->queue, sc->recv, ret);
+	sc->recv = -1;
+}
+
+/* Writes the completion of the command in @sc with @status, to post next. Any context. */
+static void prepare_response(struct srv_cmd *sc, int status)
+{
+	struct srv_conn *c = sc->c;
+	u32 tag = sc - c->cmds, len = le32_to_cpu(sc->cmd.length);
+	struct rkdblk_resp *r = c->mem + resp_off(c, tag);
+
+	memset(r, 0, sizeof(*r));
+	r->cid = sc->cmd.cid;
+	r->status = cpu_to_le32((u32)status);
+	rkdapl_lmr_sync_rdma_read(c->lmr, resp_off(c, tag), sizeof(*r));
+	if (!status && sc->cmd.op == RKDBLK_OP_READ && len)
+		rkdapl_lmr_sync_rdma_read(c->lmr, data_off(c, tag), len);
+	sc->status = status;
+	sc->pending = P_RESPOND;
+	sc->next = 0;
+	atomic64_inc(&srv.served);
+	if (!status && sc->cmd.op == RKDBLK_OP_READ && (sc->cmd.flags & RKDBLK_FLAG_INLINE))
+		atomic64_inc(&srv.inline_reads);
+}
+
+/*
+ * Posts what @sc has pending (sc->pending): its RDMA READ, or its completion from DTO
+ * sc->next of the chain on. The completion is a SEND with invalidate of the client's grant
+ * when the command had one, with the data's RDMA WRITE chained before it for a successful
+ * READ; a successful in-capsule READ's is the data itself, a SEND with immediate data (the
+ * cid). The tag is free again before the post, as the client may reuse it as soon as the
+ * completion arrives, and busy again if the send queue is full. Under the connection's lock.
+ */
+static int post_pending(struct srv_cmd *sc)
+{
+	struct srv_conn *c = sc->c;
+	u32 tag = sc - c->cmds, len = le32_to_cpu(sc->cmd.length);
+	struct rkdapl_lmr_triplet data = { c->lmr, data_off(c, tag), len };
+	struct rkdapl_lmr_triplet resp = { c->lmr, resp_off(c, tag), sizeof(struct rkdblk_resp) };
+	struct rkdapl_rmr_triplet remote = {
+		.address = le64_to_cpu(sc->cmd.address),
+		.rkey = le32_to_cpu(sc->cmd.rkey),
+		.length = len,
+	};
+	struct rkdapl_dto dtos[2] = {};
+	u32 n = 0, posted = 0;
+	int ret;
+
+	lockdep_assert_held(&c->lock);
+	if (sc->pending == P_FETCH)
+		return rkdapl_post_rdma_read(c->ep, &data, 1, &remote, COOKIE(K_READ, tag), 0);
+	if (!sc->status && sc->cmd.op == RKDBLK_OP_READ && (sc->cmd.flags & RKDBLK_FLAG_INLINE)) {
+		/* Signalled, as the response SEND below. */
+		dtos[n].op = RKDAPL_DTO_SEND_IMM;
+		dtos[n].immediate = le32_to_cpu(sc->cmd.cid);
+		dtos[n].iov = &data;
+		dtos[n].num_iov = 1;
+		dtos[n].cookie = COOKIE(K_SEND, tag);
+		n++;
+		goto post;
+	}
+	if (!sc->status && sc->cmd.op == RKDBLK_OP_READ && len) {
+		dtos[n].op = RKDAPL_DTO_RDMA_WRITE;
+		dtos[n].flags = RKDAPL_COMPLETION_SUPPRESS;
+		dtos[n].iov = &data;
+		dtos[n].num_iov = 1;
+		dtos[n].remote = remote;
+		dtos[n].cookie = COOKIE(K_WRITE, tag);
+		n++;
+	}
+	dtos[n].op = remote.rkey ? RKDAPL_DTO_SEND_INVALIDATE : RKDAPL_DTO_SEND;
+	/*
+	 * Signalled, unlike the WRITE: each completion gives the send queue's slots back at once
+	 * and posts what waits for them. Suppressed, the SENDs would hold their slots until a DTO
+	 * rkdapl signals every half queue completes.
+	 */
+	dtos[n].invalidate_rkey = remote.rkey;
+	dtos[n].iov = &resp;
+	dtos[n].num_iov = 1;
+	dtos[n].cookie = COOKIE(K_SEND, tag);
+	n++;
+post:
+	sc->busy = false;
+	ret = rkdapl_post_chain(c->ep, dtos + sc->next, n - sc->next, &posted);
+	if (ret == -ENOSPC) {
+		/* The chain stops at the first DTO without a slot: the next post resumes there. */
+		sc->next += posted;
+		sc->busy = true;
+	}
+	return ret;
+}
+
+/*
+ * Posts the pending DTOs of the waiting commands, oldest first, until the send queue is full.
+ * A failed RDMA READ turns into its command's completion with the error. Under the
+ * connection's lock.
+ */
+static void post_waiting(struct srv_conn *c)
+{
+	struct srv_cmd *sc;
+	int ret;
+
+	lockdep_assert_held(&c->lock);
+	while ((sc = list_first_entry_or_null(&c->waiting, struct srv_cmd, wait))) {
+		ret = post_pending(sc);
+		if (ret == -ENOSPC)
+			return;
+		if (ret && sc->pending == P_FETCH) {
+			prepare_response(sc, ret);
+			continue;
+		}
+		list_del_init(&sc->wait);
+		if (ret && !atomic_read(&c->dead))
+			pr_warn("queue %u: completion of tag %u not posted: %d\n", c->queue,
+				(u32)(sc - c->cmds), ret);
+	}
+}
+
+/*
+ * Posts @sc's pending DTOs behind the commands already waiting for send-queue slots, or
+ * leaves it waiting with them (counted in srv.waited: a WRITE command whose RDMA READ and
+ * response both waited counts twice). Process context (the command's work).
+ */
+static void submit(struct srv_cmd *sc)
+{
+	struct srv_conn *c = sc->c;
+
+	spin_lock(&c->lock);
+	list_add_tail(&sc->wait, &c->waiting);
+	post_waiting(c);
+	if (!list_empty(&sc->wait))
+		atomic64_inc(&srv.waited);
+	spin_unlock(&c->lock);
+}
+
+/*
+ * Sends the completion of the command in @sc with @status, after posting again the RECV its
+ * in-capsule data held. Process context.
+ */
+static void respond(struct srv_cmd *sc, int status)
+{
+	release_recv(sc);
+	prepare_response(sc, status);
+	submit(sc);
+}
+
+/*
+ * A command can arrive before this side saw ESTABLISHED (rkdapl_cr_accept()), when posting
+ * gets -ENOTCONN: wait for the state to settle, up to 5 s (work items may sleep).
+ */
+static void wait_connected(struct srv_conn *c)
+{
+	u32 state = RKDAPL_EP_STATE_PASSIVE_CONNECTION_PENDING;
+	int i;
+
+	for (i = 0; i < 5000; i++) {
+		if (rkdapl_ep_get_state(c->ep, &state) ||
+		    state != RKDAPL_EP_STATE_PASSIVE_CONNECTION_PENDING)
+			return;
+		usleep_range(1000, 2000);
+	}
+}
+
+void cmd_work(struct work_struct *w)
+{
+	struct srv_cmd *sc = container_of(w, struct srv_cmd, work);
+	struct srv_conn *c = sc->c;
+	u32 tag = sc - c->cmds, len = le32_to_cpu(sc->cmd.length);
+	loff_t pos = (loff_t)le64_to_cpu(sc->cmd.sector) << 9;
+	/* An in-capsule WRITE's data is written from its RECV's buffer, where it landed. */
+	u64 off = sc->recv >= 0 ? inline_off(c, sc->recv) : data_off(c, tag);
+	void *buf = c->mem + off;
+	ssize_t n;
+	int ret;
+
+	wait_connected(c);
+	if (sc->status)
+		return respond(sc, sc->status);
+	switch (sc->cmd.op) {
+	case RKDBLK_OP_READ:
+		n = kernel_read(srv.file, buf, len, &pos);
+		return respond(sc, n == len ? 0 : n < 0 ? (int)n : -EIO);
+	case RKDBLK_OP_WRITE:
+		if (!sc->fetched) {
+			sc->pending = P_FETCH;
+			return submit(sc);
+		}
+		rkdapl_lmr_sync_rdma_write(c->lmr, off, len);
+		n = kernel_write(srv.file, buf, len, &pos);
+		ret = n == len ? 0 : n < 0 ? (int)n : -EIO;
+		if (!ret && (sc->cmd.flags & RKDBLK_FLAG_FUA))
+			ret = vfs_fsync_range(srv.file, pos - len, pos - 1, 1);
+		return respond(sc, ret);
+	case RKDBLK_OP_FLUSH:
+		return respond(sc, vfs_fsync(srv.file, 0));
+	}
+	respond(sc, -EOPNOTSUPP);
+}
+
+/* Disconnects the client of @c (process context). */
+void drop_work(struct work_struct *w)
+{
+	struct srv_conn *c = container_of(w, struct srv_conn, drop);
+	int ret;
+
+	/* A command can arrive before this side saw ESTABLISHED: disconnect needs CONNECTED. */
+	wait_connected(c);
+	ret = rkdapl_ep_disconnect(c->ep);
+	/*
+	 * -EINVAL: conn_free() freed the EP meanwhile (rkdapl refuses the stale handle);
+	 * -ENOTCONN: the connection ended meanwhile. Either way the client is gone.
+	 */
+	if (!ret || ret == -EINVAL || ret == -ENOTCONN)
+		atomic64_inc(&srv.dropped);
+	else
+		pr_warn("queue %u: disconnecting the client failed: %d\n", c->queue, ret);
+}
+
+/*
+ * The client of @c broke the protocol (@why, about @tag): no more of its commands are served,
+ * and its connection is disconnected (from a work item: the DTO upcall must not sleep). The
+ * PSP thread frees it when DISCONNECTED arrives. Any context.
+ */
+static void conn_drop(struct srv_conn *c, const char *why, u32 tag)
+{
+	if (atomic_xchg(&c->dropped, 1))
+		return;
+	atomic_set(&c->dead, 1);
+	pr_warn("queue %u: %s %u: the client broke the protocol, disconnecting it\n", c->queue,
+		why, tag);
+	queue_work(srv.wq, &c->drop);
+}
+
+/*
+ * A new command arrived in RECV @i (@len bytes): the command copied out, the RECV posted again
+ * (an in-capsule WRITE's only once its data is written: cmd_work()), the work queued.
+ */
+static void on_command(struct srv_conn *c, u32 i, u64 len)
+{
+	struct rkdblk_cmd cmd;
+	struct srv_cmd *sc = NULL;
+	bool inline_data = false, busy;
+	u32 tag, io = 0;
+	u64 end;
+	int ret;
+
+	if (len < sizeof(cmd) || len > sizeof(cmd) + c->inline_len || atomic_read(&c->dropped))
+		goto post;
+	rkdapl_lmr_sync_rdma_write(c->lmr, cmd_off(c, i), sizeof(cmd));
+	memcpy(&cmd, c->mem + cmd_off(c, i), sizeof(cmd));
+	tag = RKDBLK_TAG(le32_to_cpu(cmd.cid));
+	io = le32_to_cpu(cmd.length);
+	/*
+	 * In-capsule data, no grant: a WRITE's, exactly the command's length after it; a READ's
+	 * (to come back in the response), if the accept offered it, within inline_len.
+	 */
+	inline_data = cmd.flags & RKDBLK_FLAG_INLINE && cmd.op == RKDBLK_OP_WRITE;
+	if (tag >= c->depth ||
+	    (cmd.flags & RKDBLK_FLAG_INLINE &&
+	     (cmd.rkey || !io || io > c->inline_len ||
+	      (cmd.op != RKDBLK_OP_WRITE && (cmd.op != RKDBLK_OP_READ || !c->inline_reads)))) ||
+	    len != sizeof(cmd) + (inline_data ? io : 0)) {
+		pr_warn("queue %u: malformed command (%llu bytes, tag %u, flags %#x), ignored\n",
+			c->queue, len, tag, cmd.flags);
+		goto post;
+	}
+	sc = &c->cmds[tag];
+	spin_lock(&c->lock);
+	busy = sc->busy;
+	sc->busy = true;
+	spin_unlock(&c->lock);
+	if (busy) {
+		/*
+		 * The client sent a command for a tag whose command is still in flight: it does
+		 * not follow the protocol (the tag's buffer is in use), and nothing it sends on
+		 * this connection can be trusted. As nvmet-rdma does on a protocol error, the
+		 * connection goes.
+		 */
+		conn_drop(c, "a command for busy tag", tag);
+		sc = NULL;
+		goto post;
+	}
+	/* Test hook: the command is taken (its tag busy) and never answered. */
+	if (READ_ONCE(srv.stall)) {
+		sc = NULL;
+		goto post;
+	}
+	/* The data stays where it landed: the RECV is posted again once it is written. */
+	if (inline_data) {
+		atomic64_inc(&srv.inlined);
+		goto queue;
+	}
+post:
+	ret = post_recv(c, i);
+	if (ret && !atomic_read(&c->dead))
+		pr_warn("queue %u: RECV %u not posted again: %d\n", c->queue, i, ret);
+	if (!sc)
+		return;
+queue:
+	sc->cmd = cmd;
+	sc->recv = inline_data ? i : -1;
+	sc->fetched = inline_data;
+	sc->status = 0;
+	end = le64_to_cpu(cmd.sector) + (io >> 9);
+	if (cmd.op < RKDBLK_OP_READ || cmd.op > RKDBLK_OP_FLUSH)
+		sc->status = -EOPNOTSUPP;
+	else if (cmd.op != RKDBLK_OP_FLUSH &&
+		 (!io || io > SRV_MAX_IO || io & 511 ||
+		  (!cmd.rkey && !(cmd.flags & RKDBLK_FLAG_INLINE)) || end > srv.capacity))
+		sc->status = -EINVAL;
+	else if (cmd.op == RKDBLK_OP_WRITE && srv_read_only())
+		/* Refused before its data is fetched; the client's grant ends with the response. */
+		sc->status = -EROFS;
+	if (sc->status == -EROFS && atomic64_inc_return(&srv.refused_writes) == 1)
+		pr_info("queue %u: a WRITE refused with -EROFS: the export is read-only\n",
+			c->queue);
+	queue_work(srv.wq, &sc->work);
+}
+
+/* DTO completions of one connection (the CQ's completion work: must not sleep). */
+void dto_upcall(void *ctx, const struct rkdapl_event *ev)
+{
+	struct srv_conn *c = ctx;
+	u32 kind = ev->cookie >> 32, i = (u32)ev->cookie;
+
+	if (ev->type != RKDAPL_DTO_COMPLETION_EVENT)
+		return;
+	if (ev->status != RKDAPL_DTO_SUCCESS) {
+		if (!atomic_xchg(&c->dead, 1) && ev->status != RKDAPL_DTO_FLUSHED)
+			pr_warn("queue %u: DTO (kind %u, %u) failed with status %d\n", c->queue,
+				kind, i, ev->status);
+		return;
+	}
+	/*
+	 * A send-queue completion gave its slots back (before this upcall): post what waits for
+	 * them. The list is read without the lock, as nvmet-rdma reads its wait list: a command
+	 * refused with -ENOSPC found every slot taken, and slots come back in posting order. Only
+	 * the list's head can hold a WRITE posted without its SEND, so with at least 2 slots
+	 * (max_request_dtos) a SEND or RDMA READ posted before the refusal is still outstanding;
+	 * rkdapl frees its slot under the EP's queue lock after the refusal took that lock, and
+	 * this upcall, after it, sees the command on the list.
+	 */
+	if (kind != K_RECV && !list_empty(&c->waiting)) {
+		spin_lock(&c->lock);
+		post_waiting(c);
+		spin_unlock(&c->lock);
+	}
+	if (kind == K_RECV && i < c->depth) {
+		on_command(c, i, ev->transferred_length);
+	} else if (kind == K_READ && i < c->depth) {
+		c->cmds[i].fetched = 1;
+		queue_work(srv.wq, &c->cmds[i].work);
+	}
+}

@@ -14,8 +14,8 @@
 //!   reconnect <name>
 //!
 //! `transport` may be left out (`rdma` is the only one); `traddr` is the server's address,
-//! `trsvcid` its port, `host_traddr` this machine's address on the RDMA device (default
-//! `traddr`, a loopback), `nr_io_queues` the hardware queues (1..16), `queue_size` the commands
+//! `trsvcid` its port, `host_traddr` this machine's address on the RDMA device and the
+//! connections' source address (default `traddr`, a loopback), `nr_io_queues` the hardware queues (1..16), `queue_size` the commands
 //! in flight per queue asked for (1..1024), `timeout_ms` the request timeout, `reconnect_delay`
 //! the seconds between attempts to reconnect a failed disk (1..86400) and `ctrl_loss_tmo` the
 //! seconds of attempts before its I/O fails (-1: forever, 0: at once). The names of

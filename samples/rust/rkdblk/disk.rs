@@ -199,6 +199,8 @@ impl Link {
         }
         let here = sockaddr(o.local.unwrap_or(o.server), 0);
         let to = sockaddr(o.server, o.port);
+        // `host_traddr`: the source of every queue's connection, not only the IA's device.
+        let from = o.local.map(|l| sockaddr(l, 0));
         let ia = Ia::open_addr(&here, OWNER).inspect_err(|e| {
             pr_err!(
                 "rkdblk{}: no RDMA device has the address {} (local=, default server=): {:?}\n",
@@ -221,15 +223,17 @@ impl Link {
             read_only: false,
         };
         for i in 0..nq {
-            let r = Queue::connect(&ia, &pz, &to, (index, i), want).and_then(|(q, acc)| {
-                params.depth = params.depth.min(acc.depth.into());
-                params.max_io = params.max_io.min(acc.max_io);
-                params.capacity = acc.capacity;
-                // The server's one export: its queues all say the same.
-                params.read_only |= acc.read_only;
-                // Cannot fail: the capacity is `nq`.
-                queues.push_within_capacity(q).map_err(|_| ENOMEM)
-            });
+            let r = Queue::connect(&ia, &pz, (from.as_ref(), &to), (index, i), want).and_then(
+                |(q, acc)| {
+                    params.depth = params.depth.min(acc.depth.into());
+                    params.max_io = params.max_io.min(acc.max_io);
+                    params.capacity = acc.capacity;
+                    // The server's one export: its queues all say the same.
+                    params.read_only |= acc.read_only;
+                    // Cannot fail: the capacity is `nq`.
+                    queues.push_within_capacity(q).map_err(|_| ENOMEM)
+                },
+            );
             if let Err(e) = r {
                 teardown(&queues);
                 return Err(e);

@@ -120,7 +120,7 @@ impl Queue {
     pub(crate) fn connect(
         ia: &Ia,
         pz: &Arc<Pz>,
-        to: &SockAddr,
+        (from, to): (Option<&SockAddr>, &SockAddr),
         (disk, index): (u32, u32),
         want: u32,
     ) -> Result<(Arc<Queue>, proto::Accept)> {
@@ -137,11 +137,12 @@ impl Queue {
             ..EpAttr::default()
         };
         let ep = Ep::with_attr(pz, &evd, &evd, &attr)?;
-        ep.connect(
-            to,
-            CONNECT_TIMEOUT_MS,
-            &proto::connect(index as u16, want as u16, proto::CONNECT_INLINE_READ),
-        )?;
+        let pdata = proto::connect(index as u16, want as u16, proto::CONNECT_INLINE_READ);
+        match from {
+            // `host_traddr`: the connection leaves from that address.
+            Some(from) => ep.connect_from(from, to, CONNECT_TIMEOUT_MS, &pdata)?,
+            None => ep.connect(to, CONNECT_TIMEOUT_MS, &pdata)?,
+        }
         let ev = evd.wait(CONNECT_TIMEOUT_MS)?;
         if let Some(why) = ev
             .reject_reason()

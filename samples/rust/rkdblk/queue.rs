@@ -331,12 +331,19 @@ impl Queue {
         }
         let seg = self.resp.segment(off, self.recv_len.into());
         if self.ep.post_recv(&[seg], i).is_err() {
-            rq.end(Err(EIO));
-            return self.fail("RECV not posted again");
+            // The queue is failing (a disconnect refuses posts): the request has its answer and
+            // ends with it; nothing posts on this queue any more, so its SEND need not be
+            // waited for.
+            self.fail("RECV not posted again");
+            self.completed.fetch_add(1, Ordering::Relaxed);
+            return rq.end(result);
         }
         let mut slots = self.slots.lock();
-        if let Some(slot) = slots.get_mut(tag) {
-            if !sent {
+        // Under the lock: `fail` sets `dead` before it takes the lock to sweep the slots, so a
+        // request left `Answered` here is one its sweep finds. A failed queue posts nothing
+        // more: the request ends with its answer now.
+        if !sent && !self.dead.load(Ordering::Acquire) {
+            if let Some(slot) = slots.get_mut(tag) {
                 slot.state = State::Answered { rq, result };
                 return;
             }
@@ -369,9 +376,10 @@ impl Queue {
         }
     }
 
-    /// Fails the queue: the connection is cut, every request in flight ends with `EIO`, and
-    /// every later one. A request whose pages a grant still covers ends once that grant is
-    /// gone: the tags' RMRs are freed here (their MRs deregistered, so no rkey reaches the
+    /// Fails the queue: the connection is cut, every request in flight is requeued if the disk
+    /// reconnects by itself ([`Queue::abort`]) or ends with `EIO`, and so is every later one;
+    /// a request already answered ends with its answer. A request whose pages a grant still
+    /// covers goes once that grant is gone: the tags' RMRs are freed here (their MRs deregistered, so no rkey reaches the
     /// pages any more), as is the RMR of a request `submit` was preparing. Process context
     /// (the upcall, blk-mq's timeout work, a reconnect); may sleep, briefly
     /// (the RMRs' and the IA registry's mutexes).
@@ -396,17 +404,23 @@ impl Queue {
             let taken = self.slots.lock().iter_mut().find_map(|slot| {
                 let res = slot.res.take();
                 match core::mem::replace(&mut slot.state, State::Idle) {
-                    State::InFlight { rq, pages, .. } => Some((Some(rq), pages, res)),
-                    State::Answered { rq, .. } => Some((Some(rq), None, res)),
+                    State::InFlight { rq, pages, .. } => Some((Some((rq, None)), pages, res)),
+                    State::Answered { rq, result } => Some((Some((rq, Some(result))), None, res)),
                     State::Idle => res.map(|r| (None, None, Some(r))),
                 }
             });
             let Some((rq, pages, res)) = taken else {
                 break;
             };
-            if let Some(rq) = rq {
+            match rq {
+                // Answered: it ends with its answer (its pages were let go with its response).
+                Some((rq, Some(result))) => {
+                    self.completed.fetch_add(1, Ordering::Relaxed);
+                    rq.end(result);
+                }
                 // Back to blk-mq (or ended) once the drops below let its pages go.
-                self.abort(rq);
+                Some((rq, None)) => self.abort(rq),
+                None => {}
             }
             // The LMR first (it goes with the grant's end), then the RMR, whose free ends it.
             drop(pages);
@@ -420,6 +434,9 @@ impl Queue {
     fn abort(&self, rq: Rq) {
         if self.requeue.load(Ordering::Acquire) {
             rq.requeue_later();
+            // The disk's work stops dispatch and reconnects: until it runs, a requeued request
+            // comes straight back here.
+            self.recover();
         } else {
             rq.end(Err(EIO));
         }
@@ -430,6 +447,11 @@ impl Queue {
     pub(crate) fn arm(&self, work: &Arc<DiskWork>) {
         *self.recovery.lock() = Some(work.clone());
         self.requeue.store(true, Ordering::Release);
+        // Failed before it was armed (its `fail` found no work to schedule): the work runs
+        // now. (A `fail` after the store above finds the work itself.)
+        if self.dead.load(Ordering::Acquire) {
+            work.schedule(0);
+        }
     }
 
     /// Schedules the disk's recovery work, if the queue is armed ([`Queue::arm`]). Any context.

@@ -98,14 +98,14 @@ impl DiskWork {
                         &raw mut (*slot).work,
                         Some(run::<D>),
                         false,
-                        c"rkdblk_disk_work".as_char_ptr(),
+                        c"owned_disk_work".as_char_ptr(),
                         key.as_ptr(),
                     );
                     bindings::timer_init_key(
                         &raw mut (*slot).timer,
                         Some(bindings::delayed_work_timer_fn),
                         bindings::TIMER_IRQSAFE,
-                        c"rkdblk_disk_work_timer".as_char_ptr(),
+                        c"owned_disk_work_timer".as_char_ptr(),
                         timer_key.as_ptr(),
                     );
                 }

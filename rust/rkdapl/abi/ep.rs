@@ -68,16 +68,8 @@ pub(crate) unsafe extern "C" fn rkdapl_ep_connect(
     pdata: *const c_void,
     pdata_len: u32,
 ) -> c_int {
-    from_result(|| {
-        let e: Arc<Ep> = Handles::get::<Ep>(ep)?;
-        // SAFETY: A non-NULL `remote` points to a `sockaddr_in` or `sockaddr_in6`, as its
-        // family says (this function's `# Safety`); `from_raw` refuses NULL and other families.
-        let dst = unsafe { SockAddr::from_raw(remote) }?;
-        // SAFETY: `pdata` is NULL or `pdata_len` readable bytes (this function's `# Safety`).
-        let pdata = unsafe { private_data(pdata, pdata_len) }?;
-        e.connect(None, &dst, timeout_ms, &pdata)?;
-        Ok(0)
-    })
+    // SAFETY: This function's `# Safety` is `rkdapl_ep_connect_from`'s with a NULL `local`.
+    unsafe { rkdapl_ep_connect_from(ep, core::ptr::null(), remote, timeout_ms, pdata, pdata_len) }
 }
 
 /// See `rkdapl_ep_connect_from` in `include/rkdapl.h`.

@@ -379,19 +379,13 @@ impl Queue {
     /// Fails the queue: the connection is cut, every request in flight is requeued if the disk
     /// reconnects by itself ([`Queue::abort`]) or ends with `EIO`, and so is every later one;
     /// a request already answered ends with its answer. A request whose pages a grant still
-    /// covers goes once that grant is gone: the tags' RMRs are freed here (their MRs deregistered, so no rkey reaches the
-    /// pages any more), as is the RMR of a request `submit` was preparing. Process context
+    /// covers goes once that grant is gone: the tags' RMRs are freed here (their MRs
+    /// deregistered, so no rkey reaches the pages any more), as is the RMR of a request
+    /// `submit` was preparing. Process context
     /// (the upcall, blk-mq's timeout work, a reconnect); may sleep, briefly
     /// (the RMRs' and the IA registry's mutexes).
     pub(crate) fn fail(&self, why: &str) {
-        if !self.dead.swap(true, Ordering::AcqRel) {
-            pr_err!(
-                "rkdblk{} queue {}: {}: failing its requests\n",
-                self.disk,
-                self.index,
-                why
-            );
-        }
+        self.set_dead(why);
         // A connected QP goes to the error state first (`rdma_disconnect`): it executes no more
         // of the peer's RDMA. (A QP that failed or lost its connection is there already.) What
         // keeps a request's pages from the peer for good is below: freeing an RMR deregisters
@@ -471,12 +465,8 @@ impl Queue {
         let _ = self.ep.disconnect();
     }
 
-    /// Marks the queue failed, for `queue_rq`, which may not sleep: every later request fails
-    /// with `EIO`. The connection, the requests in flight and the tags' objects go with the
-    /// next [`Queue::fail`]: a failed completion or a lost connection, blk-mq's timeout of a
-    /// request of the queue ([`Device::timeout`]), a reconnect or the disk's removal. Any
-    /// context.
-    pub(crate) fn mark_failed(&self, why: &str) {
+    /// Sets the queue dead; the first time, logs `why`. Any context.
+    fn set_dead(&self, why: &str) {
         if !self.dead.swap(true, Ordering::AcqRel) {
             pr_err!(
                 "rkdblk{} queue {}: {}: failing its requests\n",
@@ -485,6 +475,15 @@ impl Queue {
                 why
             );
         }
+    }
+
+    /// Marks the queue failed, for `queue_rq`, which may not sleep: every later request fails
+    /// with `EIO`. The connection, the requests in flight and the tags' objects go with the
+    /// next [`Queue::fail`]: a failed completion or a lost connection, blk-mq's timeout of a
+    /// request of the queue ([`Device::timeout`]), a reconnect or the disk's removal. Any
+    /// context.
+    pub(crate) fn mark_failed(&self, why: &str) {
+        self.set_dead(why);
         self.recover();
     }
 

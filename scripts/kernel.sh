@@ -124,6 +124,12 @@ make "${MAKEARGS[@]}" -j"$jobs" bzImage modules 2>&1 |
 [ "${PIPESTATUS[0]}" = 0 ] || die "kernel build failed, see $out/build.log"
 # A build from scratch gives the next estimate.
 [ $full = 1 ] && cp "$out/.rkdapl-objects" "$RKDAPL_CACHE/build/objects-$flavour"
-make -s "${MAKEARGS[@]}" INSTALL_MOD_PATH="$out/modroot" INSTALL_MOD_STRIP=1 modules_install >&2
+# Guests of another run may be loading modules from $out/modroot right now: install only when a
+# module changed since the last install (or there is none), never by habit.
+stamp=$out/modroot/.rkdapl-installed
+if [ ! -f "$stamp" ] || [ -n "$(find "$out" -name '*.ko' -newer "$stamp" -print -quit)" ]; then
+	make -s "${MAKEARGS[@]}" INSTALL_MOD_PATH="$out/modroot" INSTALL_MOD_STRIP=1 modules_install >&2
+	touch "$stamp"
+fi
 log "kernel ready in $(( $(date +%s) - start )) s: $out"
 echo "$out"

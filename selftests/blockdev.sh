@@ -27,7 +27,9 @@
 #                    queue. Then
 #                    selftests/kmod/rkdblk_peer.ko sends two commands for one tag, the second
 #                    while the first is in flight (stalled): the server disconnects it (and
-#                    counts it in its unload line). Both unload.
+#                    counts it in its unload line). rkdblk_peer.ko mode=inread: an in-capsule
+#                    READ on the wire equals what it wrote; three malformed ones are ignored,
+#                    each with a log line, and a FLUSH after them is answered. Both unload.
 #   blockdev_access  the server for real use: its test hook is no module parameter (modinfo);
 #                    rkdblk.ko's addresses are text; an allow-list (allow=) without the guest's
 #                    address refuses its client with the reject reason (-EACCES at the client)
@@ -425,7 +427,7 @@ blockdev_send_queue() {
 }
 
 blockdev_timeout() {
-	local rc=0 t0 secs line
+	local rc=0 t0 secs line n m
 	blk_store
 	insmod "$KO/rkdblk_srv.ko" path=$BLK_IMG dev=$RKDAPL_DEV &&
 		BLK_TIMEOUT_MS=5000 blk_connect || rc=$?
@@ -454,6 +456,18 @@ blockdev_timeout() {
 		"insmod exit $rc; ${line:-no line from rkdblk_peer}; $(dmesg | grep 'rkdblk_srv: .*busy tag' | tail -n 1)"
 	module_loaded rkdblk_peer && rmmod rkdblk_peer
 	echo 0 > /sys/kernel/debug/rkdblk_srv/stall
+	# The server's side of in-capsule READs, on the wire: one compared byte for byte, three
+	# malformed ones ignored (each with a "malformed command" line), the connection still serving.
+	rc=0
+	n=$(dmesg | grep -c 'rkdblk_srv: .*malformed command')
+	timeout -k 5 60 insmod "$KO/selftests/kmod/rkdblk_peer.ko" peer=$RKDAPL_IP port=4421 \
+		dev=$RKDAPL_DEV mode=inread || rc=$?
+	line=$(dmesg | grep 'rkdblk_peer: ' | tail -n 1)
+	m=$(( $(dmesg | grep -c 'rkdblk_srv: .*malformed command') - n ))
+	[ $rc = 0 ] && [[ $line == *"in-capsule READs: 512 bytes came back"* ]] && [ $m = 3 ]
+	t_check $? "blockdev: on the wire (rkdblk_peer.ko): an in-capsule READ comes back as a SEND with immediate data equal to what was written; malformed ones (too long, with an rkey, empty) are ignored with a line each, and the connection still serves" \
+		"insmod exit $rc; ${line:-no line from rkdblk_peer}; $m malformed-command lines"
+	module_loaded rkdblk_peer && rmmod rkdblk_peer
 	rc=0
 	rmmod rkdblk_srv || rc=$?
 	t_check $rc "blockdev: rmmod rkdblk_srv after the timeout" "rmmod exit $rc"

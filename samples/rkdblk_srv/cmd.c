@@ -327,8 +327,8 @@ static void on_command(struct srv_conn *c, u32 i, u64 len)
 	     (cmd.rkey || !io || io > c->inline_len ||
 	      (cmd.op != RKDBLK_OP_WRITE && (cmd.op != RKDBLK_OP_READ || !c->inline_reads)))) ||
 	    len != sizeof(cmd) + (inline_data ? io : 0)) {
-		pr_warn("queue %u: malformed command (%llu bytes, tag %u, flags %#x), ignored\n",
-			c->queue, len, tag, cmd.flags);
+		pr_warn_ratelimited("queue %u: malformed command (%llu bytes, tag %u, flags %#x), ignored\n",
+				    c->queue, len, tag, cmd.flags);
 		goto post;
 	}
 	sc = &c->cmds[tag];

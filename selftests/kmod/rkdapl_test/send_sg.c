@@ -9,7 +9,7 @@
 #define SG_SEED 0x5a5a17
 #define HEAD_SEED 0x4ead
 
-/* A SEND of a 100-byte command and 4096 + 900 bytes of two pages lands whole in the peer's RECV. */
+/* A SEND of a 100-byte command and 4096 + 900 bytes of two pages lands whole at the peer. */
 static void send_sg_bytes(struct bctx *b, struct page **pg)
 {
 	struct rkdapl_lmr_triplet head = { b->lmr_b, 0, 100 }, rt = { b->lmr_a, 0, BUFSZ };
@@ -37,9 +37,11 @@ static void send_sg_bytes(struct bctx *b, struct page **pg)
 	r = r ?: dto_expect(b->c, c, RKDAPL_DTO_SEND, want, why);
 	r = r ?: dto_expect(b->s, rc, RKDAPL_DTO_RECV, want, why);
 	rkdapl_lmr_sync_rdma_write(b->lmr_a, 0, BUFSZ);
-	if (!r && (off = pat_check(b->bufa, 0, 100, HEAD_SEED)) >= 0)
+	off = r ? -1 : pat_check(b->bufa, 0, 100, HEAD_SEED);
+	if (off >= 0)
 		snprintf(why, WHY, "command: first wrong byte at %lld", off), r = -EIO;
-	if (!r && (off = pat_check(b->bufa + 100, 0, PAGE_SIZE, SG_SEED)) >= 0)
+	off = r ? -1 : pat_check(b->bufa + 100, 0, PAGE_SIZE, SG_SEED);
+	if (off >= 0)
 		snprintf(why, WHY, "page 1: first wrong byte at %lld", off), r = -EIO;
 	/* the second entry starts 100 bytes into its page: the pattern from there */
 	if (!r && memcmp(b->bufa + 100 + PAGE_SIZE, page_address(pg[1]) + 100, 900))
@@ -61,7 +63,8 @@ static void send_sg_bytes(struct bctx *b, struct page **pg)
 	r = r ?: dto_expect(b->c, c, RKDAPL_DTO_SEND, 512, why);
 	r = r ?: dto_expect(b->s, rc, RKDAPL_DTO_RECV, 512, why);
 	rkdapl_lmr_sync_rdma_write(b->lmr_a, 0, BUFSZ);
-	if (!r && (off = pat_check(b->bufa, 0, 512, SG_SEED)) >= 0)
+	off = r ? -1 : pat_check(b->bufa, 0, 512, SG_SEED);
+	if (off >= 0)
 		snprintf(why, WHY, "first wrong byte at %lld", off), r = -EIO;
 	tap(!r, "post_send_sg: no segment, 512 bytes of a lent page alone (solicited) land in the peer's RECV",
 	    "%d %s: %s", r, ename(r), why);

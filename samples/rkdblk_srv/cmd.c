@@ -92,6 +92,28 @@ static void prepare_response(struct srv_cmd *sc, int status)
 		atomic64_inc(&srv.inline_reads);
 }
 
+/* Posts the one SEND @d (as rkdapl_post_chain() would); @posted: 1 if it was. */
+static int post_one(struct rkdapl_ep *ep, const struct rkdapl_dto *d, u32 *posted)
+{
+	int ret;
+
+	switch (d->op) {
+	case RKDAPL_DTO_SEND_IMM:
+		ret = rkdapl_post_send_imm(ep, d->iov, d->num_iov, d->immediate, d->cookie,
+					   d->flags);
+		break;
+	case RKDAPL_DTO_SEND_INVALIDATE:
+		ret = rkdapl_post_send_with_invalidate(ep, d->iov, d->num_iov, d->invalidate_rkey,
+						       d->cookie, d->flags);
+		break;
+	default:
+		ret = rkdapl_post_send(ep, d->iov, d->num_iov, d->cookie, d->flags);
+		break;
+	}
+	*posted = !ret;
+	return ret;
+}
+
 /*
  * Posts what @sc has pending (sc->pending): its RDMA READ, or its completion from DTO
  * sc->next of the chain on. The completion is a SEND with invalidate of the client's grant
@@ -150,7 +172,11 @@ static int post_pending(struct srv_cmd *sc)
 	n++;
 post:
 	sc->busy = false;
-	ret = rkdapl_post_chain(c->ep, dtos + sc->next, n - sc->next, &posted);
+	if (n - sc->next == 1)
+		/* One SEND (the common case): its own post call, without a chain's lists. */
+		ret = post_one(c->ep, &dtos[sc->next], &posted);
+	else
+		ret = rkdapl_post_chain(c->ep, dtos + sc->next, n - sc->next, &posted);
 	if (ret == -ENOSPC) {
 		/* The chain stops at the first DTO without a slot: the next post resumes there. */
 		sc->next += posted;

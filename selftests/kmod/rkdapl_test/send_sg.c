@@ -150,11 +150,16 @@ static void send_sg_refusals(struct bctx *b, struct page **pg)
 void send_sg_tests(struct bctx *b)
 {
 	struct page *pg[2] = { alloc_page(GFP_KERNEL), alloc_page(GFP_KERNEL) };
+	char why[WHY] = "";
+	int r = pg[0] && pg[1] ? 0 : -ENOMEM;
 
-	if (tap(pg[0] && pg[1], "post_send_sg: two pages to lend", "out of memory")) {
+	r = r ?: pair_connect(b, why);
+	if (tap(!r, "post_send_sg: a connected pair and two pages to lend", "%d %s %s", r,
+		ename(r), why)) {
 		send_sg_refusals(b, pg);
 		send_sg_bytes(b, pg);
 	}
+	pair_close(b);
 	if (pg[0])
 		__free_page(pg[0]);
 	if (pg[1])

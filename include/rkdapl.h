@@ -1381,6 +1381,43 @@ enum rkdapl_completion_flags {
 int rkdapl_post_send(struct rkdapl_ep *ep, const struct rkdapl_lmr_triplet *iov, __u32 num_iov,
 		     __u64 cookie, __u32 flags);
 
+struct scatterlist;
+
+/**
+ * rkdapl_post_send_sg() - post a SEND of local segments followed by pages lent without an LMR
+ * @ep: a CONNECTED EP.
+ * @iov: local segments sent first (LMRs of the EP's PZ: a command, say); may be NULL if
+ *	@num_iov is 0.
+ * @num_iov: entries in @iov, 0..256.
+ * @sgl: the caller's pages, sent after the segments: a scatterlist of sg_set_page() entries,
+ *	not DMA-mapped (a block request's, as blk_rq_map_sg() makes it).
+ * @nents: entries in @sgl, 1 or more; the segments and @sgl's DMA segments together must fit
+ *	one work request's SGEs (&rkdapl_ep_attr.max_request_iov).
+ * @cookie: reported in the completion event.
+ * @flags: &enum rkdapl_completion_flags but %RKDAPL_COMPLETION_SUPPRESS.
+ *
+ * The zero-copy SEND of in-capsule data (nvme-rdma's inline data): rkdapl maps @sgl for the
+ * EP's device to read (ib_dma_map_sg(), DMA_TO_DEVICE) and sends it with the PZ's local DMA
+ * lkey, for this SEND only: no LMR, no registration, nothing the peer could reach (the lkey
+ * grants local access only, and the pages are only read). The mapping is undone when the
+ * SEND finishes, before its completion event is reported (flushed or not): until that event
+ * the caller keeps @sgl and its pages unchanged; after it, or after an error return (nothing
+ * is then mapped), they are the caller's again. Hence no %RKDAPL_COMPLETION_SUPPRESS: the
+ * event is what gives the pages back. The peer needs a RECV as for rkdapl_post_send().
+ * Context: any context (does not sleep; allocates with GFP_ATOMIC).
+ * Return: 0; -EINVAL for a bad handle, unknown flags or %RKDAPL_COMPLETION_SUPPRESS, a NULL
+ * @sgl, @nents 0, NULL @iov with @num_iov > 0, more than 256 segments, or an @sgl entry
+ * without a page or length; -EXDEV for an LMR of another PZ; -ERANGE for a segment outside
+ * its LMR; -ENOMEM; -ENODEV after device removal; -EIO if the mapping fails; -ENOTCONN
+ * unless CONNECTED; -EMSGSIZE if the segments and pages need more SGEs than one SEND holds,
+ * or more than 4 GiB in all; -ENOSPC if &rkdapl_ep_attr.max_request_dtos are outstanding.
+ * The arguments are checked before the EP's state: a bad argument is -EINVAL (or -EXDEV,
+ * -ERANGE) on any EP.
+ */
+int rkdapl_post_send_sg(struct rkdapl_ep *ep, const struct rkdapl_lmr_triplet *iov,
+			__u32 num_iov, struct scatterlist *sgl, __u32 nents, __u64 cookie,
+			__u32 flags);
+
 /**
  * rkdapl_post_recv() - post a RECV buffer made of local segments
  * @ep: an EP that is UNCONNECTED, connecting or CONNECTED.

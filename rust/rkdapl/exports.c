@@ -57,6 +57,7 @@ EXPORT_SYMBOL_NS_GPL(rkdapl_cr_accept, "RKDAPL");
 EXPORT_SYMBOL_NS_GPL(rkdapl_cr_reject, "RKDAPL");
 EXPORT_SYMBOL_NS_GPL(rkdapl_cr_query, "RKDAPL");
 EXPORT_SYMBOL_NS_GPL(rkdapl_post_send, "RKDAPL");
+EXPORT_SYMBOL_NS_GPL(rkdapl_post_send_sg, "RKDAPL");
 EXPORT_SYMBOL_NS_GPL(rkdapl_post_recv, "RKDAPL");
 EXPORT_SYMBOL_NS_GPL(rkdapl_post_rdma_write, "RKDAPL");
 EXPORT_SYMBOL_NS_GPL(rkdapl_post_rdma_read, "RKDAPL");

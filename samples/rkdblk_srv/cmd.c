@@ -10,6 +10,8 @@
 #include <linux/delay.h>
 #include <linux/fs.h>
 #include <linux/slab.h>
+#include <linux/uio.h>
+#include <linux/wait_bit.h>
 #include "../../include/rkdapl.h"
 
 #include "srv.h"
@@ -90,6 +92,28 @@ static void prepare_response(struct srv_cmd *sc, int status)
 		atomic64_inc(&srv.inline_reads);
 }
 
+/* Posts the one SEND @d (as rkdapl_post_chain() would); @posted: 1 if it was. */
+static int post_one(struct rkdapl_ep *ep, const struct rkdapl_dto *d, u32 *posted)
+{
+	int ret;
+
+	switch (d->op) {
+	case RKDAPL_DTO_SEND_IMM:
+		ret = rkdapl_post_send_imm(ep, d->iov, d->num_iov, d->immediate, d->cookie,
+					   d->flags);
+		break;
+	case RKDAPL_DTO_SEND_INVALIDATE:
+		ret = rkdapl_post_send_with_invalidate(ep, d->iov, d->num_iov, d->invalidate_rkey,
+						       d->cookie, d->flags);
+		break;
+	default:
+		ret = rkdapl_post_send(ep, d->iov, d->num_iov, d->cookie, d->flags);
+		break;
+	}
+	*posted = !ret;
+	return ret;
+}
+
 /*
  * Posts what @sc has pending (sc->pending): its RDMA READ, or its completion from DTO
  * sc->next of the chain on. The completion is a SEND with invalidate of the client's grant
@@ -148,7 +172,11 @@ static int post_pending(struct srv_cmd *sc)
 	n++;
 post:
 	sc->busy = false;
-	ret = rkdapl_post_chain(c->ep, dtos + sc->next, n - sc->next, &posted);
+	if (n - sc->next == 1)
+		/* One SEND (the common case): its own post call, without a chain's lists. */
+		ret = post_one(c->ep, &dtos[sc->next], &posted);
+	else
+		ret = rkdapl_post_chain(c->ep, dtos + sc->next, n - sc->next, &posted);
 	if (ret == -ENOSPC) {
 		/* The chain stops at the first DTO without a slot: the next post resumes there. */
 		sc->next += posted;
@@ -228,25 +256,107 @@ static void wait_connected(struct srv_conn *c)
 	}
 }
 
+/* Where @sc's data is: an in-capsule WRITE's in its RECV's buffer, where it landed. */
+static u64 io_off(struct srv_cmd *sc)
+{
+	struct srv_conn *c = sc->c;
+
+	return sc->recv >= 0 ? inline_off(c, sc->recv) : data_off(c, sc - c->cmds);
+}
+
+static int io_status(struct srv_cmd *sc, ssize_t n)
+{
+	return n == le32_to_cpu(sc->cmd.length) ? 0 : n < 0 ? (int)n : -EIO;
+}
+
+/*
+ * The file I/O submit_io() started is done (@ret bytes or an error): its response is posted
+ * from here, in task context (where it was submitted, when the device completes at once, as
+ * brd does), or from the command's work (a bio completed in interrupt context). Then
+ * conn_free() may go on.
+ */
+static void io_done(struct kiocb *iocb, long ret)
+{
+	struct srv_cmd *sc = container_of(iocb, struct srv_cmd, iocb);
+	struct srv_conn *c = sc->c;
+
+	if (in_task()) {
+		respond(sc, io_status(sc, ret));
+	} else {
+		sc->io_status = io_status(sc, ret);
+		sc->io_done = true;
+		queue_work(srv.wq, &sc->work);
+	}
+	if (atomic_dec_and_test(&c->io))
+		wake_up_var(&c->io);
+}
+
+/*
+ * Serves @sc (a command taken by the DTO upcall) right there if it can: a READ, or a WRITE
+ * whose data is here, without FUA, on a connected EP, of an export that is a block device
+ * opened with O_DIRECT, is submitted as an asynchronous kiocb (nvmet's file backend does the
+ * same from its completion context): no work item, no thread switch. Everything else, and an
+ * I/O the file refuses to start, goes to the command's work. Called from the upcall.
+ */
+static void serve(struct srv_cmd *sc)
+{
+	struct srv_conn *c = sc->c;
+	u32 len = le32_to_cpu(sc->cmd.length), state;
+	bool write = sc->cmd.op == RKDBLK_OP_WRITE;
+	struct kvec kv = { c->mem + io_off(sc), len };
+	struct iov_iter iter;
+	ssize_t ret;
+
+	if (!srv.async_io || sc->status || (!write && sc->cmd.op != RKDBLK_OP_READ) ||
+	    (write && (!sc->fetched || (sc->cmd.flags & RKDBLK_FLAG_FUA))) ||
+	    rkdapl_ep_get_state(c->ep, &state) || state != RKDAPL_EP_STATE_CONNECTED)
+		goto work;
+	if (write)
+		rkdapl_lmr_sync_rdma_write(c->lmr, io_off(sc), len);
+	memset(&sc->iocb, 0, sizeof(sc->iocb));
+	sc->iocb.ki_filp = srv.file;
+	sc->iocb.ki_pos = (loff_t)le64_to_cpu(sc->cmd.sector) << 9;
+	sc->iocb.ki_flags = srv.file->f_iocb_flags | (write ? IOCB_WRITE : 0);
+	sc->iocb.ki_complete = io_done;
+	iov_iter_kvec(&iter, write ? ITER_SOURCE : ITER_DEST, &kv, 1, len);
+	atomic_inc(&c->io);
+	ret = write ? srv.file->f_op->write_iter(&sc->iocb, &iter) :
+		      srv.file->f_op->read_iter(&sc->iocb, &iter);
+	if (ret == -EIOCBQUEUED)
+		return;
+	if (ret != -EAGAIN && ret != -EOPNOTSUPP) {
+		io_done(&sc->iocb, ret);
+		return;
+	}
+	if (atomic_dec_and_test(&c->io))
+		wake_up_var(&c->io);
+work:
+	queue_work(srv.wq, &sc->work);
+}
+
 void cmd_work(struct work_struct *w)
 {
 	struct srv_cmd *sc = container_of(w, struct srv_cmd, work);
 	struct srv_conn *c = sc->c;
-	u32 tag = sc - c->cmds, len = le32_to_cpu(sc->cmd.length);
+	u32 len = le32_to_cpu(sc->cmd.length);
 	loff_t pos = (loff_t)le64_to_cpu(sc->cmd.sector) << 9;
-	/* An in-capsule WRITE's data is written from its RECV's buffer, where it landed. */
-	u64 off = sc->recv >= 0 ? inline_off(c, sc->recv) : data_off(c, tag);
+	u64 off = io_off(sc);
 	void *buf = c->mem + off;
 	ssize_t n;
 	int ret;
 
+	/* serve()'s I/O completed in interrupt context: its response goes from here. */
+	if (sc->io_done) {
+		sc->io_done = false;
+		return respond(sc, sc->io_status);
+	}
 	wait_connected(c);
 	if (sc->status)
 		return respond(sc, sc->status);
 	switch (sc->cmd.op) {
 	case RKDBLK_OP_READ:
 		n = kernel_read(srv.file, buf, len, &pos);
-		return respond(sc, n == len ? 0 : n < 0 ? (int)n : -EIO);
+		return respond(sc, io_status(sc, n));
 	case RKDBLK_OP_WRITE:
 		if (!sc->fetched) {
 			sc->pending = P_FETCH;
@@ -254,7 +364,7 @@ void cmd_work(struct work_struct *w)
 		}
 		rkdapl_lmr_sync_rdma_write(c->lmr, off, len);
 		n = kernel_write(srv.file, buf, len, &pos);
-		ret = n == len ? 0 : n < 0 ? (int)n : -EIO;
+		ret = io_status(sc, n);
 		if (!ret && (sc->cmd.flags & RKDBLK_FLAG_FUA))
 			ret = vfs_fsync_range(srv.file, pos - len, pos - 1, 1);
 		return respond(sc, ret);
@@ -381,7 +491,7 @@ queue:
 	if (sc->status == -EROFS && atomic64_inc_return(&srv.refused_writes) == 1)
 		pr_info("queue %u: a WRITE refused with -EROFS: the export is read-only\n",
 			c->queue);
-	queue_work(srv.wq, &sc->work);
+	serve(sc);
 }
 
 /* DTO completions of one connection (the CQ's completion work: must not sleep). */
@@ -416,6 +526,6 @@ void dto_upcall(void *ctx, const struct rkdapl_event *ev)
 		on_command(c, i, ev->transferred_length);
 	} else if (kind == K_READ && i < c->depth) {
 		c->cmds[i].fetched = 1;
-		queue_work(srv.wq, &c->cmds[i].work);
+		serve(&c->cmds[i]);
 	}
 }

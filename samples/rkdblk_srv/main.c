@@ -49,6 +49,7 @@
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
+#include <linux/wait_bit.h>
 #include <linux/workqueue.h>
 #include "../../include/rkdapl.h"
 
@@ -102,6 +103,8 @@ static void conn_free(struct srv_conn *c)
 	/* Drains the QP: no upcall for it after this, so no work is queued any more. */
 	if (c->ep)
 		rkdapl_ep_free(c->ep);
+	/* File I/O submitted from the upcall answers (or queues its work) first. */
+	wait_var_event(&c->io, !atomic_read(&c->io));
 	/* Work still running posts on a freed EP: rkdapl refuses the stale handle (-EINVAL). */
 	flush_workqueue(srv.wq);
 	if (c->lmr)
@@ -352,6 +355,8 @@ static int __init srv_init(void)
 		goto out_allow;
 	}
 	srv.capacity = i_size_read(srv.file->f_mapping->host) >> 9;
+	srv.async_io = direct && S_ISBLK(file_inode(srv.file)->i_mode) &&
+		       srv.file->f_op->read_iter && srv.file->f_op->write_iter;
 	ret = -ENOMEM;
 	srv.wq = alloc_workqueue("rkdblk_srv", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
 	if (!srv.wq)

@@ -9,6 +9,7 @@
 #define RKDBLK_SRV_H
 
 #include <linux/atomic.h>
+#include <linux/fs.h>
 #include <linux/list.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
@@ -54,6 +55,13 @@ struct srv_cmd {
 	bool busy;
 	/* Under the connection's lock: on its wait list (empty when not). */
 	struct list_head wait;
+	/*
+	 * The file I/O submitted from the DTO upcall (submit_io()), and, when its completion
+	 * came where the response cannot be posted, the status the work responds with (io_done).
+	 */
+	struct kiocb iocb;
+	int io_status;
+	bool io_done;
 };
 
 struct srv_conn {
@@ -87,6 +95,8 @@ struct srv_conn {
 	atomic_t dropped;
 	/* Disconnects a client that broke the protocol. */
 	struct work_struct drop;
+	/* File I/O submitted from the upcall and not yet answered (conn_free() waits for it). */
+	atomic_t io;
 };
 
 /* The server: one export, one IA, its PSP and connections. */
@@ -116,6 +126,12 @@ struct srv_state {
 	unsigned int relistened;
 	/* path was opened read-only (read_only=1 at load). */
 	bool file_ro;
+	/*
+	 * path is a block device opened with O_DIRECT: its I/O is submitted from the DTO upcall
+	 * as an asynchronous kiocb (submit_io()), as nvmet's file backend does, not from a work
+	 * item.
+	 */
+	bool async_io;
 	/* The device has SEND with immediate data (not iWARP): in-capsule READs are offered. */
 	bool imm;
 	struct dentry *debugfs;

@@ -244,6 +244,67 @@ pub(crate) unsafe extern "C" fn rkdapl_post_send(
     from_result(|| unsafe { post_one(ep, Op::Send, iov, num_iov, cookie, flags) })
 }
 
+/// A C caller's scatterlist, lent to one SEND (`rkdapl_post_send_sg`): its pages are the
+/// caller's, which keeps them and the list until the SEND's event; dropping it does nothing.
+struct CallerSg {
+    sgl: *mut kernel::bindings::scatterlist,
+    nents: usize,
+}
+
+// SAFETY: The list is only read, by whichever thread maps or unmaps it (`SgOwner`); the caller
+// of `rkdapl_post_send_sg` does not change it meanwhile.
+unsafe impl Send for CallerSg {}
+// SAFETY: See the `Send` impl.
+unsafe impl Sync for CallerSg {}
+
+// SAFETY: `rkdapl_post_send_sg`'s contract: the list and its pages stay, unchanged and the
+// SEND's to map, until its event, which comes after the region that holds this owner was
+// dropped (the DTO's context drops it before reporting), or until the call returns an error
+// (the region is then gone already).
+unsafe impl crate::rdma::mr::SgOwner for CallerSg {
+    fn sg(&self) -> (*mut kernel::bindings::scatterlist, usize) {
+        (self.sgl, self.nents)
+    }
+}
+
+/// See `rkdapl_post_send_sg` in `include/rkdapl.h`.
+///
+/// # Safety
+///
+/// As [`rkdapl_post_send`]; `sgl` is NULL or the first of `nents` entries of a scatterlist
+/// over pages the caller keeps, with the list, unchanged until the SEND's completion event
+/// (or the error return).
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rkdapl_post_send_sg(
+    ep: *mut c_void,
+    iov: *const LmrTriplet,
+    num_iov: u32,
+    sgl: *mut kernel::bindings::scatterlist,
+    nents: u32,
+    cookie: u64,
+    flags: u32,
+) -> c_int {
+    from_result(|| {
+        let flags = completion_flags(flags)?;
+        if flags.suppress || sgl.is_null() || nents == 0 {
+            return Err(EINVAL);
+        }
+        let g = rcu::read_lock();
+        let e = Handles::borrow::<Ep>(ep, &g)?;
+        // SAFETY: `iov` is NULL or `num_iov` readable triplets (the caller's guarantee).
+        let segs = unsafe { segments(e, iov, num_iov, &g) }?;
+        let owner: KBox<dyn crate::rdma::mr::SgOwner> = KBox::new(
+            CallerSg {
+                sgl,
+                nents: nents as usize,
+            },
+            GFP_ATOMIC,
+        )?;
+        e.post_send_lent(segs.as_slice(), owner, cookie, flags)?;
+        Ok(0)
+    })
+}
+
 /// See `rkdapl_post_send_with_invalidate` in `include/rkdapl.h`.
 ///
 /// # Safety

@@ -3,7 +3,7 @@
 //! DTOs of every kind, alone or chained: the provider's own [`Dto`], [`Op`] and [`Segment`],
 //! posted as they are.
 
-use super::{Dto, Ep, Segment};
+use super::{Dto, DtoFlags, Ep, Segment, SgOwner};
 use kernel::prelude::*;
 
 impl Ep {
@@ -27,6 +27,36 @@ impl Ep {
     #[inline(never)]
     pub fn post(&self, dtos: &[Dto<'_>]) -> core::result::Result<(), (Error, usize)> {
         self.0.post_checked(dtos)
+    }
+
+    /// Posts a SEND of `head` (segments of LMRs of the EP's PZ, possibly none) followed by
+    /// the pages `pages` keeps, with no LMR over them (`rkdapl_post_send_sg`): the zero-copy
+    /// SEND of a block request's in-capsule data. The pages are mapped for the device to read
+    /// for this SEND only and sent with the PZ's local DMA lkey (local access, nothing a peer
+    /// can reach); `pages` is dropped once they are unmapped: when the SEND finishes, before
+    /// its completion event, or before this returns an error. The SEND is signalled, reported
+    /// with `cookie`.
+    ///
+    /// Any context (does not sleep; allocates with `GFP_ATOMIC`).
+    ///
+    /// # Errors
+    ///
+    /// `EINVAL` for more than [`super::MAX_IOV`] segments, an empty scatterlist or an entry
+    /// without a page or length; `EXDEV` for an LMR of another PZ; `ERANGE` for a segment
+    /// outside its LMR; `ENOMEM`; `ENODEV` after device removal; `EIO` if the mapping fails;
+    /// `ENOTCONN` unless CONNECTED; `EMSGSIZE` if the segments and pages need more SGEs than
+    /// a work request of the EP holds, or more than 4 GiB in all; `ENOSPC` with too many
+    /// outstanding.
+    #[inline(never)]
+    pub fn post_send_lent<O: SgOwner>(
+        &self,
+        head: &[Segment<'_>],
+        pages: O,
+        cookie: u64,
+    ) -> Result {
+        let owner: KBox<dyn SgOwner> = KBox::new(pages, GFP_ATOMIC)?;
+        self.0
+            .post_send_lent(head, owner, cookie, DtoFlags::default())
     }
 
     /// Posts a RECV into `segs` (LMRs with [`super::MemPriv::LocalWrite`]), reported with `cookie`

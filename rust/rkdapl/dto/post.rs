@@ -30,6 +30,7 @@ use kernel::{
 };
 
 mod chain;
+mod lent;
 mod pooled;
 pub(crate) use pooled::PooledWr;
 

@@ -52,7 +52,7 @@ use crate::rdma::{
     bound::BoundDevice,
     cm::{CmHandler, CmId},
     cq::Wc,
-    mr::{FrMr, PoolMr},
+    mr::{DmaRegion, FrMr, PoolMr},
     qp::Qp,
     wr::WrPool,
 };
@@ -116,6 +116,9 @@ pub(super) struct Slot {
     pub(super) lmrs: OneOrMore<LmrUse>,
     /// RMR bind/unbind: the RMR, kept alive (it owns the MR the work request registers).
     pub(super) rmr: Option<Arc<dyn KeepAlive>>,
+    /// A SEND from lent pages (`post/lent.rs`): their mapping, undone (and their owner
+    /// dropped) when the DTO finishes, before its event.
+    pub(super) lent: Option<DmaRegion>,
     /// iWARP RDMA READ: the sink MR it registered (`super::iwarp`), back to the pool when it
     /// finishes.
     pub(super) read_mr: Option<FrMr>,
@@ -142,6 +145,7 @@ impl Slot {
             inv_rkey: 0,
             lmrs: OneOrMore::Empty,
             rmr: None,
+            lent: None,
             read_mr: None,
             pool_mr: None,
             arrived: false,

@@ -57,10 +57,10 @@ enum State {
         rkey: u32,
         /// A READ whose data comes back in-capsule, in the response's RECV buffer.
         inline_read: bool,
-        /// The LMR over the request's pages that `rkey` grants, or that an in-capsule WRITE's
-        /// SEND sends from (local access only); dropped when the response arrives (the
-        /// server's invalidation ended the grant; the server has the data), which unmaps them
-        /// once no DTO uses them any more.
+        /// The LMR over the request's pages that `rkey` grants; dropped when the response
+        /// arrives (the server's invalidation ended the grant), which unmaps them once no DTO
+        /// uses them any more. (An in-capsule WRITE's SEND holds its pages itself, mapped
+        /// for it alone: `Ep::post_send_lent`.)
         pages: Option<Lmr>,
         /// Its SEND's completion arrived.
         sent: bool,
@@ -531,18 +531,14 @@ impl Queue {
         let inline_read = op == proto::OP_READ && len <= self.inline_read_max;
         let mut grant = None;
         let mut pages = None;
+        let mut lent = None;
         let r = &mut *res;
         let prepared: Result = (|| {
             if inline {
-                // The SEND sends from the request's own pages: lent, local access only (mapped
-                // for the device to read), no grant.
-                let lent = rq.pages().ok_or(EIO)?;
-                pages = Some(Lmr::from_sg_owner_gfp(
-                    &self.pz,
-                    lent,
-                    MemPrivs::empty(),
-                    GFP_ATOMIC,
-                )?);
+                // The SEND sends from the request's own pages, lent to it alone: mapped for
+                // the device to read with the PZ's local DMA lkey, no LMR, no grant
+                // (`Ep::post_send_lent`); the SEND lets them go when it finishes.
+                lent = Some(rq.pages().ok_or(EIO)?);
             } else if op != proto::OP_FLUSH && !inline_read {
                 // The server writes a READ's data into the pages, and reads a WRITE's.
                 let (privileges, rights) = if op == proto::OP_READ {
@@ -598,6 +594,7 @@ impl Queue {
         if dead {
             drop(slots);
             drop(pages);
+            drop(lent);
             // If `fail` ran before this tag's objects were back, the next one frees them.
             return self.abort(rq);
         }
@@ -605,6 +602,7 @@ impl Queue {
             drop(slots);
             // The LMR goes now unless a grant keeps it; with it, the pages' hold on `rq`.
             drop(pages);
+            drop(lent);
             if grant.is_some() {
                 // Bound but never sent: the RMR cannot be bound again; the queue is done (and
                 // frees the RMR, which lets the pages go).
@@ -632,27 +630,21 @@ impl Queue {
             self.granted.fetch_add(1, Ordering::Relaxed);
         }
         // Posted under the lock: the completion cannot be matched before the slot is filled.
-        let lent = match &slot.state {
-            State::InFlight {
-                pages: Some(p),
-                rkey: 0,
-                ..
-            } => Some(p),
-            _ => None,
-        };
+        // Signalled: suppressed SENDs would hold the send queue's slots until a DTO rkdapl
+        // signals every half queue completes, and in-capsule writes (a SEND each, no bind) can
+        // fill the queue first (see rkdblk_srv's responses).
+        let cookie = COOKIE_SEND | tag as u64;
         let posted = match slot.res.as_deref() {
             Some(r) => {
-                let cmd = r.cmd.segment(0, proto::CMD_LEN as u64);
-                let (segs, n) = match lent {
-                    Some(p) => ([cmd, p.segment(0, len.into())], 2),
-                    None => ([cmd, cmd], 1),
-                };
-                // Signalled: suppressed SENDs would hold the send queue's slots until a DTO
-                // rkdapl signals every half queue completes, and in-capsule writes (a SEND
-                // each, no bind) can fill the queue first (see rkdblk_srv's responses).
-                self.ep
-                    .post(&[Dto::new(Op::Send, &segs[..n], COOKIE_SEND | tag as u64)])
-                    .map_err(|(e, _)| e)
+                let cmd = [r.cmd.segment(0, proto::CMD_LEN as u64)];
+                match lent {
+                    // The command, then the data from the request's pages.
+                    Some(p) => self.ep.post_send_lent(&cmd, p, cookie),
+                    None => self
+                        .ep
+                        .post(&[Dto::new(Op::Send, &cmd, cookie)])
+                        .map_err(|(e, _)| e),
+                }
             }
             None => Err(EIO),
         };

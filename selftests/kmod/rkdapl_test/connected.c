@@ -230,6 +230,7 @@ void badarg_connected(struct bctx *b)
 	pooled_rmr_tests(b);
 	completion_tests(b);
 	dto_forms(b);
+	send_sg_tests(b);
 	upcall_tests(b);
 	cr_upcall_tests(b);
 	async_evd_tests(b);

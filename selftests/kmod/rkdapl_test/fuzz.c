@@ -18,6 +18,7 @@
  * Buffers are never freed before the end: a DTO in flight may still use one (the consumer's
  * obligation, which a fuzzer of the provider must keep).
  */
+#include <linux/scatterlist.h>
 #include "rkdapl_test.h"
 #include <linux/prandom.h>
 
@@ -36,6 +37,8 @@ MODULE_PARM_DESC(fuzz_ops, "fuzz: calls to make (default 20000)");
 enum kind { K_PZ, K_EVD, K_LMR, K_RMR, K_EP, K_PSP, K_N };
 static const char *const kname[K_N] = { "pz", "evd", "lmr", "rmr", "ep", "psp" };
 
+#define FZ_SG 256
+
 struct fz {
 	struct rnd_state rnd;		/* the main thread's choices */
 	struct rnd_state rnd2;		/* the freeing thread's */
@@ -47,6 +50,12 @@ struct fz {
 	struct sockaddr_in self;
 	u16 pport;			/* the PSP's port */
 	u8 *buf[NBUF];
+	/*
+	 * rkdapl_post_send_sg()'s lists, one per call in turn: a list stays the SEND's until its
+	 * event, and the pool's EPs have far fewer SENDs in flight than FZ_SG calls take.
+	 */
+	struct scatterlist sg[FZ_SG];
+	u32 nsg;
 	void *foreign;
 	u64 calls, errs, bad, refused_ok, refused_bad, upcalls, frees;
 	u64 ev[RKDAPL_ASYNC_CQ_ERROR + 1];	/* events dequeued, by type */
@@ -89,6 +98,8 @@ static const struct doc docs[] = {
 	{ "cr_accept", { EINVAL, EISCONN, EXDEV, ECONNABORTED, ENODEV } },
 	{ "cr_reject", { EINVAL } },
 	{ "post", { EINVAL, EMSGSIZE, ENOMEM, ENOSPC, ENOTCONN, ERANGE, EXDEV, EACCES } },
+	{ "post_send_sg", { EINVAL, EXDEV, ERANGE, ENOMEM, ENODEV, EIO, ENOTCONN, EMSGSIZE,
+			    ENOSPC } },
 };
 
 /* Counts the call; a return that is neither 0 nor documented for @call is a finding. */
@@ -258,6 +269,28 @@ static void fz_triplet(struct fz *f, struct rkdapl_lmr_triplet *t)
 	t->lmr = fz_pick(f, K_LMR);
 	t->offset = rnd(&f->rnd, 4) ? rnd(&f->rnd, BUFLEN) : fz_len(f);
 	t->length = fz_len(f) % (BUFLEN + 2);
+}
+
+/*
+ * rkdapl_post_send_sg() of up to two of @t's triplets and one of the pool's buffers (from a
+ * random offset, at most to its page's end; sometimes no page, no length, a NULL list or one
+ * entry more than the list has), with random flags.
+ */
+static void fz_send_sg(struct fz *f, struct rkdapl_lmr_triplet *t, u64 c)
+{
+	struct scatterlist *sg = &f->sg[f->nsg++ % FZ_SG];
+	u8 *p = f->buf[rnd(&f->rnd, NBUF)] + rnd(&f->rnd, PAGE_SIZE);
+	u32 len = rnd(&f->rnd, PAGE_SIZE - offset_in_page(p) + 1);
+	u32 pick = rnd(&f->rnd, 10);
+
+	sg_init_table(sg, 1);
+	if (pick)
+		sg_set_page(sg, virt_to_page(p), len, offset_in_page(p));
+	else
+		sg->length = len;
+	fz_ret(f, "post_send_sg",
+	       rkdapl_post_send_sg(fz_pick(f, K_EP), t, rnd(&f->rnd, 3), pick == 1 ? NULL : sg,
+				   pick == 2 ? 2 : 1, c, rnd(&f->rnd, 4) ? 0 : rnd(&f->rnd, 16)));
 }
 
 /* An UNCONNECTED EP of the pool, if there is one (else any pick): what an accept wants. */
@@ -470,6 +503,10 @@ static void fz_call(struct fz *f)
 	case 20:
 		fz_triplet(f, &t[0]);
 		fz_triplet(f, &t[1]);
+		if (rnd(&f->rnd, 2)) {
+			fz_send_sg(f, t, c);
+			break;
+		}
 		fz_ret(f, "post", rkdapl_post_send(fz_pick(f, K_EP), t, rnd(&f->rnd, 3), c,
 						   rnd(&f->rnd, 4) ? 0 : rnd(&f->rnd, 64)));
 		break;

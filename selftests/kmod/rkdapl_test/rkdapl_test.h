@@ -13,6 +13,7 @@
  *   rmr.c          rmr_bind errors, grants and what they allow
  *   completions.c  completions at disconnect and teardown, EVD overflow, suppression
  *   dto_forms.c    WRITE with immediate, SEND with invalidate, fence, solicited, chains
+ *   send_sg.c      rkdapl_post_send_sg(): SENDs from lent pages, bytes compared; its refusals
  *   events.c       EVD upcalls, CRs answered in an upcall, an interrupted evd_wait, the async EVD
  *   cm_free.c      an EP freed while its connection event is in delivery; calls refused in upcalls
  *   atomics.c      fetch-and-add and compare-and-swap: a shared counter, a lock, refusals
@@ -281,6 +282,7 @@ void rmr_tests(struct bctx *b);
 void pooled_rmr_tests(struct bctx *b);
 void completion_tests(struct bctx *b);
 void dto_forms(struct bctx *b);
+void send_sg_tests(struct bctx *b);
 void upcall_tests(struct bctx *b);
 void cr_upcall_tests(struct bctx *b);
 void async_evd_tests(struct bctx *b);

@@ -7,7 +7,7 @@ use super::{Consumer, DtoSink, KeepAlive, RingShared, Slot};
 use crate::dto::{DtoOp, DtoStatus, OneOrMore, RecvFlag, RecvFlags};
 use crate::rdma::{
     cq::{Wc, WcOpcode},
-    mr::FrMr,
+    mr::{DmaRegion, FrMr},
     wr::WrCompletion,
 };
 use crate::{
@@ -63,6 +63,8 @@ struct Finished {
     report: Option<Report>,
     lmrs: OneOrMore<LmrUse>,
     rmr: Option<Arc<dyn KeepAlive>>,
+    /// The mapping of the pages a SEND was lent (`crate::dto::post::lent`).
+    lent: Option<DmaRegion>,
     /// iWARP: the sink MR of its RDMA READ (`crate::dto::iwarp::give_back`).
     read_mr: Option<FrMr>,
 }
@@ -182,6 +184,7 @@ impl RingShared {
                 let nwr = core::mem::replace(&mut (*p).nwr, 0);
                 let lmrs = core::mem::replace(&mut (*p).lmrs, OneOrMore::Empty);
                 let rmr = (*p).rmr.take();
+                let lent = (*p).lent.take();
                 let read_mr = (*p).read_mr.take();
                 // Back to the pool (`ib_mr_pool_put`: the QP's `mr_lock`, any context).
                 drop((*p).pool_mr.take());
@@ -215,6 +218,7 @@ impl RingShared {
                     report,
                     lmrs,
                     rmr,
+                    lent,
                     read_mr,
                 };
                 (f, op, status, cookie, len, nwr)
@@ -268,6 +272,8 @@ impl RingShared {
         // RMR the consumer freed meanwhile unmaps or deregisters, which may sleep.
         drop(f.lmrs);
         drop(f.rmr);
+        // Lent pages are unmapped, and their owner let go, before the event says so.
+        drop(f.lent);
         drop(f.read_mr);
         if let Some(r) = f.report {
             let ep = self.ep_handle.load(Ordering::Relaxed);

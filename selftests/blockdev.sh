@@ -180,7 +180,7 @@ blk_srv_refuses() {
 }
 
 blockdev_suite() {
-	local rc=0 i n sz
+	local rc=0 i n sz line
 	mkdir -p "$BLK_MNT"
 	blk_store
 	blk_srv_refuses inline_data_size=1000 \
@@ -276,6 +276,14 @@ blockdev_suite() {
 	[ "${n:-0}" -gt 4096 ]
 	t_check $? "blockdev: the server answered READs in-capsule, the 4096 reads of 4 KiB among them (${n:-none})" \
 		"$(dmesg | grep 'rkdblk_srv: served' | tail -n 1)"
+	# A block device opened with O_DIRECT is served from the DTO upcall (IOCB_NOWAIT kiocbs).
+	if [ "$BLK_IMG" = /dev/ram0 ]; then
+		line=$(dmesg | grep 'rkdblk_srv: .* I/Os submitted from the DTO upcall' | tail -n 1)
+		n=$(sed -n 's/.*rkdblk_srv: \([0-9]*\) I\/Os submitted from the DTO upcall.*/\1/p' <<< "$line")
+		[ "${n:-0}" -gt 4096 ]
+		t_check $? "blockdev: the server submitted its I/O to the brd RAM disk from the DTO upcall, the 4096 reads of 4 KiB among them (${n:-none})" \
+			"${line:-no line}"
+	fi
 	rc=0
 	for ((i = 0; i < 60; i++)); do kill -0 $dd_pid 2>/dev/null || break; sleep 1; done
 	if kill -0 $dd_pid 2>/dev/null; then

@@ -270,17 +270,23 @@ static int io_status(struct srv_cmd *sc, ssize_t n)
 }
 
 /*
- * The file I/O submit_io() started is done (@ret bytes or an error): its response is posted
+ * The file I/O serve() started is done (@ret bytes or an error): its response is posted
  * from here, in task context (where it was submitted, when the device completes at once, as
- * brd does), or from the command's work (a bio completed in interrupt context). Then
- * conn_free() may go on.
+ * brd does), or from the command's work (a bio completed in interrupt context). An I/O the
+ * device could not take without waiting (-EAGAIN: IOCB_NOWAIT met a full queue or needed
+ * memory it could not get at once; -EOPNOTSUPP: a device without REQ_NOWAIT) is not an
+ * answer: the command's work does it again, where waiting is allowed. Then conn_free() may
+ * go on.
  */
 static void io_done(struct kiocb *iocb, long ret)
 {
 	struct srv_cmd *sc = container_of(iocb, struct srv_cmd, iocb);
 	struct srv_conn *c = sc->c;
 
-	if (in_task()) {
+	if (ret == -EAGAIN || ret == -EOPNOTSUPP) {
+		atomic64_inc(&srv.io_retried);
+		queue_work(srv.wq, &sc->work);
+	} else if (in_task()) {
 		respond(sc, io_status(sc, ret));
 	} else {
 		sc->io_status = io_status(sc, ret);
@@ -295,8 +301,11 @@ static void io_done(struct kiocb *iocb, long ret)
  * Serves @sc (a command taken by the DTO upcall) right there if it can: a READ, or a WRITE
  * whose data is here, without FUA, on a connected EP, of an export that is a block device
  * opened with O_DIRECT, is submitted as an asynchronous kiocb (nvmet's file backend does the
- * same from its completion context): no work item, no thread switch. Everything else, and an
- * I/O the file refuses to start, goes to the command's work. Called from the upcall.
+ * same from its completion context): no work item, no thread switch. The upcall must not
+ * sleep, so the kiocb has IOCB_NOWAIT: the block layer does not wait for a tag or for
+ * memory, and an I/O it cannot take at once comes back -EAGAIN. Everything else, and an I/O
+ * the file refuses to start or take at once, goes to the command's work. Called from the
+ * upcall.
  */
 static void serve(struct srv_cmd *sc)
 {
@@ -316,20 +325,18 @@ static void serve(struct srv_cmd *sc)
 	memset(&sc->iocb, 0, sizeof(sc->iocb));
 	sc->iocb.ki_filp = srv.file;
 	sc->iocb.ki_pos = (loff_t)le64_to_cpu(sc->cmd.sector) << 9;
-	sc->iocb.ki_flags = srv.file->f_iocb_flags | (write ? IOCB_WRITE : 0);
+	sc->iocb.ki_flags = srv.file->f_iocb_flags | IOCB_NOWAIT | (write ? IOCB_WRITE : 0);
 	sc->iocb.ki_complete = io_done;
 	iov_iter_kvec(&iter, write ? ITER_SOURCE : ITER_DEST, &kv, 1, len);
 	atomic_inc(&c->io);
+	atomic64_inc(&srv.upcall_io);
 	ret = write ? srv.file->f_op->write_iter(&sc->iocb, &iter) :
 		      srv.file->f_op->read_iter(&sc->iocb, &iter);
 	if (ret == -EIOCBQUEUED)
 		return;
-	if (ret != -EAGAIN && ret != -EOPNOTSUPP) {
-		io_done(&sc->iocb, ret);
-		return;
-	}
-	if (atomic_dec_and_test(&c->io))
-		wake_up_var(&c->io);
+	/* Done at once (or refused: then io_done() hands it to the work). */
+	io_done(&sc->iocb, ret);
+	return;
 work:
 	queue_work(srv.wq, &sc->work);
 }

@@ -56,7 +56,7 @@ struct srv_cmd {
 	/* Under the connection's lock: on its wait list (empty when not). */
 	struct list_head wait;
 	/*
-	 * The file I/O submitted from the DTO upcall (submit_io()), and, when its completion
+	 * The file I/O submitted from the DTO upcall (serve()), and, when its completion
 	 * came where the response cannot be posted, the status the work responds with (io_done).
 	 */
 	struct kiocb iocb;
@@ -122,14 +122,17 @@ struct srv_state {
 	atomic64_t dropped;
 	/* WRITE commands refused because the export is read-only. */
 	atomic64_t refused_writes;
+	/* I/Os submitted from the DTO upcall (serve()), and those of them redone in the work. */
+	atomic64_t upcall_io;
+	atomic64_t io_retried;
 	/* Times the PSP was made again after the device came back. */
 	unsigned int relistened;
 	/* path was opened read-only (read_only=1 at load). */
 	bool file_ro;
 	/*
-	 * path is a block device opened with O_DIRECT: its I/O is submitted from the DTO upcall
-	 * as an asynchronous kiocb (submit_io()), as nvmet's file backend does, not from a work
-	 * item.
+	 * path is a block device opened with O_DIRECT (and FMODE_NOWAIT): its I/O is submitted
+	 * from the DTO upcall as an asynchronous kiocb with IOCB_NOWAIT (serve()), as nvmet's
+	 * file backend does, not from a work item.
 	 */
 	bool async_io;
 	/* The device has SEND with immediate data (not iWARP): in-capsule READs are offered. */

@@ -56,8 +56,12 @@ struct srv_cmd {
 	struct list_head wait;
 };
 
+struct srv_port;
+
 struct srv_conn {
 	struct list_head node;
+	/* The device (listener) it came in on. */
+	struct srv_port *port;
 	struct rkdapl_ep *ep;
 	struct rkdapl_evd *evd;
 	struct rkdapl_lmr *lmr;
@@ -89,17 +93,35 @@ struct srv_conn {
 	struct work_struct drop;
 };
 
-/* The server: one export, one IA, its PSP and connections. */
-struct srv_state {
-	struct file *file;
-	u64 capacity;
+/* Devices the server listens on at most (dev=A,B: a client's two paths). */
+#define SRV_MAX_PORTS 2
+
+/*
+ * One device the server listens on: its IA, PSP and connections, and the thread that accepts
+ * them and listens again after the device's removal.
+ */
+struct srv_port {
+	char dev[64];
+	u16 port;
 	struct rkdapl_ia *ia;
 	struct rkdapl_pz *pz;
 	struct rkdapl_evd *psp_evd;
 	struct rkdapl_psp *psp;
 	struct task_struct *thread;
-	struct workqueue_struct *wq;
 	struct list_head conns;
+	/* The device has SEND with immediate data (not iWARP): in-capsule READs are offered. */
+	bool imm;
+	/* Times the PSP was made again after the device came back. */
+	unsigned int relistened;
+};
+
+/* The server: one export, and one IA, PSP and connections per device. */
+struct srv_state {
+	struct file *file;
+	u64 capacity;
+	struct srv_port ports[SRV_MAX_PORTS];
+	unsigned int nports;
+	struct workqueue_struct *wq;
 	/*
 	 * Commands served, WRITEs of them with in-capsule data, READs answered in-capsule, and
 	 * posts that waited for send-queue slots, for the unload line.
@@ -112,12 +134,8 @@ struct srv_state {
 	atomic64_t dropped;
 	/* WRITE commands refused because the export is read-only. */
 	atomic64_t refused_writes;
-	/* Times the PSP was made again after the device came back. */
-	unsigned int relistened;
 	/* path was opened read-only (read_only=1 at load). */
 	bool file_ro;
-	/* The device has SEND with immediate data (not iWARP): in-capsule READs are offered. */
-	bool imm;
 	struct dentry *debugfs;
 	/*
 	 * Test hook, in debugfs only (/sys/kernel/debug/rkdblk_srv/stall, root's, mode 0600):

@@ -28,7 +28,10 @@
 //! and the grants freed, and the requests in flight are requeued as soon as their pages are
 //! unmapped, without waiting for the peer; the disk then reconnects by itself every
 //! `reconnect_delay` seconds until `ctrl_loss_tmo`, as nvme-rdma does, and fails its I/O with
-//! `EIO` only after that (`recover.rs`).
+//! `EIO` only after that (`recover.rs`). A disk may have two paths, each its own queues,
+//! connections and reconnects: a `connect` with the `nqn=` of a disk there is adds its path to
+//! that disk, requests go to the live paths in turn, and a failed path's requests run on the
+//! other at once (`path.rs`).
 //!
 //! The disk is a `kernel::block::mq::owned` disk ([`block::mq::owned`]): the requests are
 //! tokens the driver ends with a status, whose pages it lends to an LMR without a copy.

@@ -181,9 +181,9 @@ blkmpath_suite() {
 	[ $rc = 0 ] && [ "$runs" -ge 2 ] && [ "$bad" = 0 ] || rc=${rc/#0/2}
 	t_check $rc "blkmpath: fio --verify=crc32c on the ext4 through both outages: $runs runs, every one exit 0 with no error" \
 		"rc $rc (1: hung); $bad bad runs: $(tail -n 8 "$BLKR_FIO_LOG" | tr '\n' '|')"
-	line=$(dmesg | tail -n +$((n0 + 1)) | grep -E 'I/O error|EXT4-fs (error|warning)|Buffer I/O|blk_update_request|Aborting journal' | head -n 3)
+	line=$(dmesg | tail -n +$((n0 + 1)) | grep -E 'I/O error|error, dev rkdblk|EXT4-fs (error|warning)|Buffer I/O|blk_update_request|Aborting journal' | head -n 3)
 	[ -z "$line" ]
-	t_check $? "blkmpath: no I/O error and no EXT4 error in dmesg" "$(echo "$line" | tr '\n' '|')"
+	t_check $? "blkmpath: no I/O error (nor another block error: device offline, ...) and no EXT4 error in dmesg" "$(echo "$line" | tr '\n' '|')"
 	n=$(dmesg | tail -n +$((n0 + 1)) | grep -c 'rkdblk0: connection lost (path ')
 	[ "$n" -ge 2 ] && ! dmesg | tail -n +$((n0 + 1)) | grep -q 'rkdblk0: not reconnected'
 	t_check $? "blkmpath: dmesg shows each path lost and reconnected ($n), the disk never gave up" \

@@ -14,7 +14,8 @@
 #                  (EALREADY), a third path (ENOSPC), reconnect of a disk whose paths are all
 #                  live (EISCONN). Then ext4 on the disk and fio --verify=crc32c in a loop
 #                  while (a) rdma link delete $BLKMP_DEV: path 1 connecting, the disk live
-#                  throughout, path 0 alone takes the I/O; the link added again: path 1 live
+#                  throughout, a reconnect command fails (the device is gone) and leaves it
+#                  live, path 0 alone takes the I/O; the link added again: path 1 live
 #                  and taking I/O again; (b) the same with rxe0 and path 0. Every fio run exits 0
 #                  with no error, no I/O or EXT4 error in dmesg, a file written before reads
 #                  back the same, fsck is clean.
@@ -71,6 +72,16 @@ blkmp_teardown() {
 	blk_store_down
 }
 
+# blkmp_refuses COMMAND ERROR WHAT [SHOWN]: the write to /dev/rkdblk-ctl must fail with
+# strerror text ERROR (blk_ctl_refuses of blockdev.sh, with this suite's test names).
+blkmp_refuses() {
+	local rc=0
+	blk_ctl "$1" && rc=1
+	grep -q "$2" /tmp/blk-ctl.txt || rc=${rc/#0/2}
+	t_check $rc "blkmpath: /dev/rkdblk-ctl refuses '${4:-$1}' ($3) with $2" \
+		"rc $rc (1: accepted): $(head -c 200 /tmp/blk-ctl.txt)"
+}
+
 # One outage under fio: $1 the path, $2 its link's name, $3 the command that adds the link
 # again, $4 the other path.
 blkmp_outage() {
@@ -84,13 +95,17 @@ blkmp_outage() {
 		[ "$st" = live ] || bad=$((bad + 1))
 		sleep 0.2
 	done
+	# A reconnect now tries the dead path (its device is gone: it fails) and leaves the live
+	# one as it is.
+	blk_ctl reconnect rkdblk0 && rc=${rc/#0/96}
+	[ "$(blk_attr 0 state)" = live ] && [ "$(blkmp_field "$o" 2)" = live ] || rc=${rc/#0/95}
 	a0=$(blkmp_field "$o" 3) a1=$(blkmp_field "$p" 3)
 	sleep 5
 	b0=$(blkmp_field "$o" 3) b1=$(blkmp_field "$p" 3)
 	[ $rc = 0 ] && [ $bad = 0 ] && [ "$(blkmp_field "$o" 2)" = live ] && [ "$b0" -gt "$a0" ] &&
 		[ "$b1" = "$a1" ] || rc=${rc/#0/2}
-	t_check $rc "blkmpath: rdma link delete $link under fio: path $p connecting, the disk live throughout, path $o alone takes the I/O ($a0 -> $b0 requests; path $p $a1 -> $b1)" \
-		"rc $rc (98: path not connecting, 2: counts or state); $bad samples not live; paths: $(tr '\n' '|' < /sys/block/rkdblk0/paths)"
+	t_check $rc "blkmpath: rdma link delete $link under fio: path $p connecting, the disk live throughout, a reconnect refused ($(sed 's/.*: //' /tmp/blk-ctl.txt | head -n 1)) leaving it live, path $o alone takes the I/O ($a0 -> $b0 requests; path $p $a1 -> $b1)" \
+		"rc $rc (98: path not connecting, 96: reconnect succeeded, 95: not live after it, 2: counts or state); $bad samples not live; paths: $(tr '\n' '|' < /sys/block/rkdblk0/paths)"
 	rc=0
 	t0=$SECONDS
 	$up || rc=$?
@@ -128,10 +143,10 @@ blkmpath_suite() {
 	[ $rc = 0 ] || { blkmp_teardown; return; }
 
 	# Refusals while the disk has one path.
-	blk_ctl_refuses "connect traddr=$BLKMP_IP trsvcid=4422 host_traddr=$BLKMP_IP nr_io_queues=1 nqn=$BLKMP_NQN" \
+	blkmp_refuses "connect traddr=$BLKMP_IP trsvcid=4422 host_traddr=$BLKMP_IP nr_io_queues=1 nqn=$BLKMP_NQN" \
 		"Invalid argument" "a path whose nr_io_queues is not the disk's"
 	echo 1 > /sys/module/rkdblk_srv/parameters/read_only
-	blk_ctl_refuses "connect traddr=$BLKMP_IP trsvcid=4422 host_traddr=$BLKMP_IP $common" \
+	blkmp_refuses "connect traddr=$BLKMP_IP trsvcid=4422 host_traddr=$BLKMP_IP $common" \
 		"Protocol error" "a path whose server's accept says read-only, the disk being writable: not the same export" \
 		"connect ... nqn=... (read_only=1 on the server)"
 	echo 0 > /sys/module/rkdblk_srv/parameters/read_only
@@ -147,11 +162,11 @@ blkmpath_suite() {
 	t_check $rc "blkmpath: connect with the same nqn= from $BLKMP_IP joins rkdblk0 as path 1 (no rkdblk1; sysfs paths and the listing show both live)" \
 		"rc $rc: $(head -c 200 /tmp/blk-ctl.txt); paths '$line'; listing '$(tr '\n' '|' < /dev/rkdblk-ctl)'"
 	[ $rc = 0 ] || { blkmp_teardown; return; }
-	blk_ctl_refuses "connect traddr=$BLKMP_IP trsvcid=4422 host_traddr=$BLKMP_IP $common" \
+	blkmp_refuses "connect traddr=$BLKMP_IP trsvcid=4422 host_traddr=$BLKMP_IP $common" \
 		"Operation already in progress" "the same path again"
-	blk_ctl_refuses "connect traddr=$RKDAPL_IP trsvcid=4422 host_traddr=$RKDAPL_IP $common" \
+	blkmp_refuses "connect traddr=$RKDAPL_IP trsvcid=4422 host_traddr=$RKDAPL_IP $common" \
 		"No space left on device" "a third path (2 at most)"
-	blk_ctl_refuses "reconnect rkdblk0" "Transport endpoint is already connected" \
+	blkmp_refuses "reconnect rkdblk0" "Transport endpoint is already connected" \
 		"a disk whose paths are all live"
 
 	rc=0

@@ -25,6 +25,7 @@ set -u
 . "$RKDAPL_TOP/selftests/scale.sh" || exit 1
 . "$RKDAPL_TOP/selftests/blockdev.sh" || exit 1
 . "$RKDAPL_TOP/selftests/blkreconn.sh" || exit 1
+. "$RKDAPL_TOP/selftests/blkmpath.sh" || exit 1
 . "$RKDAPL_TOP/selftests/fuzz.sh" || exit 1
 . "$RKDAPL_TOP/selftests/inject.sh" || exit 1
 . "$RKDAPL_TOP/selftests/netns.sh" || exit 1

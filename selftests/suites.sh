@@ -38,6 +38,7 @@ SUITE_ROWS=(
 	"first        one   yes    first_suite           -"
 	"blockdev     one   yes    suite_blockdev        -"
 	"blkreconn    one   yes    blkreconn_suite       -"
+	"blkmpath     one   yes    blkmpath_suite        -"
 	"inject       b     no     inject_suite          inject_suite"
 	"netns        b     yes    netns_suite           netns_suite"
 	"observe      one   yes    observe_suite         -"

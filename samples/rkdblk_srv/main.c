@@ -3,7 +3,7 @@
  * rkdblk_srv: the server of the rkdblk remote block device (docs/blockdev.md), a C consumer of
  * include/rkdapl.h. It exports the block device or file @path to rkdblk.ko clients:
  *
- *   insmod rkdblk_srv.ko path=/dev/ram0 [dev=rxe0] [port=4421] [max_depth=32]
+ *   insmod rkdblk_srv.ko path=/dev/ram0 [dev=rxe0[,rxe1]] [port=4421] [port2=4422] [max_depth=32]
  *         [direct=1] [inline_data_size=4096] [max_request_dtos=0] [read_only=0]
  *         [allow=10.77.0.2,fd00:77::/64]
  *
@@ -12,7 +12,12 @@
  * (this file: the parameters, the PSP, the connections). The one test hook,
  * stall, is a debugfs file (below), not a module parameter.
  *
- * A kthread waits on the PSP's EVD, which is also every connection's connection EVD: it
+ * With two devices (dev=A,B) the server listens on each, A at @port and B at @port2, each
+ * with its own IA, PSP, connections and thread: a client's two paths to the one export
+ * (rkdblk's multipath). rkdapl's PSPs listen on the wildcard address, so one port has one
+ * PSP per machine.
+ *
+ * A kthread per device waits on its PSP's EVD, which is also every connection's connection EVD: it
  * accepts each request (one connection per client hardware queue) and frees a connection when
  * it ends. Commands arrive by RECV on the connection's DTO EVD, whose upcall copies the
  * command out, re-posts the RECV and queues the command's work; the work reads or writes
@@ -61,10 +66,13 @@ module_param(path, charp, 0444);
 MODULE_PARM_DESC(path, "the backing block device or file (required)");
 static char *dev = "rxe0";
 module_param(dev, charp, 0444);
-MODULE_PARM_DESC(dev, "RDMA device name (default rxe0)");
+MODULE_PARM_DESC(dev, "RDMA device name, or two comma-separated, the server listening on each (default rxe0)");
 static ushort port = 4421;
 module_param(port, ushort, 0444);
 MODULE_PARM_DESC(port, "PSP port (default 4421; nvmet-rdma keeps 4420)");
+static ushort port2;
+module_param(port2, ushort, 0444);
+MODULE_PARM_DESC(port2, "the second device's PSP port (default 0: port + 1)");
 static uint max_depth = 32;
 module_param(max_depth, uint, 0444);
 MODULE_PARM_DESC(max_depth, "commands in flight per connection at most (default 32, at most 1024)");
@@ -115,7 +123,7 @@ static void conn_free(struct srv_conn *c)
 	kfree(c);
 }
 
-static void accept_one(struct rkdapl_cr *cr, const struct rkdapl_event *ev)
+static void accept_one(struct srv_port *p, struct rkdapl_cr *cr, const struct rkdapl_event *ev)
 {
 	const struct rkdblk_connect *req = (const void *)ev->private_data;
 	struct rkdapl_ep_attr attr = {};
@@ -139,14 +147,15 @@ static void accept_one(struct rkdapl_cr *cr, const struct rkdapl_event *ev)
 		return;
 	}
 	INIT_LIST_HEAD(&c->node);
-	list_add(&c->node, &srv.conns);
+	c->port = p;
+	list_add(&c->node, &p->conns);
 	spin_lock_init(&c->lock);
 	INIT_LIST_HEAD(&c->waiting);
 	INIT_WORK(&c->drop, drop_work);
 	c->queue = le16_to_cpu(req->queue);
 	c->depth = min_t(u32, le16_to_cpu(req->depth), max_depth);
 	c->inline_len = inline_data_size;
-	c->inline_reads = srv.imm && inline_data_size &&
+	c->inline_reads = p->imm && inline_data_size &&
 			  (le16_to_cpu(req->flags) & RKDBLK_CONNECT_INLINE_READ);
 	c->cmds = kvcalloc(c->depth, sizeof(*c->cmds), GFP_KERNEL);
 	ret = -ENOMEM;
@@ -158,13 +167,13 @@ static void accept_one(struct rkdapl_cr *cr, const struct rkdapl_event *ev)
 		INIT_LIST_HEAD(&c->cmds[i].wait);
 		c->cmds[i].recv = -1;
 	}
-	ret = rkdapl_evd_create(srv.ia, 4 * c->depth + 16, &c->evd);
+	ret = rkdapl_evd_create(p->ia, 4 * c->depth + 16, &c->evd);
 	if (ret)
 		goto fail;
 	ret = rkdapl_evd_modify_upcall(c->evd, RKDAPL_UPCALL_SINGLE_INSTANCE, dto_upcall, c);
 	if (ret)
 		goto fail;
-	ret = rkdapl_lmr_alloc(srv.pz, data_off(c, c->depth), RKDAPL_MEM_LOCAL_WRITE, &c->mem,
+	ret = rkdapl_lmr_alloc(p->pz, data_off(c, c->depth), RKDAPL_MEM_LOCAL_WRITE, &c->mem,
 			       &c->lmr);
 	if (ret)
 		goto fail;
@@ -178,7 +187,7 @@ static void accept_one(struct rkdapl_cr *cr, const struct rkdapl_event *ev)
 	/* The command, and in-capsule data in a buffer of its own. */
 	attr.max_recv_iov = 2;
 	attr.max_rdma_read_out = 16;
-	ret = rkdapl_ep_create(srv.pz, c->evd, srv.psp_evd, &attr, &c->ep);
+	ret = rkdapl_ep_create(p->pz, c->evd, p->psp_evd, &attr, &c->ep);
 	if (ret)
 		goto fail;
 	acc.magic = cpu_to_le32(RKDBLK_MAGIC);
@@ -208,112 +217,113 @@ fail:
 	conn_free(c);
 }
 
-static struct srv_conn *conn_of(struct rkdapl_ep *ep)
+static struct srv_conn *conn_of(struct srv_port *p, struct rkdapl_ep *ep)
 {
 	struct srv_conn *c;
 
-	list_for_each_entry(c, &srv.conns, node)
+	list_for_each_entry(c, &p->conns, node)
 		if (c->ep == ep)
 			return c;
 	return NULL;
 }
 
 /*
- * Opens the IA on @dev, its PZ and the PSP's EVD, which is also the IA's async EVD (the
+ * Opens the IA on @p's device, its PZ and the PSP's EVD, which is also the IA's async EVD (the
  * device's removal is reported there), and makes the PSP. Nothing is left open on an error.
  * Process context (init, the thread).
  */
-static int srv_listen(void)
+static int srv_listen(struct srv_port *p)
 {
 	struct rkdapl_ia_attr ia_attr;
 	int ret;
 
-	ret = rkdapl_ia_open(dev, &srv.ia);
+	ret = rkdapl_ia_open(p->dev, &p->ia);
 	if (ret)
 		return ret;
-	ret = rkdapl_ia_query(srv.ia, &ia_attr);
+	ret = rkdapl_ia_query(p->ia, &ia_attr);
 	if (ret)
 		goto out_ia;
-	srv.imm = ia_attr.caps & RKDAPL_CAP_RDMA_WRITE_IMM;
-	ret = rkdapl_pz_create(srv.ia, &srv.pz);
+	p->imm = ia_attr.caps & RKDAPL_CAP_RDMA_WRITE_IMM;
+	ret = rkdapl_pz_create(p->ia, &p->pz);
 	if (ret)
 		goto out_ia;
-	ret = rkdapl_evd_create(srv.ia, 256, &srv.psp_evd);
+	ret = rkdapl_evd_create(p->ia, 256, &p->psp_evd);
 	if (ret)
 		goto out_pz;
-	ret = rkdapl_ia_set_async_evd(srv.ia, srv.psp_evd);
+	ret = rkdapl_ia_set_async_evd(p->ia, p->psp_evd);
 	if (ret)
 		goto out_evd;
-	ret = rkdapl_psp_create(srv.ia, port, 64, srv.psp_evd, &srv.psp);
+	ret = rkdapl_psp_create(p->ia, p->port, 64, p->psp_evd, &p->psp);
 	if (ret)
 		goto out_evd;
 	return 0;
 out_evd:
-	rkdapl_evd_free(srv.psp_evd);
+	rkdapl_evd_free(p->psp_evd);
 out_pz:
-	rkdapl_pz_free(srv.pz);
+	rkdapl_pz_free(p->pz);
 out_ia:
-	rkdapl_ia_close(srv.ia);
-	srv.ia = NULL;
-	srv.psp = NULL;
+	rkdapl_ia_close(p->ia);
+	p->ia = NULL;
+	p->psp = NULL;
 	return ret;
 }
 
 /*
- * Frees the connections, the PSP, its EVD, the PZ and the IA (after the device's removal, or
- * at unload). Process context (the thread, or exit once the thread stopped).
+ * Frees @p's connections, the PSP, its EVD, the PZ and the IA (after the device's removal, or
+ * at unload). Process context (the thread, or init once the thread stopped).
  */
-static void srv_unlisten(void)
+static void srv_unlisten(struct srv_port *p)
 {
 	struct srv_conn *c, *tmp;
 
-	list_for_each_entry_safe(c, tmp, &srv.conns, node)
+	list_for_each_entry_safe(c, tmp, &p->conns, node)
 		conn_free(c);
-	if (!srv.ia)
+	if (!p->ia)
 		return;
-	rkdapl_psp_free(srv.psp);
-	rkdapl_evd_free(srv.psp_evd);
-	rkdapl_pz_free(srv.pz);
-	rkdapl_ia_close(srv.ia);
-	srv.ia = NULL;
-	srv.psp = NULL;
+	rkdapl_psp_free(p->psp);
+	rkdapl_evd_free(p->psp_evd);
+	rkdapl_pz_free(p->pz);
+	rkdapl_ia_close(p->ia);
+	p->ia = NULL;
+	p->psp = NULL;
 }
 
-static int srv_thread(void *unused)
+static int srv_thread(void *data)
 {
+	struct srv_port *p = data;
 	struct rkdapl_event ev;
 	struct srv_conn *c;
 	int ret;
 
 	while (!kthread_should_stop()) {
-		if (!srv.ia) {
+		if (!p->ia) {
 			/* The device went away: listen again once it is back, every second. */
-			if (srv_listen()) {
+			if (srv_listen(p)) {
 				schedule_timeout_interruptible(HZ);
 				continue;
 			}
-			srv.relistened++;
-			pr_info("%s is back: listening on port %u again\n", dev, port);
+			p->relistened++;
+			pr_info("%s is back: listening on port %u again\n", p->dev, p->port);
 			continue;
 		}
-		ret = rkdapl_evd_wait(srv.psp_evd, 200, &ev);
+		ret = rkdapl_evd_wait(p->psp_evd, 200, &ev);
 		if (ret == -ETIMEDOUT || ret == -EINTR)
 			continue;
 		if (ret) {
-			pr_warn("waiting on the PSP's EVD failed (%d): listening again\n", ret);
-			srv_unlisten();
+			pr_warn("waiting on %s's PSP's EVD failed (%d): listening again\n", p->dev, ret);
+			srv_unlisten(p);
 			continue;
 		}
 		switch (ev.type) {
 		case RKDAPL_CONNECTION_REQUEST_EVENT:
-			accept_one(ev.cr, &ev);
+			accept_one(p, ev.cr, &ev);
 			break;
 		case RKDAPL_CONNECTION_EVENT_ESTABLISHED:
 			break;
 		case RKDAPL_ASYNC_IA_CATASTROPHIC:
 			pr_warn("%s went away (%d): its connections closed; listening again once it is back\n",
-				dev, ev.status);
-			srv_unlisten();
+				p->dev, ev.status);
+			srv_unlisten(p);
 			break;
 		case RKDAPL_ASYNC_EVD_OVERFLOW:
 		case RKDAPL_ASYNC_SRQ_LIMIT_REACHED ... RKDAPL_ASYNC_CQ_ERROR:
@@ -321,7 +331,7 @@ static int srv_thread(void *unused)
 			break;
 		default:
 			/* DISCONNECTED, BROKEN, or a failed accept's outcome. */
-			c = conn_of(ev.ep);
+			c = conn_of(p, ev.ep);
 			if (c) {
 				pr_info("queue %u: connection ended (event %u, status %d)\n",
 					c->queue, ev.type, ev.status);
@@ -329,16 +339,53 @@ static int srv_thread(void *unused)
 			}
 		}
 	}
-	srv_unlisten();
+	srv_unlisten(p);
 	return 0;
+}
+
+/*
+ * Fills srv.ports from dev= (one or two comma-separated names) and port=, port2=.
+ * -EINVAL for an empty name, a name too long, more than SRV_MAX_PORTS, or two equal ports.
+ */
+static int srv_parse_devs(void)
+{
+	const char *d = dev;
+	unsigned int n = 0;
+	size_t len;
+
+	while (d && *d) {
+		len = strcspn(d, ",");
+		if (!len || len >= sizeof(srv.ports[0].dev) || n == SRV_MAX_PORTS)
+			return -EINVAL;
+		memcpy(srv.ports[n].dev, d, len);
+		srv.ports[n].dev[len] = 0;
+		srv.ports[n].port = n ? (port2 ?: port + 1) : port;
+		INIT_LIST_HEAD(&srv.ports[n].conns);
+		n++;
+		d += len;
+		if (*d == ',')
+			d++;
+	}
+	if (!n || (n == 2 && srv.ports[0].port == srv.ports[1].port))
+		return -EINVAL;
+	srv.nports = n;
+	return 0;
+}
+
+/* Stops the threads of the first @n ports; each frees its connections and PSP as it stops. */
+static void srv_stop(unsigned int n)
+{
+	while (n--)
+		kthread_stop(srv.ports[n].thread);
 }
 
 static int __init srv_init(void)
 {
+	char also[96] = "";
+	unsigned int i;
 	int ret;
 
-	INIT_LIST_HEAD(&srv.conns);
-	if (!path)
+	if (!path || srv_parse_devs())
 		return -EINVAL;
 	if (max_depth < 1 || max_depth > 1024 || inline_data_size > SRV_MAX_INLINE ||
 	    inline_data_size & 511 || max_request_dtos == 1 || max_request_dtos > 4096)
@@ -362,23 +409,33 @@ static int __init srv_init(void)
 	srv.wq = alloc_workqueue("rkdblk_srv", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
 	if (!srv.wq)
 		goto out_file;
-	ret = srv_listen();
-	if (ret)
-		goto out_wq;
-	srv.thread = kthread_run(srv_thread, NULL, "rkdblk_srv");
-	if (IS_ERR(srv.thread)) {
-		ret = PTR_ERR(srv.thread);
-		srv_unlisten();
-		goto out_wq;
+	for (i = 0; i < srv.nports; i++) {
+		struct srv_port *p = &srv.ports[i];
+
+		ret = srv_listen(p);
+		if (ret) {
+			pr_err("cannot listen on %s port %u: %d\n", p->dev, p->port, ret);
+			goto out_ports;
+		}
+		p->thread = kthread_run(srv_thread, p, "rkdblk_srv/%u", i);
+		if (IS_ERR(p->thread)) {
+			ret = PTR_ERR(p->thread);
+			srv_unlisten(p);
+			goto out_ports;
+		}
 	}
 	/* Test hook only: no module parameter a production set-up could leave on. */
 	srv.debugfs = debugfs_create_dir("rkdblk_srv", NULL);
 	debugfs_create_u32("stall", 0600, srv.debugfs, &srv.stall);
-	pr_info("serving %s (%llu sectors%s) on %s port %u to %s\n", path, srv.capacity,
-		srv_read_only() ? ", read-only" : "", dev, port,
+	if (srv.nports > 1)
+		snprintf(also, sizeof(also), " and on %s port %u", srv.ports[1].dev,
+			 srv.ports[1].port);
+	pr_info("serving %s (%llu sectors%s) on %s port %u%s to %s\n", path, srv.capacity,
+		srv_read_only() ? ", read-only" : "", srv.ports[0].dev, srv.ports[0].port, also,
 		allow && *allow ? allow : "any client (no allow-list)");
 	return 0;
-out_wq:
+out_ports:
+	srv_stop(i);
 	destroy_workqueue(srv.wq);
 out_file:
 	filp_close(srv.file, NULL);
@@ -389,14 +446,18 @@ out_allow:
 
 static void __exit srv_exit(void)
 {
+	unsigned int i;
+
 	debugfs_remove(srv.debugfs);
 	/* The thread frees the connections and the PSP (which rejects what waits) as it stops. */
-	kthread_stop(srv.thread);
+	srv_stop(srv.nports);
 	destroy_workqueue(srv.wq);
 	filp_close(srv.file, NULL);
 	srv_allow_free();
-	if (srv.relistened)
-		pr_info("listened again %u time(s) after %s went away\n", srv.relistened, dev);
+	for (i = 0; i < srv.nports; i++)
+		if (srv.ports[i].relistened)
+			pr_info("listened again %u time(s) after %s went away\n",
+				srv.ports[i].relistened, srv.ports[i].dev);
 	pr_info("served %lld commands, %lld of them WRITEs with in-capsule data (written from their RECV buffers), %lld READs answered in-capsule; %lld posts waited for send-queue slots; %lld clients disconnected for breaking the protocol; %lld WRITEs refused (read-only); %lld connections refused (allow-list)\n",
 		(long long)atomic64_read(&srv.served), (long long)atomic64_read(&srv.inlined),
 		(long long)atomic64_read(&srv.inline_reads),

@@ -64,8 +64,12 @@ struct srv_cmd {
 	bool io_done;
 };
 
+struct srv_port;
+
 struct srv_conn {
 	struct list_head node;
+	/* The device (listener) it came in on. */
+	struct srv_port *port;
 	struct rkdapl_ep *ep;
 	struct rkdapl_evd *evd;
 	struct rkdapl_lmr *lmr;
@@ -99,17 +103,35 @@ struct srv_conn {
 	atomic_t io;
 };
 
-/* The server: one export, one IA, its PSP and connections. */
-struct srv_state {
-	struct file *file;
-	u64 capacity;
+/* Devices the server listens on at most (dev=A,B: a client's two paths). */
+#define SRV_MAX_PORTS 2
+
+/*
+ * One device the server listens on: its IA, PSP and connections, and the thread that accepts
+ * them and listens again after the device's removal.
+ */
+struct srv_port {
+	char dev[64];
+	u16 port;
 	struct rkdapl_ia *ia;
 	struct rkdapl_pz *pz;
 	struct rkdapl_evd *psp_evd;
 	struct rkdapl_psp *psp;
 	struct task_struct *thread;
-	struct workqueue_struct *wq;
 	struct list_head conns;
+	/* The device has SEND with immediate data (not iWARP): in-capsule READs are offered. */
+	bool imm;
+	/* Times the PSP was made again after the device came back. */
+	unsigned int relistened;
+};
+
+/* The server: one export, and one IA, PSP and connections per device. */
+struct srv_state {
+	struct file *file;
+	u64 capacity;
+	struct srv_port ports[SRV_MAX_PORTS];
+	unsigned int nports;
+	struct workqueue_struct *wq;
 	/*
 	 * Commands served, WRITEs of them with in-capsule data, READs answered in-capsule, and
 	 * posts that waited for send-queue slots, for the unload line.
@@ -125,8 +147,6 @@ struct srv_state {
 	/* I/Os submitted from the DTO upcall (serve()), and those of them redone in the work. */
 	atomic64_t upcall_io;
 	atomic64_t io_retried;
-	/* Times the PSP was made again after the device came back. */
-	unsigned int relistened;
 	/* path was opened read-only (read_only=1 at load). */
 	bool file_ro;
 	/*
@@ -135,8 +155,6 @@ struct srv_state {
 	 * file backend does, not from a work item.
 	 */
 	bool async_io;
-	/* The device has SEND with immediate data (not iWARP): in-capsule READs are offered. */
-	bool imm;
 	struct dentry *debugfs;
 	/*
 	 * Test hook, in debugfs only (/sys/kernel/debug/rkdblk_srv/stall, root's, mode 0600):

@@ -9,7 +9,7 @@
 //!
 //!   [connect] transport=rdma,traddr=<address>[,trsvcid=4421][,host_traddr=<address>]
 //!             [,nr_io_queues=1][,queue_size=16][,timeout_ms=30000]
-//!             [,reconnect_delay=10][,ctrl_loss_tmo=600]
+//!             [,reconnect_delay=10][,ctrl_loss_tmo=600][,nqn=<name>]
 //!   disconnect <name>
 //!   reconnect <name>
 //!
@@ -20,7 +20,10 @@
 //! the seconds between attempts to reconnect a failed disk (1..86400) and `ctrl_loss_tmo` the
 //! seconds of attempts before its I/O fails (-1: forever, 0: at once). The names of
 //! earlier versions, `server`, `port`, `local`, `queues` and `depth`, are still taken for the
-//! same options. An option given twice takes the last value.
+//! same options. An option given twice takes the last value. `nqn` (1 to 64 bytes) names the
+//! export: a connect with the `nqn` of a disk there is adds a path to that disk instead of a
+//! new disk (multipath, `path.rs`); then the listing has a line per path, each with `nqn=`,
+//! `path=` and the path's state before `state=`.
 //!
 //! Addresses are IPv4 (`10.77.0.1`) or IPv6 (`fd00::1`) text. `connect` connects one EP per
 //! hardware queue and adds the disk under the lowest free name `rkdblkN`; it returns once the
@@ -47,9 +50,11 @@
 //! `-EINVAL` for an unknown command or option, a malformed value, a transport other than
 //! `rdma` or a `connect` without `traddr`; `-E2BIG` for a write longer than 512 bytes; `-EFAULT` if it cannot be read;
 //! `-ENODEV` for a `disconnect` or `reconnect` of no such disk; `-EBUSY` if it is open;
-//! `-EISCONN` for a `reconnect` of a live disk; `-EPROTO` if the server's accept
-//! no longer fits the disk (another capacity, a smaller depth or request size); `-ENOSPC` with
-//! [`MAX_DISKS`] disks; otherwise the error of the connection (`-ECONNREFUSED` if the server refused or is not there, `-ETIMEDOUT`,
+//! `-EISCONN` for a `reconnect` of a live disk (every path live); `-EPROTO` if the server's
+//! accept no longer fits the disk (another capacity, a smaller depth or request size; for a new
+//! path, also another read-only flag); `-ENOSPC` with [`MAX_DISKS`] disks, or for a path beyond
+//! the second; `-EALREADY` for a path the disk has (the same `traddr`, `trsvcid` and
+//! `host_traddr`); `-EINVAL` for a path whose `nr_io_queues` is not the disk's; otherwise the error of the connection (`-ECONNREFUSED` if the server refused or is not there, `-ETIMEDOUT`,
 //! `-EPROTO` for a peer that is not an rkdblk server, the errors of rkdapl's calls).
 
 use crate::disk::{self, Opts, DEVICES, MAX_DISKS};
@@ -63,12 +68,12 @@ use kernel::{
 
 /// Bytes of one command at most.
 const MAX_WRITE: usize = 512;
-/// Bytes of one line of the listing at most (about 220 with two IPv6 addresses of 39
-/// characters and every option).
-const MAX_LINE: usize = 256;
+/// Bytes of one line of the listing at most (about 300 with two IPv6 addresses of 39
+/// characters, an `nqn=` of 64 bytes and every option).
+const MAX_LINE: usize = 320;
 
 /// The first line a read gives.
-pub(crate) const USAGE: &str = "usage: [connect] transport=rdma,traddr=ADDR[,trsvcid=4421][,host_traddr=ADDR][,nr_io_queues=1][,queue_size=16][,timeout_ms=30000][,reconnect_delay=10][,ctrl_loss_tmo=600] | disconnect rkdblkN | reconnect rkdblkN\n";
+pub(crate) const USAGE: &str = "usage: [connect] transport=rdma,traddr=ADDR[,trsvcid=4421][,host_traddr=ADDR][,nr_io_queues=1][,queue_size=16][,timeout_ms=30000][,reconnect_delay=10][,ctrl_loss_tmo=600][,nqn=NAME] | disconnect rkdblkN | reconnect rkdblkN\n";
 
 /// An open `/dev/rkdblk-ctl`: nothing of its own, every command acts on the module's list.
 pub(crate) struct Ctl;
@@ -164,6 +169,12 @@ fn connect<'a>(words: impl Iterator<Item = &'a str>) -> Result<Command<'a>> {
             "reconnect_delay" => o.reconnect_delay = number(key, value, 1..=86_400)?,
             // nvme-fabrics takes any negative value for "forever"; -1 is the one it documents.
             "ctrl_loss_tmo" => o.ctrl_loss_tmo = number(key, value, -1..=i32::MAX)?,
+            "nqn" => {
+                o.nqn = disk::Nqn::new(value).ok_or_else(|| {
+                    pr_warn!("rkdblk-ctl: nqn={}: 1 to {} bytes\n", value, disk::NQN_MAX);
+                    EINVAL
+                })?
+            }
             _ => {
                 pr_warn!("rkdblk-ctl: unknown option {}\n", key);
                 return Err(EINVAL);
@@ -205,8 +216,11 @@ impl MiscDevice for Ctl {
     }
 
     fn read_iter(mut kiocb: Kiocb<'_, Self::Ptr>, iov: &mut IovIterDest<'_>) -> Result<usize> {
-        let mut page =
-            KVec::from_elem(0u8, USAGE.len() + MAX_DISKS as usize * MAX_LINE, GFP_KERNEL)?;
+        let mut page = KVec::from_elem(
+            0u8,
+            USAGE.len() + MAX_DISKS as usize * crate::path::MAX_PATHS * MAX_LINE,
+            GFP_KERNEL,
+        )?;
         let mut f = kernel::str::Formatter::new(&mut page);
         // Cannot fail: the page has room for it.
         let _ = f.write_str(USAGE);
@@ -229,6 +243,7 @@ pub(crate) fn describe_line(
     name: &[u8],
     o: &Opts,
     depth: u32,
+    path: Option<usize>,
     state: &str,
 ) -> core::fmt::Result {
     write!(
@@ -249,6 +264,12 @@ pub(crate) fn describe_line(
             " reconnect_delay={} ctrl_loss_tmo={}",
             o.reconnect_delay, o.ctrl_loss_tmo
         )?;
+    }
+    if !o.nqn.is_none() {
+        write!(f, " nqn={}", o.nqn)?;
+    }
+    if let Some(p) = path {
+        write!(f, " path={}", p)?;
     }
     writeln!(f, " state={}", state)
 }
@@ -304,7 +325,7 @@ mod tests {
         };
         let mut buf = [0u8; MAX_LINE];
         let mut f = kernel::str::Formatter::new(&mut buf);
-        describe_line(&mut f, b"rkdblk3", &o, 8, "failed").map_err(|_| EINVAL)?;
+        describe_line(&mut f, b"rkdblk3", &o, 8, None, "failed").map_err(|_| EINVAL)?;
         let n = f.bytes_written();
         assert_eq!(
             &buf[..n],
@@ -326,7 +347,7 @@ mod tests {
         assert_eq!((o.reconnect_delay, o.ctrl_loss_tmo), (2, -1));
         let mut buf = [0u8; MAX_LINE];
         let mut f = kernel::str::Formatter::new(&mut buf);
-        describe_line(&mut f, b"rkdblk0", &o, 16, "connecting").map_err(|_| EINVAL)?;
+        describe_line(&mut f, b"rkdblk0", &o, 16, None, "connecting").map_err(|_| EINVAL)?;
         let n = f.bytes_written();
         assert_eq!(
             &buf[..n],
@@ -374,7 +395,8 @@ mod tests {
             "connect server=host.example",
             "transport=tcp,traddr=10.77.0.1",
             "transport=rdma",
-            "transport=rdma,traddr=10.77.0.1,nqn=nqn.2014-08.org.example:disk",
+            "transport=rdma,traddr=10.77.0.1,hostnqn=nqn.2014-08.org.example:host",
+            "transport=rdma,traddr=10.77.0.1,nqn=",
             "traddr=10.77.0.1,nr_io_queues=17",
             "traddr=10.77.0.1,queue_size=0",
             "traddr=10.77.0.1,trsvcid=http",

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! A disk and its connections ([`Connection`]), and the module's list of disks ([`DEVICES`]):
+//! A disk and its connections ([`Connection`]; its paths: `path.rs`), and the module's list of
+//! disks ([`DEVICES`]):
 //! [`connect`] and [`disconnect`] for `/dev/rkdblk-ctl` (`ctl.rs`), the disk's files in sysfs
 //! ([`ATTRIBUTES`]), [`Disks`] for the module (its parameters' disk, and every disk's end at
 //! unload).
@@ -8,6 +9,7 @@
 use crate::module_parameters as param;
 use crate::{
     block::mq::owned::{AttrFile, Attribute, Disk, DiskParams},
+    path::MAX_PATHS,
     queue::{Queue, MAX_IO},
     recover::{self, Recovery},
     Device, OWNER,
@@ -35,6 +37,58 @@ pub(crate) struct Opts {
     pub(crate) reconnect_delay: u32,
     /// Seconds of attempts before the disk's I/O fails (-1: forever).
     pub(crate) ctrl_loss_tmo: i32,
+    /// The export's name: connects with the same one are paths of one disk (`path.rs`).
+    pub(crate) nqn: Nqn,
+}
+
+/// Bytes of an `nqn=` at most.
+pub(crate) const NQN_MAX: usize = 64;
+
+/// An `nqn=` (empty: none), kept in [`Opts`] without an allocation.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Nqn {
+    len: u8,
+    bytes: [u8; NQN_MAX],
+}
+
+impl Nqn {
+    pub(crate) const NONE: Nqn = Nqn {
+        len: 0,
+        bytes: [0; NQN_MAX],
+    };
+
+    /// `text` as an `nqn=`; `None` if it is empty or longer than [`NQN_MAX`] bytes.
+    pub(crate) fn new(text: &str) -> Option<Nqn> {
+        let b = text.as_bytes();
+        if b.is_empty() || b.len() > NQN_MAX {
+            return None;
+        }
+        let mut n = Nqn::NONE;
+        n.bytes[..b.len()].copy_from_slice(b);
+        n.len = b.len() as u8;
+        Some(n)
+    }
+
+    pub(crate) fn is_none(&self) -> bool {
+        self.len == 0
+    }
+
+    pub(crate) fn as_str(&self) -> &str {
+        // Made from a `&str` by `new`, whole.
+        core::str::from_utf8(&self.bytes[..self.len as usize]).unwrap_or("")
+    }
+}
+
+impl fmt::Display for Nqn {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl core::fmt::Display for Nqn {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// nvme-fabrics' defaults.
@@ -52,6 +106,7 @@ impl Default for Opts {
             timeout_ms: 30_000,
             reconnect_delay: RECONNECT_DELAY,
             ctrl_loss_tmo: CTRL_LOSS_TMO,
+            nqn: Nqn::NONE,
         }
     }
 }
@@ -122,15 +177,27 @@ kernel::sync::global_lock! {
 }
 
 /// Connects a disk as `o` says under the lowest free number `N`, adds `/dev/rkdblkN` and
-/// returns `N`. The list's lock is held only to take the number and to add the disk, so the
-/// listing and commands on other disks go on meanwhile. Process context; sleeps (see
-/// [`Connection::new`]).
+/// returns `N`; or, if `o` has the `nqn=` of a disk `rkdblkN` there is, adds `o`'s path to that
+/// disk and returns `N` ([`Device::add_path`]). The list's lock is held only to take the
+/// number and to add the disk, so the listing and commands on other disks go on meanwhile.
+/// Process context; sleeps (see [`Connection::new`]).
 ///
 /// # Errors
 ///
 /// `-ENOSPC` with [`MAX_DISKS`] disks, `-ENOMEM`, or the error of [`Connection::new`]; the
-/// number is free again then.
+/// number is free again then. For a path, the errors of [`Device::add_path`].
 pub(crate) fn connect(o: &Opts) -> Result<u32> {
+    if !o.nqn.is_none() {
+        let found = DEVICES
+            .lock()
+            .disks
+            .iter()
+            .find(|c| c.opts.nqn == o.nqn)
+            .and_then(|c| Some((c.index, c.disk.as_ref()?.driver().clone())));
+        if let Some((index, dev)) = found {
+            return dev.add_path(o).map(|_| index);
+        }
+    }
     let index = {
         let mut l = DEVICES.lock();
         let index = (0..MAX_DISKS)
@@ -292,11 +359,12 @@ impl Connection {
             ia,
             pz,
         } = Link::connect(index, o)?;
-        drop(dev.replace(queues));
+        drop(dev.replace(0, queues));
+        dev.set_path_state(0, recover::LIVE);
         let disk = match Disk::new(&name, &params, dev.clone()) {
             Ok(d) => d,
             Err(e) => {
-                teardown(&dev.replace(KVec::new()));
+                teardown(&dev.replace(0, KVec::new()));
                 return Err(e);
             }
         };
@@ -304,7 +372,7 @@ impl Connection {
         *dev.link.lock() = Some(Recovery::new(params, ia, pz));
         *dev.work.lock() = Some(disk.work().clone());
         dev.arm_all();
-        if !dev.live() {
+        if !dev.path_live(0) {
             // A queue failed before it was armed: the work recovers it.
             disk.work().schedule(0);
         }
@@ -328,77 +396,77 @@ impl Connection {
         })
     }
 
-    /// Connects a failed disk again: a new IA, PZ and queues, with the options of its
-    /// `connect`, take the place of the old ones, whose requests in flight are requeued and
-    /// run on the new ones (or had ended with `EIO` if the disk had given up); the disk, its
-    /// name and its mounts stay. A disk that is connecting by itself (`recover.rs`) is
-    /// connected now. Process context; sleeps (for the server, up to 15 s per queue).
+    /// Connects the paths of a disk that are not live again: a new IA, PZ and queues, with the
+    /// options of the path's `connect`, take the place of the old ones, whose requests in
+    /// flight are requeued and run on the new ones (or had ended with `EIO` if the disk had
+    /// given up); the disk, its name and its mounts stay. A path that is connecting by itself
+    /// (`recover.rs`) is connected now; a live path one of whose queues just failed is first
+    /// failed whole, with dispatch stopped if no other path is live (as the work would), so
+    /// that its requeued requests wait instead of coming back to a dead queue while this
+    /// connects. Process context; sleeps (for the server, up to 15 s per queue).
     ///
     /// # Errors
     ///
-    /// `-EISCONN` if no queue failed; `-EPROTO` if the server's accepts no longer fit the
+    /// `-EISCONN` if every path is live; `-EPROTO` if the server's accepts no longer fit the
     /// disk (another capacity, a smaller depth or request size); the errors of the connection
-    /// (see `ctl.rs`). The disk stays as it was then (a connecting disk goes on trying).
+    /// (see `ctl.rs`), of the first path that failed. A path that failed stays as it was (a
+    /// connecting one goes on trying).
     pub(crate) fn reconnect(&mut self) -> Result {
         let disk = self.disk.as_ref().ok_or(ENODEV)?;
         let dev = disk.driver().clone();
+        let rq = disk.request_queue();
         // Serialises with the work.
         let mut g = dev.link.lock();
         let r = (*g).as_mut().ok_or(ENODEV)?;
-        if dev.state() == recover::LIVE && dev.live() {
-            return Err(EISCONN);
-        }
-        let l = Link::connect(self.index, &self.opts)?;
-        let now = l.params;
-        if !r.fits(self.index, &now) {
-            teardown(&l.queues);
-            return Err(EPROTO);
-        }
-        dev.arm(&l.queues);
-        let rq = disk.request_queue();
-        // Quiesced: `queue_rq` uses a queue without the lock (and must never drop the last
-        // reference to one, which sleeps), so the old ones go only once none is in use there.
-        let old = if r.quiesced {
-            dev.replace(l.queues)
-        } else {
-            disk.quiesced(|| dev.replace(l.queues))
-        };
-        // Their requests in flight are requeued, and run on the new queues.
-        for q in old.iter() {
-            q.fail("reconnected");
-        }
-        dev.state.store(recover::LIVE, Ordering::Release);
-        if core::mem::replace(&mut r.quiesced, false) {
-            rq.unquiesce();
-        }
-        rq.kick_requeue_list();
-        // The server's export may have become read-only, or writable again, meanwhile.
-        if now.read_only != r.params.read_only {
-            disk.set_read_only(now.read_only);
-            r.params.read_only = now.read_only;
-            self.params.read_only = now.read_only;
-            pr_info!(
-                "rkdblk{}: the server exports it {} now\n",
-                self.index,
-                if now.read_only {
-                    "read-only"
-                } else {
-                    "writable"
+        let (mut tried, mut err) = (0, None);
+        for p in 0..MAX_PATHS {
+            let Some(o) = dev.path_opts(p) else {
+                continue;
+            };
+            match dev.path_state(p) {
+                recover::LIVE if dev.path_live(p) => continue,
+                recover::LIVE => dev.begin(p, r, &rq, &o),
+                _ => {}
+            }
+            tried += 1;
+            let now = match dev.connect_again(p, r, &rq, &o) {
+                Ok(now) => now,
+                Err(e) => {
+                    err.get_or_insert(e);
+                    continue;
                 }
+            };
+            dev.set_path_state(p, recover::LIVE);
+            r.paths[p] = core::mem::take(&mut r.paths[p]).reset();
+            // The server's export may have become read-only, or writable again, meanwhile.
+            if now.read_only != r.params.read_only {
+                disk.set_read_only(now.read_only);
+                r.params.read_only = now.read_only;
+                self.params.read_only = now.read_only;
+                pr_info!(
+                    "rkdblk{}: the server exports it {} now\n",
+                    self.index,
+                    if now.read_only {
+                        "read-only"
+                    } else {
+                        "writable"
+                    }
+                );
+            }
+            pr_info!(
+                "rkdblk{}: reconnected {} queue(s) to server {} port {} (path {})\n",
+                self.index,
+                now.queues,
+                Ip(o.server),
+                o.port,
+                p
             );
         }
-        teardown(&old);
-        drop(old);
-        // The old IA and PZ go once the old queues' objects are gone (each keeps them).
-        r.take_link(l.ia, l.pz);
-        pr_info!(
-            "rkdblk{}: reconnected {} queue(s) to server {} port {}\n",
-            self.index,
-            now.queues,
-            Ip(self.opts.server),
-            self.opts.port
-        );
-        Ok(())
+        if tried == 0 {
+            return Err(EISCONN);
+        }
+        dev.settle(r, &rq);
+        err.map_or(Ok(()), Err)
     }
 
     /// The disk's name, `rkdblkN`.
@@ -411,22 +479,46 @@ impl Connection {
         self.disk.as_ref().is_some_and(|d| d.is_open())
     }
 
-    /// Writes its line of `/dev/rkdblk-ctl`'s listing.
+    /// Writes its line of `/dev/rkdblk-ctl`'s listing; a disk with `nqn=`, a line per path.
     pub(crate) fn describe(&self, f: &mut impl core::fmt::Write) -> core::fmt::Result {
-        let state = self
-            .disk
-            .as_ref()
-            .map_or("deleting", |d| d.driver().state_name());
-        crate::ctl::describe_line(f, self.name(), &self.opts, self.params.depth, state)
+        let Some(dev) = self.disk.as_ref().map(|d| d.driver()) else {
+            return crate::ctl::describe_line(
+                f,
+                self.name(),
+                &self.opts,
+                self.params.depth,
+                None,
+                "deleting",
+            );
+        };
+        if self.opts.nqn.is_none() {
+            let state = dev.state_name();
+            return crate::ctl::describe_line(
+                f,
+                self.name(),
+                &self.opts,
+                self.params.depth,
+                None,
+                state,
+            );
+        }
+        for p in 0..MAX_PATHS {
+            if let Some(o) = dev.path_opts(p) {
+                let state = dev.path_state_name(p);
+                crate::ctl::describe_line(f, self.name(), &o, self.params.depth, Some(p), state)?;
+            }
+        }
+        Ok(())
     }
 }
 
 /// The disk's own files in its sysfs directory, `/sys/block/rkdblkN/` (nvme's controllers
 /// have the same, and `delete_controller` for `delete`): `state` (`live`, `connecting`,
 /// `failed` or `deleting`, as the listing of `/dev/rkdblk-ctl`), `address` (`traddr=<address>,trsvcid=<port>`, and
-/// `,host_traddr=<address>` if the connect gave one), `transport` (`rdma`); a write to `delete`
-/// deletes and disconnects the disk, as `disconnect rkdblkN` does ([`store`]).
-pub(crate) const ATTRIBUTES: [Attribute; 4] = [
+/// `,host_traddr=<address>` if the connect gave one: the first path's), `transport` (`rdma`),
+/// `paths` (a line per path, [`Device::show_paths`]); a write to `delete` deletes and
+/// disconnects the disk, as `disconnect rkdblkN` does ([`store`]).
+pub(crate) const ATTRIBUTES: [Attribute; 5] = [
     Attribute {
         name: c"state",
         write: false,
@@ -440,11 +532,15 @@ pub(crate) const ATTRIBUTES: [Attribute; 4] = [
         write: false,
     },
     Attribute {
+        name: c"paths",
+        write: false,
+    },
+    Attribute {
         name: c"delete",
         write: true,
     },
 ];
-const ATTR_DELETE: usize = 3;
+const ATTR_DELETE: usize = 4;
 
 /// Fills the file `ATTRIBUTES[index]` of the disk of `dev`. Process context.
 ///
@@ -462,6 +558,7 @@ pub(crate) fn show(dev: &Device, index: usize, f: &mut impl Write) -> Result {
             })
             .and_then(|()| writeln!(f)),
         2 => writeln!(f, "rdma"),
+        3 => dev.show_paths(f),
         _ => return Err(EINVAL),
     }
     .map_err(|_| EINVAL)
@@ -523,12 +620,16 @@ impl Drop for Connection {
             // Deleting the disk waits for its requests: they complete, or fail with the
             // queue.
             drop(disk);
-            let qs = dev.replace(KVec::new());
-            let sum = |f: fn(&Queue) -> &AtomicU64| -> u64 {
-                qs.iter().map(|q| f(q).load(Ordering::Relaxed)).sum()
-            };
-            let (done, granted) = (sum(|q| &q.completed), sum(|q| &q.granted));
-            teardown(&qs);
+            let (mut done, mut granted) = (0, 0);
+            for p in 0..MAX_PATHS {
+                let qs = dev.replace(p, KVec::new());
+                let sum = |f: fn(&Queue) -> &AtomicU64| -> u64 {
+                    qs.iter().map(|q| f(q).load(Ordering::Relaxed)).sum()
+                };
+                done += sum(|q| &q.completed);
+                granted += sum(|q| &q.granted);
+                teardown(&qs);
+            }
             pr_info!(
                 "rkdblk{} removed after {} completions; {} requests granted their own pages\n",
                 self.index,
@@ -592,6 +693,7 @@ impl Disks {
             timeout_ms: param::timeout_ms.value(),
             reconnect_delay: param::reconnect_delay.value(),
             ctrl_loss_tmo: param::ctrl_loss_tmo.value(),
+            nqn: Nqn::NONE,
         };
         if !(1..=86_400).contains(&o.reconnect_delay) || o.ctrl_loss_tmo < -1 {
             pr_err!("reconnect_delay is 1..86400 and ctrl_loss_tmo -1 or more\n");

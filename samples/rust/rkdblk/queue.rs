@@ -616,7 +616,18 @@ impl Queue {
                     Err(rq) => rq.end(Err(ENOMEM)),
                 };
             }
-            return rq.end(Err(e));
+            // The queue's objects refused (`ENODEV` while its device is being removed, before
+            // the connection's loss is reported): a path error, as nvme-rdma's
+            // `nvme_host_path_error()`. The queue is done, and the request runs on another
+            // path or after the reconnect (or ends with `EIO` once the disk gave up).
+            pr_warn!(
+                "rkdblk{} queue {}: a request not prepared ({})\n",
+                self.disk,
+                self.index,
+                e.to_errno()
+            );
+            self.mark_failed("a request not prepared");
+            return self.abort(rq);
         }
         slot.state = State::InFlight {
             rq,

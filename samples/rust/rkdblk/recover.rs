@@ -1,22 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Reconnecting by itself, as nvme-rdma does (its error recovery and reconnect works,
-//! `reconnect_delay` and `ctrl_loss_tmo` of `drivers/nvme/host/fabrics.c`).
+//! `reconnect_delay` and `ctrl_loss_tmo` of `drivers/nvme/host/fabrics.c`), one path at a time
+//! (`path.rs`).
 //!
 //! When a queue fails ([`Queue::fail`]) it requeues its requests (each once its grant is
 //! freed and its pages unmapped) and schedules the disk's work ([`Device::work`]). The work
-//! stops dispatch (the disk's queue quiesced: new I/O waits in blk-mq), fails every other
-//! queue the same way (their requests requeued too), and tries to connect anew every
-//! `reconnect_delay` seconds: the disk is `connecting`. Once it connects, the new queues take
-//! the old ones' place and dispatch resumes: the requeued requests run on the new
-//! connection; the disk is `live`. Once `ctrl_loss_tmo` seconds passed since the failure (-1:
-//! never) it gives up: the requeued and waiting requests fail with `EIO`, and every later one,
-//! until a `reconnect` through the control device; the disk is `failed`. Deleting the disk
-//! (`disconnect`, sysfs' `delete`, `rmmod`) stops the work first, then fails what waits.
+//! fails every other queue of that path the same way (their requests requeued too) and tries
+//! to connect the path anew every `reconnect_delay` seconds: the path is `connecting`. If
+//! another path is live the requeued requests run on it at once; if none is, the work stops
+//! dispatch first (the disk's queue quiesced: new I/O waits in blk-mq) and the disk is
+//! `connecting`. Once the path connects, its new queues take the old ones' place and take I/O
+//! again (dispatch resumes if it was stopped); the path is `live`. Once `ctrl_loss_tmo`
+//! seconds passed since its failure (-1: never) the path gives up: it is `failed`. When no path
+//! is live or connecting any more the disk gives up: the requeued and waiting requests fail
+//! with `EIO`, and every later one, until a `reconnect` through the control device; the disk
+//! is `failed`. Deleting the disk (`disconnect`, sysfs' `delete`, `rmmod`) stops the work
+//! first, then fails what waits.
 
 use crate::{
     block::mq::owned::{DiskParams, RequestQueue},
-    disk::{teardown, Link},
+    disk::{teardown, Ip, Link, Opts},
+    path::MAX_PATHS,
     queue::Queue,
     Device,
 };
@@ -28,43 +33,69 @@ use kernel::{
 };
 use rkdapl::api::{Ia, Pz};
 
-/// [`Device::state`]: connected (a queue may have failed a moment ago: the work runs next).
+/// [`Device::state`] and a path's: connected (a queue may have failed a moment ago: the work
+/// runs next).
 pub(crate) const LIVE: u8 = 0;
-/// Connecting anew, dispatch stopped.
+/// Connecting anew (the disk: no path live, dispatch stopped).
 pub(crate) const CONNECTING: u8 = 1;
-/// `ctrl_loss_tmo` expired (or was 0): every request fails until a `reconnect`.
+/// `ctrl_loss_tmo` expired (or was 0): the path tries no more; the disk (every path failed):
+/// every request fails until a `reconnect`.
 pub(crate) const FAILED: u8 = 2;
 /// Being deleted: the work does nothing any more.
 pub(crate) const DELETING: u8 = 3;
 
-/// The disk's connection as the work and a `reconnect` replace it, under [`Device::link`].
-pub(crate) struct Recovery {
-    /// The disk's size, depth (as granted) and request size, which a new connection must
-    /// offer again.
-    pub(crate) params: DiskParams,
+/// One path's connection as the work and a `reconnect` replace it.
+#[derive(Default)]
+pub(crate) struct PathRec {
     /// The current queues' IA and PZ (each queue keeps them too).
-    pub(crate) ia: Option<Ia>,
-    pub(crate) pz: Option<Arc<Pz>>,
-    /// The work quiesced the disk's queue: undone when it connects, gives up, or the disk is
-    /// deleted.
-    pub(crate) quiesced: bool,
-    /// When the disk began connecting, and when (ms after it) the next attempt is due.
+    ia: Option<Ia>,
+    pz: Option<Arc<Pz>>,
+    /// When the path began connecting, and when (ms after it) the next attempt is due.
     since: Option<Instant<Monotonic>>,
     due_ms: i64,
     /// Attempts so far.
     attempts: u32,
 }
 
+impl PathRec {
+    /// The same connection, its attempts forgotten (it is live).
+    pub(crate) fn reset(self) -> PathRec {
+        PathRec {
+            ia: self.ia,
+            pz: self.pz,
+            ..PathRec::default()
+        }
+    }
+
+    /// Takes `l`'s IA and PZ in place of the old ones, which go once the old queues' objects
+    /// are gone.
+    pub(crate) fn take_link(&mut self, ia: Ia, pz: Arc<Pz>) {
+        self.ia = Some(ia);
+        self.pz = Some(pz);
+    }
+}
+
+/// The disk's paths' connections as the work and a `reconnect` replace them, under
+/// [`Device::link`].
+pub(crate) struct Recovery {
+    /// The disk's size, depth (as granted) and request size, which a new connection must
+    /// offer again.
+    pub(crate) params: DiskParams,
+    /// The disk's queue is quiesced (no path was live): undone when a path connects, the disk
+    /// gives up, or it is deleted.
+    pub(crate) quiesced: bool,
+    pub(crate) paths: [PathRec; MAX_PATHS],
+}
+
 impl Recovery {
+    /// The recovery of a disk whose first path is `ia`'s and `pz`'s.
     pub(crate) fn new(params: DiskParams, ia: Ia, pz: Arc<Pz>) -> Recovery {
+        let mut paths: [PathRec; MAX_PATHS] = Default::default();
+        paths[0].take_link(ia, pz);
         Recovery {
             params,
-            ia: Some(ia),
-            pz: Some(pz),
             quiesced: false,
-            since: None,
-            due_ms: 0,
-            attempts: 0,
+            paths,
         }
     }
 
@@ -87,18 +118,11 @@ impl Recovery {
         );
         false
     }
-
-    /// Takes `l`'s IA and PZ in place of the old ones, which go once the old queues' objects
-    /// are gone.
-    pub(crate) fn take_link(&mut self, ia: Ia, pz: Arc<Pz>) {
-        self.ia = Some(ia);
-        self.pz = Some(pz);
-    }
 }
 
 /// `reconnect_delay` in ms.
-fn delay_ms(dev: &Device) -> u32 {
-    dev.opts.reconnect_delay.saturating_mul(1000)
+fn delay_ms(o: &Opts) -> i64 {
+    i64::from(o.reconnect_delay) * 1000
 }
 
 impl Device {
@@ -107,121 +131,184 @@ impl Device {
         self.state.load(Ordering::Acquire)
     }
 
-    /// The state's name for sysfs and the listing: `connecting` also for a live disk one of
-    /// whose queues failed a moment ago (the work runs next). Any context.
+    /// The state's name for sysfs and the listing: `live` if a path is live, `connecting`
+    /// also for a live disk whose one path's queue failed a moment ago (the work runs next).
+    /// Any context.
     pub(crate) fn state_name(&self) -> &'static str {
         match self.state() {
-            LIVE if self.live() => "live",
+            LIVE if self.live_path_but(MAX_PATHS) => "live",
             LIVE | CONNECTING => "connecting",
             FAILED => "failed",
             _ => "deleting",
         }
     }
 
-    /// The disk's work ([`crate::Driver::work`]): starts a recovery when a queue failed,
-    /// tries to connect when one is due, gives up once `ctrl_loss_tmo` passed. Process
-    /// context (`system_long_wq`); sleeps (for the server, up to 15 s per queue).
+    /// The disk's work ([`crate::Driver::work`]): starts a path's recovery when one of its
+    /// queues failed, tries to connect a path when an attempt is due, gives a path up once
+    /// its `ctrl_loss_tmo` passed, and the disk once no path is live or connecting; stops and
+    /// resumes dispatch as paths go and come. Process context (`system_long_wq`); sleeps (for
+    /// the server, up to 15 s per queue).
     pub(crate) fn recover(&self, rq: &RequestQueue<'_>) {
         let mut g = self.link.lock();
         // `None` only before the disk is added and armed.
         let Some(r) = &mut *g else {
             return;
         };
-        match self.state() {
-            LIVE if !self.live() => {
-                self.state.store(CONNECTING, Ordering::Release);
-                rq.quiesce();
-                r.quiesced = true;
-                r.since = Some(Instant::now());
-                r.due_ms = i64::from(delay_ms(self));
-                r.attempts = 0;
-                // Every queue: their requests in flight requeued, as nvme-rdma's reset cancels
-                // every I/O queue's.
-                let mut i = 0;
-                while let Some(q) = self.queue(i) {
-                    q.fail("reconnecting the disk");
-                    i += 1;
-                }
-                if self.opts.ctrl_loss_tmo == 0 {
-                    return self.give_up(r, rq);
-                }
-                pr_warn!(
-                    "rkdblk{}: connection lost: reconnecting every {} s, giving up after {} s (ctrl_loss_tmo; -1: never)\n",
-                    self.index,
-                    self.opts.reconnect_delay,
-                    self.opts.ctrl_loss_tmo
-                );
+        // A failed disk too: a path added to it (`Device::add_path`) makes it live again.
+        if self.state() == DELETING {
+            return;
+        }
+        let mut next: Option<i64> = None;
+        for p in 0..MAX_PATHS {
+            if let Some(ms) = self.recover_path(p, r, rq) {
+                next = Some(next.map_or(ms, |n| n.min(ms)));
             }
+        }
+        self.settle(r, rq);
+        if let Some(ms) = next {
+            self.schedule(ms.clamp(1, i64::from(u32::MAX)) as u32);
+        }
+    }
+
+    /// Path `p` lost a queue: it is `connecting` from now, every queue of it failed (their
+    /// requests requeued, to run on another live path at once), dispatch stopped first if no
+    /// other path is live. Process context.
+    pub(crate) fn begin(&self, p: usize, r: &mut Recovery, rq: &RequestQueue<'_>, o: &Opts) {
+        self.set_path_state(p, CONNECTING);
+        if !self.live_path_but(p) && !r.quiesced {
+            rq.quiesce();
+            r.quiesced = true;
+        }
+        let pr = &mut r.paths[p];
+        pr.since = Some(Instant::now());
+        pr.due_ms = delay_ms(o);
+        pr.attempts = 0;
+        // Every queue of the path: their requests in flight requeued, as nvme-rdma's reset
+        // cancels every I/O queue's.
+        let mut i = 0;
+        while let Some(q) = self.path_queue(p, i) {
+            q.fail("reconnecting the path");
+            i += 1;
+        }
+        pr_warn!(
+            "rkdblk{}: connection lost (path {}, server {} port {}): reconnecting every {} s, giving up after {} s (ctrl_loss_tmo; -1: never)\n",
+            self.index,
+            p,
+            Ip(o.server),
+            o.port,
+            o.reconnect_delay,
+            o.ctrl_loss_tmo
+        );
+    }
+
+    /// Path `p`'s part of the work; returns in how many ms it wants to run again.
+    fn recover_path(&self, p: usize, r: &mut Recovery, rq: &RequestQueue<'_>) -> Option<i64> {
+        let o = self.path_opts(p)?;
+        match self.path_state(p) {
+            LIVE if !self.path_live(p) => self.begin(p, r, rq, &o),
             CONNECTING => {}
-            _ => return,
+            _ => return None,
         }
-        let Some(since) = r.since else {
-            return;
-        };
+        let since = r.paths[p].since?;
         let elapsed = since.elapsed().as_millis();
-        let tmo = i64::from(self.opts.ctrl_loss_tmo) * 1000;
-        if elapsed < r.due_ms {
-            // Early (a queue's failure scheduled it): when due, or at the timeout.
-            let wait = if tmo >= 0 {
-                r.due_ms.min(tmo)
-            } else {
-                r.due_ms
-            } - elapsed;
-            self.schedule(wait.max(1) as u32);
-            return;
-        }
+        let tmo = i64::from(o.ctrl_loss_tmo) * 1000;
         if tmo >= 0 && elapsed >= tmo {
-            return self.give_up(r, rq);
+            self.set_path_state(p, FAILED);
+            r.paths[p].since = None;
+            pr_err!(
+                "rkdblk{}: path {} (server {} port {}) not reconnected within ctrl_loss_tmo ({} s): it tries no more until `reconnect rkdblk{}`\n",
+                self.index,
+                p,
+                Ip(o.server),
+                o.port,
+                o.ctrl_loss_tmo,
+                self.index
+            );
+            return None;
         }
-        r.attempts += 1;
-        match self.connect_again(r) {
-            Ok(()) => {
-                self.state.store(LIVE, Ordering::Release);
-                r.since = None;
-                r.quiesced = false;
-                rq.unquiesce();
-                rq.kick_requeue_list();
+        let due = r.paths[p].due_ms;
+        if elapsed < due {
+            // Early (a queue's failure scheduled it): when due, or at the timeout.
+            return Some(if tmo >= 0 { due.min(tmo) } else { due } - elapsed);
+        }
+        r.paths[p].attempts += 1;
+        match self.connect_again(p, r, rq, &o) {
+            Ok(_) => {
+                self.set_path_state(p, LIVE);
+                r.paths[p].since = None;
                 pr_info!(
-                    "rkdblk{}: reconnected {} queue(s) to server {} port {} after {} attempt(s), {} ms\n",
+                    "rkdblk{}: reconnected {} queue(s) to server {} port {} (path {}) after {} attempt(s), {} ms\n",
                     self.index,
-                    self.opts.queues,
-                    crate::disk::Ip(self.opts.server),
-                    self.opts.port,
-                    r.attempts,
+                    o.queues,
+                    Ip(o.server),
+                    o.port,
+                    p,
+                    r.paths[p].attempts,
                     since.elapsed().as_millis()
                 );
+                None
             }
             Err(e) => {
                 let elapsed = since.elapsed().as_millis();
-                r.due_ms = elapsed + i64::from(delay_ms(self));
+                r.paths[p].due_ms = elapsed + delay_ms(&o);
                 pr_info!(
-                    "rkdblk{}: reconnect attempt {} failed ({}); next in {} s\n",
+                    "rkdblk{}: reconnect attempt {} of path {} failed ({}); next in {} s\n",
                     self.index,
-                    r.attempts,
+                    r.paths[p].attempts,
+                    p,
                     e.to_errno(),
-                    self.opts.reconnect_delay
+                    o.reconnect_delay
                 );
-                let wait = if tmo >= 0 {
-                    (tmo - elapsed).clamp(1, i64::from(delay_ms(self)))
+                Some(if tmo >= 0 {
+                    (tmo - elapsed).clamp(1, delay_ms(&o))
                 } else {
-                    i64::from(delay_ms(self))
-                };
-                self.schedule(wait as u32);
+                    delay_ms(&o)
+                })
             }
         }
     }
 
+    /// Sets the disk's state from its paths': `live` (dispatch resumed if it was stopped) if
+    /// one is live, `connecting` if none is but one connects, else it gives up. Process
+    /// context.
+    pub(crate) fn settle(&self, r: &mut Recovery, rq: &RequestQueue<'_>) {
+        if self.state() == DELETING {
+            return;
+        }
+        if self.live_path_but(MAX_PATHS) {
+            self.state.store(LIVE, Ordering::Release);
+            if core::mem::replace(&mut r.quiesced, false) {
+                rq.unquiesce();
+            }
+            rq.kick_requeue_list();
+        } else if (0..MAX_PATHS).any(|p| matches!(self.path_state(p), LIVE | CONNECTING)) {
+            self.state.store(CONNECTING, Ordering::Release);
+        } else if self.state() != FAILED {
+            self.give_up(r, rq);
+        }
+    }
+
     /// Schedules the disk's work in `ms`. Any context.
-    fn schedule(&self, ms: u32) {
+    pub(crate) fn schedule(&self, ms: u32) {
         if let Some(w) = self.work.lock().as_ref() {
             w.schedule(ms);
         }
     }
 
-    /// Connects the queues anew, the disk quiesced, and puts them in the old ones' place.
-    /// Process context; sleeps.
-    fn connect_again(&self, r: &mut Recovery) -> Result {
-        let l = Link::connect(self.index, &self.opts)?;
+    /// Connects path `p`'s queues anew and puts them in the old ones' place (the disk
+    /// quiesced meanwhile); returns the new connection's parameters. Process context; sleeps.
+    ///
+    /// # Errors
+    ///
+    /// `-EPROTO` if the server's accepts no longer fit the disk; the errors of the connection.
+    pub(crate) fn connect_again(
+        &self,
+        p: usize,
+        r: &mut Recovery,
+        rq: &RequestQueue<'_>,
+        o: &Opts,
+    ) -> Result<DiskParams> {
+        let l = Link::connect(self.index, o)?;
         if !r.fits(self.index, &l.params) {
             teardown(&l.queues);
             return Err(EPROTO);
@@ -238,15 +325,25 @@ impl Device {
             );
         }
         self.arm(&l.queues);
-        // Quiesced: no `queue_rq` uses the old queues.
-        let old = self.replace(l.queues);
+        // Quiesced: `queue_rq` uses a queue without the lock (and must never drop the last
+        // reference to one, which sleeps), so the old ones go only once none is in use there.
+        // Briefly, if another path carries I/O meanwhile.
+        let old = if r.quiesced {
+            self.replace(p, l.queues)
+        } else {
+            rq.quiesce();
+            let old = self.replace(p, l.queues);
+            rq.unquiesce();
+            old
+        };
+        // Their requests in flight are requeued, and run on the new queues.
         for q in old.iter() {
             q.fail("reconnected");
         }
         teardown(&old);
         drop(old);
-        r.take_link(l.ia, l.pz);
-        Ok(())
+        r.paths[p].take_link(l.ia, l.pz);
+        Ok(l.params)
     }
 
     /// Arms `qs` ([`Queue::arm`]) with the disk's work. Any context.
@@ -263,12 +360,14 @@ impl Device {
         let Some(w) = self.work.lock().clone() else {
             return;
         };
-        for q in self.queues.lock().iter() {
-            q.arm(&w);
+        for qs in self.queues.lock().iter() {
+            for q in qs.iter() {
+                q.arm(&w);
+            }
         }
     }
 
-    /// `ctrl_loss_tmo` passed: the disk fails, the requests that wait end with `EIO`.
+    /// Every path failed: the disk fails, the requests that wait end with `EIO`.
     fn give_up(&self, r: &mut Recovery, rq: &RequestQueue<'_>) {
         self.state.store(FAILED, Ordering::Release);
         self.fail_waiting(r, rq);
@@ -283,10 +382,14 @@ impl Device {
     /// The requeued and waiting requests, and every later one, fail with `EIO` (the queues
     /// stay failed and no longer requeue); dispatch resumes. Process context.
     pub(crate) fn fail_waiting(&self, r: &mut Recovery, rq: &RequestQueue<'_>) {
-        for q in self.queues.lock().iter() {
-            q.requeue.store(false, Ordering::Release);
+        for qs in self.queues.lock().iter() {
+            for q in qs.iter() {
+                q.requeue.store(false, Ordering::Release);
+            }
         }
-        r.since = None;
+        for pr in r.paths.iter_mut() {
+            pr.since = None;
+        }
         if core::mem::replace(&mut r.quiesced, false) {
             rq.unquiesce();
         }

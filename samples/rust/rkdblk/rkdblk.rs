@@ -28,7 +28,10 @@
 //! and the grants freed, and the requests in flight are requeued as soon as their pages are
 //! unmapped, without waiting for the peer; the disk then reconnects by itself every
 //! `reconnect_delay` seconds until `ctrl_loss_tmo`, as nvme-rdma does, and fails its I/O with
-//! `EIO` only after that (`recover.rs`).
+//! `EIO` only after that (`recover.rs`). A disk may have two paths, each its own queues,
+//! connections and reconnects: a `connect` with the `nqn=` of a disk there is adds its path to
+//! that disk, requests go to the live paths in turn, and a failed path's requests run on the
+//! other at once (`path.rs`).
 //!
 //! The disk is a `kernel::block::mq::owned` disk ([`block::mq::owned`]): the requests are
 //! tokens the driver ends with a status, whose pages it lends to an LMR without a copy.
@@ -36,6 +39,7 @@
 
 mod ctl;
 mod disk;
+mod path;
 mod proto;
 mod queue;
 mod recover;
@@ -77,7 +81,7 @@ use kernel::{bindings, error, ffi, module, prelude, static_lock_class, str, sync
 use rkdapl::rdma;
 
 use block::mq::owned::{AttrFile, Attribute, DiskWork, Driver, RequestQueue, TimeoutReturn};
-use core::sync::atomic::{AtomicU8, Ordering};
+use core::sync::atomic::{AtomicU32, AtomicU8, Ordering};
 use disk::Disks;
 use kernel::{
     miscdevice::{MiscDeviceOptions, MiscDeviceRegistration},
@@ -134,17 +138,26 @@ crate::module_param_text!(
 );
 
 const OWNER: &CStr = c"rkdblk";
-/// The disk's driver: its queues, one per hardware queue, all replaced at once by a
-/// reconnect (`disk.rs`), and what its sysfs files show.
+/// The disk's driver: its paths' queues, one per hardware queue each, a path's all replaced at
+/// once by its reconnect (`disk.rs`, `recover.rs`), and what its sysfs files show.
 #[pin_data]
 struct Device {
     /// `N` of `rkdblkN`.
     index: u32,
-    /// What the disk connects to.
+    /// What the disk's first path connects to (`nr_io_queues` and `queue_size`: the disk's).
     opts: disk::Opts,
+    /// Each path's queues (`path.rs`); empty for a path the disk does not have.
     #[pin]
-    queues: SpinLock<KVec<Arc<Queue>>>,
-    /// `recover::LIVE`, `CONNECTING`, `FAILED` or `DELETING`.
+    queues: SpinLock<[KVec<Arc<Queue>>; path::MAX_PATHS]>,
+    /// Each path's options, `None` for a path the disk does not have.
+    #[pin]
+    path_opts: SpinLock<[Option<disk::Opts>; path::MAX_PATHS]>,
+    /// Each path's state and counters.
+    paths: [path::PathState; path::MAX_PATHS],
+    /// The round-robin's next path (`Device::pick`).
+    next: AtomicU32,
+    /// `recover::LIVE` (a path is live, or one of its queues failed a moment ago),
+    /// `CONNECTING` (no path live), `FAILED` or `DELETING`.
     state: AtomicU8,
     /// The disk's work (`recover.rs`), once the disk is added.
     #[pin]
@@ -157,11 +170,15 @@ struct Device {
 
 impl Device {
     fn new(index: u32, opts: disk::Opts) -> Result<Arc<Device>> {
+        let first = [Some(opts), None];
         Ok(Arc::pin_init(
             pin_init!(Device {
                 index,
                 opts,
-                queues <- new_spinlock!(KVec::new(), "rkdblk_queues"),
+                queues <- new_spinlock!([KVec::new(), KVec::new()], "rkdblk_queues"),
+                path_opts <- new_spinlock!(first, "rkdblk_paths"),
+                paths: [path::PathState::new(), path::PathState::new()],
+                next: AtomicU32::new(0),
                 state: AtomicU8::new(recover::LIVE),
                 work <- new_spinlock!(None, "rkdblk_work"),
                 link <- new_mutex!(None, "rkdblk_link"),
@@ -169,32 +186,14 @@ impl Device {
             GFP_KERNEL,
         )?)
     }
-
-    /// The queue of hardware context `hctx`. Any context.
-    fn queue(&self, hctx: u32) -> Option<Arc<Queue>> {
-        self.queues.lock().get(hctx as usize).cloned()
-    }
-
-    /// Whether no queue failed. Any context.
-    fn live(&self) -> bool {
-        self.queues
-            .lock()
-            .iter()
-            .all(|q| !q.dead.load(Ordering::Relaxed))
-    }
-
-    /// Puts `qs` in the place of the queues, which it returns. Any context.
-    fn replace(&self, qs: KVec<Arc<Queue>>) -> KVec<Arc<Queue>> {
-        core::mem::replace(&mut *self.queues.lock(), qs)
-    }
 }
 
 impl Driver for Device {
     type Module = LocalModule;
     type RequestData = ();
 
-    /// `/sys/block/rkdblkN/`: `state`, `address`, `transport` (read) and `delete` (written),
-    /// as nvme's controllers have them (`disk.rs`).
+    /// `/sys/block/rkdblkN/`: `state`, `address`, `transport`, `paths` (read) and `delete`
+    /// (written), as nvme's controllers have them (`disk.rs`).
     const ATTRIBUTES: &'static [Attribute] = &disk::ATTRIBUTES;
 
     fn show(&self, index: usize, f: &mut kernel::str::Formatter<'_>) -> Result {
@@ -212,11 +211,14 @@ impl Driver for Device {
 
     /// Any context (the disk is not `blocking`).
     fn queue_rq(&self, hctx: u32, rq: Rq) {
-        match self.queue(hctx) {
+        match self.pick(hctx) {
             // Not the queue's last reference: the disk's own goes only with the disk quiesced
             // (a reconnect) or deleted (`disk.rs`), so no `queue_rq` drops a queue (which
             // sleeps).
-            Some(q) => q.submit(rq),
+            Some((p, q)) => {
+                self.paths[p].requests.fetch_add(1, Ordering::Relaxed);
+                q.submit(rq)
+            }
             None => rq.end(Err(EIO)),
         }
     }
@@ -225,29 +227,29 @@ impl Driver for Device {
     /// once the disk gave up), the timed-out one among them (or it completed meanwhile), the
     /// connection is disconnected and the disk reconnects (`recover.rs`).
     fn timeout(&self, hctx: u32, tag: u32, _data: &()) -> TimeoutReturn {
-        let Some(q) = self.queue(hctx) else {
+        let qs = self.queues_of(hctx);
+        if qs.iter().all(|q| q.is_none()) {
             return TimeoutReturn::ResetTimer;
-        };
-        if q.dead.load(Ordering::Acquire) {
-            // Marked failed by `queue_rq` (`mark_failed`), which could not sleep: the rest of
-            // the failure runs here. The request ends with it (or ended already, and the grant
-            // `fail` frees kept its pages).
-            q.fail("failed in queue_rq");
-            return TimeoutReturn::Done;
         }
-        if !q.holds(tag) {
-            // Not a request of this queue: one of a queue a reconnect replaced, which ended it
-            // or ends it as it fails (`fail`), or one whose request ended already.
-            return TimeoutReturn::Done;
+        for q in qs.iter().flatten() {
+            if q.dead.load(Ordering::Acquire) {
+                // Marked failed by `queue_rq` (`mark_failed`), which could not sleep: the rest
+                // of the failure runs here. The request ends with it (or ended already, and
+                // the grant `fail` frees kept its pages).
+                q.fail("failed in queue_rq");
+            } else if q.holds(tag) {
+                pr_err!(
+                    "rkdblk{} queue {}: request of tag {} timed out\n",
+                    q.disk,
+                    hctx,
+                    tag
+                );
+                // Process context (blk-mq's timeout work): the connection goes too (`fail`).
+                q.fail("request timeout");
+            }
+            // Else not a request of this queue: one of another path's, of a queue a reconnect
+            // replaced, which ended it or ends it as it fails (`fail`), or one that ended.
         }
-        pr_err!(
-            "rkdblk{} queue {}: request of tag {} timed out\n",
-            q.disk,
-            hctx,
-            tag
-        );
-        // Process context (blk-mq's timeout work): the connection goes too (`fail`).
-        q.fail("request timeout");
         TimeoutReturn::Done
     }
 }

@@ -115,7 +115,9 @@ blkreconn_suite() {
 	wait $fio_pid
 	runs=$(grep -c '^run ' "$BLKR_FIO_LOG")
 	bad=$(grep '^run ' "$BLKR_FIO_LOG" | grep -vc ' exit 0 errors 0$')
-	[ $rc = 0 ] && [ "$runs" -ge 2 ] && [ "$bad" = 0 ] || rc=${rc/#0/2}
+	# The loop starts the next run at once, so a run was in flight through each outage: one
+	# run that spanned both (a slow guest) proves as much as several.
+	[ $rc = 0 ] && [ "$runs" -ge 1 ] && [ "$bad" = 0 ] || rc=${rc/#0/2}
 	t_check $rc "blkreconn: fio --verify=crc32c on the ext4 through both: $runs runs, every one exit 0 with no error" \
 		"rc $rc (1: hung); $bad bad runs: $(tail -n 8 "$BLKR_FIO_LOG" | tr '\n' '|')"
 	line=$(dmesg | tail -n +$((n0 + 1)) | grep -E 'I/O error|EXT4-fs (error|warning)|Buffer I/O|blk_update_request|Aborting journal' | head -n 3)

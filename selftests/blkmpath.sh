@@ -119,7 +119,7 @@ blkmp_outage() {
 }
 
 blkmpath_suite() {
-	local rc=0 n0 line fio_pid runs bad sum0 sum1 i n p0 p1 common
+	local rc=0 n0 line fio_pid sum0 sum1 i n p0 p1 common
 	mkdir -p "$BLK_MNT"
 	blk_store
 	n0=$(dmesg | wc -l)
@@ -186,16 +186,7 @@ blkmpath_suite() {
 	blkmp_outage 1 "$BLKMP_DEV" blkmp_link_up 0
 	blkmp_outage 0 "$RKDAPL_DEV" rm_rxe_up 1
 
-	touch "$BLKR_FIO_STOP"
-	rc=0
-	for ((i = 0; i < 300; i++)); do kill -0 $fio_pid 2>/dev/null || break; sleep 1; done
-	kill -0 $fio_pid 2>/dev/null && { rc=1; kill $fio_pid; }
-	wait $fio_pid
-	runs=$(grep -c '^run ' "$BLKR_FIO_LOG")
-	bad=$(grep '^run ' "$BLKR_FIO_LOG" | grep -vc ' exit 0 errors 0$')
-	[ $rc = 0 ] && [ "$runs" -ge 2 ] && [ "$bad" = 0 ] || rc=${rc/#0/2}
-	t_check $rc "blkmpath: fio --verify=crc32c on the ext4 through both outages: $runs runs, every one exit 0 with no error" \
-		"rc $rc (1: hung); $bad bad runs: $(tail -n 8 "$BLKR_FIO_LOG" | tr '\n' '|')"
+	blkr_fio_check $fio_pid "blkmpath: fio --verify=crc32c on the ext4 through both outages"
 	line=$(dmesg | tail -n +$((n0 + 1)) | grep -E 'I/O error|error, dev rkdblk|EXT4-fs (error|warning)|Buffer I/O|blk_update_request|Aborting journal' | head -n 3)
 	[ -z "$line" ]
 	t_check $? "blkmpath: no I/O error (nor another block error: device offline, ...) and no EXT4 error in dmesg" "$(echo "$line" | tr '\n' '|')"

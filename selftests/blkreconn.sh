@@ -49,8 +49,25 @@ blkr_fio_loop() {
 	done
 }
 
+# blkr_fio_check PID WHAT: stops the fio loop PID (its current run finishes), then the test
+# "WHAT: N runs, every one exit 0 with no error". The loop starts the next run at once, so a
+# run was in flight through every outage before the stop: one run that spanned them all (a
+# slow guest) proves as much as several.
+blkr_fio_check() {
+	local rc=0 i runs bad
+	touch "$BLKR_FIO_STOP"
+	for ((i = 0; i < 300; i++)); do kill -0 "$1" 2>/dev/null || break; sleep 1; done
+	kill -0 "$1" 2>/dev/null && { rc=1; kill "$1"; }
+	wait "$1"
+	runs=$(grep -c '^run ' "$BLKR_FIO_LOG")
+	bad=$(grep '^run ' "$BLKR_FIO_LOG" | grep -vc ' exit 0 errors 0$')
+	[ $rc = 0 ] && [ "$runs" -ge 1 ] && [ "$bad" = 0 ] || rc=${rc/#0/2}
+	t_check $rc "$2: $runs runs, every one exit 0 with no error" \
+		"rc $rc (1: hung); $bad bad runs: $(tail -n 8 "$BLKR_FIO_LOG" | tr '\n' '|')"
+}
+
 blkreconn_suite() {
-	local rc=0 n0 fio_pid runs bad t0 secs line sum0 sum1 dd_pid i
+	local rc=0 n0 fio_pid t0 secs line sum0 sum1 dd_pid i
 	mkdir -p "$BLK_MNT"
 	blk_store
 	n0=$(dmesg | wc -l)
@@ -108,18 +125,7 @@ blkreconn_suite() {
 		"rc $rc; state '$(blk_attr 0 state)'; $(dmesg | grep -E 'rkdblk0: |rkdblk_srv: ' | tail -n 3 | tr '\n' '|')"
 	sleep 5
 
-	touch "$BLKR_FIO_STOP"
-	rc=0
-	for ((i = 0; i < 300; i++)); do kill -0 $fio_pid 2>/dev/null || break; sleep 1; done
-	kill -0 $fio_pid 2>/dev/null && { rc=1; kill $fio_pid; }
-	wait $fio_pid
-	runs=$(grep -c '^run ' "$BLKR_FIO_LOG")
-	bad=$(grep '^run ' "$BLKR_FIO_LOG" | grep -vc ' exit 0 errors 0$')
-	# The loop starts the next run at once, so a run was in flight through each outage: one
-	# run that spanned both (a slow guest) proves as much as several.
-	[ $rc = 0 ] && [ "$runs" -ge 1 ] && [ "$bad" = 0 ] || rc=${rc/#0/2}
-	t_check $rc "blkreconn: fio --verify=crc32c on the ext4 through both: $runs runs, every one exit 0 with no error" \
-		"rc $rc (1: hung); $bad bad runs: $(tail -n 8 "$BLKR_FIO_LOG" | tr '\n' '|')"
+	blkr_fio_check $fio_pid "blkreconn: fio --verify=crc32c on the ext4 through both"
 	line=$(dmesg | tail -n +$((n0 + 1)) | grep -E 'I/O error|EXT4-fs (error|warning)|Buffer I/O|blk_update_request|Aborting journal' | head -n 3)
 	[ -z "$line" ]
 	t_check $? "blkreconn: no I/O error and no EXT4 error in dmesg" "$(echo "$line" | tr '\n' '|')"

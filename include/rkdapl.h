@@ -1412,7 +1412,8 @@ struct scatterlist;
  * unless CONNECTED; -EMSGSIZE if the segments and pages need more SGEs than one SEND holds,
  * or more than 4 GiB in all; -ENOSPC if &rkdapl_ep_attr.max_request_dtos are outstanding.
  * The arguments are checked before the EP's state: a bad argument is -EINVAL (or -EXDEV,
- * -ERANGE) on any EP.
+ * -ERANGE) on any EP, but for an @sgl entry without a page or length, which the mapping
+ * finds, after the device: -ENODEV after device removal.
  */
 int rkdapl_post_send_sg(struct rkdapl_ep *ep, const struct rkdapl_lmr_triplet *iov,
 			__u32 num_iov, struct scatterlist *sgl, __u32 nents, __u64 cookie,

@@ -374,7 +374,7 @@ impl Connection {
         dev.arm_all();
         if !dev.path_live(0) {
             // A queue failed before it was armed: the work recovers it.
-            disk.work().schedule(0);
+            disk.work().schedule_now();
         }
         pr_info!(
             "rkdblk{}: {} sectors{}, {} queue(s) of depth {}, {} KiB per request at most, server {} port {}\n",

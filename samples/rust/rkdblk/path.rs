@@ -110,7 +110,13 @@ impl Device {
                 }
             }
         }
-        (0..MAX_PATHS).find_map(|p| qs[p].get(i).map(|q| (p, q.clone())))
+        // No live path: a connecting path's queue, which requeues the request until the path
+        // is back (a failed path's would end it with `EIO` while another path still tries).
+        let queue_of = |p: usize| qs[p].get(i).map(|q| (p, q.clone()));
+        (0..MAX_PATHS)
+            .filter(|&p| self.path_state(p) != FAILED)
+            .find_map(queue_of)
+            .or_else(|| (0..MAX_PATHS).find_map(queue_of))
     }
 
     /// A path's state's name: `live`, `connecting` (also a live path one of whose queues
@@ -203,8 +209,8 @@ impl Device {
             o.nqn
         );
         drop(g);
-        // The work resumes dispatch if no path was live (it unquiesces the disk).
-        self.schedule(0);
+        // The work resumes dispatch if no path was live (it unquiesces the disk), now.
+        self.schedule_now();
         Ok(p)
     }
 

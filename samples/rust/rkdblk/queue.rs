@@ -444,14 +444,14 @@ impl Queue {
         // Failed before it was armed (its `fail` found no work to schedule): the work runs
         // now. (A `fail` after the store above finds the work itself.)
         if self.dead.load(Ordering::Acquire) {
-            work.schedule(0);
+            work.schedule_now();
         }
     }
 
     /// Schedules the disk's recovery work, if the queue is armed ([`Queue::arm`]). Any context.
     fn recover(&self) {
         if let Some(w) = self.recovery.lock().as_ref() {
-            w.schedule(0);
+            w.schedule_now();
         }
     }
 
@@ -616,6 +616,11 @@ impl Queue {
                     Err(rq) => rq.end(Err(ENOMEM)),
                 };
             }
+            if e != ENODEV {
+                // Refused for what it is (a request the queue can never send): it ends with
+                // the error, as it would on every path.
+                return rq.end(Err(e));
+            }
             // The queue's objects refused (`ENODEV` while its device is being removed, before
             // the connection's loss is reported): a path error, as nvme-rdma's
             // `nvme_host_path_error()`. The queue is done, and the request runs on another
@@ -645,6 +650,7 @@ impl Queue {
         // signals every half queue completes, and in-capsule writes (a SEND each, no bind) can
         // fill the queue first (see rkdblk_srv's responses).
         let cookie = COOKIE_SEND | tag as u64;
+        let lent_send = lent.is_some();
         let posted = match slot.res.as_deref() {
             Some(r) => {
                 let cmd = [r.cmd.segment(0, proto::CMD_LEN as u64)];
@@ -659,9 +665,24 @@ impl Queue {
             }
             None => Err(EIO),
         };
-        drop(slots);
-        if posted.is_err() {
-            self.mark_failed("a command not posted");
+        match posted {
+            Ok(()) => drop(slots),
+            // The lent SEND found no memory for its mapping (or the DMA mapping failed):
+            // nothing was posted and its pages are the request's again, which comes back
+            // later, as nvme-rdma's `BLK_STS_RESOURCE` (the queue is fine).
+            Err(e) if lent_send && (e == ENOMEM || e == EIO) => {
+                let st = core::mem::replace(&mut slot.state, State::Idle);
+                drop(slots);
+                if let State::InFlight { rq, .. } = st {
+                    if let Err(rq) = rq.requeue() {
+                        rq.end(Err(ENOMEM));
+                    }
+                }
+            }
+            Err(_) => {
+                drop(slots);
+                self.mark_failed("a command not posted");
+            }
         }
     }
 }

@@ -295,6 +295,14 @@ impl Device {
         }
     }
 
+    /// Runs the disk's work now, even if a run is pending for later (a path's next attempt):
+    /// what made it due (a path lost, a path added) must not wait for that. Any context.
+    pub(crate) fn schedule_now(&self) {
+        if let Some(w) = self.work.lock().as_ref() {
+            w.schedule_now();
+        }
+    }
+
     /// Connects path `p`'s queues anew and puts them in the old ones' place (the disk
     /// quiesced meanwhile); returns the new connection's parameters. Process context; sleeps.
     ///

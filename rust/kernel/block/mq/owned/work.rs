@@ -132,6 +132,22 @@ impl DiskWork {
         }
     }
 
+    /// Runs [`Driver::work`] as soon as possible: queued now, or a pending run that was due
+    /// later brought forward (`mod_delayed_work_on()` with no delay), unless the disk is being
+    /// deleted. Returns whether a run was pending. Any context.
+    pub fn schedule_now(&self) -> bool {
+        // SAFETY: as in `schedule`; `mod_delayed_work_on` takes the pending run from its timer
+        // (or queues the work) and does nothing once the work is disabled.
+        unsafe {
+            bindings::mod_delayed_work_on(
+                bindings::wq_misc_consts_WORK_CPU_UNBOUND as crate::ffi::c_int,
+                bindings::system_long_wq,
+                self.dwork.get(),
+                0,
+            )
+        }
+    }
+
     /// Disables the work and waits for a run in progress (`disable_delayed_work_sync()`):
     /// it never runs again, and [`DiskWork::schedule`] does nothing. Process context; sleeps.
     pub(super) fn disable(&self) {

@@ -18,7 +18,8 @@
 #                  live, path 0 alone takes the I/O; the link added again: path 1 live
 #                  and taking I/O again; (b) the same with rxe0 and path 0. Every fio run exits 0
 #                  with no error, no I/O or EXT4 error in dmesg, a file written before reads
-#                  back the same, fsck is clean.
+#                  back the same, fsck is clean. Last, two connects with one new nqn= at
+#                  once make one disk (the second joins it or gets EBUSY), never two.
 
 BLKMP_DEV=rxemp
 BLKMP_NIC=rkmpa
@@ -118,8 +119,14 @@ blkmp_outage() {
 		"rc $rc (97: not live); paths: $(tr '\n' '|' < /sys/block/rkdblk0/paths); $(dmesg | grep -E 'rkdblk0: |rkdblk_srv: ' | tail -n 3 | tr '\n' '|')"
 }
 
+# blkmp_ctl_bg COMMAND ERRFILE: one write of COMMAND to /dev/rkdblk-ctl, the shell's error in
+# ERRFILE (blk_ctl's file is one for all: this one runs beside another).
+blkmp_ctl_bg() {
+	timeout -k 10 120 bash -c 'echo "$1" > /dev/rkdblk-ctl' _ "$1" 2> "$2"
+}
+
 blkmpath_suite() {
-	local rc=0 n0 line fio_pid sum0 sum1 i n p0 p1 common
+	local rc=0 n0 line fio_pid sum0 sum1 i n p0 p1 common nqn2 pid0 pid1 e0 e1 disks d
 	mkdir -p "$BLK_MNT"
 	blk_store
 	n0=$(dmesg | wc -l)
@@ -201,6 +208,30 @@ blkmpath_suite() {
 	timeout 300 fsck.ext4 -fn /dev/rkdblk0 > /tmp/blkr-fsck.txt 2>&1 || rc=${rc/#0/3}
 	t_check $rc "blkmpath: the file written before reads back the same, unmount, fsck.ext4 -fn clean" \
 		"rc $rc (1: checksum, 2: umount, 3: fsck): $(tail -n 3 /tmp/blkr-fsck.txt | tr '\n' ' ')"
+
+	# Two connects with one new nqn= at once: one disk (the second joined it as its path, or
+	# was refused with EBUSY while the first connected), never two disks of one export.
+	nqn2=$BLKMP_NQN-2
+	blkmp_ctl_bg "connect traddr=$RKDAPL_IP trsvcid=4421 host_traddr=$RKDAPL_IP nr_io_queues=2 nqn=$nqn2" \
+		/tmp/blkmp-c0.txt &
+	pid0=$!
+	blkmp_ctl_bg "connect traddr=$BLKMP_IP trsvcid=4422 host_traddr=$BLKMP_IP nr_io_queues=2 nqn=$nqn2" \
+		/tmp/blkmp-c1.txt &
+	pid1=$!
+	wait $pid0
+	e0=$?
+	wait $pid1
+	e1=$?
+	disks=$(grep "nqn=$nqn2 path=" /dev/rkdblk-ctl | awk '{ print $1 }' | sort -u)
+	rc=0
+	[ "$(grep -c . <<< "$disks")" = 1 ] || rc=1
+	[ $e0 = 0 ] || [ $e1 = 0 ] || rc=${rc/#0/2}
+	[ $e0 = 0 ] || grep -q 'Device or resource busy' /tmp/blkmp-c0.txt || rc=${rc/#0/3}
+	[ $e1 = 0 ] || grep -q 'Device or resource busy' /tmp/blkmp-c1.txt || rc=${rc/#0/3}
+	t_check $rc "blkmpath: two connects with one new nqn= at once make one disk ($(echo $disks)): the second joins it or gets EBUSY (exits $e0 and $e1)" \
+		"rc $rc (1: not one disk, 2: neither connected, 3: another error): $(cat /tmp/blkmp-c0.txt /tmp/blkmp-c1.txt | tr '\n' '|'); listing '$(tr '\n' '|' < /dev/rkdblk-ctl)'"
+	for d in $disks; do blk_ctl disconnect "$d"; done
+
 	rc=0
 	rmmod rkdblk || rc=$?
 	rmmod rkdblk_srv || rc=${rc/#0/$?}

@@ -149,6 +149,10 @@ pub(crate) struct List {
     /// Bit `N`: the number of `rkdblkN` is taken, by a disk of `disks` or by one being
     /// connected or deleted with the lock released.
     taken: u64,
+    /// By number: the `nqn=` of a disk being connected, or out of `disks` for a `reconnect`
+    /// (else [`Nqn::NONE`]), so that a connect with that `nqn=` meanwhile neither makes a
+    /// second disk of the export nor misses the one there is: it is refused with `-EBUSY`.
+    pending: [Nqn; MAX_DISKS as usize],
     /// The module is going: no disk leaves the list any more but by [`Disks`]' drop.
     closing: bool,
 }
@@ -172,6 +176,7 @@ kernel::sync::global_lock! {
     pub(crate) unsafe(uninit) static DEVICES: Mutex<List> = List {
         disks: KVec::new(),
         taken: 0,
+        pending: [Nqn::NONE; MAX_DISKS as usize],
         closing: false,
     };
 }
@@ -185,29 +190,37 @@ kernel::sync::global_lock! {
 /// # Errors
 ///
 /// `-ENOSPC` with [`MAX_DISKS`] disks, `-ENOMEM`, or the error of [`Connection::new`]; the
-/// number is free again then. For a path, the errors of [`Device::add_path`].
+/// number is free again then. `-EBUSY` if the disk of `o`'s `nqn=` is being connected or
+/// reconnected (`reconnect`) right now. For a path, the errors of [`Device::add_path`].
 pub(crate) fn connect(o: &Opts) -> Result<u32> {
-    if !o.nqn.is_none() {
-        let found = DEVICES
-            .lock()
-            .disks
-            .iter()
-            .find(|c| c.opts.nqn == o.nqn)
-            .and_then(|c| Some((c.index, c.disk.as_ref()?.driver().clone())));
-        if let Some((index, dev)) = found {
-            return dev.add_path(o).map(|_| index);
-        }
-    }
     let index = {
         let mut l = DEVICES.lock();
+        if !o.nqn.is_none() {
+            // Under the same lock as the number's reservation below: two connects with one
+            // `nqn=` make one disk, and the other joins it or is refused.
+            if l.pending.contains(&o.nqn) {
+                return Err(EBUSY);
+            }
+            let found = l
+                .disks
+                .iter()
+                .find(|c| c.opts.nqn == o.nqn)
+                .and_then(|c| Some((c.index, c.disk.as_ref()?.driver().clone())));
+            if let Some((index, dev)) = found {
+                drop(l);
+                return dev.add_path(o).map(|_| index);
+            }
+        }
         let index = (0..MAX_DISKS)
             .find(|i| l.taken & (1 << i) == 0)
             .ok_or(ENOSPC)?;
         l.taken |= 1 << index;
+        l.pending[index as usize] = o.nqn;
         index
     };
     let c = Connection::new(index, o);
     let mut l = DEVICES.lock();
+    l.pending[index as usize] = Nqn::NONE;
     // Cannot fail: the list holds `MAX_DISKS` ([`Disks::init`]) and every disk in it took a
     // number.
     let r = c.and_then(|c| l.disks.push_within_capacity(c).map_err(|_| ENOMEM));
@@ -327,11 +340,17 @@ pub(crate) fn reconnect(name: &str) -> Result {
     let mut c = {
         let mut l = DEVICES.lock();
         let at = l.position(name)?;
-        l.disks.remove(at).map_err(|_| ENODEV)?
+        let c = l.disks.remove(at).map_err(|_| ENODEV)?;
+        // Out of the list: a connect with its `nqn=` meanwhile is refused, not a new disk.
+        l.pending[c.index as usize] = c.opts.nqn;
+        c
     };
     let r = c.reconnect();
+    let mut l = DEVICES.lock();
+    l.pending[c.index as usize] = Nqn::NONE;
     // Cannot fail: the list holds `MAX_DISKS` ([`Disks::init`]) and its number is still taken.
-    let back = DEVICES.lock().disks.push_within_capacity(c);
+    let back = l.disks.push_within_capacity(c);
+    drop(l);
     if let Err(kernel::alloc::kvec::PushError(c)) = back {
         pr_err!("{}: no room in the list of disks\n", name);
         // The disk goes, and its number with it (the module's unload waits for the numbers).

@@ -4,7 +4,7 @@
 //! commands it sends ([`Queue::submit`]), the completions and connection events of its EVD
 //! ([`Queue::on_event`]), and its failure ([`Queue::fail`]).
 
-use crate::block::mq::owned::{DiskWork, OwnedRequest, ReqOp};
+use crate::block::mq::owned::{DiskWork, OwnedRequest, ReqOp, RequestPages};
 use crate::{proto, Device};
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use kernel::{
@@ -94,8 +94,11 @@ pub(crate) struct Queue {
     resp: Lmr,
     recv_len: u32,
     max_io: u32,
-    /// Writes of at most this many bytes go in-capsule (0: none).
+    /// Writes of at most this many bytes go in-capsule (0: none), if their pages and the
+    /// command fit one SEND.
     inline_max: u32,
+    /// SGEs one SEND of the EP holds (its `max_request_iov`).
+    send_sges: u32,
     /// READs of at most this many bytes come back in-capsule (0: none).
     inline_read_max: u32,
     /// Set once the queue failed: every request from then on fails (or is requeued).
@@ -175,6 +178,7 @@ impl Queue {
             EPROTO
         })?;
         let qdepth = u32::from(acc.depth).min(want);
+        let send_sges = ep.query().attr.max_request_iov;
         let max_io = acc.max_io.min(MAX_IO);
         let inline_max = acc.inline_max.min(max_io).min(MAX_INLINE);
         let inline_read_max = if acc.inline_read { inline_max } else { 0 };
@@ -211,6 +215,7 @@ impl Queue {
                 recv_len,
                 max_io,
                 inline_max,
+                send_sges,
                 inline_read_max,
                 dead: AtomicBool::new(false),
                 requeue: AtomicBool::new(false),
@@ -527,19 +532,28 @@ impl Queue {
         let cid = proto::cid(tag as u32, generation);
         // In-capsule, no grant: a WRITE's data goes in its SEND, a READ's comes back in the
         // response.
-        let inline = op == proto::OP_WRITE && len <= self.inline_max;
+        let mut inline = false;
         let inline_read = op == proto::OP_READ && len <= self.inline_read_max;
         let mut grant = None;
         let mut pages = None;
         let mut lent = None;
         let r = &mut *res;
         let prepared: Result = (|| {
-            if inline {
+            let data = if op != proto::OP_FLUSH && !inline_read {
+                Some(rq.pages().ok_or(EIO)?)
+            } else {
+                None
+            };
+            // In-capsule if the command and the request's pages fit one SEND's SGEs (siw's
+            // SEND holds one: never there).
+            let fits = |p: &RequestPages<Device>| p.nents() < self.send_sges as usize;
+            if op == proto::OP_WRITE && len <= self.inline_max && data.as_ref().is_some_and(fits) {
                 // The SEND sends from the request's own pages, lent to it alone: mapped for
                 // the device to read with the PZ's local DMA lkey, no LMR, no grant
                 // (`Ep::post_send_lent`); the SEND lets them go when it finishes.
-                lent = Some(rq.pages().ok_or(EIO)?);
-            } else if op != proto::OP_FLUSH && !inline_read {
+                inline = true;
+                lent = data;
+            } else if let Some(lent) = data {
                 // The server writes a READ's data into the pages, and reads a WRITE's.
                 let (privileges, rights) = if op == proto::OP_READ {
                     (
@@ -552,7 +566,6 @@ impl Queue {
                         MemPrivs::from(MemPriv::RemoteRead),
                     )
                 };
-                let lent = rq.pages().ok_or(EIO)?;
                 let lmr = pages.insert(Lmr::from_sg_owner_gfp(
                     &self.pz, lent, privileges, GFP_ATOMIC,
                 )?);

@@ -179,6 +179,12 @@ unsafe impl<D: Driver> Send for RequestPages<D> {}
 unsafe impl<D: Driver> Sync for RequestPages<D> {}
 
 impl<D: Driver> RequestPages<D> {
+    /// How many scatterlist entries the pages take (physical segments: what a DMA mapping of
+    /// them needs at most, one SGE each). Any context.
+    pub fn nents(&self) -> usize {
+        self.sg().1
+    }
+
     /// The request's scatterlist (`sg_set_page` entries, not DMA-mapped) and its number of
     /// entries, lent to this value alone until it is dropped. Any context.
     #[cfg_attr(not(CONFIG_INFINIBAND = "y"), allow(dead_code))]

@@ -45,6 +45,7 @@ use kernel::{
 
 mod attr;
 mod connect;
+mod lent;
 mod pooled;
 mod srq;
 pub use attr::EpAttr;

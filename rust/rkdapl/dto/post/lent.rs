@@ -12,9 +12,8 @@
 
 use super::arm;
 use crate::dto::{DtoFlags, DtoOp, DtoRing, InlineVec, Segment};
-use crate::ep::Ep;
 use crate::rdma::{
-    mr::{DataDirection, DmaRegion, SgOwner},
+    mr::DmaRegion,
     qp::{SendFlag, SendFlags, SendOp, SendWr},
     wr::Sge,
 };
@@ -23,46 +22,12 @@ use kernel::{prelude::*, sync::rcu};
 /// SGEs of a lent SEND built in place: a command and a few pages.
 const SGES_IN_PLACE: usize = 8;
 
-impl Ep {
-    /// Posts a SEND of `head` (segments of LMRs of the EP's PZ, sent first, possibly none)
-    /// followed by all the pages `owner` keeps, mapped for the device to read for this SEND
-    /// only; `owner` is dropped once they are unmapped: when the SEND finishes, before its
-    /// event, or before this returns an error. `flags.suppress` is refused: the event is what
-    /// tells the caller its pages are back. Any context (allocates with `GFP_ATOMIC`).
-    ///
-    /// # Errors
-    ///
-    /// In this order: `-EINVAL` for `flags.suppress`, more than [`crate::iov::MAX_IOV`]
-    /// segments, an empty scatterlist or an entry without a page or length; `-EXDEV` for an
-    /// LMR of another PZ; `-ERANGE` for a segment outside its LMR; `-ENODEV` after device
-    /// removal; `-ENOMEM`; `-EIO` if the mapping fails; `-ENOTCONN` unless CONNECTED;
-    /// `-EMSGSIZE` for more SGEs than a work request of the EP holds; `-ENOSPC` with too many
-    /// outstanding; or the driver's error.
-    pub(crate) fn post_send_lent(
-        &self,
-        head: &[Segment<'_>],
-        owner: KBox<dyn SgOwner>,
-        cookie: u64,
-        flags: DtoFlags,
-    ) -> Result {
-        if flags.suppress {
-            return Err(EINVAL);
-        }
-        self.check_segments(head)?;
-        let region = self.pz.ia.with_binding(|dev| {
-            DmaRegion::from_sg_owner_gfp(dev, owner, DataDirection::ToDevice, GFP_ATOMIC)
-        })?;
-        self.sq
-            .post_send_lent(head, region, self.pz.lkey, cookie, flags)
-    }
-}
-
 impl DtoRing {
-    /// Posts the SEND of [`Ep::post_send_lent`] over `head` and the mapped pages `lent`, sent
+    /// Posts the SEND of `Ep::post_send_lent` over `head` and the mapped pages `lent`, sent
     /// with `lkey` (the PZ's local DMA lkey), whose region the DTO's context keeps until it
     /// finishes. On an error `lent` is dropped (after the posters' lock is released: a
     /// removal may be unmapping it).
-    fn post_send_lent(
+    pub(crate) fn post_send_lent(
         &self,
         head: &[Segment<'_>],
         lent: DmaRegion,

@@ -97,7 +97,7 @@ pub(crate) struct Queue {
     /// Writes of at most this many bytes go in-capsule (0: none), if their pages and the
     /// command fit one SEND.
     inline_max: u32,
-    /// SGEs one SEND of the EP holds (its `max_request_iov`).
+    /// SGEs one SEND holds: the IA's `max_iov` (1 with siw).
     send_sges: u32,
     /// READs of at most this many bytes come back in-capsule (0: none).
     inline_read_max: u32,
@@ -178,7 +178,7 @@ impl Queue {
             EPROTO
         })?;
         let qdepth = u32::from(acc.depth).min(want);
-        let send_sges = ep.query().attr.max_request_iov;
+        let send_sges = ia.query()?.max_iov;
         let max_io = acc.max_io.min(MAX_IO);
         let inline_max = acc.inline_max.min(max_io).min(MAX_INLINE);
         let inline_read_max = if acc.inline_read { inline_max } else { 0 };

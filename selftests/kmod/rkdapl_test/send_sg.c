@@ -13,7 +13,7 @@
 static void send_sg_bytes(struct bctx *b, struct page **pg)
 {
 	struct rkdapl_lmr_triplet head = { b->lmr_b, 0, 100 }, rt = { b->lmr_a, 0, BUFSZ };
-	struct rkdapl_ep_attr attr = {};
+	struct rkdapl_ia_attr attr = {};
 	struct scatterlist sg[2];
 	char why[WHY] = "";
 	u64 c, rc, want = 100 + 4096 + 900;
@@ -29,14 +29,14 @@ static void send_sg_bytes(struct bctx *b, struct page **pg)
 	sg_init_table(sg, 2);
 	sg_set_page(&sg[0], pg[0], PAGE_SIZE, 0);
 	sg_set_page(&sg[1], pg[1], 900, 100);
-	r = rkdapl_ep_query(b->c->ep, &attr);
-	if (!r && attr.max_request_iov < 3) {
-		/* siw: a SEND holds one SGE (its max_sge_rd bounds the send queue's) */
+	r = rkdapl_ia_query(b->ia, &attr);
+	if (!r && attr.max_iov < 3) {
+		/* siw: a SEND holds one SGE (max_iov: its max_sge_rd bounds the send queue's) */
 		c = next_cookie(b->c);
 		r = rkdapl_post_send_sg(b->c->ep, &head, 1, sg, 2, c, 0);
 		tap(r == -EMSGSIZE,
 		    "post_send_sg: a command and two lent pages, 3 SGEs, on an EP whose SEND holds fewer: -EMSGSIZE",
-		    "%d %s, max_request_iov %u", r, ename(r), attr.max_request_iov);
+		    "%d %s, max_iov %u", r, ename(r), attr.max_iov);
 		goto alone;
 	}
 	rc = next_cookie(b->s);

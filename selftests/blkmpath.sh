@@ -126,7 +126,7 @@ blkmp_ctl_bg() {
 }
 
 blkmpath_suite() {
-	local rc=0 n0 line fio_pid sum0 sum1 i n p0 p1 common nqn2 pid0 pid1 e0 e1 disks d
+	local rc=0 n0 line fio_pid sum0 i n p0 p1 common nqn2 pid0 pid1 e0 e1 disks d
 	mkdir -p "$BLK_MNT"
 	blk_store
 	n0=$(dmesg | wc -l)
@@ -201,13 +201,7 @@ blkmpath_suite() {
 	[ "$n" -ge 2 ] && ! dmesg | tail -n +$((n0 + 1)) | grep -q 'rkdblk0: not reconnected'
 	t_check $? "blkmpath: dmesg shows each path lost and reconnected ($n), the disk never gave up" \
 		"$(dmesg | grep 'rkdblk0: ' | tail -n 4 | tr '\n' '|')"
-	rc=0
-	sum1=$(sha256sum < "$BLK_MNT/keep")
-	[ "$sum0" = "$sum1" ] || rc=1
-	umount "$BLK_MNT" || rc=${rc/#0/2}
-	timeout 300 fsck.ext4 -fn /dev/rkdblk0 > /tmp/blkr-fsck.txt 2>&1 || rc=${rc/#0/3}
-	t_check $rc "blkmpath: the file written before reads back the same, unmount, fsck.ext4 -fn clean" \
-		"rc $rc (1: checksum, 2: umount, 3: fsck): $(tail -n 3 /tmp/blkr-fsck.txt | tr '\n' ' ')"
+	blkr_fs_check "$sum0" blkmpath
 
 	# Two connects with one new nqn= at once: one disk (the second joined it as its path, or
 	# was refused with EBUSY while the first connected), never two disks of one export.

@@ -66,8 +66,19 @@ blkr_fio_check() {
 		"rc $rc (1: hung); $bad bad runs: $(tail -n 8 "$BLKR_FIO_LOG" | tr '\n' '|')"
 }
 
+# blkr_fs_check SUM PREFIX: $BLK_MNT/keep still has sha256 SUM, the file system unmounts and
+# fsck.ext4 -fn finds /dev/rkdblk0 clean: the test "PREFIX: the file written before ...".
+blkr_fs_check() {
+	local rc=0
+	[ "$1" = "$(sha256sum < "$BLK_MNT/keep")" ] || rc=1
+	umount "$BLK_MNT" || rc=${rc/#0/2}
+	timeout 300 fsck.ext4 -fn /dev/rkdblk0 > /tmp/blkr-fsck.txt 2>&1 || rc=${rc/#0/3}
+	t_check $rc "$2: the file written before reads back the same, unmount, fsck.ext4 -fn clean" \
+		"rc $rc (1: checksum, 2: umount, 3: fsck): $(tail -n 3 /tmp/blkr-fsck.txt | tr '\n' ' ')"
+}
+
 blkreconn_suite() {
-	local rc=0 n0 fio_pid t0 secs line sum0 sum1 dd_pid i
+	local rc=0 n0 fio_pid t0 secs line sum0 dd_pid i
 	mkdir -p "$BLK_MNT"
 	blk_store
 	n0=$(dmesg | wc -l)
@@ -136,13 +147,7 @@ blkreconn_suite() {
 	[ "$n" -ge 1 ]
 	t_check $? "blkreconn: the server made its PSP again once $RKDAPL_DEV was back" \
 		"$(dmesg | grep 'rkdblk_srv: ' | tail -n 3 | tr '\n' '|')"
-	rc=0
-	sum1=$(sha256sum < "$BLK_MNT/keep")
-	[ "$sum0" = "$sum1" ] || rc=1
-	umount "$BLK_MNT" || rc=${rc/#0/2}
-	timeout 300 fsck.ext4 -fn /dev/rkdblk0 > /tmp/blkr-fsck.txt 2>&1 || rc=${rc/#0/3}
-	t_check $rc "blkreconn: the file written before reads back the same, unmount, fsck.ext4 -fn clean" \
-		"rc $rc (1: checksum, 2: umount, 3: fsck): $(tail -n 3 /tmp/blkr-fsck.txt | tr '\n' ' ')"
+	blkr_fs_check "$sum0" blkreconn
 	rc=0
 	rmmod rkdblk || rc=$?
 	t_check $rc "blkreconn: rmmod rkdblk" "rmmod exit $rc"

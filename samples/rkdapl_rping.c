@@ -447,10 +447,13 @@ static int server_run(struct rping *r)
 	pr_info("server: listening on %s port %u (size %u, count %u, validate %d)\n", dev, port,
 		size, count, validate);
 
-	ret = sconn_accept(&r->c);
+	ret = sconn_wait_cr(&r->c);
 	if (ret)
 		return ret;
 	ret = rping_post_recv(r);
+	if (ret)
+		return ret;
+	ret = sconn_accept(&r->c);
 	if (ret)
 		return ret;
 	ret = sconn_established(&r->c);

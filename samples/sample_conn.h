@@ -322,9 +322,11 @@ static inline int sconn_free_lmr(struct sconn *c, struct rkdapl_lmr **lmr, void 
 
 /*
  * Server: waits for a connection request (see sconn_cr_event() for the ones rejected), then
- * accepts it on a new EP. The caller posts its first RECV and waits for ESTABLISHED.
+ * creates the EP to accept it on. The caller posts its first RECV on that EP before
+ * sconn_accept(): over iWARP a SEND that finds no RECV posted ends the connection (there is
+ * no RNR retry), and an rdma-core client sends as soon as it is established.
  */
-static inline int sconn_accept(struct sconn *c)
+static inline int sconn_wait_cr(struct sconn *c)
 {
 	int ret;
 
@@ -333,9 +335,12 @@ static inline int sconn_accept(struct sconn *c)
 	if (ret)
 		return ret;
 	c->want_cr = false;
-	ret = CHECK(c, rkdapl_ep_create(c->pz, c->evd, c->evd, &c->ep_attr, &c->ep));
-	if (ret)
-		return ret;
+	return CHECK(c, rkdapl_ep_create(c->pz, c->evd, c->evd, &c->ep_attr, &c->ep));
+}
+
+/* Server: accepts the connection request of sconn_wait_cr() on its EP. */
+static inline int sconn_accept(struct sconn *c)
+{
 	/* a CR still pending after a failed accept is rejected by sconn_close() */
 	return sample_cr_accept(&c->cr, c->ep);
 }

@@ -112,10 +112,13 @@ int server_run(struct sample *s)
 		return ret;
 	pr_info("server: listening on %s port %u (payload %lu bytes)\n", dev, port, size);
 
-	ret = sconn_accept(&s->c);
+	ret = sconn_wait_cr(&s->c);
 	if (ret)
 		return ret;
 	ret = sample_post_recv(s);
+	if (ret)
+		return ret;
+	ret = sconn_accept(&s->c);
 	if (ret)
 		return ret;
 	ret = sconn_established(&s->c);

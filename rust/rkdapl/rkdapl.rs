@@ -30,8 +30,9 @@ pub use layer::rdma;
 // The kernel crate's modules and macros the layer uses as `crate::...`.
 #[allow(unused_imports)]
 use kernel::{
-    alloc, container_of, dma, error, new_mutex, new_spinlock_irq, new_srcu, page, pr_warn_once,
-    prelude, scatterlist, static_lock_class, str, sync, task, time, types, warn_on, workqueue,
+    alloc, container_of, dma, error, interrupt, new_mutex, new_spinlock_irq, new_srcu, page,
+    pr_warn_once, prelude, processor, scatterlist, static_lock_class, str, sync, task, time, types,
+    warn_on, workqueue,
 };
 // The same for the QP event deferral (`rust/kernel/rdma/cm/qp_events.rs`).
 #[allow(unused_imports)]

@@ -34,8 +34,11 @@
 use super::device::Device;
 use crate::{
     alloc::Flags,
-    bindings, new_spinlock_irq, new_srcu,
+    bindings,
+    interrupt::local_interrupt_disable,
+    new_spinlock_irq, new_srcu,
     prelude::*,
+    processor::cpu_relax,
     sync::{rcu, srcu, Arc, SpinLockIrq, Srcu},
     time::{delay::fsleep, Delta},
 };
@@ -74,7 +77,14 @@ pub(crate) trait Release: Send + Unpin + 'static {
     /// Where revocation releases it.
     const RANK: Rank;
 
-    /// Releases the resource. Process context; may sleep.
+    /// Whether [`Release::release`] never sleeps and may run in any context (a DMA
+    /// unmapping). Revocation then releases the resource with local interrupts disabled, and
+    /// an owner whose `Drop` finds it being revoked spins until it is released instead of
+    /// sleeping, so that the owner's `Drop` may run in any context too.
+    const ATOMIC: bool = false;
+
+    /// Releases the resource. Process context, may sleep; any context if
+    /// [`Release::ATOMIC`].
     fn release(self);
 }
 
@@ -164,23 +174,41 @@ impl<R: Release> Slot<R> {
     }
 
     /// Releases the resource now (an owner's `Drop`) unless revocation did (then waits for it
-    /// to have finished: process context), and stops tracking it. The context
-    /// [`Release::release`] of `R` allows (a DMA mapping's: any context).
+    /// to have finished), and stops tracking it. Process context, may sleep; any context if
+    /// [`Release::ATOMIC`]: the wait for revocation's release then spins, which ends because
+    /// revocation releases such a resource with local interrupts disabled (it cannot be
+    /// halfway on this CPU) and without sleeping.
     pub(crate) fn release_now(this: &Arc<Self>) {
-        this.revoke();
+        match this.claim() {
+            Some(r) => {
+                r.release();
+                this.released();
+            }
+            None if R::ATOMIC => {
+                while this.state.load(Ordering::Acquire) != RELEASED {
+                    cpu_relax();
+                }
+            }
+            None => this.wait_released(),
+        }
         this.bound.untrack(R::RANK, &**this);
     }
 }
 
 impl<R: Release> Revoke for Slot<R> {
     fn revoke(&self) {
-        match self.claim() {
-            Some(r) => {
-                r.release();
-                self.released();
-            }
-            None => self.wait_released(),
+        // An atomic release is not interrupted or preempted between the claim and
+        // `released()`: an owner's `Drop` spinning for it on this CPU (from an interrupt, or
+        // under a spinlock) would otherwise wait for a release that cannot go on.
+        let irq = R::ATOMIC.then(local_interrupt_disable);
+        if let Some(r) = self.claim() {
+            r.release();
+            self.released();
+            return;
         }
+        drop(irq);
+        // The owner's `Drop` releases it.
+        self.wait_released();
     }
 
     fn index(&self) -> &AtomicUsize {

@@ -106,9 +106,9 @@ pub unsafe trait SgOwner: Send + Sync + 'static {
 /// it owns, which is freed then unless its [`CpuAccess`] still exists, and, last, the owner of
 /// the pages it borrowed, which gives them back to their user. The unmapping and the binding's
 /// bookkeeping do not sleep, so dropping a region over memory it does not own (a caller's
-/// buffer, pages or lent scatterlist) may be done in any context, unless the device's removal
-/// is releasing the mapping at that moment (the drop then waits for it); freeing memory the
-/// region owns may sleep (`kvfree` of vmalloc'd memory).
+/// buffer, pages or lent scatterlist) may be done in any context, also while the device's
+/// removal is releasing the mapping (the drop then spins until that release, which does not
+/// sleep, has ended); freeing memory the region owns may sleep (`kvfree` of vmalloc'd memory).
 pub struct DmaRegion {
     /// The device, valid while `bound` is bound.
     dev: NonNull<bindings::ib_device>,
@@ -541,6 +541,8 @@ unsafe impl Send for DmaRes {}
 
 impl Release for DmaRes {
     const RANK: Rank = Rank::DmaRegion;
+    // `ib_dma_unmap_sg` and `sg_free_table` do not sleep.
+    const ATOMIC: bool = true;
 
     fn release(mut self) {
         if self.table.nents > 0 {

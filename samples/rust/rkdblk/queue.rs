@@ -433,8 +433,23 @@ impl Queue {
     fn abort(&self, rq: Rq) {
         if self.requeue.load(Ordering::Acquire) {
             rq.requeue_later();
-            // The disk's work stops dispatch and reconnects: until it runs, a requeued request
-            // comes straight back here.
+            // The disk's work stops dispatch (unless another path is live) and reconnects.
+            self.recover();
+        } else {
+            rq.end(Err(EIO));
+        }
+    }
+
+    /// Gives back `rq`, which came to this queue after it failed: requeued after a short delay
+    /// if the disk reconnects by itself, or ended with `EIO`. `queue_rq` picks a failed queue
+    /// only while no path is live, and the disk's work may be busy connecting another path
+    /// for seconds: requeued at once, the request would come straight back here in a loop
+    /// (nvme-rdma returns `BLK_STS_RESOURCE` for a reconnecting controller, which blk-mq runs
+    /// again after the same delay). The work's kick when a path is live runs it at once.
+    /// Any context.
+    fn park(&self, rq: Rq) {
+        if self.requeue.load(Ordering::Acquire) {
+            rq.requeue_delayed();
             self.recover();
         } else {
             rq.end(Err(EIO));
@@ -517,7 +532,7 @@ impl Queue {
             return rq.end(Err(EIO));
         }
         if self.dead.load(Ordering::Acquire) {
-            return self.abort(rq);
+            return self.park(rq);
         }
         let (res, generation) = match self.slots.lock().get_mut(tag) {
             Some(slot) => {
@@ -527,7 +542,7 @@ impl Queue {
             None => (None, 0),
         };
         let Some(mut res) = res else {
-            return self.abort(rq);
+            return self.park(rq);
         };
         let cid = proto::cid(tag as u32, generation);
         // In-capsule, no grant: a WRITE's data goes in its SEND, a READ's comes back in the
@@ -609,7 +624,7 @@ impl Queue {
             drop(pages);
             drop(lent);
             // If `fail` ran before this tag's objects were back, the next one frees them.
-            return self.abort(rq);
+            return self.park(rq);
         }
         if let Err(e) = prepared {
             drop(slots);

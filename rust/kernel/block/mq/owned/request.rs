@@ -3,7 +3,7 @@
 //! The requests of an owned-request disk: [`OwnedRequest`], [`RequestPages`] and their PDU.
 
 use super::Driver;
-use crate::{bindings, prelude::*};
+use crate::{bindings, ffi::c_ulong, prelude::*};
 use core::{
     marker::PhantomData,
     ptr::NonNull,
@@ -128,6 +128,14 @@ impl<T: Default> Pdu<T> {
 /// The `errno` of a request [`OwnedRequest::requeue_later`] gave up: not an errno.
 const REQUEUE_LATER: i32 = i32::MIN;
 
+/// The `errno` of a request [`OwnedRequest::requeue_delayed`] gave up: not an errno.
+const REQUEUE_DELAYED: i32 = i32::MIN + 1;
+
+/// How long a request [`OwnedRequest::requeue_delayed`] gave up waits on the requeue list, in
+/// milliseconds: blk-mq's `BLK_MQ_RESOURCE_DELAY`, after which it runs a hardware queue again
+/// when the driver returned `BLK_STS_RESOURCE`.
+const REQUEUE_DELAY_MS: c_ulong = 3;
+
 /// Lets go of one hold on `rq` (its [`OwnedRequest`]'s or a [`RequestPages`]'); the last ends
 /// the request with the errno its `OwnedRequest` stored. Any context.
 ///
@@ -144,6 +152,18 @@ unsafe fn put<T: Default>(rq: NonNull<bindings::request>) {
             // SAFETY: the last hold on the live, started request is gone: the driver gives it
             // back once, to the requeue list, which is kicked.
             unsafe { bindings::blk_mq_requeue_request(rq.as_ptr(), true) };
+            return;
+        }
+        if e == REQUEUE_DELAYED {
+            // SAFETY: `rq` is live (above).
+            let q = unsafe { (*rq.as_ptr()).q };
+            // SAFETY: as for `REQUEUE_LATER`, without the kick.
+            unsafe { bindings::blk_mq_requeue_request(rq.as_ptr(), false) };
+            // SAFETY: `q` is live: the disk's deletion, which frees it, first waits for every
+            // request to end, and the one just requeued is dispatched again only after a kick
+            // of the list (this one, or the driver's `kick_requeue_list` in its work), as in
+            // nvme's `nvme_retry_req()`, which makes the same two calls.
+            unsafe { bindings::blk_mq_delay_kick_requeue_list(q, REQUEUE_DELAY_MS) };
             return;
         }
         // SAFETY: the last hold on the live request is gone: the driver gives it back once;
@@ -452,6 +472,19 @@ impl<D: Driver> OwnedRequest<D> {
         core::mem::forget(self);
         // SAFETY: the token's hold (type invariant), given up once: the token is forgotten.
         unsafe { end_with::<D::RequestData>(rq, REQUEUE_LATER) };
+    }
+
+    /// As [`OwnedRequest::requeue_later`], but the requeue list is kicked only after 3 ms
+    /// (blk-mq's `BLK_MQ_RESOURCE_DELAY`), or earlier by
+    /// [`super::RequestQueue::kick_requeue_list`]: for a request the driver cannot send until
+    /// it connected again, which would otherwise come straight back to [`Driver::queue_rq`] in
+    /// a loop, as nvme-rdma returns `BLK_STS_RESOURCE` for a controller that is reconnecting.
+    /// Any context.
+    pub fn requeue_delayed(self) {
+        let rq = self.0;
+        core::mem::forget(self);
+        // SAFETY: the token's hold (type invariant), given up once: the token is forgotten.
+        unsafe { end_with::<D::RequestData>(rq, REQUEUE_DELAYED) };
     }
 
     /// Ends the request: successfully, or with the block status of the errno

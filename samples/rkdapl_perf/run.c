@@ -179,6 +179,11 @@ static int server_run(struct perf *p)
 		ret = server_session(p, &stop);
 		if (CHECK(p, perf_end_session(p)) && !ret)
 			ret = -EIO;
+		/* a session that failed before its accept took the CR: the next waits for another */
+		if (p->cr) {
+			CHECK(p, rkdapl_cr_reject(p->cr, NULL, 0));
+			p->cr = NULL;
+		}
 		if (ret)
 			pr_err("server: session %u failed: %d\n", served + 1, ret);
 		served++;

@@ -108,7 +108,8 @@ pub unsafe trait SgOwner: Send + Sync + 'static {
 /// bookkeeping do not sleep, so dropping a region over memory it does not own (a caller's
 /// buffer, pages or lent scatterlist) may be done in any context, also while the device's
 /// removal is releasing the mapping (the drop then spins until that release, which does not
-/// sleep, has ended); freeing memory the region owns may sleep (`kvfree` of vmalloc'd memory).
+/// sleep, has ended; on PREEMPT_RT it waits in process context); freeing memory the region
+/// owns may sleep (`kvfree` of vmalloc'd memory).
 pub struct DmaRegion {
     /// The device, valid while `bound` is bound.
     dev: NonNull<bindings::ib_device>,
@@ -541,8 +542,10 @@ unsafe impl Send for DmaRes {}
 
 impl Release for DmaRes {
     const RANK: Rank = Rank::DmaRegion;
-    // `ib_dma_unmap_sg` and `sg_free_table` do not sleep.
-    const ATOMIC: bool = true;
+    // `ib_dma_unmap_sg` and `sg_free_table` do not sleep, but for PREEMPT_RT's sleeping
+    // spinlocks (an IOMMU's, the page allocator's), which may not be taken with interrupts
+    // disabled.
+    const ATOMIC: bool = !cfg!(CONFIG_PREEMPT_RT);
 
     fn release(mut self) {
         if self.table.nents > 0 {

@@ -159,10 +159,11 @@ unsafe fn put<T: Default>(rq: NonNull<bindings::request>) {
             let q = unsafe { (*rq.as_ptr()).q };
             // SAFETY: as for `REQUEUE_LATER`, without the kick.
             unsafe { bindings::blk_mq_requeue_request(rq.as_ptr(), false) };
-            // SAFETY: `q` is live: the disk's deletion, which frees it, first waits for every
-            // request to end, and the one just requeued is dispatched again only after a kick
-            // of the list (this one, or the driver's `kick_requeue_list` in its work), as in
-            // nvme's `nvme_retry_req()`, which makes the same two calls.
+            // SAFETY: `q` is live: the disk's deletion, which frees it, first freezes it,
+            // waiting for every request to end, and whoever gives back a request (the driver,
+            // from `queue_rq` or a completion before that) keeps its disk. blk-mq itself uses
+            // `rq->q` after the requeue (`blk_mq_requeue_request(rq, true)`), and nvme's
+            // `nvme_retry_req()` makes these same two calls.
             unsafe { bindings::blk_mq_delay_kick_requeue_list(q, REQUEUE_DELAY_MS) };
             return;
         }

@@ -22,6 +22,10 @@
 #                    commands in flight per queue: fio with crc32c verify at QD16, 4 KiB and
 #                    128 KiB; the server's RDMA READs and responses wait for send-queue slots
 #                    (the unload line counts them) and every block verifies. max_request_dtos=1 is refused.
+#   blockdev_file_export
+#                    the export is a regular file on ext4 (on brd), opened with O_DIRECT: fio
+#                    with crc32c verify at 4 KiB QD16 and 128 KiB QD1, and the server's unload
+#                    line counts the I/O it did from the DTO upcall (IOCB_NOWAIT kiocbs).
 #   blockdev_timeout the server stops answering (its `stall` hook, a debugfs file): a read
 #                    fails with an I/O error once the client's 5 s request timeout fails its
 #                    queue. Then
@@ -432,6 +436,45 @@ blockdev_send_queue() {
 	t_check $? "blockdev: the server's posts (RDMA READs, responses) waited for send-queue slots and went out as slots came back (${n:-none} waits)" \
 		"$(dmesg | grep 'rkdblk_srv: served' | tail -n 1)"
 	blk_store_down
+}
+
+# A regular file on ext4 (on brd) as the export, opened with O_DIRECT: served from the DTO
+# upcall as a block device is (IOCB_NOWAIT kiocbs), every block verified.
+blockdev_file_export() {
+	local rc=0 mnt=$BLK_MNT-ext4 img line n m
+	if ! rkdapl_modprobe -q brd rd_nr=1 rd_size=65536 max_part=0 2>/dev/null || ! [ -b /dev/ram0 ]; then
+		t_skip "blockdev: a regular file on ext4 as the export" "no brd in this kernel"
+		return
+	fi
+	img=$mnt/export.img
+	mkdir -p "$mnt"
+	# Written in full: a write into a hole or an unwritten extent needs a block allocation,
+	# which IOCB_NOWAIT refuses (it would be redone in the work).
+	{ mkfs.ext4 -q -F /dev/ram0 && mount /dev/ram0 "$mnt" &&
+		dd if=/dev/zero of="$img" bs=1M count=16 conv=fsync status=none &&
+		insmod "$KO/rkdblk_srv.ko" path="$img" dev=$RKDAPL_DEV && blk_connect; } \
+		> /tmp/blk-file.txt 2>&1 || rc=$?
+	t_check $rc "blockdev: rkdblk_srv.ko exports a 16 MiB file on ext4 (O_DIRECT), and the client connects" \
+		"rc $rc: $(head -c 200 /tmp/blk-file.txt)"
+	if [ $rc = 0 ]; then
+		blk_fio 4k 16 512k
+		blk_fio 128k 1 1m
+		rc=0
+		rmmod rkdblk && rmmod rkdblk_srv || rc=$?
+		t_check $rc "blockdev: both unload after the file export's fio runs" "rmmod exit $rc"
+		# fio's verify pass alone reads 128 + 8 blocks.
+		line=$(dmesg | grep 'rkdblk_srv: .* I/Os submitted from the DTO upcall' | tail -n 1)
+		n=$(sed -n 's/.*rkdblk_srv: \([0-9]*\) I\/Os submitted from the DTO upcall, \([0-9]*\) of them.*/\1/p' <<< "$line")
+		m=$(sed -n 's/.*rkdblk_srv: \([0-9]*\) I\/Os submitted from the DTO upcall, \([0-9]*\) of them.*/\2/p' <<< "$line")
+		[ -n "$n" ] && [ -n "$m" ] && [ $((n - m)) -ge 136 ]
+		t_check $? "blockdev: the server did the file's I/O from the DTO upcall, at least the 136 reads of fio's verify passes (${n:-none} submitted, ${m:-?} of them redone in the work)" \
+			"${line:-no line}"
+	else
+		rmmod rkdblk 2>/dev/null
+		rmmod rkdblk_srv 2>/dev/null
+	fi
+	umount "$mnt" 2>/dev/null
+	rmmod brd 2>/dev/null
 }
 
 blockdev_timeout() {

@@ -1,10 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # One guest (qemu/run-guests.sh --one): the rkdblk block device suite alone
-# (selftests/blockdev.sh: blockdev_suite, blockdev_send_queue, blockdev_timeout,
-# blockdev_access, blockdev_removal), its reconnects (selftests/blkreconn.sh) and multipath
-# (selftests/blkmpath.sh), between
-# loading and unloading rkdapl.ko.
+# (selftests/blockdev.sh: blockdev_suite, blockdev_send_queue, blockdev_file_export,
+# blockdev_timeout, blockdev_access, blockdev_removal), its reconnects (selftests/blkreconn.sh)
+# and multipath (selftests/blkmpath.sh), between loading and unloading rkdapl.ko.
 set -u
 . "$RKDAPL_TOP/selftests/guest-lib.sh" || exit 1
 . "$RKDAPL_TOP/selftests/blockdev.sh" || exit 1
@@ -14,6 +13,7 @@ set -u
 load_provider || { finish; exit 1; }
 blockdev_suite
 blockdev_send_queue
+blockdev_file_export
 blockdev_timeout
 blockdev_access
 blockdev_removal

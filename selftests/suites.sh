@@ -77,6 +77,7 @@ suite_loopback() { run_kmod loopback 1200 -- role=loopback dev=$RKDAPL_DEV peer=
 suite_blockdev() {
 	blockdev_suite
 	blockdev_send_queue
+	blockdev_file_export
 	blockdev_timeout
 	blockdev_access
 	blockdev_removal

@@ -299,13 +299,14 @@ static void io_done(struct kiocb *iocb, long ret)
 
 /*
  * Serves @sc (a command taken by the DTO upcall) right there if it can: a READ, or a WRITE
- * whose data is here, without FUA, on a connected EP, of an export that is a block device
- * opened with O_DIRECT, is submitted as an asynchronous kiocb (nvmet's file backend does the
- * same from its completion context): no work item, no thread switch. The upcall must not
- * sleep, so the kiocb has IOCB_NOWAIT: the block layer does not wait for a tag or for
- * memory, and an I/O it cannot take at once comes back -EAGAIN. Everything else, and an I/O
- * the file refuses to start or take at once, goes to the command's work. Called from the
- * upcall.
+ * whose data is here, without FUA, on a connected EP, of an export opened with O_DIRECT that
+ * takes IOCB_NOWAIT (a block device, or a regular file on ext4 or XFS), is submitted as an
+ * asynchronous kiocb (nvmet's file backend does the same from its completion context): no
+ * work item, no thread switch. The upcall must not sleep, so the kiocb has IOCB_NOWAIT: the
+ * block layer does not wait for a tag or for memory, a filesystem does not wait for its
+ * inode lock, a block allocation or a timestamp update, and an I/O that would wait comes
+ * back -EAGAIN. Everything else, and an I/O the file refuses to start or take at once, goes
+ * to the command's work. Called from the upcall.
  */
 static void serve(struct srv_cmd *sc)
 {

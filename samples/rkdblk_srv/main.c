@@ -402,8 +402,7 @@ static int __init srv_init(void)
 		goto out_allow;
 	}
 	srv.capacity = i_size_read(srv.file->f_mapping->host) >> 9;
-	srv.async_io = direct && S_ISBLK(file_inode(srv.file)->i_mode) &&
-		       (srv.file->f_mode & FMODE_NOWAIT) &&
+	srv.async_io = direct && (srv.file->f_mode & FMODE_NOWAIT) &&
 		       srv.file->f_op->read_iter && srv.file->f_op->write_iter;
 	ret = -ENOMEM;
 	srv.wq = alloc_workqueue("rkdblk_srv", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
@@ -464,7 +463,7 @@ static void __exit srv_exit(void)
 		(long long)atomic64_read(&srv.waited), (long long)atomic64_read(&srv.dropped),
 		(long long)atomic64_read(&srv.refused_writes), srv_refused());
 	if (srv.async_io)
-		pr_info("%lld I/Os submitted from the DTO upcall, %lld of them done again in the work (the device could not take them at once)\n",
+		pr_info("%lld I/Os submitted from the DTO upcall, %lld of them done again in the work (the device or file could not take them at once)\n",
 			(long long)atomic64_read(&srv.upcall_io),
 			(long long)atomic64_read(&srv.io_retried));
 }

@@ -150,9 +150,10 @@ struct srv_state {
 	/* path was opened read-only (read_only=1 at load). */
 	bool file_ro;
 	/*
-	 * path is a block device opened with O_DIRECT (and FMODE_NOWAIT): its I/O is submitted
-	 * from the DTO upcall as an asynchronous kiocb with IOCB_NOWAIT (serve()), as nvmet's
-	 * file backend does, not from a work item.
+	 * path (a block device, or a regular file on a filesystem such as ext4 or XFS) was opened
+	 * with O_DIRECT and takes IOCB_NOWAIT (FMODE_NOWAIT): its I/O is submitted from the DTO
+	 * upcall as an asynchronous kiocb with IOCB_NOWAIT (serve()), as nvmet's file backend
+	 * does, not from a work item.
 	 */
 	bool async_io;
 	struct dentry *debugfs;

@@ -10,8 +10,10 @@
 #                   rxe0 added again: the disk goes connecting and back to live each time, every
 #                   fio run exits 0 with no error, no I/O or EXT4 error in dmesg, a file written
 #                   before reads back with the same sha256, fsck is clean; then ctrl_loss_tmo=4
-#                   with the server gone fails a reader with EIO after about 4 s (state failed),
-#                   and a disk connecting forever (ctrl_loss_tmo=-1) is disconnected, and the
+#                   with the server gone fails a reader with EIO after about 4 s (state failed);
+#                   fast_io_fail_tmo=3 with ctrl_loss_tmo=-1 fails a reader with EIO after about
+#                   3 s while the disk stays connecting, and reads work again once the server is
+#                   back; a disk connecting forever (ctrl_loss_tmo=-1) is disconnected, and the
 #                   module unloaded, while it connects.
 
 BLKR_FIO_STOP=/tmp/blkr-fio.stop
@@ -181,6 +183,54 @@ blkreconn_suite() {
 		rmmod rkdblk || rc=$?
 		t_check $rc "blkreconn: rmmod rkdblk of the failed disk" "rmmod exit $rc"
 	fi
+
+	# fast_io_fail_tmo expires: the server gone, a reader fails with EIO after about 3 s while
+	# the disk goes on reconnecting; the server back, the disk is live and reads work again.
+	rc=0
+	insmod "$KO/rkdblk_srv.ko" path=$BLK_IMG dev=$RKDAPL_DEV && insmod "$KO/rkdblk.ko" &&
+		blk_ctl connect traddr=$RKDAPL_IP reconnect_delay=1 ctrl_loss_tmo=-1 fast_io_fail_tmo=3 ||
+		rc=$?
+	line=$(blk_ctl_line rkdblk0)
+	[ $rc = 0 ] && [[ $line == *" ctrl_loss_tmo=-1 fast_io_fail_tmo=3 state=live" ]] || rc=${rc/#0/99}
+	t_check $rc "blkreconn: client with fast_io_fail_tmo=3 ctrl_loss_tmo=-1 up, the listing shows both" \
+		"rc $rc: $(head -c 200 /tmp/blk-ctl.txt); listed '${line:-nothing}'"
+	if [ $rc = 0 ]; then
+		blk_reader &
+		dd_pid=$!
+		sleep 2
+		t0=$SECONDS
+		rmmod rkdblk_srv
+		for ((i = 0; i < 60; i++)); do kill -0 $dd_pid 2>/dev/null || break; sleep 1; done
+		secs=$((SECONDS - t0))
+		if kill -0 $dd_pid 2>/dev/null; then
+			rc=1
+			kill -9 $dd_pid
+		else
+			wait $dd_pid && rc=2
+		fi
+		[ $rc = 0 ] && [ $secs -ge 2 ] && [ "$(blk_attr 0 state)" = connecting ] &&
+			dmesg | tail -n 20 | grep -q 'rkdblk0: no path reconnected within fast_io_fail_tmo' ||
+			rc=${rc/#0/3}
+		t_check $rc "blkreconn: server gone, fast_io_fail_tmo=3: the reader fails with an I/O error after $secs s, the disk still connecting" \
+			"rc $rc (1: still running, 2: dd succeeded, 3: too early, no log line or state '$(blk_attr 0 state)'); $(head -c 200 /tmp/blk-dd.txt)"
+		rc=0
+		dd if=/dev/rkdblk0 of=/dev/null bs=4k count=1 iflag=direct status=none 2>/dev/null && rc=1
+		t_check $rc "blkreconn: a new read fails at once while the disk reconnects past fast_io_fail_tmo" "it succeeded"
+		rc=0
+		t0=$SECONDS
+		insmod "$KO/rkdblk_srv.ko" path=$BLK_IMG dev=$RKDAPL_DEV || rc=$?
+		blkr_wait_state live 60 || rc=${rc/#0/97}
+		dd if=/dev/rkdblk0 of=/dev/null bs=4k count=16 iflag=direct status=none 2> /tmp/blk-dd.txt ||
+			rc=${rc/#0/96}
+		secs=$((SECONDS - t0))
+		t_check $rc "blkreconn: the server back: the disk reconnects by itself, state live, and reads work again ($secs s)" \
+			"rc $rc (97: not live, 96: read failed); state '$(blk_attr 0 state)'; $(head -c 200 /tmp/blk-dd.txt)"
+		rc=0
+		rmmod rkdblk && rmmod rkdblk_srv || rc=$?
+		t_check $rc "blkreconn: both unload after the fast_io_fail_tmo case" "rmmod exit $rc"
+	fi
+	module_loaded rkdblk && rmmod rkdblk
+	module_loaded rkdblk_srv && rmmod rkdblk_srv
 
 	# Connecting forever (ctrl_loss_tmo=-1): disconnect, and rmmod, while it connects.
 	rc=0

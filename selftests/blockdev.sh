@@ -341,7 +341,7 @@ blk_ctl_cycle() {
 	line=$(blk_ctl_line rkdblk0)
 	[ "$line" = "$want" ]
 	t_check $? "blockdev: /dev/rkdblk-ctl lists '$want'" "listed: '${line:-nothing}'"
-	usage="usage: [connect] transport=rdma,traddr=ADDR[,trsvcid=4421][,host_traddr=ADDR][,nr_io_queues=1][,queue_size=16][,timeout_ms=30000][,reconnect_delay=10][,ctrl_loss_tmo=600][,nqn=NAME] | disconnect rkdblkN | reconnect rkdblkN"
+	usage="usage: [connect] transport=rdma,traddr=ADDR[,trsvcid=4421][,host_traddr=ADDR][,nr_io_queues=1][,queue_size=16][,timeout_ms=30000][,reconnect_delay=10][,ctrl_loss_tmo=600][,fast_io_fail_tmo=-1][,nqn=NAME] | disconnect rkdblkN | reconnect rkdblkN"
 	line=$(head -n 1 /dev/rkdblk-ctl)
 	[ "$line" = "$usage" ]
 	t_check $? "blockdev: a read of /dev/rkdblk-ctl starts with the usage line '$usage'" "first line: '${line:-nothing}'"

@@ -9,7 +9,7 @@
 //!
 //!   [connect] transport=rdma,traddr=<address>[,trsvcid=4421][,host_traddr=<address>]
 //!             [,nr_io_queues=1][,queue_size=16][,timeout_ms=30000]
-//!             [,reconnect_delay=10][,ctrl_loss_tmo=600][,nqn=<name>]
+//!             [,reconnect_delay=10][,ctrl_loss_tmo=600][,fast_io_fail_tmo=-1][,nqn=<name>]
 //!   disconnect <name>
 //!   reconnect <name>
 //!
@@ -18,7 +18,9 @@
 //! connections' source address (default `traddr`, a loopback), `nr_io_queues` the hardware queues (1..16), `queue_size` the commands
 //! in flight per queue asked for (1..1024), `timeout_ms` the request timeout, `reconnect_delay`
 //! the seconds between attempts to reconnect a failed disk (1..86400) and `ctrl_loss_tmo` the
-//! seconds of attempts before its I/O fails (-1: forever, 0: at once). The names of
+//! seconds of attempts before its I/O fails (-1: forever, 0: at once), `fast_io_fail_tmo` the
+//! seconds without a live path before its I/O fails while it goes on reconnecting (-1, the
+//! default: never; the disk's, from its first connect, as `timeout_ms`). The names of
 //! earlier versions, `server`, `port`, `local`, `queues` and `depth`, are still taken for the
 //! same options. An option given twice takes the last value. `nqn` (1 to 64 bytes) names the
 //! export: a connect with the `nqn` of a disk there is adds a path to that disk instead of a
@@ -38,7 +40,8 @@
 //!   rkdblk0 transport=rdma traddr=10.77.0.1 trsvcid=4421 nr_io_queues=2 queue_size=16 state=live
 //!
 //! (`host_traddr=` after `trsvcid` when the connect gave it; `reconnect_delay=` and
-//! `ctrl_loss_tmo=` before `state=` when either is not the default). `queue_size` is the depth
+//! `ctrl_loss_tmo=` before `state=` when either is not the default, then `fast_io_fail_tmo=`
+//! when it is set). `queue_size` is the depth
 //! the server granted. `state=connecting` once a queue failed (a lost connection, a timeout)
 //! while it reconnects, `state=failed` once it gave up: its requests end with `EIO` until it
 //! is reconnected.
@@ -73,7 +76,7 @@ const MAX_WRITE: usize = 512;
 const MAX_LINE: usize = 320;
 
 /// The first line a read gives.
-pub(crate) const USAGE: &str = "usage: [connect] transport=rdma,traddr=ADDR[,trsvcid=4421][,host_traddr=ADDR][,nr_io_queues=1][,queue_size=16][,timeout_ms=30000][,reconnect_delay=10][,ctrl_loss_tmo=600][,nqn=NAME] | disconnect rkdblkN | reconnect rkdblkN\n";
+pub(crate) const USAGE: &str = "usage: [connect] transport=rdma,traddr=ADDR[,trsvcid=4421][,host_traddr=ADDR][,nr_io_queues=1][,queue_size=16][,timeout_ms=30000][,reconnect_delay=10][,ctrl_loss_tmo=600][,fast_io_fail_tmo=-1][,nqn=NAME] | disconnect rkdblkN | reconnect rkdblkN\n";
 
 /// An open `/dev/rkdblk-ctl`: nothing of its own, every command acts on the module's list.
 pub(crate) struct Ctl;
@@ -169,6 +172,7 @@ fn connect<'a>(words: impl Iterator<Item = &'a str>) -> Result<Command<'a>> {
             "reconnect_delay" => o.reconnect_delay = number(key, value, 1..=86_400)?,
             // nvme-fabrics takes any negative value for "forever"; -1 is the one it documents.
             "ctrl_loss_tmo" => o.ctrl_loss_tmo = number(key, value, -1..=i32::MAX)?,
+            "fast_io_fail_tmo" => o.fast_io_fail_tmo = number(key, value, -1..=i32::MAX)?,
             "nqn" => {
                 o.nqn = disk::Nqn::new(value).ok_or_else(|| {
                     pr_warn!("rkdblk-ctl: nqn={}: 1 to {} bytes\n", value, disk::NQN_MAX);
@@ -265,6 +269,9 @@ pub(crate) fn describe_line(
             o.reconnect_delay, o.ctrl_loss_tmo
         )?;
     }
+    if o.fast_io_fail_tmo != disk::FAST_IO_FAIL_TMO {
+        write!(f, " fast_io_fail_tmo={}", o.fast_io_fail_tmo)?;
+    }
     if !o.nqn.is_none() {
         write!(f, " nqn={}", o.nqn)?;
     }
@@ -339,7 +346,10 @@ mod tests {
         let Command::Connect(o) = parse("traddr=10.77.0.1")? else {
             return Err(EINVAL);
         };
-        assert_eq!((o.reconnect_delay, o.ctrl_loss_tmo), (10, 600));
+        assert_eq!(
+            (o.reconnect_delay, o.ctrl_loss_tmo, o.fast_io_fail_tmo),
+            (10, 600, -1)
+        );
         let Command::Connect(o) = parse("traddr=10.77.0.1,reconnect_delay=2,ctrl_loss_tmo=-1")?
         else {
             return Err(EINVAL);
@@ -353,10 +363,22 @@ mod tests {
             &buf[..n],
             b"rkdblk0 transport=rdma traddr=10.77.0.1 trsvcid=4421 nr_io_queues=1 queue_size=16 reconnect_delay=2 ctrl_loss_tmo=-1 state=connecting\n"
         );
+        let Command::Connect(o) = parse("traddr=10.77.0.1,fast_io_fail_tmo=5")? else {
+            return Err(EINVAL);
+        };
+        assert_eq!(o.fast_io_fail_tmo, 5);
+        let mut f = kernel::str::Formatter::new(&mut buf);
+        describe_line(&mut f, b"rkdblk1", &o, 16, None, "live").map_err(|_| EINVAL)?;
+        let n = f.bytes_written();
+        assert_eq!(
+            &buf[..n],
+            b"rkdblk1 transport=rdma traddr=10.77.0.1 trsvcid=4421 nr_io_queues=1 queue_size=16 fast_io_fail_tmo=5 state=live\n"
+        );
         for bad in [
             "traddr=10.77.0.1,reconnect_delay=0",
             "traddr=10.77.0.1,ctrl_loss_tmo=-2",
             "traddr=10.77.0.1,ctrl_loss_tmo=x",
+            "traddr=10.77.0.1,fast_io_fail_tmo=-2",
         ] {
             assert_eq!(parse(bad), Err(EINVAL));
         }

@@ -37,6 +37,9 @@ pub(crate) struct Opts {
     pub(crate) reconnect_delay: u32,
     /// Seconds of attempts before the disk's I/O fails (-1: forever).
     pub(crate) ctrl_loss_tmo: i32,
+    /// Seconds without a live path before the disk's I/O fails while it goes on reconnecting
+    /// (-1: never). The disk's, from its first `connect`, as `timeout_ms`.
+    pub(crate) fast_io_fail_tmo: i32,
     /// The export's name: connects with the same one are paths of one disk (`path.rs`).
     pub(crate) nqn: Nqn,
 }
@@ -94,6 +97,8 @@ impl core::fmt::Display for Nqn {
 /// nvme-fabrics' defaults.
 pub(crate) const RECONNECT_DELAY: u32 = 10;
 pub(crate) const CTRL_LOSS_TMO: i32 = 600;
+/// nvme-fabrics' default: off.
+pub(crate) const FAST_IO_FAIL_TMO: i32 = -1;
 
 impl Default for Opts {
     fn default() -> Opts {
@@ -106,6 +111,7 @@ impl Default for Opts {
             timeout_ms: 30_000,
             reconnect_delay: RECONNECT_DELAY,
             ctrl_loss_tmo: CTRL_LOSS_TMO,
+            fast_io_fail_tmo: FAST_IO_FAIL_TMO,
             nqn: Nqn::NONE,
         }
     }
@@ -484,7 +490,9 @@ impl Connection {
         if tried == 0 {
             return Err(EISCONN);
         }
-        dev.settle(r, &rq);
+        if let Some(ms) = dev.settle(r, &rq) {
+            dev.schedule(ms.clamp(1, i64::from(u32::MAX)) as u32);
+        }
         err.map_or(Ok(()), Err)
     }
 
@@ -712,6 +720,7 @@ impl Disks {
             timeout_ms: param::timeout_ms.value(),
             reconnect_delay: param::reconnect_delay.value(),
             ctrl_loss_tmo: param::ctrl_loss_tmo.value(),
+            fast_io_fail_tmo: FAST_IO_FAIL_TMO,
             nqn: Nqn::NONE,
         };
         if !(1..=86_400).contains(&o.reconnect_delay) || o.ctrl_loss_tmo < -1 {

@@ -11,7 +11,9 @@
 //! another path is live the requeued requests run on it at once; if none is, the work stops
 //! dispatch first (the disk's queue quiesced: new I/O waits in blk-mq) and the disk is
 //! `connecting`. Once the path connects, its new queues take the old ones' place and take I/O
-//! again (dispatch resumes if it was stopped); the path is `live`. Once `ctrl_loss_tmo`
+//! again (dispatch resumes if it was stopped); the path is `live`. If no path is live for
+//! `fast_io_fail_tmo` seconds (-1, the default: never), the waiting requests and every later
+//! one fail with `EIO` while the paths go on reconnecting, until one is live. Once `ctrl_loss_tmo`
 //! seconds passed since its failure (-1: never) the path gives up: it is `failed`. When no path
 //! is live or connecting any more the disk gives up: the requeued and waiting requests fail
 //! with `EIO`, and every later one, until a `reconnect` through the control device; the disk
@@ -82,8 +84,13 @@ pub(crate) struct Recovery {
     /// offer again.
     pub(crate) params: DiskParams,
     /// The disk's queue is quiesced (no path was live): undone when a path connects, the disk
-    /// gives up, or it is deleted.
+    /// gives up, `fast_io_fail_tmo` expires, or it is deleted.
     pub(crate) quiesced: bool,
+    /// Since when no path is live (while one connects), for `fast_io_fail_tmo`.
+    no_path_since: Option<Instant<Monotonic>>,
+    /// `fast_io_fail_tmo` expired: the I/O fails while the paths go on reconnecting, until one
+    /// is live again.
+    failfast: bool,
     pub(crate) paths: [PathRec; MAX_PATHS],
 }
 
@@ -95,6 +102,8 @@ impl Recovery {
         Recovery {
             params,
             quiesced: false,
+            no_path_since: None,
+            failfast: false,
             paths,
         }
     }
@@ -164,7 +173,9 @@ impl Device {
                 next = Some(next.map_or(ms, |n| n.min(ms)));
             }
         }
-        self.settle(r, rq);
+        if let Some(ms) = self.settle(r, rq) {
+            next = Some(next.map_or(ms, |n| n.min(ms)));
+        }
         if let Some(ms) = next {
             self.schedule(ms.clamp(1, i64::from(u32::MAX)) as u32);
         }
@@ -269,23 +280,56 @@ impl Device {
     }
 
     /// Sets the disk's state from its paths': `live` (dispatch resumed if it was stopped) if
-    /// one is live, `connecting` if none is but one connects, else it gives up. Process
-    /// context.
-    pub(crate) fn settle(&self, r: &mut Recovery, rq: &RequestQueue<'_>) {
+    /// one is live, `connecting` if none is but one connects (its I/O failing once
+    /// `fast_io_fail_tmo` passed), else it gives up. Returns in how many ms the work must run
+    /// for `fast_io_fail_tmo`. Process context.
+    pub(crate) fn settle(&self, r: &mut Recovery, rq: &RequestQueue<'_>) -> Option<i64> {
         if self.state() == DELETING {
-            return;
+            return None;
         }
         if self.live_path_but(MAX_PATHS) {
             self.state.store(LIVE, Ordering::Release);
+            r.no_path_since = None;
+            r.failfast = false;
             if core::mem::replace(&mut r.quiesced, false) {
                 rq.unquiesce();
             }
             rq.kick_requeue_list();
         } else if (0..MAX_PATHS).any(|p| matches!(self.path_state(p), LIVE | CONNECTING)) {
             self.state.store(CONNECTING, Ordering::Release);
+            return self.fail_fast(r, rq);
         } else if self.state() != FAILED {
             self.give_up(r, rq);
         }
+        None
+    }
+
+    /// No path is live, one connects: once `fast_io_fail_tmo` seconds passed since the disk
+    /// lost its last live path, the requeued and waiting requests, and every later one, fail
+    /// with `EIO` while the paths go on reconnecting (nvme's `fast_io_fail_tmo`), until one is
+    /// live again. Returns in how many ms that is due, if it is still to come. Process
+    /// context.
+    fn fail_fast(&self, r: &mut Recovery, rq: &RequestQueue<'_>) -> Option<i64> {
+        let tmo = i64::from(self.opts.fast_io_fail_tmo) * 1000;
+        if tmo < 0 || r.failfast {
+            return None;
+        }
+        let elapsed = r
+            .no_path_since
+            .get_or_insert_with(Instant::now)
+            .elapsed()
+            .as_millis();
+        if elapsed < tmo {
+            return Some(tmo - elapsed);
+        }
+        r.failfast = true;
+        pr_warn!(
+            "rkdblk{}: no path reconnected within fast_io_fail_tmo ({} s): failing its I/O while it reconnects\n",
+            self.index,
+            self.opts.fast_io_fail_tmo
+        );
+        self.fail_requests(r, rq);
+        None
     }
 
     /// Schedules the disk's work in `ms`. Any context.
@@ -388,15 +432,22 @@ impl Device {
     }
 
     /// The requeued and waiting requests, and every later one, fail with `EIO` (the queues
-    /// stay failed and no longer requeue); dispatch resumes. Process context.
+    /// stay failed and no longer requeue); dispatch resumes; no path tries any more. Process
+    /// context.
     pub(crate) fn fail_waiting(&self, r: &mut Recovery, rq: &RequestQueue<'_>) {
+        for pr in r.paths.iter_mut() {
+            pr.since = None;
+        }
+        self.fail_requests(r, rq);
+    }
+
+    /// The requeued and waiting requests, and every later one, fail with `EIO` until new
+    /// queues take the place of the failed ones; dispatch resumes. Process context.
+    fn fail_requests(&self, r: &mut Recovery, rq: &RequestQueue<'_>) {
         for qs in self.queues.lock().iter() {
             for q in qs.iter() {
                 q.requeue.store(false, Ordering::Release);
             }
-        }
-        for pr in r.paths.iter_mut() {
-            pr.since = None;
         }
         if core::mem::replace(&mut r.quiesced, false) {
             rq.unquiesce();

@@ -62,12 +62,12 @@ blk_ctl() {
 }
 
 # blk_ctl_refuses COMMAND ERROR WHAT [SHOWN]: the write must fail with strerror text ERROR;
-# the test names the command as SHOWN if given.
+# the test names the command as SHOWN if given, and begins with $BLK_SUITE (blockdev if unset).
 blk_ctl_refuses() {
 	local rc=0
 	blk_ctl "$1" && rc=1
 	grep -q "$2" /tmp/blk-ctl.txt || rc=${rc/#0/2}
-	t_check $rc "blockdev: /dev/rkdblk-ctl refuses '${4:-$1}' ($3) with $2" \
+	t_check $rc "${BLK_SUITE:-blockdev}: /dev/rkdblk-ctl refuses '${4:-$1}' ($3) with $2" \
 		"rc $rc (1: accepted): $(head -c 200 /tmp/blk-ctl.txt)"
 }
 

@@ -42,7 +42,9 @@
 #                    export (read_only=1): the disk is read-only (its ro attribute, a write
 #                    refused), reads equal the store, rkdblk_peer.ko's WRITE gets -EROFS on the
 #                    wire; read_only set at run time: a write through a writable disk fails
-#                    with an I/O error, reads go on; the store is unchanged by all of it.
+#                    with an I/O error, reads go on; an export named nqn=: a connect naming
+#                    another is refused with ENXIO and a log line, one naming it or none
+#                    connects; the store is unchanged by all of it.
 #   blockdev_removal `rdma link delete` of the RDMA device under a writer (server and client
 #                    both lose it in the loopback): the removal completes, the writer gets I/O
 #                    errors, both modules unload, the device is added again (rm_rxe_up of
@@ -630,6 +632,37 @@ blockdev_access() {
 	fi
 	rmmod rkdblk 2>/dev/null
 	rmmod rkdblk_srv 2>/dev/null
+	# An export with a name (nqn=): a connect that names another is refused with ENXIO and a
+	# log line; one that names it, or none, connects.
+	rc=0
+	insmod "$KO/rkdblk_srv.ko" path=$BLK_IMG dev=$RKDAPL_DEV nqn=nqn.2026-12.org.rkdapl:a &&
+		insmod "$KO/rkdblk.ko" || rc=$?
+	t_check $rc "blockdev: an export named nqn=nqn.2026-12.org.rkdapl:a, and the client module, loaded" \
+		"insmod exit $rc"
+	if [ $rc = 0 ]; then
+		blk_ctl_refuses "traddr=$RKDAPL_IP nqn=nqn.2026-12.org.rkdapl:b" "No such device or address" \
+			"a connect naming another export than the server's nqn="
+		dmesg | tail -n 20 | grep -q 'rkdblk_srv: connection request for another export than nqn=nqn.2026-12.org.rkdapl:a, rejected'
+		t_check $? "blockdev: the server logs the connect for another export" \
+			"$(dmesg | grep 'rkdblk_srv: ' | tail -n 2 | tr '\n' '|')"
+		rc=0
+		blk_ctl connect traddr=$RKDAPL_IP nqn=nqn.2026-12.org.rkdapl:a && [ -b /dev/rkdblk0 ] &&
+			! dmesg | tail -n 20 | grep -q 'rkdblk0: .* taken on trust' || rc=${rc/#0/$?}
+		t_check $rc "blockdev: a connect naming the server's nqn= makes rkdblk0, the export's name checked" \
+			"rc $rc: $(head -c 200 /tmp/blk-ctl.txt); $(dmesg | grep 'rkdblk0: ' | tail -n 1)"
+		rc=0
+		blk_ctl connect traddr=$RKDAPL_IP && [ -b /dev/rkdblk1 ] || rc=$?
+		t_check $rc "blockdev: a connect without nqn= to the named export makes rkdblk1" \
+			"rc $rc: $(head -c 200 /tmp/blk-ctl.txt)"
+		rc=0
+		rmmod rkdblk && rmmod rkdblk_srv || rc=$?
+		line=$(dmesg | grep 'rkdblk_srv: .* connections refused for another export' | tail -n 1)
+		[ $rc = 0 ] && [[ $line == *"rkdblk_srv: 1 connections refused for another export than nqn=nqn.2026-12.org.rkdapl:a" ]]
+		t_check $? "blockdev: both unload; the server's unload line counts the refused connect" \
+			"rmmod exit $rc; ${line:-no unload line}"
+	fi
+	module_loaded rkdblk && rmmod rkdblk
+	module_loaded rkdblk_srv && rmmod rkdblk_srv
 	sum1=$(sha256sum < "$BLK_IMG")
 	[ "$sum0" = "$sum1" ]
 	t_check $? "blockdev: the server's $BLK_KIND is unchanged by every refused write (sha256)" \

@@ -5,7 +5,7 @@
  *
  *   insmod rkdblk_srv.ko path=/dev/ram0 [dev=rxe0[,rxe1]] [port=4421] [port2=4422] [max_depth=32]
  *         [direct=1] [inline_data_size=4096] [max_request_dtos=0] [read_only=0]
- *         [allow=10.77.0.2,fd00:77::/64]
+ *         [allow=10.77.0.2,fd00:77::/64] [nqn=NAME]
  *
  * (modinfo rkdblk_srv.ko describes each). Who may connect and what they get: the trust model
  * in docs/blockdev.md; the allow-list and the rejects are in access.c, the commands in cmd.c
@@ -91,6 +91,10 @@ static char *allow;
 module_param(allow, charp, 0444);
 MODULE_PARM_DESC(allow,
 		 "the client addresses that may connect, comma-separated IPv4 or IPv6 addresses or prefixes (10.77.0.2,fd00:77::/64); default: any client that reaches the port");
+static char *nqn;
+module_param(nqn, charp, 0444);
+MODULE_PARM_DESC(nqn,
+		 "the export's name, 1 to 64 bytes: a connect that names another (rkdblk's nqn=) is rejected (default: none, any connect is taken)");
 static uint max_request_dtos;
 module_param(max_request_dtos, uint, 0444);
 MODULE_PARM_DESC(max_request_dtos,
@@ -129,7 +133,7 @@ static void accept_one(struct srv_port *p, struct rkdapl_cr *cr, const struct rk
 	struct rkdapl_ep_attr attr = {};
 	struct rkdblk_accept acc = {};
 	struct srv_conn *c;
-	u32 i;
+	u32 i, nqn_hash;
 	int ret;
 
 	/* Who asks comes first: a client off the allow-list learns nothing else. */
@@ -139,6 +143,14 @@ static void accept_one(struct srv_port *p, struct rkdapl_cr *cr, const struct rk
 	    le16_to_cpu(req->version) != RKDBLK_VERSION || !req->depth) {
 		pr_warn("connection request without an rkdblk header, rejected\n");
 		srv_reject(cr, RKDBLK_REJ_BAD_REQUEST);
+		return;
+	}
+	nqn_hash = le32_to_cpu(req->nqn_hash);
+	if (srv.nqn_hash && nqn_hash && nqn_hash != srv.nqn_hash) {
+		atomic64_inc(&srv.other_export);
+		pr_warn_ratelimited("connection request for another export than nqn=%s, rejected\n",
+				    nqn);
+		srv_reject(cr, RKDBLK_REJ_OTHER_EXPORT);
 		return;
 	}
 	c = kzalloc(sizeof(*c), GFP_KERNEL);
@@ -198,7 +210,8 @@ static void accept_one(struct srv_port *p, struct rkdapl_cr *cr, const struct rk
 	acc.capacity = cpu_to_le64(srv.capacity);
 	acc.inline_max = cpu_to_le32(inline_data_size);
 	acc.flags = cpu_to_le32((srv_read_only() ? RKDBLK_ACCEPT_READ_ONLY : 0) |
-				(c->inline_reads ? RKDBLK_ACCEPT_INLINE_READ : 0));
+				(c->inline_reads ? RKDBLK_ACCEPT_INLINE_READ : 0) |
+				(srv.nqn_hash && nqn_hash == srv.nqn_hash ? RKDBLK_ACCEPT_NQN : 0));
 	ret = rkdapl_cr_accept(cr, c->ep, &acc, sizeof(acc));
 	cr = NULL;
 	if (ret)
@@ -390,6 +403,9 @@ static int __init srv_init(void)
 	if (max_depth < 1 || max_depth > 1024 || inline_data_size > SRV_MAX_INLINE ||
 	    inline_data_size & 511 || max_request_dtos == 1 || max_request_dtos > 4096)
 		return -EINVAL;
+	if (nqn && (!*nqn || strlen(nqn) > 64))
+		return -EINVAL;
+	srv.nqn_hash = rkdblk_nqn_hash(nqn);
 	ret = srv_allow_parse(allow);
 	if (ret)
 		return ret;
@@ -462,6 +478,9 @@ static void __exit srv_exit(void)
 		(long long)atomic64_read(&srv.inline_reads),
 		(long long)atomic64_read(&srv.waited), (long long)atomic64_read(&srv.dropped),
 		(long long)atomic64_read(&srv.refused_writes), srv_refused());
+	if (srv.nqn_hash)
+		pr_info("%lld connections refused for another export than nqn=%s\n",
+			(long long)atomic64_read(&srv.other_export), nqn);
 	if (srv.async_io)
 		pr_info("%lld I/Os submitted from the DTO upcall, %lld of them done again in the work (the device or file could not take them at once)\n",
 			(long long)atomic64_read(&srv.upcall_io),

@@ -21,7 +21,7 @@ struct rkdblk_connect {
 	__le16 queue;	/* the client's hardware queue index */
 	__le16 depth;	/* commands the client wants in flight */
 	__le16 flags;	/* RKDBLK_CONNECT_*; earlier clients sent 0 */
-	__u8 reserved[4];
+	__le32 nqn_hash;	/* rkdblk_nqn_hash() of the export the client means; 0: any */
 };
 
 /* The client's RECV buffers take inline_max bytes of READ data (in-capsule READs). */
@@ -46,6 +46,8 @@ struct rkdblk_accept {
  * when the connect had RKDBLK_CONNECT_INLINE_READ).
  */
 #define RKDBLK_ACCEPT_INLINE_READ BIT(1)
+/* The server names its export (nqn=), and the connect's nqn_hash is its name's. */
+#define RKDBLK_ACCEPT_NQN BIT(2)
 
 /* Reject private data, server to client: why the connection was refused. */
 struct rkdblk_reject {
@@ -62,7 +64,25 @@ enum rkdblk_reject_reason {
 	RKDBLK_REJ_BAD_REQUEST = 2,
 	/* The server could not set the connection up (memory, the RDMA device). */
 	RKDBLK_REJ_NO_RESOURCES = 3,
+	/* The server names its export (nqn=), and the connect's nqn_hash is another name's. */
+	RKDBLK_REJ_OTHER_EXPORT = 4,
 };
+
+/*
+ * The 32-bit FNV-1a hash of an export's name (nqn=) that a connect carries, never 0; 0 for no
+ * name. Not a secret: it only tells a server that names its export that the client means
+ * another one.
+ */
+static inline u32 rkdblk_nqn_hash(const char *name)
+{
+	u32 h = 0x811c9dc5;
+
+	if (!name || !*name)
+		return 0;
+	for (; *name; name++)
+		h = (h ^ (u8)*name) * 0x01000193;
+	return h ?: 1;
+}
 
 enum rkdblk_op {
 	RKDBLK_OP_READ = 1,

@@ -144,6 +144,10 @@ struct srv_state {
 	atomic64_t dropped;
 	/* WRITE commands refused because the export is read-only. */
 	atomic64_t refused_writes;
+	/* Connection requests refused for naming another export than nqn=. */
+	atomic64_t other_export;
+	/* rkdblk_nqn_hash() of nqn= (0: the export has no name, any connect is taken). */
+	u32 nqn_hash;
 	/* I/Os submitted from the DTO upcall (serve()), and those of them redone in the work. */
 	atomic64_t upcall_io;
 	atomic64_t io_retried;

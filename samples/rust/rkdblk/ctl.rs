@@ -386,6 +386,17 @@ mod tests {
     }
 
     #[test]
+    fn nqn_hash_is_fnv1a() {
+        // The connect's `nqn_hash`: 32-bit FNV-1a, as the server's `rkdblk_nqn_hash()`.
+        assert_eq!(crate::proto::nqn_hash(b""), 0);
+        assert_eq!(crate::proto::nqn_hash(b"a"), 0xe40c_292c);
+        assert_eq!(
+            crate::proto::nqn_hash(b"nqn.2026-12.org.rkdapl:a"),
+            0x1b95_17e1
+        );
+    }
+
+    #[test]
     fn disconnect_and_reconnect_take_one_name() -> Result {
         assert_eq!(
             parse(" disconnect rkdblk3 \n")?,

@@ -10,6 +10,7 @@ use crate::module_parameters as param;
 use crate::{
     block::mq::owned::{AttrFile, Attribute, Disk, DiskParams},
     path::MAX_PATHS,
+    proto,
     queue::{Queue, MAX_IO},
     recover::{self, Recovery},
     Device, OWNER,
@@ -297,6 +298,8 @@ impl Link {
         })?;
         let pz = Arc::new(Pz::new(&ia)?, GFP_KERNEL)?;
         let mut queues = KVec::with_capacity(nq as usize, GFP_KERNEL)?;
+        let nqn = proto::nqn_hash(o.nqn.as_str().as_bytes());
+        let mut nqn_checked = false;
         let mut params = DiskParams {
             queues: nq,
             depth: want,
@@ -309,13 +312,14 @@ impl Link {
             read_only: false,
         };
         for i in 0..nq {
-            let r = Queue::connect(&ia, &pz, (from.as_ref(), &to), (index, i), want).and_then(
+            let r = Queue::connect(&ia, &pz, (from.as_ref(), &to), (index, i), want, nqn).and_then(
                 |(q, acc)| {
                     params.depth = params.depth.min(acc.depth.into());
                     params.max_io = params.max_io.min(acc.max_io);
                     params.capacity = acc.capacity;
                     // The server's one export: its queues all say the same.
                     params.read_only |= acc.read_only;
+                    nqn_checked = acc.nqn_checked;
                     // Cannot fail: the capacity is `nq`.
                     queues.push_within_capacity(q).map_err(|_| ENOMEM)
                 },
@@ -324,6 +328,15 @@ impl Link {
                 teardown(&queues);
                 return Err(e);
             }
+        }
+        if !o.nqn.is_none() && !nqn_checked {
+            pr_info!(
+                "rkdblk{}: server {} port {} does not name its export: nqn={} taken on trust\n",
+                index,
+                Ip(o.server),
+                o.port,
+                o.nqn
+            );
         }
         Ok(Link {
             queues,

@@ -35,6 +35,22 @@ pub(crate) const ACCEPT_INLINE_READ: u32 = 2;
 /// Connect flag: this client's RECV buffers take `inline_max` bytes of READ data, if the
 /// server offers in-capsule READs.
 pub(crate) const CONNECT_INLINE_READ: u16 = 1;
+/// Accept flag: the server names its export (`nqn=`) and the connect's [`nqn_hash`] is its
+/// name's.
+pub(crate) const ACCEPT_NQN: u32 = 4;
+
+/// The 32-bit FNV-1a hash of an export's name (`nqn=`) that a connect carries, never 0; 0 for
+/// no name (a connect without `nqn=`, and earlier clients). Not a secret: it only tells a
+/// server that names its export that the client means another one.
+pub(crate) fn nqn_hash(name: &[u8]) -> u32 {
+    if name.is_empty() {
+        return 0;
+    }
+    let h = name.iter().fold(0x811c_9dc5u32, |h, &b| {
+        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+    });
+    h.max(1)
+}
 
 fn put16(b: &mut [u8], at: usize, v: u16) {
     b[at..at + 2].copy_from_slice(&v.to_le_bytes());
@@ -63,14 +79,15 @@ fn get64(b: &[u8], at: usize) -> u64 {
 }
 
 /// The connect private data of hardware queue `queue` asking for `depth` credits, with
-/// `flags` (`CONNECT_*`).
-pub(crate) fn connect(queue: u16, depth: u16, flags: u16) -> [u8; CONNECT_LEN] {
+/// `flags` (`CONNECT_*`), for the export whose [`nqn_hash`] is `nqn` (0: any).
+pub(crate) fn connect(queue: u16, depth: u16, flags: u16, nqn: u32) -> [u8; CONNECT_LEN] {
     let mut b = [0u8; CONNECT_LEN];
     put32(&mut b, 0, MAGIC);
     put16(&mut b, 4, VERSION);
     put16(&mut b, 6, queue);
     put16(&mut b, 8, depth);
     put16(&mut b, 10, flags);
+    put32(&mut b, 12, nqn);
     b
 }
 
@@ -89,6 +106,8 @@ pub(crate) struct Accept {
     pub(crate) read_only: bool,
     /// READs of at most `inline_max` bytes may ask for their data in-capsule.
     pub(crate) inline_read: bool,
+    /// The server names its export, and it is the one the connect named ([`ACCEPT_NQN`]).
+    pub(crate) nqn_checked: bool,
 }
 
 /// Decodes the server's accept private data; `None` if it is not an rkdblk accept.
@@ -103,6 +122,7 @@ pub(crate) fn accept(b: &[u8]) -> Option<Accept> {
         inline_max: get32(b, 24),
         read_only: get32(b, 28) & ACCEPT_READ_ONLY != 0,
         inline_read: get32(b, 28) & ACCEPT_INLINE_READ != 0,
+        nqn_checked: get32(b, 28) & ACCEPT_NQN != 0,
     };
     (a.depth > 0 && a.max_io >= 4096 && get32(b, 12) == 512).then_some(a)
 }
@@ -116,6 +136,8 @@ pub(crate) enum Reject {
     BadRequest,
     /// The server could not set the connection up.
     NoResources,
+    /// The server names its export, and it is not the one the connect named (`nqn=`).
+    OtherExport,
     /// A reason this client does not know.
     Other(u16),
 }
@@ -127,6 +149,7 @@ impl Reject {
             Reject::NotAllowed => "this address is not on its allow-list",
             Reject::BadRequest => "it does not take this client's connect (protocol version?)",
             Reject::NoResources => "it could not set the connection up",
+            Reject::OtherExport => "it exports another nqn= than this connect names",
             Reject::Other(_) => "a reason this client does not know",
         }
     }
@@ -137,6 +160,7 @@ impl Reject {
         match self {
             Reject::NotAllowed => EACCES,
             Reject::BadRequest => EPROTO,
+            Reject::OtherExport => ENXIO,
             Reject::NoResources | Reject::Other(_) => ECONNREFUSED,
         }
     }
@@ -151,6 +175,7 @@ pub(crate) fn reject(b: &[u8]) -> Option<Reject> {
         1 => Reject::NotAllowed,
         2 => Reject::BadRequest,
         3 => Reject::NoResources,
+        4 => Reject::OtherExport,
         n => Reject::Other(n),
     })
 }

@@ -119,13 +119,16 @@ pub(crate) struct Queue {
 
 impl Queue {
     /// Connects queue `index` of disk number `disk` to the server at `to` asking for `want`
-    /// credits; returns the queue (its RECVs posted, its upcall set) and the server's accept.
+    /// credits, for the export whose name's [`proto::nqn_hash`] is `nqn` (0: any; a server
+    /// that names another export refuses it with `-ENXIO`); returns the queue (its RECVs
+    /// posted, its upcall set) and the server's accept.
     pub(crate) fn connect(
         ia: &Ia,
         pz: &Arc<Pz>,
         (from, to): (Option<&SockAddr>, &SockAddr),
         (disk, index): (u32, u32),
         want: u32,
+        nqn: u32,
     ) -> Result<(Arc<Queue>, proto::Accept)> {
         let evd = Evd::new(ia, 4 * want + 16)?;
         let attr = EpAttr {
@@ -140,7 +143,7 @@ impl Queue {
             ..EpAttr::default()
         };
         let ep = Ep::with_attr(pz, &evd, &evd, &attr)?;
-        let pdata = proto::connect(index as u16, want as u16, proto::CONNECT_INLINE_READ);
+        let pdata = proto::connect(index as u16, want as u16, proto::CONNECT_INLINE_READ, nqn);
         match from {
             // `host_traddr`: the connection leaves from that address.
             Some(from) => ep.connect_from(from, to, CONNECT_TIMEOUT_MS, &pdata)?,
@@ -240,6 +243,7 @@ impl Queue {
                 inline_max,
                 read_only: acc.read_only,
                 inline_read: inline_read_max != 0,
+                nqn_checked: acc.nqn_checked,
             },
         ))
     }

@@ -68,6 +68,27 @@ blkr_fio_check() {
 		"rc $rc (1: hung); $bad bad runs: $(tail -n 8 "$BLKR_FIO_LOG" | tr '\n' '|')"
 }
 
+# blkr_reader_vs_server_gone: a reader of /dev/rkdblk0 (blk_reader), and 2 s later the server
+# unloaded; waits up to 60 s for the reader to end. BLKR_SECS: the seconds from the unload.
+# Returns 0 if the reader ended with an I/O error, 1 if it still ran (then killed), 2 if its
+# read succeeded.
+blkr_reader_vs_server_gone() {
+	local pid i t0
+	blk_reader &
+	pid=$!
+	sleep 2
+	t0=$SECONDS
+	rmmod rkdblk_srv
+	for ((i = 0; i < 60; i++)); do kill -0 $pid 2>/dev/null || break; sleep 1; done
+	BLKR_SECS=$((SECONDS - t0))
+	if kill -0 $pid 2>/dev/null; then
+		kill -9 $pid
+		return 1
+	fi
+	wait $pid && return 2
+	return 0
+}
+
 # blkr_fs_check SUM PREFIX: $BLK_MNT/keep still has sha256 SUM, the file system unmounts and
 # fsck.ext4 -fn finds /dev/rkdblk0 clean: the test "PREFIX: the file written before ...".
 blkr_fs_check() {
@@ -80,7 +101,7 @@ blkr_fs_check() {
 }
 
 blkreconn_suite() {
-	local rc=0 n0 fio_pid t0 secs line sum0 dd_pid i
+	local rc=0 n0 fio_pid t0 secs line sum0
 	mkdir -p "$BLK_MNT"
 	blk_store
 	n0=$(dmesg | wc -l)
@@ -159,19 +180,8 @@ blkreconn_suite() {
 	timeout -k 10 120 insmod "$KO/rkdblk.ko" server="$RKDAPL_IP" reconnect_delay=1 ctrl_loss_tmo=4 || rc=$?
 	t_check $rc "blkreconn: client with ctrl_loss_tmo=4 up" "insmod exit $rc"
 	if [ $rc = 0 ]; then
-		blk_reader &
-		dd_pid=$!
-		sleep 2
-		t0=$SECONDS
-		rmmod rkdblk_srv
-		for ((i = 0; i < 60; i++)); do kill -0 $dd_pid 2>/dev/null || break; sleep 1; done
-		secs=$((SECONDS - t0))
-		if kill -0 $dd_pid 2>/dev/null; then
-			rc=1
-			kill -9 $dd_pid
-		else
-			wait $dd_pid && rc=2
-		fi
+		blkr_reader_vs_server_gone || rc=$?
+		secs=$BLKR_SECS
 		[ $rc = 0 ] && [ $secs -ge 3 ] && [ "$(blk_attr 0 state)" = failed ] &&
 			dmesg | tail -n 20 | grep -q 'rkdblk0: not reconnected within ctrl_loss_tmo' || rc=${rc/#0/3}
 		t_check $rc "blkreconn: server gone, ctrl_loss_tmo=4: the reader fails with an I/O error after $secs s, state failed" \
@@ -195,19 +205,8 @@ blkreconn_suite() {
 	t_check $rc "blkreconn: client with fast_io_fail_tmo=3 ctrl_loss_tmo=-1 up, the listing shows both" \
 		"rc $rc: $(head -c 200 /tmp/blk-ctl.txt); listed '${line:-nothing}'"
 	if [ $rc = 0 ]; then
-		blk_reader &
-		dd_pid=$!
-		sleep 2
-		t0=$SECONDS
-		rmmod rkdblk_srv
-		for ((i = 0; i < 60; i++)); do kill -0 $dd_pid 2>/dev/null || break; sleep 1; done
-		secs=$((SECONDS - t0))
-		if kill -0 $dd_pid 2>/dev/null; then
-			rc=1
-			kill -9 $dd_pid
-		else
-			wait $dd_pid && rc=2
-		fi
+		blkr_reader_vs_server_gone || rc=$?
+		secs=$BLKR_SECS
 		[ $rc = 0 ] && [ $secs -ge 2 ] && [ "$(blk_attr 0 state)" = connecting ] &&
 			dmesg | tail -n 20 | grep -q 'rkdblk0: no path reconnected within fast_io_fail_tmo' ||
 			rc=${rc/#0/3}

@@ -25,7 +25,7 @@
 #   blockdev_file_export
 #                    the export is a regular file on ext4 (on brd), opened with O_DIRECT: fio
 #                    with crc32c verify at 4 KiB QD16 and 128 KiB QD1, and the server's unload
-#                    line counts the I/O it did from the DTO upcall (IOCB_NOWAIT kiocbs): at
+#                    line counts the reads it did from the DTO upcall (IOCB_NOWAIT kiocbs): at
 #                    least 100 not redone in the work.
 #   blockdev_timeout the server stops answering (its `stall` hook, a debugfs file): a read
 #                    fails with an I/O error once the client's 5 s request timeout fails its
@@ -441,8 +441,8 @@ blockdev_send_queue() {
 	blk_store_down
 }
 
-# A regular file on ext4 (on brd) as the export, opened with O_DIRECT: served from the DTO
-# upcall as a block device is (IOCB_NOWAIT kiocbs), every block verified.
+# A regular file on ext4 (on brd) as the export, opened with O_DIRECT: its reads served from
+# the DTO upcall as a block device's are (IOCB_NOWAIT kiocbs), every block verified.
 blockdev_file_export() {
 	local rc=0 mnt=$BLK_MNT-ext4 img line n m
 	if ! rkdapl_modprobe -q brd rd_nr=1 rd_size=65536 max_part=0 2>/dev/null || ! [ -b /dev/ram0 ]; then
@@ -465,13 +465,12 @@ blockdev_file_export() {
 		rc=0
 		rmmod rkdblk && rmmod rkdblk_srv || rc=$?
 		t_check $rc "blockdev: both unload after the file export's fio runs" "rmmod exit $rc"
-		# fio's verify passes read 128 + 8 blocks; its writes are mostly redone in the work
-		# (ext4 answers IOCB_NOWAIT with -EAGAIN when the file's mtime must change).
+		# fio's verify passes read 128 + 8 blocks (a regular file's writes go to the work).
 		line=$(dmesg | grep 'rkdblk_srv: .* I/Os submitted from the DTO upcall' | tail -n 1)
 		n=$(sed -n 's/.*rkdblk_srv: \([0-9]*\) I\/Os submitted from the DTO upcall, \([0-9]*\) of them.*/\1/p' <<< "$line")
 		m=$(sed -n 's/.*rkdblk_srv: \([0-9]*\) I\/Os submitted from the DTO upcall, \([0-9]*\) of them.*/\2/p' <<< "$line")
 		[ -n "$n" ] && [ -n "$m" ] && [ $((n - m)) -ge 100 ]
-		t_check $? "blockdev: the server did the file's I/O from the DTO upcall, at least 100 of it, fio's verify reads (${n:-none} submitted, ${m:-?} of them redone in the work)" \
+		t_check $? "blockdev: the server did the file's reads from the DTO upcall, at least 100 of them, fio's verify reads (${n:-none} submitted, ${m:-?} of them redone in the work)" \
 			"${line:-no line}"
 	else
 		rmmod rkdblk 2>/dev/null

@@ -300,13 +300,15 @@ static void io_done(struct kiocb *iocb, long ret)
 /*
  * Serves @sc (a command taken by the DTO upcall) right there if it can: a READ, or a WRITE
  * whose data is here, without FUA, on a connected EP, of an export opened with O_DIRECT that
- * takes IOCB_NOWAIT (a block device, or a regular file on ext4 or XFS), is submitted as an
- * asynchronous kiocb (nvmet's file backend does the same from its completion context): no
- * work item, no thread switch. The upcall must not sleep, so the kiocb has IOCB_NOWAIT: the
- * block layer does not wait for a tag or for memory, a filesystem does not wait for its
- * inode lock, a block allocation or a timestamp update, and an I/O that would wait comes
- * back -EAGAIN. Everything else, and an I/O the file refuses to start or take at once, goes
- * to the command's work. Called from the upcall.
+ * takes IOCB_NOWAIT (a block device; of a regular file on ext4 or XFS, its READs), is
+ * submitted as an asynchronous kiocb (nvmet's file backend does the same from its completion
+ * context): no work item, no thread switch. The upcall must not sleep, so the kiocb has
+ * IOCB_NOWAIT: the block layer does not wait for a tag or for memory, a filesystem does not
+ * wait for its inode lock, and an I/O that would wait comes back -EAGAIN. (A filesystem may
+ * still wait to read its block map, as the bio's mempool allocation may, which nvmet's file
+ * backend accepts in the same place; the file is opened O_NOATIME, so a read starts no
+ * journal transaction.) Everything else, and an I/O the file refuses to start or take at
+ * once, goes to the command's work. Called from the upcall.
  */
 static void serve(struct srv_cmd *sc)
 {
@@ -318,7 +320,7 @@ static void serve(struct srv_cmd *sc)
 	ssize_t ret;
 
 	if (!srv.async_io || sc->status || (!write && sc->cmd.op != RKDBLK_OP_READ) ||
-	    (write && (!sc->fetched || (sc->cmd.flags & RKDBLK_FLAG_FUA))) ||
+	    (write && (!srv.async_writes || !sc->fetched || (sc->cmd.flags & RKDBLK_FLAG_FUA))) ||
 	    rkdapl_ep_get_state(c->ep, &state) || state != RKDAPL_EP_STATE_CONNECTED)
 		goto work;
 	if (write)

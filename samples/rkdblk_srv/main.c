@@ -410,7 +410,8 @@ static int __init srv_init(void)
 	if (ret)
 		return ret;
 	srv.file_ro = read_only;
-	srv.file = filp_open(path, (srv.file_ro ? O_RDONLY : O_RDWR) | O_LARGEFILE |
+	/* O_NOATIME: a read of a regular file starts no journal transaction for its atime. */
+	srv.file = filp_open(path, (srv.file_ro ? O_RDONLY : O_RDWR) | O_LARGEFILE | O_NOATIME |
 			     (direct ? O_DIRECT : 0), 0);
 	if (IS_ERR(srv.file)) {
 		ret = PTR_ERR(srv.file);
@@ -420,6 +421,7 @@ static int __init srv_init(void)
 	srv.capacity = i_size_read(srv.file->f_mapping->host) >> 9;
 	srv.async_io = direct && (srv.file->f_mode & FMODE_NOWAIT) &&
 		       srv.file->f_op->read_iter && srv.file->f_op->write_iter;
+	srv.async_writes = srv.async_io && S_ISBLK(file_inode(srv.file)->i_mode);
 	ret = -ENOMEM;
 	srv.wq = alloc_workqueue("rkdblk_srv", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
 	if (!srv.wq)

@@ -160,6 +160,13 @@ struct srv_state {
 	 * does, not from a work item.
 	 */
 	bool async_io;
+	/*
+	 * WRITEs too (a block device). A regular file's WRITEs go to the work: kernel_write()
+	 * holds the filesystem's freeze protection (sb_start_write), which a kiocb submitted here
+	 * would not, and ext4 answers IOCB_NOWAIT with -EAGAIN whenever the file's mtime must
+	 * change, which is nearly every write.
+	 */
+	bool async_writes;
 	struct dentry *debugfs;
 	/*
 	 * Test hook, in debugfs only (/sys/kernel/debug/rkdblk_srv/stall, root's, mode 0600):

@@ -167,7 +167,13 @@ impl Device {
         if self.state() == DELETING {
             return;
         }
-        let mut next: Option<i64> = None;
+        // Before the paths' attempts, which may take up to 15 s per queue each: so that
+        // `fast_io_fail_tmo` expires on time.
+        let mut next: Option<i64> = if self.state() == CONNECTING {
+            self.fail_fast(r, rq)
+        } else {
+            None
+        };
         for p in 0..MAX_PATHS {
             if let Some(ms) = self.recover_path(p, r, rq) {
                 next = Some(next.map_or(ms, |n| n.min(ms)));
@@ -290,7 +296,11 @@ impl Device {
         if self.live_path_but(MAX_PATHS) {
             self.state.store(LIVE, Ordering::Release);
             r.no_path_since = None;
-            r.failfast = false;
+            if core::mem::replace(&mut r.failfast, false) {
+                // The failed queues of the paths still connecting requeue again (a request
+                // that meets one while the live path fails must wait, not end with `EIO`).
+                self.arm_all();
+            }
             if core::mem::replace(&mut r.quiesced, false) {
                 rq.unquiesce();
             }

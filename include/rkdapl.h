@@ -1342,10 +1342,12 @@ int rkdapl_cr_reject(struct rkdapl_cr *cr, const void *private_data, __u32 priva
  *	back when a later DTO on the same EP completes successfully, or when the EP is freed
  *	or its device removed (not at disconnect: work flushed then reports nothing for
  *	them). So that suppressed DTOs do not keep every slot, rkdapl signals one anyway (still
- *	without an event) once half of &rkdapl_ep_attr.max_request_dtos wait unsignalled; until
- *	its completion is polled, the slots stay taken, so a consumer posting faster than that
- *	(each post answering a peer's message) can still fill the queue (-ENOSPC): signal its
- *	own DTOs often enough or size the queue for it. A consumer reusing the memory of
+ *	without an event) once half of &rkdapl_ep_attr.max_request_dtos in a row went
+ *	unsignalled, or when only a quarter of the EP's DTO slots or send-queue work requests is
+ *	left; until its completion is polled, the slots stay taken, so a consumer posting faster
+ *	than that (each post answering a peer's message) can still fill the queue (-ENOSPC).
+ *	Such a silent completion reports nothing, so a consumer that waits for an event to post
+ *	again after -ENOSPC must keep a DTO with an event outstanding: post one often enough. A consumer reusing the memory of
  *	suppressed DTOs needs a later signalled DTO's event to know they are done. Not for
  *	rkdapl_post_recv().
  */

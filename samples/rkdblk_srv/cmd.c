@@ -121,6 +121,15 @@ static int post_one(struct rkdapl_ep *ep, const struct rkdapl_dto *d, u32 *poste
  * READ; a successful in-capsule READ's is the data itself, a SEND with immediate data (the
  * cid). The tag is free again before the post, as the client may reuse it as soon as the
  * completion arrives, and busy again if the send queue is full. Under the connection's lock.
+ *
+ * A response is posted with RKDAPL_COMPLETION_SUPPRESS: its completion would tell this side
+ * nothing (the client's next command on the tag means it arrived, and its buffers are
+ * reused only then), and rkdapl posts it unsignalled, so no work completion is polled for
+ * it. Only a completion event posts what waits for send-queue slots (dto_upcall()), so one
+ * response in report_every (a quarter of the send queue's DTOs) is posted with its event,
+ * and so is every response while other commands wait: then at most 2 * report_every - 1
+ * suppressed DTOs are posted in a row, and a send queue full enough to refuse a post always
+ * holds one whose event comes later. RDMA READs always report.
  */
 static int post_pending(struct srv_cmd *sc)
 {
@@ -135,13 +144,13 @@ static int post_pending(struct srv_cmd *sc)
 	};
 	struct rkdapl_dto dtos[2] = {};
 	u32 n = 0, posted = 0;
+	bool quiet;
 	int ret;
 
 	lockdep_assert_held(&c->lock);
 	if (sc->pending == P_FETCH)
 		return rkdapl_post_rdma_read(c->ep, &data, 1, &remote, COOKIE(K_READ, tag), 0);
 	if (!sc->status && sc->cmd.op == RKDBLK_OP_READ && (sc->cmd.flags & RKDBLK_FLAG_INLINE)) {
-		/* Signalled, as the response SEND below. */
 		dtos[n].op = RKDAPL_DTO_SEND_IMM;
 		dtos[n].immediate = le32_to_cpu(sc->cmd.cid);
 		dtos[n].iov = &data;
@@ -160,23 +169,27 @@ static int post_pending(struct srv_cmd *sc)
 		n++;
 	}
 	dtos[n].op = remote.rkey ? RKDAPL_DTO_SEND_INVALIDATE : RKDAPL_DTO_SEND;
-	/*
-	 * Signalled, unlike the WRITE: each completion gives the send queue's slots back at once
-	 * and posts what waits for them. Suppressed, the SENDs would hold their slots until a DTO
-	 * rkdapl signals every half queue completes.
-	 */
 	dtos[n].invalidate_rkey = remote.rkey;
 	dtos[n].iov = &resp;
 	dtos[n].num_iov = 1;
 	dtos[n].cookie = COOKIE(K_SEND, tag);
 	n++;
 post:
+	quiet = c->quiet + 1 < c->report_every && list_is_singular(&c->waiting);
+	if (quiet)
+		dtos[n - 1].flags = RKDAPL_COMPLETION_SUPPRESS;
 	sc->busy = false;
 	if (n - sc->next == 1)
 		/* One SEND (the common case): its own post call, without a chain's lists. */
 		ret = post_one(c->ep, &dtos[sc->next], &posted);
 	else
 		ret = rkdapl_post_chain(c->ep, dtos + sc->next, n - sc->next, &posted);
+	if (!ret) {
+		/* The response went out. */
+		c->quiet = quiet ? c->quiet + 1 : 0;
+		if (quiet)
+			atomic64_inc(&srv.quiet);
+	}
 	if (ret == -ENOSPC) {
 		/* The chain stops at the first DTO without a slot: the next post resumes there. */
 		sc->next += posted;
@@ -521,11 +534,12 @@ void dto_upcall(void *ctx, const struct rkdapl_event *ev)
 	/*
 	 * A send-queue completion gave its slots back (before this upcall): post what waits for
 	 * them. The list is read without the lock, as nvmet-rdma reads its wait list: a command
-	 * refused with -ENOSPC found every slot taken, and slots come back in posting order. Only
-	 * the list's head can hold a WRITE posted without its SEND, so with at least 2 slots
-	 * (max_request_dtos) a SEND or RDMA READ posted before the refusal is still outstanding;
-	 * rkdapl frees its slot under the EP's queue lock after the refusal took that lock, and
-	 * this upcall, after it, sees the command on the list.
+	 * refused with -ENOSPC found every slot taken, and slots come back in posting order. At
+	 * most 2 * report_every - 1 suppressed DTOs are posted in a row (post_pending()), fewer
+	 * than the send queue holds (max_request_dtos, at least 2), so a DTO with an event posted
+	 * before the refusal is still outstanding; rkdapl frees its slot under the EP's queue
+	 * lock after the refusal took that lock, and this upcall, after it, sees the command on
+	 * the list.
 	 */
 	if (kind != K_RECV && !list_empty(&c->waiting)) {
 		spin_lock(&c->lock);

@@ -194,6 +194,8 @@ static void accept_one(struct srv_port *p, struct rkdapl_cr *cr, const struct rk
 	 * as the SENDs' slots come back only when their completions are polled.
 	 */
 	attr.max_request_dtos = max_request_dtos ?: min_t(u32, 4 * c->depth, 4096);
+	/* A quarter of the send queue's DTOs: see post_pending(). */
+	c->report_every = max_t(u32, attr.max_request_dtos / 4, 1);
 	attr.max_recv_dtos = c->depth;
 	attr.max_request_iov = 1;
 	/* The command, and in-capsule data in a buffer of its own. */
@@ -475,10 +477,11 @@ static void __exit srv_exit(void)
 		if (srv.ports[i].relistened)
 			pr_info("listened again %u time(s) after %s went away\n",
 				srv.ports[i].relistened, srv.ports[i].dev);
-	pr_info("served %lld commands, %lld of them WRITEs with in-capsule data (written from their RECV buffers), %lld READs answered in-capsule; %lld posts waited for send-queue slots; %lld clients disconnected for breaking the protocol; %lld WRITEs refused (read-only); %lld connections refused (allow-list)\n",
+	pr_info("served %lld commands, %lld of them WRITEs with in-capsule data (written from their RECV buffers), %lld READs answered in-capsule; %lld posts waited for send-queue slots; %lld responses posted without a completion event; %lld clients disconnected for breaking the protocol; %lld WRITEs refused (read-only); %lld connections refused (allow-list)\n",
 		(long long)atomic64_read(&srv.served), (long long)atomic64_read(&srv.inlined),
 		(long long)atomic64_read(&srv.inline_reads),
-		(long long)atomic64_read(&srv.waited), (long long)atomic64_read(&srv.dropped),
+		(long long)atomic64_read(&srv.waited), (long long)atomic64_read(&srv.quiet),
+		(long long)atomic64_read(&srv.dropped),
 		(long long)atomic64_read(&srv.refused_writes), srv_refused());
 	if (srv.nqn_hash)
 		pr_info("%lld connections refused for another export than nqn=%s\n",

@@ -95,6 +95,12 @@ struct srv_conn {
 	spinlock_t lock;
 	/* Commands waiting for send-queue slots, oldest first. */
 	struct list_head waiting;
+	/*
+	 * Responses posted with RKDAPL_COMPLETION_SUPPRESS since the last one posted with its
+	 * completion event, and how many may be in a row (post_pending()). Under the lock.
+	 */
+	u32 quiet;
+	u32 report_every;
 	/* Set once the client broke the protocol: nothing more is served (conn_drop()). */
 	atomic_t dropped;
 	/* Disconnects a client that broke the protocol. */
@@ -133,13 +139,15 @@ struct srv_state {
 	unsigned int nports;
 	struct workqueue_struct *wq;
 	/*
-	 * Commands served, WRITEs of them with in-capsule data, READs answered in-capsule, and
-	 * posts that waited for send-queue slots, for the unload line.
+	 * Commands served, WRITEs of them with in-capsule data, READs answered in-capsule, posts
+	 * that waited for send-queue slots, and responses posted without a completion event, for
+	 * the unload line.
 	 */
 	atomic64_t served;
 	atomic64_t inlined;
 	atomic64_t inline_reads;
 	atomic64_t waited;
+	atomic64_t quiet;
 	/* Connections disconnected for breaking the protocol (conn_drop()). */
 	atomic64_t dropped;
 	/* WRITE commands refused because the export is read-only. */

@@ -23,7 +23,8 @@
 //! only if it fails; otherwise the next completion of a later DTO finishes it (in order), or
 //! the teardown once the QP is drained. So that unsignalled DTOs cannot hold every context,
 //! one is signalled anyway (still without a success event) after half the ring's contexts in a
-//! row were posted unsignalled.
+//! row were posted unsignalled, or when only a quarter of the ring's contexts or of the send
+//! queue's slots is left.
 //!
 //! Files: [`ring`] (contexts, completions), [`post`] (the post calls), [`stats`] (counters),
 //! [`iwarp`] (iWARP's rules: RDMA READs into registered sinks), [`early`] (RECVs posted

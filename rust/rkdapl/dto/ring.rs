@@ -485,13 +485,18 @@ impl RingCore {
     /// Whether the send-queue DTO just taken, of `nwr` work requests, is posted unsignalled,
     /// and counts the run of them. Unsignalled only if its success reports nothing
     /// (`suppress`), only for one work request (a DTO split into several has one signalled
-    /// work request already, its last), and only until half the contexts in a row went
-    /// unsignalled: the next is signalled (still silent on success), and its completion
-    /// finishes them all.
+    /// work request already, its last), only until half the contexts in a row went
+    /// unsignalled, and only while more than a quarter of the contexts and of the queue's
+    /// slots are left with it taken. Otherwise it is signalled (still silent on success), and
+    /// its completion finishes every DTO before it.
     #[inline]
     pub(super) fn unsignalled(&mut self, suppress: bool, nwr: u32) -> bool {
-        let unsignalled =
-            suppress && nwr == 1 && (self.unsignalled_run as usize + 1) < self.ctx.slots.len() / 2;
+        let n = self.ctx.slots.len();
+        let unsignalled = suppress
+            && nwr == 1
+            && (self.unsignalled_run as usize + 1) < n / 2
+            && self.outstanding() < (n - n / 4) as u64
+            && self.wr_free() > self.depth / 4;
         self.unsignalled_run = if unsignalled {
             self.unsignalled_run + 1
         } else {

@@ -660,7 +660,7 @@ impl Drop for Connection {
             // Deleting the disk waits for its requests: they complete, or fail with the
             // queue.
             drop(disk);
-            let (mut done, mut granted) = (0, 0);
+            let (mut done, mut granted, mut full) = (0, 0, 0);
             for p in 0..MAX_PATHS {
                 let qs = dev.replace(p, KVec::new());
                 let sum = |f: fn(&Queue) -> &AtomicU64| -> u64 {
@@ -668,13 +668,15 @@ impl Drop for Connection {
                 };
                 done += sum(|q| &q.completed);
                 granted += sum(|q| &q.granted);
+                full += sum(|q| &q.send_queue_full);
                 teardown(&qs);
             }
             pr_info!(
-                "rkdblk{} removed after {} completions; {} requests granted their own pages\n",
+                "rkdblk{} removed after {} completions; {} requests granted their own pages; {} requeued for a full send queue\n",
                 self.index,
                 done,
-                granted
+                granted,
+                full
             );
         }
     }

@@ -44,10 +44,13 @@ struct TagRes {
 
 /// Where a tag's request is.
 ///
-/// A request ends once both its response and its SEND's completion arrived, in either order
-/// (as nvme-rdma's requests do): blk-mq reuses the tag only then, so a queue never has more
-/// than two send-queue DTOs (a bind and a SEND) per tag outstanding, however late the send
-/// completions are polled.
+/// A request whose SEND sends its pages or follows a grant's bind ends once both its response
+/// and its SEND's completion arrived, in either order (as nvme-rdma's requests do): its
+/// pages and its RMR are in use until then. One whose SEND carries the command alone (an
+/// in-capsule READ, a FLUSH) ends with its response: that SEND is posted with completion
+/// suppress, and its context in the send queue comes back with a later completion (rkdapl
+/// signals one when a quarter of the queue is left; a post that finds none free gets
+/// `-ENOSPC` and the request comes back later).
 enum State {
     Idle,
     InFlight {
@@ -113,6 +116,8 @@ pub(crate) struct Queue {
     pub(crate) completed: AtomicU64,
     /// Requests whose own pages were granted (zero copy).
     pub(crate) granted: AtomicU64,
+    /// Requests requeued because the send queue had no free context (`-ENOSPC`).
+    pub(crate) send_queue_full: AtomicU64,
     #[pin]
     slots: SpinLock<KVec<Slot>>,
 }
@@ -132,8 +137,9 @@ impl Queue {
     ) -> Result<(Arc<Queue>, proto::Accept)> {
         let evd = Evd::new(ia, 4 * want + 16)?;
         let attr = EpAttr {
-            // A request takes an RMR bind and a SEND and ends only once the SEND completed
-            // (`State`): at most 2 per tag outstanding; 3 as nvme-rdma sizes its send queue.
+            // A request takes an RMR bind and a SEND, and most end only once the SEND
+            // completed (`State`): 2 per tag; 3 as nvme-rdma sizes its send queue, which
+            // leaves room for the suppressed SENDs a later completion finishes.
             max_request_dtos: (3 * want).min(4096),
             max_recv_dtos: want,
             // An in-capsule write's SEND: the command, then the request's pages, at most one
@@ -225,6 +231,7 @@ impl Queue {
                 recovery <- new_spinlock!(None, "rkdblk_recovery"),
                 completed: AtomicU64::new(0),
                 granted: AtomicU64::new(0),
+                send_queue_full: AtomicU64::new(0),
                 slots <- new_spinlock!(slots, "rkdblk_slots"),
             }),
             GFP_KERNEL,
@@ -647,6 +654,11 @@ impl Queue {
                     Ok(()) => (),
                     Err(rq) => rq.end(Err(ENOMEM)),
                 };
+            } else if e == ENOSPC {
+                // The bind found every context of the send queue in use (see the SEND's
+                // `ENOSPC` below).
+                self.send_queue_full.fetch_add(1, Ordering::Relaxed);
+                return rq.requeue_delayed();
             }
             if e != ENODEV {
                 // Refused for what it is (a request the queue can never send): it ends with
@@ -666,21 +678,24 @@ impl Queue {
             self.mark_failed("a request not prepared");
             return self.abort(rq);
         }
+        // A SEND of the command alone (an in-capsule READ, a FLUSH: no pages lent to it, no
+        // grant bound before it) is posted with completion suppress: the response means it
+        // arrived, and its buffer is the tag's, reused only after the response. rkdapl posts
+        // it unsignalled (`DtoFlags::suppress`), so no work completion is polled for it, and
+        // the request ends with its response alone. The others are waited for (`State`).
+        let quiet = lent.is_none() && grant.is_none();
         slot.state = State::InFlight {
             rq,
             cid,
             rkey: grant.map_or(0, |g| g.rkey),
             inline_read,
             pages,
-            sent: false,
+            sent: quiet,
         };
         if grant.is_some() {
             self.granted.fetch_add(1, Ordering::Relaxed);
         }
         // Posted under the lock: the completion cannot be matched before the slot is filled.
-        // Signalled: suppressed SENDs would hold the send queue's slots until a DTO rkdapl
-        // signals every half queue completes, and in-capsule writes (a SEND each, no bind) can
-        // fill the queue first (see rkdblk_srv's responses).
         let cookie = COOKIE_SEND | tag as u64;
         let lent_send = lent.is_some();
         let posted = match slot.res.as_deref() {
@@ -689,16 +704,28 @@ impl Queue {
                 match lent {
                     // The command, then the data from the request's pages.
                     Some(p) => self.ep.post_send_lent(&cmd, p, cookie),
-                    None => self
-                        .ep
-                        .post(&[Dto::new(Op::Send, &cmd, cookie)])
-                        .map_err(|(e, _)| e),
+                    None => {
+                        let mut d = Dto::new(Op::Send, &cmd, cookie);
+                        d.flags.suppress = quiet;
+                        self.ep.post(&[d]).map_err(|(e, _)| e)
+                    }
                 }
             }
             None => Err(EIO),
         };
         match posted {
             Ok(()) => drop(slots),
+            // Every context of the send queue was in use: suppressed SENDs hold theirs until a
+            // later completion (rkdapl signals one when a quarter of the queue is left). Nothing
+            // was posted; the request comes back 3 ms later, as for `BLK_STS_RESOURCE`.
+            Err(e) if e == ENOSPC && grant.is_none() => {
+                let st = core::mem::replace(&mut slot.state, State::Idle);
+                drop(slots);
+                self.send_queue_full.fetch_add(1, Ordering::Relaxed);
+                if let State::InFlight { rq, .. } = st {
+                    rq.requeue_delayed();
+                }
+            }
             // The lent SEND found no memory for its mapping (or the DMA mapping failed):
             // nothing was posted and its pages are the request's again, which comes back
             // later, as nvme-rdma's `BLK_STS_RESOURCE` (the queue is fine).

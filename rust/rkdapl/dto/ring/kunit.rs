@@ -533,6 +533,43 @@ mod tests {
         Ok(())
     }
 
+    /// Which of 14 DTOs of one work request, taken one after the other and none finished, go
+    /// unsignalled on a ring of `n` contexts and `depth` queue slots, every fourth one not
+    /// suppressed (so that no run reaches half the ring), as a bit mask (bit `i`: the `i`-th).
+    fn filling(n: u32, depth: u32) -> Result<u64> {
+        let (r, _e) = ring(n, depth)?;
+        let mut bits = 0u64;
+        for i in 0..14u32 {
+            let u = with(&r, depth, |c| -> Result<bool> {
+                let idx = c.take(1)?;
+                let s = c.slot(idx).ok_or(EINVAL)?;
+                s.op = DtoOp::Send;
+                Ok(c.unsignalled((i + 1) % 4 != 0, 1))
+            })??;
+            if u {
+                bits |= 1 << i;
+            }
+        }
+        with(&r, depth, |c| {
+            while c.outstanding() > 0 {
+                c.untake_last();
+            }
+        })?;
+        Ok(bits)
+    }
+
+    #[test]
+    fn suppressed_dtos_are_signalled_with_a_quarter_left() -> Result {
+        // Suppressed ones go unsignalled while, with them taken, more than a quarter of the
+        // ring is left: the 1st to 11th of 16 contexts, or of 16 queue slots (every fourth one
+        // is not suppressed). From the 12th on they are signalled, so that the ring's last
+        // quarter always comes back with a completion.
+        let want = 0b0111_0111_0111;
+        assert_eq!(filling(16, 64)?, want);
+        assert_eq!(filling(64, 16)?, want);
+        Ok(())
+    }
+
     /// Posts a suppressed SEND as the post calls do: takes a context, arms it and decides
     /// whether it goes unsignalled. Its context, sequence number and that decision.
     fn post_suppressed(r: &DtoRing, depth: u32, cookie: u64) -> Result<(u32, u64, bool)> {

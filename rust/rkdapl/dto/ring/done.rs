@@ -114,7 +114,8 @@ impl RingShared {
     /// reports one, and nothing before it waits ([`RingCore::late`]). The upcall's "more
     /// events follow" hint, which must never be set without an event following (a consumer
     /// that coalesces its work until an event without it would wait forever). Walks the
-    /// silent DTOs up to that one, so each DTO is looked at at most twice per finish.
+    /// silent DTOs up to that one; asked only for a DTO that reports, so each DTO is looked
+    /// at at most twice per finish.
     ///
     /// # Safety
     ///
@@ -228,8 +229,10 @@ impl RingShared {
             // Whether the next DTO may finish too. A completion arriving meanwhile finishes
             // what it made finishable itself (`done`, the teardown's reaping).
             let more = c.tail <= last;
+            // Only a DTO that reports gives the hint: a silent one does not look ahead, so a
+            // run of silent DTOs is walked once, by the report before it, not once by each.
             // SAFETY: The consumer, finishing through `last`.
-            let hint = more && unsafe { self.reports_next(c, last, reap) };
+            let hint = more && f.report.is_some() && unsafe { self.reports_next(c, last, reap) };
             // iWARP: the READ's sink MR goes back to the pool (under the posters' lock: only
             // iWARP READs have one) before its context may be reused, as ever; one not
             // reusable is freed below.

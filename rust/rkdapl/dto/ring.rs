@@ -44,8 +44,9 @@
 //! and checked for its device's removal with one load inside the call's RCU read-side
 //! critical section ([`Target::qp`]).
 //!
-//! Events are delivered and references dropped outside any lock (an upcall may post again);
-//! the consumer stores the tail before it delivers a DTO's event.
+//! Events are delivered and references dropped outside any lock (an upcall may post again).
+//! The consumer drops what a DTO's context holds in place, stores the tail, then delivers the
+//! DTO's event.
 
 use super::{stats::DoneStats, DtoOp, DtoStats, DtoStatus, OneOrMore, RecvFlags};
 use crate::rdma::{

@@ -3,20 +3,17 @@
 //! The completion side of a DTO ring (the consumer of the ring's `# Locking`): finishing DTOs
 //! in posting order and reporting their events, without the posters' lock.
 
-use super::{Consumer, DtoSink, KeepAlive, RingShared, Slot};
+use super::{Consumer, DtoSink, RingShared, Slot};
 use crate::dto::{DtoOp, DtoStatus, OneOrMore, RecvFlag, RecvFlags};
 use crate::rdma::{
     cq::{Wc, WcOpcode},
-    mr::{DmaRegion, FrMr},
     wr::WrCompletion,
 };
 use crate::{
     evd::{DtoEvent, Event},
-    lmr::LmrUse,
     trace,
 };
 use core::sync::atomic::Ordering;
-use kernel::sync::Arc;
 
 /// What the event of a finished DTO reports, taken out of its context; the event itself is
 /// made only when it is posted, after the context is given back, right in the EVD's queue
@@ -56,17 +53,6 @@ impl Report {
             more: false,
         }
     }
-}
-
-/// A DTO taken out of its ring: what is left to do once its context is given back.
-struct Finished {
-    report: Option<Report>,
-    lmrs: OneOrMore<LmrUse>,
-    rmr: Option<Arc<dyn KeepAlive>>,
-    /// The mapping of the pages a SEND was lent (`crate::dto::post::lent`).
-    lent: Option<DmaRegion>,
-    /// iWARP: the sink MR of its RDMA READ (`crate::dto::iwarp::give_back`).
-    read_mr: Option<FrMr>,
 }
 
 impl RingShared {
@@ -176,25 +162,39 @@ impl RingShared {
             // SAFETY: DTO `c.tail` was posted (it is not after `last`) and has not finished: its
             // context is the consumer's until the tail passes it. Raw accesses only: a poster
             // may read `suppress` and `silent` meanwhile (`DtoRing::in_flight`).
-            let (f, op, status, cookie, len, nwr) = unsafe {
+            let (report, op, status, cookie, len, nwr) = unsafe {
                 // An iWARP RDMA READ whose own completion has not arrived is not done, even if
                 // a later work request's has (`RingCore::late`); it and what follows it wait.
                 if !reap && c.late((*p).op) && !(*p).arrived && !(*p).silent {
                     return;
                 }
                 let nwr = core::mem::replace(&mut (*p).nwr, 0);
-                let lmrs = core::mem::replace(&mut (*p).lmrs, OneOrMore::Empty);
-                let rmr = (*p).rmr.take();
-                let lent = (*p).lent.take();
-                let read_mr = (*p).read_mr.take();
-                // Back to the pool (`ib_mr_pool_put`: the QP's `mr_lock`, any context).
-                drop((*p).pool_mr.take());
                 // A DTO a post call stopped inside of (`RingCore::orphan`) failed.
                 let status = if (*p).silent {
                     DtoStatus::Generic
                 } else {
                     (*p).status
                 };
+                // What the context holds goes here, in place (no move of the regions out of
+                // it), before the context may be reused and before the event: the LMRs' uses,
+                // the grant's reference, the lent pages' mapping (unmapped, and their owner
+                // let go, before the event says so) and the pooled MR (`ib_mr_pool_put`: the
+                // QP's `mr_lock`, any context). No lock is held: the last use of an LMR or
+                // RMR the consumer freed meanwhile unmaps or deregisters, which may sleep.
+                (*p).lmrs = OneOrMore::Empty;
+                (*p).rmr = None;
+                (*p).lent = None;
+                (*p).pool_mr = None;
+                // iWARP: the READ's sink MR goes back to the pool (under the posters' lock:
+                // only iWARP READs have one) before its context may be reused, as ever; one
+                // not reusable is freed here, after the lock (deregistering may sleep).
+                if (*p).read_mr.is_some() {
+                    if let Some(m) = (*p).read_mr.take() {
+                        let ok = status == DtoStatus::Success;
+                        let unused = crate::dto::iwarp::give_back(&mut self.q.lock().core, m, ok);
+                        drop(unused);
+                    }
+                }
                 let len = if status == DtoStatus::Success {
                     (*p).len
                 } else {
@@ -215,14 +215,7 @@ impl RingShared {
                     flags: (*p).recv_flags,
                     inv_rkey: (*p).inv_rkey,
                 });
-                let f = Finished {
-                    report,
-                    lmrs,
-                    rmr,
-                    lent,
-                    read_mr,
-                };
-                (f, op, status, cookie, len, nwr)
+                (report, op, status, cookie, len, nwr)
             };
             c.tail += 1;
             c.tail_idx = x.next(idx);
@@ -232,21 +225,7 @@ impl RingShared {
             // Only a DTO that reports gives the hint: a silent one does not look ahead, so a
             // run of silent DTOs is walked once, by the report before it, not once by each.
             // SAFETY: The consumer, finishing through `last`.
-            let hint = more && f.report.is_some() && unsafe { self.reports_next(c, last, reap) };
-            // iWARP: the READ's sink MR goes back to the pool (under the posters' lock: only
-            // iWARP READs have one) before its context may be reused, as ever; one not
-            // reusable is freed below.
-            let f = match f.read_mr {
-                Some(m) => Finished {
-                    read_mr: crate::dto::iwarp::give_back(
-                        &mut self.q.lock().core,
-                        m,
-                        status == DtoStatus::Success,
-                    ),
-                    ..f
-                },
-                None => f,
-            };
+            let hint = more && report.is_some() && unsafe { self.reports_next(c, last, reap) };
             let wr_done = x.wr_done.load(Ordering::Relaxed) + u64::from(nwr);
             x.wr_done.store(wr_done, Ordering::Release);
             // ORDERING: Release, paired with the posters' acquire load (`RingCore::tail`): every
@@ -261,35 +240,28 @@ impl RingShared {
                 status as i32,
                 len,
             );
-            self.deliver(f, hint);
+            if let Some(r) = report {
+                self.deliver(r, hint);
+            }
             if !more {
                 return;
             }
         }
     }
 
-    /// What is left of a finished DTO once its context is given back: its references go and
-    /// its event is reported (with the hint `hint`). No lock held.
-    fn deliver(&self, f: Finished, hint: bool) {
-        // The LMRs' uses and the references go outside any lock: the last one of an LMR or
-        // RMR the consumer freed meanwhile unmaps or deregisters, which may sleep.
-        drop(f.lmrs);
-        drop(f.rmr);
-        // Lent pages are unmapped, and their owner let go, before the event says so.
-        drop(f.lent);
-        drop(f.read_mr);
-        if let Some(r) = f.report {
-            let ep = self.ep_handle.load(Ordering::Relaxed);
-            match &self.sink {
-                // Made in its entry of the EVD's queue (or for an upcall), not here.
-                DtoSink::Evd(evd) => evd.post_with(hint, || r.event(ep)),
-                DtoSink::Handler(h) => {
-                    // Calls that must not be made from the completion context (freeing
-                    // the EP, waiting on an EVD) are refused or deferred meanwhile.
-                    let mark = crate::evd::in_upcall::Mark::enter();
-                    h.done(&r.dto_event(ep), r.suppressed, hint);
-                    drop(mark);
-                }
+    /// Reports the event of a finished DTO (with the hint `hint`), once its context is given
+    /// back. No lock held.
+    fn deliver(&self, r: Report, hint: bool) {
+        let ep = self.ep_handle.load(Ordering::Relaxed);
+        match &self.sink {
+            // Made in its entry of the EVD's queue (or for an upcall), not here.
+            DtoSink::Evd(evd) => evd.post_with(hint, || r.event(ep)),
+            DtoSink::Handler(h) => {
+                // Calls that must not be made from the completion context (freeing the EP,
+                // waiting on an EVD) are refused or deferred meanwhile.
+                let mark = crate::evd::in_upcall::Mark::enter();
+                h.done(&r.dto_event(ep), r.suppressed, hint);
+                drop(mark);
             }
         }
     }

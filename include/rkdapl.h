@@ -1347,8 +1347,9 @@ int rkdapl_cr_reject(struct rkdapl_cr *cr, const void *private_data, __u32 priva
  *	left; until its completion is polled, the slots stay taken, so a consumer posting faster
  *	than that (each post answering a peer's message) can still fill the queue (-ENOSPC).
  *	Such a silent completion reports nothing, so a consumer that waits for an event to post
- *	again after -ENOSPC must keep a DTO with an event outstanding: post one often enough. A consumer reusing the memory of
- *	suppressed DTOs needs a later signalled DTO's event to know they are done. Not for
+ *	again after -ENOSPC must keep a DTO with an event outstanding: post one often enough. A
+ *	consumer reusing the memory of suppressed DTOs needs a later signalled DTO's event, or a
+ *	peer's reply that means the data arrived, to know they are done. Not for
  *	rkdapl_post_recv().
  */
 enum rkdapl_completion_flags {

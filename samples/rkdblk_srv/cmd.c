@@ -126,10 +126,12 @@ static int post_one(struct rkdapl_ep *ep, const struct rkdapl_dto *d, u32 *poste
  * nothing (the client's next command on the tag means it arrived, and its buffers are
  * reused only then), and rkdapl posts it unsignalled, so no work completion is polled for
  * it. Only a completion event posts what waits for send-queue slots (dto_upcall()), so one
- * response in report_every (a quarter of the send queue's DTOs) is posted with its event,
- * and so is every response while other commands wait: then at most 2 * report_every - 1
- * suppressed DTOs are posted in a row, and a send queue full enough to refuse a post always
- * holds one whose event comes later. RDMA READs always report.
+ * response in report_every (a quarter of the send queue's DTOs, accept_one()) is posted with
+ * its event, and so is every response while other commands wait: then at most
+ * 2 * report_every - 1 suppressed DTOs (a response's WRITE and SEND) are posted in a row,
+ * fewer than fill the send queue's contexts or its work requests, and a send queue full
+ * enough to refuse a post always holds one whose event comes later. RDMA READs always
+ * report.
  */
 static int post_pending(struct srv_cmd *sc)
 {
@@ -533,15 +535,16 @@ void dto_upcall(void *ctx, const struct rkdapl_event *ev)
 	}
 	/*
 	 * A send-queue completion gave its slots back (before this upcall): post what waits for
-	 * them. The list is read without the lock, as nvmet-rdma reads its wait list: a command
-	 * refused with -ENOSPC found every slot taken, and slots come back in posting order. At
-	 * most 2 * report_every - 1 suppressed DTOs are posted in a row (post_pending()), fewer
-	 * than the send queue holds (max_request_dtos, at least 2), so a DTO with an event posted
-	 * before the refusal is still outstanding; rkdapl frees its slot under the EP's queue
-	 * lock after the refusal took that lock, and this upcall, after it, sees the command on
-	 * the list.
+	 * them. A command refused with -ENOSPC found every slot taken, and slots come back in
+	 * posting order. At most 2 * report_every - 1 suppressed DTOs are posted in a row
+	 * (post_pending()), fewer than fill the send queue, so a DTO with an event posted before
+	 * the refusal is still outstanding. The list is read under the lock the refusal held:
+	 * either this upcall takes the lock after the refused post released it and sees the
+	 * command, or before it, and then the post (after rkdapl freed the slots) found them.
+	 * Such events are now one response in report_every and the RDMA READs, so the lock is
+	 * cheap here.
 	 */
-	if (kind != K_RECV && !list_empty(&c->waiting)) {
+	if (kind != K_RECV) {
 		spin_lock(&c->lock);
 		post_waiting(c);
 		spin_unlock(&c->lock);

@@ -194,8 +194,12 @@ static void accept_one(struct srv_port *p, struct rkdapl_cr *cr, const struct rk
 	 * as the SENDs' slots come back only when their completions are polled.
 	 */
 	attr.max_request_dtos = max_request_dtos ?: min_t(u32, 4 * c->depth, 4096);
-	/* A quarter of the send queue's DTOs: see post_pending(). */
-	c->report_every = max_t(u32, attr.max_request_dtos / 4, 1);
+	/*
+	 * A quarter of the send queue's DTOs (see post_pending()): of its contexts, or of the
+	 * DTOs its work requests hold at the least (rkdapl gives it 8 per DTO, at most the
+	 * device's max_dtos, and a DTO takes up to 8).
+	 */
+	c->report_every = max_t(u32, min_t(u32, attr.max_request_dtos, p->max_dtos / 8) / 4, 1);
 	attr.max_recv_dtos = c->depth;
 	attr.max_request_iov = 1;
 	/* The command, and in-capsule data in a buffer of its own. */
@@ -259,6 +263,7 @@ static int srv_listen(struct srv_port *p)
 	if (ret)
 		goto out_ia;
 	p->imm = ia_attr.caps & RKDAPL_CAP_RDMA_WRITE_IMM;
+	p->max_dtos = ia_attr.max_dtos;
 	ret = rkdapl_pz_create(p->ia, &p->pz);
 	if (ret)
 		goto out_ia;

@@ -127,6 +127,8 @@ struct srv_port {
 	struct list_head conns;
 	/* The device has SEND with immediate data (not iWARP): in-capsule READs are offered. */
 	bool imm;
+	/* Work requests per queue the device takes (&rkdapl_ia_attr.max_dtos). */
+	u32 max_dtos;
 	/* Times the PSP was made again after the device came back. */
 	unsigned int relistened;
 };

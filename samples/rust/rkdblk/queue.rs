@@ -138,8 +138,9 @@ impl Queue {
         let evd = Evd::new(ia, 4 * want + 16)?;
         let attr = EpAttr {
             // A request takes an RMR bind and a SEND, and most end only once the SEND
-            // completed (`State`): 2 per tag; 3 as nvme-rdma sizes its send queue, which
-            // leaves room for the suppressed SENDs a later completion finishes.
+            // completed (`State`): 2 per tag; 3 as nvme-rdma sizes its send queue. The third
+            // is room for the suppressed SENDs a later completion finishes, not a bound:
+            // `submit` requeues a request whose SEND finds no slot.
             max_request_dtos: (3 * want).min(4096),
             max_recv_dtos: want,
             // An in-capsule write's SEND: the command, then the request's pages, at most one

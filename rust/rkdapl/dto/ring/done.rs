@@ -176,18 +176,20 @@ impl RingShared {
                     (*p).status
                 };
                 // What the context holds goes here, in place (no move of the regions out of
-                // it), before the context may be reused and before the event: the LMRs' uses,
-                // the grant's reference, the lent pages' mapping (unmapped, and their owner
-                // let go, before the event says so) and the pooled MR (`ib_mr_pool_put`: the
-                // QP's `mr_lock`, any context). No lock is held: the last use of an LMR or
-                // RMR the consumer freed meanwhile unmaps or deregisters, which may sleep.
+                // it), before the context may be reused and before the event: the pooled MR
+                // first (`ib_mr_pool_put`: the QP's `mr_lock`, any context), then the LMRs'
+                // uses, the grant's reference and the lent pages' mapping (unmapped, and
+                // their owner let go, before the event says so). No lock is held: the last
+                // use of an LMR or RMR the consumer freed meanwhile unmaps or deregisters,
+                // which may sleep.
+                (*p).pool_mr = None;
                 (*p).lmrs = OneOrMore::Empty;
                 (*p).rmr = None;
                 (*p).lent = None;
-                (*p).pool_mr = None;
                 // iWARP: the READ's sink MR goes back to the pool (under the posters' lock:
                 // only iWARP READs have one) before its context may be reused, as ever; one
                 // not reusable is freed here, after the lock (deregistering may sleep).
+                // (Looked at first, so that nothing is moved when there is none.)
                 if (*p).read_mr.is_some() {
                     if let Some(m) = (*p).read_mr.take() {
                         let ok = status == DtoStatus::Success;

@@ -541,7 +541,7 @@ void dto_upcall(void *ctx, const struct rkdapl_event *ev)
 	 * the refusal is still outstanding. The list is read under the lock the refusal held:
 	 * either this upcall takes the lock after the refused post released it and sees the
 	 * command, or before it, and then the post (after rkdapl freed the slots) found them.
-	 * Such events are now one response in report_every and the RDMA READs, so the lock is
+	 * Such events are one response in report_every and the RDMA READs, so the lock is
 	 * cheap here.
 	 */
 	if (kind != K_RECV) {

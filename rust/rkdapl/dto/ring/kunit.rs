@@ -10,11 +10,28 @@
 //! context's status and RECV fields are set by hand. Runs when rkdapl.ko is loaded on a kernel
 //! with KUnit enabled.
 
-use super::{DtoRing, RingCore};
-use kernel::prelude::{kunit_tests, *};
+use super::{DtoRing, DtoSink, RingCore};
+use crate::evd::{AsyncSlot, Evd};
+use kernel::{
+    prelude::{kunit_tests, *},
+    sync::Arc,
+};
 
+mod signal;
 mod sink;
 mod split;
+
+/// The C handle the ring's events report as their EP.
+const EP: usize = 0x5eed;
+
+/// A ring of `n` contexts over a queue of `depth` work requests, and the EVD its completions
+/// go to.
+fn ring(n: u32, depth: u32) -> Result<(DtoRing, Arc<Evd>)> {
+    let evd = Evd::unlisted(64, AsyncSlot::new()?)?;
+    let r = DtoRing::new(n, depth, 4, 0, DtoSink::Evd(evd.clone()), None, None)?;
+    r.set_ep_handle(EP);
+    Ok((r, evd))
+}
 
 /// Runs `f` on the ring's state under its lock, then checks the state's invariants:
 /// `tail <= head <= tail + n`, the outstanding DTOs in their slots from `tail_idx` on with
@@ -93,29 +110,17 @@ fn late(r: &DtoRing, on: bool) {
 
 #[kunit_tests(rkdapl_ring)]
 mod tests {
-    use super::super::{DtoRing, DtoSink, KeepAlive, Slot};
-    use super::{arrive, fin, late, reap, state, with};
+    use super::super::{DtoRing, KeepAlive, Slot};
+    use super::{arrive, fin, late, reap, ring, state, with, EP};
     use crate::{
         dto::{DtoOp, DtoStats, DtoStatus, RecvFlag, RecvFlags},
-        evd::{AsyncSlot, Evd, Event, EventType, UpcallFn, UpcallPolicy},
+        evd::{Evd, Event, EventType, UpcallFn, UpcallPolicy},
     };
     use core::{
         fmt,
         sync::atomic::{AtomicU32, AtomicU64, Ordering},
     };
     use kernel::{prelude::*, str::CString, sync::Arc};
-
-    /// The C handle the ring's events report as their EP.
-    const EP: usize = 0x5eed;
-
-    /// A ring of `n` contexts over a queue of `depth` work requests, and the EVD its
-    /// completions go to.
-    fn ring(n: u32, depth: u32) -> Result<(DtoRing, Arc<Evd>)> {
-        let evd = Evd::unlisted(64, AsyncSlot::new()?)?;
-        let r = DtoRing::new(n, depth, 4, 0, DtoSink::Evd(evd.clone()), None, None)?;
-        r.set_ep_handle(EP);
-        Ok((r, evd))
-    }
 
     /// Posts a DTO of `nwr` work requests as the post calls do: takes the next context and
     /// arms it with `op`, `cookie` and `cookie * 10` bytes. Its context and sequence number.
@@ -479,94 +484,6 @@ mod tests {
         assert_eq!(dropped.load(Ordering::Relaxed), 2);
         reap(&r);
         assert_eq!(dropped.load(Ordering::Relaxed), 3);
-        Ok(())
-    }
-
-    /// Which of `k` suppressed DTOs of `nwr` work requests in a row go unsignalled on a ring
-    /// of `n` contexts, as a bit mask (bit `i`: the `i`-th).
-    fn pattern(n: u32, nwr: u32, k: u32) -> Result<u64> {
-        let (r, _e) = ring(n, 64)?;
-        let mut bits = 0u64;
-        with(&r, 64, |c| {
-            for i in 0..k {
-                if c.unsignalled(true, nwr) {
-                    bits |= 1 << i;
-                }
-            }
-        })?;
-        Ok(bits)
-    }
-
-    #[test]
-    fn unsignalled_runs_stop_at_half_the_ring() -> Result {
-        // Eight contexts: three unsignalled, then one signalled, again and again.
-        assert_eq!(pattern(8, 1, 8)?, 0b0111_0111);
-        assert_eq!(pattern(4, 1, 6)?, 0b01_0101);
-        assert_eq!(pattern(9, 1, 10)?, 0b11_0111_0111);
-        // 100 contexts: 49 in a row.
-        assert_eq!(pattern(100, 1, 50)?, (1 << 49) - 1);
-        // Rings of fewer than four contexts, and DTOs of several work requests: all signalled.
-        for n in 1..=3 {
-            assert_eq!(pattern(n, 1, 8)?, 0);
-        }
-        assert_eq!(pattern(8, 2, 8)?, 0);
-        // A signalled DTO (not suppressed, or of several work requests) starts a new run.
-        let (r, _e) = ring(8, 64)?;
-        let got = with(&r, 64, |c| {
-            [
-                c.unsignalled(true, 1),
-                c.unsignalled(true, 1),
-                c.unsignalled(false, 1),
-                c.unsignalled(true, 1),
-                c.unsignalled(true, 1),
-                c.unsignalled(true, 2),
-                c.unsignalled(true, 1),
-                c.unsignalled(true, 1),
-                c.unsignalled(true, 1),
-                c.unsignalled(true, 1),
-            ]
-        })?;
-        assert_eq!(
-            got,
-            [true, true, false, true, true, false, true, true, true, false]
-        );
-        Ok(())
-    }
-
-    /// Which of 14 DTOs of one work request, taken one after the other and none finished, go
-    /// unsignalled on a ring of `n` contexts and `depth` queue slots, every fourth one not
-    /// suppressed (so that no run reaches half the ring), as a bit mask (bit `i`: the `i`-th).
-    fn filling(n: u32, depth: u32) -> Result<u64> {
-        let (r, _e) = ring(n, depth)?;
-        let mut bits = 0u64;
-        for i in 0..14u32 {
-            let u = with(&r, depth, |c| -> Result<bool> {
-                let idx = c.take(1)?;
-                let s = c.slot(idx).ok_or(EINVAL)?;
-                s.op = DtoOp::Send;
-                Ok(c.unsignalled((i + 1) % 4 != 0, 1))
-            })??;
-            if u {
-                bits |= 1 << i;
-            }
-        }
-        with(&r, depth, |c| {
-            while c.outstanding() > 0 {
-                c.untake_last();
-            }
-        })?;
-        Ok(bits)
-    }
-
-    #[test]
-    fn suppressed_dtos_are_signalled_with_a_quarter_left() -> Result {
-        // Suppressed ones go unsignalled while, with them taken, more than a quarter of the
-        // ring is left: the 1st to 11th of 16 contexts, or of 16 queue slots (every fourth one
-        // is not suppressed). From the 12th on they are signalled, so that the ring's last
-        // quarter always comes back with a completion.
-        let want = 0b0111_0111_0111;
-        assert_eq!(filling(16, 64)?, want);
-        assert_eq!(filling(64, 16)?, want);
         Ok(())
     }
 

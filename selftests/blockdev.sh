@@ -89,23 +89,30 @@ blk_attr() {
 	cat "/sys/block/rkdblk$1/$2" 2>&1
 }
 
-# rkdblk.ko's KUnit suite (the control device's parser) ran at its insmod: every case passed.
+# rkdblk.ko's KUnit suites ran at its insmod, every case passed: rkdblk_ctl (the control
+# device's parser) and rkdblk_proto (the completions a SEND carries).
 blk_kunit() {
-	local f=/sys/kernel/debug/kunit/rkdblk_ctl/results n bad cmd
+	local suite what n bad cmd f
 	read -r cmd < /proc/cmdline
-	if ! [ -d /sys/kernel/debug/kunit ] || [[ " $cmd " == *" kunit.enable=0 "* ]]; then
-		t_ok "blockdev: rkdblk.ko's KUnit suite rkdblk_ctl # SKIP KUnit is not built or off"
-		return
-	fi
-	if ! [ -r "$f" ]; then
-		t_fail "blockdev: rkdblk.ko's KUnit suite rkdblk_ctl" "KUnit is on and $f is missing"
-		return
-	fi
-	n=$(grep -cE '^    ok [0-9]+ ' "$f")
-	bad=$(grep -E '^    not ok [0-9]+ ' "$f" | tr '\n' ' ')
-	[ "$n" -ge 4 ] && [ -z "$bad" ]
-	t_check $? "blockdev: rkdblk.ko's KUnit suite rkdblk_ctl (the control device's commands parsed and refused): $n cases passed" \
-		"${bad:-$n cases passed}"
+	for suite in rkdblk_ctl rkdblk_proto; do
+		f=/sys/kernel/debug/kunit/$suite/results
+		case $suite in
+		rkdblk_ctl) what="the control device's commands parsed and refused" n=4 ;;
+		*) what="single and coalesced completions taken, malformed ones refused" n=3 ;;
+		esac
+		if ! [ -d /sys/kernel/debug/kunit ] || [[ " $cmd " == *" kunit.enable=0 "* ]]; then
+			t_ok "blockdev: rkdblk.ko's KUnit suite $suite # SKIP KUnit is not built or off"
+			continue
+		fi
+		if ! [ -r "$f" ]; then
+			t_fail "blockdev: rkdblk.ko's KUnit suite $suite" "KUnit is on and $f is missing"
+			continue
+		fi
+		bad=$(grep -E '^    not ok [0-9]+ ' "$f" | tr '\n' ' ')
+		[ "$(grep -cE '^    ok [0-9]+ ' "$f")" -ge "$n" ] && [ -z "$bad" ]
+		t_check $? "blockdev: rkdblk.ko's KUnit suite $suite ($what): $(grep -cE '^    ok [0-9]+ ' "$f") cases passed" \
+			"${bad:-too few cases passed}"
+	done
 }
 
 # ctrl_loss_tmo=0: a lost server fails the I/O at once, as these cases expect (blkreconn.sh
@@ -187,7 +194,7 @@ blk_srv_refuses() {
 }
 
 blockdev_suite() {
-	local rc=0 i n sz line
+	local rc=0 i n sz line sends
 	mkdir -p "$BLK_MNT"
 	blk_store
 	blk_srv_refuses inline_data_size=1000 \
@@ -294,6 +301,16 @@ blockdev_suite() {
 		n=$(sed -n 's/.*rkdblk_srv: \([0-9]*\) I\/Os submitted from the DTO upcall.*/\1/p' <<< "$line")
 		[ "${n:-0}" -gt 4096 ]
 		t_check $? "blockdev: the server submitted its I/O to the brd RAM disk from the DTO upcall, the 4096 reads of 4 KiB among them (${n:-none})" \
+			"${line:-no line}"
+		# The QD16 writes' completions went out coalesced, several in one SEND (the
+		# client's commands said others were in flight, RKDBLK_FLAG_COALESCE), and the
+		# client took each (fio verified every block above). Served from the upcall, the
+		# completions of the commands polled together are ready together.
+		line=$(dmesg | grep 'rkdblk_srv: .* completions went out coalesced' | tail -n 1)
+		n=$(sed -n 's/.*rkdblk_srv: \([0-9]*\) completions went out coalesced, in \([0-9]*\) SENDs.*/\1 \2/p' <<< "$line")
+		read -r n sends <<< "${n:-0 0}"
+		[ "$sends" -gt 0 ] && [ "$n" -gt "$sends" ]
+		t_check $? "blockdev: the server coalesced the completions of the QD16 writes, $n of them in $sends SENDs" \
 			"${line:-no line}"
 	fi
 	rc=0

@@ -244,14 +244,115 @@ static void submit(struct srv_cmd *sc)
 }
 
 /*
+ * Whether the prepared completion of @sc is a plain SEND of its struct rkdblk_resp alone (no
+ * grant to invalidate, no READ data to send or write), which may go out coalesced.
+ */
+static bool plain_response(struct srv_cmd *sc)
+{
+	return !sc->cmd.rkey &&
+	       !(!sc->status && sc->cmd.op == RKDBLK_OP_READ &&
+		 ((sc->cmd.flags & RKDBLK_FLAG_INLINE) || sc->cmd.length));
+}
+
+/*
+ * Posts the completions of the connection's batch in one SEND, gathered from their tags'
+ * buffers (a struct rkdblk_resp each, one after the other on the wire), suppressed or not as
+ * post_pending() decides for one. With commands waiting for send-queue slots, or if the post
+ * finds none, each joins the wait list to go out with its own SEND. Under the lock.
+ */
+static void post_batch(struct srv_conn *c)
+{
+	struct rkdapl_lmr_triplet t[RKDBLK_COALESCE_MAX];
+	u32 i, n = c->batch_n;
+	bool quiet;
+	int ret = -ENOSPC;
+
+	lockdep_assert_held(&c->lock);
+	if (!n)
+		return;
+	c->batch_n = 0;
+	for (i = 0; i < n; i++) {
+		t[i].lmr = c->lmr;
+		t[i].offset = resp_off(c, c->batch[i]);
+		t[i].length = sizeof(struct rkdblk_resp);
+		c->cmds[c->batch[i]].busy = false;
+	}
+	if (list_empty(&c->waiting)) {
+		quiet = c->quiet + 1 < c->report_every;
+		ret = rkdapl_post_send(c->ep, t, n, COOKIE(K_SEND, c->batch[0]),
+				       quiet ? RKDAPL_COMPLETION_SUPPRESS : 0);
+		if (!ret) {
+			c->quiet = quiet ? c->quiet + 1 : 0;
+			if (quiet)
+				atomic64_inc(&srv.quiet);
+			if (n > 1) {
+				atomic64_add(n, &srv.coalesced);
+				atomic64_inc(&srv.coalesced_sends);
+			}
+			return;
+		}
+	}
+	if (ret != -ENOSPC) {
+		if (!atomic_read(&c->dead))
+			pr_warn("queue %u: %u completions not posted: %d\n", c->queue, n, ret);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		struct srv_cmd *sc = &c->cmds[c->batch[i]];
+
+		sc->busy = true;
+		list_add_tail(&sc->wait, &c->waiting);
+		atomic64_inc(&srv.waited);
+	}
+	post_waiting(c);
+}
+
+/* Posts the connection's batch of completions (queued by coalesce()). */
+void batch_work(struct work_struct *w)
+{
+	struct srv_conn *c = container_of(w, struct srv_conn, batch_work);
+
+	spin_lock(&c->lock);
+	post_batch(c);
+	spin_unlock(&c->lock);
+}
+
+/*
+ * Adds the prepared plain completion of @sc to its connection's batch. The batch goes out in
+ * one SEND when it is full, or from batch_work, queued with the first completion on this
+ * CPU's high-priority workqueue. The CQ's completion work (ib_cq's, on ib_comp_wq) runs in
+ * the same per-CPU worker pool, which starts the next work item only when the running one
+ * returns or sleeps: so batch_work runs after the completion work that prepared the batch
+ * has handed over every command it polled, and the completions of the commands that arrived
+ * together leave together, as a client's RECV completions polled together would be
+ * (docs/blockdev.md, "Coalesced completions"). Process context.
+ */
+static void coalesce(struct srv_cmd *sc)
+{
+	struct srv_conn *c = sc->c;
+
+	spin_lock(&c->lock);
+	c->batch[c->batch_n++] = sc - c->cmds;
+	if (c->batch_n == c->batch_max)
+		post_batch(c);
+	else if (c->batch_n == 1)
+		queue_work_on(raw_smp_processor_id(), system_highpri_wq, &c->batch_work);
+	spin_unlock(&c->lock);
+}
+
+/*
  * Sends the completion of the command in @sc with @status, after posting again the RECV its
- * in-capsule data held. Process context.
+ * in-capsule data held: coalesced with others if the client said it has other commands in
+ * flight (RKDBLK_FLAG_COALESCE) and the completion is a plain SEND. Process context.
  */
 static void respond(struct srv_cmd *sc, int status)
 {
 	release_recv(sc);
 	prepare_response(sc, status);
-	submit(sc);
+	if (sc->c->coalesce && (sc->cmd.flags & RKDBLK_FLAG_COALESCE) && plain_response(sc))
+		coalesce(sc);
+	else
+		submit(sc);
 }
 
 /*

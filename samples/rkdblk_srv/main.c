@@ -95,6 +95,10 @@ static char *nqn;
 module_param(nqn, charp, 0444);
 MODULE_PARM_DESC(nqn,
 		 "the export's name, 1 to 64 bytes: a connect that names another (rkdblk's nqn=) is rejected (default: none, any connect is taken)");
+static bool coalesce = true;
+module_param(coalesce, bool, 0444);
+MODULE_PARM_DESC(coalesce,
+		 "send the completions ready together in one SEND, to the clients that take them (default 1)");
 static uint max_request_dtos;
 module_param(max_request_dtos, uint, 0444);
 MODULE_PARM_DESC(max_request_dtos,
@@ -119,6 +123,8 @@ static void conn_free(struct srv_conn *c)
 	wait_var_event(&c->io, !atomic_read(&c->io));
 	/* Work still running posts on a freed EP: rkdapl refuses the stale handle (-EINVAL). */
 	flush_workqueue(srv.wq);
+	/* Nothing queues it any more: the upcall, the file I/O and the work are done. */
+	cancel_work_sync(&c->batch_work);
 	if (c->lmr)
 		rkdapl_lmr_free(c->lmr);
 	if (c->evd)
@@ -164,11 +170,15 @@ static void accept_one(struct srv_port *p, struct rkdapl_cr *cr, const struct rk
 	spin_lock_init(&c->lock);
 	INIT_LIST_HEAD(&c->waiting);
 	INIT_WORK(&c->drop, drop_work);
+	INIT_WORK(&c->batch_work, batch_work);
 	c->queue = le16_to_cpu(req->queue);
 	c->depth = min_t(u32, le16_to_cpu(req->depth), max_depth);
 	c->inline_len = inline_data_size;
 	c->inline_reads = p->imm && inline_data_size &&
 			  (le16_to_cpu(req->flags) & RKDBLK_CONNECT_INLINE_READ);
+	c->batch_max = min_t(u32, RKDBLK_COALESCE_MAX, p->max_iov);
+	c->coalesce = coalesce && c->batch_max > 1 &&
+		      (le16_to_cpu(req->flags) & RKDBLK_CONNECT_COALESCE);
 	c->cmds = kvcalloc(c->depth, sizeof(*c->cmds), GFP_KERNEL);
 	ret = -ENOMEM;
 	if (!c->cmds)
@@ -201,7 +211,8 @@ static void accept_one(struct srv_port *p, struct rkdapl_cr *cr, const struct rk
 	 */
 	c->report_every = max_t(u32, min_t(u32, attr.max_request_dtos, p->max_dtos / 8) / 4, 1);
 	attr.max_recv_dtos = c->depth;
-	attr.max_request_iov = 1;
+	/* A SEND gathers the completions of a batch from their tags' buffers. */
+	attr.max_request_iov = c->coalesce ? c->batch_max : 1;
 	/* The command, and in-capsule data in a buffer of its own. */
 	attr.max_recv_iov = 2;
 	attr.max_rdma_read_out = 16;
@@ -217,7 +228,8 @@ static void accept_one(struct srv_port *p, struct rkdapl_cr *cr, const struct rk
 	acc.inline_max = cpu_to_le32(inline_data_size);
 	acc.flags = cpu_to_le32((srv_read_only() ? RKDBLK_ACCEPT_READ_ONLY : 0) |
 				(c->inline_reads ? RKDBLK_ACCEPT_INLINE_READ : 0) |
-				(srv.nqn_hash && nqn_hash == srv.nqn_hash ? RKDBLK_ACCEPT_NQN : 0));
+				(srv.nqn_hash && nqn_hash == srv.nqn_hash ? RKDBLK_ACCEPT_NQN : 0) |
+				(c->coalesce ? RKDBLK_ACCEPT_COALESCE : 0));
 	ret = rkdapl_cr_accept(cr, c->ep, &acc, sizeof(acc));
 	cr = NULL;
 	if (ret)
@@ -264,6 +276,7 @@ static int srv_listen(struct srv_port *p)
 		goto out_ia;
 	p->imm = ia_attr.caps & RKDAPL_CAP_RDMA_WRITE_IMM;
 	p->max_dtos = ia_attr.max_dtos;
+	p->max_iov = ia_attr.max_iov;
 	ret = rkdapl_pz_create(p->ia, &p->pz);
 	if (ret)
 		goto out_ia;
@@ -488,6 +501,10 @@ static void __exit srv_exit(void)
 		(long long)atomic64_read(&srv.waited), (long long)atomic64_read(&srv.quiet),
 		(long long)atomic64_read(&srv.dropped),
 		(long long)atomic64_read(&srv.refused_writes), srv_refused());
+	if (coalesce)
+		pr_info("%lld completions went out coalesced, in %lld SENDs\n",
+			(long long)atomic64_read(&srv.coalesced),
+			(long long)atomic64_read(&srv.coalesced_sends));
 	if (srv.nqn_hash)
 		pr_info("%lld connections refused for another export than nqn=%s\n",
 			(long long)atomic64_read(&srv.other_export), nqn);

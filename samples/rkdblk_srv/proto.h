@@ -26,6 +26,14 @@ struct rkdblk_connect {
 
 /* The client's RECV buffers take inline_max bytes of READ data (in-capsule READs). */
 #define RKDBLK_CONNECT_INLINE_READ BIT(0)
+/*
+ * The client's RECV buffers take RKDBLK_COALESCE_MAX completions, and it reads every one a
+ * plain SEND carries (coalesced completions).
+ */
+#define RKDBLK_CONNECT_COALESCE BIT(1)
+
+/* Completions one plain SEND carries at most, when coalesced. */
+#define RKDBLK_COALESCE_MAX 16
 
 /* Accept private data, server to client. */
 struct rkdblk_accept {
@@ -48,6 +56,12 @@ struct rkdblk_accept {
 #define RKDBLK_ACCEPT_INLINE_READ BIT(1)
 /* The server names its export (nqn=), and the connect's nqn_hash is its name's. */
 #define RKDBLK_ACCEPT_NQN BIT(2)
+/*
+ * A plain SEND from the server may carry several completions, 1 to RKDBLK_COALESCE_MAX
+ * struct rkdblk_resp one after the other (set only when the connect had
+ * RKDBLK_CONNECT_COALESCE).
+ */
+#define RKDBLK_ACCEPT_COALESCE BIT(3)
 
 /* Reject private data, server to client: why the connection was refused. */
 struct rkdblk_reject {
@@ -97,6 +111,12 @@ enum rkdblk_op {
  * exactly the command's length, meaning success (an error is a plain 16-byte response).
  */
 #define RKDBLK_FLAG_INLINE BIT(1)
+/*
+ * The client has other commands waiting for their completions: this one's may wait for the
+ * completions the server has ready right after it, to go out in one SEND with them (only
+ * with RKDBLK_ACCEPT_COALESCE; a hint, never required).
+ */
+#define RKDBLK_FLAG_COALESCE BIT(2)
 
 /* Command, client to server (SEND; with RKDBLK_FLAG_INLINE on a WRITE, followed by the data). */
 struct rkdblk_cmd {
@@ -110,7 +130,10 @@ struct rkdblk_cmd {
 	__le64 address;
 };
 
-/* Completion, server to client (SEND with invalidate of the command's rkey, or SEND). */
+/*
+ * Completion, server to client (SEND with invalidate of the command's rkey, or SEND; with
+ * RKDBLK_ACCEPT_COALESCE, a plain SEND may carry several, one after the other).
+ */
 struct rkdblk_resp {
 	__le32 cid;
 	__le32 status;	/* 0 or a negative errno */

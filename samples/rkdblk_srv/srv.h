@@ -101,6 +101,17 @@ struct srv_conn {
 	 */
 	u32 quiet;
 	u32 report_every;
+	/*
+	 * Coalesced completions (the connect asked, RKDBLK_ACCEPT_COALESCE): up to batch_max
+	 * plain completions go out in one SEND. batch holds the tags of those prepared and not
+	 * yet posted (batch_n of them), which batch_work posts once the CQ's completion work that
+	 * prepared them has returned (coalesce()). Under the lock.
+	 */
+	bool coalesce;
+	u32 batch_max;
+	u32 batch_n;
+	u16 batch[RKDBLK_COALESCE_MAX];
+	struct work_struct batch_work;
 	/* Set once the client broke the protocol: nothing more is served (conn_drop()). */
 	atomic_t dropped;
 	/* Disconnects a client that broke the protocol. */
@@ -129,6 +140,8 @@ struct srv_port {
 	bool imm;
 	/* Work requests per queue the device takes (&rkdapl_ia_attr.max_dtos). */
 	u32 max_dtos;
+	/* SGEs per work request the device takes (&rkdapl_ia_attr.max_iov). */
+	u32 max_iov;
 	/* Times the PSP was made again after the device came back. */
 	unsigned int relistened;
 };
@@ -150,6 +163,9 @@ struct srv_state {
 	atomic64_t inline_reads;
 	atomic64_t waited;
 	atomic64_t quiet;
+	/* Completions that went out coalesced, and the SENDs that carried them. */
+	atomic64_t coalesced;
+	atomic64_t coalesced_sends;
 	/* Connections disconnected for breaking the protocol (conn_drop()). */
 	atomic64_t dropped;
 	/* WRITE commands refused because the export is read-only. */
@@ -195,6 +211,7 @@ u64 data_off(struct srv_conn *c, u32 tag);
 int post_recv(struct srv_conn *c, u32 i);
 void cmd_work(struct work_struct *w);
 void drop_work(struct work_struct *w);
+void batch_work(struct work_struct *w);
 void dto_upcall(void *ctx, const struct rkdapl_event *ev);
 
 /* access.c */

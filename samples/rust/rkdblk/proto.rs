@@ -19,6 +19,10 @@ pub(crate) const FLAG_FUA: u8 = 1;
 /// and `address` 0). A WRITE's data follows the command in the same SEND; a READ's comes back
 /// in the response's SEND with immediate data (the `cid`), into the client's RECV buffer.
 pub(crate) const FLAG_INLINE: u8 = 2;
+/// Command flag: the client has other commands waiting for their completions, so this one's
+/// may wait for the completions the server has ready right after it, to go out in one SEND
+/// with them (only with [`ACCEPT_COALESCE`]; a hint).
+pub(crate) const FLAG_COALESCE: u8 = 4;
 
 /// Sizes of the messages.
 pub(crate) const CONNECT_LEN: usize = 16;
@@ -35,6 +39,15 @@ pub(crate) const ACCEPT_INLINE_READ: u32 = 2;
 /// Connect flag: this client's RECV buffers take `inline_max` bytes of READ data, if the
 /// server offers in-capsule READs.
 pub(crate) const CONNECT_INLINE_READ: u16 = 1;
+/// Connect flag: this client's RECV buffers take [`COALESCE_MAX`] completions, and it reads
+/// every one a plain SEND carries.
+pub(crate) const CONNECT_COALESCE: u16 = 2;
+/// Accept flag: a plain SEND of the server may carry several completions, 1 to
+/// [`COALESCE_MAX`] of [`RESP_LEN`] bytes one after the other (only if the connect asked for
+/// it with [`CONNECT_COALESCE`]).
+pub(crate) const ACCEPT_COALESCE: u32 = 8;
+/// Completions one SEND carries at most.
+pub(crate) const COALESCE_MAX: usize = 16;
 /// Accept flag: the server names its export (`nqn=`) and the connect's [`nqn_hash`] is its
 /// name's.
 pub(crate) const ACCEPT_NQN: u32 = 4;
@@ -108,6 +121,8 @@ pub(crate) struct Accept {
     pub(crate) inline_read: bool,
     /// The server names its export, and it is the one the connect named ([`ACCEPT_NQN`]).
     pub(crate) nqn_checked: bool,
+    /// A plain SEND may carry several completions ([`ACCEPT_COALESCE`]).
+    pub(crate) coalesce: bool,
 }
 
 /// Decodes the server's accept private data; `None` if it is not an rkdblk accept.
@@ -123,6 +138,7 @@ pub(crate) fn accept(b: &[u8]) -> Option<Accept> {
         read_only: get32(b, 28) & ACCEPT_READ_ONLY != 0,
         inline_read: get32(b, 28) & ACCEPT_INLINE_READ != 0,
         nqn_checked: get32(b, 28) & ACCEPT_NQN != 0,
+        coalesce: get32(b, 28) & ACCEPT_COALESCE != 0,
     };
     (a.depth > 0 && a.max_io >= 4096 && get32(b, 12) == 512).then_some(a)
 }
@@ -206,12 +222,71 @@ impl Cmd {
     }
 }
 
-/// Decodes a completion: `(cid, status)`, the status 0 or a negative errno.
-pub(crate) fn resp(b: &[u8; RESP_LEN]) -> (u32, i32) {
-    (get32(b, 0), get32(b, 4) as i32)
+/// Decodes the completions a plain SEND of `b.len()` bytes carries, in order: `(cid,
+/// status)` each, the status 0 or a negative errno. `None` unless it is one completion, or
+/// (with `coalesce`, [`ACCEPT_COALESCE`]) 2 to [`COALESCE_MAX`] of them.
+pub(crate) fn resps(b: &[u8], coalesce: bool) -> Option<impl Iterator<Item = (u32, i32)> + '_> {
+    let n = b.len() / RESP_LEN;
+    let max = if coalesce { COALESCE_MAX } else { 1 };
+    (b.len() % RESP_LEN == 0 && (1..=max).contains(&n)).then(|| {
+        b.chunks_exact(RESP_LEN)
+            .map(|r| (get32(r, 0), get32(r, 4) as i32))
+    })
 }
 
 /// The command id of `tag` in its `generation`.
 pub(crate) fn cid(tag: u32, generation: u16) -> u32 {
     (tag & 0xffff) | (u32::from(generation) << 16)
+}
+
+#[cfg(CONFIG_KUNIT = "y")]
+#[kunit_tests(rkdblk_proto)]
+mod tests {
+    use super::*;
+
+    /// `n` completions on the wire, the `i`-th of cid `i + 1` and status `-i`.
+    fn wire(n: usize) -> [u8; RESP_LEN * (COALESCE_MAX + 1)] {
+        let mut b = [0u8; RESP_LEN * (COALESCE_MAX + 1)];
+        for (i, r) in b.chunks_exact_mut(RESP_LEN).take(n).enumerate() {
+            put32(r, 0, i as u32 + 1);
+            put32(r, 4, (-(i as i32)) as u32);
+        }
+        b
+    }
+
+    #[test]
+    fn one_completion_is_taken_either_way() {
+        let b = wire(1);
+        for coalesce in [false, true] {
+            let mut it = resps(&b[..RESP_LEN], coalesce).expect("one completion");
+            assert_eq!(it.next(), Some((1, 0)));
+            assert_eq!(it.next(), None);
+        }
+    }
+
+    #[test]
+    fn coalesced_completions_are_taken_in_order() {
+        let b = wire(COALESCE_MAX);
+        for n in [2, 3, COALESCE_MAX] {
+            let it = resps(&b[..n * RESP_LEN], true).expect("coalesced completions");
+            let mut count = 0;
+            for (i, (cid, status)) in it.enumerate() {
+                assert_eq!((cid, status), (i as u32 + 1, -(i as i32)));
+                count += 1;
+            }
+            assert_eq!(count, n);
+        }
+    }
+
+    #[test]
+    fn malformed_completions_are_refused() {
+        let b = wire(COALESCE_MAX + 1);
+        // Several where the accept did not say so.
+        assert!(resps(&b[..2 * RESP_LEN], false).is_none());
+        // None, a piece of one, more than a SEND carries.
+        for len in [0, 1, RESP_LEN - 1, RESP_LEN + 1, 2 * RESP_LEN - 1] {
+            assert!(resps(&b[..len], true).is_none());
+        }
+        assert!(resps(&b[..(COALESCE_MAX + 1) * RESP_LEN], true).is_none());
+    }
 }

@@ -6,7 +6,7 @@
 
 use crate::block::mq::owned::{DiskWork, OwnedRequest, ReqOp, RequestPages};
 use crate::{proto, Device};
-use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use kernel::{
     new_spinlock,
     prelude::*,
@@ -27,6 +27,8 @@ const MAX_INLINE: u32 = 16 * 1024;
 const COOKIE_BIND: u64 = 1 << 32;
 const COOKIE_SEND: u64 = 2 << 32;
 const COOKIE_KIND: u64 = !0xffff_ffff;
+
+mod complete;
 
 /// A request of a disk of this module.
 pub(crate) type Rq = OwnedRequest<Device>;
@@ -76,6 +78,15 @@ enum State {
     },
 }
 
+/// A request a completion answered, taken out of its slot ([`Queue::answer`]).
+struct Answer {
+    tag: usize,
+    rq: Rq,
+    result: Result,
+    /// Its SEND's completion had arrived.
+    sent: bool,
+}
+
 struct Slot {
     generation: u16,
     state: State,
@@ -104,6 +115,11 @@ pub(crate) struct Queue {
     send_sges: u32,
     /// READs of at most this many bytes come back in-capsule (0: none).
     inline_read_max: u32,
+    /// The server may send several completions in one SEND ([`proto::ACCEPT_COALESCE`]).
+    coalesce: bool,
+    /// Requests sent and waiting for their completions ([`State::InFlight`]); changed under
+    /// `slots`' lock, read without it for the commands' [`proto::FLAG_COALESCE`] hint.
+    awaiting: AtomicU32,
     /// Set once the queue failed: every request from then on fails (or is requeued).
     pub(crate) dead: AtomicBool,
     /// A failure requeues the requests ([`Queue::abort`]) instead of failing them with `EIO`:
@@ -150,7 +166,8 @@ impl Queue {
             ..EpAttr::default()
         };
         let ep = Ep::with_attr(pz, &evd, &evd, &attr)?;
-        let pdata = proto::connect(index as u16, want as u16, proto::CONNECT_INLINE_READ, nqn);
+        let flags = proto::CONNECT_INLINE_READ | proto::CONNECT_COALESCE;
+        let pdata = proto::connect(index as u16, want as u16, flags, nqn);
         match from {
             // `host_traddr`: the connection leaves from that address.
             Some(from) => ep.connect_from(from, to, CONNECT_TIMEOUT_MS, &pdata)?,
@@ -192,8 +209,8 @@ impl Queue {
         let max_io = acc.max_io.min(MAX_IO);
         let inline_max = acc.inline_max.min(max_io).min(MAX_INLINE);
         let inline_read_max = if acc.inline_read { inline_max } else { 0 };
-        // Every RECV takes a completion, or an in-capsule READ's data.
-        let recv_len = inline_read_max.max(proto::RESP_LEN as u32);
+        // Every RECV takes the completions one SEND carries, or an in-capsule READ's data.
+        let recv_len = inline_read_max.max((proto::RESP_LEN * proto::COALESCE_MAX) as u32);
         let resp = Lmr::alloc(pz, (qdepth * recv_len) as usize, MemPriv::LocalWrite)?;
         let mut slots = KVec::with_capacity(qdepth as usize, GFP_KERNEL)?;
         for _ in 0..qdepth {
@@ -227,6 +244,8 @@ impl Queue {
                 inline_max,
                 send_sges,
                 inline_read_max,
+                coalesce: acc.coalesce,
+                awaiting: AtomicU32::new(0),
                 dead: AtomicBool::new(false),
                 requeue: AtomicBool::new(false),
                 recovery <- new_spinlock!(None, "rkdblk_recovery"),
@@ -252,145 +271,9 @@ impl Queue {
                 read_only: acc.read_only,
                 inline_read: inline_read_max != 0,
                 nqn_checked: acc.nqn_checked,
+                coalesce: acc.coalesce,
             },
         ))
-    }
-
-    /// The EVD's upcall: completions and connection events. Process context (the CQ's work,
-    /// rdma_cm's handler); sleeps only briefly: dropping a request's LMR (and, when the queue
-    /// fails, its RMRs) takes rkdapl's mutexes and unmaps; nothing here waits for the peer.
-    pub(crate) fn on_event(&self, ev: &Event) {
-        match ev.kind() {
-            EventType::DtoCompletion | EventType::RmrBindCompletion => {
-                if ev.dto_status() != Some(DtoStatus::Success) {
-                    self.fail("a DTO failed or was flushed");
-                } else if ev.op() == Some(DtoOp::Recv) {
-                    self.on_resp(ev);
-                } else if ev.cookie() & COOKIE_KIND == COOKIE_SEND {
-                    self.on_sent((ev.cookie() & !COOKIE_KIND) as usize);
-                }
-            }
-            EventType::Disconnected | EventType::Broken => self.fail("connection lost"),
-            _ => {}
-        }
-    }
-
-    /// RECV `ev.cookie()` completed: a completion, or an in-capsule READ's data (a SEND with
-    /// immediate data, the READ's cid, which means success). The data is copied into the
-    /// request's pages, then the RECV is posted again and the request ends, or that is left
-    /// to [`Queue::on_sent`] if its SEND's completion has not arrived yet
-    /// ([`State::Answered`]).
-    fn on_resp(&self, ev: &Event) {
-        let i = ev.cookie();
-        let off = i * u64::from(self.recv_len);
-        let len = ev.transferred_length();
-        let data = ev.immediate();
-        let (cid, status) = match data {
-            Some(cid) => (cid, 0),
-            None => {
-                let mut b = [0u8; proto::RESP_LEN];
-                if len != proto::RESP_LEN as u64 || self.resp.read(off as usize, &mut b).is_err() {
-                    return self.fail("malformed completion");
-                }
-                proto::resp(&b)
-            }
-        };
-        let tag = (cid & 0xffff) as usize;
-        let taken = {
-            let mut slots = self.slots.lock();
-            match slots.get_mut(tag) {
-                Some(slot) => match &slot.state {
-                    State::InFlight {
-                        rq,
-                        cid: c,
-                        rkey,
-                        inline_read,
-                        ..
-                    } if *c == cid => {
-                        let whole = if data.is_some() {
-                            // Its data, all of it.
-                            *inline_read && len == u64::from(rq.bytes())
-                        } else if *rkey != 0 {
-                            ev.invalidated_rkey() == Some(*rkey)
-                        } else {
-                            // An in-capsule READ's plain completion can only be an error.
-                            !*inline_read || status != 0
-                        };
-                        whole.then(|| core::mem::replace(&mut slot.state, State::Idle))
-                    }
-                    _ => None,
-                },
-                None => None,
-            }
-        };
-        let Some(State::InFlight {
-            mut rq,
-            pages,
-            sent,
-            ..
-        }) = taken
-        else {
-            return self.fail("a completion of no command in flight, or without its data");
-        };
-        // The server's invalidation ended the grant (or an in-capsule WRITE's data reached
-        // it): the LMR goes now, unmapping the pages (a READ's data is in them), and with it
-        // their hold on the request (`RqPages`).
-        drop(pages);
-        let mut result = if status == 0 {
-            Ok(())
-        } else {
-            Err(Error::from_errno(status))
-        };
-        if data.is_some() {
-            // The one copy of an in-capsule READ, before its buffer takes the next RECV.
-            let at = off as usize;
-            result = rq.copy_in_with(|done, piece| self.resp.read(at + done, piece));
-        }
-        let seg = self.resp.segment(off, self.recv_len.into());
-        if self.ep.post_recv(&[seg], i).is_err() {
-            // The queue is failing (a disconnect refuses posts): the request has its answer and
-            // ends with it; nothing posts on this queue any more, so its SEND need not be
-            // waited for.
-            self.fail("RECV not posted again");
-            self.completed.fetch_add(1, Ordering::Relaxed);
-            return rq.end(result);
-        }
-        let mut slots = self.slots.lock();
-        // Under the lock: `fail` sets `dead` before it takes the lock to sweep the slots, so a
-        // request left `Answered` here is one its sweep finds. A failed queue posts nothing
-        // more: the request ends with its answer now.
-        if !sent && !self.dead.load(Ordering::Acquire) {
-            if let Some(slot) = slots.get_mut(tag) {
-                slot.state = State::Answered { rq, result };
-                return;
-            }
-        }
-        drop(slots);
-        self.completed.fetch_add(1, Ordering::Relaxed);
-        rq.end(result);
-    }
-
-    /// The SEND of the request of `tag` completed: the request ends if its response arrived.
-    fn on_sent(&self, tag: usize) {
-        let answered = {
-            let mut slots = self.slots.lock();
-            let Some(slot) = slots.get_mut(tag) else {
-                return;
-            };
-            match &mut slot.state {
-                State::InFlight { sent, .. } => {
-                    *sent = true;
-                    return;
-                }
-                State::Answered { .. } => core::mem::replace(&mut slot.state, State::Idle),
-                // Failed meanwhile (`fail` ended it).
-                State::Idle => return,
-            }
-        };
-        if let State::Answered { rq, result } = answered {
-            self.completed.fetch_add(1, Ordering::Relaxed);
-            rq.end(result);
-        }
     }
 
     /// Fails the queue: the connection is cut, every request in flight is requeued if the disk
@@ -415,7 +298,10 @@ impl Queue {
             let taken = self.slots.lock().iter_mut().find_map(|slot| {
                 let res = slot.res.take();
                 match core::mem::replace(&mut slot.state, State::Idle) {
-                    State::InFlight { rq, pages, .. } => Some((Some((rq, None)), pages, res)),
+                    State::InFlight { rq, pages, .. } => {
+                        self.awaiting.fetch_sub(1, Ordering::Relaxed);
+                        Some((Some((rq, None)), pages, res))
+                    }
                     State::Answered { rq, result } => Some((Some((rq, Some(result))), None, res)),
                     State::Idle => res.map(|r| (None, None, Some(r))),
                 }
@@ -612,6 +498,10 @@ impl Queue {
             if inline || inline_read {
                 flags |= proto::FLAG_INLINE;
             }
+            // Others are waiting for their completions: this one's may go out with theirs.
+            if self.coalesce && self.awaiting.load(Ordering::Relaxed) != 0 {
+                flags |= proto::FLAG_COALESCE;
+            }
             let cmd = proto::Cmd {
                 op,
                 flags,
@@ -685,6 +575,7 @@ impl Queue {
         // it unsignalled (`DtoFlags::suppress`), so no work completion is polled for it, and
         // the request ends with its response alone. The others are waited for (`State`).
         let quiet = lent.is_none() && grant.is_none();
+        self.awaiting.fetch_add(1, Ordering::Relaxed);
         slot.state = State::InFlight {
             rq,
             cid,
@@ -721,6 +612,7 @@ impl Queue {
             // was posted; the request comes back 3 ms later, as for `BLK_STS_RESOURCE`.
             Err(e) if e == ENOSPC && grant.is_none() => {
                 let st = core::mem::replace(&mut slot.state, State::Idle);
+                self.awaiting.fetch_sub(1, Ordering::Relaxed);
                 drop(slots);
                 self.send_queue_full.fetch_add(1, Ordering::Relaxed);
                 if let State::InFlight { rq, .. } = st {
@@ -732,6 +624,7 @@ impl Queue {
             // later, as nvme-rdma's `BLK_STS_RESOURCE` (the queue is fine).
             Err(e) if lent_send && (e == ENOMEM || e == EIO) => {
                 let st = core::mem::replace(&mut slot.state, State::Idle);
+                self.awaiting.fetch_sub(1, Ordering::Relaxed);
                 drop(slots);
                 if let State::InFlight { rq, .. } = st {
                     if let Err(rq) = rq.requeue() {

@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The completion side of a [`Queue`]: its EVD's upcall ([`Queue::on_event`]), the
+//! completions a RECV brings, one or several ([`proto::ACCEPT_COALESCE`]), or an in-capsule
+//! READ's data, and the SEND completions that end the requests answered before them.
+
+use super::{Answer, Queue, State, COOKIE_KIND, COOKIE_SEND};
+use crate::proto;
+use core::sync::atomic::Ordering;
+use kernel::prelude::*;
+use rkdapl::api::{DtoOp, DtoStatus, Event, EventType};
+
+impl Queue {
+    /// The EVD's upcall: completions and connection events. Process context (the CQ's work,
+    /// rdma_cm's handler); sleeps only briefly: dropping a request's LMR (and, when the queue
+    /// fails, its RMRs) takes rkdapl's mutexes and unmaps; nothing here waits for the peer.
+    pub(crate) fn on_event(&self, ev: &Event) {
+        match ev.kind() {
+            EventType::DtoCompletion | EventType::RmrBindCompletion => {
+                if ev.dto_status() != Some(DtoStatus::Success) {
+                    self.fail("a DTO failed or was flushed");
+                } else if ev.op() == Some(DtoOp::Recv) {
+                    self.on_resp(ev);
+                } else if ev.cookie() & COOKIE_KIND == COOKIE_SEND {
+                    self.on_sent((ev.cookie() & !COOKIE_KIND) as usize);
+                }
+            }
+            EventType::Disconnected | EventType::Broken => self.fail("connection lost"),
+            _ => {}
+        }
+    }
+
+    /// RECV `ev.cookie()` completed: one or more completions (several only if the server
+    /// coalesces them, [`proto::ACCEPT_COALESCE`]), or an in-capsule READ's data (a SEND with
+    /// immediate data, the READ's cid, which means success). The completions are copied out
+    /// of the RECV's buffer, or the data into the request's pages; then the RECV is posted
+    /// again, before any request ends (the server sends a completion only into a posted
+    /// RECV), and each request answered ends, or that is left to [`Queue::on_sent`] if its
+    /// SEND's completion has not arrived yet ([`State::Answered`]).
+    fn on_resp(&self, ev: &Event) {
+        let i = ev.cookie();
+        let off = i * u64::from(self.recv_len);
+        let len = ev.transferred_length();
+        if let Some(cid) = ev.immediate() {
+            let Some(mut a) = self.answer(cid, 0, Some(len), None) else {
+                return self.fail("a completion of no command in flight, or without its data");
+            };
+            // The one copy of an in-capsule READ, before its buffer takes the next RECV.
+            let at = off as usize;
+            a.result =
+                a.rq.copy_in_with(|done, piece| self.resp.read(at + done, piece));
+            return self.end_answered(a, self.repost(i, off));
+        }
+        let mut buf = [0u8; proto::RESP_LEN * proto::COALESCE_MAX];
+        let Some(b) = usize::try_from(len).ok().and_then(|n| buf.get_mut(..n)) else {
+            return self.fail("malformed completion");
+        };
+        if self.resp.read(off as usize, b).is_err() {
+            return self.fail("malformed completion");
+        }
+        let Some(resps) = proto::resps(b, self.coalesce) else {
+            return self.fail("malformed completion");
+        };
+        let reposted = self.repost(i, off);
+        for (cid, status) in resps {
+            let Some(a) = self.answer(cid, status, None, ev.invalidated_rkey()) else {
+                // The requests answered before it have ended.
+                return self.fail("a completion of no command in flight, or without its data");
+            };
+            self.end_answered(a, reposted);
+        }
+    }
+
+    /// Posts RECV `i` (at `off` in the buffers) again; on an error fails the queue and returns
+    /// false.
+    fn repost(&self, i: u64, off: u64) -> bool {
+        let seg = self.resp.segment(off, self.recv_len.into());
+        let ok = self.ep.post_recv(&[seg], i).is_ok();
+        if !ok {
+            self.fail("RECV not posted again");
+        }
+        ok
+    }
+
+    /// Ends the request `a` answered, or leaves it [`State::Answered`] until its SEND's
+    /// completion arrives. If its RECV was not `reposted`, the queue is failing (a disconnect
+    /// refuses posts): the request ends with its answer now, as nothing posts on this queue
+    /// any more and its SEND need not be waited for.
+    fn end_answered(&self, a: Answer, reposted: bool) {
+        let mut slots = self.slots.lock();
+        // Under the lock: `fail` sets `dead` before it takes the lock to sweep the slots, so a
+        // request left `Answered` here is one its sweep finds. A failed queue posts nothing
+        // more: the request ends with its answer now.
+        if reposted && !a.sent && !self.dead.load(Ordering::Acquire) {
+            if let Some(slot) = slots.get_mut(a.tag) {
+                slot.state = State::Answered {
+                    rq: a.rq,
+                    result: a.result,
+                };
+                return;
+            }
+        }
+        drop(slots);
+        self.completed.fetch_add(1, Ordering::Relaxed);
+        a.rq.end(a.result);
+    }
+
+    /// Takes the request that the completion of `cid` with `status` (0 or a negative errno)
+    /// answers out of its slot, and drops its LMR; `data` is the length of an in-capsule
+    /// READ's data (a SEND with immediate data), `invalidated` the rkey the completion's SEND
+    /// invalidated. `None` if no such command is in flight, or the completion does not end
+    /// it whole (a grant not invalidated, an in-capsule READ without all its data).
+    fn answer(
+        &self,
+        cid: u32,
+        status: i32,
+        data: Option<u64>,
+        invalidated: Option<u32>,
+    ) -> Option<Answer> {
+        let tag = (cid & 0xffff) as usize;
+        let taken = {
+            let mut slots = self.slots.lock();
+            let slot = slots.get_mut(tag)?;
+            let State::InFlight {
+                rq,
+                cid: c,
+                rkey,
+                inline_read,
+                ..
+            } = &slot.state
+            else {
+                return None;
+            };
+            let whole = *c == cid
+                && match data {
+                    // Its data, all of it.
+                    Some(len) => *inline_read && len == u64::from(rq.bytes()),
+                    None if *rkey != 0 => invalidated == Some(*rkey),
+                    // An in-capsule READ's plain completion can only be an error.
+                    None => !*inline_read || status != 0,
+                };
+            if !whole {
+                return None;
+            }
+            self.awaiting.fetch_sub(1, Ordering::Relaxed);
+            core::mem::replace(&mut slot.state, State::Idle)
+        };
+        let State::InFlight {
+            rq, pages, sent, ..
+        } = taken
+        else {
+            return None;
+        };
+        // The server's invalidation ended the grant (or an in-capsule WRITE's data reached
+        // it): the LMR goes now, unmapping the pages (a READ's data is in them), and with it
+        // their hold on the request (`RqPages`).
+        drop(pages);
+        Some(Answer {
+            tag,
+            rq,
+            result: if status == 0 {
+                Ok(())
+            } else {
+                Err(Error::from_errno(status))
+            },
+            sent,
+        })
+    }
+
+    /// The SEND of the request of `tag` completed: the request ends if its response arrived.
+    fn on_sent(&self, tag: usize) {
+        let answered = {
+            let mut slots = self.slots.lock();
+            let Some(slot) = slots.get_mut(tag) else {
+                return;
+            };
+            match &mut slot.state {
+                State::InFlight { sent, .. } => {
+                    *sent = true;
+                    return;
+                }
+                State::Answered { .. } => core::mem::replace(&mut slot.state, State::Idle),
+                // Failed meanwhile (`fail` ended it).
+                State::Idle => return,
+            }
+        };
+        if let State::Answered { rq, result } = answered {
+            self.completed.fetch_add(1, Ordering::Relaxed);
+            rq.end(result);
+        }
+    }
+}

@@ -240,7 +240,7 @@ pub(crate) fn cid(tag: u32, generation: u16) -> u32 {
 }
 
 #[cfg(CONFIG_KUNIT = "y")]
-#[kunit_tests(rkdblk_proto)]
+#[kernel::prelude::kunit_tests(rkdblk_proto)]
 mod tests {
     use super::*;
 

@@ -13,8 +13,8 @@ use kernel::{
     sync::{Arc, SpinLock},
 };
 use rkdapl::api::{
-    Dto, DtoOp, DtoStatus, Ep, EpAttr, Evd, Event, EventType, Ia, Lmr, MemPriv, MemPrivs, Op, Pz,
-    Rmr, SockAddr, UpcallPolicy,
+    Dto, Ep, EpAttr, Evd, Event, EventType, Ia, Lmr, MemPriv, MemPrivs, Op, Pz, Rmr, SockAddr,
+    UpcallPolicy,
 };
 
 const CONNECT_TIMEOUT_MS: u32 = 15_000;

@@ -380,6 +380,24 @@ static u64 io_off(struct srv_cmd *sc)
 	return sc->recv >= 0 ? inline_off(c, sc->recv) : data_off(c, sc - c->cmds);
 }
 
+/*
+ * Points @iter (direction @dir) at the @len bytes of @sc's I/O buffer, through the pages the
+ * connection looked up at accept: a bio_vec iterator, which the block layer's direct I/O takes
+ * as the bio's own vector (no page lookup, no page references), as nvmet's file backend does.
+ */
+static void io_iter(struct srv_cmd *sc, struct iov_iter *iter, unsigned int dir, u32 len)
+{
+	u64 off = io_off(sc);
+	u32 n = 0, done, in, take;
+
+	for (done = 0; done < len; done += take, n++) {
+		in = offset_in_page(off + done);
+		take = min_t(u32, PAGE_SIZE - in, len - done);
+		bvec_set_page(&sc->bvec[n], sc->c->pages[(off + done) >> PAGE_SHIFT], take, in);
+	}
+	iov_iter_bvec(iter, dir, sc->bvec, n, len);
+}
+
 static int io_status(struct srv_cmd *sc, ssize_t n)
 {
 	return n == le32_to_cpu(sc->cmd.length) ? 0 : n < 0 ? (int)n : -EIO;
@@ -431,7 +449,6 @@ static void serve(struct srv_cmd *sc)
 	struct srv_conn *c = sc->c;
 	u32 len = le32_to_cpu(sc->cmd.length), state;
 	bool write = sc->cmd.op == RKDBLK_OP_WRITE;
-	struct kvec kv = { c->mem + io_off(sc), len };
 	struct iov_iter iter;
 	ssize_t ret;
 
@@ -446,7 +463,7 @@ static void serve(struct srv_cmd *sc)
 	sc->iocb.ki_pos = (loff_t)le64_to_cpu(sc->cmd.sector) << 9;
 	sc->iocb.ki_flags = srv.file->f_iocb_flags | IOCB_NOWAIT | (write ? IOCB_WRITE : 0);
 	sc->iocb.ki_complete = io_done;
-	iov_iter_kvec(&iter, write ? ITER_SOURCE : ITER_DEST, &kv, 1, len);
+	io_iter(sc, &iter, write ? ITER_SOURCE : ITER_DEST, len);
 	atomic_inc(&c->io);
 	atomic64_inc(&srv.upcall_io);
 	ret = write ? srv.file->f_op->write_iter(&sc->iocb, &iter) :

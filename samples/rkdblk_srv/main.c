@@ -51,9 +51,11 @@
 #include <linux/fs.h>
 #include <linux/delay.h>
 #include <linux/kthread.h>
+#include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
+#include <linux/vmalloc.h>
 #include <linux/wait_bit.h>
 #include <linux/workqueue.h>
 #include "../../include/rkdapl.h"
@@ -129,6 +131,7 @@ static void conn_free(struct srv_conn *c)
 		rkdapl_lmr_free(c->lmr);
 	if (c->evd)
 		rkdapl_evd_free(c->evd);
+	kvfree(c->pages);
 	kvfree(c->cmds);
 	kfree(c);
 }
@@ -139,7 +142,7 @@ static void accept_one(struct srv_port *p, struct rkdapl_cr *cr, const struct rk
 	struct rkdapl_ep_attr attr = {};
 	struct rkdblk_accept acc = {};
 	struct srv_conn *c;
-	u32 i, nqn_hash;
+	u32 i, n, nqn_hash;
 	int ret;
 
 	/* Who asks comes first: a client off the allow-list learns nothing else. */
@@ -199,6 +202,15 @@ static void accept_one(struct srv_port *p, struct rkdapl_cr *cr, const struct rk
 			       &c->lmr);
 	if (ret)
 		goto fail;
+	/* Looked up once: each I/O's iov_iter names them (serve()). */
+	n = DIV_ROUND_UP(data_off(c, c->depth), PAGE_SIZE);
+	ret = -ENOMEM;
+	c->pages = kvcalloc(n, sizeof(*c->pages), GFP_KERNEL);
+	if (!c->pages)
+		goto fail;
+	for (i = 0; i < n; i++)
+		c->pages[i] = is_vmalloc_addr(c->mem) ? vmalloc_to_page(c->mem + i * PAGE_SIZE) :
+							virt_to_page(c->mem + i * PAGE_SIZE);
 	/*
 	 * A READ command takes a WRITE and a SEND, a WRITE command a READ and a SEND; twice that,
 	 * as the SENDs' slots come back only when their completions are polled.

@@ -9,6 +9,7 @@
 #define RKDBLK_SRV_H
 
 #include <linux/atomic.h>
+#include <linux/bvec.h>
 #include <linux/fs.h>
 #include <linux/list.h>
 #include <linux/spinlock.h>
@@ -62,6 +63,8 @@ struct srv_cmd {
 	struct kiocb iocb;
 	int io_status;
 	bool io_done;
+	/* That I/O's buffer's pages: the kiocb's iov_iter, which its bio uses until it ends. */
+	struct bio_vec bvec[SRV_MAX_IO / PAGE_SIZE + 1];
 };
 
 struct srv_port;
@@ -79,6 +82,8 @@ struct srv_conn {
 	 * SRV_MAX_IO.
 	 */
 	void *mem;
+	/* mem's pages, for the I/O submitted from the upcall (serve()). */
+	struct page **pages;
 	u32 depth;
 	/* In-capsule bytes per command: inline_data_size at accept (0: RECVs of a command only). */
 	u32 inline_len;

@@ -257,12 +257,14 @@ static bool plain_response(struct srv_cmd *sc)
 /*
  * Posts the completions of the connection's batch in one SEND, gathered from their tags'
  * buffers (a struct rkdblk_resp each, one after the other on the wire), suppressed or not as
- * post_pending() decides for one. With commands waiting for send-queue slots, or if the post
- * finds none, each joins the wait list to go out with its own SEND. Under the lock.
+ * post_pending() decides for one: the batch counts as one response, one DTO. With commands
+ * waiting for send-queue slots, or if the post finds none (-ENOSPC) or no memory for its
+ * SGE lists (-ENOMEM: a single completion's post allocates nothing), each joins the wait
+ * list to go out with its own SEND. Under the lock.
  */
 static void post_batch(struct srv_conn *c)
 {
-	struct rkdapl_lmr_triplet t[RKDBLK_COALESCE_MAX];
+	struct rkdapl_lmr_triplet *t = c->batch_sges;
 	u32 i, n = c->batch_n;
 	bool quiet;
 	int ret = -ENOSPC;
@@ -292,7 +294,7 @@ static void post_batch(struct srv_conn *c)
 			return;
 		}
 	}
-	if (ret != -ENOSPC) {
+	if (ret != -ENOSPC && ret != -ENOMEM) {
 		if (!atomic_read(&c->dead))
 			pr_warn("queue %u: %u completions not posted: %d\n", c->queue, n, ret);
 		return;
@@ -464,6 +466,14 @@ static void serve(struct srv_cmd *sc)
 	sc->iocb.ki_flags = srv.file->f_iocb_flags | IOCB_NOWAIT | (write ? IOCB_WRITE : 0);
 	sc->iocb.ki_complete = io_done;
 	io_iter(sc, &iter, write ? ITER_SOURCE : ITER_DEST, len);
+	/*
+	 * The block layer takes a bio_vec as it is, unchecked (a block device's asynchronous
+	 * direct I/O): one its DMA alignment refuses (an in-capsule buffer of inline_data_size
+	 * not a page multiple, on a device aligning to more than 512 bytes) goes to the work,
+	 * whose kernel_read()/kernel_write() check it.
+	 */
+	if (iov_iter_alignment(&iter) & srv.dio_align)
+		goto work;
 	atomic_inc(&c->io);
 	atomic64_inc(&srv.upcall_io);
 	ret = write ? srv.file->f_op->write_iter(&sc->iocb, &iter) :

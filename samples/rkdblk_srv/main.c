@@ -47,6 +47,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/atomic.h>
+#include <linux/blkdev.h>
 #include <linux/debugfs.h>
 #include <linux/fs.h>
 #include <linux/delay.h>
@@ -229,6 +230,12 @@ static void accept_one(struct srv_port *p, struct rkdapl_cr *cr, const struct rk
 	attr.max_recv_iov = 2;
 	attr.max_rdma_read_out = 16;
 	ret = rkdapl_ep_create(p->pz, c->evd, p->psp_evd, &attr, &c->ep);
+	if (ret && c->coalesce) {
+		/* A device whose send queue cannot be that large with 16 SGEs: no coalescing. */
+		c->coalesce = false;
+		attr.max_request_iov = 1;
+		ret = rkdapl_ep_create(p->pz, c->evd, p->psp_evd, &attr, &c->ep);
+	}
 	if (ret)
 		goto fail;
 	acc.magic = cpu_to_le32(RKDBLK_MAGIC);
@@ -454,6 +461,10 @@ static int __init srv_init(void)
 	srv.async_io = direct && (srv.file->f_mode & FMODE_NOWAIT) &&
 		       srv.file->f_op->read_iter && srv.file->f_op->write_iter;
 	srv.async_writes = srv.async_io && S_ISBLK(file_inode(srv.file)->i_mode);
+	srv.dio_align = 511;
+	if (S_ISBLK(file_inode(srv.file)->i_mode))
+		srv.dio_align = bdev_dma_alignment(file_bdev(srv.file)) |
+				(bdev_logical_block_size(file_bdev(srv.file)) - 1);
 	ret = -ENOMEM;
 	srv.wq = alloc_workqueue("rkdblk_srv", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
 	if (!srv.wq)

@@ -15,6 +15,7 @@
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/workqueue.h>
+#include "../../include/rkdapl.h"
 
 #include "proto.h"
 
@@ -116,6 +117,7 @@ struct srv_conn {
 	u32 batch_max;
 	u32 batch_n;
 	u16 batch[RKDBLK_COALESCE_MAX];
+	struct rkdapl_lmr_triplet batch_sges[RKDBLK_COALESCE_MAX];
 	struct work_struct batch_work;
 	/* Set once the client broke the protocol: nothing more is served (conn_drop()). */
 	atomic_t dropped;
@@ -198,6 +200,11 @@ struct srv_state {
 	 * change, which is nearly every write.
 	 */
 	bool async_writes;
+	/*
+	 * The DMA and block-size alignment mask of path's block device (511 for a regular
+	 * file, whose direct I/O checks its own): serve() gives the work the I/O it misses.
+	 */
+	unsigned int dio_align;
 	struct dentry *debugfs;
 	/*
 	 * Test hook, in debugfs only (/sys/kernel/debug/rkdblk_srv/stall, root's, mode 0600):

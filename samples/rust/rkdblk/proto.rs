@@ -222,13 +222,17 @@ impl Cmd {
     }
 }
 
-/// Decodes the completions a plain SEND of `b.len()` bytes carries, in order: `(cid,
-/// status)` each, the status 0 or a negative errno. `None` unless it is one completion, or
-/// (with `coalesce`, [`ACCEPT_COALESCE`]) 2 to [`COALESCE_MAX`] of them.
+/// Decodes the completions a SEND of `b.len()` bytes carries, in order: `(cid, status)` each,
+/// the status 0 or a negative errno. `None` unless it is one completion, or (with `coalesce`:
+/// [`ACCEPT_COALESCE`], a plain SEND) 2 to [`COALESCE_MAX`] of them, each with a status of 0
+/// or an errno (-4095..=-1).
 pub(crate) fn resps(b: &[u8], coalesce: bool) -> Option<impl Iterator<Item = (u32, i32)> + '_> {
     let n = b.len() / RESP_LEN;
     let max = if coalesce { COALESCE_MAX } else { 1 };
-    (b.len() % RESP_LEN == 0 && (1..=max).contains(&n)).then(|| {
+    let errnos = b
+        .chunks_exact(RESP_LEN)
+        .all(|r| (-4095..=0).contains(&(get32(r, 4) as i32)));
+    (b.len() % RESP_LEN == 0 && (1..=max).contains(&n) && errnos).then(|| {
         b.chunks_exact(RESP_LEN)
             .map(|r| (get32(r, 0), get32(r, 4) as i32))
     })
@@ -288,5 +292,13 @@ mod tests {
             assert!(resps(&b[..len], true).is_none());
         }
         assert!(resps(&b[..(COALESCE_MAX + 1) * RESP_LEN], true).is_none());
+        // A status that is no errno, alone or among others.
+        let mut bad = wire(3);
+        put32(&mut bad[RESP_LEN..], 4, 1);
+        assert!(resps(&bad[..RESP_LEN], true).is_some());
+        assert!(resps(&bad[RESP_LEN..2 * RESP_LEN], true).is_none());
+        assert!(resps(&bad[..3 * RESP_LEN], true).is_none());
+        put32(&mut bad[RESP_LEN..], 4, (-4096i32) as u32);
+        assert!(resps(&bad[..3 * RESP_LEN], true).is_none());
     }
 }

@@ -58,16 +58,27 @@ impl Queue {
         if self.resp.read(off as usize, b).is_err() {
             return self.fail("malformed completion");
         }
-        let Some(resps) = proto::resps(b, self.coalesce) else {
+        // Several only in a plain SEND (not one that invalidated a grant).
+        let coalesced = self.coalesce && ev.invalidated_rkey().is_none();
+        let Some(resps) = proto::resps(b, coalesced) else {
             return self.fail("malformed completion");
         };
-        let reposted = self.repost(i, off);
+        let seg = self.resp.segment(off, self.recv_len.into());
+        let reposted = self.ep.post_recv(&[seg], i).is_ok();
+        if !reposted {
+            // The queue is failing (a disconnect refuses posts): no request starts on it from
+            // here, the ones answered here end with their answers, then `fail` sweeps the rest.
+            self.set_dead("RECV not posted again");
+        }
         for (cid, status) in resps {
             let Some(a) = self.answer(cid, status, None, ev.invalidated_rkey()) else {
                 // The requests answered before it have ended.
                 return self.fail("a completion of no command in flight, or without its data");
             };
             self.end_answered(a, reposted);
+        }
+        if !reposted {
+            self.fail("RECV not posted again");
         }
     }
 

@@ -10,11 +10,12 @@
 //! it, and reached by the CPU through the LMR's one [`Cpu`], which holds the region's
 //! [`CpuAccess`] (keeping the memory past a device removal) and applies the DMA sync rules.
 //! An LMR of the Rust API may also map pages a value of its consumer keeps (an
-//! [`SgOwner`], [`Lmr::from_sg_owner`]): the region drops that value once it unmapped them.
+//! [`SgOwner`](crate::rdma::mr::SgOwner), [`Lmr::from_sg_owner`], kept by a [`Lender`]): the
+//! region drops that value once it unmapped them.
 
 use crate::rdma::{
     bound::Bound,
-    mr::{CpuAccess, DataDirection, DmaRegion, SgOwner},
+    mr::{CpuAccess, DataDirection, DmaRegion, Lender},
     Access, AccessFlag,
 };
 use crate::{
@@ -382,7 +383,7 @@ impl Lmr {
     pub(crate) fn from_sg_owner(
         pz: Arc<Pz>,
         dev: &Bound<'_>,
-        owner: KBox<dyn SgOwner>,
+        owner: Lender,
         privileges: MemPrivs,
         flags: kernel::alloc::Flags,
     ) -> Result<Cpu> {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! KUnit suite `rust_kernel_rdma`: the layer's value types, without a device (access and send
-//! flags, socket addresses). It runs where the layer is built: at boot when the layer is part of
+//! flags, socket addresses, the owner a lent region keeps). It runs where the layer is built: at boot when the layer is part of
 //! the kernel crate, when the module is loaded when a module carries it.
 
 use crate::prelude::kunit_tests;
@@ -88,5 +88,41 @@ mod tests {
         assert!(init == d);
         let held: crate::sync::aref::ARef<NetNs> = d.into();
         assert!(held == init);
+    }
+
+    #[test]
+    fn lender_keeps_its_owner_and_drops_it_once() -> crate::error::Result {
+        use super::super::mr::{Lender, SgOwner};
+        use crate::{alloc::flags::GFP_KERNEL, sync::Arc};
+        use core::sync::atomic::{AtomicU32, Ordering};
+
+        /// An owner of `N + 1` words that counts its drops.
+        struct Owner<const N: usize>(Arc<AtomicU32>, [usize; N]);
+        impl<const N: usize> Drop for Owner<N> {
+            fn drop(&mut self) {
+                self.0.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        // SAFETY: Its list (none) is never mapped: the test only asks for it and drops it.
+        unsafe impl<const N: usize> SgOwner for Owner<N> {
+            fn sg(&self) -> (*mut crate::bindings::scatterlist, usize) {
+                (core::ptr::null_mut(), N + 10 + self.1.iter().sum::<usize>())
+            }
+        }
+        let drops = Arc::new(AtomicU32::new(0), GFP_KERNEL)?;
+        // In place (one word, two words), and boxed (three).
+        let one = Lender::new(Owner::<0>(drops.clone(), []), GFP_KERNEL)?;
+        let two = Lender::new(Owner::<1>(drops.clone(), [100]), GFP_KERNEL)?;
+        let three = Lender::new(Owner::<2>(drops.clone(), [200, 300]), GFP_KERNEL)?;
+        assert_eq!(one.sg().1, 10);
+        assert_eq!(two.sg().1, 111);
+        assert_eq!(three.sg().1, 512);
+        assert_eq!(drops.load(Ordering::Relaxed), 0);
+        drop(two);
+        assert_eq!(drops.load(Ordering::Relaxed), 1);
+        drop(one);
+        drop(three);
+        assert_eq!(drops.load(Ordering::Relaxed), 3);
+        Ok(())
     }
 }

@@ -56,6 +56,7 @@ mod segs;
 mod sge;
 pub use crate::dma::DataDirection;
 pub use frmr::{FrMr, MrRef};
+pub use lent::Lender;
 pub use owned::CpuAccess;
 pub use pool::{MrPool, PoolMr, MR_POOL_MAX};
 use segs::{Seg, Segs};
@@ -135,7 +136,7 @@ pub struct DmaRegion {
     _owned: Option<Arc<dyn Send + Sync>>,
     /// What keeps the pages of a region made by [`DmaRegion::from_sg_owner`], dropped after
     /// the unmapping.
-    lender: Option<KBox<dyn SgOwner>>,
+    lender: Option<Lender>,
     /// The mapping's direction ([`DataDirection::Bidirectional`] but for
     /// [`DmaRegion::from_sg_owner`]).
     dir: DataDirection,
@@ -325,7 +326,7 @@ impl DmaRegion {
         table: bindings::sg_table,
         addr: usize,
         len: usize,
-        lender: Option<KBox<dyn SgOwner>>,
+        lender: Option<Lender>,
         dir: DataDirection,
     ) -> DmaRegion {
         let raw = dev.as_raw();

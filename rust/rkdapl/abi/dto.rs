@@ -293,7 +293,8 @@ pub(crate) unsafe extern "C" fn rkdapl_post_send_sg(
         let e = Handles::borrow::<Ep>(ep, &g)?;
         // SAFETY: `iov` is NULL or `num_iov` readable triplets (the caller's guarantee).
         let segs = unsafe { segments(e, iov, num_iov, &g) }?;
-        let owner: KBox<dyn crate::rdma::mr::SgOwner> = KBox::new(
+        // Kept in place (two words): no allocation for it.
+        let owner = crate::rdma::mr::Lender::new(
             CallerSg {
                 sgl,
                 nents: nents as usize,

@@ -5,7 +5,7 @@
 use super::{Pz, Segment};
 use crate::{
     lmr::{self, MemPrivs},
-    rdma::mr::SgOwner,
+    rdma::mr::{Lender, SgOwner},
 };
 use kernel::{page::Page, prelude::*};
 
@@ -126,7 +126,7 @@ impl Lmr {
         privileges: impl Into<MemPrivs>,
         flags: kernel::alloc::Flags,
     ) -> Result<Lmr> {
-        let owner: KBox<dyn SgOwner> = KBox::new(owner, flags)?;
+        let owner = Lender::new(owner, flags)?;
         let pz = &pz.0;
         pz.ia
             .with_binding(|dev| {

@@ -4,6 +4,7 @@
 //! posted as they are.
 
 use super::{Dto, DtoFlags, Ep, Segment, SgOwner};
+use crate::rdma::mr::Lender;
 use kernel::prelude::*;
 
 impl Ep {
@@ -54,7 +55,9 @@ impl Ep {
         pages: O,
         cookie: u64,
     ) -> Result {
-        let owner: KBox<dyn SgOwner> = KBox::new(pages, GFP_ATOMIC)?;
+        // Kept in place if no larger than two pointers (a block request's token): no
+        // allocation for it.
+        let owner = Lender::new(pages, GFP_ATOMIC)?;
         self.0
             .post_send_lent(head, owner, cookie, DtoFlags::default())
     }

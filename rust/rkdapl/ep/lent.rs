@@ -7,7 +7,7 @@
 
 use super::Ep;
 use crate::dto::{DtoFlags, Segment};
-use crate::rdma::mr::{DataDirection, DmaRegion, SgOwner};
+use crate::rdma::mr::{DataDirection, DmaRegion, Lender};
 use kernel::prelude::*;
 
 impl Ep {
@@ -28,7 +28,7 @@ impl Ep {
     pub(crate) fn post_send_lent(
         &self,
         head: &[Segment<'_>],
-        owner: KBox<dyn SgOwner>,
+        owner: Lender,
         cookie: u64,
         flags: DtoFlags,
     ) -> Result {

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! KUnit suite `rust_kernel_rdma`: the layer's value types, without a device (access and send
-//! flags, socket addresses, the owner a lent region keeps). It runs where the layer is built: at boot when the layer is part of
-//! the kernel crate, when the module is loaded when a module carries it.
+//! flags, socket addresses, the owner a lent region keeps). It runs where the layer is built:
+//! at boot when the layer is part of the kernel crate, when the module is loaded when a module
+//! carries it.
 
 use crate::prelude::kunit_tests;
 

@@ -49,6 +49,7 @@ use crate::{
 use core::ptr::NonNull;
 
 mod frmr;
+mod lender;
 mod lent;
 mod owned;
 mod pool;
@@ -56,7 +57,7 @@ mod segs;
 mod sge;
 pub use crate::dma::DataDirection;
 pub use frmr::{FrMr, MrRef};
-pub use lent::Lender;
+pub use lender::Lender;
 pub use owned::CpuAccess;
 pub use pool::{MrPool, PoolMr, MR_POOL_MAX};
 use segs::{Seg, Segs};

@@ -115,6 +115,17 @@ static int post_one(struct rkdapl_ep *ep, const struct rkdapl_dto *d, u32 *poste
 }
 
 /*
+ * Counts a response posted (one command's, or a batch's) with completion suppress or not:
+ * the run of suppressed ones that post_pending()'s rule bounds. Under the lock.
+ */
+static void response_posted(struct srv_conn *c, bool quiet)
+{
+	c->quiet = quiet ? c->quiet + 1 : 0;
+	if (quiet)
+		atomic64_inc(&srv.quiet);
+}
+
+/*
  * Posts what @sc has pending (sc->pending): its RDMA READ, or its completion from DTO
  * sc->next of the chain on. The completion is a SEND with invalidate of the client's grant
  * when the command had one, with the data's RDMA WRITE chained before it for a successful
@@ -186,12 +197,8 @@ post:
 		ret = post_one(c->ep, &dtos[sc->next], &posted);
 	else
 		ret = rkdapl_post_chain(c->ep, dtos + sc->next, n - sc->next, &posted);
-	if (!ret) {
-		/* The response went out. */
-		c->quiet = quiet ? c->quiet + 1 : 0;
-		if (quiet)
-			atomic64_inc(&srv.quiet);
-	}
+	if (!ret)
+		response_posted(c, quiet);
 	if (ret == -ENOSPC) {
 		/* The chain stops at the first DTO without a slot: the next post resumes there. */
 		sc->next += posted;
@@ -284,9 +291,7 @@ static void post_batch(struct srv_conn *c)
 		ret = rkdapl_post_send(c->ep, t, n, COOKIE(K_SEND, c->batch[0]),
 				       quiet ? RKDAPL_COMPLETION_SUPPRESS : 0);
 		if (!ret) {
-			c->quiet = quiet ? c->quiet + 1 : 0;
-			if (quiet)
-				atomic64_inc(&srv.quiet);
+			response_posted(c, quiet);
 			if (n > 1) {
 				atomic64_add(n, &srv.coalesced);
 				atomic64_inc(&srv.coalesced_sends);

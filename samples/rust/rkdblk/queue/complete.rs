@@ -49,7 +49,12 @@ impl Queue {
             let at = off as usize;
             a.result =
                 a.rq.copy_in_with(|done, piece| self.resp.read(at + done, piece));
-            return self.end_answered(a, self.repost(i, off));
+            let reposted = self.repost(i, off);
+            self.end_answered(a, reposted);
+            if !reposted {
+                self.fail("RECV not posted again");
+            }
+            return;
         }
         let mut buf = [0u8; proto::RESP_LEN * proto::COALESCE_MAX];
         let Some(b) = usize::try_from(len).ok().and_then(|n| buf.get_mut(..n)) else {
@@ -63,13 +68,7 @@ impl Queue {
         let Some(resps) = proto::resps(b, coalesced) else {
             return self.fail("malformed completion");
         };
-        let seg = self.resp.segment(off, self.recv_len.into());
-        let reposted = self.ep.post_recv(&[seg], i).is_ok();
-        if !reposted {
-            // The queue is failing (a disconnect refuses posts): no request starts on it from
-            // here, the ones answered here end with their answers, then `fail` sweeps the rest.
-            self.set_dead("RECV not posted again");
-        }
+        let reposted = self.repost(i, off);
         for (cid, status) in resps {
             let Some(a) = self.answer(cid, status, None, ev.invalidated_rkey()) else {
                 // The requests answered before it have ended.
@@ -82,13 +81,15 @@ impl Queue {
         }
     }
 
-    /// Posts RECV `i` (at `off` in the buffers) again; on an error fails the queue and returns
-    /// false.
+    /// Posts RECV `i` (at `off` in the buffers) again. If that fails, the queue is failing (a
+    /// disconnect refuses posts): it is marked dead, so that no request starts on it, and the
+    /// caller ends the requests answered with their answers before it fails the queue, which
+    /// sweeps the rest. Returns whether it was posted.
     fn repost(&self, i: u64, off: u64) -> bool {
         let seg = self.resp.segment(off, self.recv_len.into());
         let ok = self.ep.post_recv(&[seg], i).is_ok();
         if !ok {
-            self.fail("RECV not posted again");
+            self.set_dead("RECV not posted again");
         }
         ok
     }

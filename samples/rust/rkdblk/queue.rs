@@ -80,11 +80,16 @@ enum State {
 
 /// A request a completion answered, taken out of its slot ([`Queue::answer`]).
 struct Answer {
-    tag: usize,
     rq: Rq,
     result: Result,
-    /// Its SEND's completion had arrived.
-    sent: bool,
+}
+
+/// What [`Queue::answer`] did with the request a completion answered.
+enum Answered {
+    /// Taken out of its slot: the caller ends it.
+    Now(Answer),
+    /// Left in its slot, [`State::Answered`], until its SEND's completion arrives.
+    AfterSend,
 }
 
 struct Slot {
@@ -281,9 +286,9 @@ impl Queue {
     /// a request already answered ends with its answer. A request whose pages a grant still
     /// covers goes once that grant is gone: the tags' RMRs are freed here (their MRs
     /// deregistered, so no rkey reaches the pages any more), as is the RMR of a request
-    /// `submit` was preparing. Process context
-    /// (the upcall, blk-mq's timeout work, a reconnect); may sleep, briefly
-    /// (the RMRs' and the IA registry's mutexes).
+    /// `submit` was preparing. Process context (the disk's work, blk-mq's timeout work, a
+    /// reconnect, the disk's removal), not the upcall; may sleep (the disconnect, the RMRs'
+    /// deregistration).
     pub(crate) fn fail(&self, why: &str) {
         self.set_dead(why);
         // A connected QP goes to the error state first (`rdma_disconnect`): it executes no more
@@ -395,9 +400,10 @@ impl Queue {
         }
     }
 
-    /// Marks the queue failed, for `queue_rq`, which may not sleep: every later request fails
-    /// with `EIO`. The connection, the requests in flight and the tags' objects go with the
-    /// next [`Queue::fail`]: a failed completion or a lost connection, blk-mq's timeout of a
+    /// Marks the queue failed, for `queue_rq` and the upcall, which may not sleep: no request
+    /// starts on it any more. The connection, the requests in flight and the tags' objects go
+    /// with the next [`Queue::fail`]: the disk's work, which this schedules once the queue is
+    /// armed ([`Queue::arm`]: it finds the path no longer live), blk-mq's timeout of a
     /// request of the queue ([`Device::timeout`]), a reconnect or the disk's removal. Any
     /// context.
     pub(crate) fn mark_failed(&self, why: &str) {

@@ -233,10 +233,11 @@ impl Driver for Device {
         }
         for q in qs.iter().flatten() {
             if q.dead.load(Ordering::Acquire) {
-                // Marked failed by `queue_rq` (`mark_failed`), which could not sleep: the rest
+                // Marked failed by `queue_rq` or the upcall (`mark_failed`), which could not
+                // sleep, and not failed since by the disk's work (not armed yet): the rest
                 // of the failure runs here. The request ends with it (or ended already, and
                 // the grant `fail` frees kept its pages).
-                q.fail("failed in queue_rq");
+                q.fail("marked failed");
             } else if q.holds(tag) {
                 pr_err!(
                     "rkdblk{} queue {}: request of tag {} timed out\n",

@@ -4,7 +4,7 @@
 //! completions a RECV brings, one or several ([`proto::ACCEPT_COALESCE`]), or an in-capsule
 //! READ's data, and the SEND completions that end the requests answered before them.
 
-use super::{Answer, Queue, State, COOKIE_KIND, COOKIE_SEND};
+use super::{Answer, Answered, Queue, State, COOKIE_KIND, COOKIE_SEND};
 use crate::proto;
 use core::sync::atomic::Ordering;
 use kernel::prelude::*;
@@ -12,20 +12,23 @@ use rkdapl::api::{DtoOp, DtoStatus, Event, EventType};
 
 impl Queue {
     /// The EVD's upcall: completions and connection events. Process context (the CQ's work,
-    /// rdma_cm's handler); sleeps only briefly: dropping a request's LMR (and, when the queue
-    /// fails, its RMRs) takes rkdapl's mutexes and unmaps; nothing here waits for the peer.
+    /// rdma_cm's handler). It does not sleep, as rkdapl's upcalls must not: a failure only
+    /// marks the queue failed ([`Queue::mark_failed`]), and the disk's work, which that
+    /// schedules, fails it ([`Queue::fail`]: the disconnect and the RMRs' frees sleep).
+    /// Dropping a request's LMR when its response arrives unmaps its pages and takes only
+    /// spinlocks.
     pub(crate) fn on_event(&self, ev: &Event) {
         match ev.kind() {
             EventType::DtoCompletion | EventType::RmrBindCompletion => {
                 if ev.dto_status() != Some(DtoStatus::Success) {
-                    self.fail("a DTO failed or was flushed");
+                    self.mark_failed("a DTO failed or was flushed");
                 } else if ev.op() == Some(DtoOp::Recv) {
                     self.on_resp(ev);
                 } else if ev.cookie() & COOKIE_KIND == COOKIE_SEND {
                     self.on_sent((ev.cookie() & !COOKIE_KIND) as usize);
                 }
             }
-            EventType::Disconnected | EventType::Broken => self.fail("connection lost"),
+            EventType::Disconnected | EventType::Broken => self.mark_failed("connection lost"),
             _ => {}
         }
     }
@@ -42,42 +45,48 @@ impl Queue {
         let off = i * u64::from(self.recv_len);
         let len = ev.transferred_length();
         if let Some(cid) = ev.immediate() {
-            let Some(mut a) = self.answer(cid, 0, Some(len), None) else {
-                return self.fail("a completion of no command in flight, or without its data");
+            // Its SEND went quiet (`Queue::submit`): the request leaves its slot now.
+            let Some(Answered::Now(mut a)) = self.answer(cid, 0, Some(len), None, false) else {
+                return self
+                    .mark_failed("a completion of no command in flight, or without its data");
             };
             // The one copy of an in-capsule READ, before its buffer takes the next RECV.
             let at = off as usize;
             a.result =
                 a.rq.copy_in_with(|done, piece| self.resp.read(at + done, piece));
             let reposted = self.repost(i, off);
-            self.end_answered(a, reposted);
+            self.end(a);
             if !reposted {
-                self.fail("RECV not posted again");
+                self.mark_failed("RECV not posted again");
             }
             return;
         }
         let mut buf = [0u8; proto::RESP_LEN * proto::COALESCE_MAX];
         let Some(b) = usize::try_from(len).ok().and_then(|n| buf.get_mut(..n)) else {
-            return self.fail("malformed completion");
+            return self.mark_failed("malformed completion");
         };
         if self.resp.read(off as usize, b).is_err() {
-            return self.fail("malformed completion");
+            return self.mark_failed("malformed completion");
         }
         // Several only in a plain SEND (not one that invalidated a grant).
         let coalesced = self.coalesce && ev.invalidated_rkey().is_none();
         let Some(resps) = proto::resps(b, coalesced) else {
-            return self.fail("malformed completion");
+            return self.mark_failed("malformed completion");
         };
         let reposted = self.repost(i, off);
         for (cid, status) in resps {
-            let Some(a) = self.answer(cid, status, None, ev.invalidated_rkey()) else {
-                // The requests answered before it have ended.
-                return self.fail("a completion of no command in flight, or without its data");
-            };
-            self.end_answered(a, reposted);
+            match self.answer(cid, status, None, ev.invalidated_rkey(), reposted) {
+                Some(Answered::Now(a)) => self.end(a),
+                Some(Answered::AfterSend) => {}
+                // The requests answered before it have ended, or wait in their slots.
+                None => {
+                    return self
+                        .mark_failed("a completion of no command in flight, or without its data")
+                }
+            }
         }
         if !reposted {
-            self.fail("RECV not posted again");
+            self.mark_failed("RECV not posted again");
         }
     }
 
@@ -94,25 +103,8 @@ impl Queue {
         ok
     }
 
-    /// Ends the request `a` answered, or leaves it [`State::Answered`] until its SEND's
-    /// completion arrives. If its RECV was not `reposted`, the queue is failing (a disconnect
-    /// refuses posts): the request ends with its answer now, as nothing posts on this queue
-    /// any more and its SEND need not be waited for.
-    fn end_answered(&self, a: Answer, reposted: bool) {
-        let mut slots = self.slots.lock();
-        // Under the lock: `fail` sets `dead` before it takes the lock to sweep the slots, so a
-        // request left `Answered` here is one its sweep finds. A failed queue posts nothing
-        // more: the request ends with its answer now.
-        if reposted && !a.sent && !self.dead.load(Ordering::Acquire) {
-            if let Some(slot) = slots.get_mut(a.tag) {
-                slot.state = State::Answered {
-                    rq: a.rq,
-                    result: a.result,
-                };
-                return;
-            }
-        }
-        drop(slots);
+    /// Ends the request `a` answered, with its answer.
+    fn end(&self, a: Answer) {
         self.completed.fetch_add(1, Ordering::Relaxed);
         a.rq.end(a.result);
     }
@@ -122,15 +114,28 @@ impl Queue {
     /// READ's data (a SEND with immediate data), `invalidated` the rkey the completion's SEND
     /// invalidated. `None` if no such command is in flight, or the completion does not end
     /// it whole (a grant not invalidated, an in-capsule READ without all its data).
+    ///
+    /// With `wait` (its RECV was posted again), a request whose SEND's completion has not
+    /// arrived stays in its slot, [`State::Answered`], for [`Queue::on_sent`] to end; in the
+    /// same critical section, so that the SEND's completion finds it either in flight or
+    /// answered, whichever CQ reports first. Without `wait`, or on a queue that failed (a
+    /// failed queue posts nothing more, so its SEND need not be waited for), the caller ends
+    /// it ([`Answered::Now`]).
     fn answer(
         &self,
         cid: u32,
         status: i32,
         data: Option<u64>,
         invalidated: Option<u32>,
-    ) -> Option<Answer> {
+        wait: bool,
+    ) -> Option<Answered> {
         let tag = (cid & 0xffff) as usize;
-        let taken = {
+        let result = if status == 0 {
+            Ok(())
+        } else {
+            Err(Error::from_errno(status))
+        };
+        let (pages, answered) = {
             let mut slots = self.slots.lock();
             let slot = slots.get_mut(tag)?;
             let State::InFlight {
@@ -155,28 +160,27 @@ impl Queue {
                 return None;
             }
             self.awaiting.fetch_sub(1, Ordering::Relaxed);
-            core::mem::replace(&mut slot.state, State::Idle)
-        };
-        let State::InFlight {
-            rq, pages, sent, ..
-        } = taken
-        else {
-            return None;
+            let State::InFlight {
+                rq, pages, sent, ..
+            } = core::mem::replace(&mut slot.state, State::Idle)
+            else {
+                return None;
+            };
+            // Under the lock: `fail` sets `dead` before it takes the lock to sweep the
+            // slots, so a request left `Answered` here is one its sweep finds.
+            if wait && !sent && !self.dead.load(Ordering::Acquire) {
+                slot.state = State::Answered { rq, result };
+                (pages, Answered::AfterSend)
+            } else {
+                (pages, Answered::Now(Answer { rq, result }))
+            }
         };
         // The server's invalidation ended the grant (or an in-capsule WRITE's data reached
-        // it): the LMR goes now, unmapping the pages (a READ's data is in them), and with it
-        // their hold on the request (`RqPages`).
+        // it): the LMR goes now, outside the lock, unmapping the pages (a READ's data is in
+        // them), and with it their hold on the request (`RqPages`: a request ended meanwhile
+        // by `on_sent` completes once its pages are let go).
         drop(pages);
-        Some(Answer {
-            tag,
-            rq,
-            result: if status == 0 {
-                Ok(())
-            } else {
-                Err(Error::from_errno(status))
-            },
-            sent,
-        })
+        Some(answered)
     }
 
     /// The SEND of the request of `tag` completed: the request ends if its response arrived.

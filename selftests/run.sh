@@ -36,7 +36,9 @@
 # findings, counted apart, not failures; every race in full in $RKDAPL_OUT/kcsan.txt.
 #
 # Env: FLAVOUR (debug|release|kcsan), RKDAPL_OUT (log dir, default out/check-<timestamp>),
-# RKDAPL_TIMEOUT (seconds per guest, default 3300: TCG guests are slow when the host is busy)
+# RKDAPL_TIMEOUT (seconds per guest, default 4200: TCG guests are slow when the host is busy;
+# with an empty cache the debug guests share the cores with the patch series' first build and
+# run past 3300 s, and a hang found at 4200 s still leaves a warm run's summary inside 90 min)
 # and run-guests.sh's other RKDAPL_* settings.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -120,7 +122,7 @@ fi
 # The kernel tree's tools: kunit_parser.py (selftests/kunit-results.py).
 ksrc=$("$top/scripts/kernel-source.sh") || die "scripts/kernel-source.sh failed"
 export RKDAPL_OUT=${RKDAPL_OUT:-$top/out/check-$(date +%Y%m%d-%H%M%S)}
-export RKDAPL_TIMEOUT=${RKDAPL_TIMEOUT:-3300}
+export RKDAPL_TIMEOUT=${RKDAPL_TIMEOUT:-4200}
 export RKDAPL_PAIR=$((1 - one))
 # KCSAN: a dmesg ring large enough to keep its (long) reports until the final dump, and ten times
 # the kernel config's watchpoints (one access in up to 400 per CPU, not 4000): the single-guest
